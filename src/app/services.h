@@ -1,0 +1,27 @@
+#pragma once
+// Everything the composition root owns. Each module adds its services here and wires
+// them in app.cc (its own section). Only src/app and tests include this header.
+#include <memory>
+
+#include "src/app/router.h"
+#include "src/core/clock.h"
+#include "src/core/config.h"
+#include "src/core/http_client.h"
+#include "src/core/random.h"
+#include "src/http/server.h"
+#include "src/store/db.h"
+
+namespace crmd::app {
+
+struct App::Services {
+  Config config;
+  std::unique_ptr<Clock> clock;
+  std::unique_ptr<Random> random;
+  std::unique_ptr<store::Database> db;
+  std::unique_ptr<http::HttpClient> http_client;
+  std::unique_ptr<http::Server> server;
+  Router router;
+  // --- module services (each module adds its own members below) ---
+};
+
+}  // namespace crmd::app

@@ -1,0 +1,163 @@
+#include "src/core/config.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace crmd {
+namespace {
+
+Result<int64_t> ParseInt(const std::string& key, const std::string& v) {
+  try {
+    size_t pos = 0;
+    long long n = std::stoll(v, &pos);
+    if (pos != v.size()) throw std::invalid_argument("trailing");
+    return n;
+  } catch (...) {
+    return Fail(Errc::kInvalidArgument, "config " + key + ": not an integer: " + v);
+  }
+}
+
+Result<bool> ParseBool(const std::string& key, const std::string& v) {
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return Fail(Errc::kInvalidArgument, "config " + key + ": not a boolean: " + v);
+}
+
+std::vector<std::string> SplitList(const std::string& v) {
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Config::Issuer() const {
+  std::string base = public_base_url;
+  if (base.empty()) {
+    base = std::string(Tls() ? "https://" : "http://") + listen_address + ":" + std::to_string(port);
+  }
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base;
+}
+
+Status Config::Set(const std::string& key, const std::string& v) {
+  auto set_int = [&](auto& field) -> Status {
+    auto n = ParseInt(key, v);
+    if (!n) return Fail(n.error());
+    field = static_cast<std::remove_reference_t<decltype(field)>>(*n);
+    return Ok();
+  };
+  auto set_bool = [&](bool& field) -> Status {
+    auto b = ParseBool(key, v);
+    if (!b) return Fail(b.error());
+    field = *b;
+    return Ok();
+  };
+  if (key == "listen_address") listen_address = v;
+  else if (key == "port") return set_int(port);
+  else if (key == "public_base_url") public_base_url = v;
+  else if (key == "tls_cert_file") tls_cert_file = v;
+  else if (key == "tls_key_file") tls_key_file = v;
+  else if (key == "allow_insecure_http") return set_bool(allow_insecure_http);
+  else if (key == "io_threads") return set_int(io_threads);
+  else if (key == "worker_threads") return set_int(worker_threads);
+  else if (key == "database_url") database_url = v;
+  else if (key == "access_token_ttl") return set_int(access_token_ttl);
+  else if (key == "refresh_token_ttl") return set_int(refresh_token_ttl);
+  else if (key == "auth_code_ttl") return set_int(auth_code_ttl);
+  else if (key == "signing_key_rotation") return set_int(signing_key_rotation);
+  else if (key == "allowed_origins") allowed_origins = SplitList(v);
+  else if (key == "max_header_bytes") return set_int(max_header_bytes);
+  else if (key == "max_body_bytes") return set_int(max_body_bytes);
+  else if (key == "read_timeout_s") return set_int(read_timeout_s);
+  else if (key == "idle_timeout_s") return set_int(idle_timeout_s);
+  else if (key == "max_connections") return set_int(max_connections);
+  else if (key == "shutdown_grace_s") return set_int(shutdown_grace_s);
+  else if (key == "allow_private_network_targets") return set_bool(allow_private_network_targets);
+  else if (key == "rest_root") rest_root = v;
+  else if (key == "rest_namespace") rest_namespace = v;
+  else if (key == "log_level") log_level = v;
+  else if (key == "log_format") log_format = v;
+  else return Fail(Errc::kInvalidArgument, "unknown config key: " + key);
+  return Ok();
+}
+
+bool IsLoopbackAddress(const std::string& host) {
+  return host == "127.0.0.1" || host == "::1" || host == "localhost" ||
+         host.rfind("127.", 0) == 0;
+}
+
+Status Config::Validate() const {
+  if (Tls() == false && (!tls_cert_file.empty() || !tls_key_file.empty()))
+    return Fail(Errc::kInvalidArgument, "tls_cert_file and tls_key_file must be set together");
+  if (!Tls() && !IsLoopbackAddress(listen_address) && !allow_insecure_http)
+    return Fail(Errc::kInvalidArgument,
+                "plain HTTP is allowed only on loopback; set tls_cert_file/tls_key_file or "
+                "allow_insecure_http=true");
+  if (log_format != "json" && log_format != "text")
+    return Fail(Errc::kInvalidArgument, "log_format must be json or text");
+  if (io_threads < 1 || worker_threads < 1)
+    return Fail(Errc::kInvalidArgument, "io_threads and worker_threads must be >= 1");
+  if (access_token_ttl < 60) return Fail(Errc::kInvalidArgument, "access_token_ttl must be >= 60");
+  return Ok();
+}
+
+Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest) {
+  Config cfg;
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::string config_file;
+  if (const char* f = std::getenv("CRMD_CONFIG")) config_file = f;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
+      std::string key = a.substr(2, a.find('=') - 2);
+      for (auto& c : key) if (c == '-') c = '_';
+      std::string val = a.substr(a.find('=') + 1);
+      if (key == "config") config_file = val;
+      else flags.emplace_back(key, val);
+    } else if (rest) {
+      rest->push_back(a);
+    }
+  }
+  if (!config_file.empty()) {
+    std::ifstream in(config_file);
+    if (!in) return Fail(Errc::kInvalidArgument, "cannot read config file " + config_file);
+    auto j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      return Fail(Errc::kInvalidArgument, "config file is not a JSON object: " + config_file);
+    for (auto& [k, v] : j.items()) {
+      std::string s;
+      if (v.is_string()) s = v.get<std::string>();
+      else if (v.is_array()) {
+        for (auto& e : v) s += (s.empty() ? "" : ",") + (e.is_string() ? e.get<std::string>() : e.dump());
+      } else s = v.dump();
+      if (auto st = cfg.Set(k, s); !st) return Fail(st.error());
+    }
+  }
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("CRMD_", 0) != 0 || kv.rfind("CRMD_CONFIG=", 0) == 0) continue;
+    auto eq = kv.find('=');
+    std::string key = kv.substr(5, eq - 5);
+    for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (key.rfind("test_", 0) == 0) continue;  // CRMD_TEST_* belong to the test harness
+    if (auto st = cfg.Set(key, kv.substr(eq + 1)); !st) return Fail(st.error());
+  }
+  for (auto& [k, v] : flags)
+    if (auto st = cfg.Set(k, v); !st) return Fail(st.error());
+  if (auto st = cfg.Validate(); !st) return Fail(st.error());
+  return cfg;
+}
+
+}  // namespace crmd

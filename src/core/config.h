@@ -1,0 +1,71 @@
+#pragma once
+// crmd's configuration. Sources, later overriding earlier: defaults, a JSON file
+// (--config=PATH or CRMD_CONFIG), environment (CRMD_<KEY> upper-cased), flags (--key=value).
+// Keys are the snake_case member names below.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/core/result.h"
+
+namespace crmd {
+
+struct Config {
+  // Listener
+  std::string listen_address = "127.0.0.1";
+  uint16_t port = 8080;
+  std::string public_base_url;  // the OAuth issuer; default http://<listen_address>:<port>
+  std::string tls_cert_file;    // PEM; HTTPS when both cert and key are set
+  std::string tls_key_file;
+  bool allow_insecure_http = false;  // allow plain HTTP on a non-loopback address
+  int io_threads = 1;
+  int worker_threads = 2;
+
+  // Storage
+  std::string database_url = "sqlite:crmd.db";  // or postgres://...
+
+  // Tokens (seconds)
+  int64_t access_token_ttl = 3600;
+  int64_t refresh_token_ttl = 30 * 24 * 3600;
+  int64_t auth_code_ttl = 60;
+  int64_t signing_key_rotation = 30 * 24 * 3600;
+
+  // HTTP hygiene
+  std::vector<std::string> allowed_origins;  // exact origins allowed on /mcp and forms
+  size_t max_header_bytes = 16 * 1024;
+  size_t max_body_bytes = 1024 * 1024;
+  int read_timeout_s = 30;
+  int idle_timeout_s = 60;
+  int max_connections = 10000;
+  int shutdown_grace_s = 10;
+
+  // Outbound fetches (Client ID Metadata Documents, webhooks): private/loopback targets.
+  bool allow_private_network_targets = false;
+
+  // REST
+  std::string rest_root = "api";
+  std::string rest_namespace = "crm";
+
+  // Logging
+  std::string log_level = "info";  // trace, debug, info, warn, error
+  std::string log_format = "json"; // json (JSON lines) or text
+
+  bool Tls() const { return !tls_cert_file.empty() && !tls_key_file.empty(); }
+  // Issuer without a trailing slash.
+  std::string Issuer() const;
+  // The protected resource: <issuer>/mcp
+  std::string McpResource() const { return Issuer() + "/mcp"; }
+
+  // Sets one key from its text form.
+  Status Set(const std::string& key, const std::string& value);
+  // Checks cross-field rules (plain HTTP only on loopback unless overridden, ...).
+  Status Validate() const;
+};
+
+// Loads from file, environment and argv (flags not of the form --key=value are returned
+// in `rest` for the caller, e.g. subcommands).
+Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest = nullptr);
+
+bool IsLoopbackAddress(const std::string& host);
+
+}  // namespace crmd

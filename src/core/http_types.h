@@ -1,0 +1,62 @@
+#pragma once
+// Plain HTTP request/response types. Only src/http knows Beast; every other module sees
+// these. A handler is a pure function Request -> Response that may block (it runs on the
+// worker pool, never on an I/O thread).
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace crmd::http {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// Case-insensitive ASCII comparison, for header names.
+bool IEquals(std::string_view a, std::string_view b);
+
+struct Request {
+  std::string method;      // "GET", "POST", ...
+  std::string target;      // raw request target, e.g. "/oauth/authorize?x=1"
+  std::string path;        // target without the query, not percent-decoded
+  std::string query;       // after '?', without it; may be empty
+  Headers headers;         // as received
+  std::string body;
+  std::string remote_ip;   // peer address
+  std::string request_id;  // assigned by the server, echoed as X-Request-Id
+  bool tls = false;
+
+  // First header with this name (case-insensitive), if any.
+  std::optional<std::string_view> Header(std::string_view name) const;
+};
+
+struct Response {
+  int status = 200;
+  Headers headers;
+  std::string body;
+
+  Response& Set(std::string name, std::string value);
+  std::optional<std::string_view> Header(std::string_view name) const;
+
+  static Response Json(int status, const nlohmann::json& body);
+  static Response Text(int status, std::string body, std::string content_type = "text/plain; charset=utf-8");
+  static Response Html(int status, std::string body);
+  static Response Empty(int status);
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+// Percent-decoding for path segments and form/query values ('+' is a space only in forms).
+std::optional<std::string> PercentDecode(std::string_view s, bool plus_is_space = false);
+std::string PercentEncode(std::string_view s);
+// application/x-www-form-urlencoded (also query strings). Later duplicates are kept.
+std::vector<std::pair<std::string, std::string>> ParseForm(std::string_view body);
+// First value of a form/query field.
+std::optional<std::string> FormValue(const std::vector<std::pair<std::string, std::string>>& form,
+                                     std::string_view name);
+
+}  // namespace crmd::http

@@ -1,0 +1,60 @@
+#pragma once
+// The HTTP(S) listener. Transport only: it reads a request (header limit, body limit
+// checked on the headers so an oversized body is refused with 413 before it is read, read
+// and idle timeouts, a connection cap), hands a plain Request to the Handler on the worker
+// pool (never on an I/O thread) and writes the Response. Graceful Stop(): stop accepting,
+// let in-flight requests finish within the grace period, close idle connections.
+//
+// Thread-safe: Start/Stop/Wait may be called from any thread.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "src/core/http_types.h"
+#include "src/core/result.h"
+
+namespace crmd::http {
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;  // 0: any free port (tests)
+  std::string tls_cert_file;  // PEM chain; HTTPS when both are set
+  std::string tls_key_file;
+  int io_threads = 1;
+  int worker_threads = 2;
+  size_t max_header_bytes = 16 * 1024;
+  size_t max_body_bytes = 1024 * 1024;
+  int read_timeout_s = 30;
+  int idle_timeout_s = 60;
+  int max_connections = 10000;
+  int shutdown_grace_s = 10;
+  bool access_log = true;
+};
+
+class Server {
+ public:
+  Server(ServerOptions options, Handler handler);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and listens (connections queue in the backlog); returns the bound port.
+  Result<uint16_t> Listen();
+  // Starts accepting and serving. REQUIRES: Listen() succeeded.
+  void Run();
+  // Listen() then Run().
+  Result<uint16_t> Start();
+  // Graceful shutdown; returns once every connection is closed or the grace has passed.
+  void Stop();
+  // Blocks until Stop() completes (from another thread or a signal).
+  void Wait();
+  // Stops gracefully on SIGINT/SIGTERM.
+  void StopOnSignals();
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace crmd::http

@@ -1,0 +1,115 @@
+#include "src/store/db.h"
+
+#include <algorithm>
+#include <string>
+
+#include "src/core/embedded.h"
+#include "src/store/sqlite.h"
+
+namespace crmd::store {
+
+int64_t Row::Int(size_t i) const {
+  const Value& v = values_.at(i);
+  if (auto p = std::get_if<int64_t>(&v)) return *p;
+  if (auto p = std::get_if<double>(&v)) return static_cast<int64_t>(*p);
+  if (auto p = std::get_if<std::string>(&v)) {
+    try { return std::stoll(*p); } catch (...) { return 0; }
+  }
+  return 0;
+}
+
+double Row::Real(size_t i) const {
+  const Value& v = values_.at(i);
+  if (auto p = std::get_if<double>(&v)) return *p;
+  if (auto p = std::get_if<int64_t>(&v)) return static_cast<double>(*p);
+  if (auto p = std::get_if<std::string>(&v)) {
+    try { return std::stod(*p); } catch (...) { return 0; }
+  }
+  return 0;
+}
+
+std::string Row::Str(size_t i) const {
+  const Value& v = values_.at(i);
+  if (auto p = std::get_if<std::string>(&v)) return *p;
+  if (auto p = std::get_if<int64_t>(&v)) return std::to_string(*p);
+  if (auto p = std::get_if<double>(&v)) return std::to_string(*p);
+  return {};
+}
+
+std::optional<std::string> Row::OptStr(size_t i) const {
+  if (IsNull(i)) return std::nullopt;
+  return Str(i);
+}
+
+std::optional<int64_t> Row::OptInt(size_t i) const {
+  if (IsNull(i)) return std::nullopt;
+  return Int(i);
+}
+
+Result<std::optional<Row>> Conn::QueryOne(std::string_view sql, const std::vector<Value>& params) {
+  auto rows = Query(sql, params);
+  if (!rows) return Fail(rows.error());
+  if (rows->empty()) return std::optional<Row>{};
+  return std::optional<Row>(std::move(rows->front()));
+}
+
+Result<int64_t> Conn::InsertReturningId(std::string_view sql, const std::vector<Value>& params) {
+  auto row = QueryOne(sql, params);
+  if (!row) return Fail(row.error());
+  if (!*row) return Fail(Error::Internal("INSERT RETURNING returned no row"));
+  return (*row)->Int(0);
+}
+
+Result<std::unique_ptr<Database>> Open(const std::string& url, int pool_size) {
+  std::unique_ptr<Database> db;
+  if (url.rfind("sqlite:", 0) == 0) {
+    auto opened = OpenSqlite(url.substr(7), pool_size);
+    if (!opened) return Fail(opened.error());
+    db = std::move(*opened);
+  } else {
+    return Fail(Errc::kInvalidArgument, "unsupported database_url (expected sqlite:<path>)");
+  }
+  auto migrated = Migrate(*db);
+  if (!migrated) return Fail(migrated.error());
+  return db;
+}
+
+Result<int> Migrate(Database& db) {
+  std::string prefix = db.dialect() == Dialect::kSqlite ? "db/sqlite/" : "db/postgres/";
+  std::vector<std::pair<int, embedded::File>> migrations;
+  for (const auto& f : embedded::All()) {
+    if (f.path.rfind(prefix, 0) != 0) continue;
+    std::string name(f.path.substr(prefix.size()));
+    if (name.size() < 5 || name.substr(name.size() - 4) != ".sql") continue;
+    int version = 0;
+    try { version = std::stoi(name.substr(0, 4)); } catch (...) { continue; }
+    migrations.emplace_back(version, f);
+  }
+  std::sort(migrations.begin(), migrations.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return db.Write([&](Conn& c) -> Result<int> {
+    auto st = c.ExecScript(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+        "name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
+    if (!st) return Fail(st.error());
+    int applied = 0;
+    for (const auto& [version, file] : migrations) {
+      auto row = c.QueryOne("SELECT version FROM schema_migrations WHERE version = ?",
+                            {static_cast<int64_t>(version)});
+      if (!row) return Fail(row.error());
+      if (*row) continue;
+      if (auto s = c.ExecScript(file.data); !s) {
+        return Fail(Errc::kInternal, "migration failed",
+                    std::string(file.path) + ": " + s.error().detail);
+      }
+      auto ins = c.Exec("INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                        {static_cast<int64_t>(version), std::string(file.path),
+                         static_cast<int64_t>(time(nullptr))});
+      if (!ins) return Fail(ins.error());
+      ++applied;
+    }
+    return applied;
+  });
+}
+
+}  // namespace crmd::store

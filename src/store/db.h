@@ -1,0 +1,114 @@
+#pragma once
+// The database seam. Repositories (one per aggregate) take a Conn& and run portable SQL
+// with `?` placeholders and bound parameters only; never build SQL from input.
+//
+// Database is thread-safe. Read() runs on a pooled read connection (a consistent snapshot
+// for its duration); Write() runs one transaction (BEGIN IMMEDIATE on SQLite) and commits
+// when the callback returns a value, rolls back when it returns an error.
+// REQUIRES: callbacks never call Read/Write on the same Database (no nesting) and never
+// run on an I/O thread (they block).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "src/core/result.h"
+
+namespace crmd::store {
+
+using Value = std::variant<std::nullptr_t, int64_t, double, std::string>;
+
+inline Value Null() { return nullptr; }
+template <typename T>
+Value Opt(const std::optional<T>& v) {
+  if (!v) return nullptr;
+  if constexpr (std::is_integral_v<T>) return static_cast<int64_t>(*v);
+  else return Value(*v);
+}
+
+class Row {
+ public:
+  explicit Row(std::vector<Value> values) : values_(std::move(values)) {}
+  size_t size() const { return values_.size(); }
+  bool IsNull(size_t i) const { return std::holds_alternative<std::nullptr_t>(values_.at(i)); }
+  int64_t Int(size_t i) const;         // NULL -> 0
+  double Real(size_t i) const;         // NULL -> 0
+  std::string Str(size_t i) const;     // NULL -> ""
+  std::optional<std::string> OptStr(size_t i) const;
+  std::optional<int64_t> OptInt(size_t i) const;
+  const Value& at(size_t i) const { return values_.at(i); }
+
+ private:
+  std::vector<Value> values_;
+};
+
+enum class Dialect { kSqlite, kPostgres };
+
+class Conn {
+ public:
+  virtual ~Conn() = default;
+  virtual Dialect dialect() const = 0;
+  // Runs a statement and returns every row. Statements are prepared once per connection
+  // and cached by their SQL text.
+  virtual Result<std::vector<Row>> Query(std::string_view sql, const std::vector<Value>& params = {}) = 0;
+  // Runs a statement that returns no rows; answers the number of rows changed.
+  virtual Result<int64_t> Exec(std::string_view sql, const std::vector<Value>& params = {}) = 0;
+  // Several statements without parameters (migrations only).
+  virtual Status ExecScript(std::string_view sql) = 0;
+
+  // The first row, or nullopt.
+  Result<std::optional<Row>> QueryOne(std::string_view sql, const std::vector<Value>& params = {});
+  // INSERT ... RETURNING id, for both dialects: returns the first column of the first row.
+  Result<int64_t> InsertReturningId(std::string_view sql, const std::vector<Value>& params = {});
+};
+
+class Database {
+ public:
+  virtual ~Database() = default;
+  virtual Dialect dialect() const = 0;
+
+  template <typename F>
+  auto Read(F&& f) -> decltype(f(std::declval<Conn&>())) {
+    return Run(false, std::forward<F>(f));
+  }
+  template <typename F>
+  auto Write(F&& f) -> decltype(f(std::declval<Conn&>())) {
+    return Run(true, std::forward<F>(f));
+  }
+
+ protected:
+  virtual Status RunRead(const std::function<Status(Conn&)>& fn) = 0;
+  virtual Status RunWrite(const std::function<Status(Conn&)>& fn) = 0;
+
+ private:
+  template <typename F>
+  auto Run(bool write, F&& f) -> decltype(f(std::declval<Conn&>())) {
+    using R = decltype(f(std::declval<Conn&>()));
+    std::optional<R> out;
+    auto body = [&](Conn& c) -> Status {
+      out.emplace(f(c));
+      if (!out->has_value()) return Fail(out->error());
+      return Ok();
+    };
+    Status st = write ? RunWrite(body) : RunRead(body);
+    if (!st) {
+      if (out && !out->has_value()) return std::move(*out);
+      return tl::unexpected<Error>(st.error());
+    }
+    return std::move(*out);
+  }
+};
+
+// Opens "sqlite:<path>" (WAL, foreign keys, busy timeout) or "postgres://..." and applies
+// pending migrations from schemas/db/<dialect>/.
+Result<std::unique_ptr<Database>> Open(const std::string& url, int pool_size = 4);
+
+// Applies every embedded migration not yet recorded in schema_migrations; returns how many.
+Result<int> Migrate(Database& db);
+
+}  // namespace crmd::store

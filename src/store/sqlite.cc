@@ -1,0 +1,205 @@
+#include "src/store/sqlite.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <unordered_map>
+
+#include <sqlite3.h>
+
+namespace crmd::store {
+namespace {
+
+class SqliteConn final : public Conn {
+ public:
+  explicit SqliteConn(sqlite3* db) : db_(db) {}
+  ~SqliteConn() override {
+    for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+    sqlite3_close_v2(db_);
+  }
+  SqliteConn(const SqliteConn&) = delete;
+  SqliteConn& operator=(const SqliteConn&) = delete;
+
+  Dialect dialect() const override { return Dialect::kSqlite; }
+
+  Result<std::vector<Row>> Query(std::string_view sql, const std::vector<Value>& params) override {
+    std::vector<Row> rows;
+    auto st = Run(sql, params, &rows);
+    if (!st) return Fail(st.error());
+    return rows;
+  }
+
+  Result<int64_t> Exec(std::string_view sql, const std::vector<Value>& params) override {
+    auto st = Run(sql, params, nullptr);
+    if (!st) return Fail(st.error());
+    return static_cast<int64_t>(sqlite3_changes(db_));
+  }
+
+  Status ExecScript(std::string_view sql) override {
+    char* err = nullptr;
+    std::string s(sql);
+    if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown";
+      sqlite3_free(err);
+      return Fail(Errc::kInternal, "internal error", msg);
+    }
+    return Ok();
+  }
+
+  sqlite3* raw() { return db_; }
+
+ private:
+  Result<sqlite3_stmt*> Prepare(std::string_view sql) {
+    std::string key(sql);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v3(db_, key.data(), static_cast<int>(key.size()), SQLITE_PREPARE_PERSISTENT,
+                           &stmt, nullptr) != SQLITE_OK) {
+      return Fail(Errc::kInternal, "internal error",
+                  std::string("prepare: ") + sqlite3_errmsg(db_) + " in: " + key);
+    }
+    cache_.emplace(std::move(key), stmt);
+    return stmt;
+  }
+
+  Status Run(std::string_view sql, const std::vector<Value>& params, std::vector<Row>* rows) {
+    auto prepared = Prepare(sql);
+    if (!prepared) return Fail(prepared.error());
+    sqlite3_stmt* stmt = *prepared;
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    for (size_t i = 0; i < params.size(); ++i) {
+      int idx = static_cast<int>(i + 1);
+      const Value& v = params[i];
+      if (std::holds_alternative<std::nullptr_t>(v)) sqlite3_bind_null(stmt, idx);
+      else if (auto p = std::get_if<int64_t>(&v)) sqlite3_bind_int64(stmt, idx, *p);
+      else if (auto p = std::get_if<double>(&v)) sqlite3_bind_double(stmt, idx, *p);
+      else {
+        const auto& s = std::get<std::string>(v);
+        sqlite3_bind_text(stmt, idx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+      }
+    }
+    while (true) {
+      int rc = sqlite3_step(stmt);
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) {
+        Errc code = (rc & 0xff) == SQLITE_CONSTRAINT ? Errc::kAlreadyExists
+                    : (rc & 0xff) == SQLITE_BUSY     ? Errc::kUnavailable
+                                                     : Errc::kInternal;
+        std::string detail = std::string("step: ") + sqlite3_errmsg(db_);
+        sqlite3_reset(stmt);
+        return Fail(code, code == Errc::kAlreadyExists ? "already exists" : "internal error", detail);
+      }
+      if (!rows) continue;
+      int n = sqlite3_column_count(stmt);
+      std::vector<Value> values;
+      values.reserve(n);
+      for (int c = 0; c < n; ++c) {
+        switch (sqlite3_column_type(stmt, c)) {
+          case SQLITE_NULL: values.emplace_back(nullptr); break;
+          case SQLITE_INTEGER: values.emplace_back(static_cast<int64_t>(sqlite3_column_int64(stmt, c))); break;
+          case SQLITE_FLOAT: values.emplace_back(sqlite3_column_double(stmt, c)); break;
+          default: {
+            const char* t = reinterpret_cast<const char*>(sqlite3_column_blob(stmt, c));
+            int len = sqlite3_column_bytes(stmt, c);
+            values.emplace_back(std::string(t ? t : "", static_cast<size_t>(len)));
+          }
+        }
+      }
+      rows->emplace_back(std::move(values));
+    }
+    sqlite3_reset(stmt);
+    return Ok();
+  }
+
+  sqlite3* db_;
+  std::unordered_map<std::string, sqlite3_stmt*> cache_;
+};
+
+Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool readonly) {
+  sqlite3* db = nullptr;
+  int flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+              SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close_v2(db);
+    return Fail(Errc::kUnavailable, "cannot open database", msg);
+  }
+  auto conn = std::make_unique<SqliteConn>(db);
+  sqlite3_busy_timeout(db, 5000);
+  const char* pragmas = readonly ? "PRAGMA foreign_keys=ON;"
+                                 : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                                   "PRAGMA foreign_keys=ON;";
+  if (auto st = conn->ExecScript(pragmas); !st) return Fail(st.error());
+  return conn;
+}
+
+class SqliteDatabase final : public Database {
+ public:
+  SqliteDatabase(std::unique_ptr<SqliteConn> writer, std::vector<std::unique_ptr<SqliteConn>> readers)
+      : writer_(std::move(writer)), readers_(std::move(readers)) {
+    for (auto& r : readers_) idle_.push_back(r.get());
+  }
+  Dialect dialect() const override { return Dialect::kSqlite; }
+
+ protected:
+  Status RunRead(const std::function<Status(Conn&)>& fn) override {
+    SqliteConn* conn = nullptr;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return !idle_.empty(); });
+      conn = idle_.back();
+      idle_.pop_back();
+    }
+    Status st = conn->ExecScript("BEGIN");
+    if (st) {
+      st = fn(*conn);
+      conn->ExecScript("COMMIT");
+    }
+    {
+      std::lock_guard lock(mu_);
+      idle_.push_back(conn);
+    }
+    cv_.notify_one();
+    return st;
+  }
+
+  Status RunWrite(const std::function<Status(Conn&)>& fn) override {
+    std::lock_guard lock(write_mu_);
+    if (auto st = writer_->ExecScript("BEGIN IMMEDIATE"); !st) return st;
+    Status st = fn(*writer_);
+    if (!st) {
+      writer_->ExecScript("ROLLBACK");
+      return st;
+    }
+    if (auto c = writer_->ExecScript("COMMIT"); !c) {
+      writer_->ExecScript("ROLLBACK");
+      return c;
+    }
+    return Ok();
+  }
+
+ private:
+  std::mutex write_mu_;
+  std::unique_ptr<SqliteConn> writer_;
+  std::vector<std::unique_ptr<SqliteConn>> readers_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<SqliteConn*> idle_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Database>> OpenSqlite(const std::string& path, int readers) {
+  auto writer = OpenConn(path, false);
+  if (!writer) return Fail(writer.error());
+  std::vector<std::unique_ptr<SqliteConn>> pool;
+  for (int i = 0; i < std::max(1, readers); ++i) {
+    auto r = OpenConn(path, false);
+    if (!r) return Fail(r.error());
+    pool.push_back(std::move(*r));
+  }
+  return std::unique_ptr<Database>(new SqliteDatabase(std::move(*writer), std::move(pool)));
+}
+
+}  // namespace crmd::store
