@@ -1,12 +1,14 @@
 #pragma once
 // Everything the composition root owns. Each module adds its services here and wires
 // them in app.cc (its own section). Only src/app and tests include this header.
+#include <functional>
 #include <memory>
 
 #include "src/app/router.h"
 #include "src/core/clock.h"
 #include "src/core/config.h"
 #include "src/core/http_client.h"
+#include "src/core/principal.h"
 #include "src/core/random.h"
 #include "src/http/server.h"
 #include "src/store/db.h"
@@ -21,6 +23,11 @@ struct App::Services {
   std::unique_ptr<http::HttpClient> http_client;
   std::unique_ptr<http::Server> server;
   Router router;
+  // Set by auth: verifies a request's bearer token (signature, expiry, issuer, audience =
+  // config.McpResource(), revocation). kUnauthenticated when missing or invalid; the
+  // message says which (for WWW-Authenticate error_description).
+  std::function<Result<Principal>(const http::Request&)> authenticate;
+
   // --- module services (each module adds its own members below) ---
 };
 
