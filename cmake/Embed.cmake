@@ -7,9 +7,10 @@ function(crmd_embed_directory target dir)
   foreach(f ${files})
     list(APPEND abs_files ${dir}/${f})
   endforeach()
+  string(REPLACE ";" "|" files_arg "${files}")
   add_custom_command(
     OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} -DDIR=${dir} -DOUT=${out} "-DFILES=${files}" -P ${CMAKE_SOURCE_DIR}/cmake/EmbedGen.cmake
+    COMMAND ${CMAKE_COMMAND} -DDIR=${dir} -DOUT=${out} "-DFILES=${files_arg}" -P ${CMAKE_SOURCE_DIR}/cmake/EmbedGen.cmake
     DEPENDS ${abs_files} ${CMAKE_SOURCE_DIR}/cmake/EmbedGen.cmake
     COMMENT "Embedding ${dir}")
   add_library(${target} STATIC ${out})
