@@ -12,7 +12,8 @@ function(crmd_embed_directory target dir)
     OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -DDIR=${dir} -DOUT=${out} "-DFILES=${files_arg}" -P ${CMAKE_SOURCE_DIR}/cmake/EmbedGen.cmake
     DEPENDS ${abs_files} ${CMAKE_SOURCE_DIR}/cmake/EmbedGen.cmake
-    COMMENT "Embedding ${dir}")
+    COMMENT "Embedding ${dir}"
+    VERBATIM)
   add_library(${target} STATIC ${out})
   target_include_directories(${target} PUBLIC ${CMAKE_SOURCE_DIR})
 endfunction()
