@@ -1,0 +1,122 @@
+// The HTTP server on its own: graceful shutdown, connection cap, idle timeout.
+#include "src/http/server.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "src/http/client.h"
+
+namespace crmd::http {
+namespace {
+
+Result<ClientResponse> Get(uint16_t port, const std::string& path, int timeout_ms = 5000) {
+  auto client = MakeHttpClient();
+  return client->Send({.method = "GET",
+                       .url = "http://127.0.0.1:" + std::to_string(port) + path,
+                       .timeout_ms = timeout_ms,
+                       .allow_private = true});
+}
+
+// A raw TCP connection that sends nothing; returns the fd (or -1).
+int ConnectRaw(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Reads until EOF or `timeout`; true when the peer closed the connection.
+bool PeerCloses(int fd, std::chrono::seconds timeout) {
+  timeval tv{static_cast<time_t>(timeout.count()), 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[256];
+  while (true) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n == 0) return true;
+    if (n < 0) return false;  // timed out: still open
+  }
+}
+
+TEST(HttpServer, GracefulStopFinishesInFlightRequests) {
+  std::atomic<bool> entered{false};
+  Server server({.port = 0, .shutdown_grace_s = 10, .access_log = false},
+                [&](const Request& req) {
+                  if (req.path == "/slow") {
+                    entered = true;
+                    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+                  }
+                  return Response::Text(200, "done");
+                });
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  auto slow = std::async(std::launch::async, [&] { return Get(*port, "/slow"); });
+  while (!entered) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  server.Stop();  // returns only after the in-flight request is answered
+  auto res = slow.get();
+  ASSERT_TRUE(res.has_value()) << res.error().detail;
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body, "done");
+  // No new connections after stop.
+  EXPECT_FALSE(Get(*port, "/fast", 1000).has_value());
+}
+
+TEST(HttpServer, ConnectionsOverTheCapAreClosedAtOnce) {
+  Server server({.port = 0, .idle_timeout_s = 30, .max_connections = 2, .access_log = false},
+                [](const Request&) { return Response::Text(200, "ok"); });
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  int a = ConnectRaw(*port), b = ConnectRaw(*port);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let both be accepted
+  int c = ConnectRaw(*port);
+  ASSERT_GE(c, 0);
+  EXPECT_TRUE(PeerCloses(c, std::chrono::seconds(3)));
+  close(a);
+  close(b);
+  close(c);
+  server.Stop();
+}
+
+TEST(HttpServer, IdleConnectionIsClosedAfterTheIdleTimeout) {
+  Server server({.port = 0, .idle_timeout_s = 1, .access_log = false},
+                [](const Request&) { return Response::Text(200, "ok"); });
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  int fd = ConnectRaw(*port);
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(PeerCloses(fd, std::chrono::seconds(5)));
+  close(fd);
+  server.Stop();
+}
+
+TEST(HttpServer, HandlerExceptionBecomesA500WithoutDetail) {
+  Server server({.port = 0, .access_log = false}, [](const Request&) -> Response {
+    throw std::runtime_error("secret internal detail");
+  });
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  auto res = Get(*port, "/");
+  ASSERT_TRUE(res.has_value());
+  EXPECT_EQ(res->status, 500);
+  EXPECT_EQ(res->body.find("secret"), std::string::npos);
+  server.Stop();
+}
+
+}  // namespace
+}  // namespace crmd::http
