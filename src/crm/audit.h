@@ -1,0 +1,47 @@
+#pragma once
+// The audit log: every write made through a tool (and REST/forms/webhooks through the
+// same services) and every confirmed action. Rows are written in the transaction of the
+// change they describe. Thread-safe (stateless apart from its options).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/clock.h"
+#include "src/core/result.h"
+#include "src/crm/actor.h"
+#include "src/store/db.h"
+
+namespace crmd::crm {
+
+struct AuditEntry {
+  std::string action;        // tool or action name, e.g. "update_contact"
+  std::string target_type;   // "contact" | "list" | "tag" | "settings" | ...
+  std::vector<int64_t> target_ids;
+  std::optional<int64_t> revision_before;
+  std::optional<int64_t> revision_after;
+  nlohmann::json details = nlohmann::json::object();
+};
+
+struct AuditRecord {
+  int64_t id = 0;
+  int64_t occurred_at = 0;
+  Actor actor;
+  AuditEntry entry;
+};
+nlohmann::json ToJson(const AuditRecord& r);
+
+class AuditLog {
+ public:
+  explicit AuditLog(Clock* clock) : clock_(clock) {}
+  Status Record(store::Conn& conn, const Actor& actor, const AuditEntry& entry);
+  // Newest first.
+  Result<std::vector<AuditRecord>> Recent(store::Conn& conn, int limit);
+
+ private:
+  Clock* const clock_;
+};
+
+}  // namespace crmd::crm

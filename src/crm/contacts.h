@@ -1,0 +1,201 @@
+#pragma once
+// The contact service: the one place contacts change, for every face (MCP tools, REST,
+// forms, incoming webhooks, crmctl). Each change: validates the email (EmailValidator,
+// mode from settings), enforces the status machine (status.h), bumps the revision,
+// writes outbox events and an audit row in the SAME transaction.
+//
+// Two flavours of each write: a self-contained one (opens its own transaction) and an
+// `...In(Conn&, ...)` one that composes into a caller's transaction (forms, automations).
+// The In-variants take an EmailVerdict, so DNS lookups happen before the transaction
+// (ValidateEmail()), never while it holds the write lock.
+// Thread-safe.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/clock.h"
+#include "src/core/result.h"
+#include "src/crm/actor.h"
+#include "src/crm/email_validation.h"
+#include "src/store/db.h"
+
+namespace crmd::crm {
+
+class AuditLog;
+class IdempotencyStore;
+class Outbox;
+class SettingsService;
+
+inline constexpr size_t kMaxCustomFieldsBytes = 16 * 1024;
+inline constexpr size_t kMaxCustomFieldsKeys = 50;
+inline constexpr size_t kMaxBulkItems = 500;
+inline constexpr size_t kMaxDeleteItems = 100;
+
+// A list or tag named by id or by name.
+using Ref = std::variant<int64_t, std::string>;
+// Parses a JSON array of ids/names; kInvalidArgument naming `field`.
+Result<std::vector<Ref>> ParseRefs(const nlohmann::json& j, const std::string& field);
+
+struct NamedRef {
+  int64_t id = 0;
+  std::string name;
+};
+
+struct Contact {
+  int64_t id = 0;
+  std::string email;
+  std::string first_name;
+  std::string last_name;
+  std::string phone;
+  std::string status;
+  std::string type;
+  std::string source;
+  nlohmann::json custom_fields = nlohmann::json::object();
+  int64_t revision = 0;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+  std::vector<NamedRef> tags;   // filled by Get*, not by List
+  std::vector<NamedRef> lists;
+};
+// Full form (with tags/lists); `compact` omits custom_fields and memberships.
+nlohmann::json ToJson(const Contact& c, bool compact = false);
+
+// Fields of a create/update/upsert. Absent optionals leave the field unchanged.
+struct ContactInput {
+  std::optional<std::string> email;
+  std::optional<std::string> first_name;
+  std::optional<std::string> last_name;
+  std::optional<std::string> phone;
+  std::optional<std::string> status;  // through the state machine on existing contacts
+  std::optional<std::string> type;
+  std::optional<std::string> source;  // only set on create
+  // Merged into the existing object; a key with null value removes it.
+  std::optional<nlohmann::json> custom_fields;
+  std::vector<Ref> tags;   // added (tags named but missing are created)
+  std::vector<Ref> lists;  // added (must exist)
+  bool consent = false;    // explicit consent, for unsubscribed -> subscribed
+};
+// Reads the tool/REST JSON shape {email, first_name, ..., tags, lists, consent};
+// kInvalidArgument naming the field.
+Result<ContactInput> ContactInputFromJson(const nlohmann::json& j);
+
+struct ContactFilter {
+  std::optional<std::string> status;
+  std::optional<std::string> type;
+  std::optional<std::string> source;
+  std::optional<Ref> tag;
+  std::optional<Ref> list;
+  std::optional<std::string> query;  // prefix of email, first name or last name
+  std::optional<int64_t> created_from;  // unix seconds, inclusive
+  std::optional<int64_t> created_to;    // unix seconds, exclusive
+};
+
+struct ContactPage {
+  std::vector<Contact> items;  // compact (no memberships)
+  std::optional<std::string> next_cursor;
+};
+
+struct UpsertResult {
+  Contact contact;
+  bool created = false;
+  bool changed = false;
+};
+
+struct BulkItemResult {
+  size_t index = 0;
+  std::string outcome;  // "created" | "updated" | "unchanged" | "failed"
+  std::optional<int64_t> id;
+  std::string email;
+  std::optional<Error> error;
+};
+
+struct MembershipChange {
+  int64_t contact_id = 0;
+  std::vector<NamedRef> changed;  // the tags/lists actually added or removed
+  int64_t revision = 0;
+};
+
+struct ContactServiceOptions {
+  store::Database* db = nullptr;
+  Clock* clock = nullptr;
+  EmailValidator* validator = nullptr;
+  SettingsService* settings = nullptr;
+  Outbox* outbox = nullptr;
+  AuditLog* audit = nullptr;
+  IdempotencyStore* idempotency = nullptr;
+};
+
+class ContactService {
+ public:
+  explicit ContactService(ContactServiceOptions options);
+  ContactService(const ContactService&) = delete;
+  ContactService& operator=(const ContactService&) = delete;
+
+  // Reads.
+  Result<Contact> Get(int64_t id);
+  Result<Contact> GetByEmail(std::string_view email);  // normalises first
+  Result<Contact> GetIn(store::Conn& conn, int64_t id);
+  Result<ContactPage> List(const ContactFilter& filter, const std::string& cursor, int limit);
+
+  // Runs the validation service with the mode from settings (may do DNS; call outside a
+  // transaction). The verdict is needed by the In-variants.
+  EmailVerdict ValidateEmail(std::string_view email);
+
+  // Creates; kAlreadyExists when the email is taken. With a non-empty idempotency_key a
+  // repeat from the same actor/client within 24 h returns the first result.
+  Result<Contact> Create(const Actor& actor, const ContactInput& in,
+                         const std::string& idempotency_key = "");
+  // Add-or-update by email (REST POST /v1/contact, forms).
+  Result<UpsertResult> Upsert(const Actor& actor, const ContactInput& in);
+  Result<UpsertResult> UpsertIn(store::Conn& conn, const Actor& actor, const ContactInput& in,
+                                const EmailVerdict& verdict);
+  // Up to kMaxBulkItems in ONE transaction; each item in a savepoint, so one failure
+  // leaves the others applied.
+  Result<std::vector<BulkItemResult>> UpsertBulk(const Actor& actor,
+                                                 const std::vector<ContactInput>& items);
+
+  // kRevisionConflict when expected_revision is stale. The email may change (validated).
+  Result<Contact> Update(const Actor& actor, int64_t id, int64_t expected_revision,
+                         const ContactInput& in);
+  // The state machine's only entry for a single status change.
+  Result<Contact> SetStatus(const Actor& actor, int64_t id, const std::string& status,
+                            bool consent, std::optional<int64_t> expected_revision,
+                            const std::string& reason = "");
+  Result<Contact> SetStatusIn(store::Conn& conn, const Actor& actor, int64_t id,
+                              const std::string& status, bool consent,
+                              const std::string& reason = "");
+
+  // Memberships for several contacts; only actual changes emit events and bump revisions.
+  Result<std::vector<MembershipChange>> AddTags(const Actor& actor,
+                                                const std::vector<int64_t>& contact_ids,
+                                                const std::vector<Ref>& tags);
+  Result<std::vector<MembershipChange>> RemoveTags(const Actor& actor,
+                                                   const std::vector<int64_t>& contact_ids,
+                                                   const std::vector<Ref>& tags);
+  Result<std::vector<MembershipChange>> AddToLists(const Actor& actor,
+                                                   const std::vector<int64_t>& contact_ids,
+                                                   const std::vector<Ref>& lists);
+  Result<std::vector<MembershipChange>> RemoveFromLists(const Actor& actor,
+                                                        const std::vector<int64_t>& contact_ids,
+                                                        const std::vector<Ref>& lists);
+  // In-transaction forms (apply a form's configured tags/lists).
+  Result<MembershipChange> ApplyMembershipsIn(store::Conn& conn, const Actor& actor,
+                                              int64_t contact_id, bool tags, bool add,
+                                              const std::vector<Ref>& refs);
+
+  // Permanent deletion. Deleting via a tool goes through the confirmation service
+  // (action "delete_contacts"); REST deletes by email directly.
+  Result<nlohmann::json> DeleteIn(store::Conn& conn, const Actor& actor,
+                                  const std::vector<int64_t>& ids);
+  Result<nlohmann::json> DeleteByEmail(const Actor& actor, std::string_view email);
+
+ private:
+  ContactServiceOptions o_;
+  friend class ContactServiceTestPeer;
+};
+
+}  // namespace crmd::crm

@@ -1,0 +1,86 @@
+#pragma once
+// Lists and tags: named groups of contacts with a description, a member count and the
+// places they are used (UsageSource, implemented by marketing). Both share one
+// implementation parameterised by GroupKind; tags.h names the tag flavour.
+// Thread-safe. REQUIRES: SetUsageSource only during start-up.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/clock.h"
+#include "src/core/result.h"
+#include "src/crm/actor.h"
+#include "src/crm/confirmations.h"
+#include "src/crm/contacts.h"
+#include "src/crm/usage.h"
+#include "src/store/db.h"
+
+namespace crmd::crm {
+
+enum class GroupKind { kList, kTag };
+
+struct Group {
+  int64_t id = 0;
+  std::string name;
+  std::string description;
+  int64_t revision = 0;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+  int64_t member_count = 0;
+  std::optional<std::vector<Usage>> usage;  // filled by Get
+};
+nlohmann::json ToJson(const Group& g);
+nlohmann::json ToJson(const Usage& u);
+
+struct GroupPage {
+  std::vector<Group> items;
+  std::optional<std::string> next_cursor;
+};
+
+struct GroupServiceOptions {
+  GroupKind kind = GroupKind::kList;
+  store::Database* db = nullptr;
+  Clock* clock = nullptr;
+  AuditLog* audit = nullptr;
+  IdempotencyStore* idempotency = nullptr;
+  Outbox* outbox = nullptr;
+  UsageSource* usage = nullptr;  // may be null: no usage known
+};
+
+inline constexpr size_t kMaxGroupNameLength = 100;
+inline constexpr size_t kMaxDescriptionLength = 1000;
+
+class GroupService {
+ public:
+  explicit GroupService(GroupServiceOptions options);
+  GroupService(const GroupService&) = delete;
+  GroupService& operator=(const GroupService&) = delete;
+
+  GroupKind kind() const { return o_.kind; }
+  const char* noun() const;  // "list" | "tag"
+  void SetUsageSource(UsageSource* usage) { o_.usage = usage; }
+
+  // Ordered by name; `query` is a case-sensitive name prefix.
+  Result<GroupPage> List(const std::string& query, const std::string& cursor, int limit);
+  Result<Group> Get(const Ref& ref);  // with member_count and usage
+  Result<Group> GetIn(store::Conn& conn, const Ref& ref, bool with_usage);
+  // kAlreadyExists when the name is taken.
+  Result<Group> Create(const Actor& actor, const std::string& name,
+                       const std::string& description, const std::string& idempotency_key = "");
+  // Finds by name or creates (tags named on a contact); inside the caller's transaction.
+  Result<NamedRef> ResolveIn(store::Conn& conn, const Ref& ref, bool create_missing);
+  Result<Group> Update(const Actor& actor, int64_t id, int64_t expected_revision,
+                       const std::optional<std::string>& name,
+                       const std::optional<std::string>& description);
+
+  // The confirmation action "delete_list" / "delete_tag": args {"id": n}.
+  ActionSpec DeleteAction();
+
+ private:
+  GroupServiceOptions o_;
+};
+
+}  // namespace crmd::crm

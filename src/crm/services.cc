@@ -1,0 +1,1 @@
+#include "src/crm/services.h"

@@ -1,0 +1,58 @@
+#pragma once
+// The settings document (one row, with a revision): business details, sender defaults,
+// double opt-in, email validation mode, confirmation TTL. Unknown keys are refused.
+// Thread-safe.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/clock.h"
+#include "src/core/result.h"
+#include "src/crm/actor.h"
+#include "src/store/db.h"
+
+namespace crmd::crm {
+
+class AuditLog;
+
+struct SettingsDoc {
+  nlohmann::json document;  // every key present (defaults filled in)
+  int64_t revision = 0;
+  int64_t updated_at = 0;
+};
+nlohmann::json ToJson(const SettingsDoc& s);
+
+// The defaults, e.g. {"business":{...},"sender":{...},"double_opt_in":false,
+// "email_validation_mode":"syntax","confirmation_ttl_seconds":600}.
+const nlohmann::json& DefaultSettings();
+
+struct SettingsOptions {
+  store::Database* db = nullptr;
+  Clock* clock = nullptr;
+  AuditLog* audit = nullptr;
+};
+
+class SettingsService {
+ public:
+  explicit SettingsService(SettingsOptions options);
+  Result<SettingsDoc> Get();
+  Result<SettingsDoc> GetIn(store::Conn& conn);
+  // Merges `patch` (objects merge one level deep, like RFC 7386 without deletion) after
+  // validating it. kRevisionConflict when expected_revision is stale.
+  Result<SettingsDoc> Update(const Actor& actor, int64_t expected_revision,
+                             const nlohmann::json& patch);
+
+  // Convenience accessors over Get(); fall back to defaults when the DB is unreachable.
+  std::string EmailValidationMode();
+  int64_t ConfirmationTtlSeconds();
+  bool DoubleOptIn();
+
+ private:
+  const SettingsOptions o_;
+};
+
+// Validates a patch; kInvalidArgument naming the field.
+Status ValidateSettingsPatch(const nlohmann::json& patch);
+
+}  // namespace crmd::crm
