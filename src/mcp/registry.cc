@@ -1,0 +1,262 @@
+#include "src/mcp/registry.h"
+
+#include <spdlog/spdlog.h>
+
+#include "src/core/crypto.h"
+#include "src/core/embedded.h"
+#include "src/core/log.h"
+#include "src/mcp/json_schema.h"
+
+namespace crmd::mcp {
+
+using nlohmann::json;
+
+struct ToolRegistry::Tool {
+  std::string name;
+  std::string scope;
+  json descriptor;  // as registered
+  json listed;      // the Tool object tools/list shows
+  std::unique_ptr<CompiledSchema> input;
+  std::unique_ptr<CompiledSchema> output;  // may be null
+  ToolHandler handler;
+};
+
+namespace {
+
+// MCP server/tools "Tool Names": 1-128 of A-Z a-z 0-9 _ - .
+bool ValidToolName(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status Bad(const std::string& name, const std::string& why) {
+  return Fail(Errc::kInvalidArgument, "tool " + name + ": " + why);
+}
+
+Result<std::unique_ptr<CompiledSchema>> CompileObjectSchema(const std::string& name,
+                                                            const json& schema,
+                                                            const char* which) {
+  if (!schema.is_object()) return Fail(Bad(name, std::string(which) + " must be an object").error());
+  auto type = schema.find("type");
+  if (type == schema.end() || *type != "object") {
+    return Fail(Bad(name, std::string(which) + " must have type \"object\"").error());
+  }
+  auto compiled = CompiledSchema::Compile(schema);
+  if (!compiled) {
+    return Fail(Errc::kInvalidArgument, "tool " + name + ": " + which + ": " + compiled.error().message,
+                compiled.error().detail);
+  }
+  return std::move(*compiled);
+}
+
+std::string EncodeCursor(const std::string& last_name) {
+  return crypto::Base64UrlEncode("after:" + last_name);
+}
+
+std::optional<std::string> DecodeCursor(const std::string& cursor) {
+  auto raw = crypto::Base64UrlDecode(cursor);
+  if (!raw || raw->rfind("after:", 0) != 0) return std::nullopt;
+  return raw->substr(6);
+}
+
+}  // namespace
+
+json ToolResult(const json& structured, bool is_error) {
+  return json{{"content", json::array({json{{"type", "text"}, {"text", structured.dump()}}})},
+              {"structuredContent", structured},
+              {"isError", is_error}};
+}
+
+json ToolErrorBody(const std::string& code, const std::string& message, const json& details) {
+  json err{{"code", code}, {"message", message}};
+  if (!details.is_null()) err["details"] = details;
+  return json{{"error", std::move(err)}};
+}
+
+ToolRegistry::ToolRegistry(ToolRegistryOptions options) : options_(options) {}
+ToolRegistry::~ToolRegistry() = default;
+
+Status ToolRegistry::Register(std::string name, ToolHandler handler) {
+  auto file = embedded::Find("tools/" + name + ".json");
+  if (!file) return Bad(name, "schemas/tools/" + name + ".json is not embedded");
+  json descriptor = json::parse(*file, nullptr, /*allow_exceptions=*/false);
+  if (descriptor.is_discarded()) return Bad(name, "schemas/tools/" + name + ".json is not JSON");
+  if (!descriptor.is_object() || descriptor.value("name", json()) != name) {
+    return Bad(name, "descriptor \"name\" must be \"" + name + "\"");
+  }
+  return RegisterDescriptor(std::move(descriptor), std::move(handler));
+}
+
+Status ToolRegistry::RegisterDescriptor(json d, ToolHandler handler) {
+  if (!d.is_object()) return Fail(Errc::kInvalidArgument, "tool descriptor must be an object");
+  auto name_it = d.find("name");
+  if (name_it == d.end() || !name_it->is_string() || !ValidToolName(*name_it)) {
+    return Fail(Errc::kInvalidArgument, "tool descriptor: invalid or missing name");
+  }
+  std::string name = *name_it;
+  if (!handler) return Bad(name, "no handler");
+  if (tools_.count(name)) return Bad(name, "registered twice");
+  if (!d.contains("description") || !d["description"].is_string()) {
+    return Bad(name, "description must be a string");
+  }
+  for (const char* key : {"title", "scope"}) {
+    if (d.contains(key) && !d[key].is_string()) return Bad(name, std::string(key) + " must be a string");
+  }
+  if (d.contains("annotations") && !d["annotations"].is_object()) {
+    return Bad(name, "annotations must be an object");
+  }
+  if (!d.contains("inputSchema")) return Bad(name, "inputSchema is required");
+
+  auto tool = std::make_unique<Tool>();
+  tool->name = name;
+  tool->scope = d.value("scope", "");
+  auto input = CompileObjectSchema(name, d["inputSchema"], "inputSchema");
+  if (!input) return Fail(input.error());
+  tool->input = std::move(*input);
+  if (d.contains("outputSchema")) {
+    auto output = CompileObjectSchema(name, d["outputSchema"], "outputSchema");
+    if (!output) return Fail(output.error());
+    tool->output = std::move(*output);
+  }
+
+  // Only MCP's Tool fields are listed; "scope" is crmd's own.
+  json listed{{"name", name}};
+  for (const char* key : {"title", "description", "inputSchema", "outputSchema", "annotations", "icons"}) {
+    if (d.contains(key)) listed[key] = d[key];
+  }
+  tool->listed = std::move(listed);
+  tool->descriptor = std::move(d);
+  tool->handler = std::move(handler);
+  tools_.emplace(name, std::move(tool));
+  return Ok();
+}
+
+ToolRegistry::ListOutcome ToolRegistry::List(const json& params) const {
+  auto it = tools_.begin();
+  if (params.is_object() && params.contains("cursor")) {
+    const json& c = params["cursor"];
+    auto after = c.is_string() ? DecodeCursor(c.get<std::string>()) : std::nullopt;
+    if (!after) {
+      return {nullptr, jsonrpc::RpcError{jsonrpc::kInvalidParams, "Invalid params: invalid cursor",
+                                         nullptr, nullptr}};
+    }
+    it = tools_.upper_bound(*after);
+  }
+  json tools = json::array();
+  size_t page = std::max<size_t>(1, options_.page_size);
+  std::string last;
+  for (; it != tools_.end() && tools.size() < page; ++it) {
+    tools.push_back(it->second->listed);
+    last = it->first;
+  }
+  json result{{"tools", std::move(tools)}};
+  if (it != tools_.end()) result["nextCursor"] = EncodeCursor(last);
+  return {std::move(result), std::nullopt};
+}
+
+CallOutcome ToolRegistry::Call(const ToolContext& ctx, const json& params) const {
+  if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
+    return CallOutcome::Rpc(jsonrpc::kInvalidParams, "Invalid params: name must be a string");
+  }
+  const std::string& name = params["name"].get_ref<const std::string&>();
+  static const json kNoArguments = json::object();
+  const json* args = &kNoArguments;
+  if (auto a = params.find("arguments"); a != params.end() && !a->is_null()) {
+    if (!a->is_object()) {
+      return CallOutcome::Rpc(jsonrpc::kInvalidParams, "Invalid params: arguments must be an object");
+    }
+    args = &*a;
+  }
+  auto it = tools_.find(name);
+  if (it == tools_.end()) return CallOutcome::Rpc(jsonrpc::kInvalidParams, "Unknown tool: " + name);
+  const Tool& tool = *it->second;
+
+  // Scope before arguments: a caller without the scope learns nothing about the schema.
+  if (!tool.scope.empty() && !ctx.principal.HasScope(tool.scope)) {
+    CallOutcome o;
+    o.kind = CallOutcome::Kind::kInsufficientScope;
+    o.required_scope = tool.scope;
+    return o;
+  }
+  if (auto v = tool.input->Validate(*args)) {
+    json body = ToolErrorBody(ErrcCode(Errc::kInvalidArgument), v->message);
+    body["error"]["field"] = v->field;
+    CallOutcome o;
+    o.result = ToolResult(body, true);
+    return o;
+  }
+  return Invoke(tool, ctx, *args);
+}
+
+CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const json& args) const {
+  ToolOutcome out;
+  // The one place where a handler's exception becomes a protocol error without detail.
+  try {
+    out = tool.handler(ctx, args);
+  } catch (const std::exception& e) {
+    spdlog::error(R"("event":"tool_exception","tool":"{}","request_id":"{}","what":"{}")", tool.name,
+                  ctx.request_id, JsonEscape(e.what()));
+    return CallOutcome::Rpc(jsonrpc::kInternalError, "Internal error");
+  } catch (...) {
+    spdlog::error(R"("event":"tool_exception","tool":"{}","request_id":"{}")", tool.name, ctx.request_id);
+    return CallOutcome::Rpc(jsonrpc::kInternalError, "Internal error");
+  }
+
+  CallOutcome o;
+  if (!out.ok) {
+    const Error& e = out.error;
+    if (e.code == Errc::kPermissionDenied && out.error_details.is_object() &&
+        out.error_details.contains("required_scope") &&
+        out.error_details["required_scope"].is_string()) {
+      o.kind = CallOutcome::Kind::kInsufficientScope;
+      o.required_scope = out.error_details["required_scope"];
+      return o;
+    }
+    if (e.code == Errc::kInternal) {
+      spdlog::error(R"("event":"tool_internal_error","tool":"{}","request_id":"{}","detail":"{}")",
+                    tool.name, ctx.request_id, JsonEscape(e.detail));
+      o.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);
+      return o;
+    }
+    o.result = ToolResult(ToolErrorBody(ErrcCode(e.code), e.message, out.error_details), true);
+    return o;
+  }
+
+  // structuredContent is a JSON object (MCP CallToolResult).
+  bool bad_output = !out.structured.is_object();
+  if (!bad_output && options_.validate_output && tool.output) {
+    if (auto v = tool.output->Validate(out.structured)) {
+      spdlog::error(R"("event":"tool_output_invalid","tool":"{}","request_id":"{}","violation":"{}")",
+                    tool.name, ctx.request_id, JsonEscape(v->message));
+      bad_output = true;
+    }
+  } else if (bad_output) {
+    spdlog::error(R"("event":"tool_output_invalid","tool":"{}","request_id":"{}","violation":"not an object")",
+                  tool.name, ctx.request_id);
+  }
+  if (bad_output) {
+    o.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);
+    return o;
+  }
+  o.result = ToolResult(out.structured, false);
+  return o;
+}
+
+std::vector<std::string> ToolRegistry::Names() const {
+  std::vector<std::string> names;
+  names.reserve(tools_.size());
+  for (const auto& [name, tool] : tools_) names.push_back(name);
+  return names;
+}
+
+const json* ToolRegistry::Descriptor(std::string_view name) const {
+  auto it = tools_.find(name);
+  return it == tools_.end() ? nullptr : &it->second->descriptor;
+}
+
+}  // namespace crmd::mcp

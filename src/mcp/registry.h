@@ -1,0 +1,101 @@
+#pragma once
+// ToolRegistry: the tools the MCP endpoint serves. A tool is its descriptor (from
+// schemas/tools/<name>.json, see src/mcp/tool.h) and a handler. At registration the
+// descriptor is checked and its input and output schemas compiled once; tools/list and
+// tools/call then only read.
+//
+// tools/call, in order: unknown tool -> JSON-RPC -32602; the principal lacks the tool's
+// scope -> kInsufficientScope (the endpoint answers HTTP 403 insufficient_scope);
+// arguments failing the input schema -> a tool error (isError) naming the field; the
+// handler; a structured result checked against the output schema.
+//
+// Thread-safety: Register*() must all happen before the first List()/Call() (the
+// composition root registers everything before the server starts); afterwards every
+// const method is safe to call concurrently and takes no lock.
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/result.h"
+#include "src/mcp/jsonrpc.h"
+#include "src/mcp/tool.h"
+
+namespace crmd::mcp {
+
+class CompiledSchema;
+
+struct ToolRegistryOptions {
+  // Check every structured result against the tool's outputSchema. On in tests and by
+  // default; a mismatch is logged and the client gets a generic tool error.
+  bool validate_output = true;
+  // tools/list page size.
+  size_t page_size = 50;
+};
+
+// What tools/call produced.
+struct CallOutcome {
+  enum class Kind { kResult, kRpcError, kInsufficientScope };
+  Kind kind = Kind::kResult;
+  nlohmann::json result;        // kResult: a CallToolResult
+  jsonrpc::RpcError rpc_error;  // kRpcError (the caller sets the id)
+  std::string required_scope;   // kInsufficientScope
+
+  static CallOutcome Rpc(int code, std::string message) {
+    CallOutcome o;
+    o.kind = Kind::kRpcError;
+    o.rpc_error = {code, std::move(message), nullptr, nullptr};
+    return o;
+  }
+};
+
+class ToolRegistry {
+ public:
+  explicit ToolRegistry(ToolRegistryOptions options = {});
+  ~ToolRegistry();
+  ToolRegistry(const ToolRegistry&) = delete;
+  ToolRegistry& operator=(const ToolRegistry&) = delete;
+
+  // Loads embedded schemas/tools/<name>.json and registers it. Fails (kInvalidArgument)
+  // when the file is missing, malformed, names another tool, has an invalid schema, or
+  // the name is already registered.
+  Status Register(std::string name, ToolHandler handler);
+  // The same with a descriptor given directly (tests, generated tools).
+  Status RegisterDescriptor(nlohmann::json descriptor, ToolHandler handler);
+
+  // tools/list: `params` is the request's params (object or null). An invalid cursor is
+  // -32602. The result is a ListToolsResult.
+  struct ListOutcome {
+    nlohmann::json result;
+    std::optional<jsonrpc::RpcError> error;
+  };
+  ListOutcome List(const nlohmann::json& params) const;
+
+  // tools/call: `params` is the request's params ({name, arguments?}).
+  CallOutcome Call(const ToolContext& ctx, const nlohmann::json& params) const;
+
+  // Registered names, sorted.
+  std::vector<std::string> Names() const;
+  size_t size() const { return tools_.size(); }
+  // The descriptor as registered, or nullptr.
+  const nlohmann::json* Descriptor(std::string_view name) const;
+
+ private:
+  struct Tool;
+  CallOutcome Invoke(const Tool& tool, const ToolContext& ctx, const nlohmann::json& args) const;
+
+  const ToolRegistryOptions options_;
+  std::map<std::string, std::unique_ptr<Tool>, std::less<>> tools_;
+};
+
+// Helpers for tool results (also used by tests).
+// A CallToolResult carrying `structured` as structuredContent and as a text block.
+nlohmann::json ToolResult(const nlohmann::json& structured, bool is_error);
+// The structured error body {"error": {"code", "message", "details"?}}.
+nlohmann::json ToolErrorBody(const std::string& code, const std::string& message,
+                             const nlohmann::json& details = nullptr);
+
+}  // namespace crmd::mcp
