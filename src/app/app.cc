@@ -5,6 +5,8 @@
 
 #include "src/app/services.h"
 #include "src/http/client.h"
+#include "src/mcp/origin.h"
+#include "auth/scopes.h"
 
 namespace crmd::app {
 
@@ -32,6 +34,85 @@ void AddHealthRoutes(App::Services& s) {
     });
     if (!ok) return http::Response::Json(503, {{"status", "unavailable"}});
     return http::Response::Json(200, {{"status", "ready"}});
+  });
+}
+
+// --- mcp ---
+
+// Told to every client at initialize (TOOLS.md: explain confirmation and revisions once).
+constexpr const char* kMcpInstructions =
+    "crmd is a CRM: contacts, lists, tags, campaigns, automations, sequences, settings and "
+    "reports. Lists paginate: pass the returned next_cursor as cursor. "
+    "Confirmation: destructive or far-reaching tools (deletions, activations) change nothing "
+    "on the first call; they return status \"confirmation_required\", a preview of the impact "
+    "and a confirmation token. Show the preview to the user and, only after the user agrees, "
+    "call confirm_action with that token (it expires after a few minutes and works once). "
+    "Revisions: every updatable record has an integer revision; updates take "
+    "expected_revision, and a revision_conflict error returns the current record: re-read, "
+    "re-apply the change, retry. Errors come back as tool results with isError and a stable "
+    "error.code (not_found, validation_failed naming the field, revision_conflict, ...).";
+
+std::string Quoted(std::string_view s) {
+  // RFC 9110 quoted-string content: drop quotes, backslashes and controls rather than
+  // escaping, so that a message can never break the header.
+  std::string out;
+  for (char c : s)
+    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) out += c;
+  return out;
+}
+
+// 401 for /mcp (RFC 6750 §3, RFC 9728 §5.1, MCP basic/authorization): where the resource
+// metadata is and which scopes to ask for; error only when a token was presented.
+http::Response McpUnauthorized(const App::Services& s, const char* error, const std::string& description) {
+  std::string challenge = "Bearer resource_metadata=\"" + s.config.Issuer() +
+                          "/.well-known/oauth-protected-resource/mcp\", scope=\"";
+  const auto& scopes = auth::AllScopes();
+  for (size_t i = 0; i < scopes.size(); ++i) challenge += (i ? " " : "") + scopes[i];
+  challenge += "\"";
+  if (error) {
+    challenge += std::string(", error=\"") + error + "\"";
+    if (!description.empty()) challenge += ", error_description=\"" + Quoted(description) + "\"";
+  }
+  auto r = http::Response::Json(401, {{"jsonrpc", "2.0"},
+                                      {"error", {{"code", -32000}, {"message", "Unauthorized"}}}});
+  r.Set("WWW-Authenticate", challenge);
+  return r;
+}
+
+void CreateMcpRegistry(App::Services& s) {
+  s.tools = std::make_unique<mcp::ToolRegistry>(mcp::ToolRegistryOptions{
+      // Tool output is checked in every build: a mismatch is a bug we want in the logs.
+      .validate_output = true,
+  });
+}
+
+void AddMcpRoutes(App::Services& s) {
+  s.mcp = std::make_unique<mcp::McpEndpoint>(
+      mcp::McpEndpointOptions{
+          .server_name = "crmd",
+          .server_title = "crmd CRM",
+          .server_version = "0.1.0",
+          .instructions = kMcpInstructions,
+          .resource_metadata_url = s.config.Issuer() + "/.well-known/oauth-protected-resource/mcp",
+      },
+      *s.tools, *s.clock, *s.random);
+  auto policy = std::make_shared<mcp::OriginPolicy>(
+      mcp::MakeOriginPolicy(s.config.Issuer(), s.config.allowed_origins));
+  s.router.Exact("/mcp", [&s, policy](const http::Request& req) {
+    // DNS rebinding first: a foreign Host or Origin learns nothing, not even 401.
+    if (auto refused = mcp::CheckOriginAndHost(req, *policy)) return *refused;
+    // OAuth 2.1 §5.1.1 / RFC 9700: no bearer tokens in URLs.
+    for (const auto& [k, v] : http::ParseForm(req.query)) {
+      if (k == "access_token") return McpUnauthorized(s, "invalid_request", "token in the query string");
+    }
+    bool presented = req.Header("Authorization").has_value();
+    if (!s.authenticate) return McpUnauthorized(s, presented ? "invalid_token" : nullptr, "");
+    auto principal = s.authenticate(req);
+    if (!principal) {
+      return McpUnauthorized(s, presented ? "invalid_token" : nullptr,
+                             presented ? principal.error().message : "");
+    }
+    return s.mcp->Handle(req, *principal);
   });
 }
 
@@ -74,6 +155,15 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   AddHealthRoutes(s);
 
   // --- module wiring (each module adds its own section below) ---
+
+  // --- mcp: the registry first, so that the tools section can register into it ---
+  CreateMcpRegistry(s);
+
+  // --- tools: call tools::Register<Area>Tools(*s.tools, ...) here; a failure is fatal ---
+  // e.g.  if (auto st = tools::RegisterContactTools(*s.tools, ...); !st) return Fail(st.error());
+
+  // --- mcp: the /mcp route (Origin/Host check, bearer authentication, endpoint) ---
+  AddMcpRoutes(s);
 
   return app;
 }

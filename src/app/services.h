@@ -11,6 +11,8 @@
 #include "src/core/principal.h"
 #include "src/core/random.h"
 #include "src/http/server.h"
+#include "src/mcp/endpoint.h"
+#include "src/mcp/registry.h"
 #include "src/store/db.h"
 
 namespace crmd::app {
@@ -29,6 +31,11 @@ struct App::Services {
   std::function<Result<Principal>(const http::Request&)> authenticate;
 
   // --- module services (each module adds its own members below) ---
+
+  // mcp: the tool registry (tools register into it in app.cc's "tools" section) and the
+  // /mcp endpoint serving it.
+  std::unique_ptr<mcp::ToolRegistry> tools;
+  std::unique_ptr<mcp::McpEndpoint> mcp;
 };
 
 }  // namespace crmd::app

@@ -33,6 +33,7 @@ TestServer::TestServer(TestServerOptions options) {
   auto app = app::App::Create(cfg);
   if (!app) throw std::runtime_error("App::Create: " + app.error().message + " " + app.error().detail);
   app_ = std::move(*app);
+  if (options.before_start) options.before_start(app_->services());
   auto port = app_->Start();
   if (!port) throw std::runtime_error("App::Start: " + port.error().message);
   base_url_ = app_->config().Issuer();

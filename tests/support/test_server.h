@@ -27,6 +27,9 @@ class TempDir {
 struct TestServerOptions {
   // Applied to the config before the app is created (e.g. allowed_origins).
   std::function<void(Config&)> configure;
+  // Called after App::Create and before Start: tests register test-only tools or set
+  // hooks (e.g. services.authenticate) here.
+  std::function<void(app::App::Services&)> before_start;
 };
 
 class TestServer {

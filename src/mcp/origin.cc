@@ -1,0 +1,75 @@
+#include "src/mcp/origin.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+#include "src/mcp/jsonrpc.h"
+
+namespace crmd::mcp {
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// "host:port" -> "host"; "[::1]:80" -> "[::1]".
+std::string_view HostName(std::string_view host) {
+  if (!host.empty() && host.front() == '[') {
+    auto close = host.find(']');
+    return close == std::string_view::npos ? host : host.substr(0, close + 1);
+  }
+  auto colon = host.rfind(':');
+  return colon == std::string_view::npos ? host : host.substr(0, colon);
+}
+
+http::Response Forbidden(const std::string& why) {
+  return http::Response::Json(
+      403, jsonrpc::MakeError({-32000, "Forbidden: " + why, nullptr, nullptr}));
+}
+
+}  // namespace
+
+OriginPolicy MakeOriginPolicy(const std::string& issuer, std::vector<std::string> allowed_origins) {
+  OriginPolicy p;
+  auto scheme_end = issuer.find("://");
+  std::string rest = scheme_end == std::string::npos ? issuer : issuer.substr(scheme_end + 3);
+  std::string authority = rest.substr(0, rest.find('/'));
+  p.own_host = Lower(authority);
+  p.own_origin = Lower(issuer.substr(0, scheme_end == std::string::npos ? 0 : scheme_end + 3)) + p.own_host;
+  p.allowed_origins = std::move(allowed_origins);
+  return p;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  std::string name = Lower(HostName(Trim(host)));
+  return name == "localhost" || name == "127.0.0.1" || name == "[::1]";
+}
+
+std::optional<http::Response> CheckOriginAndHost(const http::Request& req, const OriginPolicy& policy) {
+  auto host = req.Header("Host");
+  if (!host) return Forbidden("missing Host header");
+  std::string h = Lower(Trim(*host));
+  if (h != policy.own_host && !IsLoopbackHost(h)) return Forbidden("Host not allowed");
+
+  if (auto origin = req.Header("Origin")) {
+    std::string o(Trim(*origin));
+    bool ok = Lower(o) == policy.own_origin ||
+              std::find(policy.allowed_origins.begin(), policy.allowed_origins.end(), o) !=
+                  policy.allowed_origins.end();
+    if (!ok) return Forbidden("Origin not allowed");
+  }
+  return std::nullopt;
+}
+
+}  // namespace crmd::mcp

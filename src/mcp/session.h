@@ -1,0 +1,90 @@
+#pragma once
+// MCP sessions (Streamable HTTP "Session Management"), in memory on this node. A session
+// is created by initialize, bound to the principal that created it (OAuth client +
+// subject), carries the negotiated protocol version, expires after an idle TTL and is
+// ended by DELETE. With several nodes behind a load balancer, sticky routing is needed
+// (or a shared table later); see docs/mcp.md.
+//
+// Thread-safe. Lookups take one shard's mutex only; creation and removal also take the
+// per-owner index mutex. No lock is held while a tool runs.
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "src/core/clock.h"
+#include "src/core/random.h"
+#include "src/core/result.h"
+
+namespace crmd::mcp {
+
+struct SessionStoreOptions {
+  int64_t idle_ttl_s = 3600;          // a session unused this long is gone
+  size_t max_sessions = 10000;        // across all principals on this node
+  size_t max_sessions_per_owner = 50; // creating one more ends the owner's oldest
+};
+
+struct SessionInfo {
+  std::string protocol_version;
+  bool initialized = false;  // notifications/initialized received
+};
+
+class SessionStore {
+ public:
+  // `clock` and `random` must outlive the store.
+  SessionStore(SessionStoreOptions options, const Clock& clock, Random& random);
+  SessionStore(const SessionStore&) = delete;
+  SessionStore& operator=(const SessionStore&) = delete;
+
+  // Owner key of a principal: the session may only be used with tokens of the same
+  // OAuth client and subject.
+  static std::string OwnerKey(const std::string& client_id, const std::string& subject);
+
+  // A new session id (43 visible ASCII characters). kUnavailable when the node is full
+  // of live sessions.
+  Result<std::string> Create(const std::string& owner, std::string protocol_version);
+
+  enum class Lookup { kOk, kNotFound, kWrongOwner };
+  // Finds a live session and refreshes its idle timer. An expired session is removed and
+  // reported kNotFound; another owner's session is kWrongOwner and is not refreshed.
+  Lookup Find(const std::string& id, const std::string& owner, SessionInfo* info = nullptr);
+  void MarkInitialized(const std::string& id);
+  // Ends the session; false when unknown or owned by someone else.
+  bool End(const std::string& id, const std::string& owner);
+
+  size_t size() const;
+
+ private:
+  struct Session {
+    std::string owner;
+    SessionInfo info;
+    int64_t last_used = 0;
+  };
+  struct Shard {
+    mutable std::mutex mu;
+    std::unordered_map<std::string, Session> sessions;
+  };
+  static constexpr size_t kShards = 16;
+
+  Shard& ShardFor(const std::string& id);
+  void Remove(const std::string& id);
+  void SweepExpired(int64_t now);
+
+  const SessionStoreOptions options_;
+  const Clock& clock_;
+  Random& random_;
+  std::array<Shard, kShards> shards_;
+
+  // Per-owner creation order, for the per-owner cap; also counts sessions.
+  std::mutex owners_mu_;
+  std::unordered_map<std::string, std::deque<std::string>> owners_;
+  size_t total_ = 0;            // guarded by owners_mu_
+  int64_t last_sweep_ = 0;      // guarded by owners_mu_
+};
+
+}  // namespace crmd::mcp

@@ -1,0 +1,325 @@
+// The /mcp endpoint through real HTTP: transport, lifecycle, sessions, authentication
+// challenges and tools/call, with a test-only tool and (until auth's MintTestToken is
+// wired here) a test-only bearer check: "Bearer test:<subject>:<scope>,<scope>".
+#include <gtest/gtest.h>
+
+#include "src/app/app.h"
+#include "src/app/services.h"
+#include "tests/support/mcp_client.h"
+#include "tests/support/test_server.h"
+
+namespace crmd::testing {
+namespace {
+
+using nlohmann::json;
+
+Result<Principal> TestAuthenticate(const http::Request& req) {
+  auto h = req.Header("Authorization");
+  if (!h) return Fail(Errc::kUnauthenticated, "missing token");
+  std::string v(*h);
+  const std::string prefix = "Bearer test:";
+  if (v.rfind(prefix, 0) != 0) return Fail(Errc::kUnauthenticated, "invalid token");
+  std::string rest = v.substr(prefix.size());
+  auto colon = rest.find(':');
+  if (colon == std::string::npos) return Fail(Errc::kUnauthenticated, "invalid token");
+  Principal p;
+  p.subject = rest.substr(0, colon);
+  p.client_id = "test-client";
+  std::string scopes = rest.substr(colon + 1);
+  size_t start = 0;
+  while (start < scopes.size()) {
+    auto comma = scopes.find(',', start);
+    if (comma == std::string::npos) comma = scopes.size();
+    if (comma > start) p.scopes.insert(scopes.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return p;
+}
+
+json TestToolDescriptor() {
+  return json{
+      {"name", "test_create_contact"},
+      {"title", "Create a test contact"},
+      {"description", "Test-only tool: echoes the contact it would create."},
+      {"scope", "contacts:write"},
+      {"annotations", {{"readOnlyHint", false}, {"destructiveHint", false}}},
+      {"inputSchema",
+       {{"type", "object"},
+        {"properties",
+         {{"email", {{"type", "string"}, {"pattern", "^[^@\\s]+@[^@\\s]+$"}}},
+          {"name", {{"type", "string"}, {"maxLength", 100}}}}},
+        {"required", {"email"}},
+        {"additionalProperties", false}}},
+      {"outputSchema",
+       {{"type", "object"},
+        {"properties", {{"id", {{"type", "integer"}}}, {"email", {{"type", "string"}}}}},
+        {"required", {"id", "email"}}}},
+  };
+}
+
+class McpHttpTest : public ::testing::Test {
+ protected:
+  McpHttpTest()
+      : server_(TestServerOptions{
+            .configure = [](Config& c) { c.allowed_origins = {"https://app.example.org"}; },
+            .before_start =
+                [](app::App::Services& s) {
+                  s.authenticate = TestAuthenticate;
+                  EXPECT_TRUE(s.tools->RegisterDescriptor(
+                      TestToolDescriptor(), [](const mcp::ToolContext& ctx, const json& args) {
+                        if (args["email"] == "taken@example.com") {
+                          return mcp::ToolOutcome::Fail({Errc::kAlreadyExists, "email already used", ""});
+                        }
+                        return mcp::ToolOutcome::Ok(json{{"id", 1}, {"email", args["email"]}});
+                      }));
+                  EXPECT_TRUE(s.tools->RegisterDescriptor(
+                      json{{"name", "test_confirm"},
+                           {"description", "Test-only: needs a scope decided at run time."},
+                           {"inputSchema", {{"type", "object"}}}},
+                      [](const mcp::ToolContext&, const json&) {
+                        return mcp::ToolOutcome::Fail({Errc::kPermissionDenied, "needs contacts:delete", ""},
+                                                      json{{"required_scope", "contacts:delete"}});
+                      }));
+                },
+        }) {}
+
+  McpClient Client(const std::string& token = "test:alice:contacts:read,contacts:write") {
+    return McpClient(server_, McpClientOptions{.token = token});
+  }
+  std::string ResourceMetadata() {
+    return server_.base_url() + "/.well-known/oauth-protected-resource/mcp";
+  }
+
+  TestServer server_;
+};
+
+TEST_F(McpHttpTest, InitializeNegotiatesAndIssuesSession_McpLifecycle_Initialization) {
+  auto c = Client();
+  auto r = c.Initialize("2025-06-18");
+  ASSERT_TRUE(r.ok()) << r.raw;
+  EXPECT_EQ(r.result()["protocolVersion"], "2025-06-18");
+  EXPECT_EQ(r.result()["serverInfo"]["name"], "crmd");
+  EXPECT_NE(r.result()["instructions"].get<std::string>().find("confirm_action"), std::string::npos);
+  EXPECT_FALSE(c.session_id().empty());
+
+  auto c2 = Client();
+  EXPECT_EQ(c2.Initialize("1999-01-01").result()["protocolVersion"], "2025-11-25");
+}
+
+TEST_F(McpHttpTest, PingAndToolsList) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto p = c.Ping();
+  EXPECT_TRUE(p.ok());
+  json tools = c.ListAllTools();
+  bool found = false;
+  for (const auto& t : tools) found |= t["name"] == "test_create_contact";
+  EXPECT_TRUE(found) << tools.dump();
+}
+
+TEST_F(McpHttpTest, ToolCallReturnsStructuredContent) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  c.ListTools();  // lets the client check structuredContent against the outputSchema
+  auto r = c.CallTool("test_create_contact", {{"email", "a@example.com"}});
+  ASSERT_TRUE(r.ok()) << r.raw;
+  EXPECT_FALSE(r.is_tool_error());
+  EXPECT_EQ(r.structured()["email"], "a@example.com");
+}
+
+TEST_F(McpHttpTest, BusinessFailureIsToolErrorWithCode) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto r = c.CallTool("test_create_contact", {{"email", "taken@example.com"}});
+  ASSERT_TRUE(r.is_tool_error()) << r.raw;
+  EXPECT_EQ(r.structured()["error"]["code"], "already_exists");
+}
+
+TEST_F(McpHttpTest, SchemaViolationIsToolErrorNamingField_McpTools_ErrorHandling) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto r = c.CallTool("test_create_contact", {{"email", "not-an-email"}});
+  ASSERT_TRUE(r.is_tool_error()) << r.raw;
+  EXPECT_EQ(r.structured()["error"]["code"], "validation_failed");
+  EXPECT_EQ(r.structured()["error"]["field"], "email");
+  EXPECT_NE(r.result()["content"][0]["text"].get<std::string>().find("/email"), std::string::npos);
+}
+
+TEST_F(McpHttpTest, UnknownToolIsJsonRpcError_McpTools_ErrorHandling) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto r = c.CallTool("no_such_tool", json::object());
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.error()["code"], -32602);
+}
+
+TEST_F(McpHttpTest, UnknownMethodIsMethodNotFound) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto r = c.Request("prompts/list");
+  EXPECT_EQ(r.error()["code"], -32601);
+}
+
+TEST_F(McpHttpTest, MalformedJsonIsParseError) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto r = c.RawPost("{\"jsonrpc\":\"2.0\",");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body["error"]["code"], -32700);
+  EXPECT_FALSE(r.body.contains("id"));
+  EXPECT_FALSE(ValidateMcpType("JSONRPCErrorResponse", r.body));
+}
+
+TEST_F(McpHttpTest, BatchIsInvalidRequest_McpTransports_Post3) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto r = c.RawPost(R"([{"jsonrpc":"2.0","id":901,"method":"ping"},{"jsonrpc":"2.0","id":902,"method":"ping"}])");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body["error"]["code"], -32600);
+}
+
+TEST_F(McpHttpTest, OversizedBodyIs413) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  std::string big = R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":")" +
+                    std::string(2 * 1024 * 1024, 'a') + "\"}}";
+  auto r = c.RawPost(big);
+  EXPECT_EQ(r.status, 413);
+}
+
+TEST_F(McpHttpTest, MissingScopeIs403WithStepUpChallenge_McpAuthorization_ScopeChallenge) {
+  auto c = Client("test:alice:contacts:read");
+  ASSERT_TRUE(c.Initialize().ok());
+  auto r = c.CallTool("test_create_contact", {{"email", "a@example.com"}});
+  EXPECT_EQ(r.status, 403);
+  ASSERT_TRUE(r.Header("WWW-Authenticate"));
+  EXPECT_EQ(std::string(*r.Header("WWW-Authenticate")),
+            "Bearer error=\"insufficient_scope\", scope=\"contacts:write\", resource_metadata=\"" +
+                ResourceMetadata() + "\"");
+}
+
+TEST_F(McpHttpTest, HandlerCanDemandAScopeAtRunTime) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto r = c.CallTool("test_confirm", json::object());
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("scope=\"contacts:delete\""), std::string::npos);
+}
+
+TEST_F(McpHttpTest, NoTokenIs401WithResourceMetadata_Rfc9728_5_1) {
+  auto c = Client("");
+  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
+  EXPECT_EQ(r.status, 401);
+  ASSERT_TRUE(r.Header("WWW-Authenticate"));
+  std::string h(*r.Header("WWW-Authenticate"));
+  EXPECT_EQ(h.rfind("Bearer resource_metadata=\"" + ResourceMetadata() + "\"", 0), 0u) << h;
+  EXPECT_NE(h.find("scope=\"contacts:read"), std::string::npos) << h;
+  EXPECT_EQ(h.find("error="), std::string::npos) << "no error code without a token (RFC 6750 §3.1)";
+}
+
+TEST_F(McpHttpTest, BadTokenIs401InvalidToken_Rfc6750_3_1) {
+  auto c = Client("garbage");
+  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_token\""), std::string::npos);
+}
+
+TEST_F(McpHttpTest, TokenInQueryStringIsRefused_OAuth21_5_1) {
+  auto r = server_.Send("POST", "/mcp?access_token=test:alice:contacts:read",
+                        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
+                        {{"Content-Type", "application/json"}});
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_request\""), std::string::npos);
+}
+
+TEST_F(McpHttpTest, ForeignOriginIs403_McpTransports_Security) {
+  auto c = Client();
+  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
+                     {{"Origin", "https://evil.example.com"}});
+  EXPECT_EQ(r.status, 403);
+  auto ok = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
+                      {{"Origin", "https://app.example.org"}});
+  EXPECT_EQ(ok.status, 200) << ok.raw;
+}
+
+TEST_F(McpHttpTest, ForeignHostIs403EvenWithoutToken_DnsRebinding) {
+  auto c = Client("");
+  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}})",
+                     {{"Host", "evil.example.com"}});
+  EXPECT_EQ(r.status, 403);
+  auto local = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}})",
+                         {{"Host", "localhost:1234"}});
+  EXPECT_EQ(local.status, 401);
+}
+
+TEST_F(McpHttpTest, UnsupportedProtocolVersionHeaderIs400) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  c.set_protocol_version("2099-01-01");
+  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":5,"method":"tools/list","params":{}})");
+  EXPECT_EQ(r.status, 400);
+}
+
+TEST_F(McpHttpTest, SessionIsBoundToPrincipal) {
+  auto alice = Client();
+  ASSERT_TRUE(alice.Initialize().ok());
+  auto bob = Client("test:bob:contacts:read,contacts:write");
+  bob.set_session_id(alice.session_id());
+  bob.set_protocol_version("2025-11-25");
+  auto r = bob.RawPost(R"({"jsonrpc":"2.0","id":5,"method":"ping"})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_TRUE(alice.Ping().ok());
+}
+
+TEST_F(McpHttpTest, DeletedSessionIs404_McpTransports_SessionManagement) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto d = c.EndSession();
+  EXPECT_TRUE(d.status >= 200 && d.status < 300) << d.status;
+  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":5,"method":"ping"})");
+  EXPECT_EQ(r.status, 404);
+}
+
+TEST_F(McpHttpTest, RequestWithoutSessionIs400) {
+  auto c = Client();
+  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})");
+  EXPECT_EQ(r.status, 400);
+}
+
+TEST_F(McpHttpTest, GetIs405_McpTransports_Listening) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto r = c.RawSend("GET", "", {{"Accept", "text/event-stream"}});
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(std::string(*r.Header("Allow")), "POST, DELETE");
+}
+
+TEST_F(McpHttpTest, NotificationIs202WithoutBody) {
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  auto r = c.Notify("notifications/cancelled", {{"requestId", 1}});
+  EXPECT_EQ(r.status, 202);
+  EXPECT_TRUE(r.raw.empty());
+}
+
+}  // namespace
+}  // namespace crmd::testing
+
+namespace crmd::testing {
+namespace {
+
+// The client's checks are only worth something if they can fail.
+TEST(McpSchemaValidation, RejectsMalformedServerMessages) {
+  using nlohmann::json;
+  EXPECT_TRUE(ValidateMcpType("CallToolResult", json{{"content", 5}}));
+  EXPECT_TRUE(ValidateMcpType("CallToolResult", json{{"content", {{{"type", "text"}}}}}));
+  EXPECT_FALSE(ValidateMcpType("CallToolResult", json{{"content", {{{"type", "text"}, {"text", "x"}}}}}));
+  EXPECT_TRUE(ValidateMcpType("InitializeResult", json{{"protocolVersion", "2025-11-25"}}));
+  EXPECT_TRUE(ValidateMcpType("JSONRPCErrorResponse",
+                              json{{"jsonrpc", "2.0"}, {"id", 1}, {"error", {{"code", "x"}, {"message", "m"}}}}));
+  EXPECT_TRUE(ValidateMcpType("ListToolsResult", json{{"tools", {{{"name", "x"}}}}}))
+      << "a Tool needs an inputSchema";
+}
+
+}  // namespace
+}  // namespace crmd::testing

@@ -1,0 +1,258 @@
+#include "tests/support/mcp_client.h"
+
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "src/core/http_types.h"
+#include "src/mcp/json_schema.h"
+
+namespace crmd::testing {
+
+using nlohmann::json;
+
+namespace {
+
+// The MCP schema is JSON Schema 2020-12 with "$defs"; valijson speaks draft-07, where
+// the same thing is "definitions". The schema uses only keywords whose meaning is the
+// same in both (checked: $ref, type, properties, required, additionalProperties, items,
+// anyOf, allOf, enum, const, minimum, maximum, format), so renaming the container and
+// the references is a faithful translation.
+void RewriteRefs(json& node) {
+  if (node.is_object()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (it.key() == "$ref" && it->is_string()) {
+        std::string ref = *it;
+        const std::string from = "#/$defs/";
+        if (ref.rfind(from, 0) == 0) *it = "#/definitions/" + ref.substr(from.size());
+      } else {
+        RewriteRefs(*it);
+      }
+    }
+  } else if (node.is_array()) {
+    for (auto& x : node) RewriteRefs(x);
+  }
+}
+
+class McpSchemas {
+ public:
+  static McpSchemas& Get() {
+    static McpSchemas instance;  // test support only: loaded once per test binary
+    return instance;
+  }
+
+  std::optional<std::string> Validate(const std::string& type, const json& doc) {
+    const mcp::CompiledSchema* schema = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      auto it = compiled_.find(type);
+      if (it == compiled_.end()) {
+        if (!defs_.contains(type)) return "unknown MCP schema type " + type;
+        json root{{"$ref", "#/definitions/" + type}, {"definitions", defs_}};
+        auto c = mcp::CompiledSchema::Compile(root);
+        if (!c) return "cannot compile MCP schema for " + type + ": " + c.error().detail;
+        it = compiled_.emplace(type, std::move(*c)).first;
+      }
+      schema = it->second.get();
+    }
+    if (auto v = schema->Validate(doc)) return type + " " + v->message;
+    return std::nullopt;
+  }
+
+ private:
+  McpSchemas() {
+    std::string path = std::string(CRMD_SOURCE_DIR) + "/tests/data/mcp/2025-11-25.schema.json";
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    json doc = json::parse(ss.str());
+    defs_ = std::move(doc["$defs"]);
+    RewriteRefs(defs_);
+  }
+  std::mutex mu_;
+  json defs_;
+  std::map<std::string, std::unique_ptr<mcp::CompiledSchema>> compiled_;
+};
+
+std::optional<std::string> ResultTypeFor(const std::string& method) {
+  if (method == "initialize") return "InitializeResult";
+  if (method == "tools/list") return "ListToolsResult";
+  if (method == "tools/call") return "CallToolResult";
+  if (method == "ping") return "EmptyResult";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> ValidateMcpType(const std::string& type, const json& doc) {
+  return McpSchemas::Get().Validate(type, doc);
+}
+
+std::optional<std::string_view> McpReply::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (http::IEquals(k, name)) return std::string_view(v);
+  return std::nullopt;
+}
+
+McpClient::McpClient(TestServer& server, McpClientOptions options)
+    : server_(server), options_(std::move(options)) {}
+McpClient::~McpClient() = default;
+
+McpReply McpClient::Exchange(const std::string& http_method, const std::string& body, http::Headers extra) {
+  http::Headers headers;
+  auto add = [&](const std::string& k, const std::string& v) {
+    for (const auto& [ek, ev] : extra)
+      if (http::IEquals(ek, k)) return;  // overridden by the caller
+    headers.emplace_back(k, v);
+  };
+  if (http_method == "POST") {
+    add("Content-Type", "application/json");
+    add("Accept", "application/json, text/event-stream");
+  }
+  if (!options_.token.empty()) add("Authorization", "Bearer " + options_.token);
+  if (!session_id_.empty()) add("Mcp-Session-Id", session_id_);
+  if (!protocol_version_.empty()) add("MCP-Protocol-Version", protocol_version_);
+  for (const auto& [k, v] : options_.extra_headers) add(k, v);
+  for (auto& h : extra) headers.push_back(std::move(h));
+
+  auto res = server_.Send(http_method, options_.path, body, std::move(headers));
+  McpReply reply;
+  reply.status = res.status;
+  reply.headers = std::move(res.headers);
+  reply.raw = std::move(res.body);
+  if (!reply.raw.empty()) {
+    reply.body = json::parse(reply.raw, nullptr, false);
+    if (reply.body.is_discarded()) reply.body = nullptr;
+  }
+  return reply;
+}
+
+McpReply McpClient::RawPost(const std::string& body, http::Headers extra) {
+  return Exchange("POST", body, std::move(extra));
+}
+
+McpReply McpClient::RawSend(const std::string& method, const std::string& body, http::Headers extra) {
+  return Exchange(method, body, std::move(extra));
+}
+
+McpReply McpClient::Rpc(const std::string& method, const json& params, bool notification) {
+  json msg{{"jsonrpc", "2.0"}, {"method", method}};
+  if (!notification) msg["id"] = next_id_++;
+  if (!params.is_null()) msg["params"] = params;
+  McpReply reply = Exchange("POST", msg.dump(), {});
+  if (options_.validate) {
+    if (notification) {
+      EXPECT_TRUE(reply.status != 202 || reply.raw.empty()) << "202 must have no body";
+    } else {
+      Check(method, reply, params);
+      if (reply.body.is_object() && reply.body.contains("id")) {
+        EXPECT_EQ(reply.body["id"], msg["id"]) << "response id must echo the request id";
+      }
+    }
+  }
+  return reply;
+}
+
+void McpClient::Check(const std::string& method, const McpReply& reply, const json& params) {
+  if (!reply.body.is_object()) {
+    // Only bodiless or non-JSON answers at the HTTP level (401, 403 by a guard) are allowed.
+    EXPECT_NE(reply.status, 200) << method << ": 200 without a JSON-RPC body: " << reply.raw;
+    return;
+  }
+  if (reply.status == 200 || reply.body.contains("jsonrpc")) {
+    auto ct = reply.Header("Content-Type");
+    EXPECT_TRUE(ct && ct->find("application/json") != std::string_view::npos) << method;
+  }
+  if (reply.body.contains("error")) {
+    if (auto v = ValidateMcpType("JSONRPCErrorResponse", reply.body)) ADD_FAILURE() << method << ": " << *v;
+    return;
+  }
+  if (auto v = ValidateMcpType("JSONRPCResultResponse", reply.body)) {
+    ADD_FAILURE() << method << ": " << *v << " in " << reply.raw;
+    return;
+  }
+  auto type = ResultTypeFor(method);
+  if (type) {
+    if (auto v = ValidateMcpType(*type, reply.body["result"])) {
+      ADD_FAILURE() << method << ": " << *v << " in " << reply.raw;
+    }
+  }
+  if (method == "tools/list") {
+    for (const auto& tool : reply.body["result"].value("tools", json::array())) {
+      if (!tool.contains("outputSchema")) continue;
+      auto c = mcp::CompiledSchema::Compile(tool["outputSchema"]);
+      if (!c) {
+        ADD_FAILURE() << "outputSchema of " << tool["name"] << " does not compile";
+        continue;
+      }
+      output_schemas_[tool["name"]] = std::shared_ptr<mcp::CompiledSchema>(std::move(*c));
+    }
+  }
+  if (method == "tools/call" && params.contains("name")) {
+    const json& r = reply.body["result"];
+    auto it = output_schemas_.find(params["name"].get<std::string>());
+    if (it != output_schemas_.end() && !r.value("isError", false) && r.contains("structuredContent")) {
+      if (auto v = it->second->Validate(r["structuredContent"])) {
+        ADD_FAILURE() << params["name"] << " structuredContent violates its outputSchema: " << v->message;
+      }
+    }
+  }
+}
+
+McpReply McpClient::Initialize(const std::string& version) {
+  session_id_.clear();
+  protocol_version_.clear();
+  McpReply reply = Rpc("initialize",
+                       json{{"protocolVersion", version},
+                            {"capabilities", json::object()},
+                            {"clientInfo", {{"name", "crmd-tests"}, {"version", "1.0.0"}}}},
+                       false);
+  if (!reply.ok()) return reply;
+  if (auto sid = reply.Header("Mcp-Session-Id")) session_id_ = std::string(*sid);
+  protocol_version_ = reply.result().value("protocolVersion", "");
+  McpReply n = Notify("notifications/initialized", nullptr);
+  EXPECT_EQ(n.status, 202) << n.raw;
+  return reply;
+}
+
+McpReply McpClient::Ping() { return Rpc("ping", nullptr, false); }
+
+McpReply McpClient::ListTools(const std::optional<std::string>& cursor) {
+  json params = json::object();
+  if (cursor) params["cursor"] = *cursor;
+  return Rpc("tools/list", params, false);
+}
+
+json McpClient::ListAllTools() {
+  json all = json::array();
+  std::optional<std::string> cursor;
+  for (int page = 0; page < 100; ++page) {
+    McpReply r = ListTools(cursor);
+    EXPECT_TRUE(r.ok()) << r.raw;
+    if (!r.ok()) break;
+    for (const auto& t : r.result()["tools"]) all.push_back(t);
+    if (!r.result().contains("nextCursor")) break;
+    cursor = r.result()["nextCursor"].get<std::string>();
+  }
+  return all;
+}
+
+McpReply McpClient::CallTool(const std::string& name, const json& arguments) {
+  return Rpc("tools/call", json{{"name", name}, {"arguments", arguments}}, false);
+}
+
+McpReply McpClient::Request(const std::string& method, const json& params) {
+  return Rpc(method, params, false);
+}
+
+McpReply McpClient::Notify(const std::string& method, const json& params) {
+  return Rpc(method, params, true);
+}
+
+McpReply McpClient::EndSession() { return Exchange("DELETE", "", {}); }
+
+}  // namespace crmd::testing

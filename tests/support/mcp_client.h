@@ -1,0 +1,99 @@
+#pragma once
+// A small MCP client for tests: JSON-RPC over real HTTP to a TestServer's /mcp with a
+// bearer token. It keeps Mcp-Session-Id and MCP-Protocol-Version like a real client and,
+// unless told not to, checks every server message against the MCP JSON schema
+// (tests/data/mcp/2025-11-25.schema.json: JSONRPCErrorResponse, InitializeResult,
+// ListToolsResult, CallToolResult, ...) and every successful structuredContent against
+// the tool's outputSchema from tools/list. A violation is a test failure (ADD_FAILURE).
+//
+// Not thread-safe: one client per test thread.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/http_client.h"
+#include "tests/support/test_server.h"
+
+namespace crmd::mcp {
+class CompiledSchema;
+}
+
+namespace crmd::testing {
+
+struct McpClientOptions {
+  std::string token;          // the bearer token; empty sends no Authorization header
+  std::string path = "/mcp";
+  bool validate = true;       // check server messages against the MCP schema
+  http::Headers extra_headers; // added to every request (e.g. Origin)
+};
+
+// One HTTP exchange: status, headers, and the body parsed as JSON (null when empty or
+// not JSON).
+struct McpReply {
+  int status = 0;
+  http::Headers headers;
+  std::string raw;
+  nlohmann::json body;
+
+  std::optional<std::string_view> Header(std::string_view name) const;
+  bool ok() const { return status == 200 && body.contains("result"); }
+  // at(): a missing member throws, which gtest reports as a failure.
+  const nlohmann::json& result() const { return body.at("result"); }
+  const nlohmann::json& error() const { return body.at("error"); }
+  // CallToolResult shortcuts.
+  bool is_tool_error() const { return ok() && result().value("isError", false); }
+  const nlohmann::json& structured() const { return result().at("structuredContent"); }
+};
+
+class McpClient {
+ public:
+  McpClient(TestServer& server, McpClientOptions options);
+  ~McpClient();
+
+  // initialize (keeping the session id and negotiated version), then, when it succeeded,
+  // notifications/initialized. Returns the initialize reply.
+  McpReply Initialize(const std::string& version = "2025-11-25");
+  McpReply Ping();
+  McpReply ListTools(const std::optional<std::string>& cursor = std::nullopt);
+  // Every page of tools/list, concatenated (fails the test on an error).
+  nlohmann::json ListAllTools();
+  McpReply CallTool(const std::string& name, const nlohmann::json& arguments = nlohmann::json::object());
+  // Any request / notification.
+  McpReply Request(const std::string& method, const nlohmann::json& params = nlohmann::json::object());
+  McpReply Notify(const std::string& method, const nlohmann::json& params = nlohmann::json::object());
+  // DELETE with the current session id.
+  McpReply EndSession();
+
+  // A POST of exactly `body` with the usual headers plus `extra` (overriding same-named
+  // ones). Not validated: for malformed input.
+  McpReply RawPost(const std::string& body, http::Headers extra = {});
+  // Any method, with the usual headers plus `extra`. Not validated.
+  McpReply RawSend(const std::string& method, const std::string& body, http::Headers extra = {});
+
+  const std::string& session_id() const { return session_id_; }
+  void set_session_id(std::string id) { session_id_ = std::move(id); }
+  const std::string& protocol_version() const { return protocol_version_; }
+  void set_protocol_version(std::string v) { protocol_version_ = std::move(v); }
+  void set_token(std::string token) { options_.token = std::move(token); }
+
+ private:
+  McpReply Exchange(const std::string& http_method, const std::string& body, http::Headers extra);
+  McpReply Rpc(const std::string& method, const nlohmann::json& params, bool notification);
+  void Check(const std::string& method, const McpReply& reply, const nlohmann::json& params);
+
+  TestServer& server_;
+  McpClientOptions options_;
+  std::string session_id_;
+  std::string protocol_version_;
+  int next_id_ = 1;
+  std::map<std::string, std::shared_ptr<mcp::CompiledSchema>> output_schemas_;
+};
+
+// Validates `doc` against the MCP schema definition `type` (e.g. "CallToolResult") of
+// tests/data/mcp/2025-11-25.schema.json; returns the violation message, or nullopt.
+std::optional<std::string> ValidateMcpType(const std::string& type, const nlohmann::json& doc);
+
+}  // namespace crmd::testing
