@@ -114,13 +114,14 @@ std::optional<SchemaViolation> CompiledSchema::Validate(const json& doc) const {
   thread_local valijson::Validator validator(valijson::Validator::kStrongTypes);
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter target(doc);
-  bool ok = false;
   try {
-    ok = validator.validate(impl_->schema, target, &results);
+    // Fast path: without a results object valijson stops at the first failure; only an
+    // invalid document pays for a second, exhaustive pass that collects the errors.
+    if (validator.validate(impl_->schema, target, nullptr)) return std::nullopt;
+    validator.validate(impl_->schema, target, &results);
   } catch (const std::exception& e) {
     return SchemaViolation{"", "", std::string("could not be validated: ") + e.what()};
   }
-  if (ok) return std::nullopt;
 
   // The deepest error is the most specific: valijson adds summary errors at each parent.
   std::vector<std::string> best_segments;

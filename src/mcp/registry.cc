@@ -66,10 +66,13 @@ std::optional<std::string> DecodeCursor(const std::string& cursor) {
 
 }  // namespace
 
-json ToolResult(const json& structured, bool is_error) {
-  return json{{"content", json::array({json{{"type", "text"}, {"text", structured.dump()}}})},
-              {"structuredContent", structured},
-              {"isError", is_error}};
+json ToolResult(json structured, bool is_error) {
+  json text{{"type", "text"}, {"text", structured.dump()}};
+  json result = json::object();
+  result["content"] = json::array({std::move(text)});
+  result["structuredContent"] = std::move(structured);
+  result["isError"] = is_error;
+  return result;
 }
 
 json ToolErrorBody(const std::string& code, const std::string& message, const json& details) {
@@ -187,7 +190,7 @@ CallOutcome ToolRegistry::Call(const ToolContext& ctx, const json& params) const
     json body = ToolErrorBody(ErrcCode(Errc::kInvalidArgument), v->message);
     body["error"]["field"] = v->field;
     CallOutcome o;
-    o.result = ToolResult(body, true);
+    o.result = ToolResult(std::move(body), true);
     return o;
   }
   return Invoke(tool, ctx, *args);
@@ -243,7 +246,7 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
     o.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);
     return o;
   }
-  o.result = ToolResult(out.structured, false);
+  o.result = ToolResult(std::move(out.structured), false);
   return o;
 }
 

@@ -93,7 +93,7 @@ class ToolRegistry {
 
 // Helpers for tool results (also used by tests).
 // A CallToolResult carrying `structured` as structuredContent and as a text block.
-nlohmann::json ToolResult(const nlohmann::json& structured, bool is_error);
+nlohmann::json ToolResult(nlohmann::json structured, bool is_error);
 // The structured error body {"error": {"code", "message", "details"?}}.
 nlohmann::json ToolErrorBody(const std::string& code, const std::string& message,
                              const nlohmann::json& details = nullptr);
