@@ -101,18 +101,24 @@ void AddMcpRoutes(App::Services& s) {
   s.router.Exact("/mcp", [&s, policy](const http::Request& req) {
     // DNS rebinding first: a foreign Host or Origin learns nothing, not even 401.
     if (auto refused = mcp::CheckOriginAndHost(req, *policy)) return *refused;
-    // OAuth 2.1 §5.1.1 / RFC 9700: no bearer tokens in URLs.
-    for (const auto& [k, v] : http::ParseForm(req.query)) {
-      if (k == "access_token") return McpUnauthorized(s, "invalid_request", "token in the query string");
-    }
-    bool presented = req.Header("Authorization").has_value();
-    if (!s.authenticate) return McpUnauthorized(s, presented ? "invalid_token" : nullptr, "");
-    auto principal = s.authenticate(req);
-    if (!principal) {
-      return McpUnauthorized(s, presented ? "invalid_token" : nullptr,
-                             presented ? principal.error().message : "");
-    }
-    return s.mcp->Handle(req, *principal);
+    // A browser's preflight carries no token; the Origin is already known to be allowed.
+    if (req.method == "OPTIONS") return mcp::CorsPreflight(req);
+    http::Response res = [&] {
+      // OAuth 2.1 §5.1.1 / RFC 9700: no bearer tokens in URLs.
+      for (const auto& [k, v] : http::ParseForm(req.query)) {
+        if (k == "access_token") return McpUnauthorized(s, "invalid_request", "token in the query string");
+      }
+      bool presented = req.Header("Authorization").has_value();
+      if (!s.authenticate) return McpUnauthorized(s, presented ? "invalid_token" : nullptr, "");
+      auto principal = s.authenticate(req);
+      if (!principal) {
+        return McpUnauthorized(s, presented ? "invalid_token" : nullptr,
+                               presented ? principal.error().message : "");
+      }
+      return s.mcp->Handle(req, *principal);
+    }();
+    mcp::AddCorsHeaders(req, res);
+    return res;
   });
 }
 

@@ -72,4 +72,26 @@ std::optional<http::Response> CheckOriginAndHost(const http::Request& req, const
   return std::nullopt;
 }
 
+http::Response CorsPreflight(const http::Request& req) {
+  http::Response r = http::Response::Empty(204);
+  r.Set("Allow", "POST, DELETE, OPTIONS");
+  if (auto origin = req.Header("Origin")) {
+    r.Set("Access-Control-Allow-Origin", std::string(Trim(*origin)));
+    r.Set("Access-Control-Allow-Methods", "POST, DELETE");
+    r.Set("Access-Control-Allow-Headers",
+          "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID");
+    r.Set("Access-Control-Max-Age", "600");
+    r.Set("Vary", "Origin");
+  }
+  return r;
+}
+
+void AddCorsHeaders(const http::Request& req, http::Response& res) {
+  auto origin = req.Header("Origin");
+  if (!origin) return;
+  res.Set("Access-Control-Allow-Origin", std::string(Trim(*origin)));
+  res.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate");
+  res.Set("Vary", "Origin");
+}
+
 }  // namespace crmd::mcp

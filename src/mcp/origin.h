@@ -25,4 +25,12 @@ bool IsLoopbackHost(std::string_view host);
 // 403 (JSON-RPC error body without id) when Origin or Host is refused; nullopt otherwise.
 std::optional<http::Response> CheckOriginAndHost(const http::Request& req, const OriginPolicy& policy);
 
+// CORS for browser-based MCP clients on an allowed origin. REQUIRES: CheckOriginAndHost
+// passed, so any Origin present is allowed. No credentials mode: tokens travel in the
+// Authorization header, never in cookies.
+// The answer to an OPTIONS preflight (204).
+http::Response CorsPreflight(const http::Request& req);
+// Adds Access-Control-Allow-Origin / -Expose-Headers when the request has an Origin.
+void AddCorsHeaders(const http::Request& req, http::Response& res);
+
 }  // namespace crmd::mcp

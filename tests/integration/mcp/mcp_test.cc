@@ -323,3 +323,32 @@ TEST(McpSchemaValidation, RejectsMalformedServerMessages) {
 
 }  // namespace
 }  // namespace crmd::testing
+
+namespace crmd::testing {
+namespace {
+
+TEST(McpCors, PreflightAndResponsesNameTheAllowedOrigin) {
+  TestServer server(TestServerOptions{
+      .configure = [](Config& c) { c.allowed_origins = {"https://app.example.org"}; }});
+  auto pre = server.Send("OPTIONS", "/mcp", "",
+                         {{"Origin", "https://app.example.org"},
+                          {"Access-Control-Request-Method", "POST"},
+                          {"Access-Control-Request-Headers", "authorization, content-type, mcp-session-id"}});
+  EXPECT_EQ(pre.status, 204);
+  EXPECT_EQ(std::string(*pre.Header("Access-Control-Allow-Origin")), "https://app.example.org");
+  EXPECT_NE(std::string(*pre.Header("Access-Control-Allow-Headers")).find("Mcp-Session-Id"), std::string::npos);
+
+  auto evil = server.Send("OPTIONS", "/mcp", "", {{"Origin", "https://evil.example.com"}});
+  EXPECT_EQ(evil.status, 403);
+  EXPECT_FALSE(evil.Header("Access-Control-Allow-Origin"));
+
+  auto unauth = server.PostJson("/mcp", {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}},
+                                {{"Origin", "https://app.example.org"}});
+  EXPECT_EQ(unauth.status, 401);
+  EXPECT_EQ(std::string(*unauth.Header("Access-Control-Allow-Origin")), "https://app.example.org");
+  EXPECT_NE(std::string(*unauth.Header("Access-Control-Expose-Headers")).find("WWW-Authenticate"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace crmd::testing
