@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -65,6 +66,35 @@ json SupportedVersions() {
   return out;
 }
 
+// One line per tools/call, for audit and operations. Arguments and results are never
+// logged: they carry personal data.
+void LogToolCall(const http::Request& req, const Principal& principal, const json& params,
+                 const CallOutcome& out, int64_t duration_us) {
+  if (!spdlog::should_log(spdlog::level::info)) return;
+  std::string tool = params.is_object() && params.contains("name") && params["name"].is_string()
+                         ? params["name"].get<std::string>()
+                         : "";
+  const char* outcome = "ok";
+  std::string code;
+  switch (out.kind) {
+    case CallOutcome::Kind::kRpcError: outcome = "protocol_error"; break;
+    case CallOutcome::Kind::kInsufficientScope: outcome = "insufficient_scope"; break;
+    case CallOutcome::Kind::kResult:
+      if (out.result.value("isError", false)) {
+        outcome = "tool_error";
+        auto sc = out.result.find("structuredContent");
+        if (sc != out.result.end() && sc->contains("error") && (*sc)["error"].is_object()) {
+          code = (*sc)["error"].value("code", "");
+        }
+      }
+      break;
+  }
+  spdlog::info(
+      R"("event":"tool_call","request_id":"{}","tool":"{}","client_id":"{}","subject":"{}","outcome":"{}","code":"{}","duration_us":{})",
+      req.request_id, JsonEscape(tool), JsonEscape(principal.client_id), JsonEscape(principal.subject), outcome,
+      code, duration_us);
+}
+
 }  // namespace
 
 bool IsSupportedProtocolVersion(std::string_view version) {
@@ -84,7 +114,10 @@ std::string InsufficientScopeChallenge(const std::string& scope, const std::stri
 
 McpEndpoint::McpEndpoint(McpEndpointOptions options, const ToolRegistry& tools, const Clock& clock,
                          Random& random)
-    : options_(std::move(options)), tools_(tools), sessions_(options_.sessions, clock, random) {}
+    : options_(std::move(options)),
+      tools_(tools),
+      sessions_(options_.sessions, clock, random),
+      limiter_(options_.rate_limit, clock) {}
 
 http::Response McpEndpoint::Handle(const http::Request& req, const Principal& principal) {
   try {
@@ -152,8 +185,17 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
     return http::Response::Json(200, jsonrpc::MakeResult(m.id, std::move(list.result)));
   }
   if (m.method == "tools/call") {
-    ToolContext ctx{principal, req.request_id, session_id};
-    CallOutcome out = tools_.Call(ctx, m.params);
+    auto started = std::chrono::steady_clock::now();
+    CallOutcome out;
+    if (!limiter_.Allow(owner)) {
+      out.result = ToolResult(
+          ToolErrorBody(ErrcCode(Errc::kRateLimited), "too many tool calls: retry in a few seconds"), true);
+    } else {
+      out = tools_.Call(ToolContext{principal, req.request_id, session_id}, m.params);
+    }
+    LogToolCall(req, principal, m.params, out,
+                std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
+                    .count());
     switch (out.kind) {
       case CallOutcome::Kind::kResult:
         return http::Response::Json(200, jsonrpc::MakeResult(m.id, std::move(out.result)));

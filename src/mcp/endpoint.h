@@ -15,6 +15,7 @@
 #include "src/core/http_types.h"
 #include "src/core/principal.h"
 #include "src/core/random.h"
+#include "src/mcp/rate_limiter.h"
 #include "src/mcp/registry.h"
 #include "src/mcp/session.h"
 
@@ -41,6 +42,8 @@ struct McpEndpointOptions {
   // <issuer>/.well-known/oauth-protected-resource/mcp, for WWW-Authenticate on 403.
   std::string resource_metadata_url;
   SessionStoreOptions sessions;
+  // tools/call per principal (OAuth client + subject) on this node.
+  RateLimiterOptions rate_limit;
 };
 
 class McpEndpoint {
@@ -66,6 +69,7 @@ class McpEndpoint {
   const McpEndpointOptions options_;
   const ToolRegistry& tools_;
   SessionStore sessions_;
+  RateLimiter limiter_;
 };
 
 // `Bearer error="insufficient_scope", scope="...", resource_metadata="..."` (RFC 6750 §3,

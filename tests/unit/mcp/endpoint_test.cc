@@ -256,3 +256,54 @@ TEST(Origin, PolicyFromIssuerWithPort) {
 
 }  // namespace
 }  // namespace crmd::mcp
+
+namespace crmd::mcp {
+namespace {
+
+TEST(RateLimiter, RefusesBeyondBurstAndRefillsOverTime) {
+  FakeClock clock;
+  RateLimiter limiter(RateLimiterOptions{.per_second = 1, .burst = 3}, clock);
+  EXPECT_TRUE(limiter.Allow("a"));
+  EXPECT_TRUE(limiter.Allow("a"));
+  EXPECT_TRUE(limiter.Allow("a"));
+  EXPECT_FALSE(limiter.Allow("a"));
+  EXPECT_TRUE(limiter.Allow("b")) << "buckets are per key";
+  clock.Advance(2);
+  EXPECT_TRUE(limiter.Allow("a"));
+  EXPECT_TRUE(limiter.Allow("a"));
+  EXPECT_FALSE(limiter.Allow("a"));
+}
+
+TEST(RateLimiter, ZeroRateDisablesLimiting) {
+  FakeClock clock;
+  RateLimiter limiter(RateLimiterOptions{.per_second = 0, .burst = 0}, clock);
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(limiter.Allow("a"));
+}
+
+TEST(EndpointRateLimit, ExcessToolCallsAreRateLimitedToolErrors) {
+  FakeClock clock;
+  SecureRandom random;
+  ToolRegistry tools;
+  ASSERT_TRUE(tools.RegisterDescriptor(
+      json{{"name", "t"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}},
+      [](const ToolContext&, const json&) { return ToolOutcome::Ok(json::object()); }));
+  McpEndpoint endpoint(McpEndpointOptions{.rate_limit = {.per_second = 1, .burst = 2}}, tools, clock, random);
+  Principal p;
+  p.subject = "s";
+  p.client_id = "c";
+  http::Request r;
+  r.method = "POST";
+  r.headers = {{"Content-Type", "application/json"}};
+  r.body = R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})";
+  auto init = endpoint.Handle(r, p);
+  r.headers.emplace_back("Mcp-Session-Id", std::string(*init.Header("Mcp-Session-Id")));
+  r.body = R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}})";
+  EXPECT_EQ(json::parse(endpoint.Handle(r, p).body)["result"]["isError"], false);
+  EXPECT_EQ(json::parse(endpoint.Handle(r, p).body)["result"]["isError"], false);
+  json limited = json::parse(endpoint.Handle(r, p).body);
+  EXPECT_EQ(limited["result"]["isError"], true);
+  EXPECT_EQ(limited["result"]["structuredContent"]["error"]["code"], "rate_limited");
+}
+
+}  // namespace
+}  // namespace crmd::mcp
