@@ -28,6 +28,11 @@ struct ToolContext {
 // A tool's answer: either structured content (validated against the output schema and
 // also sent as a text block), or a business failure that becomes `isError: true` with
 // {"error": {"code": ErrcCode(code), "message": ..., "details"?: ...}}.
+// A scope only known at run time (confirm_action: the pending action's scope): return
+// Fail({Errc::kPermissionDenied, msg, {}}, {{"required_scope", "<scope>"}}) and the
+// endpoint answers HTTP 403 insufficient_scope naming that scope (step-up), not a tool
+// error. Errc::kInternal shows the client only "internal error" (detail is logged).
+// Handlers should not throw; an escaped exception becomes JSON-RPC -32603 without detail.
 struct ToolOutcome {
   nlohmann::json structured;  // used when ok
   bool ok = true;
