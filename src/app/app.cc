@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "auth/token_routes.h"
 #include "src/app/services.h"
 #include "src/http/client.h"
 #include "src/mcp/origin.h"
@@ -161,6 +162,20 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   AddHealthRoutes(s);
 
   // --- module wiring (each module adds its own section below) ---
+
+  // auth, token side: /oauth/token, /oauth/revoke, /oauth/introspect, JWKS, metadata and
+  // the bearer guard behind s.authenticate.
+  s.tokens = std::make_unique<auth::TokenService>(
+      auth::TokenServiceOptions{.issuer = s.config.Issuer(),
+                                .resource = s.config.McpResource(),
+                                .access_token_ttl = s.config.access_token_ttl,
+                                .refresh_token_ttl = s.config.refresh_token_ttl,
+                                .signing_key_rotation = s.config.signing_key_rotation},
+      *s.db, *s.clock, *s.random);
+  s.bearer = std::make_unique<auth::BearerGuard>(*s.tokens);
+  s.authenticate = [&s](const http::Request& req) { return s.bearer->Authenticate(req); };
+  for (auto& route : auth::TokenRoutes(*s.tokens))
+    s.router.Exact(std::move(route.path), std::move(route.handler));
 
   // --- mcp: the registry first, so that the tools section can register into it ---
   CreateMcpRegistry(s);

@@ -4,6 +4,9 @@
 #include <functional>
 #include <memory>
 
+#include "auth/bearer.h"
+#include "auth/token_service.h"
+#include "src/app/app.h"
 #include "src/app/router.h"
 #include "src/core/clock.h"
 #include "src/core/config.h"
@@ -36,6 +39,10 @@ struct App::Services {
   // /mcp endpoint serving it.
   std::unique_ptr<mcp::ToolRegistry> tools;
   std::unique_ptr<mcp::McpEndpoint> mcp;
+
+  // auth, token side: access-token minting/verification, signing keys, bearer guard.
+  std::unique_ptr<auth::TokenService> tokens;
+  std::unique_ptr<auth::BearerGuard> bearer;
 };
 
 }  // namespace crmd::app

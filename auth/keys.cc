@@ -1,0 +1,130 @@
+#include "auth/keys.h"
+
+#include <spdlog/spdlog.h>
+
+namespace crmd::auth {
+
+namespace {
+constexpr auto kMinReloadInterval = std::chrono::seconds(1);
+}
+
+KeyStore::KeyStore(KeyStoreOptions options, store::Database& db, const Clock& clock)
+    : options_(options), db_(db), clock_(clock) {}
+
+Result<SigningKey> KeyStore::Current() {
+  int64_t now = clock_.NowUnix();
+  {
+    std::shared_lock lock(mu_);
+    if (current_ && current_->created_at + options_.rotation_s > now) return *current_;
+  }
+  std::lock_guard rotate(rotate_mu_);
+  {
+    std::shared_lock lock(mu_);
+    if (current_ && current_->created_at + options_.rotation_s > now) return *current_;
+  }
+  // Decide inside one write transaction so that concurrent nodes agree on one new key.
+  struct Chosen {
+    std::string kid, pem;
+    int64_t created_at;
+  };
+  auto chosen = db_.Write([&](store::Conn& c) -> Result<Chosen> {
+    auto row = c.QueryOne(
+        "SELECT kid, private_pem, created_at FROM signing_keys WHERE retired_at IS NULL "
+        "ORDER BY created_at DESC, kid LIMIT 1");
+    if (!row) return Fail(row.error());
+    if (*row && (*row)->Int(2) + options_.rotation_s > now)
+      return Chosen{(*row)->Str(0), (*row)->Str(1), (*row)->Int(2)};
+    auto key = EcKey::Generate();
+    if (!key) return Fail(key.error());
+    Chosen fresh{key->Thumbprint(), key->PrivatePem(), now};
+    if (fresh.pem.empty()) return Fail(Error::Internal("cannot serialise signing key"));
+    auto retired = c.Exec(
+        "UPDATE signing_keys SET retired_at = ?, expires_at = ? WHERE retired_at IS NULL",
+        {now, now + options_.retire_grace_s});
+    if (!retired) return Fail(retired.error());
+    auto ins = c.Exec(
+        "INSERT INTO signing_keys (kid, private_pem, public_jwk, created_at) VALUES (?, ?, ?, ?)",
+        {fresh.kid, fresh.pem, key->PublicJwk(fresh.kid).dump(), now});
+    if (!ins) return Fail(ins.error());
+    spdlog::info(R"("event":"signing_key_created","kid":"{}")", fresh.kid);
+    return fresh;
+  });
+  if (!chosen) return Fail(chosen.error());
+  auto key = EcKey::FromPrivatePem(chosen->pem);
+  if (!key) return Fail(key.error());
+  SigningKey sk{chosen->kid, std::make_shared<const EcKey>(std::move(*key)), chosen->created_at};
+  std::unique_lock lock(mu_);
+  if (current_ && current_->kid != sk.kid) {
+    auto old = keys_.find(current_->kid);
+    if (old != keys_.end()) old->second.second = now + options_.retire_grace_s;
+  }
+  current_ = sk;
+  keys_[sk.kid] = {sk.key, 0};
+  return sk;
+}
+
+std::shared_ptr<const EcKey> KeyStore::Find(std::string_view kid) {
+  int64_t now = clock_.NowUnix();
+  {
+    std::shared_lock lock(mu_);
+    auto it = keys_.find(kid);
+    if (it != keys_.end()) {
+      if (it->second.second == 0 || it->second.second > now) return it->second.first;
+      return nullptr;  // retired and past its grace period
+    }
+    if (std::chrono::steady_clock::now() - last_reload_ < kMinReloadInterval) return nullptr;
+  }
+  std::unique_lock lock(mu_);
+  if (std::chrono::steady_clock::now() - last_reload_ >= kMinReloadInterval) {
+    if (auto st = ReloadLocked(now); !st)
+      spdlog::warn(R"("event":"signing_key_reload_failed","detail":"{}")", st.error().detail);
+  }
+  auto it = keys_.find(kid);
+  if (it == keys_.end() || (it->second.second != 0 && it->second.second <= now)) return nullptr;
+  return it->second.first;
+}
+
+Status KeyStore::ReloadLocked(int64_t now) {
+  last_reload_ = std::chrono::steady_clock::now();
+  auto rows = db_.Read([&](store::Conn& c) {
+    return c.Query(
+        "SELECT kid, private_pem, expires_at FROM signing_keys "
+        "WHERE expires_at IS NULL OR expires_at > ?",
+        {now});
+  });
+  if (!rows) return Fail(rows.error());
+  for (const auto& r : *rows) {
+    std::string kid = r.Str(0);
+    int64_t expires = r.OptInt(2).value_or(0);
+    auto it = keys_.find(kid);
+    if (it != keys_.end()) {
+      it->second.second = expires;  // a peer may have retired it
+      continue;
+    }
+    auto key = EcKey::FromPrivatePem(r.Str(1));
+    if (!key) return Fail(key.error());
+    keys_.emplace(kid, std::make_pair(std::make_shared<const EcKey>(std::move(*key)), expires));
+  }
+  return Ok();
+}
+
+Result<nlohmann::json> KeyStore::Jwks() {
+  // Make sure a fresh server publishes its first key before any token exists.
+  if (auto cur = Current(); !cur) return Fail(cur.error());
+  int64_t now = clock_.NowUnix();
+  auto rows = db_.Read([&](store::Conn& c) {
+    return c.Query(
+        "SELECT public_jwk FROM signing_keys WHERE expires_at IS NULL OR expires_at > ? "
+        "ORDER BY created_at DESC, kid",
+        {now});
+  });
+  if (!rows) return Fail(rows.error());
+  nlohmann::json keys = nlohmann::json::array();
+  for (const auto& r : *rows) {
+    auto jwk = nlohmann::json::parse(r.Str(0), nullptr, false);
+    if (jwk.is_object()) keys.push_back(std::move(jwk));
+  }
+  return nlohmann::json{{"keys", std::move(keys)}};
+}
+
+}  // namespace crmd::auth

@@ -1,0 +1,51 @@
+#pragma once
+// The set of revoked, not yet expired access-token ids (jti), kept in memory so that
+// bearer verification never queries the database per request. The snapshot is refreshed
+// from access_tokens at most every `refresh_every` (2 s by default: a token revoked on any
+// node is refused everywhere within a few seconds), and immediately after a revocation on
+// this node (MarkStale).
+//
+// Thread-safe. One caller refreshes while the others keep using the previous snapshot.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "src/core/clock.h"
+#include "src/core/result.h"
+#include "src/store/db.h"
+
+namespace crmd::auth {
+
+class RevokedTokens {
+ public:
+  RevokedTokens(store::Database& db, const Clock& clock, std::chrono::milliseconds refresh_every);
+  RevokedTokens(const RevokedTokens&) = delete;
+  RevokedTokens& operator=(const RevokedTokens&) = delete;
+
+  // Whether `jti` is revoked. kUnavailable when the database has been unreachable for
+  // longer than the staleness bound (fail closed rather than accept revoked tokens).
+  // REQUIRES: not called inside Database::Read/Write.
+  Result<bool> IsRevoked(std::string_view jti);
+  // Forces the next IsRevoked to refresh (call after committing a revocation).
+  void MarkStale() { stale_.store(true); }
+
+ private:
+  using Set = std::unordered_set<std::string>;
+  Status Refresh();
+
+  store::Database& db_;
+  const Clock& clock_;
+  const std::chrono::milliseconds refresh_every_;
+
+  std::mutex refresh_mu_;  // held by the one refreshing caller
+  std::mutex snap_mu_;     // guards snapshot_ and loaded_at_
+  std::shared_ptr<const Set> snapshot_;
+  std::chrono::steady_clock::time_point loaded_at_{};
+  std::atomic<bool> stale_{true};
+};
+
+}  // namespace crmd::auth

@@ -1,0 +1,75 @@
+#include "auth/token_routes.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "auth/metadata.h"
+
+namespace crmd::auth {
+
+namespace {
+
+// Discovery and keys are public documents that browser-based clients fetch cross-origin.
+http::Response PublicCors(http::Response r) {
+  r.Set("Access-Control-Allow-Origin", "*");
+  return r;
+}
+
+std::optional<http::Response> PublicGetOnly(const http::Request& req) {
+  if (req.method == "OPTIONS") {
+    auto r = http::Response::Empty(204);
+    r.Set("Access-Control-Allow-Origin", "*");
+    r.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
+    r.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version");
+    r.Set("Access-Control-Max-Age", "86400");
+    return r;
+  }
+  if (req.method == "GET" || req.method == "HEAD") return std::nullopt;
+  auto r = http::Response::Json(405, {{"error", "method_not_allowed"}});
+  r.Set("Allow", "GET, HEAD, OPTIONS");
+  return PublicCors(std::move(r));
+}
+
+http::Response PublicJson(const nlohmann::json& body, std::string_view cache) {
+  auto r = http::Response::Json(200, body);
+  r.Set("Cache-Control", std::string(cache));
+  return PublicCors(std::move(r));
+}
+
+}  // namespace
+
+std::vector<TokenRoute> TokenRoutes(TokenService& tokens) {
+  std::vector<TokenRoute> routes;
+  const std::string issuer = tokens.options().issuer;
+  const std::string resource = tokens.options().resource;
+
+  auto jwks = [&tokens](const http::Request& req) {
+    if (auto r = PublicGetOnly(req)) return *r;
+    auto doc = tokens.keys().Jwks();
+    if (!doc) {
+      spdlog::error(R"("event":"jwks_failed","detail":"{}")", doc.error().detail);
+      return PublicCors(http::Response::Json(503, {{"error", "temporarily_unavailable"}}));
+    }
+    // Short cache: clients must see a rotated key soon after it starts signing.
+    return PublicJson(*doc, "public, max-age=300");
+  };
+  routes.push_back({std::string(kJwksPath), jwks});
+  routes.push_back({std::string(kWellKnownJwksPath), jwks});
+
+  auto as_meta = [doc = AuthorizationServerMetadata(issuer)](const http::Request& req) {
+    if (auto r = PublicGetOnly(req)) return *r;
+    return PublicJson(doc, "public, max-age=3600");
+  };
+  routes.push_back({std::string(kAsMetadataPath), as_meta});
+  routes.push_back({std::string(kOidcConfigPath), as_meta});
+
+  auto pr_meta = [doc = ProtectedResourceMetadata(issuer, resource)](const http::Request& req) {
+    if (auto r = PublicGetOnly(req)) return *r;
+    return PublicJson(doc, "public, max-age=3600");
+  };
+  routes.push_back({std::string(kPrMetadataPath), pr_meta});
+  routes.push_back({std::string(kPrMetadataMcpPath), pr_meta});
+  return routes;
+}
+
+}  // namespace crmd::auth

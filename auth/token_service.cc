@@ -1,0 +1,100 @@
+#include "auth/token_service.h"
+
+#include "auth/scopes.h"
+
+namespace crmd::auth {
+
+TokenService::TokenService(TokenServiceOptions options, store::Database& db, const Clock& clock,
+                           Random& random)
+    : options_(std::move(options)),
+      db_(db),
+      clock_(clock),
+      random_(random),
+      keys_(KeyStoreOptions{.rotation_s = options_.signing_key_rotation,
+                            .retire_grace_s = options_.access_token_ttl + options_.leeway_s + 300},
+            db, clock),
+      revoked_(db, clock, options_.revocation_refresh) {}
+
+Result<IssuedAccessToken> TokenService::IssueAccessToken(store::Conn& c, const SigningKey& key,
+                                                         const AccessTokenRequest& request) {
+  if (request.grant_id.empty() || request.client_id.empty() || request.subject.empty())
+    return Fail(Error::Internal("access token request lacks grant, client or subject"));
+  int64_t now = clock_.NowUnix();
+  int64_t ttl = request.ttl_seconds.value_or(options_.access_token_ttl);
+  AccessTokenClaims claims{
+      .issuer = options_.issuer,
+      .audience = request.audience.empty() ? options_.resource : request.audience,
+      .subject = request.subject,
+      .client_id = request.client_id,
+      .scope = JoinScope(request.scopes),
+      .issued_at = now,
+      .expires_at = now + ttl,
+      .jti = random_.Token(16),
+  };
+  auto jwt = SignEs256Jws(*key.key, key.kid, "at+jwt", ToJson(claims));
+  if (!jwt) return Fail(jwt.error());
+  auto ins = c.Exec(
+      "INSERT INTO access_tokens (jti, grant_id, client_id, expires_at) VALUES (?, ?, ?, ?)",
+      {claims.jti, request.grant_id, request.client_id, claims.expires_at});
+  if (!ins) return Fail(ins.error());
+  return IssuedAccessToken{.token = std::move(*jwt),
+                           .jti = claims.jti,
+                           .expires_at = claims.expires_at,
+                           .expires_in = ttl};
+}
+
+Result<IssuedAccessToken> TokenService::IssueAccessToken(const AccessTokenRequest& request) {
+  auto key = keys_.Current();
+  if (!key) return Fail(key.error());
+  return db_.Write([&](store::Conn& c) -> Result<IssuedAccessToken> {
+    AccessTokenRequest req = request;
+    if (req.grant_id.empty()) {
+      req.grant_id = random_.Token(16);
+      auto g = c.Exec(
+          "INSERT INTO grants (grant_id, client_id, user_id, scope, resource, created_at) "
+          "VALUES (?, ?, NULL, ?, ?, ?)",
+          {req.grant_id, req.client_id, JoinScope(req.scopes),
+           req.audience.empty() ? options_.resource : req.audience, clock_.NowUnix()});
+      if (!g) return Fail(g.error());
+    }
+    return IssueAccessToken(c, *key, req);
+  });
+}
+
+Result<AccessTokenClaims> TokenService::VerifySignature(std::string_view jwt) {
+  auto jws = ParseEs256Jws(jwt);
+  if (!jws) return Fail(jws.error());
+  auto key = keys_.Find(jws->header["kid"].get<std::string>());
+  if (!key) return Fail(Errc::kUnauthenticated, "token signed by an unknown key");
+  if (!key->Verify(jws->signing_input, jws->signature))
+    return Fail(Errc::kUnauthenticated, "token signature invalid");
+  return CheckAccessTokenClaims(*jws, {.issuer = options_.issuer,
+                                       .audience = options_.resource,
+                                       .now = clock_.NowUnix(),
+                                       .leeway_s = options_.leeway_s});
+}
+
+Result<Principal> TokenService::Verify(std::string_view jwt) {
+  auto claims = VerifySignature(jwt);
+  if (!claims) return Fail(claims.error());
+  auto revoked = revoked_.IsRevoked(claims->jti);
+  if (!revoked) return Fail(revoked.error());
+  if (*revoked) return Fail(Errc::kUnauthenticated, "token revoked");
+  Principal p{.subject = claims->subject,
+              .client_id = claims->client_id,
+              .scopes = {},
+              .token_id = claims->jti,
+              .expires_at = claims->expires_at};
+  // Split leniently: a scope retired from the catalogue must not void the whole token.
+  std::string_view s = claims->scope;
+  while (!s.empty()) {
+    size_t sp = s.find(' ');
+    auto tok = s.substr(0, sp);
+    if (!tok.empty()) p.scopes.emplace(tok);
+    if (sp == std::string_view::npos) break;
+    s.remove_prefix(sp + 1);
+  }
+  return p;
+}
+
+}  // namespace crmd::auth

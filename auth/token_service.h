@@ -1,0 +1,92 @@
+#pragma once
+// Access-token issuance and verification (RFC 9068 JWTs signed ES256) for crmd's one
+// protected resource, the MCP endpoint. Issuing records the jti in access_tokens so that
+// revocation can find it; verifying needs no database round trip: signature with a cached
+// key, claims, and the in-memory revoked-jti set (refreshed every ~2 s).
+//
+// TokenService is thread-safe; it owns the KeyStore and the revoked-token cache.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "auth/jwt.h"
+#include "auth/keys.h"
+#include "auth/token_revocations.h"
+#include "src/core/clock.h"
+#include "src/core/principal.h"
+#include "src/core/random.h"
+#include "src/core/result.h"
+#include "src/store/db.h"
+
+namespace crmd::auth {
+
+struct TokenServiceOptions {
+  std::string issuer;    // config.Issuer()
+  std::string resource;  // config.McpResource(): the audience of every access token
+  int64_t access_token_ttl = 3600;
+  int64_t refresh_token_ttl = 30 * 24 * 3600;
+  int64_t signing_key_rotation = 30 * 24 * 3600;
+  int64_t leeway_s = 10;  // tolerated clock skew on exp/iat
+  std::chrono::milliseconds revocation_refresh = std::chrono::milliseconds(2000);
+};
+
+struct AccessTokenRequest {
+  std::string subject;    // user id, or "client:<client_id>"
+  std::string client_id;
+  std::set<std::string> scopes;
+  std::string grant_id;   // grants row the token belongs to (required when recording)
+  std::string audience;   // empty: options.resource
+  std::optional<int64_t> ttl_seconds;  // empty: options.access_token_ttl
+};
+
+struct IssuedAccessToken {
+  std::string token;  // the compact JWT
+  std::string jti;
+  int64_t expires_at = 0;
+  int64_t expires_in = 0;
+};
+
+class TokenService {
+ public:
+  TokenService(TokenServiceOptions options, store::Database& db, const Clock& clock,
+               Random& random);
+  TokenService(const TokenService&) = delete;
+  TokenService& operator=(const TokenService&) = delete;
+
+  const TokenServiceOptions& options() const { return options_; }
+  KeyStore& keys() { return keys_; }
+  const Clock& clock() const { return clock_; }
+  Random& random() { return random_; }
+  store::Database& db() { return db_; }
+
+  // Signs an access token with `key` and records it in access_tokens through `c` (part of
+  // the caller's transaction: if the transaction rolls back, the token was never issued).
+  Result<IssuedAccessToken> IssueAccessToken(store::Conn& c, const SigningKey& key,
+                                             const AccessTokenRequest& request);
+  // Convenience for callers outside a transaction (tests, admin tools): creates a grants
+  // row when request.grant_id is empty, then issues and records the token.
+  // REQUIRES: not called inside Database::Read/Write.
+  Result<IssuedAccessToken> IssueAccessToken(const AccessTokenRequest& request);
+
+  // Signature (known, trusted kid), alg ES256, typ at+jwt, iss, aud == options.resource,
+  // exp/iat with leeway. Does not consult revocation. kUnauthenticated when invalid.
+  Result<AccessTokenClaims> VerifySignature(std::string_view jwt);
+  // VerifySignature plus the revoked-jti set: the bearer guard's check.
+  Result<Principal> Verify(std::string_view jwt);
+
+  // Call after committing any revocation so this node refuses the tokens at once.
+  void RevocationsChanged() { revoked_.MarkStale(); }
+
+ private:
+  const TokenServiceOptions options_;
+  store::Database& db_;
+  const Clock& clock_;
+  Random& random_;
+  KeyStore keys_;
+  RevokedTokens revoked_;
+};
+
+}  // namespace crmd::auth
