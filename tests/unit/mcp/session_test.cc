@@ -1,6 +1,8 @@
 #include "src/mcp/session.h"
 
 #include <set>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -99,6 +101,37 @@ TEST_F(SessionStoreTest, GlobalCapRefusesUntilSessionsExpire) {
   clock_.Advance(101);
   EXPECT_TRUE(s.Create(SessionStore::OwnerKey("c", "carol"), "v"));
   EXPECT_EQ(s.size(), 1u);
+}
+
+}  // namespace
+}  // namespace crmd::mcp
+
+namespace crmd::mcp {
+namespace {
+
+TEST(SessionStoreConcurrency, ParallelCreateFindEndStaysConsistent) {
+  FakeClock clock;
+  SecureRandom random;
+  SessionStore store(SessionStoreOptions{.max_sessions_per_owner = 8}, clock, random);
+  auto work = [&](int t, int* live) {
+    std::string owner = SessionStore::OwnerKey("c", "user" + std::to_string(t));
+    std::vector<std::string> mine;
+    for (int i = 0; i < 500; ++i) {
+      auto id = store.Create(owner, "2025-11-25");
+      ASSERT_TRUE(id);
+      mine.push_back(*id);
+      EXPECT_EQ(store.Find(*id, owner), SessionStore::Lookup::kOk);
+      if (i % 3 == 0) EXPECT_TRUE(store.End(*id, owner));
+    }
+    *live = 0;
+    for (const auto& id : mine) *live += store.Find(id, owner) == SessionStore::Lookup::kOk;
+  };
+  int live[4] = {};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back(work, t, &live[t]);
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_LE(live[t], 8) << "per-owner cap";
+  EXPECT_EQ(store.size(), static_cast<size_t>(live[0] + live[1] + live[2] + live[3]));
 }
 
 }  // namespace
