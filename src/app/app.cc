@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "auth/bearer.h"
 #include "auth/token_routes.h"
 #include "src/app/services.h"
 #include "src/http/client.h"
@@ -53,30 +54,19 @@ constexpr const char* kMcpInstructions =
     "re-apply the change, retry. Errors come back as tool results with isError and a stable "
     "error.code (not_found, validation_failed naming the field, revision_conflict, ...).";
 
-std::string Quoted(std::string_view s) {
-  // RFC 9110 quoted-string content: drop quotes, backslashes and controls rather than
-  // escaping, so that a message can never break the header.
-  std::string out;
-  for (char c : s)
-    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) out += c;
-  return out;
-}
-
-// 401 for /mcp (RFC 6750 §3, RFC 9728 §5.1, MCP basic/authorization): where the resource
-// metadata is and which scopes to ask for; error only when a token was presented.
-http::Response McpUnauthorized(const App::Services& s, const char* error, const std::string& description) {
-  std::string challenge = "Bearer resource_metadata=\"" + s.config.Issuer() +
-                          "/.well-known/oauth-protected-resource/mcp\", scope=\"";
-  const auto& scopes = auth::AllScopes();
-  for (size_t i = 0; i < scopes.size(); ++i) challenge += (i ? " " : "") + scopes[i];
-  challenge += "\"";
-  if (error) {
-    challenge += std::string(", error=\"") + error + "\"";
-    if (!description.empty()) challenge += ", error_description=\"" + Quoted(description) + "\"";
+// A refused bearer token on /mcp (RFC 6750 §3, RFC 9728 §5.1, MCP basic/authorization):
+// the status and challenge come from auth (one mapping), with every scope as the hint.
+http::Response McpUnauthorized(const App::Services& s, const Error& error) {
+  std::string scope;
+  for (const auto& sc : auth::AllScopes()) scope += (scope.empty() ? "" : " ") + sc;
+  int status = auth::BearerStatus(error);
+  auto r = http::Response::Json(
+      status, {{"jsonrpc", "2.0"},
+               {"error", {{"code", -32000}, {"message", status == 503 ? "Service unavailable" : "Unauthorized"}}}});
+  if (status != 503) {
+    r.Set("WWW-Authenticate",
+          auth::BearerChallenge(error, s.config.Issuer() + "/.well-known/oauth-protected-resource/mcp", scope));
   }
-  auto r = http::Response::Json(401, {{"jsonrpc", "2.0"},
-                                      {"error", {{"code", -32000}, {"message", "Unauthorized"}}}});
-  r.Set("WWW-Authenticate", challenge);
   return r;
 }
 
@@ -105,17 +95,11 @@ void AddMcpRoutes(App::Services& s) {
     // A browser's preflight carries no token; the Origin is already known to be allowed.
     if (req.method == "OPTIONS") return mcp::CorsPreflight(req);
     http::Response res = [&] {
-      // OAuth 2.1 §5.1.1 / RFC 9700: no bearer tokens in URLs.
-      for (const auto& [k, v] : http::ParseForm(req.query)) {
-        if (k == "access_token") return McpUnauthorized(s, "invalid_request", "token in the query string");
-      }
-      bool presented = req.Header("Authorization").has_value();
-      if (!s.authenticate) return McpUnauthorized(s, presented ? "invalid_token" : nullptr, "");
-      auto principal = s.authenticate(req);
-      if (!principal) {
-        return McpUnauthorized(s, presented ? "invalid_token" : nullptr,
-                               presented ? principal.error().message : "");
-      }
+      // The guard also refuses a token in the query string (invalid_request).
+      Result<Principal> principal =
+          Fail(Errc::kUnauthenticated, "authorization required", std::string(auth::kBearerMissing));
+      if (s.authenticate) principal = s.authenticate(req);
+      if (!principal) return McpUnauthorized(s, principal.error());
       return s.mcp->Handle(req, *principal);
     }();
     mcp::AddCorsHeaders(req, res);

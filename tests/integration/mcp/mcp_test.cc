@@ -1,40 +1,17 @@
-// The /mcp endpoint through real HTTP: transport, lifecycle, sessions, authentication
-// challenges and tools/call, with a test-only tool and (until auth's MintTestToken is
-// wired here) a test-only bearer check: "Bearer test:<subject>:<scope>,<scope>".
+// The /mcp endpoint through real HTTP with real access tokens (MintTestToken): transport,
+// lifecycle, sessions, authentication challenges and tools/call on test-only tools.
 #include <gtest/gtest.h>
 
 #include "src/app/app.h"
 #include "src/app/services.h"
 #include "tests/support/mcp_client.h"
 #include "tests/support/test_server.h"
+#include "tests/support/tokens.h"
 
 namespace crmd::testing {
 namespace {
 
 using nlohmann::json;
-
-Result<Principal> TestAuthenticate(const http::Request& req) {
-  auto h = req.Header("Authorization");
-  if (!h) return Fail(Errc::kUnauthenticated, "missing token");
-  std::string v(*h);
-  const std::string prefix = "Bearer test:";
-  if (v.rfind(prefix, 0) != 0) return Fail(Errc::kUnauthenticated, "invalid token");
-  std::string rest = v.substr(prefix.size());
-  auto colon = rest.find(':');
-  if (colon == std::string::npos) return Fail(Errc::kUnauthenticated, "invalid token");
-  Principal p;
-  p.subject = rest.substr(0, colon);
-  p.client_id = "test-client";
-  std::string scopes = rest.substr(colon + 1);
-  size_t start = 0;
-  while (start < scopes.size()) {
-    auto comma = scopes.find(',', start);
-    if (comma == std::string::npos) comma = scopes.size();
-    if (comma > start) p.scopes.insert(scopes.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return p;
-}
 
 json TestToolDescriptor() {
   return json{
@@ -64,7 +41,6 @@ class McpHttpTest : public ::testing::Test {
             .configure = [](Config& c) { c.allowed_origins = {"https://app.example.org"}; },
             .before_start =
                 [](app::App::Services& s) {
-                  s.authenticate = TestAuthenticate;
                   EXPECT_TRUE(s.tools->RegisterDescriptor(
                       TestToolDescriptor(), [](const mcp::ToolContext& ctx, const json& args) {
                         if (args["email"] == "taken@example.com") {
@@ -83,9 +59,12 @@ class McpHttpTest : public ::testing::Test {
                 },
         }) {}
 
-  McpClient Client(const std::string& token = "test:alice:contacts:read,contacts:write") {
-    return McpClient(server_, McpClientOptions{.token = token});
+  // A client with a real token for `subject` holding `scopes`.
+  McpClient Client(std::vector<std::string> scopes = {"contacts:read", "contacts:write"},
+                   const std::string& subject = "1") {
+    return WithToken(MintTestToken(server_, TestTokenOptions{.scopes = std::move(scopes), .subject = subject}));
   }
+  McpClient WithToken(const std::string& token) { return McpClient(server_, McpClientOptions{.token = token}); }
   std::string ResourceMetadata() {
     return server_.base_url() + "/.well-known/oauth-protected-resource/mcp";
   }
@@ -188,7 +167,7 @@ TEST_F(McpHttpTest, OversizedBodyIs413) {
 }
 
 TEST_F(McpHttpTest, MissingScopeIs403WithStepUpChallenge_McpAuthorization_ScopeChallenge) {
-  auto c = Client("test:alice:contacts:read");
+  auto c = Client({"contacts:read"});
   ASSERT_TRUE(c.Initialize().ok());
   auto r = c.CallTool("test_create_contact", {{"email", "a@example.com"}});
   EXPECT_EQ(r.status, 403);
@@ -207,7 +186,7 @@ TEST_F(McpHttpTest, HandlerCanDemandAScopeAtRunTime) {
 }
 
 TEST_F(McpHttpTest, NoTokenIs401WithResourceMetadata_Rfc9728_5_1) {
-  auto c = Client("");
+  auto c = WithToken("");
   auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
   EXPECT_EQ(r.status, 401);
   ASSERT_TRUE(r.Header("WWW-Authenticate"));
@@ -218,18 +197,32 @@ TEST_F(McpHttpTest, NoTokenIs401WithResourceMetadata_Rfc9728_5_1) {
 }
 
 TEST_F(McpHttpTest, BadTokenIs401InvalidToken_Rfc6750_3_1) {
-  auto c = Client("garbage");
+  auto c = WithToken("garbage");
   auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
   EXPECT_EQ(r.status, 401);
   EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_token\""), std::string::npos);
 }
 
-TEST_F(McpHttpTest, TokenInQueryStringIsRefused_OAuth21_5_1) {
-  auto r = server_.Send("POST", "/mcp?access_token=test:alice:contacts:read",
+TEST_F(McpHttpTest, TokenInQueryStringIsRefused_Rfc6750_3_1) {
+  std::string token = MintTestToken(server_);
+  auto r = server_.Send("POST", "/mcp?access_token=" + token,
                         R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
                         {{"Content-Type", "application/json"}});
-  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.status, 400);
   EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_request\""), std::string::npos);
+}
+
+TEST_F(McpHttpTest, ExpiredTokenIs401InvalidToken) {
+  auto c = WithToken(MintTestToken(server_, TestTokenOptions{.ttl_seconds = -10}));
+  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_token\""), std::string::npos);
+}
+
+TEST_F(McpHttpTest, TokenForAnotherResourceIs401_Rfc8707) {
+  auto c = WithToken(MintTestToken(server_, TestTokenOptions{.audience = "https://other.example.com/mcp"}));
+  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
+  EXPECT_EQ(r.status, 401);
 }
 
 TEST_F(McpHttpTest, ForeignOriginIs403_McpTransports_Security) {
@@ -243,7 +236,7 @@ TEST_F(McpHttpTest, ForeignOriginIs403_McpTransports_Security) {
 }
 
 TEST_F(McpHttpTest, ForeignHostIs403EvenWithoutToken_DnsRebinding) {
-  auto c = Client("");
+  auto c = WithToken("");
   auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}})",
                      {{"Host", "evil.example.com"}});
   EXPECT_EQ(r.status, 403);
@@ -263,7 +256,7 @@ TEST_F(McpHttpTest, UnsupportedProtocolVersionHeaderIs400) {
 TEST_F(McpHttpTest, SessionIsBoundToPrincipal) {
   auto alice = Client();
   ASSERT_TRUE(alice.Initialize().ok());
-  auto bob = Client("test:bob:contacts:read,contacts:write");
+  auto bob = Client({"contacts:read", "contacts:write"}, "2");
   bob.set_session_id(alice.session_id());
   bob.set_protocol_version("2025-11-25");
   auto r = bob.RawPost(R"({"jsonrpc":"2.0","id":5,"method":"ping"})");
