@@ -245,6 +245,24 @@ McpReply McpClient::CallTool(const std::string& name, const json& arguments) {
   return Rpc("tools/call", json{{"name", name}, {"arguments", arguments}}, false);
 }
 
+json McpClient::CallToolOk(const std::string& name, const json& arguments) {
+  McpReply r = CallTool(name, arguments);
+  if (!r.ok() || r.is_tool_error() || !r.result().contains("structuredContent")) {
+    ADD_FAILURE() << name << " did not succeed: HTTP " << r.status << " " << r.raw;
+    return nullptr;
+  }
+  return r.structured();
+}
+
+json McpClient::CallToolError(const std::string& name, const json& arguments) {
+  McpReply r = CallTool(name, arguments);
+  if (!r.is_tool_error() || !r.structured().contains("error")) {
+    ADD_FAILURE() << name << " was expected to be a tool error: HTTP " << r.status << " " << r.raw;
+    return nullptr;
+  }
+  return r.structured()["error"];
+}
+
 McpReply McpClient::Request(const std::string& method, const json& params) {
   return Rpc(method, params, false);
 }

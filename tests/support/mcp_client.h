@@ -61,6 +61,13 @@ class McpClient {
   // Every page of tools/list, concatenated (fails the test on an error).
   nlohmann::json ListAllTools();
   McpReply CallTool(const std::string& name, const nlohmann::json& arguments = nlohmann::json::object());
+  // tools/call expected to succeed: a test failure otherwise; returns structuredContent
+  // (null on failure).
+  nlohmann::json CallToolOk(const std::string& name, const nlohmann::json& arguments = nlohmann::json::object());
+  // tools/call expected to be a tool error (isError): returns structuredContent["error"]
+  // ({code, message, details?, field?}), null (and a test failure) otherwise.
+  nlohmann::json CallToolError(const std::string& name,
+                               const nlohmann::json& arguments = nlohmann::json::object());
   // Any request / notification.
   McpReply Request(const std::string& method, const nlohmann::json& params = nlohmann::json::object());
   McpReply Notify(const std::string& method, const nlohmann::json& params = nlohmann::json::object());

@@ -112,6 +112,8 @@ TEST_F(McpHttpTest, BusinessFailureIsToolErrorWithCode) {
   auto r = c.CallTool("test_create_contact", {{"email", "taken@example.com"}});
   ASSERT_TRUE(r.is_tool_error()) << r.raw;
   EXPECT_EQ(r.structured()["error"]["code"], "already_exists");
+  EXPECT_EQ(c.CallToolError("test_create_contact", {{"email", "taken@example.com"}})["code"], "already_exists");
+  EXPECT_EQ(c.CallToolOk("test_create_contact", {{"email", "b@example.com"}})["email"], "b@example.com");
 }
 
 TEST_F(McpHttpTest, SchemaViolationIsToolErrorNamingField_McpTools_ErrorHandling) {
