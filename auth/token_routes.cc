@@ -3,7 +3,11 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "auth/introspection.h"
 #include "auth/metadata.h"
+#include "auth/revocation.h"
+#include "auth/token_endpoint.h"
+#include "auth/token_errors.h"
 
 namespace crmd::auth {
 
@@ -36,10 +40,41 @@ http::Response PublicJson(const nlohmann::json& body, std::string_view cache) {
   return PublicCors(std::move(r));
 }
 
+// Browser-based public clients (OAuth 2.1 §7.2) call the token and revocation endpoints
+// cross-origin. No cookies are involved, so a wildcard origin exposes nothing ambient.
+http::Handler PostEndpoint(std::function<http::Response(const http::Request&)> handle,
+                           bool cors) {
+  return [handle = std::move(handle), cors](const http::Request& req) {
+    if (cors && req.method == "OPTIONS") {
+      auto r = http::Response::Empty(204);
+      r.Set("Access-Control-Allow-Origin", "*");
+      r.Set("Access-Control-Allow-Methods", "POST, OPTIONS");
+      r.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version");
+      r.Set("Access-Control-Max-Age", "86400");
+      return r;
+    }
+    http::Response r;
+    if (req.method != "POST") {
+      r = NoStoreJson(405, {{"error", "invalid_request"}, {"error_description", "use POST"}});
+      r.Set("Allow", cors ? "POST, OPTIONS" : "POST");
+    } else {
+      r = handle(req);
+    }
+    if (cors) r.Set("Access-Control-Allow-Origin", "*");
+    return r;
+  };
+}
+
 }  // namespace
 
 std::vector<TokenRoute> TokenRoutes(TokenService& tokens) {
   std::vector<TokenRoute> routes;
+  routes.push_back({std::string(kTokenPath),
+                    PostEndpoint([&tokens](const http::Request& r) { return HandleTokenRequest(tokens, r); }, true)});
+  routes.push_back({std::string(kRevokePath),
+                    PostEndpoint([&tokens](const http::Request& r) { return HandleRevocation(tokens, r); }, true)});
+  routes.push_back({std::string(kIntrospectPath),
+                    PostEndpoint([&tokens](const http::Request& r) { return HandleIntrospection(tokens, r); }, false)});
   const std::string issuer = tokens.options().issuer;
   const std::string resource = tokens.options().resource;
 

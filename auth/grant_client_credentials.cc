@@ -1,0 +1,50 @@
+// grant_type=client_credentials (RFC 6749 §4.4): a confidential client acting for itself,
+// limited to the scopes an administrator granted it (oauth_clients.allowed_scopes).
+#include "auth/grant_handlers.h"
+#include "auth/scopes.h"
+#include "auth/token_store.h"
+
+namespace crmd::auth {
+
+OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx) {
+  const OAuthClient& client = ctx.client;
+  if (!client.Confidential() || !client.authenticated_with_secret)
+    return Refuse(OAuthError::UnauthorizedClient("client_credentials requires a confidential client"));
+  auto allowed = ParseScope(client.allowed_scopes.value_or(""));
+  if (!allowed || allowed->empty())
+    return Refuse(OAuthError::UnauthorizedClient("client is not allowed the client_credentials grant"));
+  std::set<std::string> scopes = *allowed;
+  if (auto s = http::FormValue(ctx.form, "scope")) {
+    auto parsed = ParseScope(*s);
+    if (!parsed) return Refuse(OAuthError::InvalidScope(parsed.error().message));
+    if (!IsSubset(*parsed, *allowed))
+      return Refuse(OAuthError::InvalidScope("scope exceeds what the client is allowed"));
+    if (!parsed->empty()) scopes = std::move(*parsed);
+  }
+  TokenService& tokens = ctx.tokens;
+  if (ctx.resource && *ctx.resource != tokens.options().resource)
+    return Refuse(OAuthError::InvalidTarget("unknown resource"));
+
+  return RunGrant(tokens, "client_credentials",
+                  [&](store::Conn& c, const SigningKey& key) -> Result<GrantOutcome> {
+    int64_t now = tokens.clock().NowUnix();
+    GrantRow grant{.grant_id = tokens.random().Token(16),
+                   .client_id = client.client_id,
+                   .user_id = std::nullopt,
+                   .scope = JoinScope(scopes),
+                   .resource = tokens.options().resource};
+    if (auto st = InsertGrant(c, grant, now); !st) return Fail(st.error());
+    auto issued = tokens.IssueAccessToken(c, key,
+                                          {.subject = GrantSubject(std::nullopt, client.client_id),
+                                           .client_id = client.client_id,
+                                           .scopes = scopes,
+                                           .grant_id = grant.grant_id,
+                                           .audience = grant.resource,
+                                           .ttl_seconds = std::nullopt});
+    if (!issued) return Fail(issued.error());
+    // RFC 6749 §4.4.3: no refresh token; the client can always ask again.
+    return GrantOutcome{TokenResponseBody(*issued, grant.scope, std::nullopt), false};
+  });
+}
+
+}  // namespace crmd::auth

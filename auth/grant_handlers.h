@@ -1,0 +1,67 @@
+#pragma once
+// One function per grant type of the token endpoint (RFC 6749 §4.1.3, §6, §4.4), each a
+// sequence of small named checks. They run after client authentication and form
+// validation (single-valued parameters) and return the RFC 6749 §5.1 success body or an
+// OAuth error. Thread-safe; each runs one database transaction.
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "auth/client_auth.h"
+#include "auth/token_errors.h"
+#include "auth/token_service.h"
+
+namespace crmd::auth {
+
+struct GrantContext {
+  TokenService& tokens;
+  const OAuthClient& client;  // authenticated
+  const Form& form;
+  std::optional<std::string> resource;  // RFC 8707 resource parameter (at most one)
+};
+
+// authorization_code: single use (a replay revokes the grant), bound to client,
+// redirect_uri, PKCE S256 verifier and resource.
+OAuthResult<nlohmann::json> GrantAuthorizationCode(const GrantContext& ctx);
+// refresh_token: rotated on every use; reuse of a rotated token revokes the grant; scope
+// may only narrow.
+OAuthResult<nlohmann::json> GrantRefreshToken(const GrantContext& ctx);
+// client_credentials: confidential clients only, within the admin-granted allowed_scopes.
+OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx);
+
+// {"access_token","token_type":"Bearer","expires_in","scope"[,"refresh_token"]}
+nlohmann::json TokenResponseBody(const IssuedAccessToken& token, const std::string& scope,
+                                 const std::optional<std::string>& refresh_token);
+
+// The outcome of a grant transaction: errors that must still commit (a replay revokes
+// the grant and then refuses) travel as values, not as a rolled-back Result error.
+struct GrantOutcome {
+  OAuthResult<nlohmann::json> result;
+  bool revoked = false;  // tell the revocation cache
+};
+
+// Runs `body` in a write transaction and turns the outcome into the endpoint's answer,
+// logging internal failures without exposing them.
+template <typename F>
+OAuthResult<nlohmann::json> RunGrant(TokenService& tokens, const char* grant, F&& body);
+void LogGrantFailure(const char* grant, const Error& error);
+
+template <typename F>
+OAuthResult<nlohmann::json> RunGrant(TokenService& tokens, const char* grant, F&& body) {
+  auto key = tokens.keys().Current();
+  if (!key) {
+    LogGrantFailure(grant, key.error());
+    return Refuse(OAuthError::ServerError());
+  }
+  auto outcome = tokens.db().Write(
+      [&](store::Conn& c) -> Result<GrantOutcome> { return body(c, *key); });
+  if (!outcome) {
+    LogGrantFailure(grant, outcome.error());
+    return Refuse(OAuthError::ServerError());
+  }
+  if (outcome->revoked) tokens.RevocationsChanged();
+  return std::move(outcome->result);
+}
+
+}  // namespace crmd::auth

@@ -1,0 +1,76 @@
+#include "auth/introspection.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "auth/client_auth.h"
+#include "auth/token_endpoint.h"
+#include "auth/token_store.h"
+
+namespace crmd::auth {
+
+namespace {
+
+// The database, not the 2-second cache, is the authority here: introspection is rare.
+Result<nlohmann::json> IntrospectAccessToken(TokenService& tokens, const AccessTokenClaims& claims) {
+  return tokens.db().Read([&](store::Conn& c) -> Result<nlohmann::json> {
+    auto r = c.QueryOne("SELECT revoked_at FROM access_tokens WHERE jti = ?", {claims.jti});
+    if (!r) return Fail(r.error());
+    if (!*r || !(*r)->IsNull(0)) return nlohmann::json{{"active", false}};
+    return nlohmann::json{{"active", true},         {"scope", claims.scope},
+                          {"client_id", claims.client_id}, {"sub", claims.subject},
+                          {"token_type", "Bearer"}, {"exp", claims.expires_at},
+                          {"iat", claims.issued_at}, {"iss", claims.issuer},
+                          {"aud", claims.audience}, {"jti", claims.jti}};
+  });
+}
+
+Result<nlohmann::json> IntrospectRefreshToken(TokenService& tokens, const std::string& token,
+                                              const std::string& client_id) {
+  int64_t now = tokens.clock().NowUnix();
+  return tokens.db().Read([&](store::Conn& c) -> Result<nlohmann::json> {
+    auto rt = FindRefreshToken(c, token);
+    if (!rt) return Fail(rt.error());
+    if (!*rt || (*rt)->client_id != client_id || (*rt)->used_at || (*rt)->grant_revoked_at ||
+        (*rt)->expires_at <= now)
+      return nlohmann::json{{"active", false}};
+    const auto& r = **rt;
+    return nlohmann::json{{"active", true},
+                          {"scope", r.scope},
+                          {"client_id", r.client_id},
+                          {"sub", GrantSubject(r.user_id, r.client_id)},
+                          {"exp", r.expires_at},
+                          {"iat", r.created_at},
+                          {"iss", tokens.options().issuer},
+                          {"aud", r.resource}};
+  });
+}
+
+}  // namespace
+
+http::Response HandleIntrospection(TokenService& tokens, const http::Request& req) {
+  auto form = ReadOAuthForm(req);
+  if (!form) return OAuthErrorResponse(form.error());
+  auto client = AuthenticateClient(tokens.db(), req, *form);
+  if (!client) return OAuthErrorResponse(client.error());
+  if (!client->authenticated_with_secret)
+    return OAuthErrorResponse(OAuthError::InvalidClient("introspection requires a confidential client"));
+  auto token = http::FormValue(*form, "token");
+  if (!token || token->empty()) return OAuthErrorResponse(OAuthError::InvalidRequest("token is required"));
+
+  Result<nlohmann::json> answer = nlohmann::json{{"active", false}};
+  if (std::count(token->begin(), token->end(), '.') == 2) {
+    auto claims = tokens.VerifySignature(*token);
+    if (claims && claims->client_id == client->client_id)
+      answer = IntrospectAccessToken(tokens, *claims);
+  } else {
+    answer = IntrospectRefreshToken(tokens, *token, client->client_id);
+  }
+  if (!answer) {
+    spdlog::error(R"("event":"introspection_failed","detail":"{}")", answer.error().detail);
+    return OAuthErrorResponse(OAuthError::ServerError());
+  }
+  return NoStoreJson(200, *answer);
+}
+
+}  // namespace crmd::auth
