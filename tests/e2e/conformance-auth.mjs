@@ -11,7 +11,9 @@
 // Usage: node conformance-auth.mjs <issuer> [output dir]
 // Env: E2E_EMAIL, E2E_PASSWORD, E2E_CONFORMANCE (path of the conformance CLI).
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { authorizeInBrowser } from './lib/browser.mjs';
@@ -19,7 +21,7 @@ import { log } from './lib/oauth.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const issuer = (process.argv[2] ?? '').replace(/\/$/, '');
-const outputDir = process.argv[3];
+const outputDir = process.argv[3] ?? mkdtempSync(path.join(os.tmpdir(), 'crmd-conformance-'));
 if (!issuer) {
   console.error('usage: conformance-auth.mjs <issuer> [output dir]');
   process.exit(2);
@@ -55,6 +57,9 @@ const regRes = await fetch(meta.registration_endpoint, {
     grant_types: ['authorization_code'],
     response_types: ['code'],
     token_endpoint_auth_method: 'none',
+    // The suite's authorization request carries no scope; an AS may then fall back to
+    // the client's registered scope (RFC 6749 3.3, RFC 7591 2).
+    ...(Array.isArray(meta.scopes_supported) ? { scope: meta.scopes_supported.join(' ') } : {}),
   }),
 });
 const reg = await regRes.json().catch(() => ({}));
@@ -63,7 +68,7 @@ log(`registered client ${reg.client_id} with redirect ${redirectUri}`);
 
 const args = ['authorization', '--url', issuer, '--client-id', reg.client_id,
   '--resource', `${issuer}/mcp`, '--port', String(port)];
-if (outputDir) args.push('--output-dir', outputDir);
+args.push('--output-dir', outputDir);
 log('running:', path.basename(cli), args.join(' '));
 const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'inherit'] });
 
@@ -102,5 +107,13 @@ child.stdout.on('data', (chunk) => {
 
 const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
 if (!browsed) log('the suite never printed an authorization URL');
+// The summary only counts; print every check that did not pass, with its reason.
+for (const dir of existsSync(outputDir) ? readdirSync(outputDir) : []) {
+  const file = path.join(outputDir, dir, 'checks.json');
+  if (!existsSync(file)) continue;
+  for (const c of JSON.parse(readFileSync(file, 'utf8'))) {
+    if (c.status !== 'SUCCESS') log(`${c.status} ${c.id}: ${c.errorMessage ?? c.description}`);
+  }
+}
 if (browserError) process.exit(1);
 process.exit(code);
