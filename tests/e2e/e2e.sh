@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# End-to-end tests of crmd with real MCP clients (see docs/e2e.md).
+#   tests/e2e/e2e.sh <crmd binary> <crmctl binary>   (ctest: tests/e2e/run.sh, the same)
+# Starts a real crmd on a free loopback port with a fresh SQLite database and one user,
+# then runs, each as a separate step:
+#   sdk-oauth          the MCP TypeScript SDK client: OAuth (discovery, DCR, PKCE, login,
+#                      consent), tools/list, create_contact, list_contacts, wire schema
+#   assistant-session  a realistic assistant session over all tool areas (when the tools
+#                      it needs are served)
+#   conformance-server the MCP conformance suite's server scenarios, through proxy.mjs
+#   conformance-auth   the conformance suite's authorization server scenarios
+# Exits non-zero when any step fails. Env: E2E_ONLY="step ..." runs only those steps,
+# E2E_KEEP=1 keeps the temp dir (database, logs, conformance results), E2E_VERBOSE=1.
+set -uo pipefail
+
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 <crmd> <crmctl>" >&2
+  exit 2
+fi
+CRMD=$(realpath "$1")
+CRMCTL=$(realpath "$2")
+E2E_DIR=$(cd "$(dirname "$0")" && pwd)
+cd "$E2E_DIR"
+
+say() { echo "[e2e $(date -u +%H:%M:%S)] $*"; }
+
+# --- Node 22 and the clients, from package-lock.json (npm ci is skipped when the
+# installed tree already matches the lock file).
+stamp=node_modules/.e2e-lock-sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
+  say "npm ci"
+  if ! npm ci --no-audit --no-fund --prefer-offline --loglevel=error >/tmp/e2e-npm-ci.$$.log 2>&1; then
+    cat /tmp/e2e-npm-ci.$$.log >&2
+    say "npm ci failed"
+    exit 1
+  fi
+  rm -f /tmp/e2e-npm-ci.$$.log
+  echo "$want" >"$stamp"
+fi
+export PATH="$E2E_DIR/node_modules/.bin:$PATH"  # node 22 first, for the conformance CLI
+export NO_COLOR=1
+NODE="$E2E_DIR/node_modules/.bin/node"
+say "node $("$NODE" --version), crmd $CRMD"
+
+TMP=$(mktemp -d /tmp/crmd-e2e.XXXXXX)
+CRMD_PID=""
+PROXY_PID=""
+cleanup() {
+  [[ -n $PROXY_PID ]] && kill "$PROXY_PID" 2>/dev/null
+  if [[ -n $CRMD_PID ]]; then
+    kill "$CRMD_PID" 2>/dev/null
+    wait "$CRMD_PID" 2>/dev/null
+  fi
+  if [[ ${E2E_KEEP:-0} == 1 ]]; then say "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+
+free_port() {
+  "$NODE" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+export E2E_EMAIL=${E2E_EMAIL:-e2e@example.com}
+export E2E_PASSWORD=${E2E_PASSWORD:-e2e-correct-horse-battery}
+DB="sqlite:$TMP/crmd.db"
+PORT=$(free_port)
+BASE="http://127.0.0.1:$PORT"
+MCP_URL="$BASE/mcp"
+
+say "creating user $E2E_EMAIL"
+if ! "$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" <<<"$E2E_PASSWORD" >"$TMP/crmctl.log" 2>&1; then
+  cat "$TMP/crmctl.log" >&2
+  say "crmctl user create failed"
+  exit 1
+fi
+
+say "starting crmd on $BASE"
+"$CRMD" --port="$PORT" --database_url="$DB" --log_level="${E2E_LOG_LEVEL:-warn}" >"$TMP/crmd.log" 2>&1 &
+CRMD_PID=$!
+ready=0
+for _ in $(seq 1 100); do
+  if curl -fsS -o /dev/null "$BASE/readyz" 2>/dev/null; then ready=1; break; fi
+  if ! kill -0 "$CRMD_PID" 2>/dev/null; then break; fi
+  sleep 0.1
+done
+if [[ $ready != 1 ]]; then
+  say "crmd did not become ready; its log:"
+  cat "$TMP/crmd.log" >&2
+  exit 1
+fi
+
+passed=0
+failed=0
+failed_steps=()
+want_step() { [[ -z ${E2E_ONLY:-} || " $E2E_ONLY " == *" $1 "* ]]; }
+run_step() {
+  local name=$1
+  shift
+  want_step "$name" || return 0
+  say "=== $name"
+  if "$@"; then
+    passed=$((passed + 1))
+    say "=== $name: PASS"
+  else
+    failed=$((failed + 1))
+    failed_steps+=("$name")
+    say "=== $name: FAIL"
+  fi
+}
+
+# The conformance `server` scenarios that apply to any MCP server. Scenarios needing
+# the reference server's fixture tools/resources/prompts are not run (docs/e2e.md).
+SERVER_SCENARIOS=(server-initialize server-session-lifecycle ping tools-list dns-rebinding-protection server-sse-multiple-streams)
+
+conformance_server() {
+  local out="$TMP/proxy.out" url="" status=0
+  "$NODE" proxy.mjs "$MCP_URL" >"$out" 2>&1 &
+  PROXY_PID=$!
+  for _ in $(seq 1 300); do
+    url=$(sed -n 's/^PROXY_URL //p' "$out")
+    [[ -n $url ]] && break
+    kill -0 "$PROXY_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [[ -z $url ]]; then
+    say "proxy did not start:"
+    cat "$out"
+    return 1
+  fi
+  say "proxy $url -> $MCP_URL"
+  for s in "${SERVER_SCENARIOS[@]}"; do
+    say "--- conformance server --scenario $s"
+    if ! conformance server --url "$url" --scenario "$s" --expected-failures conformance-baseline.yml \
+      --output-dir "$TMP/conformance"; then
+      say "--- $s: FAIL"
+      status=1
+    fi
+  done
+  kill "$PROXY_PID" 2>/dev/null
+  wait "$PROXY_PID" 2>/dev/null
+  PROXY_PID=""
+  return $status
+}
+
+run_step sdk-oauth "$NODE" sdk-oauth.mjs "$MCP_URL"
+run_step assistant-session "$NODE" assistant-session.mjs "$MCP_URL"
+run_step conformance-server conformance_server
+run_step conformance-auth "$NODE" conformance-auth.mjs "$BASE" "$TMP/conformance-auth"
+
+if ! kill -0 "$CRMD_PID" 2>/dev/null; then
+  say "crmd is no longer running"
+  failed=$((failed + 1))
+  failed_steps+=("crmd-alive")
+fi
+if [[ -s $TMP/crmd.log ]]; then
+  # crmd prints the generated first administrator's password once: keep it out of logs.
+  say "crmd log (warnings and errors, last 50 lines):"
+  grep -v -i 'password' "$TMP/crmd.log" | tail -50 | sed 's/^/  crmd: /'
+fi
+[[ ${#failed_steps[@]} -gt 0 ]] && say "failed steps: ${failed_steps[*]}"
+echo "e2e: $passed passed, $failed failed"
+[[ $failed -eq 0 && $passed -gt 0 ]]
