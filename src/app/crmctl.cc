@@ -4,9 +4,16 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "auth/clients.h"
+#include "auth/consent.h"
+#include "auth/scopes.h"
+#include "auth/users.h"
+#include "src/core/clock.h"
 #include "src/core/config.h"
 #include "src/store/db.h"
 
@@ -26,6 +33,167 @@ int Migrate(const Config& cfg, const Args&) {
   return 0;
 }
 
+// --- authz commands: users, OAuth clients, grants, consents ---
+
+std::unique_ptr<store::Database> OpenOrDie(const Config& cfg) {
+  auto db = store::Open(cfg.database_url, 1);
+  if (!db) {
+    std::fprintf(stderr, "crmctl: %s %s\n", db.error().message.c_str(), db.error().detail.c_str());
+    return nullptr;
+  }
+  return std::move(*db);
+}
+
+int Report(const Error& e) {
+  std::fprintf(stderr, "crmctl: %s\n", e.message.empty() ? e.detail.c_str() : e.message.c_str());
+  return 1;
+}
+
+// Reads one line from stdin (the password), without echo when stdin is a terminal's
+// pipe; trailing CR/LF removed.
+std::string ReadPasswordLine() {
+  std::string line;
+  std::getline(std::cin, line);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  return line;
+}
+
+int UserCmd(const Config& cfg, const Args& a) {
+  if (a.empty()) return 2;
+  auto db = OpenOrDie(cfg);
+  if (!db) return 1;
+  SystemClock clock;
+  auth::Users users(*db, clock);
+  if (a[0] == "create" && a.size() >= 2) {
+    bool admin = a.size() >= 3 && a[2] == "--admin";
+    auto u = users.Create(a[1], ReadPasswordLine(), admin);
+    if (!u) return Report(u.error());
+    std::printf("created user %s%s (id %lld)\n", u->email.c_str(), admin ? " [admin]" : "",
+                static_cast<long long>(u->id));
+    return 0;
+  }
+  if (a[0] == "password" && a.size() == 2) {
+    if (auto st = users.SetPassword(a[1], ReadPasswordLine()); !st) return Report(st.error());
+    std::printf("password changed for %s\n", a[1].c_str());
+    return 0;
+  }
+  if (a[0] == "list") {
+    auto list = users.List();
+    if (!list) return Report(list.error());
+    for (const auto& u : *list)
+      std::printf("%lld\t%s\t%s\t%s\n", static_cast<long long>(u.id), u.email.c_str(),
+                  u.is_admin ? "admin" : "-", FormatRfc3339(u.created_at).c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "usage: crmctl user create <email> [--admin] | password <email> | list\n");
+  return 2;
+}
+
+int ClientCmd(const Config& cfg, const Args& a) {
+  auto db = OpenOrDie(cfg);
+  if (!db) return 1;
+  SystemClock clock;
+  auth::ClientStore clients(*db, clock);
+  if (!a.empty() && a[0] == "list") {
+    auto list = clients.List();
+    if (!list) return Report(list.error());
+    for (const auto& c : *list) {
+      std::string uris;
+      for (const auto& u : c.redirect_uris) uris += (uris.empty() ? "" : ",") + u;
+      std::printf("%s\t%s\t%s\t%s\t%s\t%s%s\n", c.client_id.c_str(), c.source.c_str(),
+                  c.token_endpoint_auth_method.c_str(), c.client_name.value_or("-").c_str(), uris.c_str(),
+                  c.revoked ? "revoked" : "active",
+                  c.allowed_scopes ? ("\tallowed_scopes=" + *c.allowed_scopes).c_str() : "");
+    }
+    return 0;
+  }
+  if (a.size() == 2 && a[0] == "revoke") {
+    if (auto st = clients.Revoke(a[1]); !st) return Report(st.error());
+    std::printf("revoked client %s and its grants\n", a[1].c_str());
+    return 0;
+  }
+  if (a.size() == 3 && a[0] == "grant-scopes") {
+    auto scopes = auth::ParseScope(a[2]);
+    if (!scopes) return Report(scopes.error());
+    auto client = clients.Find(a[1]);
+    if (!client) return Report(client.error());
+    if (!*client) return Report(Error::NotFound("unknown client"));
+    if (!(*client)->AllowsGrant("client_credentials"))
+      std::fprintf(stderr, "crmctl: note: client %s is not registered for client_credentials\n", a[1].c_str());
+    if (auto st = clients.SetAllowedScopes(a[1], auth::JoinScope(*scopes)); !st) return Report(st.error());
+    std::printf("client %s may now use: %s\n", a[1].c_str(), auth::JoinScope(*scopes).c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "usage: crmctl client list | revoke <client_id> | grant-scopes <client_id> \"<scopes>\"\n");
+  return 2;
+}
+
+int GrantCmd(const Config& cfg, const Args& a) {
+  auto db = OpenOrDie(cfg);
+  if (!db) return 1;
+  SystemClock clock;
+  if (!a.empty() && a[0] == "list") {
+    std::optional<std::string> client;
+    if (a.size() == 3 && a[1] == "--client") client = a[2];
+    auto rows = db->Read([&](store::Conn& c) {
+      std::string sql =
+          "SELECT g.grant_id, g.client_id, COALESCE(u.email, '-'), g.scope, g.created_at, g.revoked_at "
+          "FROM grants g LEFT JOIN users u ON u.id = g.user_id ";
+      if (client) return c.Query(sql + "WHERE g.client_id = ? ORDER BY g.created_at", {*client});
+      return c.Query(sql + "ORDER BY g.created_at");
+    });
+    if (!rows) return Report(rows.error());
+    for (const auto& r : *rows)
+      std::printf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Str(0).c_str(), r.Str(1).c_str(), r.Str(2).c_str(),
+                  r.Str(3).c_str(), FormatRfc3339(r.Int(4)).c_str(),
+                  r.IsNull(5) ? "active" : ("revoked " + FormatRfc3339(r.Int(5))).c_str());
+    return 0;
+  }
+  if (a.size() == 2 && a[0] == "revoke") {
+    auto n = db->Write([&](store::Conn& c) -> Result<int64_t> {
+      auto found = c.QueryOne("SELECT 1 FROM grants WHERE grant_id = ?", {a[1]});
+      if (!found) return Fail(found.error());
+      if (!*found) return Fail(Errc::kNotFound, "unknown grant");
+      if (auto st = auth::RevokeGrant(c, a[1], clock.NowUnix()); !st) return Fail(st.error());
+      return 1;
+    });
+    if (!n) return Report(n.error());
+    std::printf("revoked grant %s and its tokens\n", a[1].c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "usage: crmctl grant list [--client <client_id>] | revoke <grant_id>\n");
+  return 2;
+}
+
+int ConsentCmd(const Config& cfg, const Args& a) {
+  auto db = OpenOrDie(cfg);
+  if (!db) return 1;
+  SystemClock clock;
+  auth::Consents consents(*db, clock);
+  if (!a.empty() && a[0] == "list") {
+    auto list = consents.List();
+    if (!list) return Report(list.error());
+    for (const auto& c : *list)
+      std::printf("%s\t%s\t%s\t%s\t%s\n", c.client_id.c_str(), c.user_email.c_str(), c.scope.c_str(),
+                  FormatRfc3339(c.created_at).c_str(),
+                  c.revoked_at ? ("revoked " + FormatRfc3339(*c.revoked_at)).c_str() : "active");
+    return 0;
+  }
+  if (a.size() == 3 && a[0] == "revoke") {
+    auth::Users users(*db, clock);
+    auto user = users.FindByEmail(a[2]);
+    if (!user) return Report(user.error());
+    if (!*user) return Report(Error::NotFound("unknown user"));
+    auto n = consents.Revoke(a[1], (*user)->id);
+    if (!n) return Report(n.error());
+    std::printf("revoked %lld consent(s) of %s for %s, and its grants\n", static_cast<long long>(*n),
+                (*user)->email.c_str(), a[1].c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "usage: crmctl consent list | revoke <client_id> <user_email>\n");
+  return 2;
+}
+
 struct Entry {
   const char* usage;
   Command run;
@@ -35,6 +203,11 @@ std::map<std::string, Entry> Commands() {
   std::map<std::string, Entry> c;
   c["migrate"] = {"migrate                      apply pending database migrations", Migrate};
   // --- module commands (each module adds its own below) ---
+  c["user"] = {"user create <email> [--admin] | password <email> | list   (password: one line on stdin)",
+               UserCmd};
+  c["client"] = {"client list | revoke <client_id> | grant-scopes <client_id> \"<scopes>\"", ClientCmd};
+  c["grant"] = {"grant list [--client <client_id>] | revoke <grant_id>", GrantCmd};
+  c["consent"] = {"consent list | revoke <client_id> <user_email>", ConsentCmd};
   return c;
 }
 

@@ -7,6 +7,14 @@
 #include "auth/bearer.h"
 #include "auth/token_service.h"
 #include "src/app/app.h"
+#include "auth/authorize.h"
+#include "auth/cimd.h"
+#include "auth/clients.h"
+#include "auth/consent.h"
+#include "auth/login_session.h"
+#include "auth/rate_limit.h"
+#include "auth/registration.h"
+#include "auth/users.h"
 #include "src/app/router.h"
 #include "src/core/clock.h"
 #include "src/core/config.h"
@@ -43,6 +51,16 @@ struct App::Services {
   // auth, token side: access-token minting/verification, signing keys, bearer guard.
   std::unique_ptr<auth::TokenService> tokens;
   std::unique_ptr<auth::BearerGuard> bearer;
+
+  // authz: users, clients, registration, authorization pages (auth/*.h).
+  std::unique_ptr<auth::Users> users;
+  std::unique_ptr<auth::ClientStore> clients;
+  std::unique_ptr<auth::RateLimiter> rate_limiter;
+  std::unique_ptr<auth::CimdResolver> cimd;
+  std::unique_ptr<auth::LoginSessions> login_sessions;
+  std::unique_ptr<auth::Consents> consents;
+  std::unique_ptr<auth::Registration> registration;
+  std::unique_ptr<auth::AuthorizationEndpoint> authorization;
 };
 
 }  // namespace crmd::app
