@@ -69,7 +69,7 @@ tl::expected<std::pair<AuthorizationRequest, Client>, AuthorizeFailure> Validate
     const Query& query, const ClientLookup& lookup, const AuthorizeRules& rules) {
   Params p(query);
   auto page = [](std::string error, std::string description) {
-    return tl::unexpected(AuthorizeFailure{{std::move(error), std::move(description)}, false, {}, {}});
+    return tl::unexpected(AuthorizeFailure{OAuthError{400, std::move(error), std::move(description)}, false, {}, {}});
   };
   // Until client_id and redirect_uri are trusted, nothing may be redirected.
   if (p.Duplicated("client_id") || p.Duplicated("redirect_uri"))
@@ -99,7 +99,7 @@ tl::expected<std::pair<AuthorizationRequest, Client>, AuthorizeFailure> Validate
   r.redirect_uri = redirect_uri;
   r.state = p.Get("state");
   auto fail = [&](std::string error, std::string description) {
-    return tl::unexpected(AuthorizeFailure{{std::move(error), std::move(description)}, true, redirect_uri,
+    return tl::unexpected(AuthorizeFailure{OAuthError{400, std::move(error), std::move(description)}, true, redirect_uri,
                                            r.state && r.state->size() <= kMaxStateLength ? r.state : std::nullopt});
   };
   for (const auto& [k, v] : p.values)

@@ -19,7 +19,7 @@ constexpr size_t kMaxTextLength = 1000;
 constexpr std::string_view kRegisterPrefix = "/oauth/register/";
 
 tl::unexpected<OAuthError> MetadataError(std::string description) {
-  return tl::unexpected<OAuthError>(OAuthError{"invalid_client_metadata", std::move(description)});
+  return tl::unexpected<OAuthError>(OAuthError{400, "invalid_client_metadata", std::move(description)});
 }
 
 // Optional string fields echoed back as registered. The *_uri ones must be web URLs: they
@@ -131,13 +131,13 @@ OAuthResult<Client> ClientFromMetadata(const json& m) {
     for (const auto& u : *uris) {
       auto ok = ValidateRedirectUri(u);
       if (!ok)
-        return tl::unexpected<OAuthError>(OAuthError{"invalid_redirect_uri", u + ": " + ok.error().message});
+        return tl::unexpected<OAuthError>(OAuthError{400, "invalid_redirect_uri", u + ": " + ok.error().message});
     }
     c.redirect_uris = *uris;
   }
   if (uses_code && c.redirect_uris.empty())
     return tl::unexpected<OAuthError>(
-        OAuthError{"invalid_redirect_uri", "redirect_uris is required for the authorization_code grant"});
+        OAuthError{400, "invalid_redirect_uri", "redirect_uris is required for the authorization_code grant"});
   accepted["redirect_uris"] = c.redirect_uris;
 
   if (m.contains("scope")) {

@@ -15,20 +15,12 @@
 
 #include "auth/clients.h"
 #include "auth/rate_limit.h"
+#include "auth/token_errors.h"  // OAuthError, OAuthResult (shared with the token side)
 #include "src/core/clock.h"
 #include "src/core/http_types.h"
 #include "src/core/random.h"
 
 namespace crmd::auth {
-
-// An OAuth error object (RFC 6749 §5.2 shape): `error` code and a client-facing text.
-struct OAuthError {
-  std::string error;
-  std::string description;
-};
-
-template <typename T>
-using OAuthResult = tl::expected<T, OAuthError>;
 
 // Validates RFC 7591 §2 client metadata and returns the client it describes (client_id,
 // times and source left for the caller). Unknown fields are ignored and not echoed.
