@@ -42,16 +42,13 @@ const { client } = session;
 const tools = (await client.listTools()).tools;
 const byName = new Map(tools.map((t) => [t.name, t]));
 for (const name of NEEDED) checks.ok(byName.has(name), `tool ${name} is served`);
-if (!NEEDED.every((n) => byName.has(n))) {
-  await client.close();
-  checks.done();
-  process.exit();
-}
+// A step whose tools are missing is not run (the missing tools already failed above).
+const has = (...names) => names.every((n) => byName.has(n));
 
 const stamp = Date.now().toString(36);
 const state = {};
 
-await checks.step('create a list and two tags', async () => {
+if (has('create_list', 'create_tag')) await checks.step('create a list and two tags', async () => {
   const list = record(await call(client, 'create_list', { name: `Newsletter ${stamp}` }), 'list');
   checks.ok(Number.isInteger(list.id), 'create_list returns the list with an id', list);
   state.listId = list.id;
@@ -62,7 +59,7 @@ await checks.step('create a list and two tags', async () => {
   state.trialId = trial.id;
 });
 
-await checks.step('upsert_contacts_bulk', async () => {
+if (has('upsert_contacts_bulk', 'get_contact') && state.listId) await checks.step('upsert_contacts_bulk', async () => {
   const tool = byName.get('upsert_contacts_bulk');
   const key = arrayProp(tool, /item|contact/);
   const people = [['grace', 'Grace'], ['alan', 'Alan'], ['katherine', 'Katherine']];
@@ -95,7 +92,7 @@ await checks.step('upsert_contacts_bulk', async () => {
   checks.ok(JSON.stringify(grace.lists ?? []).includes(`Newsletter ${stamp}`), 'the contact is in its list', grace.lists);
 });
 
-await checks.step('create_campaign', async () => {
+if (has('create_campaign') && state.listId) await checks.step('create_campaign', async () => {
   const campaign = record(await call(client, 'create_campaign', {
     name: `Launch ${stamp}`,
     subject: 'Our launch',
@@ -109,7 +106,7 @@ await checks.step('create_campaign', async () => {
   state.campaignId = campaign.id;
 });
 
-await checks.step('activate_campaign -> confirm_action', async () => {
+if (has('activate_campaign', 'get_campaign', 'confirm_action') && state.campaignId) await checks.step('activate_campaign -> confirm_action', async () => {
   const preview = await call(client, 'activate_campaign', { id: state.campaignId });
   checks.equal(preview.status, 'confirmation_required', 'activation needs confirmation');
   checks.ok(typeof preview.confirmation_token === 'string' && preview.confirmation_token.length >= 16, 'a confirmation token is issued');
@@ -127,24 +124,24 @@ await checks.step('activate_campaign -> confirm_action', async () => {
   checks.ok(/confirmation_invalid|already|used/i.test(replay.text + JSON.stringify(replay.structured ?? {})), 'a used token is refused', replay.text);
 });
 
-await checks.step('get_dashboard', async () => {
+if (has('get_dashboard')) await checks.step('get_dashboard', async () => {
   const dash = await call(client, 'get_dashboard', {});
   checks.ok(dash.contacts && dash.campaigns && dash.growth, 'the dashboard has contacts, growth and campaigns', Object.keys(dash));
   checks.ok(/\b[3-9]\d*\b|\b\d{2,}\b/.test(JSON.stringify(dash.contacts)), 'the dashboard counts the imported contacts', dash.contacts);
 });
 
-await checks.step('get_contacts_report', async () => {
+if (has('get_contacts_report')) await checks.step('get_contacts_report', async () => {
   const report = await call(client, 'get_contacts_report', { interval: 'day' });
   checks.ok(Array.isArray(report.series), 'the report has a series', report);
   checks.ok(report.new_contacts >= 3, 'the report counts today\'s new contacts', report.new_contacts);
 });
 
-await checks.step('get_campaign_report', async () => {
+if (has('get_campaign_report') && state.campaignId) await checks.step('get_campaign_report', async () => {
   const report = await call(client, 'get_campaign_report', { id: state.campaignId });
   checks.ok(report.campaign && report.audience && report.outcomes, 'the campaign report has campaign, audience and outcomes', Object.keys(report));
 });
 
-await checks.step('delete_contacts preview -> confirm_action', async () => {
+if (has('delete_contacts', 'confirm_action', 'get_contact') && state.contactIds) await checks.step('delete_contacts preview -> confirm_action', async () => {
   const tool = byName.get('delete_contacts');
   const key = arrayProp(tool, /id|contact/);
   const victim = state.contactIds[2];
