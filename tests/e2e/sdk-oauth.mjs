@@ -90,6 +90,16 @@ if (session) {
         checks.ok(JSON.stringify(listed).includes(contactEmail), 'list_contacts finds the new contact', listed);
       });
     }
+    if (byName.has('create_contact')) {
+      // A business failure must reach the model as a tool error (isError), not as a
+      // protocol failure: the SDK validates any structuredContent against outputSchema,
+      // error results included.
+      await checks.step('tool error through the SDK', async () => {
+        const r = await client.callTool({ name: 'create_contact', arguments: { email: contactEmail } });
+        checks.ok(r.isError === true, 'a duplicate create_contact comes back as isError', r);
+        checks.ok(/already|exists|duplicate/i.test(JSON.stringify(r.content)), 'the error text says why', r.content);
+      });
+    }
     await checks.step('unknown tool', async () => {
       let err;
       try {
