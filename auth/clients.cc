@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/token_store.h"
 #include "src/core/crypto.h"
 
 namespace crmd::auth {
@@ -131,23 +132,6 @@ Status ClientStore::UpsertCimd(const Client& client) {
          store::Opt(client.cimd_expires_at), client.created_at, client.updated_at});
   });
   if (!r) return Fail(r.error());
-  return Ok();
-}
-
-Status RevokeGrant(store::Conn& c, std::string_view grant_id, int64_t now) {
-  std::string g(grant_id);
-  if (auto r = c.Exec("UPDATE grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL",
-                      {now, g});
-      !r)
-    return Fail(r.error());
-  if (auto r = c.Exec(
-          "UPDATE access_tokens SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL", {now, g});
-      !r)
-    return Fail(r.error());
-  if (auto r = c.Exec("DELETE FROM refresh_tokens WHERE grant_id = ?", {g}); !r) return Fail(r.error());
-  // A code not yet redeemed would otherwise mint fresh tokens for the revoked grant.
-  if (auto r = c.Exec("DELETE FROM auth_codes WHERE grant_id = ? AND redeemed_at IS NULL", {g}); !r)
-    return Fail(r.error());
   return Ok();
 }
 

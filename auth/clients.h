@@ -78,10 +78,9 @@ class ClientStore {
   const Clock& clock_;
 };
 
-// Revokes one grant and everything it produced: grants.revoked_at, access_tokens.revoked_at
-// and deletes its refresh tokens. Runs inside the caller's transaction.
-Status RevokeGrant(store::Conn& c, std::string_view grant_id, int64_t now);
-// Revokes every grant of a client (optionally only those of one user).
+// Revokes every grant of a client (optionally only those of one user) with the token
+// side's RevokeGrant (auth/token_store.h), and deletes its codes not yet redeemed. Runs
+// inside the caller's transaction.
 Status RevokeGrantsOf(store::Conn& c, std::string_view client_id, std::optional<int64_t> user_id,
                       int64_t now);
 

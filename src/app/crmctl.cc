@@ -12,6 +12,7 @@
 #include "auth/clients.h"
 #include "auth/consent.h"
 #include "auth/scopes.h"
+#include "auth/token_store.h"
 #include "auth/users.h"
 #include "src/core/clock.h"
 #include "src/core/config.h"
