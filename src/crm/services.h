@@ -11,13 +11,17 @@
 #include "src/core/random.h"
 #include "src/core/result.h"
 #include "src/crm/audit.h"
+#include "src/crm/automations.h"
+#include "src/crm/campaigns.h"
 #include "src/crm/confirmations.h"
 #include "src/crm/contacts.h"
 #include "src/crm/email_validation.h"
 #include "src/crm/idempotency.h"
 #include "src/crm/lists.h"
 #include "src/crm/outbox.h"
+#include "src/crm/reports.h"
 #include "src/crm/resolver.h"
+#include "src/crm/sequences.h"
 #include "src/crm/settings.h"
 #include "src/crm/tags.h"
 #include "src/crm/usage.h"
@@ -54,6 +58,12 @@ struct Services {
   std::unique_ptr<TagService> tags;
 
   // --- marketing services (owned by the marketing helper; add members below) ---
+  // Built by InstallMarketing (src/crm/marketing.h) after MakeServices.
+  std::unique_ptr<CampaignService> campaigns;
+  std::unique_ptr<AutomationService> automations;
+  std::unique_ptr<SequenceService> sequences;
+  std::unique_ptr<ReportService> reports;
+  std::unique_ptr<UsageSource> marketing_usage;
 };
 
 // Builds Services and registers crm's confirmation actions (delete_contacts,

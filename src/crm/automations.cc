@@ -1,0 +1,419 @@
+#include "src/crm/automations.h"
+
+#include <array>
+#include <tuple>
+#include <utility>
+
+#include "src/crm/automation_steps.h"
+
+namespace crmd::crm {
+namespace {
+
+using nlohmann::json;
+using store::Value;
+
+constexpr std::array<std::pair<AutomationStatus, const char*>, 3> kNames{{
+    {AutomationStatus::kDraft, "draft"},
+    {AutomationStatus::kActive, "active"},
+    {AutomationStatus::kInactive, "inactive"},
+}};
+
+constexpr const char* kColumns =
+    "id, name, description, trigger_type, trigger_params, steps, status, activated_at, revision, "
+    "created_at, updated_at";
+
+Automation FromRow(const store::Row& r) {
+  Automation a;
+  a.id = r.Int(0);
+  a.name = r.Str(1);
+  a.description = r.Str(2);
+  a.trigger = json::parse(r.Str(4), nullptr, false);
+  if (!a.trigger.is_object()) a.trigger = json::object();
+  a.trigger["type"] = r.Str(3);
+  a.steps = json::parse(r.Str(5), nullptr, false);
+  if (!a.steps.is_array()) a.steps = json::array();
+  a.status = ParseAutomationStatus(r.Str(6)).value_or(AutomationStatus::kDraft);
+  a.activated_at = r.OptInt(7);
+  a.revision = r.Int(8);
+  a.created_at = r.Int(9);
+  a.updated_at = r.Int(10);
+  return a;
+}
+
+json TriggerParams(const json& trigger) {
+  json p = trigger;
+  p.erase("type");
+  return p;
+}
+
+Error NotFound(int64_t id) {
+  return Error::NotFound("automation " + std::to_string(id) + " not found");
+}
+
+std::string RevisionKey(int64_t id) { return "automation:" + std::to_string(id); }
+
+Result<std::optional<Automation>> Load(store::Conn& c, int64_t id) {
+  auto row = c.QueryOne(std::string("SELECT ") + kColumns + " FROM automations WHERE id = ?", {id});
+  if (!row) return Fail(row.error());
+  if (!*row) return std::optional<Automation>{};
+  return std::optional<Automation>(FromRow(**row));
+}
+
+Result<Automation> LoadOr404(store::Conn& c, int64_t id) {
+  auto a = Load(c, id);
+  if (!a) return Fail(a.error());
+  if (!*a) return Fail(NotFound(id));
+  return std::move(**a);
+}
+
+Status SaveRefs(store::Conn& c, const Automation& a) {
+  if (auto r = c.Exec("DELETE FROM automation_refs WHERE automation_id = ?", {a.id}); !r) {
+    return Fail(r.error());
+  }
+  for (const auto& ref : CollectRefs(a.trigger, a.steps)) {
+    auto r = c.Exec(
+        "INSERT INTO automation_refs (automation_id, kind, ref_id, role) VALUES (?, ?, ?, ?)",
+        {a.id, ref.kind, ref.id, ref.role});
+    if (!r) return Fail(r.error());
+  }
+  return Ok();
+}
+
+Status Save(store::Conn& c, Automation& a, int64_t expected_revision) {
+  auto n = c.Exec(
+      "UPDATE automations SET name = ?, description = ?, trigger_type = ?, trigger_params = ?, "
+      "steps = ?, status = ?, activated_at = ?, revision = revision + 1, updated_at = ? "
+      "WHERE id = ? AND revision = ?",
+      {a.name, a.description, a.trigger.value("type", ""), TriggerParams(a.trigger).dump(),
+       a.steps.dump(), std::string(ToString(a.status)), store::Opt(a.activated_at), a.updated_at,
+       a.id, expected_revision});
+  if (!n) return Fail(n.error());
+  if (*n == 0) return Fail(Errc::kRevisionConflict, "the automation was changed by someone else");
+  a.revision = expected_revision + 1;
+  return SaveRefs(c, a);
+}
+
+// Applies name, description, trigger and steps from tool arguments.
+Status ApplyFields(const json& j, Automation& a) {
+  for (auto [key, member, max] : {std::tuple{"name", &Automation::name, size_t{200}},
+                                  std::tuple{"description", &Automation::description, size_t{2000}}}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_string()) return Fail(Errc::kInvalidArgument, std::string(key) + ": must be a string");
+    auto s = j[key].get<std::string>();
+    if (s.size() > max) return Fail(Errc::kInvalidArgument, std::string(key) + ": too long");
+    a.*member = std::move(s);
+  }
+  if (a.name.empty()) return Fail(Errc::kInvalidArgument, "name: must not be empty");
+  if (j.contains("trigger")) {
+    auto t = ValidateTrigger(j["trigger"]);
+    if (!t) return Fail(t.error());
+    a.trigger = std::move(*t);
+  }
+  if (!a.trigger.contains("type")) return Fail(Errc::kInvalidArgument, "trigger: required");
+  if (j.contains("steps")) {
+    auto s = ValidateSteps(j["steps"]);
+    if (!s) return Fail(s.error());
+    a.steps = std::move(*s);
+  }
+  return Ok();
+}
+
+Status CheckRevision(const Automation& a, int64_t expected) {
+  if (expected != 0 && a.revision != expected) {
+    return Fail(Errc::kRevisionConflict, "expected_revision " + std::to_string(expected) +
+                                             " is stale; the automation is at revision " +
+                                             std::to_string(a.revision));
+  }
+  return Ok();
+}
+
+json EnrolmentSummary(store::Conn& c, int64_t id, Status* st) {
+  auto rows = c.Query(
+      "SELECT status, COUNT(*) FROM automation_enrolments WHERE automation_id = ? GROUP BY status",
+      {id});
+  if (!rows) {
+    *st = Fail(rows.error());
+    return nullptr;
+  }
+  json by = {{"active", 0}, {"completed", 0}, {"exited", 0}};
+  int64_t total = 0;
+  for (const auto& r : *rows) {
+    by[r.Str(0)] = r.Int(1);
+    total += r.Int(1);
+  }
+  return {{"total", total}, {"by_status", by}};
+}
+
+}  // namespace
+
+const char* ToString(AutomationStatus s) {
+  for (const auto& [v, n] : kNames) {
+    if (v == s) return n;
+  }
+  return "draft";
+}
+
+std::optional<AutomationStatus> ParseAutomationStatus(std::string_view s) {
+  for (const auto& [v, n] : kNames) {
+    if (s == n) return v;
+  }
+  return std::nullopt;
+}
+
+json ToJson(const Automation& a, bool full) {
+  json j = {{"id", a.id},
+            {"name", a.name},
+            {"status", ToString(a.status)},
+            {"trigger", a.trigger},
+            {"step_count", a.steps.size()},
+            {"revision", a.revision},
+            {"updated_at", TimeJson(a.updated_at)}};
+  if (full) {
+    j["description"] = a.description;
+    j["steps"] = a.steps;
+    j["activated_at"] = TimeJson(a.activated_at);
+    j["created_at"] = TimeJson(a.created_at);
+  }
+  return j;
+}
+
+Result<AutomationPage> AutomationService::List(std::optional<AutomationStatus> status,
+                                               std::string_view cursor, int limit) const {
+  auto after = DecodeIdCursor(cursor);
+  if (!after) return Fail(after.error());
+  return db_.Read([&](store::Conn& c) -> Result<AutomationPage> {
+    std::string sql = std::string("SELECT ") + kColumns + " FROM automations WHERE id > ?";
+    std::vector<Value> params{*after};
+    if (status) {
+      sql += " AND status = ?";
+      params.emplace_back(std::string(ToString(*status)));
+    }
+    sql += " ORDER BY id LIMIT ?";
+    params.emplace_back(static_cast<int64_t>(limit + 1));
+    auto rows = c.Query(sql, params);
+    if (!rows) return Fail(rows.error());
+    AutomationPage page;
+    for (const auto& r : *rows) page.items.push_back(FromRow(r));
+    if (static_cast<int>(page.items.size()) > limit) {
+      page.items.resize(limit);
+      page.next_cursor = EncodeIdCursor(page.items.back().id);
+    }
+    return page;
+  });
+}
+
+Result<Automation> AutomationService::Get(int64_t id) const {
+  return db_.Read([&](store::Conn& c) { return LoadOr404(c, id); });
+}
+
+Status AutomationService::Audit(store::Conn& c, const Actor& actor, const char* action,
+                                const Automation& a, std::optional<int64_t> revision_before) const {
+  if (!audit_) return Ok();
+  return audit_(c, actor,
+                        AuditEntry{.action = action,
+                                   .target_type = "automation",
+                                   .target_ids = {a.id},
+                                   .revision_before = revision_before,
+                                   .revision_after = a.revision,
+                                   .details = {{"status", ToString(a.status)}}});
+}
+
+Result<Automation> AutomationService::Create(store::Conn& c, const Actor& actor, const json& fields) {
+  Automation a;
+  if (auto s = ApplyFields(fields, a); !s) return Fail(s.error());
+  a.created_at = a.updated_at = clock_.NowUnix();
+  if (auto s = CheckRefsExist(c, CollectRefs(a.trigger, a.steps), a.trigger); !s) {
+    return Fail(s.error());
+  }
+  auto id = c.InsertReturningId(
+      "INSERT INTO automations (name, description, trigger_type, trigger_params, steps, status, "
+      "revision, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
+      {a.name, a.description, a.trigger.value("type", ""), TriggerParams(a.trigger).dump(),
+       a.steps.dump(), a.created_at, a.updated_at});
+  if (!id) return Fail(id.error());
+  a.id = *id;
+  if (auto s = SaveRefs(c, a); !s) return Fail(s.error());
+  if (auto s = Audit(c, actor, "create_automation", a, std::nullopt); !s) return Fail(s.error());
+  return a;
+}
+
+Result<Automation> AutomationService::Create(const Actor& actor, const json& fields) {
+  return db_.Write([&](store::Conn& c) { return Create(c, actor, fields); });
+}
+
+Result<Automation> AutomationService::Update(const Actor& actor, int64_t id,
+                                             int64_t expected_revision, const json& fields) {
+  return db_.Write([&](store::Conn& c) -> Result<Automation> {
+    auto a = LoadOr404(c, id);
+    if (!a) return Fail(a.error());
+    if (auto s = CheckRevision(*a, expected_revision); !s) return Fail(s.error());
+    if (a->status == AutomationStatus::kActive) {
+      return Fail(Errc::kInvalidTransition,
+                  "an active automation cannot be edited; deactivate it first");
+    }
+    if (auto s = ApplyFields(fields, *a); !s) return Fail(s.error());
+    if (auto s = CheckRefsExist(c, CollectRefs(a->trigger, a->steps), a->trigger); !s) {
+      return Fail(s.error());
+    }
+    int64_t before = a->revision;
+    a->updated_at = clock_.NowUnix();
+    if (auto s = Save(c, *a, a->revision); !s) return Fail(s.error());
+    if (auto s = Audit(c, actor, "update_automation", *a, before); !s) return Fail(s.error());
+    return a;
+  });
+}
+
+Result<Automation> AutomationService::Deactivate(const Actor& actor, int64_t id,
+                                                 int64_t expected_revision) {
+  return db_.Write([&](store::Conn& c) -> Result<Automation> {
+    auto a = LoadOr404(c, id);
+    if (!a) return Fail(a.error());
+    if (auto s = CheckRevision(*a, expected_revision); !s) return Fail(s.error());
+    if (a->status != AutomationStatus::kActive) {
+      return Fail(Errc::kInvalidTransition, std::string("only an active automation can be "
+                                                        "deactivated; this one is ") + ToString(a->status));
+    }
+    int64_t before = a->revision;
+    a->status = AutomationStatus::kInactive;
+    a->updated_at = clock_.NowUnix();
+    if (auto s = Save(c, *a, a->revision); !s) return Fail(s.error());
+    if (auto s = Audit(c, actor, "deactivate_automation", *a, before); !s) return Fail(s.error());
+    return a;
+  });
+}
+
+namespace {
+
+Status CheckActivatable(store::Conn& c, const Automation& a) {
+  if (a.status == AutomationStatus::kActive) {
+    return Fail(Errc::kInvalidTransition, "the automation is already active");
+  }
+  if (a.steps.empty()) return Fail(Errc::kInvalidArgument, "steps: add at least one step first");
+  return CheckRefsExist(c, CollectRefs(a.trigger, a.steps), a.trigger);
+}
+
+// The state-based trigger's contact-id subquery and its parameter (see Candidates).
+std::pair<std::string, Value> TriggerSet(const json& trigger) {
+  std::string type = trigger.value("type", "");
+  if (type == "tag_added") {
+    return {"SELECT contact_id FROM contact_tags WHERE tag_id = ?", trigger.value("tag_id", int64_t{0})};
+  }
+  if (type == "list_added") {
+    return {"SELECT contact_id FROM contact_lists WHERE list_id = ?", trigger.value("list_id", int64_t{0})};
+  }
+  if (type == "status_changed") {
+    return {"SELECT id FROM contacts WHERE status = ?", trigger.value("status", std::string())};
+  }
+  return {"", nullptr};
+}
+
+}  // namespace
+
+Result<EnrolmentCandidates> AutomationService::Candidates(store::Conn& c, int64_t automation_id,
+                                                          const json& trigger, int sample) {
+  auto [ids, param] = TriggerSet(trigger);
+  if (ids.empty()) return EnrolmentCandidates{};
+  std::string from = " FROM contacts k WHERE k.id IN (" + ids +
+                     ") AND NOT EXISTS (SELECT 1 FROM automation_enrolments e"
+                     " WHERE e.automation_id = ? AND e.contact_id = k.id)";
+  EnrolmentCandidates out{.state_based = true};
+  auto n = c.QueryOne("SELECT COUNT(*)" + from, {param, automation_id});
+  if (!n) return Fail(n.error());
+  out.count = (*n)->Int(0);
+  auto rows = c.Query("SELECT k.id, k.email" + from + " ORDER BY k.id LIMIT ?",
+                      {param, automation_id, static_cast<int64_t>(sample)});
+  if (!rows) return Fail(rows.error());
+  for (const auto& r : *rows) out.sample.push_back({{"id", r.Int(0)}, {"email", r.Str(1)}});
+  return out;
+}
+
+Result<Preview> AutomationService::PreviewActivate(store::Conn& c, int64_t id) const {
+  auto a = LoadOr404(c, id);
+  if (!a) return Fail(a.error());
+  if (auto s = CheckActivatable(c, *a); !s) return Fail(s.error());
+  auto cand = Candidates(c, id, a->trigger, 10);
+  if (!cand) return Fail(cand.error());
+  Preview p;
+  p.preview = {
+      {"automation", {{"id", a->id}, {"name", a->name}, {"status", ToString(a->status)}}},
+      {"trigger", a->trigger},
+      {"steps", a->steps},
+      {"enrol_now", {{"count", cand->count}, {"sample", cand->sample},
+                     {"note", cand->state_based
+                                  ? "contacts that match the trigger now are enrolled on activation"
+                                  : "this trigger is an event; contacts enrol when it happens"}}},
+      {"new_status", "active"},
+  };
+  p.revisions[RevisionKey(id)] = a->revision;
+  return p;
+}
+
+Result<json> AutomationService::Activate(store::Conn& c, const Actor& actor, int64_t id) {
+  int64_t now = clock_.NowUnix();
+  auto a = LoadOr404(c, id);
+  if (!a) return Fail(a.error());
+  if (auto s = CheckActivatable(c, *a); !s) return Fail(s.error());
+  int64_t enrolled = 0;
+  auto [ids, param] = TriggerSet(a->trigger);
+  if (!ids.empty()) {
+    auto n = c.Exec(
+        "INSERT INTO automation_enrolments (automation_id, contact_id, status, current_step, "
+        "enrolled_at, updated_at) SELECT ?, k.id, 'active', 0, ?, ? FROM contacts k WHERE k.id IN (" +
+            ids + ") ON CONFLICT (automation_id, contact_id) DO NOTHING",
+        {id, now, now, param});
+    if (!n) return Fail(n.error());
+    enrolled = *n;
+  }
+  int64_t before = a->revision;
+  a->status = AutomationStatus::kActive;
+  a->activated_at = now;
+  a->updated_at = now;
+  if (auto s = Save(c, *a, a->revision); !s) return Fail(s.error());
+  if (auto s = Audit(c, actor, "activate_automation", *a, before); !s) return Fail(s.error());
+  return json{{"automation", ToJson(*a, false)}, {"enrolled", enrolled}};
+}
+
+Result<Preview> AutomationService::PreviewDelete(store::Conn& c, int64_t id) const {
+  auto a = LoadOr404(c, id);
+  if (!a) return Fail(a.error());
+  Status st;
+  json enrolments = EnrolmentSummary(c, id, &st);
+  if (!st) return Fail(st.error());
+  auto sample = c.Query(
+      "SELECT k.id, k.email, e.status FROM automation_enrolments e JOIN contacts k ON k.id = "
+      "e.contact_id WHERE e.automation_id = ? ORDER BY k.id LIMIT 10",
+      {id});
+  if (!sample) return Fail(sample.error());
+  json s = json::array();
+  for (const auto& r : *sample) {
+    s.push_back({{"id", r.Int(0)}, {"email", r.Str(1)}, {"status", r.Str(2)}});
+  }
+  enrolments["sample"] = std::move(s);
+  Preview p;
+  p.preview = {{"automation", ToJson(*a, false)},
+               {"enrolled_contacts", std::move(enrolments)},
+               {"irreversible", true}};
+  p.revisions[RevisionKey(id)] = a->revision;
+  if (a->status == AutomationStatus::kActive) {
+    p.blockers.push_back({.kind = "automation",
+                          .id = a->id,
+                          .name = a->name,
+                          .reason = "the automation is active; deactivate it before deleting"});
+  }
+  return p;
+}
+
+Result<json> AutomationService::Delete(store::Conn& c, const Actor& actor, int64_t id) {
+  auto a = LoadOr404(c, id);
+  if (!a) return Fail(a.error());
+  if (a->status == AutomationStatus::kActive) {
+    return Fail(Errc::kDependencyBlocked,
+                "automation " + std::to_string(id) + " is active; deactivate it before deleting");
+  }
+  auto n = c.Exec("DELETE FROM automations WHERE id = ?", {id});
+  if (!n) return Fail(n.error());
+  if (auto s = Audit(c, actor, "delete_automation", *a, a->revision); !s) return Fail(s.error());
+  return json{{"deleted", {{"id", id}, {"name", a->name}}}};
+}
+
+}  // namespace crmd::crm

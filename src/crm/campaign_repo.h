@@ -1,0 +1,36 @@
+#pragma once
+// SQL for campaigns (portable, bound parameters only). Functions take the caller's Conn so
+// that a service can compose them inside one Database::Write transaction. Stateless.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "src/core/result.h"
+#include "src/crm/campaigns.h"
+#include "src/store/db.h"
+
+namespace crmd::crm::campaign_repo {
+
+Result<int64_t> Insert(store::Conn& c, const Campaign& campaign);
+Result<std::optional<Campaign>> Load(store::Conn& c, int64_t id);
+// Writes every field and the audience; bumps the revision. kRevisionConflict when the stored
+// revision is not `expected_revision`.
+Status Save(store::Conn& c, Campaign& campaign, int64_t expected_revision);
+// Ids ascending after `after_id`; fetches limit+1 to know whether there is a next page.
+// The audience is left empty (compact rows).
+Result<std::vector<Campaign>> List(store::Conn& c, std::optional<CampaignStatus> status,
+                                   int64_t after_id, int limit);
+Status Remove(store::Conn& c, int64_t id);
+
+// Subscribed contacts in any included list or tag, minus any excluded list or tag.
+Result<int64_t> CountAudience(store::Conn& c, int64_t campaign_id);
+Result<std::vector<int64_t>> SampleAudience(store::Conn& c, int64_t campaign_id, int n);
+// Inserts the resolved audience into campaign_recipients (existing rows kept); returns the
+// total number of recipients recorded for the campaign afterwards.
+Result<int64_t> RecordRecipients(store::Conn& c, int64_t campaign_id, int64_t now);
+
+// Ids of lists / tags among `ids` that do not exist.
+Result<std::vector<int64_t>> MissingIds(store::Conn& c, const char* table,
+                                        const std::vector<int64_t>& ids);
+
+}  // namespace crmd::crm::campaign_repo

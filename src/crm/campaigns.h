@@ -1,0 +1,112 @@
+#pragma once
+// Email campaigns: the record, its status machine and CampaignService (create, update,
+// pause, and the confirmable activate and delete). Sending is a later worker; activation
+// resolves the audience in SQL and records it in campaign_recipients.
+//
+// Status machine (docs/marketing.md):
+//   draft     -> scheduled | sending          (activate: send_at in the future | now)
+//   paused    -> scheduled | sending          (activate again)
+//   scheduled -> sending | paused | cancelled
+//   sending   -> sent | paused | cancelled
+//   sent, cancelled: final
+// Editable only in draft and paused. Deletion refused while sending.
+//
+// CampaignService is thread-safe (all state is in the database).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/clock.h"
+#include "src/core/result.h"
+#include "src/crm/actor.h"
+#include "src/crm/audit.h"
+#include "src/crm/confirmations.h"
+#include "src/crm/marketing_common.h"
+#include "src/store/db.h"
+
+namespace crmd::crm {
+
+enum class CampaignStatus { kDraft, kScheduled, kSending, kSent, kPaused, kCancelled };
+
+const char* ToString(CampaignStatus s);
+std::optional<CampaignStatus> ParseCampaignStatus(std::string_view s);
+bool CanTransition(CampaignStatus from, CampaignStatus to);
+bool IsEditable(CampaignStatus s);       // draft, paused
+bool CanActivate(CampaignStatus s);      // draft, paused
+bool CanDelete(CampaignStatus s);        // anything but sending
+
+struct Audience {
+  std::vector<int64_t> lists, tags, exclude_lists, exclude_tags;
+  bool Empty() const { return lists.empty() && tags.empty(); }
+};
+
+struct Campaign {
+  int64_t id = 0;
+  std::string name, subject, preheader, from_name, from_email, html_body, text_body;
+  Audience audience;
+  std::optional<int64_t> send_at;
+  CampaignStatus status = CampaignStatus::kDraft;
+  int64_t audience_size = 0;
+  std::optional<int64_t> activated_at;
+  int64_t revision = 1;
+  int64_t created_at = 0, updated_at = 0;
+};
+
+// Compact form for lists, or the full record (bodies and audience) for get.
+nlohmann::json ToJson(const Campaign& c, bool full);
+
+// Applies the fields present in `j` (tool arguments) onto `c`. Checks shapes and lengths;
+// references to lists and tags are checked by the service (they need the database).
+Status ApplyCampaignFields(const nlohmann::json& j, Campaign& c);
+// What activation requires of the content: subject, sender address, a body, an audience.
+Status CheckReadyToSend(const Campaign& c);
+
+struct CampaignPage {
+  std::vector<Campaign> items;
+  std::optional<std::string> next_cursor;
+};
+
+class CampaignService {
+ public:
+  // `audit` may be empty (unit tests); otherwise every write records an audit row in its
+  // own transaction.
+  CampaignService(store::Database& db, const Clock& clock, AuditSink audit = {})
+      : db_(db), clock_(clock), audit_(std::move(audit)) {}
+  CampaignService(const CampaignService&) = delete;
+  CampaignService& operator=(const CampaignService&) = delete;
+
+  Result<CampaignPage> List(std::optional<CampaignStatus> status, std::string_view cursor,
+                            int limit) const;
+  Result<Campaign> Get(int64_t id) const;
+  // In the caller's transaction (so an idempotency key can be stored with it).
+  Result<Campaign> Create(store::Conn& c, const Actor& actor, const nlohmann::json& fields);
+  Result<Campaign> Create(const Actor& actor, const nlohmann::json& fields);
+  // kRevisionConflict when expected_revision is stale; kInvalidTransition unless editable.
+  Result<Campaign> Update(const Actor& actor, int64_t id, int64_t expected_revision,
+                          const nlohmann::json& fields);
+  // scheduled | sending -> paused. expected_revision is optional (0 = any).
+  Result<Campaign> Pause(const Actor& actor, int64_t id, int64_t expected_revision);
+
+  // Confirmable actions (ConfirmationService runs them inside its transaction). Previews
+  // only read; a sending campaign's delete preview carries a blocker. Execute functions
+  // redo every check, so a confirm never acts on a state the preview did not allow.
+  Result<Preview> PreviewActivate(store::Conn& c, int64_t id) const;
+  Result<nlohmann::json> Activate(store::Conn& c, const Actor& actor, int64_t id);
+  Result<Preview> PreviewDelete(store::Conn& c, int64_t id) const;
+  Result<nlohmann::json> Delete(store::Conn& c, const Actor& actor, int64_t id);
+
+ private:
+  Status Audit(store::Conn& c, const Actor& actor, const char* action, const Campaign& k,
+               std::optional<int64_t> revision_before) const;
+
+  store::Database& db_;
+  const Clock& clock_;
+  const AuditSink audit_;
+};
+
+}  // namespace crmd::crm

@@ -1,0 +1,163 @@
+#include "src/crm/marketing.h"
+
+#include <memory>
+
+#include "src/crm/automations.h"
+#include "src/crm/campaigns.h"
+#include "src/crm/marketing_usage.h"
+#include "src/crm/reports.h"
+#include "src/crm/sequences.h"
+#include "src/crm/services.h"
+
+namespace crmd::crm {
+namespace {
+
+using nlohmann::json;
+
+int64_t IdArg(const json& args) {
+  return args.is_object() && args.contains("id") && args["id"].is_number_integer()
+             ? args["id"].get<int64_t>()
+             : 0;
+}
+
+}  // namespace
+
+Status InstallMarketing(Services& s) {
+  store::Database& db = *s.options.db;
+  const Clock& clock = *s.options.clock;
+  AuditLog* audit = s.audit.get();
+  AuditSink sink = [audit](store::Conn& c, const Actor& actor, const AuditEntry& e) {
+    return audit->Record(c, actor, e);
+  };
+  s.campaigns = std::make_unique<CampaignService>(db, clock, sink);
+  s.automations = std::make_unique<AutomationService>(db, clock, sink);
+  s.sequences = std::make_unique<SequenceService>(db, clock, sink);
+  s.reports = std::make_unique<ReportService>(db, clock);
+  s.marketing_usage = std::make_unique<MarketingUsage>();
+  s.SetUsageSource(s.marketing_usage.get());
+
+  CampaignService* campaigns = s.campaigns.get();
+  AutomationService* automations = s.automations.get();
+  ActionSpec specs[] = {
+      {.name = "activate_campaign",
+       .scope = "campaigns:activate",
+       .preview = [campaigns](store::Conn& c, const json& a) { return campaigns->PreviewActivate(c, IdArg(a)); },
+       .execute = [campaigns](store::Conn& c, const json& a, const Actor& actor) {
+         return campaigns->Activate(c, actor, IdArg(a));
+       }},
+      {.name = "delete_campaign",
+       .scope = "campaigns:delete",
+       .preview = [campaigns](store::Conn& c, const json& a) { return campaigns->PreviewDelete(c, IdArg(a)); },
+       .execute = [campaigns](store::Conn& c, const json& a, const Actor& actor) {
+         return campaigns->Delete(c, actor, IdArg(a));
+       }},
+      {.name = "activate_automation",
+       .scope = "automations:activate",
+       .preview = [automations](store::Conn& c, const json& a) { return automations->PreviewActivate(c, IdArg(a)); },
+       .execute = [automations](store::Conn& c, const json& a, const Actor& actor) {
+         return automations->Activate(c, actor, IdArg(a));
+       }},
+      {.name = "delete_automation",
+       .scope = "automations:delete",
+       .preview = [automations](store::Conn& c, const json& a) { return automations->PreviewDelete(c, IdArg(a)); },
+       .execute = [automations](store::Conn& c, const json& a, const Actor& actor) {
+         return automations->Delete(c, actor, IdArg(a));
+       }},
+  };
+  for (auto& spec : specs) {
+    if (auto st = s.confirmations->RegisterAction(std::move(spec)); !st) return st;
+  }
+  return Ok();
+}
+
+namespace {
+
+// The id of the row called `name` in lists/tags, created when missing.
+Result<int64_t> EnsureNamed(store::Conn& c, const char* table, const std::string& name, int64_t now) {
+  std::string t = std::string_view(table) == "lists" ? "lists" : "tags";
+  auto row = c.QueryOne("SELECT id FROM " + t + " WHERE name = ?", {name});
+  if (!row) return Fail(row.error());
+  if (*row) return (*row)->Int(0);
+  return c.InsertReturningId(
+      "INSERT INTO " + t + " (name, created_at, updated_at) VALUES (?, ?, ?) RETURNING id",
+      {name, now, now});
+}
+
+Result<bool> Exists(store::Conn& c, const char* table, const std::string& name) {
+  std::string t = std::string_view(table) == "campaigns"     ? "campaigns"
+                  : std::string_view(table) == "automations" ? "automations"
+                                                             : "sequences";
+  auto row = c.QueryOne("SELECT 1 FROM " + t + " WHERE name = ?", {name});
+  if (!row) return Fail(row.error());
+  return row->has_value();
+}
+
+}  // namespace
+
+Status SeedMarketing(Services& s, const Actor& actor) {
+  int64_t now = s.options.clock->NowUnix();
+  auto r = s.options.db->Write([&](store::Conn& c) -> Result<bool> {
+    auto news = EnsureNamed(c, "lists", "Newsletter", now);
+    if (!news) return Fail(news.error());
+    auto welcome = EnsureNamed(c, "tags", "welcome", now);
+    if (!welcome) return Fail(welcome.error());
+    auto unsub = EnsureNamed(c, "tags", "do-not-email", now);
+    if (!unsub) return Fail(unsub.error());
+
+    auto have = Exists(c, "campaigns", "Monthly newsletter");
+    if (!have) return Fail(have.error());
+    if (!*have) {
+      auto k = s.campaigns->Create(
+          c, actor,
+          {{"name", "Monthly newsletter"},
+           {"subject", "What's new this month"},
+           {"preheader", "Three things worth your time"},
+           {"from_name", "The Team"},
+           {"from_email", "news@example.com"},
+           {"html_body", "<h1>Hello {{first_name}}</h1><p>Here is our news.</p>"},
+           {"text_body", "Hello {{first_name}}, here is our news."},
+           {"audience", {{"lists", {*news}}, {"exclude_tags", {*unsub}}}}});
+      if (!k) return Fail(k.error());
+    }
+    have = Exists(c, "campaigns", "Spring sale");
+    if (!have) return Fail(have.error());
+    if (!*have) {
+      auto k = s.campaigns->Create(c, actor,
+                                   {{"name", "Spring sale"},
+                                    {"subject", "20% off until Sunday"},
+                                    {"from_email", "offers@example.com"},
+                                    {"text_body", "Our spring sale has started."},
+                                    {"audience", {{"tags", {*welcome}}}}});
+      if (!k) return Fail(k.error());
+    }
+    have = Exists(c, "automations", "Welcome series");
+    if (!have) return Fail(have.error());
+    if (!*have) {
+      auto a = s.automations->Create(
+          c, actor,
+          {{"name", "Welcome series"},
+           {"description", "Greets new subscribers and adds them to the newsletter."},
+           {"trigger", {{"type", "tag_added"}, {"tag_id", *welcome}}},
+           {"steps", json::array({{{"type", "send_email"}, {"subject", "Welcome!"},
+                                   {"text_body", "Thanks for joining."}},
+                                  {{"type", "wait"}, {"days", 3}},
+                                  {{"type", "add_list"}, {"list_id", *news}}})}});
+      if (!a) return Fail(a.error());
+    }
+    have = Exists(c, "sequences", "Onboarding drip");
+    if (!have) return Fail(have.error());
+    if (!*have) {
+      auto q = s.sequences->Create(
+          c, actor,
+          {{"name", "Onboarding drip"},
+           {"emails", json::array({{{"subject", "Getting started"}, {"text_body", "Step one."}},
+                                   {{"subject", "Tips"}, {"text_body", "Step two."}, {"delay_days", 2}}})}});
+      if (!q) return Fail(q.error());
+    }
+    return true;
+  });
+  if (!r) return Fail(r.error());
+  return Ok();
+}
+
+}  // namespace crmd::crm

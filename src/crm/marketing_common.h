@@ -1,0 +1,46 @@
+#pragma once
+// Small pieces shared by the marketing services (campaigns, automations, sequences,
+// reports): opaque id cursors, RFC 3339 times, previews of confirmable actions.
+// Stateless and thread-safe.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/result.h"
+#include "src/crm/actor.h"
+#include "src/crm/audit.h"
+#include "src/store/db.h"
+
+namespace crmd::crm {
+
+// The contact status that receives marketing email (campaign audiences).
+inline constexpr const char* kSubscribedStatus = "subscribed";
+
+inline constexpr int kDefaultPageSize = 25;
+inline constexpr int kMaxPageSize = 100;
+
+// Records an audit row in the caller's transaction: crm's AuditLog::Record in production
+// (wired by InstallMarketing), empty in unit tests.
+using AuditSink = std::function<Status(store::Conn&, const Actor&, const AuditEntry&)>;
+
+// Keyset pagination over ids ascending. The cursor is opaque to clients (base64url).
+std::string EncodeIdCursor(int64_t last_id);
+// Empty cursor -> 0. A malformed cursor is kInvalidArgument naming "cursor".
+Result<int64_t> DecodeIdCursor(std::string_view cursor);
+// Clamps a requested limit to [1, kMaxPageSize]; 0 or absent -> kDefaultPageSize.
+int ClampLimit(std::optional<int64_t> limit);
+
+// Parses "2026-11-22T16:47:13Z", offsets like "+02:00", fractional seconds, or a date
+// "2026-11-22" (midnight UTC). nullopt when malformed.
+std::optional<int64_t> ParseRfc3339(std::string_view text);
+nlohmann::json TimeJson(std::optional<int64_t> unix_seconds);  // RFC 3339 or null
+
+// Reads an array of positive integer ids from j[key]; absent -> empty. Duplicates removed.
+Result<std::vector<int64_t>> IdArray(const nlohmann::json& j, const char* key);
+
+}  // namespace crmd::crm

@@ -1,0 +1,32 @@
+#pragma once
+// Where campaigns and automations use a list or a tag: the marketing implementation of
+// crm::UsageSource (get_list / get_tag "used by", and dependency checks before delete_list
+// / delete_tag). Blocking uses: an active automation (trigger or step), or a scheduled or
+// sending campaign (audience or exclusion). Drafts, paused and finished records are listed
+// but do not block. Stateless and thread-safe; reads only through the given Conn.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/result.h"
+#include "src/crm/usage.h"
+#include "src/store/db.h"
+
+namespace crmd::crm {
+
+// kind: "list" | "tag". Indexed lookups (campaign_audience_ref, automation_refs_ref).
+Result<std::vector<Usage>> FindMarketingUses(store::Conn& c, const std::string& kind, int64_t id);
+
+class MarketingUsage final : public UsageSource {
+ public:
+  Result<std::vector<Usage>> ListUsage(store::Conn& conn, int64_t list_id) override {
+    return FindMarketingUses(conn, "list", list_id);
+  }
+  Result<std::vector<Usage>> TagUsage(store::Conn& conn, int64_t tag_id) override {
+    return FindMarketingUses(conn, "tag", tag_id);
+  }
+};
+
+}  // namespace crmd::crm

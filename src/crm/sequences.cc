@@ -1,0 +1,279 @@
+#include "src/crm/sequences.h"
+
+#include <array>
+#include <utility>
+
+namespace crmd::crm {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::pair<SequenceStatus, const char*>, 3> kNames{{
+    {SequenceStatus::kDraft, "draft"},
+    {SequenceStatus::kActive, "active"},
+    {SequenceStatus::kPaused, "paused"},
+}};
+
+constexpr const char* kColumns =
+    "id, name, description, emails, status, revision, created_at, updated_at";
+
+Sequence FromRow(const store::Row& r) {
+  Sequence s;
+  s.id = r.Int(0);
+  s.name = r.Str(1);
+  s.description = r.Str(2);
+  s.emails = json::parse(r.Str(3), nullptr, false);
+  if (!s.emails.is_array()) s.emails = json::array();
+  s.status = ParseSequenceStatus(r.Str(4)).value_or(SequenceStatus::kDraft);
+  s.revision = r.Int(5);
+  s.created_at = r.Int(6);
+  s.updated_at = r.Int(7);
+  return s;
+}
+
+Error NotFound(int64_t id) { return Error::NotFound("sequence " + std::to_string(id) + " not found"); }
+
+Result<Sequence> LoadOr404(store::Conn& c, int64_t id) {
+  auto row = c.QueryOne(std::string("SELECT ") + kColumns + " FROM sequences WHERE id = ?", {id});
+  if (!row) return Fail(row.error());
+  if (!*row) return Fail(NotFound(id));
+  return FromRow(**row);
+}
+
+Status Save(store::Conn& c, Sequence& s) {
+  auto n = c.Exec(
+      "UPDATE sequences SET name = ?, description = ?, emails = ?, status = ?, "
+      "revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ?",
+      {s.name, s.description, s.emails.dump(), std::string(ToString(s.status)), s.updated_at, s.id,
+       s.revision});
+  if (!n) return Fail(n.error());
+  if (*n == 0) return Fail(Errc::kRevisionConflict, "the sequence was changed by someone else");
+  s.revision += 1;
+  return Ok();
+}
+
+Status ApplyFields(const json& j, Sequence& s) {
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) return Fail(Errc::kInvalidArgument, "name: must be a string");
+    s.name = j["name"].get<std::string>();
+    if (s.name.size() > 200) return Fail(Errc::kInvalidArgument, "name: longer than 200");
+  }
+  if (s.name.empty()) return Fail(Errc::kInvalidArgument, "name: must not be empty");
+  if (j.contains("description")) {
+    if (!j["description"].is_string()) {
+      return Fail(Errc::kInvalidArgument, "description: must be a string");
+    }
+    s.description = j["description"].get<std::string>();
+    if (s.description.size() > 2000) return Fail(Errc::kInvalidArgument, "description: too long");
+  }
+  if (j.contains("emails")) {
+    auto e = ValidateSequenceEmails(j["emails"]);
+    if (!e) return Fail(e.error());
+    s.emails = std::move(*e);
+  }
+  return Ok();
+}
+
+Status CheckRevision(const Sequence& s, int64_t expected) {
+  if (expected != 0 && s.revision != expected) {
+    return Fail(Errc::kRevisionConflict, "expected_revision " + std::to_string(expected) +
+                                             " is stale; the sequence is at revision " +
+                                             std::to_string(s.revision));
+  }
+  return Ok();
+}
+
+}  // namespace
+
+const char* ToString(SequenceStatus s) {
+  for (const auto& [v, n] : kNames) {
+    if (v == s) return n;
+  }
+  return "draft";
+}
+
+std::optional<SequenceStatus> ParseSequenceStatus(std::string_view s) {
+  for (const auto& [v, n] : kNames) {
+    if (s == n) return v;
+  }
+  return std::nullopt;
+}
+
+bool CanTransition(SequenceStatus from, SequenceStatus to) {
+  using S = SequenceStatus;
+  return (from == S::kDraft && to == S::kActive) || (from == S::kActive && to == S::kPaused) ||
+         (from == S::kPaused && (to == S::kActive || to == S::kDraft));
+}
+
+json ToJson(const Sequence& s, bool full) {
+  int64_t total = 0;
+  for (const auto& e : s.emails) total += e.value("delay_seconds", int64_t{0});
+  json j = {{"id", s.id},
+            {"name", s.name},
+            {"status", ToString(s.status)},
+            {"email_count", s.emails.size()},
+            {"total_delay_seconds", total},
+            {"revision", s.revision},
+            {"updated_at", TimeJson(s.updated_at)}};
+  if (full) {
+    j["description"] = s.description;
+    j["emails"] = s.emails;
+    j["created_at"] = TimeJson(s.created_at);
+  }
+  return j;
+}
+
+Result<json> ValidateSequenceEmails(const json& emails) {
+  if (!emails.is_array()) return Fail(Errc::kInvalidArgument, "emails: must be an array");
+  if (emails.size() > kMaxSequenceEmails) {
+    return Fail(Errc::kInvalidArgument, "emails: at most 50 emails");
+  }
+  json out = json::array();
+  for (size_t i = 0; i < emails.size(); ++i) {
+    std::string where = "emails[" + std::to_string(i) + "]";
+    const auto& e = emails[i];
+    if (!e.is_object()) return Fail(Errc::kInvalidArgument, where + ": must be an object");
+    json o;
+    for (auto [key, max, required] : {std::tuple{"subject", size_t{300}, true},
+                                      std::tuple{"html_body", size_t{512 * 1024}, false},
+                                      std::tuple{"text_body", size_t{256 * 1024}, false}}) {
+      if (!e.contains(key) || e[key].is_null()) {
+        if (required) return Fail(Errc::kInvalidArgument, where + "." + key + ": required");
+        o[key] = "";
+        continue;
+      }
+      if (!e[key].is_string() || e[key].get<std::string>().size() > max ||
+          (required && e[key].get<std::string>().empty())) {
+        return Fail(Errc::kInvalidArgument,
+                    where + "." + key + ": must be a non-empty string of at most " +
+                        std::to_string(max) + " bytes");
+      }
+      o[key] = e[key];
+    }
+    if (o["html_body"].get<std::string>().empty() && o["text_body"].get<std::string>().empty()) {
+      return Fail(Errc::kInvalidArgument, where + ": needs html_body or text_body");
+    }
+    if (e.contains("delay_days") && e.contains("delay_seconds")) {
+      return Fail(Errc::kInvalidArgument, where + ": give delay_days or delay_seconds, not both");
+    }
+    int64_t delay = 0;
+    for (auto [key, unit] : {std::pair{"delay_days", int64_t{86400}}, std::pair{"delay_seconds", int64_t{1}}}) {
+      if (!e.contains(key)) continue;
+      const auto& v = e[key];
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() * unit > 365 * 86400) {
+        return Fail(Errc::kInvalidArgument, where + "." + key + ": must be 0 to 365 days");
+      }
+      delay = v.get<int64_t>() * unit;
+    }
+    o["delay_seconds"] = delay;
+    for (const auto& [k, v] : e.items()) {
+      if (k != "subject" && k != "html_body" && k != "text_body" && k != "delay_days" &&
+          k != "delay_seconds") {
+        return Fail(Errc::kInvalidArgument, where + "." + k + ": unknown field");
+      }
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+Result<SequencePage> SequenceService::List(std::optional<SequenceStatus> status,
+                                           std::string_view cursor, int limit) const {
+  auto after = DecodeIdCursor(cursor);
+  if (!after) return Fail(after.error());
+  return db_.Read([&](store::Conn& c) -> Result<SequencePage> {
+    std::string sql = std::string("SELECT ") + kColumns + " FROM sequences WHERE id > ?";
+    std::vector<store::Value> params{*after};
+    if (status) {
+      sql += " AND status = ?";
+      params.emplace_back(std::string(ToString(*status)));
+    }
+    sql += " ORDER BY id LIMIT ?";
+    params.emplace_back(static_cast<int64_t>(limit + 1));
+    auto rows = c.Query(sql, params);
+    if (!rows) return Fail(rows.error());
+    SequencePage page;
+    for (const auto& r : *rows) page.items.push_back(FromRow(r));
+    if (static_cast<int>(page.items.size()) > limit) {
+      page.items.resize(limit);
+      page.next_cursor = EncodeIdCursor(page.items.back().id);
+    }
+    return page;
+  });
+}
+
+Result<Sequence> SequenceService::Get(int64_t id) const {
+  return db_.Read([&](store::Conn& c) { return LoadOr404(c, id); });
+}
+
+Status SequenceService::Audit(store::Conn& c, const Actor& actor, const char* action,
+                              const Sequence& s, std::optional<int64_t> revision_before) const {
+  if (!audit_) return Ok();
+  return audit_(c, actor,
+                        AuditEntry{.action = action,
+                                   .target_type = "sequence",
+                                   .target_ids = {s.id},
+                                   .revision_before = revision_before,
+                                   .revision_after = s.revision,
+                                   .details = {{"status", ToString(s.status)}}});
+}
+
+Result<Sequence> SequenceService::Create(store::Conn& c, const Actor& actor, const json& fields) {
+  Sequence s;
+  if (auto st = ApplyFields(fields, s); !st) return Fail(st.error());
+  s.created_at = s.updated_at = clock_.NowUnix();
+  auto id = c.InsertReturningId(
+      "INSERT INTO sequences (name, description, emails, status, revision, created_at, "
+      "updated_at) VALUES (?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
+      {s.name, s.description, s.emails.dump(), s.created_at, s.updated_at});
+  if (!id) return Fail(id.error());
+  s.id = *id;
+  if (auto st = Audit(c, actor, "create_sequence", s, std::nullopt); !st) return Fail(st.error());
+  return s;
+}
+
+Result<Sequence> SequenceService::Create(const Actor& actor, const json& fields) {
+  return db_.Write([&](store::Conn& c) { return Create(c, actor, fields); });
+}
+
+Result<Sequence> SequenceService::Update(const Actor& actor, int64_t id, int64_t expected_revision,
+                                         const json& fields) {
+  return db_.Write([&](store::Conn& c) -> Result<Sequence> {
+    auto s = LoadOr404(c, id);
+    if (!s) return Fail(s.error());
+    if (auto st = CheckRevision(*s, expected_revision); !st) return Fail(st.error());
+    if (s->status == SequenceStatus::kActive) {
+      return Fail(Errc::kInvalidTransition, "an active sequence cannot be edited; pause it first");
+    }
+    if (auto st = ApplyFields(fields, *s); !st) return Fail(st.error());
+    int64_t before = s->revision;
+    s->updated_at = clock_.NowUnix();
+    if (auto st = Save(c, *s); !st) return Fail(st.error());
+    if (auto st = Audit(c, actor, "update_sequence", *s, before); !st) return Fail(st.error());
+    return s;
+  });
+}
+
+Result<Sequence> SequenceService::SetStatus(const Actor& actor, int64_t id, SequenceStatus to,
+                                            int64_t expected_revision) {
+  return db_.Write([&](store::Conn& c) -> Result<Sequence> {
+    auto s = LoadOr404(c, id);
+    if (!s) return Fail(s.error());
+    if (auto st = CheckRevision(*s, expected_revision); !st) return Fail(st.error());
+    if (!CanTransition(s->status, to)) {
+      return Fail(Errc::kInvalidTransition, std::string("a ") + ToString(s->status) +
+                                                " sequence cannot become " + ToString(to));
+    }
+    if (to == SequenceStatus::kActive && s->emails.empty()) {
+      return Fail(Errc::kInvalidArgument, "emails: add at least one email before activating");
+    }
+    int64_t before = s->revision;
+    s->status = to;
+    s->updated_at = clock_.NowUnix();
+    if (auto st = Save(c, *s); !st) return Fail(st.error());
+    if (auto st = Audit(c, actor, "set_sequence_status", *s, before); !st) return Fail(st.error());
+    return s;
+  });
+}
+
+}  // namespace crmd::crm

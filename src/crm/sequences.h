@@ -1,0 +1,81 @@
+#pragma once
+// Sequences: an ordered series of emails, each sent a delay after the previous one (the
+// first after its delay from enrolment). Status draft | active | paused:
+//   draft -> active; active -> paused; paused -> active | draft.
+// Editing is allowed in draft and paused. Sending is a later worker.
+//
+// SequenceService is thread-safe (all state is in the database).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/clock.h"
+#include "src/core/result.h"
+#include "src/crm/actor.h"
+#include "src/crm/audit.h"
+#include "src/crm/marketing_common.h"
+#include "src/store/db.h"
+
+namespace crmd::crm {
+
+inline constexpr size_t kMaxSequenceEmails = 50;
+
+enum class SequenceStatus { kDraft, kActive, kPaused };
+const char* ToString(SequenceStatus s);
+std::optional<SequenceStatus> ParseSequenceStatus(std::string_view s);
+bool CanTransition(SequenceStatus from, SequenceStatus to);
+
+struct Sequence {
+  int64_t id = 0;
+  std::string name, description;
+  // [{subject, html_body, text_body, delay_seconds}], validated by ValidateSequenceEmails.
+  nlohmann::json emails = nlohmann::json::array();
+  SequenceStatus status = SequenceStatus::kDraft;
+  int64_t revision = 1;
+  int64_t created_at = 0, updated_at = 0;
+};
+
+nlohmann::json ToJson(const Sequence& s, bool full);
+// Each email needs a subject and a body; the delay is given as delay_days or delay_seconds
+// (default 0) and stored as delay_seconds. Errors name the field, e.g. "emails[1].subject".
+Result<nlohmann::json> ValidateSequenceEmails(const nlohmann::json& emails);
+
+struct SequencePage {
+  std::vector<Sequence> items;
+  std::optional<std::string> next_cursor;
+};
+
+class SequenceService {
+ public:
+  // `audit` may be empty (unit tests).
+  SequenceService(store::Database& db, const Clock& clock, AuditSink audit = {})
+      : db_(db), clock_(clock), audit_(std::move(audit)) {}
+  SequenceService(const SequenceService&) = delete;
+  SequenceService& operator=(const SequenceService&) = delete;
+
+  Result<SequencePage> List(std::optional<SequenceStatus> status, std::string_view cursor,
+                            int limit) const;
+  Result<Sequence> Get(int64_t id) const;
+  Result<Sequence> Create(store::Conn& c, const Actor& actor, const nlohmann::json& fields);
+  Result<Sequence> Create(const Actor& actor, const nlohmann::json& fields);
+  Result<Sequence> Update(const Actor& actor, int64_t id, int64_t expected_revision,
+                          const nlohmann::json& fields);
+  // expected_revision 0 = any.
+  Result<Sequence> SetStatus(const Actor& actor, int64_t id, SequenceStatus to,
+                             int64_t expected_revision);
+
+ private:
+  Status Audit(store::Conn& c, const Actor& actor, const char* action, const Sequence& s,
+               std::optional<int64_t> revision_before) const;
+
+  store::Database& db_;
+  const Clock& clock_;
+  const AuditSink audit_;
+};
+
+}  // namespace crmd::crm

@@ -1,0 +1,12 @@
+#pragma once
+// The campaigns tools (TOOLS.md). Registered by the composition root; handlers are thin and
+// call the crm services. Thread-safe once registered.
+#include "src/core/result.h"
+#include "src/crm/services.h"
+#include "src/mcp/registry.h"
+
+namespace crmd::tools {
+
+Status RegisterCampaignTools(mcp::ToolRegistry& registry, crm::Services& services);
+
+}  // namespace crmd::tools

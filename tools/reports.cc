@@ -1,0 +1,58 @@
+#include "tools/reports.h"
+
+#include "src/crm/marketing_common.h"
+#include "src/crm/reports.h"
+#include "tools/marketing_support.h"
+
+namespace crmd::tools {
+namespace {
+
+using nlohmann::json;
+using mcp::ToolContext;
+using mcp::ToolOutcome;
+using namespace marketing;
+
+constexpr int64_t kDay = 86400;
+
+ToolOutcome ContactsReport(crm::Services& s, const json& a) {
+  int64_t today = s.options.clock->NowUnix() / kDay * kDay;
+  crm::ContactsReportRequest req{.from = today - 29 * kDay, .to = today + kDay,
+                                 .interval = StrArg(a, "interval", "day")};
+  for (auto [key, dst] : {std::pair{"from", &req.from}, std::pair{"to", &req.to}}) {
+    if (!a.contains(key)) continue;
+    auto t = crm::ParseRfc3339(StrArg(a, key));
+    if (!t) {
+      return ToolOutcome::Fail(Error::Invalid(std::string(key) + ": use YYYY-MM-DD or RFC 3339"));
+    }
+    *dst = *t;
+  }
+  return ToolOutcome::From(s.reports->ContactsReport(req));
+}
+
+}  // namespace
+
+Status RegisterReportTools(mcp::ToolRegistry& r, crm::Services& s) {
+  struct Entry {
+    const char* name;
+    mcp::ToolHandler handler;
+  };
+  Entry entries[] = {
+      {"get_dashboard",
+       [&s](const ToolContext&, const json&) { return ToolOutcome::From(s.reports->Dashboard()); }},
+      {"get_contacts_report", [&s](const ToolContext&, const json& a) { return ContactsReport(s, a); }},
+      {"get_campaign_report",
+       [&s](const ToolContext&, const json& a) {
+         return ToolOutcome::From(s.reports->CampaignReport(IntArg(a, "id")));
+       }},
+      {"get_automation_report",
+       [&s](const ToolContext&, const json& a) {
+         return ToolOutcome::From(s.reports->AutomationReport(IntArg(a, "id")));
+       }},
+  };
+  for (auto& e : entries) {
+    if (auto st = r.Register(e.name, std::move(e.handler)); !st) return st;
+  }
+  return Ok();
+}
+
+}  // namespace crmd::tools
