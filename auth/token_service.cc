@@ -1,6 +1,7 @@
 #include "auth/token_service.h"
 
 #include "auth/scopes.h"
+#include "auth/token_store.h"
 
 namespace crmd::auth {
 
@@ -50,15 +51,46 @@ Result<IssuedAccessToken> TokenService::IssueAccessToken(const AccessTokenReques
     AccessTokenRequest req = request;
     if (req.grant_id.empty()) {
       req.grant_id = random_.Token(16);
-      auto g = c.Exec(
-          "INSERT INTO grants (grant_id, client_id, user_id, scope, resource, created_at) "
-          "VALUES (?, ?, NULL, ?, ?, ?)",
-          {req.grant_id, req.client_id, JoinScope(req.scopes),
-           req.audience.empty() ? options_.resource : req.audience, clock_.NowUnix()});
+      // A numeric subject is a user id (as in authorization_code grants).
+      std::optional<int64_t> user_id;
+      if (!req.subject.empty() && req.subject.size() < 19 &&
+          req.subject.find_first_not_of("0123456789") == std::string::npos)
+        user_id = std::stoll(req.subject);
+      auto g = InsertGrant(c,
+                           {.grant_id = req.grant_id,
+                            .client_id = req.client_id,
+                            .user_id = user_id,
+                            .scope = JoinScope(req.scopes),
+                            .resource = req.audience.empty() ? options_.resource : req.audience},
+                           clock_.NowUnix());
       if (!g) return Fail(g.error());
     }
     return IssueAccessToken(c, *key, req);
   });
+}
+
+Result<int64_t> TokenService::RevokeClientTokens(std::string_view client_id) {
+  return RevokeGrantsWhere("client_id", std::string(client_id));
+}
+
+Result<int64_t> TokenService::RevokeUserTokens(int64_t user_id) {
+  return RevokeGrantsWhere("user_id", user_id);
+}
+
+Result<int64_t> TokenService::RevokeGrantsWhere(std::string_view column, const store::Value& value) {
+  // `column` is one of two literals above, never input.
+  std::string sql = "SELECT grant_id FROM grants WHERE revoked_at IS NULL AND " +
+                    std::string(column) + " = ?";
+  int64_t now = clock_.NowUnix();
+  auto n = db_.Write([&](store::Conn& c) -> Result<int64_t> {
+    auto rows = c.Query(sql, {value});
+    if (!rows) return Fail(rows.error());
+    for (const auto& r : *rows)
+      if (auto st = RevokeGrant(c, r.Str(0), now); !st) return Fail(st.error());
+    return static_cast<int64_t>(rows->size());
+  });
+  if (n && *n > 0) RevocationsChanged();
+  return n;
 }
 
 Result<AccessTokenClaims> TokenService::VerifySignature(std::string_view jwt) {

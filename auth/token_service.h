@@ -80,7 +80,16 @@ class TokenService {
   // Call after committing any revocation so this node refuses the tokens at once.
   void RevocationsChanged() { revoked_.MarkStale(); }
 
+  // Revokes every grant, access token and refresh token of a client (deleted through
+  // RFC 7592, disabled by an administrator) or of a user (account removed, "sign out
+  // everywhere"). Refused everywhere within ~2 s. Returns how many grants were revoked.
+  // REQUIRES: not called inside Database::Read/Write.
+  Result<int64_t> RevokeClientTokens(std::string_view client_id);
+  Result<int64_t> RevokeUserTokens(int64_t user_id);
+
  private:
+  Result<int64_t> RevokeGrantsWhere(std::string_view column, const store::Value& value);
+
   const TokenServiceOptions options_;
   store::Database& db_;
   const Clock& clock_;

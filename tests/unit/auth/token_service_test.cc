@@ -128,6 +128,23 @@ TEST_F(TokenServiceTest, KeysSurviveARestart) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM signing_keys"), 1);
 }
 
+TEST_F(TokenServiceTest, RevokingAClientOrUserRevokesAllItsTokens) {
+  auto a = Issue({.client_id = "c1"});
+  auto b = Issue({.client_id = "c2"});
+  auto n = tokens_->RevokeClientTokens("c1");
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(*n, 1);
+  EXPECT_FALSE(tokens_->Verify(a.token).has_value());
+  EXPECT_TRUE(tokens_->Verify(b.token).has_value());
+  auto other_user = Issue({.subject = "8", .client_id = "c2"});
+  // A numeric subject is recorded as the grant's user.
+  auto u = tokens_->RevokeUserTokens(7);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(*u, 1);
+  EXPECT_FALSE(tokens_->Verify(b.token).has_value());
+  EXPECT_TRUE(tokens_->Verify(other_user.token).has_value());
+}
+
 http::Request WithAuth(std::string value) {
   http::Request r;
   r.method = "POST";
