@@ -82,9 +82,12 @@ void LogToolCall(const http::Request& req, const Principal& principal, const jso
     case CallOutcome::Kind::kResult:
       if (out.result.value("isError", false)) {
         outcome = "tool_error";
-        auto sc = out.result.find("structuredContent");
-        if (sc != out.result.end() && sc->contains("error") && (*sc)["error"].is_object()) {
-          code = (*sc)["error"].value("code", "");
+        // The error body travels in the text block (see ToolResult).
+        const auto& content = out.result["content"];
+        if (content.is_array() && !content.empty() && content[0].contains("text")) {
+          auto body = nlohmann::json::parse(content[0]["text"].get<std::string>(), nullptr, false);
+          if (body.is_object() && body.contains("error") && body["error"].is_object())
+            code = body["error"].value("code", "");
         }
       }
       break;

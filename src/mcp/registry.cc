@@ -70,7 +70,9 @@ json ToolResult(json structured, bool is_error) {
   json text{{"type", "text"}, {"text", structured.dump()}};
   json result = json::object();
   result["content"] = json::array({std::move(text)});
-  result["structuredContent"] = std::move(structured);
+  // Errors travel as text only: clients (the official TypeScript SDK among them) check any
+  // structuredContent against the tool's outputSchema, even when isError is true.
+  if (!is_error) result["structuredContent"] = std::move(structured);
   result["isError"] = is_error;
   return result;
 }

@@ -241,6 +241,17 @@ json McpClient::ListAllTools() {
   return all;
 }
 
+const json& McpReply::structured() const {
+  if (is_tool_error() && !result().contains("structuredContent")) {
+    if (error_structured_.is_null()) {
+      const auto& content = result().at("content");
+      error_structured_ = json::parse(content.at(0).at("text").get<std::string>());
+    }
+    return error_structured_;
+  }
+  return result().at("structuredContent");
+}
+
 McpReply McpClient::CallTool(const std::string& name, const json& arguments) {
   return Rpc("tools/call", json{{"name", name}, {"arguments", arguments}}, false);
 }
@@ -256,6 +267,10 @@ json McpClient::CallToolOk(const std::string& name, const json& arguments) {
 
 json McpClient::CallToolError(const std::string& name, const json& arguments) {
   McpReply r = CallTool(name, arguments);
+  if (r.is_tool_error() && r.result().contains("structuredContent")) {
+    ADD_FAILURE() << name << ": a tool error must not carry structuredContent (clients check it "
+                  << "against the outputSchema): " << r.raw;
+  }
   if (!r.is_tool_error() || !r.structured().contains("error")) {
     ADD_FAILURE() << name << " was expected to be a tool error: HTTP " << r.status << " " << r.raw;
     return nullptr;

@@ -43,9 +43,14 @@ struct McpReply {
   // at(): a missing member throws, which gtest reports as a failure.
   const nlohmann::json& result() const { return body.at("result"); }
   const nlohmann::json& error() const { return body.at("error"); }
-  // CallToolResult shortcuts.
+  // CallToolResult shortcuts. A tool error carries its JSON in the text block only (no
+  // structuredContent, which clients validate against the outputSchema); structured()
+  // answers that parsed text for errors.
   bool is_tool_error() const { return ok() && result().value("isError", false); }
-  const nlohmann::json& structured() const { return result().at("structuredContent"); }
+  const nlohmann::json& structured() const;
+
+ private:
+  mutable nlohmann::json error_structured_;
 };
 
 class McpClient {

@@ -9,6 +9,13 @@
 namespace crmd::mcp {
 namespace {
 
+// A tool error's body travels in its text block, never as structuredContent.
+inline nlohmann::json ErrorOf(const nlohmann::json& result) {
+  EXPECT_FALSE(result.contains("structuredContent")) << result.dump();
+  return nlohmann::json::parse(result.at("content").at(0).at("text").get<std::string>()).at("error");
+}
+
+
 using nlohmann::json;
 
 class EndpointTest : public ::testing::Test {
@@ -302,7 +309,7 @@ TEST(EndpointRateLimit, ExcessToolCallsAreRateLimitedToolErrors) {
   EXPECT_EQ(json::parse(endpoint.Handle(r, p).body)["result"]["isError"], false);
   json limited = json::parse(endpoint.Handle(r, p).body);
   EXPECT_EQ(limited["result"]["isError"], true);
-  EXPECT_EQ(limited["result"]["structuredContent"]["error"]["code"], "rate_limited");
+  EXPECT_EQ(ErrorOf(limited["result"])["code"], "rate_limited");
 }
 
 }  // namespace

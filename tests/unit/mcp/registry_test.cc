@@ -9,6 +9,13 @@
 namespace crmd::mcp {
 namespace {
 
+// A tool error's body travels in its text block, never as structuredContent.
+inline nlohmann::json ErrorOf(const nlohmann::json& result) {
+  EXPECT_FALSE(result.contains("structuredContent")) << result.dump();
+  return nlohmann::json::parse(result.at("content").at(0).at("text").get<std::string>()).at("error");
+}
+
+
 using nlohmann::json;
 
 json EchoDescriptor(const std::string& name = "echo", const std::string& scope = "contacts:read") {
@@ -92,7 +99,7 @@ TEST_F(RegistryTest, MissingRequiredFieldIsToolErrorNamingField) {
   auto o = Call(CallParams("echo", json::object()));
   ASSERT_EQ(o.kind, CallOutcome::Kind::kResult);
   EXPECT_EQ(o.result["isError"], true);
-  const json& err = o.result["structuredContent"]["error"];
+  const json& err = ErrorOf(o.result);
   EXPECT_EQ(err["code"], "validation_failed");
   EXPECT_EQ(err["field"], "email");
   EXPECT_EQ(err["message"].get<std::string>().rfind("/email: ", 0), 0u) << err.dump();
@@ -100,19 +107,16 @@ TEST_F(RegistryTest, MissingRequiredFieldIsToolErrorNamingField) {
 
 TEST_F(RegistryTest, WrongTypeNamesNestedField) {
   auto o = Call(CallParams("echo", {{"email", "a@b.c"}, {"items", {{{"id", "x"}}}}}));
-  const json& err = o.result["structuredContent"]["error"];
+  const json& err = ErrorOf(o.result);
   EXPECT_EQ(o.result["isError"], true);
   EXPECT_EQ(err["field"], "items.0.id") << err.dump();
 }
 
 TEST_F(RegistryTest, PatternAndMinimumAndExtraPropertyAreReported) {
-  EXPECT_EQ(Call(CallParams("echo", {{"email", "nope"}})).result["structuredContent"]["error"]["field"],
-            "email");
-  EXPECT_EQ(Call(CallParams("echo", {{"email", "a@b"}, {"count", 0}}))
-                .result["structuredContent"]["error"]["field"],
+  EXPECT_EQ(ErrorOf(Call(CallParams("echo", {{"email", "nope"}})).result)["field"], "email");
+  EXPECT_EQ(ErrorOf(Call(CallParams("echo", {{"email", "a@b"}, {"count", 0}})).result)["field"],
             "count");
-  EXPECT_EQ(Call(CallParams("echo", {{"email", "a@b"}, {"extra", 1}}))
-                .result["structuredContent"]["error"]["field"],
+  EXPECT_EQ(ErrorOf(Call(CallParams("echo", {{"email", "a@b"}, {"extra", 1}})).result)["field"],
             "extra");
 }
 
@@ -159,7 +163,7 @@ TEST_F(RegistryTest, BusinessFailureIsToolErrorWithCodeAndDetails) {
   auto o = Call(CallParams("conflict", {{"email", "a@b"}}));
   ASSERT_EQ(o.kind, CallOutcome::Kind::kResult);
   EXPECT_EQ(o.result["isError"], true);
-  const json& err = o.result["structuredContent"]["error"];
+  const json& err = ErrorOf(o.result);
   EXPECT_EQ(err["code"], "revision_conflict");
   EXPECT_EQ(err["message"], "stale revision");
   EXPECT_EQ(err["details"]["current"]["revision"], 4);
@@ -192,7 +196,7 @@ TEST_F(RegistryTest, OutputSchemaMismatchIsGenericToolError) {
   auto o = Call(CallParams("liar", {{"email", "a@b"}}));
   ASSERT_EQ(o.kind, CallOutcome::Kind::kResult);
   EXPECT_EQ(o.result["isError"], true);
-  EXPECT_EQ(o.result["structuredContent"]["error"]["code"], "internal");
+  EXPECT_EQ(ErrorOf(o.result)["code"], "internal");
 }
 
 TEST_F(RegistryTest, OutputValidationCanBeTurnedOff) {
