@@ -20,6 +20,7 @@
 #include "src/core/clock.h"
 #include "src/core/result.h"
 #include "src/crm/actor.h"
+#include "src/crm/confirmations.h"
 #include "src/crm/email_validation.h"
 #include "src/store/db.h"
 
@@ -192,8 +193,22 @@ class ContactService {
   Result<nlohmann::json> DeleteIn(store::Conn& conn, const Actor& actor,
                                   const std::vector<int64_t>& ids);
   Result<nlohmann::json> DeleteByEmail(const Actor& actor, std::string_view email);
+  // The confirmation action "delete_contacts": args {"ids": [..]} (1..100).
+  ActionSpec DeleteAction();
 
  private:
+  // The update half of UpsertIn/Update: fields, status (state machine), memberships,
+  // events, audit. `new_email` (normalised, validated) replaces the email when non-empty.
+  Result<UpsertResult> UpdateExistingIn(store::Conn& c, const Actor& actor, Contact before,
+                                        const ContactInput& in, const std::string& new_email,
+                                        const std::string& action);
+  Result<std::vector<MembershipChange>> ApplyMemberships(const Actor& actor,
+                                                         const std::vector<int64_t>& ids,
+                                                         const std::vector<Ref>& refs, bool tags,
+                                                         bool add);
+  // Field checks shared by every write.
+  Status CheckInput(const ContactInput& in);
+
   ContactServiceOptions o_;
   friend class ContactServiceTestPeer;
 };

@@ -51,6 +51,11 @@ struct GroupServiceOptions {
 };
 
 inline constexpr size_t kMaxGroupNameLength = 100;
+
+// Finds a list/tag by id or name inside the caller's transaction; a missing name is
+// created when create_missing (tags named on a contact). kNotFound otherwise.
+Result<NamedRef> ResolveGroupIn(store::Conn& conn, GroupKind kind, const Ref& ref,
+                                bool create_missing, int64_t now);
 inline constexpr size_t kMaxDescriptionLength = 1000;
 
 class GroupService {
@@ -70,8 +75,6 @@ class GroupService {
   // kAlreadyExists when the name is taken.
   Result<Group> Create(const Actor& actor, const std::string& name,
                        const std::string& description, const std::string& idempotency_key = "");
-  // Finds by name or creates (tags named on a contact); inside the caller's transaction.
-  Result<NamedRef> ResolveIn(store::Conn& conn, const Ref& ref, bool create_missing);
   Result<Group> Update(const Actor& actor, int64_t id, int64_t expected_revision,
                        const std::optional<std::string>& name,
                        const std::optional<std::string>& description);

@@ -1,0 +1,171 @@
+#include "src/crm/contact_repo.h"
+
+namespace crmd::crm::repo {
+namespace {
+
+constexpr const char* kColumns =
+    "c.id, c.email, c.first_name, c.last_name, c.phone, c.status, c.type, c.source, "
+    "c.custom_fields, c.revision, c.created_at, c.updated_at";
+
+Contact FromRow(const store::Row& r) {
+  Contact c;
+  c.id = r.Int(0);
+  c.email = r.Str(1);
+  c.first_name = r.Str(2);
+  c.last_name = r.Str(3);
+  c.phone = r.Str(4);
+  c.status = r.Str(5);
+  c.type = r.Str(6);
+  c.source = r.Str(7);
+  c.custom_fields = nlohmann::json::parse(r.Str(8), nullptr, false);
+  if (!c.custom_fields.is_object()) c.custom_fields = nlohmann::json::object();
+  c.revision = r.Int(9);
+  c.created_at = r.Int(10);
+  c.updated_at = r.Int(11);
+  return c;
+}
+
+Result<std::optional<Contact>> FindWhere(store::Conn& c, const std::string& where,
+                                         store::Value v) {
+  auto row = c.QueryOne(std::string("SELECT ") + kColumns + " FROM contacts c WHERE " + where,
+                        {std::move(v)});
+  if (!row) return Fail(row.error());
+  if (!*row) return std::optional<Contact>{};
+  return std::optional<Contact>(FromRow(**row));
+}
+
+// Upper bound for a prefix range: every string starting with `p` sorts below it
+// (U+10FFFF is the largest code point; valid UTF-8 for PostgreSQL too).
+std::string PrefixEnd(const std::string& p) { return p + "\xF4\x8F\xBF\xBF"; }
+
+}  // namespace
+
+Result<std::optional<Contact>> FindContact(store::Conn& c, int64_t id) {
+  return FindWhere(c, "c.id = ?", id);
+}
+
+Result<std::optional<Contact>> FindContactByEmail(store::Conn& c, const std::string& email) {
+  return FindWhere(c, "c.email = ?", email);
+}
+
+Status LoadMemberships(store::Conn& c, Contact* contact) {
+  auto tags = c.Query(
+      "SELECT t.id, t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id "
+      "WHERE ct.contact_id = ? ORDER BY t.name",
+      {contact->id});
+  if (!tags) return Fail(tags.error());
+  contact->tags.clear();
+  for (const auto& r : *tags) contact->tags.push_back({r.Int(0), r.Str(1)});
+  auto lists = c.Query(
+      "SELECT l.id, l.name FROM contact_lists cl JOIN lists l ON l.id = cl.list_id "
+      "WHERE cl.contact_id = ? ORDER BY l.name",
+      {contact->id});
+  if (!lists) return Fail(lists.error());
+  contact->lists.clear();
+  for (const auto& r : *lists) contact->lists.push_back({r.Int(0), r.Str(1)});
+  return Ok();
+}
+
+Result<int64_t> InsertContact(store::Conn& c, const Contact& k) {
+  return c.InsertReturningId(
+      "INSERT INTO contacts (email, first_name, last_name, phone, status, type, source, "
+      "custom_fields, revision, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "RETURNING id",
+      {k.email, k.first_name, k.last_name, k.phone, k.status, k.type, k.source,
+       k.custom_fields.dump(), k.revision, k.created_at, k.updated_at});
+}
+
+Result<bool> UpdateContact(store::Conn& c, const Contact& k, int64_t expected_revision) {
+  auto n = c.Exec(
+      "UPDATE contacts SET email = ?, first_name = ?, last_name = ?, phone = ?, status = ?, "
+      "type = ?, custom_fields = ?, revision = ?, updated_at = ? WHERE id = ? AND revision = ?",
+      {k.email, k.first_name, k.last_name, k.phone, k.status, k.type, k.custom_fields.dump(),
+       k.revision, k.updated_at, k.id, expected_revision});
+  if (!n) return Fail(n.error());
+  return *n == 1;
+}
+
+Result<int64_t> TouchContact(store::Conn& c, int64_t id, int64_t now) {
+  auto row = c.QueryOne(
+      "UPDATE contacts SET revision = revision + 1, updated_at = ? WHERE id = ? RETURNING revision",
+      {now, id});
+  if (!row) return Fail(row.error());
+  if (!*row) return Fail(Error::NotFound("contact " + std::to_string(id) + " not found"));
+  return (*row)->Int(0);
+}
+
+Result<bool> DeleteContact(store::Conn& c, int64_t id) {
+  auto n = c.Exec("DELETE FROM contacts WHERE id = ?", {id});
+  if (!n) return Fail(n.error());
+  return *n == 1;
+}
+
+Result<bool> AddMembership(store::Conn& c, bool tags, int64_t contact_id, int64_t group_id,
+                           int64_t now) {
+  auto n = c.Exec(tags ? "INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?) "
+                         "ON CONFLICT (contact_id, tag_id) DO NOTHING"
+                       : "INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, ?) "
+                         "ON CONFLICT (contact_id, list_id) DO NOTHING",
+                  {contact_id, group_id, now});
+  if (!n) return Fail(n.error());
+  return *n == 1;
+}
+
+Result<bool> RemoveMembership(store::Conn& c, bool tags, int64_t contact_id, int64_t group_id) {
+  auto n = c.Exec(tags ? "DELETE FROM contact_tags WHERE contact_id = ? AND tag_id = ?"
+                       : "DELETE FROM contact_lists WHERE contact_id = ? AND list_id = ?",
+                  {contact_id, group_id});
+  if (!n) return Fail(n.error());
+  return *n == 1;
+}
+
+std::pair<std::string, std::vector<store::Value>> ListContactsSql(const ResolvedFilter& rf,
+                                                                  int64_t after_id, int limit) {
+  const ContactFilter& f = *rf.filter;
+  std::string sql = std::string("SELECT ") + kColumns + " FROM contacts c";
+  std::vector<store::Value> params;
+  // Memberships drive the scan through their (group, contact) index.
+  if (rf.tag_id) {
+    sql += " JOIN contact_tags ft ON ft.contact_id = c.id AND ft.tag_id = ?";
+    params.push_back(*rf.tag_id);
+  }
+  if (rf.list_id) {
+    sql += " JOIN contact_lists fl ON fl.contact_id = c.id AND fl.list_id = ?";
+    params.push_back(*rf.list_id);
+  }
+  std::string where = " WHERE c.id > ?";
+  params.push_back(after_id);
+  if (f.status) { where += " AND c.status = ?"; params.push_back(*f.status); }
+  if (f.type) { where += " AND c.type = ?"; params.push_back(*f.type); }
+  if (f.source) { where += " AND c.source = ?"; params.push_back(*f.source); }
+  if (f.created_from) { where += " AND c.created_at >= ?"; params.push_back(*f.created_from); }
+  if (f.created_to) { where += " AND c.created_at < ?"; params.push_back(*f.created_to); }
+  if (f.query) {
+    std::string q = *f.query;
+    for (auto& ch : q)
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch + 32);
+    where +=
+        " AND ((c.email >= ? AND c.email < ?) OR (lower(c.first_name) >= ? AND "
+        "lower(c.first_name) < ?) OR (lower(c.last_name) >= ? AND lower(c.last_name) < ?))";
+    for (int i = 0; i < 3; ++i) {
+      params.push_back(q);
+      params.push_back(PrefixEnd(q));
+    }
+  }
+  sql += where + " ORDER BY c.id LIMIT ?";
+  params.push_back(static_cast<int64_t>(limit));
+  return {sql, params};
+}
+
+Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& f,
+                                          int64_t after_id, int limit) {
+  auto [sql, params] = ListContactsSql(f, after_id, limit);
+  auto rows = c.Query(sql, params);
+  if (!rows) return Fail(rows.error());
+  std::vector<Contact> out;
+  out.reserve(rows->size());
+  for (const auto& r : *rows) out.push_back(FromRow(r));
+  return out;
+}
+
+}  // namespace crmd::crm::repo

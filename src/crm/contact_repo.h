@@ -1,0 +1,45 @@
+#pragma once
+// SQL for contacts and their memberships, inside a caller's transaction. No rules here
+// (those are in ContactService); only rows in, rows out, with bound parameters.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/result.h"
+#include "src/crm/contacts.h"
+#include "src/store/db.h"
+
+namespace crmd::crm::repo {
+
+Result<std::optional<Contact>> FindContact(store::Conn& c, int64_t id);
+Result<std::optional<Contact>> FindContactByEmail(store::Conn& c, const std::string& email);
+// Fills tags and lists (ordered by name).
+Status LoadMemberships(store::Conn& c, Contact* contact);
+// Inserts and answers the id; kAlreadyExists when the email is taken.
+Result<int64_t> InsertContact(store::Conn& c, const Contact& contact);
+// Writes every field of `contact` (its revision included) when the row still has
+// `expected_revision`; false when it does not.
+Result<bool> UpdateContact(store::Conn& c, const Contact& contact, int64_t expected_revision);
+// Bumps revision and updated_at (membership changes); answers the new revision.
+Result<int64_t> TouchContact(store::Conn& c, int64_t id, int64_t now);
+Result<bool> DeleteContact(store::Conn& c, int64_t id);
+
+// tags = true: contact_tags, else contact_lists. True when a row was added/removed.
+Result<bool> AddMembership(store::Conn& c, bool tags, int64_t contact_id, int64_t group_id,
+                           int64_t now);
+Result<bool> RemoveMembership(store::Conn& c, bool tags, int64_t contact_id, int64_t group_id);
+
+struct ResolvedFilter {
+  const ContactFilter* filter;
+  std::optional<int64_t> tag_id;
+  std::optional<int64_t> list_id;
+};
+// Keyset page: ids > after_id, ascending, at most `limit` rows (compact contacts).
+Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& f,
+                                          int64_t after_id, int limit);
+// The SQL and parameters ListContacts runs (for EXPLAIN QUERY PLAN tests).
+std::pair<std::string, std::vector<store::Value>> ListContactsSql(const ResolvedFilter& f,
+                                                                  int64_t after_id, int limit);
+
+}  // namespace crmd::crm::repo

@@ -1,0 +1,468 @@
+#include "src/crm/contacts.h"
+
+#include "src/core/crypto.h"
+#include "src/crm/audit.h"
+#include "src/crm/contact_repo.h"
+#include "src/crm/events.h"
+#include "src/crm/idempotency.h"
+#include "src/crm/lists.h"
+#include "src/crm/outbox.h"
+#include "src/crm/settings.h"
+#include "src/crm/status.h"
+
+namespace crmd::crm {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kMaxNameLength = 100;
+constexpr size_t kMaxPhoneLength = 40;
+constexpr size_t kMaxSourceLength = 100;
+constexpr size_t kMaxCustomKeyLength = 64;
+
+json RefJson(const NamedRef& r) { return {{"id", r.id}, {"name", r.name}}; }
+
+json Summary(const Contact& c) {
+  return {{"id", c.id}, {"email", c.email}, {"status", c.status}, {"type", c.type}};
+}
+
+Status CheckString(const std::optional<std::string>& v, const char* field, size_t max) {
+  if (v && v->size() > max)
+    return Fail(Errc::kInvalidArgument,
+                std::string(field) + " is too long (at most " + std::to_string(max) + ")");
+  return Ok();
+}
+
+// Merges custom fields (null deletes a key) and enforces the caps.
+Result<json> MergeCustomFields(const json& base, const json& patch) {
+  if (!patch.is_object())
+    return Fail(Errc::kInvalidArgument, "custom_fields must be an object");
+  json out = base.is_object() ? base : json::object();
+  for (const auto& [k, v] : patch.items()) {
+    if (k.empty() || k.size() > kMaxCustomKeyLength)
+      return Fail(Errc::kInvalidArgument, "custom_fields keys must be 1 to 64 characters");
+    if (v.is_null()) out.erase(k);
+    else out[k] = v;
+  }
+  if (out.size() > kMaxCustomFieldsKeys)
+    return Fail(Errc::kInvalidArgument, "custom_fields has more than 50 keys");
+  if (out.dump().size() > kMaxCustomFieldsBytes)
+    return Fail(Errc::kInvalidArgument, "custom_fields is larger than 16 KiB");
+  return out;
+}
+
+std::string EncodeCursor(int64_t id) { return crypto::Base64UrlEncode("c:" + std::to_string(id)); }
+
+Result<int64_t> DecodeCursor(const std::string& cursor) {
+  if (cursor.empty()) return 0;
+  auto raw = crypto::Base64UrlDecode(cursor);
+  if (!raw || raw->rfind("c:", 0) != 0)
+    return Fail(Errc::kInvalidArgument, "cursor is not valid; pass next_cursor unchanged");
+  try {
+    return std::stoll(raw->substr(2));
+  } catch (...) {
+    return Fail(Errc::kInvalidArgument, "cursor is not valid; pass next_cursor unchanged");
+  }
+}
+
+Result<std::optional<std::string>> OptString(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::optional<std::string>{};
+  if (!j[key].is_string()) return Fail(Errc::kInvalidArgument, std::string(key) + " must be a string");
+  return std::optional<std::string>(j[key].get<std::string>());
+}
+
+}  // namespace
+
+json ToJson(const Contact& c, bool compact) {
+  json j = {{"id", c.id},
+            {"email", c.email},
+            {"first_name", c.first_name},
+            {"last_name", c.last_name},
+            {"status", c.status},
+            {"type", c.type},
+            {"revision", c.revision},
+            {"created_at", FormatRfc3339(c.created_at)}};
+  if (compact) return j;
+  j["phone"] = c.phone;
+  j["source"] = c.source;
+  j["custom_fields"] = c.custom_fields;
+  j["updated_at"] = FormatRfc3339(c.updated_at);
+  j["tags"] = json::array();
+  for (const auto& t : c.tags) j["tags"].push_back(RefJson(t));
+  j["lists"] = json::array();
+  for (const auto& l : c.lists) j["lists"].push_back(RefJson(l));
+  return j;
+}
+
+Result<std::vector<Ref>> ParseRefs(const json& j, const std::string& field) {
+  std::vector<Ref> out;
+  if (j.is_null()) return out;
+  if (!j.is_array()) return Fail(Errc::kInvalidArgument, field + " must be an array");
+  for (const auto& x : j) {
+    if (x.is_number_integer()) out.emplace_back(x.get<int64_t>());
+    else if (x.is_string() && !x.get_ref<const std::string&>().empty())
+      out.emplace_back(x.get<std::string>());
+    else return Fail(Errc::kInvalidArgument, field + " items must be ids or non-empty names");
+  }
+  return out;
+}
+
+Result<ContactInput> ContactInputFromJson(const json& j) {
+  if (!j.is_object()) return Fail(Errc::kInvalidArgument, "contact must be an object");
+  ContactInput in;
+  struct Field { const char* key; std::optional<std::string>* dst; };
+  for (Field f : {Field{"email", &in.email}, Field{"first_name", &in.first_name},
+                  Field{"last_name", &in.last_name}, Field{"phone", &in.phone},
+                  Field{"status", &in.status}, Field{"type", &in.type},
+                  Field{"source", &in.source}}) {
+    auto v = OptString(j, f.key);
+    if (!v) return Fail(v.error());
+    *f.dst = *v;
+  }
+  if (j.contains("custom_fields") && !j["custom_fields"].is_null()) {
+    if (!j["custom_fields"].is_object())
+      return Fail(Errc::kInvalidArgument, "custom_fields must be an object");
+    in.custom_fields = j["custom_fields"];
+  }
+  auto tags = ParseRefs(j.value("tags", json()), "tags");
+  if (!tags) return Fail(tags.error());
+  in.tags = std::move(*tags);
+  auto lists = ParseRefs(j.value("lists", json()), "lists");
+  if (!lists) return Fail(lists.error());
+  in.lists = std::move(*lists);
+  if (j.contains("consent")) {
+    if (!j["consent"].is_boolean()) return Fail(Errc::kInvalidArgument, "consent must be a boolean");
+    in.consent = j["consent"].get<bool>();
+  }
+  return in;
+}
+
+ContactService::ContactService(ContactServiceOptions options) : o_(options) {}
+
+Result<Contact> ContactService::GetIn(store::Conn& conn, int64_t id) {
+  auto c = repo::FindContact(conn, id);
+  if (!c) return Fail(c.error());
+  if (!*c) return Fail(Error::NotFound("contact " + std::to_string(id) + " not found"));
+  if (auto st = repo::LoadMemberships(conn, &**c); !st) return Fail(st.error());
+  return std::move(**c);
+}
+
+Result<Contact> ContactService::Get(int64_t id) {
+  return o_.db->Read([&](store::Conn& c) { return GetIn(c, id); });
+}
+
+Result<Contact> ContactService::GetByEmail(std::string_view email) {
+  auto n = NormalizeEmail(email);
+  std::string key = n ? *n : std::string(email);
+  return o_.db->Read([&](store::Conn& c) -> Result<Contact> {
+    auto k = repo::FindContactByEmail(c, key);
+    if (!k) return Fail(k.error());
+    if (!*k) return Fail(Error::NotFound("no contact with email " + key));
+    if (auto st = repo::LoadMemberships(c, &**k); !st) return Fail(st.error());
+    return std::move(**k);
+  });
+}
+
+Result<ContactPage> ContactService::List(const ContactFilter& filter, const std::string& cursor,
+                                         int limit) {
+  if (limit <= 0) limit = 25;
+  if (limit > 100) limit = 100;
+  auto after = DecodeCursor(cursor);
+  if (!after) return Fail(after.error());
+  if (filter.status && !IsValidStatus(*filter.status))
+    return Fail(Errc::kInvalidArgument, "status filter is not a known status");
+  if (filter.type && !IsValidContactType(*filter.type))
+    return Fail(Errc::kInvalidArgument, "type filter must be lead or customer");
+  return o_.db->Read([&](store::Conn& c) -> Result<ContactPage> {
+    repo::ResolvedFilter rf{.filter = &filter};
+    if (filter.tag) {
+      auto t = ResolveGroupIn(c, GroupKind::kTag, *filter.tag, false, 0);
+      if (!t) return Fail(t.error());
+      rf.tag_id = t->id;
+    }
+    if (filter.list) {
+      auto l = ResolveGroupIn(c, GroupKind::kList, *filter.list, false, 0);
+      if (!l) return Fail(l.error());
+      rf.list_id = l->id;
+    }
+    auto rows = repo::ListContacts(c, rf, *after, limit + 1);
+    if (!rows) return Fail(rows.error());
+    ContactPage page;
+    if (rows->size() > static_cast<size_t>(limit)) {
+      rows->resize(limit);
+      page.next_cursor = EncodeCursor(rows->back().id);
+    }
+    page.items = std::move(*rows);
+    return page;
+  });
+}
+
+EmailVerdict ContactService::ValidateEmail(std::string_view email) {
+  auto mode = ParseValidationMode(o_.settings ? o_.settings->EmailValidationMode() : "syntax");
+  return o_.validator->Validate(email, mode ? *mode : ValidationMode::kSyntax);
+}
+
+namespace {
+
+Status RequireValid(const EmailVerdict& v) {
+  if (v.valid) return Ok();
+  std::string reasons;
+  for (const auto& r : v.reasons) reasons += (reasons.empty() ? "" : ", ") + r;
+  return Fail(Errc::kInvalidArgument, "email is not valid (" + reasons + ")");
+}
+
+}  // namespace
+
+// Applies memberships of `in` to a contact and emits their events. Answers whether
+// anything changed.
+static Result<bool> AddMembershipsIn(store::Conn& c, Outbox& outbox, const Contact& k,
+                                     const ContactInput& in, int64_t now) {
+  bool changed = false;
+  for (bool tags : {true, false}) {
+    for (const Ref& ref : tags ? in.tags : in.lists) {
+      auto g = ResolveGroupIn(c, tags ? GroupKind::kTag : GroupKind::kList, ref, tags, now);
+      if (!g) return Fail(g.error());
+      auto added = repo::AddMembership(c, tags, k.id, g->id, now);
+      if (!added) return Fail(added.error());
+      if (!*added) continue;
+      changed = true;
+      json data = Summary(k);
+      data[tags ? "tag" : "list"] = RefJson(*g);
+      if (auto st = outbox.Append(c, tags ? events::kTagAdded : events::kListAdded, k.id, data);
+          !st)
+        return Fail(st.error());
+    }
+  }
+  return changed;
+}
+
+Status ContactService::CheckInput(const ContactInput& in) {
+  for (auto [v, f, m] : {std::tuple{&in.first_name, "first_name", kMaxNameLength},
+                         std::tuple{&in.last_name, "last_name", kMaxNameLength},
+                         std::tuple{&in.phone, "phone", kMaxPhoneLength},
+                         std::tuple{&in.source, "source", kMaxSourceLength}})
+    if (auto st = CheckString(*v, f, m); !st) return st;
+  if (in.type && !IsValidContactType(*in.type))
+    return Fail(Errc::kInvalidArgument, "type must be lead or customer");
+  if (in.status && !IsValidStatus(*in.status))
+    return Fail(Errc::kInvalidArgument,
+                "status must be pending, subscribed, unsubscribed, bounced or complained");
+  return Ok();
+}
+
+Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const Actor& actor,
+                                              const ContactInput& in,
+                                              const EmailVerdict& verdict) {
+  if (auto st = RequireValid(verdict); !st) return Fail(st.error());
+  if (auto st = CheckInput(in); !st) return Fail(st.error());
+  int64_t now = o_.clock->NowUnix();
+  auto existing = repo::FindContactByEmail(c, verdict.normalized);
+  if (!existing) return Fail(existing.error());
+
+  UpsertResult out;
+  if (!*existing) {
+    Contact k;
+    k.email = verdict.normalized;
+    k.first_name = in.first_name.value_or("");
+    k.last_name = in.last_name.value_or("");
+    k.phone = in.phone.value_or("");
+    bool double_opt_in = false;
+    if (o_.settings) {
+      auto s = o_.settings->GetIn(c);
+      if (s) double_opt_in = s->document.value("double_opt_in", false);
+    }
+    // Without an explicit status, double opt-in decides (docs/crm.md).
+    k.status = in.status.value_or(double_opt_in ? "pending" : "subscribed");
+    k.type = in.type.value_or("lead");
+    k.source = in.source.value_or(actor.kind);
+    if (in.custom_fields) {
+      auto cf = MergeCustomFields(json::object(), *in.custom_fields);
+      if (!cf) return Fail(cf.error());
+      k.custom_fields = std::move(*cf);
+    }
+    k.revision = 1;
+    k.created_at = k.updated_at = now;
+    auto id = repo::InsertContact(c, k);
+    if (!id) {
+      if (id.error().code == Errc::kAlreadyExists)
+        return Fail(Errc::kAlreadyExists, "a contact with email " + k.email + " already exists");
+      return Fail(id.error());
+    }
+    k.id = *id;
+    json data = ToJson(k, true);
+    data["source"] = k.source;
+    if (auto st = o_.outbox->Append(c, events::kContactCreated, k.id, data); !st)
+      return Fail(st.error());
+    auto m = AddMembershipsIn(c, *o_.outbox, k, in, now);
+    if (!m) return Fail(m.error());
+    out.created = out.changed = true;
+    if (auto st = o_.audit->Record(c, actor,
+                                   {.action = "create_contact", .target_type = "contact",
+                                    .target_ids = {k.id}, .revision_after = k.revision});
+        !st)
+      return Fail(st.error());
+    auto full = GetIn(c, k.id);
+    if (!full) return Fail(full.error());
+    out.contact = std::move(*full);
+    return out;
+  }
+
+  return UpdateExistingIn(c, actor, std::move(**existing), in, "", "upsert_contact");
+}
+
+Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const Actor& actor,
+                                                      Contact before, const ContactInput& in,
+                                                      const std::string& new_email,
+                                                      const std::string& action) {
+  // Existing contact: fields, status through the state machine, then memberships.
+  int64_t now = o_.clock->NowUnix();
+  UpsertResult out;
+  Contact k = before;
+  json changes = json::object();
+  if (!new_email.empty() && new_email != k.email) {
+    auto taken = repo::FindContactByEmail(c, new_email);
+    if (!taken) return Fail(taken.error());
+    if (*taken)
+      return Fail(Errc::kAlreadyExists, "another contact (id " + std::to_string((**taken).id) +
+                                            ") already has email " + new_email);
+    changes["email"] = {{"from", k.email}, {"to", new_email}};
+    k.email = new_email;
+  }
+  auto set = [&](const char* field, std::string& dst, const std::optional<std::string>& v) {
+    if (v && *v != dst) {
+      changes[field] = {{"from", dst}, {"to", *v}};
+      dst = *v;
+    }
+  };
+  set("first_name", k.first_name, in.first_name);
+  set("last_name", k.last_name, in.last_name);
+  set("phone", k.phone, in.phone);
+  set("type", k.type, in.type);
+  if (in.custom_fields) {
+    auto cf = MergeCustomFields(k.custom_fields, *in.custom_fields);
+    if (!cf) return Fail(cf.error());
+    if (*cf != k.custom_fields) {
+      changes["custom_fields"] = {{"from", k.custom_fields}, {"to", *cf}};
+      k.custom_fields = std::move(*cf);
+    }
+  }
+  bool status_changed = false;
+  if (in.status && *in.status != k.status) {
+    auto st = CheckTransition({.from = k.status, .to = *in.status, .consent = in.consent});
+    if (!st) return Fail(st.error());
+    status_changed = true;
+    k.status = *in.status;
+  }
+  if (!changes.empty() || status_changed) {
+    k.revision = before.revision + 1;
+    k.updated_at = now;
+    auto ok = repo::UpdateContact(c, k, before.revision);
+    if (!ok) return Fail(ok.error());
+    if (!*ok) return Fail(Errc::kRevisionConflict, "the contact changed meanwhile; retry");
+    if (!changes.empty()) {
+      json data = Summary(k);
+      data["changes"] = changes;
+      if (auto st = o_.outbox->Append(c, events::kContactUpdated, k.id, data); !st)
+        return Fail(st.error());
+    }
+    if (status_changed) {
+      json data = Summary(k);
+      data["from"] = before.status;
+      data["to"] = k.status;
+      if (auto st = o_.outbox->Append(c, events::kStatusUpdated, k.id, data); !st)
+        return Fail(st.error());
+    }
+  }
+  auto m = AddMembershipsIn(c, *o_.outbox, k, in, now);
+  if (!m) return Fail(m.error());
+  if (*m && changes.empty() && !status_changed) {
+    auto rev = repo::TouchContact(c, k.id, now);
+    if (!rev) return Fail(rev.error());
+  }
+  out.changed = *m || !changes.empty() || status_changed;
+  auto full = GetIn(c, k.id);
+  if (!full) return Fail(full.error());
+  out.contact = std::move(*full);
+  if (out.changed) {
+    if (auto st = o_.audit->Record(c, actor,
+                                   {.action = action, .target_type = "contact",
+                                    .target_ids = {k.id}, .revision_before = before.revision,
+                                    .revision_after = out.contact.revision,
+                                    .details = {{"changed", changes.size()},
+                                                {"status_changed", status_changed}}});
+        !st)
+      return Fail(st.error());
+  }
+  return out;
+}
+
+Result<Contact> ContactService::Create(const Actor& actor, const ContactInput& in,
+                                       const std::string& idempotency_key) {
+  if (!in.email) return Fail(Errc::kInvalidArgument, "email is required");
+  EmailVerdict v = ValidateEmail(*in.email);  // before the transaction: may do DNS
+  std::string scope = IdempotencyScope(actor, "create_contact");
+  return o_.db->Write([&](store::Conn& c) -> Result<Contact> {
+    if (!idempotency_key.empty()) {
+      auto seen = o_.idempotency->Find(c, scope, idempotency_key);
+      if (!seen) return Fail(seen.error());
+      if (*seen) return GetIn(c, (**seen).value("contact_id", int64_t{0}));
+    }
+    if (auto st = RequireValid(v); !st) return Fail(st.error());
+    auto taken = repo::FindContactByEmail(c, v.normalized);
+    if (!taken) return Fail(taken.error());
+    if (*taken)
+      return Fail(Errc::kAlreadyExists, "a contact with email " + v.normalized +
+                                            " already exists (id " +
+                                            std::to_string((**taken).id) + ")");
+    auto r = UpsertIn(c, actor, in, v);
+    if (!r) return Fail(r.error());
+    if (!idempotency_key.empty()) {
+      auto st = o_.idempotency->Remember(c, scope, idempotency_key,
+                                         {{"contact_id", r->contact.id}});
+      if (!st) return Fail(st.error());
+    }
+    return std::move(r->contact);
+  });
+}
+
+Result<UpsertResult> ContactService::Upsert(const Actor& actor, const ContactInput& in) {
+  if (!in.email) return Fail(Errc::kInvalidArgument, "email is required");
+  EmailVerdict v = ValidateEmail(*in.email);
+  return o_.db->Write([&](store::Conn& c) { return UpsertIn(c, actor, in, v); });
+}
+
+Result<std::vector<BulkItemResult>> ContactService::UpsertBulk(
+    const Actor& actor, const std::vector<ContactInput>& items) {
+  if (items.size() > kMaxBulkItems)
+    return Fail(Errc::kInvalidArgument, "at most 500 contacts per call");
+  std::vector<EmailVerdict> verdicts;
+  verdicts.reserve(items.size());
+  for (const auto& in : items) verdicts.push_back(ValidateEmail(in.email.value_or("")));
+  return o_.db->Write([&](store::Conn& c) -> Result<std::vector<BulkItemResult>> {
+    std::vector<BulkItemResult> out;
+    for (size_t i = 0; i < items.size(); ++i) {
+      BulkItemResult r{.index = i, .email = verdicts[i].normalized};
+      if (r.email.empty()) r.email = items[i].email.value_or("");
+      // A savepoint per item: a failed item leaves no trace, the others stay.
+      if (auto sp = c.Exec("SAVEPOINT bulk_item"); !sp) return Fail(sp.error());
+      auto u = UpsertIn(c, actor, items[i], verdicts[i]);
+      if (u) {
+        r.outcome = u->created ? "created" : (u->changed ? "updated" : "unchanged");
+        r.id = u->contact.id;
+        if (auto rel = c.Exec("RELEASE SAVEPOINT bulk_item"); !rel) return Fail(rel.error());
+      } else {
+        if (u.error().code == Errc::kInternal || u.error().code == Errc::kUnavailable)
+          return Fail(u.error());
+        r.outcome = "failed";
+        r.error = u.error();
+        if (auto rb = c.Exec("ROLLBACK TO SAVEPOINT bulk_item"); !rb) return Fail(rb.error());
+        if (auto rel = c.Exec("RELEASE SAVEPOINT bulk_item"); !rel) return Fail(rel.error());
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
+  });
+}
+
+}  // namespace crmd::crm

@@ -1,0 +1,302 @@
+#include "src/crm/lists.h"
+
+#include "src/core/crypto.h"
+#include "src/crm/audit.h"
+#include "src/crm/idempotency.h"
+
+namespace crmd::crm {
+
+using nlohmann::json;
+
+namespace {
+
+// Table names come from the kind, never from input.
+struct Tables {
+  const char* groups;       // lists | tags
+  const char* members;      // contact_lists | contact_tags
+  const char* member_key;   // list_id | tag_id
+  const char* noun;         // list | tag
+};
+const Tables& T(GroupKind k) {
+  static const Tables kList{"lists", "contact_lists", "list_id", "list"};
+  static const Tables kTag{"tags", "contact_tags", "tag_id", "tag"};
+  return k == GroupKind::kList ? kList : kTag;
+}
+
+std::string Sql(GroupKind k, std::string_view pattern) {
+  // Substitutes {g} {m} {k} with this kind's table/column names.
+  std::string out;
+  const Tables& t = T(k);
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '{' && i + 2 < pattern.size() && pattern[i + 2] == '}') {
+      char c = pattern[i + 1];
+      out += c == 'g' ? t.groups : c == 'm' ? t.members : t.member_key;
+      i += 2;
+    } else {
+      out.push_back(pattern[i]);
+    }
+  }
+  return out;
+}
+
+Group FromRow(const store::Row& r) {
+  return Group{.id = r.Int(0), .name = r.Str(1), .description = r.Str(2), .revision = r.Int(3),
+               .created_at = r.Int(4), .updated_at = r.Int(5)};
+}
+
+Status CheckName(const std::string& name, const char* noun) {
+  if (name.empty() || name.size() > kMaxGroupNameLength)
+    return Fail(Errc::kInvalidArgument, std::string(noun) + " name must be 1 to 100 characters");
+  return Ok();
+}
+
+Status CheckDescription(const std::string& d) {
+  if (d.size() > kMaxDescriptionLength)
+    return Fail(Errc::kInvalidArgument, "description is too long (at most 1000 characters)");
+  return Ok();
+}
+
+std::string EncodeCursor(const std::string& name) { return crypto::Base64UrlEncode("n:" + name); }
+
+Result<std::string> DecodeCursor(const std::string& cursor) {
+  if (cursor.empty()) return std::string();
+  auto raw = crypto::Base64UrlDecode(cursor);
+  if (!raw || raw->rfind("n:", 0) != 0)
+    return Fail(Errc::kInvalidArgument, "cursor is not valid; pass next_cursor unchanged");
+  return raw->substr(2);
+}
+
+}  // namespace
+
+json ToJson(const Usage& u) {
+  return {{"kind", u.kind}, {"id", u.id},     {"name", u.name},
+          {"status", u.status}, {"role", u.role}, {"blocking", u.blocking}};
+}
+
+json ToJson(const Group& g) {
+  json j = {{"id", g.id},
+            {"name", g.name},
+            {"description", g.description},
+            {"member_count", g.member_count},
+            {"revision", g.revision},
+            {"created_at", FormatRfc3339(g.created_at)},
+            {"updated_at", FormatRfc3339(g.updated_at)}};
+  if (g.usage) {
+    j["used_by"] = json::array();
+    for (const auto& u : *g.usage) j["used_by"].push_back(ToJson(u));
+  }
+  return j;
+}
+
+Result<NamedRef> ResolveGroupIn(store::Conn& c, GroupKind kind, const Ref& ref,
+                                bool create_missing, int64_t now) {
+  const Tables& t = T(kind);
+  if (auto id = std::get_if<int64_t>(&ref)) {
+    auto row = c.QueryOne(Sql(kind, "SELECT id, name FROM {g} WHERE id = ?"), {*id});
+    if (!row) return Fail(row.error());
+    if (!*row) return Fail(Error::NotFound(std::string(t.noun) + " " + std::to_string(*id) +
+                                           " not found"));
+    return NamedRef{(*row)->Int(0), (*row)->Str(1)};
+  }
+  const std::string& name = std::get<std::string>(ref);
+  auto row = c.QueryOne(Sql(kind, "SELECT id, name FROM {g} WHERE name = ?"), {name});
+  if (!row) return Fail(row.error());
+  if (*row) return NamedRef{(*row)->Int(0), (*row)->Str(1)};
+  if (!create_missing)
+    return Fail(Error::NotFound(std::string(t.noun) + " \"" + name + "\" not found"));
+  if (auto st = CheckName(name, t.noun); !st) return Fail(st.error());
+  auto id = c.InsertReturningId(
+      Sql(kind, "INSERT INTO {g} (name, description, revision, created_at, updated_at) "
+                "VALUES (?, '', 1, ?, ?) RETURNING id"),
+      {name, now, now});
+  if (!id) return Fail(id.error());
+  return NamedRef{*id, name};
+}
+
+GroupService::GroupService(GroupServiceOptions options) : o_(options) {}
+
+const char* GroupService::noun() const { return T(o_.kind).noun; }
+
+Result<GroupPage> GroupService::List(const std::string& query, const std::string& cursor,
+                                     int limit) {
+  if (limit <= 0) limit = 25;
+  if (limit > 100) limit = 100;
+  auto after = DecodeCursor(cursor);
+  if (!after) return Fail(after.error());
+  return o_.db->Read([&](store::Conn& c) -> Result<GroupPage> {
+    // Keyset on the unique name index; the prefix is a range on the same index.
+    auto rows = c.Query(
+        Sql(o_.kind,
+            "SELECT g.id, g.name, g.description, g.revision, g.created_at, g.updated_at, "
+            "(SELECT COUNT(*) FROM {m} m WHERE m.{k} = g.id) FROM {g} g "
+            "WHERE g.name > ? AND g.name >= ? AND g.name < ? ORDER BY g.name LIMIT ?"),
+        {*after, query, query + "\xF4\x8F\xBF\xBF", static_cast<int64_t>(limit + 1)});
+    if (!rows) return Fail(rows.error());
+    GroupPage page;
+    for (const auto& r : *rows) {
+      Group g = FromRow(r);
+      g.member_count = r.Int(6);
+      page.items.push_back(std::move(g));
+    }
+    if (page.items.size() > static_cast<size_t>(limit)) {
+      page.items.resize(limit);
+      page.next_cursor = EncodeCursor(page.items.back().name);
+    }
+    return page;
+  });
+}
+
+Result<Group> GroupService::GetIn(store::Conn& c, const Ref& ref, bool with_usage) {
+  auto r = ResolveGroupIn(c, o_.kind, ref, false, 0);
+  if (!r) return Fail(r.error());
+  auto row = c.QueryOne(
+      Sql(o_.kind,
+          "SELECT id, name, description, revision, created_at, updated_at, "
+          "(SELECT COUNT(*) FROM {m} WHERE {k} = ?) FROM {g} WHERE id = ?"),
+      {r->id, r->id});
+  if (!row) return Fail(row.error());
+  if (!*row) return Fail(Error::NotFound(std::string(noun()) + " not found"));
+  Group g = FromRow(**row);
+  g.member_count = (*row)->Int(6);
+  if (with_usage) {
+    g.usage = std::vector<Usage>{};
+    if (o_.usage) {
+      auto u = o_.kind == GroupKind::kList ? o_.usage->ListUsage(c, g.id)
+                                           : o_.usage->TagUsage(c, g.id);
+      if (!u) return Fail(u.error());
+      g.usage = std::move(*u);
+    }
+  }
+  return g;
+}
+
+Result<Group> GroupService::Get(const Ref& ref) {
+  return o_.db->Read([&](store::Conn& c) { return GetIn(c, ref, true); });
+}
+
+Result<Group> GroupService::Create(const Actor& actor, const std::string& name,
+                                   const std::string& description,
+                                   const std::string& idempotency_key) {
+  if (auto st = CheckName(name, noun()); !st) return Fail(st.error());
+  if (auto st = CheckDescription(description); !st) return Fail(st.error());
+  std::string scope = IdempotencyScope(actor, std::string("create_") + noun());
+  return o_.db->Write([&](store::Conn& c) -> Result<Group> {
+    if (!idempotency_key.empty()) {
+      auto seen = o_.idempotency->Find(c, scope, idempotency_key);
+      if (!seen) return Fail(seen.error());
+      if (*seen) return GetIn(c, Ref{(**seen).value("id", int64_t{0})}, false);
+    }
+    int64_t now = o_.clock->NowUnix();
+    auto id = c.InsertReturningId(
+        Sql(o_.kind, "INSERT INTO {g} (name, description, revision, created_at, updated_at) "
+                     "VALUES (?, ?, 1, ?, ?) RETURNING id"),
+        {name, description, now, now});
+    if (!id) {
+      if (id.error().code == Errc::kAlreadyExists)
+        return Fail(Errc::kAlreadyExists,
+                    std::string("a ") + noun() + " named \"" + name + "\" already exists");
+      return Fail(id.error());
+    }
+    if (!idempotency_key.empty()) {
+      if (auto st = o_.idempotency->Remember(c, scope, idempotency_key, {{"id", *id}}); !st)
+        return Fail(st.error());
+    }
+    if (auto st = o_.audit->Record(c, actor,
+                                   {.action = std::string("create_") + noun(),
+                                    .target_type = noun(), .target_ids = {*id},
+                                    .revision_after = 1});
+        !st)
+      return Fail(st.error());
+    return GetIn(c, Ref{*id}, false);
+  });
+}
+
+Result<Group> GroupService::Update(const Actor& actor, int64_t id, int64_t expected_revision,
+                                   const std::optional<std::string>& name,
+                                   const std::optional<std::string>& description) {
+  if (name)
+    if (auto st = CheckName(*name, noun()); !st) return Fail(st.error());
+  if (description)
+    if (auto st = CheckDescription(*description); !st) return Fail(st.error());
+  return o_.db->Write([&](store::Conn& c) -> Result<Group> {
+    auto cur = GetIn(c, Ref{id}, false);
+    if (!cur) return Fail(cur.error());
+    if (cur->revision != expected_revision)
+      return Fail(Errc::kRevisionConflict,
+                  std::string(noun()) + " " + std::to_string(id) + " is at revision " +
+                      std::to_string(cur->revision) + ", not " +
+                      std::to_string(expected_revision) + "; read it again");
+    std::string new_name = name.value_or(cur->name);
+    std::string new_desc = description.value_or(cur->description);
+    if (new_name == cur->name && new_desc == cur->description) return cur;
+    auto n = c.Exec(Sql(o_.kind,
+                        "UPDATE {g} SET name = ?, description = ?, revision = revision + 1, "
+                        "updated_at = ? WHERE id = ? AND revision = ?"),
+                    {new_name, new_desc, o_.clock->NowUnix(), id, cur->revision});
+    if (!n) {
+      if (n.error().code == Errc::kAlreadyExists)
+        return Fail(Errc::kAlreadyExists,
+                    std::string("a ") + noun() + " named \"" + new_name + "\" already exists");
+      return Fail(n.error());
+    }
+    if (*n != 1) return Fail(Errc::kRevisionConflict, "changed meanwhile; read it again");
+    if (auto st = o_.audit->Record(c, actor,
+                                   {.action = std::string("update_") + noun(),
+                                    .target_type = noun(), .target_ids = {id},
+                                    .revision_before = cur->revision,
+                                    .revision_after = cur->revision + 1});
+        !st)
+      return Fail(st.error());
+    return GetIn(c, Ref{id}, false);
+  });
+}
+
+ActionSpec GroupService::DeleteAction() {
+  std::string action = std::string("delete_") + noun();
+  std::string scope = o_.kind == GroupKind::kList ? "lists:delete" : "tags:delete";
+  return ActionSpec{
+      .name = action,
+      .scope = scope,
+      .preview = [this, action](store::Conn& c, const json& args) -> Result<Preview> {
+        if (!args.is_object() || !args.contains("id") || !args["id"].is_number_integer())
+          return Fail(Errc::kInvalidArgument, "id must be an integer");
+        auto g = GetIn(c, Ref{args["id"].get<int64_t>()}, true);
+        if (!g) return Fail(g.error());
+        Preview p;
+        p.revisions[std::string(noun()) + ":" + std::to_string(g->id)] = g->revision;
+        for (const auto& u : *g->usage) {
+          if (!u.blocking) continue;
+          p.blockers.push_back({.kind = u.kind, .id = u.id, .name = u.name,
+                                .reason = u.status + " " + u.kind + " uses this " + noun() +
+                                          " as " + u.role});
+        }
+        p.preview = {{"action", action},
+                     {noun(), ToJson(*g)},
+                     {"effect", std::string("permanently deletes the ") + noun() + " and removes it from its " +
+                                    std::to_string(g->member_count) +
+                                    " contacts (the contacts themselves stay)"}};
+        return p;
+      },
+      .execute = [this, action](store::Conn& c, const json& args, const Actor& actor) -> Result<json> {
+        int64_t id = args["id"].get<int64_t>();
+        auto g = GetIn(c, Ref{id}, false);
+        if (!g) return Fail(g.error());
+        // Memberships go with it (ON DELETE CASCADE); no per-contact events (docs/crm.md).
+        auto n = c.Exec(Sql(o_.kind, "DELETE FROM {m} WHERE {k} = ?"), {id});
+        if (!n) return Fail(n.error());
+        auto d = c.Exec(Sql(o_.kind, "DELETE FROM {g} WHERE id = ?"), {id});
+        if (!d) return Fail(d.error());
+        if (auto st = o_.audit->Record(c, actor,
+                                       {.action = action, .target_type = noun(),
+                                        .target_ids = {id}, .revision_before = g->revision,
+                                        .details = {{"name", g->name},
+                                                    {"memberships_removed", *n}}});
+            !st)
+          return Fail(st.error());
+        return json{{"deleted", {{"id", id}, {"name", g->name}}},
+                    {"memberships_removed", *n}};
+      },
+  };
+}
+
+}  // namespace crmd::crm
