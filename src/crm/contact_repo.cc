@@ -133,7 +133,11 @@ std::pair<std::string, std::vector<store::Value>> ListContactsSql(const Resolved
     sql += " JOIN contact_lists fl ON fl.contact_id = c.id AND fl.list_id = ?";
     params.push_back(*rf.list_id);
   }
-  std::string where = " WHERE c.id > ?";
+  // With a date range, "+c.id" keeps the planner off the rowid range
+  // (which would walk the whole table) and on the name/email/created_at indexes; the
+  // few matching rows are then sorted by id.
+  bool selective_index = f.created_from || f.created_to;
+  std::string where = selective_index ? " WHERE +c.id > ?" : " WHERE c.id > ?";
   params.push_back(after_id);
   if (f.status) { where += " AND c.status = ?"; params.push_back(*f.status); }
   if (f.type) { where += " AND c.type = ?"; params.push_back(*f.type); }
@@ -144,9 +148,11 @@ std::pair<std::string, std::vector<store::Value>> ListContactsSql(const Resolved
     std::string q = *f.query;
     for (auto& ch : q)
       if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch + 32);
+    // One indexed range per column, unioned: an OR would let the planner scan.
     where +=
-        " AND ((c.email >= ? AND c.email < ?) OR (lower(c.first_name) >= ? AND "
-        "lower(c.first_name) < ?) OR (lower(c.last_name) >= ? AND lower(c.last_name) < ?))";
+        " AND c.id IN (SELECT id FROM contacts WHERE email >= ? AND email < ? "
+        "UNION SELECT id FROM contacts WHERE lower(first_name) >= ? AND lower(first_name) < ? "
+        "UNION SELECT id FROM contacts WHERE lower(last_name) >= ? AND lower(last_name) < ?)";
     for (int i = 0; i < 3; ++i) {
       params.push_back(q);
       params.push_back(PrefixEnd(q));

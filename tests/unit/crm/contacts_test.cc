@@ -1,0 +1,288 @@
+#include "src/crm/contacts.h"
+
+#include <gtest/gtest.h>
+
+#include "src/crm/contact_repo.h"
+#include "src/crm/events.h"
+#include "tests/unit/crm/fixture.h"
+
+namespace crmd::crm {
+namespace {
+
+using testing::CrmFixture;
+using nlohmann::json;
+
+class Contacts : public CrmFixture {};
+
+std::vector<std::string> Types(const std::vector<OutboxEvent>& ev) {
+  std::vector<std::string> t;
+  for (const auto& e : ev) t.push_back(e.event_type);
+  return t;
+}
+
+TEST_F(Contacts, CreateNormalisesEmailAndEmitsCreatedAndMembershipEvents) {
+  ContactInput in;
+  in.first_name = "Jane";
+  in.tags = {Ref{std::string("vip")}};
+  auto l = s->lists->Create(alice, "Newsletter", "");
+  ASSERT_TRUE(l);
+  in.lists = {Ref{l->id}};
+  Contact c = MakeContact("  Jane@Example.com ", in);
+  EXPECT_EQ(c.email, "jane@example.com");
+  EXPECT_EQ(c.status, "subscribed");
+  EXPECT_EQ(c.revision, 1);
+  ASSERT_EQ(c.tags.size(), 1u);
+  EXPECT_EQ(c.tags[0].name, "vip");
+  ASSERT_EQ(c.lists.size(), 1u);
+  EXPECT_EQ(Types(Events()), (std::vector<std::string>{"contact.created", "contact.tag_added",
+                                                        "contact.list_added"}));
+}
+
+TEST_F(Contacts, DuplicateEmailIsRefusedWhateverTheCase) {
+  MakeContact("a@example.com");
+  ContactInput in;
+  in.email = "A@EXAMPLE.com";
+  auto r = s->contacts->Create(alice, in);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kAlreadyExists);
+}
+
+TEST_F(Contacts, InvalidEmailIsRefusedBeforeAnyWrite) {
+  ContactInput in;
+  in.email = "not-an-email";
+  auto r = s->contacts->Create(alice, in);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+  EXPECT_TRUE(Events().empty());
+}
+
+TEST_F(Contacts, DnsModeFromSettingsAppliesOnCreate) {
+  auto st = s->settings->Get();
+  ASSERT_TRUE(st);
+  ASSERT_TRUE(s->settings->Update(alice, st->revision, {{"email_validation_mode", "dns"}}));
+  ContactInput in;
+  in.email = "a@nowhere.example";  // fake resolver: NXDOMAIN
+  auto r = s->contacts->Create(alice, in);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("dns:no_such_domain"), std::string::npos);
+  resolver.answers["nowhere.example"] = {.domain_exists = true, .has_mx = true};
+  EXPECT_TRUE(s->contacts->Create(alice, in));
+}
+
+TEST_F(Contacts, DoubleOptInMakesNewContactsPending) {
+  auto st = s->settings->Get();
+  ASSERT_TRUE(s->settings->Update(alice, st->revision, {{"double_opt_in", true}}));
+  EXPECT_EQ(MakeContact("p@example.com").status, "pending");
+}
+
+TEST_F(Contacts, UpdateNeedsCurrentRevision) {
+  Contact c = MakeContact("a@example.com");
+  ContactInput in;
+  in.first_name = "Ann";
+  auto r = s->contacts->Update(alice, c.id, c.revision, in);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->revision, 2);
+  in.first_name = "Anna";
+  auto stale = s->contacts->Update(alice, c.id, c.revision, in);
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code, Errc::kRevisionConflict);
+  auto ev = Events();
+  EXPECT_EQ(ev.back().event_type, "contact.updated");
+  EXPECT_EQ(ev.back().data["changes"]["first_name"]["to"], "Ann");
+}
+
+TEST_F(Contacts, CustomFieldsMergeDeleteAndCap) {
+  ContactInput in;
+  in.custom_fields = json{{"plan", "pro"}, {"seats", 3}};
+  Contact c = MakeContact("a@example.com", in);
+  ContactInput up;
+  up.custom_fields = json{{"plan", nullptr}, {"region", "eu"}};
+  auto r = s->contacts->Update(alice, c.id, c.revision, up);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->custom_fields, (json{{"seats", 3}, {"region", "eu"}}));
+  ContactInput big;
+  json many = json::object();
+  for (int i = 0; i < 51; ++i) many["k" + std::to_string(i)] = i;
+  big.custom_fields = many;
+  auto refused = s->contacts->Update(alice, c.id, r->revision, big);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Errc::kInvalidArgument);
+}
+
+TEST_F(Contacts, StatusChangesGoThroughTheMachineAndEmitStatusUpdated) {
+  Contact c = MakeContact("a@example.com");
+  auto u = s->contacts->SetStatus(alice, c.id, "unsubscribed", false, std::nullopt);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(Events().back().event_type, "contact.status_updated");
+  auto back = s->contacts->SetStatus(alice, c.id, "subscribed", false, std::nullopt);
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().code, Errc::kInvalidTransition);
+  EXPECT_TRUE(s->contacts->SetStatus(alice, c.id, "subscribed", true, std::nullopt));
+}
+
+TEST_F(Contacts, UpsertUsesTheSameStatusMachine) {
+  Contact c = MakeContact("a@example.com");
+  ASSERT_TRUE(s->contacts->SetStatus(alice, c.id, "bounced", false, std::nullopt));
+  ContactInput in;
+  in.email = "a@example.com";
+  in.status = "subscribed";
+  in.consent = true;
+  auto r = s->contacts->Upsert(alice, in);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kInvalidTransition);
+}
+
+TEST_F(Contacts, SameStatusIsNoOpWithoutEvent) {
+  Contact c = MakeContact("a@example.com");
+  int64_t last = LastEventId();
+  auto r = s->contacts->SetStatus(alice, c.id, "subscribed", false, std::nullopt);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->revision, c.revision);
+  EXPECT_TRUE(Events(last).empty());
+}
+
+TEST_F(Contacts, MembershipChangesOnlyEmitRealChanges) {
+  Contact a = MakeContact("a@example.com");
+  Contact b = MakeContact("b@example.com");
+  int64_t last = LastEventId();
+  auto r = s->contacts->AddTags(alice, {a.id, b.id}, {Ref{std::string("hot")}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Events(last).size(), 2u);
+  last = LastEventId();
+  auto again = s->contacts->AddTags(alice, {a.id}, {Ref{std::string("hot")}});
+  ASSERT_TRUE(again);
+  EXPECT_TRUE((*again)[0].changed.empty());
+  EXPECT_TRUE(Events(last).empty());
+  auto rm = s->contacts->RemoveTags(alice, {a.id}, {Ref{std::string("hot")}});
+  ASSERT_TRUE(rm);
+  EXPECT_EQ(Events(last).back().event_type, "contact.tag_removed");
+  auto unknown_list = s->contacts->AddToLists(alice, {a.id}, {Ref{std::string("nope")}});
+  ASSERT_FALSE(unknown_list);
+  EXPECT_EQ(unknown_list.error().code, Errc::kNotFound);
+}
+
+TEST_F(Contacts, BulkUpsertReportsPerItemInOneTransaction) {
+  MakeContact("existing@example.com");
+  std::vector<ContactInput> items(3);
+  items[0].email = "new@example.com";
+  items[1].email = "broken";
+  items[2].email = "existing@example.com";
+  items[2].first_name = "Ex";
+  auto r = s->contacts->UpsertBulk(alice, items);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0].outcome, "created");
+  EXPECT_EQ((*r)[1].outcome, "failed");
+  EXPECT_EQ((*r)[1].error->code, Errc::kInvalidArgument);
+  EXPECT_EQ((*r)[2].outcome, "updated");
+  EXPECT_TRUE(s->contacts->GetByEmail("new@example.com"));
+}
+
+TEST_F(Contacts, BulkFailedItemLeavesNoPartialWrites) {
+  std::vector<ContactInput> items(1);
+  items[0].email = "x@example.com";
+  items[0].tags = {Ref{std::string("fine")}};
+  items[0].lists = {Ref{std::string("missing-list")}};  // fails after the insert
+  auto r = s->contacts->UpsertBulk(alice, items);
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)[0].outcome, "failed");
+  EXPECT_FALSE(s->contacts->GetByEmail("x@example.com"));
+  EXPECT_TRUE(Events().empty());
+}
+
+TEST_F(Contacts, IdempotencyKeyReturnsFirstResultWithin24Hours) {
+  ContactInput in;
+  in.email = "i@example.com";
+  auto first = s->contacts->Create(alice, in, "key-1");
+  ASSERT_TRUE(first);
+  auto again = s->contacts->Create(alice, in, "key-1");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->id, first->id);
+  auto other_client_try = s->contacts->Create(other_client, in, "key-1");
+  EXPECT_FALSE(other_client_try);  // not the same client: a real (duplicate) create
+  clock.Advance(kIdempotencyWindowSeconds + 1);
+  EXPECT_FALSE(s->contacts->Create(alice, in, "key-1"));
+}
+
+TEST_F(Contacts, ListFiltersAndPaginates) {
+  for (int i = 0; i < 7; ++i) {
+    ContactInput in;
+    in.type = i % 2 ? "customer" : "lead";
+    in.last_name = i < 3 ? "Smith" : "Jones";
+    if (i < 2) in.tags = {Ref{std::string("t")}};
+    MakeContact("c" + std::to_string(i) + "@example.com", in);
+    clock.Advance(100);
+  }
+  auto page1 = s->contacts->List({}, "", 3);
+  ASSERT_TRUE(page1);
+  EXPECT_EQ(page1->items.size(), 3u);
+  ASSERT_TRUE(page1->next_cursor);
+  auto page2 = s->contacts->List({}, *page1->next_cursor, 3);
+  ASSERT_TRUE(page2);
+  EXPECT_GT(page2->items[0].id, page1->items[2].id);
+  auto page3 = s->contacts->List({}, *page2->next_cursor, 3);
+  ASSERT_TRUE(page3);
+  EXPECT_EQ(page3->items.size(), 1u);
+  EXPECT_FALSE(page3->next_cursor);
+
+  EXPECT_EQ(s->contacts->List({.type = "customer"}, "", 100)->items.size(), 3u);
+  EXPECT_EQ(s->contacts->List({.tag = Ref{std::string("t")}}, "", 100)->items.size(), 2u);
+  EXPECT_EQ(s->contacts->List({.query = "smi"}, "", 100)->items.size(), 3u);
+  EXPECT_EQ(s->contacts->List({.query = "C1@"}, "", 100)->items.size(), 1u);
+  EXPECT_EQ(s->contacts->List({.created_from = 1'760'000'200}, "", 100)->items.size(), 5u);
+  EXPECT_FALSE(s->contacts->List({}, "garbage!", 10));
+  EXPECT_FALSE(s->contacts->List({.tag = Ref{std::string("nope")}}, "", 10));
+}
+
+TEST_F(Contacts, EveryListFilterUsesAnIndex) {
+  std::vector<ContactFilter> filters = {
+      {.status = "subscribed"}, {.type = "lead"},           {.source = "mcp"},
+      {.query = "ab"},          {.created_from = 1, .created_to = 2}};
+  std::vector<repo::ResolvedFilter> resolved;
+  for (auto& f : filters) resolved.push_back({.filter = &f});
+  ContactFilter none;
+  resolved.push_back({.filter = &none, .tag_id = 1});
+  resolved.push_back({.filter = &none, .list_id = 1});
+  for (const auto& rf : resolved) {
+    auto [sql, params] = repo::ListContactsSql(rf, 0, 26);
+    auto plan = db->Read([&](store::Conn& c) { return c.Query("EXPLAIN QUERY PLAN " + sql, params); });
+    ASSERT_TRUE(plan) << plan.error().detail;
+    std::string text;
+    for (const auto& row : *plan) text += row.Str(row.size() - 1) + "\n";
+    EXPECT_EQ(text.find("SCAN c\n"), std::string::npos) << sql << "\n" << text;
+    EXPECT_EQ(text.find("SCAN contacts"), std::string::npos) << sql << "\n" << text;
+    EXPECT_NE(text.find("INDEX"), std::string::npos) << sql << "\n" << text;
+  }
+}
+
+TEST_F(Contacts, DeleteByEmailEmitsDeletedAndRemovesMemberships) {
+  ContactInput in;
+  in.tags = {Ref{std::string("t")}};
+  Contact c = MakeContact("d@example.com", in);
+  auto r = s->contacts->DeleteByEmail(alice, "D@example.com");
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)["deleted_count"], 1);
+  EXPECT_EQ(Events().back().event_type, "contact.deleted");
+  EXPECT_EQ(Events().back().contact_id, c.id);
+  auto t = s->tags->Get(Ref{std::string("t")});
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->member_count, 0);
+}
+
+TEST_F(Contacts, WritesAreAudited) {
+  Contact c = MakeContact("a@example.com");
+  ContactInput in;
+  in.phone = "+1 555";
+  ASSERT_TRUE(s->contacts->Update(bob, c.id, c.revision, in));
+  auto rows = db->Read([&](store::Conn& conn) { return s->audit->Recent(conn, 10); });
+  ASSERT_TRUE(rows);
+  ASSERT_GE(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].entry.action, "update_contact");
+  EXPECT_EQ((*rows)[0].actor.subject, "user-bob");
+  EXPECT_EQ((*rows)[0].actor.client_id, "client-a");
+  EXPECT_EQ((*rows)[0].entry.revision_before, 1);
+  EXPECT_EQ((*rows)[0].entry.revision_after, 2);
+}
+
+}  // namespace
+}  // namespace crmd::crm

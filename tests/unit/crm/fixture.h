@@ -1,0 +1,77 @@
+#pragma once
+// A fresh SQLite database with crm::Services, a fake clock and a fake resolver.
+#include <map>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "src/core/clock.h"
+#include "src/core/random.h"
+#include "src/crm/services.h"
+#include "src/store/db.h"
+#include "tests/support/test_server.h"
+
+namespace crmd::crm::testing {
+
+class FakeResolver final : public Resolver {
+ public:
+  std::map<std::string, DnsAnswer> answers;  // missing -> NXDOMAIN
+  bool fail = false;
+  Result<DnsAnswer> Lookup(const std::string& domain) override {
+    if (fail) return Fail(Errc::kUnavailable, "temporary");
+    auto it = answers.find(domain);
+    if (it == answers.end()) return DnsAnswer{};
+    return it->second;
+  }
+};
+
+class FakeUsage final : public UsageSource {
+ public:
+  std::map<int64_t, std::vector<Usage>> lists, tags;
+  Result<std::vector<Usage>> ListUsage(store::Conn&, int64_t id) override { return lists[id]; }
+  Result<std::vector<Usage>> TagUsage(store::Conn&, int64_t id) override { return tags[id]; }
+};
+
+struct CrmFixture : public ::testing::Test {
+  crmd::testing::TempDir dir;
+  FakeClock clock{1'760'000'000};
+  SecureRandom random;
+  FakeResolver resolver;
+  FakeUsage usage;
+  std::unique_ptr<store::Database> db;
+  std::unique_ptr<Services> s;
+  Actor alice{.kind = "oauth", .subject = "user-alice", .client_id = "client-a", .request_id = "r1"};
+  Actor bob{.kind = "oauth", .subject = "user-bob", .client_id = "client-a", .request_id = "r2"};
+  Actor other_client{.kind = "oauth", .subject = "user-alice", .client_id = "client-b",
+                     .request_id = "r3"};
+
+  void SetUp() override {
+    auto opened = store::Open("sqlite:" + dir.path() + "/crm.db", 4);
+    ASSERT_TRUE(opened) << opened.error().detail;
+    db = std::move(*opened);
+    auto made = MakeServices({.db = db.get(), .clock = &clock, .random = &random,
+                              .resolver = &resolver, .usage = &usage});
+    ASSERT_TRUE(made) << made.error().message;
+    s = std::move(*made);
+  }
+
+  Contact MakeContact(const std::string& email, ContactInput in = {}) {
+    in.email = email;
+    auto c = s->contacts->Create(alice, in);
+    EXPECT_TRUE(c) << (c ? "" : c.error().message);
+    return c ? *c : Contact{};
+  }
+
+  std::vector<OutboxEvent> Events(int64_t after = 0) {
+    auto r = db->Read([&](store::Conn& c) { return s->outbox->After(c, after, 1000); });
+    EXPECT_TRUE(r);
+    return r ? *r : std::vector<OutboxEvent>{};
+  }
+  int64_t LastEventId() {
+    auto e = Events();
+    return e.empty() ? 0 : e.back().id;
+  }
+};
+
+}  // namespace crmd::crm::testing

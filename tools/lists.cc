@@ -1,0 +1,78 @@
+#include "tools/lists.h"
+
+#include "tools/common.h"
+
+namespace crmd::tools {
+
+using nlohmann::json;
+
+Status RegisterListTools(mcp::ToolRegistry& registry, crm::Services& services) {
+  return RegisterGroupTools(registry, services, *services.lists);
+}
+
+Status RegisterGroupTools(mcp::ToolRegistry& registry, crm::Services& s, crm::GroupService& g) {
+  const std::string noun = g.noun();          // list | tag
+  const std::string plural = noun + "s";
+  crm::GroupService* groups = &g;
+  crm::ConfirmationService* confirmations = s.confirmations.get();
+
+  auto ref_arg = [](const json& args) -> std::optional<crm::Ref> {
+    if (auto id = OptInt(args, "id")) return crm::Ref{*id};
+    if (auto name = OptString(args, "name")) return crm::Ref{*name};
+    return std::nullopt;
+  };
+
+  struct Entry {
+    std::string name;
+    mcp::ToolHandler handler;
+  };
+  std::vector<Entry> entries;
+  entries.push_back({"list_" + plural, [groups](const mcp::ToolContext&, const json& args) {
+    auto page = groups->List(OptString(args, "query").value_or(""),
+                             OptString(args, "cursor").value_or(""), Limit(args));
+    if (!page) return FailWith(page.error());
+    json items = json::array();
+    for (const auto& x : page->items) items.push_back(crm::ToJson(x));
+    return mcp::ToolOutcome::Ok(PageJson(std::move(items), page->next_cursor));
+  }});
+  entries.push_back({"get_" + noun, [groups, noun, ref_arg](const mcp::ToolContext&,
+                                                           const json& args) {
+    auto ref = ref_arg(args);
+    if (!ref) return FailWith(Error::Invalid("give id or name"));
+    auto r = groups->Get(*ref);
+    if (!r) return FailWith(r.error());
+    return mcp::ToolOutcome::Ok({{noun, crm::ToJson(*r)}});
+  }});
+  entries.push_back({"create_" + noun, [groups, noun](const mcp::ToolContext& ctx,
+                                                      const json& args) {
+    auto r = groups->Create(ActorFrom(ctx), args.value("name", ""),
+                            args.value("description", ""),
+                            OptString(args, "idempotency_key").value_or(""));
+    if (!r) return FailWith(r.error());
+    return mcp::ToolOutcome::Ok({{noun, crm::ToJson(*r)}});
+  }});
+  entries.push_back({"update_" + noun, [groups, noun](const mcp::ToolContext& ctx,
+                                                      const json& args) {
+    int64_t id = args.value("id", int64_t{0});
+    auto r = groups->Update(ActorFrom(ctx), id, args.value("expected_revision", int64_t{0}),
+                            OptString(args, "name"), OptString(args, "description"));
+    if (!r) {
+      json details;
+      if (r.error().code == Errc::kRevisionConflict) {
+        if (auto cur = groups->Get(crm::Ref{id})) details = {{"current", crm::ToJson(*cur)}};
+      }
+      return FailWith(r.error(), details);
+    }
+    return mcp::ToolOutcome::Ok({{noun, crm::ToJson(*r)}});
+  }});
+  entries.push_back({"delete_" + noun, [confirmations, noun](const mcp::ToolContext& ctx,
+                                                             const json& args) {
+    return FromConfirm(confirmations->Request(ActorFrom(ctx), "delete_" + noun,
+                                              {{"id", args.value("id", int64_t{0})}}));
+  }});
+  for (auto& e : entries)
+    if (auto st = registry.Register(e.name, std::move(e.handler)); !st) return st;
+  return Ok();
+}
+
+}  // namespace crmd::tools
