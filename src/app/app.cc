@@ -10,6 +10,11 @@
 #include "src/app/services.h"
 #include "src/http/client.h"
 #include "src/mcp/origin.h"
+#include "tools/confirm.h"
+#include "tools/contacts.h"
+#include "tools/lists.h"
+#include "tools/settings.h"
+#include "tools/tags.h"
 #include "auth/scopes.h"
 
 namespace crmd::app {
@@ -216,11 +221,23 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   for (auto& route : auth::TokenRoutes(*s.tokens))
     s.router.Exact(std::move(route.path), std::move(route.handler));
 
+  // --- crm: core services (contacts, lists, tags, settings, confirmations, audit) ---
+  s.resolver = crm::MakeSystemResolver();
+  auto crm_services = crm::MakeServices({.db = s.db.get(), .clock = s.clock.get(),
+                                         .random = s.random.get(), .resolver = s.resolver.get()});
+  if (!crm_services) return Fail(crm_services.error());
+  s.crm = std::move(*crm_services);
+
   // --- mcp: the registry first, so that the tools section can register into it ---
   CreateMcpRegistry(s);
 
   // --- tools: call tools::Register<Area>Tools(*s.tools, ...) here; a failure is fatal ---
   // e.g.  if (auto st = tools::RegisterContactTools(*s.tools, ...); !st) return Fail(st.error());
+  // tools (contacts helper): contacts, lists, tags, confirm_action, settings.
+  for (auto reg : {tools::RegisterContactTools, tools::RegisterListTools, tools::RegisterTagTools,
+                   tools::RegisterConfirmTools, tools::RegisterSettingsTools}) {
+    if (auto st = reg(*s.tools, *s.crm); !st) return Fail(st.error());
+  }
 
   // --- mcp: the /mcp route (Origin/Host check, bearer authentication, endpoint) ---
   AddMcpRoutes(s);

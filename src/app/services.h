@@ -22,6 +22,7 @@
 #include "src/core/principal.h"
 #include "src/core/random.h"
 #include "src/http/server.h"
+#include "src/crm/services.h"
 #include "src/mcp/endpoint.h"
 #include "src/mcp/registry.h"
 #include "src/store/db.h"
@@ -61,6 +62,11 @@ struct App::Services {
   std::unique_ptr<auth::Consents> consents;
   std::unique_ptr<auth::Registration> registration;
   std::unique_ptr<auth::AuthorizationEndpoint> authorization;
+
+  // crm (contacts helper): the CRM core services and the DNS resolver email validation
+  // uses. Marketing hands its UsageSource to crm->SetUsageSource().
+  std::unique_ptr<crm::Resolver> resolver;
+  std::unique_ptr<crm::Services> crm;
 };
 
 }  // namespace crmd::app
