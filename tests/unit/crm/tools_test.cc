@@ -63,7 +63,9 @@ class Tools : public testing::CrmFixture {
     auto o = Raw(name, args);
     EXPECT_EQ(o.kind, mcp::CallOutcome::Kind::kResult) << name;
     EXPECT_TRUE(o.result.value("isError", false)) << name << ": " << o.result.dump();
-    return o.result["structuredContent"]["error"];
+    // Tool errors travel in the text block only (no structuredContent).
+    EXPECT_FALSE(o.result.contains("structuredContent")) << name;
+    return json::parse(o.result["content"][0]["text"].get<std::string>())["error"];
   }
 };
 
