@@ -10,7 +10,12 @@
 #include "src/app/services.h"
 #include "src/http/client.h"
 #include "src/mcp/origin.h"
+#include "src/crm/marketing.h"
+#include "tools/automations.h"
+#include "tools/campaigns.h"
 #include "tools/confirm.h"
+#include "tools/reports.h"
+#include "tools/sequences.h"
 #include "tools/contacts.h"
 #include "tools/lists.h"
 #include "tools/settings.h"
@@ -227,6 +232,8 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
                                          .random = s.random.get(), .resolver = s.resolver.get()});
   if (!crm_services) return Fail(crm_services.error());
   s.crm = std::move(*crm_services);
+  // --- marketing: campaigns, automations, sequences, reports; confirmation actions; usage ---
+  if (auto st = crm::InstallMarketing(*s.crm); !st) return Fail(st.error());
 
   // --- mcp: the registry first, so that the tools section can register into it ---
   CreateMcpRegistry(s);
@@ -235,7 +242,9 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   // e.g.  if (auto st = tools::RegisterContactTools(*s.tools, ...); !st) return Fail(st.error());
   // tools (contacts helper): contacts, lists, tags, confirm_action, settings.
   for (auto reg : {tools::RegisterContactTools, tools::RegisterListTools, tools::RegisterTagTools,
-                   tools::RegisterConfirmTools, tools::RegisterSettingsTools}) {
+                   tools::RegisterConfirmTools, tools::RegisterSettingsTools,
+                   tools::RegisterCampaignTools, tools::RegisterAutomationTools,
+                   tools::RegisterSequenceTools, tools::RegisterReportTools}) {
     if (auto st = reg(*s.tools, *s.crm); !st) return Fail(st.error());
   }
 

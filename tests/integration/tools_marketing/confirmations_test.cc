@@ -38,12 +38,12 @@ TEST_F(MarketingConfirmations, ActivateCampaignPreviewChangesNothingThenConfirmS
   EXPECT_EQ(Count("SELECT COUNT(*) FROM campaign_recipients"), 0);
 
   std::string token = preview["confirmation_token"];
-  json done = Call(*c, "confirm_action", {{"token", token}});
+  json done = Call(*c, "confirm_action", {{"confirmation_token", token}});
   EXPECT_EQ(done.value("status", ""), "done") << done.dump();
   EXPECT_EQ(Status("campaigns", id), "sending");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ?", {id}), 2);
 
-  ExpectToolError(*c, "confirm_action", {{"token", token}}, "confirmation_invalid");
+  ExpectToolError(*c, "confirm_action", {{"confirmation_token", token}}, "confirmation_invalid");
 }
 
 TEST_F(MarketingConfirmations, AnotherClientCannotConfirm) {
@@ -51,7 +51,7 @@ TEST_F(MarketingConfirmations, AnotherClientCannotConfirm) {
   auto mallory = Client(kAllMarketingScopes, "client-b", "alice");
   int64_t id = ReadyCampaign(*alice);
   std::string token = Token(*alice, "activate_campaign", id);
-  ExpectToolError(*mallory, "confirm_action", {{"token", token}}, "confirmation_invalid");
+  ExpectToolError(*mallory, "confirm_action", {{"confirmation_token", token}}, "confirmation_invalid");
   EXPECT_EQ(Status("campaigns", id), "draft");
 }
 
@@ -60,7 +60,7 @@ TEST_F(MarketingConfirmations, UpdateBetweenPreviewAndConfirmIsStalePreview) {
   int64_t id = ReadyCampaign(*c);
   std::string token = Token(*c, "activate_campaign", id);
   Call(*c, "update_campaign", {{"id", id}, {"expected_revision", 1}, {"subject", "Changed"}});
-  json err = ExpectToolError(*c, "confirm_action", {{"token", token}}, "stale_preview");
+  json err = ExpectToolError(*c, "confirm_action", {{"confirmation_token", token}}, "stale_preview");
   EXPECT_TRUE(err["details"].contains("preview")) << err.dump();
   EXPECT_EQ(Status("campaigns", id), "draft");
 }
@@ -68,12 +68,12 @@ TEST_F(MarketingConfirmations, UpdateBetweenPreviewAndConfirmIsStalePreview) {
 TEST_F(MarketingConfirmations, DeleteCampaignIsBlockedWhileSending) {
   auto c = Client();
   int64_t id = ReadyCampaign(*c);
-  Call(*c, "confirm_action", {{"token", Token(*c, "activate_campaign", id)}});
+  Call(*c, "confirm_action", {{"confirmation_token", Token(*c, "activate_campaign", id)}});
   ASSERT_EQ(Status("campaigns", id), "sending");
   json err = ExpectToolError(*c, "delete_campaign", {{"id", id}}, "dependency_blocked");
   EXPECT_FALSE(err.dump().find("confirmation_token") != std::string::npos);
   Call(*c, "pause_campaign", {{"id", id}});
-  Call(*c, "confirm_action", {{"token", Token(*c, "delete_campaign", id)}});
+  Call(*c, "confirm_action", {{"confirmation_token", Token(*c, "delete_campaign", id)}});
   EXPECT_EQ(Status("campaigns", id), "gone");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM campaign_recipients"), 0);
 }
@@ -84,7 +84,7 @@ TEST_F(MarketingConfirmations, ConfirmNeedsTheActionScope) {
       "campaigns:read,campaigns:write,campaigns:delete", "client-a", "alice");
   int64_t id = ReadyCampaign(*c);
   std::string token = Token(*c, "activate_campaign", id);
-  auto r = no_activate->CallTool("confirm_action", {{"token", token}});
+  auto r = no_activate->CallTool("confirm_action", {{"confirmation_token", token}});
   EXPECT_TRUE(r.status == 403 || r.is_tool_error()) << r.raw;
   EXPECT_EQ(Status("campaigns", id), "draft");
 }
@@ -97,7 +97,7 @@ TEST_F(MarketingConfirmations, TwoConcurrentConfirmsSucceedExactlyOnce) {
   auto c2 = Client();
   std::atomic<int> wins{0};
   auto confirm = [&](McpClient* m) {
-    auto r = m->CallTool("confirm_action", {{"token", token2}});
+    auto r = m->CallTool("confirm_action", {{"confirmation_token", token2}});
     if (r.ok() && !r.is_tool_error()) ++wins;
   };
   std::thread a(confirm, c1.get()), b(confirm, c2.get());
@@ -119,7 +119,7 @@ TEST_F(MarketingConfirmations, ActivateAutomationEnrolsMatchingContactsAndDelete
   json preview = Call(*c, "activate_automation", {{"id", id}});
   EXPECT_EQ(preview["preview"]["enrol_now"]["count"], 3);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_enrolments"), 0);
-  Call(*c, "confirm_action", {{"token", preview["confirmation_token"]}});
+  Call(*c, "confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
   EXPECT_EQ(Status("automations", id), "active");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_enrolments WHERE automation_id = ?", {id}), 3);
 
@@ -128,7 +128,7 @@ TEST_F(MarketingConfirmations, ActivateAutomationEnrolsMatchingContactsAndDelete
   json del = Call(*c, "delete_automation", {{"id", id}});
   EXPECT_EQ(del["preview"]["enrolled_contacts"]["total"], 3);
   EXPECT_EQ(Status("automations", id), "inactive");
-  Call(*c, "confirm_action", {{"token", del["confirmation_token"]}});
+  Call(*c, "confirm_action", {{"confirmation_token", del["confirmation_token"]}});
   EXPECT_EQ(Status("automations", id), "gone");
 }
 
@@ -140,7 +140,7 @@ TEST_F(MarketingConfirmations, DeleteListIsBlockedByAnActiveAutomation) {
                        {"trigger", {{"type", "contact_created"}}},
                        {"steps", {{{"type", "add_list"}, {"list_id", list}}}}});
   int64_t id = created["automation"]["id"];
-  Call(*c, "confirm_action", {{"token", Token(*c, "activate_automation", id)}});
+  Call(*c, "confirm_action", {{"confirmation_token", Token(*c, "activate_automation", id)}});
   json err = ExpectToolError(*c, "delete_list", {{"id", list}}, "dependency_blocked");
   EXPECT_NE(err.dump().find("Join"), std::string::npos) << err.dump();
 }
