@@ -2,10 +2,14 @@
 # Installs every build and test dependency from Debian 12 packages (needs root or sudo).
 set -euo pipefail
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+APT="$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends"
 $SUDO apt-get update -q
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-  g++ cmake ninja-build pkg-config ca-certificates git curl \
+$APT g++ cmake ninja-build pkg-config ca-certificates git curl python3 \
   libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libvalijson-dev \
   libexpected-dev libsqlite3-dev sqlite3 libpq-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev \
-  nodejs npm wrk postgresql-15
+  libgtest-dev libgmock-dev libbenchmark-dev wrk
+# Node.js and npm run only the end-to-end tests and tooling. A machine that already has
+# them (e.g. from NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.
+if ! command -v npm >/dev/null 2>&1; then
+  $APT nodejs npm
+fi
