@@ -97,6 +97,8 @@ void AddMcpRoutes(App::Services& s) {
           .server_version = "0.1.0",
           .instructions = kMcpInstructions,
           .resource_metadata_url = s.config.Issuer() + "/.well-known/oauth-protected-resource/mcp",
+          .rate_limit = {.per_second = s.config.mcp_calls_per_second,
+                         .burst = s.config.mcp_calls_burst},
       },
       *s.tools, *s.clock, *s.random);
   auto policy = std::make_shared<mcp::OriginPolicy>(

@@ -85,6 +85,16 @@ Status Config::Set(const std::string& key, const std::string& v) {
   else if (key == "max_connections") return set_int(max_connections);
   else if (key == "shutdown_grace_s") return set_int(shutdown_grace_s);
   else if (key == "allow_private_network_targets") return set_bool(allow_private_network_targets);
+  else if (key == "mcp_calls_per_second" || key == "mcp_calls_burst") {
+    try {
+      size_t pos = 0;
+      double d = std::stod(v, &pos);
+      if (pos != v.size()) throw std::invalid_argument("trailing");
+      (key == "mcp_calls_per_second" ? mcp_calls_per_second : mcp_calls_burst) = d;
+    } catch (...) {
+      return Fail(Errc::kInvalidArgument, "config " + key + ": not a number: " + v);
+    }
+  }
   else if (key == "rest_root") rest_root = v;
   else if (key == "rest_namespace") rest_namespace = v;
   else if (key == "log_level") log_level = v;

@@ -42,6 +42,10 @@ struct Config {
   // Outbound fetches (Client ID Metadata Documents, webhooks): private/loopback targets.
   bool allow_private_network_targets = false;
 
+  // MCP: sustained tools/call per second per principal (token bucket; <= 0 disables)
+  double mcp_calls_per_second = 100;
+  double mcp_calls_burst = 1000;
+
   // REST
   std::string rest_root = "api";
   std::string rest_namespace = "crm";

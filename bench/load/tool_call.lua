@@ -1,0 +1,35 @@
+-- wrk script: authenticated MCP tools/call on one session.
+-- Environment: CRMD_TOKEN, CRMD_SESSION, CRMD_TOOL (default get_contact), CRMD_ARGS (JSON).
+local token = os.getenv("CRMD_TOKEN")
+local session = os.getenv("CRMD_SESSION")
+local tool = os.getenv("CRMD_TOOL") or "get_contact"
+local args = os.getenv("CRMD_ARGS") or '{"id":1}'
+local counter = 0
+
+request = function()
+  counter = counter + 1
+  local body = string.format(
+    '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}',
+    counter, tool, args)
+  local headers = {
+    ["Content-Type"] = "application/json",
+    ["Accept"] = "application/json, text/event-stream",
+    ["Authorization"] = "Bearer " .. token,
+    ["Mcp-Session-Id"] = session,
+    ["MCP-Protocol-Version"] = "2025-11-25",
+  }
+  return wrk.format("POST", "/mcp", headers, body)
+end
+
+local errors = 0
+response = function(status, headers, body)
+  if status ~= 200 or string.find(body, '"isError":true', 1, true) then
+    errors = errors + 1
+  end
+end
+
+done = function(summary, latency, requests)
+  io.write(string.format("non-200 or tool errors: %d\n", errors))
+  io.write(string.format("p50 %.2f ms, p99 %.2f ms\n", latency:percentile(50) / 1000,
+                         latency:percentile(99) / 1000))
+end
