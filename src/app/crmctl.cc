@@ -17,6 +17,12 @@
 #include "src/core/clock.h"
 #include "src/core/config.h"
 #include "src/store/db.h"
+#include "src/core/clock.h"
+#include "src/crm/audit.h"
+#include "src/crm/seed.h"
+#include "src/crm/marketing.h"
+#include "src/crm/services.h"
+#include "src/core/random.h"
 
 namespace crmd::app {
 namespace {
@@ -195,6 +201,98 @@ int ConsentCmd(const Config& cfg, const Args& a) {
   return 2;
 }
 
+// --- crm (contacts helper): seed, audit ---
+// Reads "--name N" or "--name=N" from args; `fallback` when absent. -1 on a malformed number.
+int64_t IntFlag(const Args& args, const std::string& name, int64_t fallback) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string v;
+    if (args[i] == "--" + name && i + 1 < args.size()) v = args[i + 1];
+    else if (args[i].rfind("--" + name + "=", 0) == 0) v = args[i].substr(name.size() + 3);
+    else continue;
+    try {
+      return std::stoll(v);
+    } catch (...) {
+      return -1;
+    }
+  }
+  return fallback;
+}
+
+int SeedCommand(const Config& cfg, const Args& args) {
+  int64_t contacts = IntFlag(args, "contacts", 1000);
+  if (contacts < 0) {
+    std::fprintf(stderr, "crmctl seed: --contacts needs a number\n");
+    return 2;
+  }
+  auto db = store::Open(cfg.database_url, 1);
+  if (!db) {
+    std::fprintf(stderr, "crmctl: %s %s\n", db.error().message.c_str(), db.error().detail.c_str());
+    return 1;
+  }
+  SystemClock clock;
+  auto r = crm::Seed(**db, {.contacts = contacts,
+                            .lists = static_cast<int>(IntFlag(args, "lists", 8)),
+                            .tags = static_cast<int>(IntFlag(args, "tags", 12)),
+                            .seed = static_cast<uint32_t>(IntFlag(args, "seed", 42)),
+                            .now = clock.NowUnix()});
+  if (!r) {
+    std::fprintf(stderr, "crmctl seed: %s %s\n", r.error().message.c_str(), r.error().detail.c_str());
+    return 1;
+  }
+  std::printf("seeded %lld contacts, %lld lists, %lld tags, %lld memberships\n",
+              static_cast<long long>(r->contacts), static_cast<long long>(r->lists),
+              static_cast<long long>(r->tags), static_cast<long long>(r->memberships));
+  // Campaigns, automations and sequences over the seeded lists and tags.
+  SecureRandom random;
+  auto services = crm::MakeServices({.db = db->get(), .clock = &clock, .random = &random});
+  if (!services) {
+    std::fprintf(stderr, "crmctl seed: %s\n", services.error().message.c_str());
+    return 1;
+  }
+  if (auto st = crm::InstallMarketing(**services); !st) {
+    std::fprintf(stderr, "crmctl seed: %s\n", st.error().message.c_str());
+    return 1;
+  }
+  if (auto st = crm::SeedMarketing(**services, crm::Actor{.kind = "cli", .subject = "crmctl"}); !st) {
+    std::fprintf(stderr, "crmctl seed: %s %s\n", st.error().message.c_str(), st.error().detail.c_str());
+    return 1;
+  }
+  std::printf("seeded campaigns, automations and sequences\n");
+  return 0;
+}
+
+int AuditCommand(const Config& cfg, const Args& args) {
+  int64_t limit = IntFlag(args, "limit", 50);
+  if (limit <= 0) {
+    std::fprintf(stderr, "crmctl audit: --limit needs a positive number\n");
+    return 2;
+  }
+  auto db = store::Open(cfg.database_url, 1);
+  if (!db) {
+    std::fprintf(stderr, "crmctl: %s %s\n", db.error().message.c_str(), db.error().detail.c_str());
+    return 1;
+  }
+  SystemClock clock;
+  crm::AuditLog audit(&clock);
+  auto rows = (*db)->Read([&](store::Conn& c) { return audit.Recent(c, static_cast<int>(limit)); });
+  if (!rows) {
+    std::fprintf(stderr, "crmctl audit: %s\n", rows.error().message.c_str());
+    return 1;
+  }
+  std::printf("%-20s  %-8s  %-24s  %-20s  %-26s  %-18s  %s\n", "when", "via", "subject", "client",
+              "action", "target", "revision");
+  for (const auto& r : *rows) {
+    std::string ids;
+    for (auto id : r.entry.target_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    std::string rev = (r.entry.revision_before ? std::to_string(*r.entry.revision_before) : "-") +
+                      "->" + (r.entry.revision_after ? std::to_string(*r.entry.revision_after) : "-");
+    std::printf("%-20s  %-8s  %-24s  %-20s  %-26s  %-18s  %s\n", FormatRfc3339(r.occurred_at).c_str(),
+                r.actor.kind.c_str(), r.actor.subject.c_str(), r.actor.client_id.c_str(),
+                r.entry.action.c_str(), (r.entry.target_type + ":" + ids).c_str(), rev.c_str());
+  }
+  return 0;
+}
+
 struct Entry {
   const char* usage;
   Command run;
@@ -209,6 +307,8 @@ std::map<std::string, Entry> Commands() {
   c["client"] = {"client list | revoke <client_id> | grant-scopes <client_id> \"<scopes>\"", ClientCmd};
   c["grant"] = {"grant list [--client <client_id>] | revoke <grant_id>", GrantCmd};
   c["consent"] = {"consent list | revoke <client_id> <user_email>", ConsentCmd};
+  c["seed"] = {"seed [--contacts N] [--lists N] [--tags N] [--seed S]  fake contacts, lists, tags", SeedCommand};
+  c["audit"] = {"audit [--limit N]            newest audit log rows (who changed what)", AuditCommand};
   return c;
 }
 

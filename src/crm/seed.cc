@@ -1,0 +1,127 @@
+#include "src/crm/seed.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace crmd::crm {
+namespace {
+
+constexpr const char* kFirst[] = {
+    "James", "Mary", "Robert", "Patricia", "John", "Jennifer", "Michael", "Linda", "David",
+    "Elizabeth", "William", "Barbara", "Richard", "Susan", "Joseph", "Jessica", "Thomas",
+    "Sarah", "Carlos", "Karen", "Ana", "Lucas", "Sofia", "Mateo", "Emma", "Noah", "Olivia",
+    "Liam", "Mia", "Amelia", "Yuki", "Hiroshi", "Aisha", "Omar", "Fatima", "Ivan", "Olga",
+    "Lars", "Ingrid", "Priya", "Arjun", "Chen", "Mei", "Kwame", "Zanele", "Diego", "Lucia"};
+constexpr const char* kLast[] = {
+    "Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Miller", "Davis",
+    "Rodriguez", "Martinez", "Hernandez", "Lopez", "Gonzalez", "Wilson", "Anderson", "Thomas",
+    "Taylor", "Moore", "Jackson", "Martin", "Lee", "Perez", "Thompson", "White", "Harris",
+    "Sanchez", "Clark", "Ramirez", "Lewis", "Robinson", "Walker", "Young", "Allen", "King",
+    "Wright", "Scott", "Torres", "Nguyen", "Hill", "Flores", "Muller", "Schmidt", "Rossi",
+    "Tanaka", "Sato", "Kim", "Park", "Singh", "Patel", "Okafor", "Mensah", "Novak", "Larsen"};
+constexpr const char* kDomains[] = {"example.com", "example.org", "example.net",
+                                    "mail.example", "corp.example", "shop.example"};
+constexpr const char* kLists[] = {"Newsletter", "Customers", "Leads 2026", "Webinar",
+                                  "Product updates", "Beta testers", "Partners", "Events",
+                                  "Churned", "VIP"};
+constexpr const char* kTags[] = {"vip", "hot-lead", "cold-lead", "trial", "paying", "churn-risk",
+                                 "webinar", "ebook", "referral", "enterprise", "smb",
+                                 "newsletter", "support", "partner", "event"};
+constexpr const char* kSources[] = {"form:1", "form:2", "api", "import", "mcp", "webhook"};
+
+template <size_t N>
+const char* Pick(std::mt19937& rng, const char* const (&arr)[N]) {
+  return arr[std::uniform_int_distribution<size_t>(0, N - 1)(rng)];
+}
+
+Result<std::vector<int64_t>> EnsureGroups(store::Database& db, const char* table,
+                                          const char* const* names, int count, int64_t now) {
+  return db.Write([&](store::Conn& c) -> Result<std::vector<int64_t>> {
+    std::vector<int64_t> ids;
+    std::string ins = std::string("INSERT INTO ") + table +
+                      " (name, description, revision, created_at, updated_at) VALUES (?, ?, 1, ?, ?) "
+                      "ON CONFLICT (name) DO NOTHING";
+    std::string sel = std::string("SELECT id FROM ") + table + " WHERE name = ?";
+    for (int i = 0; i < count; ++i) {
+      std::string name = names[i];
+      if (auto r = c.Exec(ins, {name, "Seeded " + name, now, now}); !r) return Fail(r.error());
+      auto row = c.QueryOne(sel, {name});
+      if (!row) return Fail(row.error());
+      if (*row) ids.push_back((*row)->Int(0));
+    }
+    return ids;
+  });
+}
+
+}  // namespace
+
+Result<SeedReport> Seed(store::Database& db, const SeedOptions& o) {
+  SeedReport report;
+  std::mt19937 rng(o.seed);
+  int lists = std::min<int>(o.lists, std::size(kLists));
+  int tags = std::min<int>(o.tags, std::size(kTags));
+  auto list_ids = EnsureGroups(db, "lists", kLists, lists, o.now);
+  if (!list_ids) return Fail(list_ids.error());
+  auto tag_ids = EnsureGroups(db, "tags", kTags, tags, o.now);
+  if (!tag_ids) return Fail(tag_ids.error());
+  report.lists = static_cast<int64_t>(list_ids->size());
+  report.tags = static_cast<int64_t>(tag_ids->size());
+
+  // Email uniqueness across repeated seeds: a run tag from the seed and the current max id.
+  auto base = db.Read([](store::Conn& c) -> Result<int64_t> {
+    auto row = c.QueryOne("SELECT COALESCE(MAX(id), 0) FROM contacts");
+    if (!row) return Fail(row.error());
+    return (*row)->Int(0);
+  });
+  if (!base) return Fail(base.error());
+
+  std::discrete_distribution<int> status_dist({10, 70, 12, 5, 3});
+  const char* kStatus[] = {"pending", "subscribed", "unsubscribed", "bounced", "complained"};
+  for (int64_t done = 0; done < o.contacts;) {
+    int64_t n = std::min<int64_t>(o.batch, o.contacts - done);
+    auto st = db.Write([&](store::Conn& c) -> Result<int64_t> {
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t seq = *base + done + i + 1;
+        std::string first = Pick(rng, kFirst), last = Pick(rng, kLast);
+        std::string email = first + "." + last + "." + std::to_string(seq) + "@" + Pick(rng, kDomains);
+        for (auto& ch : email) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        int64_t created = o.now - std::uniform_int_distribution<int64_t>(0, 365 * 86400)(rng);
+        auto id = c.InsertReturningId(
+            "INSERT INTO contacts (email, first_name, last_name, phone, status, type, source, "
+            "custom_fields, revision, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) "
+            "RETURNING id",
+            {email, first, last, "+1 555 " + std::to_string(1000000 + seq % 9000000),
+             std::string(kStatus[status_dist(rng)]),
+             std::string(std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? "customer" : "lead"),
+             std::string(Pick(rng, kSources)), std::string("{}"), created, created});
+        if (!id) return Fail(id.error());
+        if (!list_ids->empty()) {
+          int64_t l = (*list_ids)[std::uniform_int_distribution<size_t>(0, list_ids->size() - 1)(rng)];
+          if (auto r = c.Exec("INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, ?)",
+                              {*id, l, created});
+              !r)
+            return Fail(r.error());
+          ++report.memberships;
+        }
+        int ntags = std::uniform_int_distribution<int>(0, 2)(rng);
+        for (int t = 0; t < ntags && !tag_ids->empty(); ++t) {
+          int64_t tag = (*tag_ids)[std::uniform_int_distribution<size_t>(0, tag_ids->size() - 1)(rng)];
+          auto r = c.Exec(
+              "INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?) "
+              "ON CONFLICT (contact_id, tag_id) DO NOTHING",
+              {*id, tag, created});
+          if (!r) return Fail(r.error());
+          report.memberships += *r;
+        }
+      }
+      return n;
+    });
+    if (!st) return Fail(st.error());
+    done += n;
+    report.contacts += n;
+  }
+  return report;
+}
+
+}  // namespace crmd::crm
