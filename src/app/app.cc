@@ -227,6 +227,18 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
 
   if (auto st = WireAuthz(s); !st) return Fail(st.error());
 
+  // rest: API keys, REST API v1 under /<rest_root>/<rest_namespace>/v1.
+  s.api_keys = std::make_unique<crm::ApiKeys>(*s.db, *s.clock, *s.random);
+  s.rest_api = std::make_unique<rest::RestApi>(rest::RestDeps{
+      .config = &s.config,
+      .db = s.db.get(),
+      .clock = s.clock.get(),
+      .random = s.random.get(),
+      .api_keys = s.api_keys.get(),
+  });
+  s.router.Prefix(s.rest_api->base_path() + "/",
+                  [api = s.rest_api.get()](const http::Request& req) { return api->Handle(req); });
+
   return app;
 }
 

@@ -16,6 +16,7 @@
 #include "auth/users.h"
 #include "src/core/clock.h"
 #include "src/core/config.h"
+#include "src/rest/cli.h"
 #include "src/store/db.h"
 
 namespace crmd::app {
@@ -209,6 +210,9 @@ std::map<std::string, Entry> Commands() {
   c["client"] = {"client list | revoke <client_id> | grant-scopes <client_id> \"<scopes>\"", ClientCmd};
   c["grant"] = {"grant list [--client <client_id>] | revoke <grant_id>", GrantCmd};
   c["consent"] = {"consent list | revoke <client_id> <user_email>", ConsentCmd};
+
+  c["apikey"] = {"apikey create <name> [--admin]|list|enable <id>|disable <id>|delete <id>",
+                 rest::ApiKeyCommand};
   return c;
 }
 

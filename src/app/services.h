@@ -21,6 +21,8 @@
 #include "src/core/http_client.h"
 #include "src/core/principal.h"
 #include "src/core/random.h"
+#include "src/crm/api_keys.h"
+#include "src/rest/rest_api.h"
 #include "src/http/server.h"
 #include "src/mcp/endpoint.h"
 #include "src/mcp/registry.h"
@@ -61,6 +63,10 @@ struct App::Services {
   std::unique_ptr<auth::Consents> consents;
   std::unique_ptr<auth::Registration> registration;
   std::unique_ptr<auth::AuthorizationEndpoint> authorization;
+
+  // rest: API keys and the REST API v1 (src/rest/rest_api.h).
+  std::unique_ptr<crm::ApiKeys> api_keys;
+  std::unique_ptr<rest::RestApi> rest_api;
 };
 
 }  // namespace crmd::app
