@@ -36,6 +36,7 @@ CREATE TABLE webhook_deliveries (
   status            TEXT NOT NULL DEFAULT 'pending',
   attempts          INTEGER NOT NULL DEFAULT 0,
   next_attempt_at   BIGINT NOT NULL,
+  retry_until       BIGINT NOT NULL,                -- give up after this (redelivery renews it)
   last_status_code  INTEGER,
   last_error        TEXT,
   created_at        BIGINT NOT NULL,
