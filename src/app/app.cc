@@ -255,16 +255,53 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
 
   if (auto st = WireAuthz(s); !st) return Fail(st.error());
 
+  // rest: API keys, REST API v1 under /<rest_root>/<rest_namespace>/v1.
+  s.api_keys = std::make_unique<crm::ApiKeys>(*s.db, *s.clock, *s.random);
+  s.webhook_endpoints = std::make_unique<webhooks::Endpoints>(
+      *s.db, *s.clock, *s.random, s.config.allow_private_network_targets);
+  s.webhook_deliveries = std::make_unique<webhooks::Deliveries>(
+      *s.db, *s.clock, *s.random,
+      webhooks::DeliveryPolicy{
+          .backoff_base_s = s.config.webhook_backoff_base_s,
+          .backoff_max_s = s.config.webhook_backoff_max_s,
+          .retry_horizon_s = s.config.webhook_retry_horizon_s,
+          .lease_s = s.config.webhook_timeout_ms / 1000 + 30,
+          .disable_after_failures = s.config.webhook_disable_after_failures,
+      });
+  s.webhook_worker = std::make_unique<webhooks::DeliveryWorker>(
+      *s.webhook_deliveries, *s.http_client, *s.clock,
+      webhooks::WorkerOptions{
+          .poll_interval_ms = s.config.webhook_poll_interval_ms,
+          .timeout_ms = s.config.webhook_timeout_ms,
+          .allow_private = s.config.allow_private_network_targets,
+          .batch = 20,
+      });
+  s.rest_api = std::make_unique<rest::RestApi>(rest::RestDeps{
+      .config = &s.config,
+      .db = s.db.get(),
+      .clock = s.clock.get(),
+      .random = s.random.get(),
+      .api_keys = s.api_keys.get(),
+      .endpoints = s.webhook_endpoints.get(),
+      .deliveries = s.webhook_deliveries.get(),
+  });
+  s.router.Prefix(s.rest_api->base_path() + "/",
+                  [api = s.rest_api.get()](const http::Request& req) { return api->Handle(req); });
+
   return app;
 }
 
 Result<uint16_t> App::Start() {
   s_->server->Run();
+  if (s_->webhook_worker) s_->webhook_worker->Start();  // rest: outgoing webhooks
   spdlog::info(R"("event":"listening","issuer":"{}")", s_->config.Issuer());
   return s_->config.port;
 }
 
-void App::Stop() { s_->server->Stop(); }
+void App::Stop() {
+  s_->server->Stop();
+  if (s_->webhook_worker) s_->webhook_worker->Stop();  // rest: outgoing webhooks
+}
 void App::Wait() { s_->server->Wait(); }
 void App::StopOnSignals() { s_->server->StopOnSignals(); }
 

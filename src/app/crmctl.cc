@@ -16,6 +16,7 @@
 #include "auth/users.h"
 #include "src/core/clock.h"
 #include "src/core/config.h"
+#include "src/rest/cli.h"
 #include "src/store/db.h"
 #include "src/core/clock.h"
 #include "src/crm/audit.h"
@@ -309,6 +310,9 @@ std::map<std::string, Entry> Commands() {
   c["consent"] = {"consent list | revoke <client_id> <user_email>", ConsentCmd};
   c["seed"] = {"seed [--contacts N] [--lists N] [--tags N] [--seed S]  fake contacts, lists, tags", SeedCommand};
   c["audit"] = {"audit [--limit N]            newest audit log rows (who changed what)", AuditCommand};
+
+  c["apikey"] = {"apikey create <name> [--admin]|list|enable <id>|disable <id>|delete <id>",
+                 rest::ApiKeyCommand};
   return c;
 }
 

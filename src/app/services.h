@@ -21,6 +21,11 @@
 #include "src/core/http_client.h"
 #include "src/core/principal.h"
 #include "src/core/random.h"
+#include "src/crm/api_keys.h"
+#include "src/rest/rest_api.h"
+#include "src/webhooks/deliveries.h"
+#include "src/webhooks/endpoints.h"
+#include "src/webhooks/worker.h"
 #include "src/http/server.h"
 #include "src/crm/services.h"
 #include "src/mcp/endpoint.h"
@@ -67,6 +72,13 @@ struct App::Services {
   // uses. Marketing hands its UsageSource to crm->SetUsageSource().
   std::unique_ptr<crm::Resolver> resolver;
   std::unique_ptr<crm::Services> crm;
+  // rest: API keys and the REST API v1 (src/rest/rest_api.h).
+  std::unique_ptr<crm::ApiKeys> api_keys;
+  std::unique_ptr<rest::RestApi> rest_api;
+  // rest: outgoing webhooks; the worker thread runs between App::Start and App::Stop.
+  std::unique_ptr<webhooks::Endpoints> webhook_endpoints;
+  std::unique_ptr<webhooks::Deliveries> webhook_deliveries;
+  std::unique_ptr<webhooks::DeliveryWorker> webhook_worker;
 };
 
 }  // namespace crmd::app

@@ -97,6 +97,14 @@ Status Config::Set(const std::string& key, const std::string& v) {
   }
   else if (key == "rest_root") rest_root = v;
   else if (key == "rest_namespace") rest_namespace = v;
+  else if (key == "rest_max_body_bytes") return set_int(rest_max_body_bytes);
+  else if (key == "form_rate_limit_per_minute") return set_int(form_rate_limit_per_minute);
+  else if (key == "webhook_poll_interval_ms") return set_int(webhook_poll_interval_ms);
+  else if (key == "webhook_backoff_base_s") return set_int(webhook_backoff_base_s);
+  else if (key == "webhook_backoff_max_s") return set_int(webhook_backoff_max_s);
+  else if (key == "webhook_retry_horizon_s") return set_int(webhook_retry_horizon_s);
+  else if (key == "webhook_timeout_ms") return set_int(webhook_timeout_ms);
+  else if (key == "webhook_disable_after_failures") return set_int(webhook_disable_after_failures);
   else if (key == "log_level") log_level = v;
   else if (key == "log_format") log_format = v;
   else return Fail(Errc::kInvalidArgument, "unknown config key: " + key);

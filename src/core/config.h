@@ -49,6 +49,16 @@ struct Config {
   // REST
   std::string rest_root = "api";
   std::string rest_namespace = "crm";
+  size_t rest_max_body_bytes = 256 * 1024;  // REST bodies over this: 413 problem JSON
+  int form_rate_limit_per_minute = 30;      // keyless submissions per IP per form
+
+  // Outgoing webhooks (rest helper): worker poll interval, retry schedule, auto-disable.
+  int webhook_poll_interval_ms = 1000;
+  int64_t webhook_backoff_base_s = 30;          // first retry delay; doubles per attempt
+  int64_t webhook_backoff_max_s = 6 * 3600;     // cap of one delay
+  int64_t webhook_retry_horizon_s = 72 * 3600;  // give up after retrying this long
+  int webhook_timeout_ms = 15000;               // per delivery attempt
+  int webhook_disable_after_failures = 50;      // consecutive failures: endpoint disabled
 
   // Logging
   std::string log_level = "info";  // trace, debug, info, warn, error

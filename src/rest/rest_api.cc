@@ -1,0 +1,149 @@
+#include "src/rest/rest_api.h"
+
+#include <exception>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "src/core/log.h"
+#include "src/crm/api_keys.h"
+#include "src/rest/problem.h"
+
+namespace crmd::rest {
+namespace {
+
+std::string Trim(std::string s, char c) {
+  while (!s.empty() && s.front() == c) s.erase(s.begin());
+  while (!s.empty() && s.back() == c) s.pop_back();
+  return s;
+}
+
+// Keys belong in headers only: URLs end up in logs, proxies and browser history.
+bool KeyInQuery(const http::Request& req) {
+  if (req.query.empty()) return false;
+  for (const auto& [name, value] : http::ParseForm(req.query)) {
+    std::string n;
+    for (char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (n == "api_key" || n == "apikey" || n == "key" || n == "x-api-key" || n == "access_token" ||
+        n == "token")
+      return true;
+    if (value.rfind(crm::ApiKeys::kKeyPrefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+// The presented key: "Authorization: Bearer <key>" or "X-API-Key: <key>".
+std::optional<std::string> PresentedKey(const http::Request& req) {
+  if (auto auth = req.Header("Authorization")) {
+    std::string_view v = *auth;
+    if (v.size() > 7 && http::IEquals(v.substr(0, 7), "bearer ")) {
+      v.remove_prefix(7);
+      while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+      return std::string(v);
+    }
+    return std::string();  // some other scheme: presented but unusable
+  }
+  if (auto k = req.Header("X-API-Key")) return std::string(*k);
+  return std::nullopt;
+}
+
+bool IsJsonContentType(std::string_view ct) {
+  auto semi = ct.find(';');
+  std::string_view media = ct.substr(0, semi);
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  while (!media.empty() && media.front() == ' ') media.remove_prefix(1);
+  if (http::IEquals(media, "application/json")) return true;
+  return media.size() > 5 && http::IEquals(media.substr(media.size() - 5), "+json");
+}
+
+}  // namespace
+
+std::string RestBasePath(const Config& config) {
+  std::string base;
+  for (const auto& part : {Trim(config.rest_root, '/'), Trim(config.rest_namespace, '/')})
+    if (!part.empty()) base += "/" + part;
+  return base + "/v1";
+}
+
+RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config)) {
+  AddMetaRoutes(router_, deps_);
+  AddAdminKeyRoutes(router_, deps_);
+}
+
+std::vector<std::pair<std::string, std::string>> RestApi::Routes() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& r : router_.routes()) out.emplace_back(r.method, r.pattern);
+  return out;
+}
+
+http::Response RestApi::Handle(const http::Request& req) const {
+  try {
+    return HandleUnguarded(req);
+  } catch (const std::exception& e) {
+    spdlog::error(R"("event":"rest_exception","request_id":"{}","what":"{}")", req.request_id,
+                  JsonEscape(e.what()));
+  } catch (...) {
+    spdlog::error(R"("event":"rest_exception","request_id":"{}")", req.request_id);
+  }
+  return Problem(req, {.status = 500, .code = "internal", .detail = "internal error"});
+}
+
+http::Response RestApi::HandleUnguarded(const http::Request& req) const {
+  if (req.path.rfind(base_ + "/", 0) != 0)
+    return Problem(req, {.status = 404, .code = "not_found", .detail = "no such endpoint"});
+  std::string_view sub = std::string_view(req.path).substr(base_.size());
+  auto match = router_.Find(req.method, sub);
+  if (!match.route) {
+    if (match.allow.empty())
+      return Problem(req, {.status = 404, .code = "not_found", .detail = "no such endpoint"});
+    auto r = Problem(req, {.status = 405, .code = "method_not_allowed",
+                           .detail = "allowed methods: " + match.allow});
+    r.Set("Allow", match.allow);
+    return r;
+  }
+  const RestRoute& route = *match.route;
+  if (KeyInQuery(req))
+    return Problem(req, {.status = 400, .code = "key_in_query",
+                         .detail = "send API keys in the Authorization or X-API-Key header, "
+                                   "never in the URL"});
+
+  RestContext ctx{.req = req, .params = std::move(match.params), .key = std::nullopt, .body = {}};
+  if (route.access != Access::kPublic) {
+    auto presented = PresentedKey(req);
+    if (!presented && route.access != Access::kForm)
+      return Problem(req, {.status = 401, .code = "missing_api_key",
+                           .detail = "an API key is required (Authorization: Bearer <key> or "
+                                     "X-API-Key)"});
+    if (presented) {
+      auto key = deps_.api_keys->Authenticate(*presented);
+      if (!key) {
+        if (key.error().code != Errc::kUnauthenticated) return ProblemFromError(req, key.error());
+        return Problem(req, {.status = 401, .code = "invalid_api_key", .detail = key.error().message});
+      }
+      ctx.key = std::move(*key);
+    }
+    if (route.access == Access::kAdmin && ctx.key->role != crm::ApiKeyRole::kAdmin)
+      return Problem(req, {.status = 403, .code = "insufficient_role",
+                           .detail = "this endpoint needs an API key with the admin role"});
+  }
+
+  if (route.json_body) {
+    if (req.body.size() > deps_.config->rest_max_body_bytes)
+      return Problem(req, {.status = 413, .code = "payload_too_large",
+                           .detail = "the body is larger than " +
+                                     std::to_string(deps_.config->rest_max_body_bytes) + " bytes"});
+    auto ct = req.Header("Content-Type");
+    if (!ct || !IsJsonContentType(*ct))
+      return Problem(req, {.status = 415, .code = "unsupported_media_type",
+                           .detail = "send the body as application/json"});
+    ctx.body = nlohmann::json::parse(req.body, nullptr, false);
+    if (ctx.body.is_discarded())
+      return Problem(req, {.status = 400, .code = "malformed_json", .detail = "the body is not valid JSON"});
+    if (!ctx.body.is_object())
+      return Problem(req, {.status = 400, .code = "malformed_json",
+                           .detail = "the body must be a JSON object"});
+  }
+  return route.handler(ctx);
+}
+
+}  // namespace crmd::rest

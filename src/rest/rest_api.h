@@ -1,0 +1,72 @@
+#pragma once
+// The REST API v1 face: /<rest_root>/<rest_namespace>/v1/... (default /api/crm/v1).
+// Handle() runs every request through the same steps: route (404/405), key in the query
+// string (400), authentication (401/403), body size (413), content type (415), JSON parse
+// (400), then the route's handler; anything unexpected becomes a 500 problem here and
+// nowhere else. Errors are RFC 9457 problem JSON (src/rest/problem.h).
+//
+// Thread-safe after construction: the route table is immutable and every service it uses
+// is thread-safe.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/core/clock.h"
+#include "src/core/config.h"
+#include "src/core/http_types.h"
+#include "src/core/random.h"
+#include "src/rest/router.h"
+#include "src/store/db.h"
+
+namespace crmd::crm {
+class ApiKeys;
+class FormRepo;
+}  // namespace crmd::crm
+namespace crmd::webhooks {
+class Endpoints;
+class Deliveries;
+class IncomingHooks;
+}  // namespace crmd::webhooks
+
+namespace crmd::rest {
+
+struct RestDeps {
+  const Config* config = nullptr;
+  store::Database* db = nullptr;
+  const Clock* clock = nullptr;
+  Random* random = nullptr;
+  crm::ApiKeys* api_keys = nullptr;
+  crm::FormRepo* forms = nullptr;
+  webhooks::Endpoints* endpoints = nullptr;
+  webhooks::Deliveries* deliveries = nullptr;
+  webhooks::IncomingHooks* incoming = nullptr;
+};
+
+// "/api/crm/v1" from the config (no trailing slash).
+std::string RestBasePath(const Config& config);
+
+class RestApi {
+ public:
+  explicit RestApi(RestDeps deps);
+  RestApi(const RestApi&) = delete;
+  RestApi& operator=(const RestApi&) = delete;
+
+  const std::string& base_path() const { return base_; }
+  http::Response Handle(const http::Request& req) const;
+  // Every (method, pattern) served below base_path(), e.g. ("POST", "/contact").
+  std::vector<std::pair<std::string, std::string>> Routes() const;
+
+ private:
+  http::Response HandleUnguarded(const http::Request& req) const;
+
+  RestDeps deps_;
+  std::string base_;
+  RestRouter router_;
+};
+
+// Route groups (one file each), called by the RestApi constructor.
+void AddMetaRoutes(RestRouter& router, const RestDeps& deps);
+void AddAdminKeyRoutes(RestRouter& router, const RestDeps& deps);
+
+}  // namespace crmd::rest

@@ -1,0 +1,67 @@
+#pragma once
+// The REST API's own route table: (method, pattern) pairs below the REST base path, e.g.
+// ("POST", "/form/submit/{form_id}"). Patterns are matched segment by segment on the raw
+// (still percent-encoded) path; a "{name}" segment captures one segment. Built once,
+// read-only afterwards (thread-safe). routes() is what the OpenAPI coverage test compares
+// with schemas/rest/openapi.json.
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/http_types.h"
+#include "src/crm/api_keys.h"
+
+namespace crmd::rest {
+
+enum class Access {
+  kPublic,  // no key (openapi.json, incoming hooks authenticated by their URL token)
+  kKey,     // any enabled API key
+  kAdmin,   // an enabled API key with the admin role
+  kForm,    // key optional here; the form decides (a presented key must still be valid)
+};
+
+struct RestContext {
+  const http::Request& req;
+  std::map<std::string, std::string> params;  // raw path captures
+  std::optional<crm::ApiKey> key;             // the authenticated key, if any
+  nlohmann::json body;                        // the parsed JSON body (json_body routes)
+
+  const std::string& Param(const std::string& name) const { return params.at(name); }
+};
+
+using RestHandler = std::function<http::Response(RestContext&)>;
+
+struct RestRoute {
+  std::string method;
+  std::string pattern;
+  Access access = Access::kKey;
+  bool json_body = false;  // requires Content-Type JSON, size limit, parse
+  RestHandler handler;
+};
+
+class RestRouter {
+ public:
+  void Add(RestRoute route) { routes_.push_back(std::move(route)); }
+
+  struct Match {
+    const RestRoute* route = nullptr;       // null: no route for this method
+    std::map<std::string, std::string> params;
+    std::string allow;                      // methods of the matching patterns, for 405
+  };
+  // `sub_path` is the request path below the base, starting with '/'.
+  Match Find(std::string_view method, std::string_view sub_path) const;
+  const std::vector<RestRoute>& routes() const { return routes_; }
+
+ private:
+  std::vector<RestRoute> routes_;
+};
+
+// Splits "/a/b/c" into {"a","b","c"}; empty segments are kept (so "/a//b" never matches).
+std::vector<std::string_view> SplitPath(std::string_view path);
+
+}  // namespace crmd::rest

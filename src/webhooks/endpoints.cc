@@ -1,0 +1,228 @@
+#include "src/webhooks/endpoints.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/http_client.h"
+#include "src/crm/events.h"
+#include "src/webhooks/signing.h"
+
+namespace crmd::webhooks {
+namespace {
+
+constexpr std::string_view kColumns =
+    "id, url, events, description, enabled, consecutive_failures, disabled_reason, created_at, "
+    "updated_at";
+
+Endpoint FromRow(const store::Row& r) {
+  Endpoint e;
+  e.id = r.Int(0);
+  e.url = r.Str(1);
+  auto events = nlohmann::json::parse(r.Str(2), nullptr, false);
+  if (events.is_array())
+    for (const auto& v : events)
+      if (v.is_string()) e.events.push_back(v.get<std::string>());
+  e.description = r.Str(3);
+  e.enabled = r.Int(4) != 0;
+  e.consecutive_failures = r.Int(5);
+  e.disabled_reason = r.OptStr(6);
+  e.created_at = r.Int(7);
+  e.updated_at = r.Int(8);
+  return e;
+}
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+nlohmann::json EndpointJson(const Endpoint& e) {
+  return {{"id", e.id},
+          {"url", e.url},
+          {"events", e.events},
+          {"description", e.description},
+          {"enabled", e.enabled},
+          {"consecutive_failures", e.consecutive_failures},
+          {"disabled_reason", e.disabled_reason ? nlohmann::json(*e.disabled_reason) : nlohmann::json()},
+          {"created_at", FormatRfc3339(e.created_at)},
+          {"updated_at", FormatRfc3339(e.updated_at)}};
+}
+
+Result<EndpointInput> EndpointInputFromJson(const nlohmann::json& j) {
+  EndpointInput in;
+  if (!j.is_object()) return Fail(Errc::kInvalidArgument, "body must be an object");
+  for (const auto& [k, v] : j.items()) {
+    if (k == "url") {
+      if (!v.is_string()) return Fail(Errc::kInvalidArgument, "url: must be a string");
+      in.url = v.get<std::string>();
+    } else if (k == "events") {
+      if (!v.is_array()) return Fail(Errc::kInvalidArgument, "events: must be an array of event types");
+      std::vector<std::string> events;
+      for (const auto& e : v) {
+        if (!e.is_string()) return Fail(Errc::kInvalidArgument, "events: must be an array of event types");
+        events.push_back(e.get<std::string>());
+      }
+      in.events = std::move(events);
+    } else if (k == "description") {
+      if (!v.is_string()) return Fail(Errc::kInvalidArgument, "description: must be a string");
+      in.description = v.get<std::string>();
+    } else if (k == "enabled") {
+      if (!v.is_boolean()) return Fail(Errc::kInvalidArgument, "enabled: must be a boolean");
+      in.enabled = v.get<bool>();
+    } else {
+      return Fail(Errc::kInvalidArgument, k + ": unknown member");
+    }
+  }
+  return in;
+}
+
+Status ValidateTargetUrl(const std::string& url, bool allow_private) {
+  std::string rest;
+  if (url.rfind("https://", 0) == 0) rest = url.substr(8);
+  else if (url.rfind("http://", 0) == 0) rest = url.substr(7);
+  else return Fail(Errc::kInvalidArgument, "url: must be an http:// or https:// URL");
+  if (url.size() > 2048) return Fail(Errc::kInvalidArgument, "url: longer than 2048 characters");
+  std::string authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (authority.find('@') != std::string::npos)
+    return Fail(Errc::kInvalidArgument, "url: must not contain credentials");
+  std::string host;
+  if (!authority.empty() && authority[0] == '[') {
+    auto close = authority.find(']');
+    if (close == std::string::npos) return Fail(Errc::kInvalidArgument, "url: bad IPv6 literal");
+    host = authority.substr(1, close - 1);
+  } else {
+    host = authority.substr(0, authority.rfind(':'));
+  }
+  if (host.empty()) return Fail(Errc::kInvalidArgument, "url: has no host");
+  if (allow_private) return Ok();
+  host = Lower(host);
+  while (!host.empty() && host.back() == '.') host.pop_back();
+  bool literal = host.find_first_not_of("0123456789.") == std::string::npos ||
+                 host.find(':') != std::string::npos;
+  bool internal_name = host == "localhost" || EndsWith(host, ".localhost") ||
+                       EndsWith(host, ".local") || EndsWith(host, ".internal") ||
+                       host.find('.') == std::string::npos;
+  if ((literal && http::IsPrivateAddress(host)) || internal_name)
+    return Fail(Errc::kPermissionDenied,
+                "url: private, loopback and internal targets are not allowed "
+                "(allow_private_network_targets)");
+  return Ok();
+}
+
+Status Endpoints::Check(const EndpointInput& in, bool creating) const {
+  if (creating && !in.url) return Fail(Errc::kInvalidArgument, "url: is required");
+  if (creating && !in.events) return Fail(Errc::kInvalidArgument, "events: is required");
+  if (in.url)
+    if (auto st = ValidateTargetUrl(*in.url, allow_private_); !st) return st;
+  if (in.events) {
+    if (in.events->empty()) return Fail(Errc::kInvalidArgument, "events: name at least one event");
+    for (const auto& e : *in.events)
+      if (!crm::events::IsKnown(e)) return Fail(Errc::kInvalidArgument, "events: unknown event type " + e);
+  }
+  if (in.description && in.description->size() > 500)
+    return Fail(Errc::kInvalidArgument, "description: longer than 500 characters");
+  return Ok();
+}
+
+Result<std::pair<Endpoint, std::string>> Endpoints::Create(const EndpointInput& in) {
+  if (auto st = Check(in, true); !st) return Fail(st.error());
+  std::string secret = NewSigningSecret(random_);
+  const int64_t now = clock_.NowUnix();
+  std::vector<std::string> events = *in.events;
+  std::sort(events.begin(), events.end());
+  events.erase(std::unique(events.begin(), events.end()), events.end());
+  auto id = db_.Write([&](store::Conn& c) {
+    return c.InsertReturningId(
+        "INSERT INTO webhook_endpoints (url, secret, events, description, enabled, created_at, "
+        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        {*in.url, secret, nlohmann::json(events).dump(), in.description.value_or(""),
+         int64_t{in.enabled.value_or(true) ? 1 : 0}, now, now});
+  });
+  if (!id) return Fail(id.error());
+  auto e = Get(*id);
+  if (!e) return Fail(e.error());
+  return std::make_pair(std::move(*e), std::move(secret));
+}
+
+Result<std::vector<Endpoint>> Endpoints::List() {
+  return db_.Read([](store::Conn& c) -> Result<std::vector<Endpoint>> {
+    auto rows = c.Query("SELECT " + std::string(kColumns) + " FROM webhook_endpoints ORDER BY id");
+    if (!rows) return Fail(rows.error());
+    std::vector<Endpoint> out;
+    for (const auto& r : *rows) out.push_back(FromRow(r));
+    return out;
+  });
+}
+
+Result<Endpoint> Endpoints::Get(int64_t id) {
+  return db_.Read([&](store::Conn& c) -> Result<Endpoint> {
+    auto row = c.QueryOne("SELECT " + std::string(kColumns) + " FROM webhook_endpoints WHERE id = ?", {id});
+    if (!row) return Fail(row.error());
+    if (!*row) return Fail(Errc::kNotFound, "no webhook endpoint " + std::to_string(id));
+    return FromRow(**row);
+  });
+}
+
+Result<Endpoint> Endpoints::Update(int64_t id, const EndpointInput& in) {
+  if (auto st = Check(in, false); !st) return Fail(st.error());
+  const int64_t now = clock_.NowUnix();
+  auto changed = db_.Write([&](store::Conn& c) -> Result<int64_t> {
+    auto exists = c.QueryOne("SELECT id FROM webhook_endpoints WHERE id = ?", {id});
+    if (!exists) return Fail(exists.error());
+    if (!*exists) return Fail(Errc::kNotFound, "no webhook endpoint " + std::to_string(id));
+    if (in.url)
+      if (auto r = c.Exec("UPDATE webhook_endpoints SET url = ? WHERE id = ?", {*in.url, id}); !r)
+        return Fail(r.error());
+    if (in.events) {
+      std::vector<std::string> events = *in.events;
+      std::sort(events.begin(), events.end());
+      events.erase(std::unique(events.begin(), events.end()), events.end());
+      if (auto r = c.Exec("UPDATE webhook_endpoints SET events = ? WHERE id = ?",
+                          {nlohmann::json(events).dump(), id});
+          !r)
+        return Fail(r.error());
+    }
+    if (in.description)
+      if (auto r = c.Exec("UPDATE webhook_endpoints SET description = ? WHERE id = ?", {*in.description, id}); !r)
+        return Fail(r.error());
+    if (in.enabled) {
+      auto r = *in.enabled
+                   ? c.Exec("UPDATE webhook_endpoints SET enabled = 1, consecutive_failures = 0, "
+                            "disabled_reason = NULL WHERE id = ?",
+                            {id})
+                   : c.Exec("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'disabled "
+                            "by an operator' WHERE id = ?",
+                            {id});
+      if (!r) return Fail(r.error());
+    }
+    return c.Exec("UPDATE webhook_endpoints SET updated_at = ? WHERE id = ?", {now, id});
+  });
+  if (!changed) return Fail(changed.error());
+  return Get(id);
+}
+
+Status Endpoints::Delete(int64_t id) {
+  auto changed = db_.Write([&](store::Conn& c) -> Result<int64_t> {
+    // Explicit, in case the connection runs without foreign-key enforcement.
+    if (auto r = c.Exec("DELETE FROM webhook_attempts WHERE delivery_id IN "
+                        "(SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)",
+                        {id});
+        !r)
+      return Fail(r.error());
+    if (auto r = c.Exec("DELETE FROM webhook_deliveries WHERE endpoint_id = ?", {id}); !r)
+      return Fail(r.error());
+    return c.Exec("DELETE FROM webhook_endpoints WHERE id = ?", {id});
+  });
+  if (!changed) return Fail(changed.error());
+  if (*changed == 0) return Fail(Errc::kNotFound, "no webhook endpoint " + std::to_string(id));
+  return Ok();
+}
+
+}  // namespace crmd::webhooks

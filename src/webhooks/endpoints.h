@@ -1,0 +1,77 @@
+#pragma once
+// Outgoing webhook endpoints: a target URL, a Standard Webhooks signing secret, the subset
+// of the 8 contact events it wants, and an enabled flag (also cleared automatically after
+// a run of failed deliveries or a 410 Gone; see deliveries.h).
+//
+// Targets on loopback, private, link-local or otherwise internal addresses are refused
+// unless allow_private_network_targets is set. Only literal addresses and well-known
+// internal names can be checked here; names that resolve to internal addresses are
+// refused again at delivery time by the HTTP client's SSRF guard.
+// Thread-safe.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "src/core/clock.h"
+#include "src/core/random.h"
+#include "src/core/result.h"
+#include "src/store/db.h"
+
+namespace crmd::webhooks {
+
+struct Endpoint {
+  int64_t id = 0;
+  std::string url;
+  std::vector<std::string> events;  // subset of crm::events::kAll
+  std::string description;
+  bool enabled = true;
+  int64_t consecutive_failures = 0;
+  std::optional<std::string> disabled_reason;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+};
+// Never includes the secret.
+nlohmann::json EndpointJson(const Endpoint& e);
+
+struct EndpointInput {
+  std::optional<std::string> url;
+  std::optional<std::vector<std::string>> events;  // empty vector: refused
+  std::optional<std::string> description;
+  std::optional<bool> enabled;
+};
+// Reads {"url","events","description","enabled"}; kInvalidArgument naming the field.
+Result<EndpointInput> EndpointInputFromJson(const nlohmann::json& j);
+
+// kInvalidArgument unless http(s) with a host; kPermissionDenied for internal targets
+// when !allow_private.
+Status ValidateTargetUrl(const std::string& url, bool allow_private);
+
+class Endpoints {
+ public:
+  Endpoints(store::Database& db, const Clock& clock, Random& random, bool allow_private)
+      : db_(db), clock_(clock), random_(random), allow_private_(allow_private) {}
+  Endpoints(const Endpoints&) = delete;
+  Endpoints& operator=(const Endpoints&) = delete;
+
+  // Returns the endpoint and its signing secret (shown once). url and events required.
+  Result<std::pair<Endpoint, std::string>> Create(const EndpointInput& in);
+  Result<std::vector<Endpoint>> List();
+  Result<Endpoint> Get(int64_t id);
+  // Enabling clears the failure counter and the disabled reason.
+  Result<Endpoint> Update(int64_t id, const EndpointInput& in);
+  Status Delete(int64_t id);  // its deliveries go with it
+
+ private:
+  Status Check(const EndpointInput& in, bool creating) const;
+
+  store::Database& db_;
+  const Clock& clock_;
+  Random& random_;
+  const bool allow_private_;
+};
+
+}  // namespace crmd::webhooks

@@ -1,0 +1,30 @@
+#pragma once
+// Shared helpers for the REST integration tests: a TestServer plus API keys.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "src/app/app.h"
+#include "src/app/services.h"
+#include "src/crm/api_keys.h"
+#include "tests/support/test_server.h"
+
+namespace crmd::resttest {
+
+inline constexpr const char* kBase = "/api/crm/v1";
+
+inline std::string NewKey(crmd::testing::TestServer& server,
+                          crm::ApiKeyRole role = crm::ApiKeyRole::kIntegration,
+                          const std::string& name = "test") {
+  auto k = server.app().services().api_keys->Create(name, role);
+  EXPECT_TRUE(k.has_value());
+  return k ? k->secret : std::string();
+}
+
+inline http::Headers Bearer(const std::string& key) { return {{"Authorization", "Bearer " + key}}; }
+
+inline bool IsProblem(const http::ClientResponse& r) {
+  return r.Header("Content-Type").value_or("") == "application/problem+json";
+}
+
+}  // namespace crmd::resttest
