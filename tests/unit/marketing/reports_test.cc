@@ -76,9 +76,10 @@ TEST_F(ReportsTest, DashboardCountsByStatusTypeGrowthAndMarketing) {
 }
 
 TEST_F(ReportsTest, DashboardShowsFormsWhenTheTableExists) {
-  Exec("CREATE TABLE IF NOT EXISTS forms (id INTEGER PRIMARY KEY, name TEXT, generated_contacts BIGINT NOT NULL DEFAULT 0)", {});
+  // The forms table comes with migration 0030 (REST API v1).
   Exec("DELETE FROM forms", {});
-  Exec("INSERT INTO forms (name, generated_contacts) VALUES ('Footer', 12), ('Popup', 30)", {});
+  Exec("INSERT INTO forms (name, generated_contacts, created_at, updated_at) "
+       "VALUES ('Footer', 12, 0, 0), ('Popup', 30, 0, 0)", {});
   ReportService r(*db_, clock_);
   auto d = r.Dashboard();
   ASSERT_TRUE(d);
