@@ -257,6 +257,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
 
   // rest: API keys, REST API v1 under /<rest_root>/<rest_namespace>/v1.
   s.api_keys = std::make_unique<crm::ApiKeys>(*s.db, *s.clock, *s.random);
+  s.forms = std::make_unique<crm::FormRepo>(*s.db, *s.clock, s.crm->contacts.get());
   s.webhook_endpoints = std::make_unique<webhooks::Endpoints>(
       *s.db, *s.clock, *s.random, s.config.allow_private_network_targets);
   s.webhook_deliveries = std::make_unique<webhooks::Deliveries>(
@@ -282,6 +283,8 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
       .clock = s.clock.get(),
       .random = s.random.get(),
       .api_keys = s.api_keys.get(),
+      .forms = s.forms.get(),
+      .crm = s.crm.get(),
       .endpoints = s.webhook_endpoints.get(),
       .deliveries = s.webhook_deliveries.get(),
   });

@@ -313,6 +313,8 @@ std::map<std::string, Entry> Commands() {
 
   c["apikey"] = {"apikey create <name> [--admin]|list|enable <id>|disable <id>|delete <id>",
                  rest::ApiKeyCommand};
+  c["form"] = {"form create <file.json> | update <id> <file.json> | list | get <id> | delete <id>",
+               rest::FormCommand};
   return c;
 }
 

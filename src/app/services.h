@@ -22,6 +22,7 @@
 #include "src/core/principal.h"
 #include "src/core/random.h"
 #include "src/crm/api_keys.h"
+#include "src/crm/forms.h"
 #include "src/rest/rest_api.h"
 #include "src/webhooks/deliveries.h"
 #include "src/webhooks/endpoints.h"
@@ -74,6 +75,7 @@ struct App::Services {
   std::unique_ptr<crm::Services> crm;
   // rest: API keys and the REST API v1 (src/rest/rest_api.h).
   std::unique_ptr<crm::ApiKeys> api_keys;
+  std::unique_ptr<crm::FormRepo> forms;
   std::unique_ptr<rest::RestApi> rest_api;
   // rest: outgoing webhooks; the worker thread runs between App::Start and App::Stop.
   std::unique_ptr<webhooks::Endpoints> webhook_endpoints;

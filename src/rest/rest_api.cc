@@ -1,12 +1,17 @@
 #include "src/rest/rest_api.h"
 
 #include <exception>
+#include <mutex>
+#include <set>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "src/core/log.h"
+#include "src/core/crypto.h"
 #include "src/crm/api_keys.h"
+#include "src/crm/idempotency.h"
+#include "src/crm/services.h"
 #include "src/rest/problem.h"
 
 namespace crmd::rest {
@@ -56,7 +61,33 @@ bool IsJsonContentType(std::string_view ct) {
   return media.size() > 5 && http::IEquals(media.substr(media.size() - 5), "+json");
 }
 
+// An Idempotency-Key: 1 to 255 visible ASCII characters.
+bool ValidIdempotencyKey(std::string_view k) {
+  if (k.empty() || k.size() > 255) return false;
+  for (char c : k)
+    if (c < 0x21 || c > 0x7e) return false;
+  return true;
+}
+
 }  // namespace
+
+// Keys whose first request is still running on this node: a concurrent repeat gets a 409
+// instead of running the operation twice.
+class InFlightKeys {
+ public:
+  bool Acquire(const std::string& k) {
+    std::lock_guard lock(mu_);
+    return keys_.insert(k).second;
+  }
+  void Release(const std::string& k) {
+    std::lock_guard lock(mu_);
+    keys_.erase(k);
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<std::string> keys_;
+};
 
 std::string RestBasePath(const Config& config) {
   std::string base;
@@ -65,10 +96,18 @@ std::string RestBasePath(const Config& config) {
   return base + "/v1";
 }
 
-RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config)) {
+RestApi::RestApi(RestDeps deps)
+    : deps_(deps), base_(RestBasePath(*deps.config)), in_flight_(std::make_unique<InFlightKeys>()) {
   AddMetaRoutes(router_, deps_);
   AddAdminKeyRoutes(router_, deps_);
+  if (deps_.crm) AddContactRoutes(router_, deps_);
+  if (deps_.forms) {
+    AddFormRoutes(router_, deps_);
+    AddAdminFormRoutes(router_, deps_);
+  }
 }
+
+RestApi::~RestApi() = default;
 
 std::vector<std::pair<std::string, std::string>> RestApi::Routes() const {
   std::vector<std::pair<std::string, std::string>> out;
@@ -108,6 +147,13 @@ http::Response RestApi::HandleUnguarded(const http::Request& req) const {
                                    "never in the URL"});
 
   RestContext ctx{.req = req, .params = std::move(match.params), .key = std::nullopt, .body = {}};
+  http::Response resp = Route(req, route, ctx);
+  if (route.finish) route.finish(req, ctx.params, resp);
+  return resp;
+}
+
+http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
+                              RestContext& ctx) const {
   if (route.access != Access::kPublic) {
     auto presented = PresentedKey(req);
     if (!presented && route.access != Access::kForm)
@@ -143,7 +189,66 @@ http::Response RestApi::HandleUnguarded(const http::Request& req) const {
       return Problem(req, {.status = 400, .code = "malformed_json",
                            .detail = "the body must be a JSON object"});
   }
+  if (req.method == "POST" && req.Header("Idempotency-Key") && deps_.crm)
+    return WithIdempotency(req, route, ctx);
   return route.handler(ctx);
+}
+
+// Idempotency-Key on POST (draft-ietf-httpapi-idempotency-key-header): the first 2xx
+// answer is kept for 24 hours per caller, method and path; a repeat with the same body
+// gets it again (Idempotent-Replayed: true), a repeat with another body a 422, and a
+// repeat while the first is still running a 409. Failed requests are not kept, so they can
+// be retried with the same key.
+http::Response RestApi::WithIdempotency(const http::Request& req, const RestRoute& route,
+                                        RestContext& ctx) const {
+  std::string key(*req.Header("Idempotency-Key"));
+  if (!ValidIdempotencyKey(key))
+    return Problem(req, {.status = 400, .code = "invalid_idempotency_key",
+                         .detail = "Idempotency-Key must be 1-255 visible ASCII characters"});
+  std::string who = ctx.key ? "api_key:" + std::to_string(ctx.key->id) : "ip:" + req.remote_ip;
+  std::string scope = "rest:" + who + ":" + req.method + " " + req.path;
+  std::string fingerprint = crypto::Sha256Hex(req.body);
+  crm::IdempotencyStore& store = *deps_.crm->idempotency;
+
+  auto replay = [&](const nlohmann::json& saved) -> std::optional<http::Response> {
+    if (saved.value("fingerprint", "") != fingerprint)
+      return Problem(req, {.status = 422, .code = "idempotency_key_reused",
+                           .detail = "this Idempotency-Key was used with a different request body"});
+    http::Response r = http::Response::Text(saved.value("status", 200), saved.value("body", ""),
+                                            saved.value("content_type", "application/json"));
+    r.Set("Cache-Control", "no-store");
+    r.Set("Idempotent-Replayed", "true");
+    return r;
+  };
+  auto found = deps_.db->Read([&](store::Conn& c) { return store.Find(c, scope, key); });
+  if (!found) return ProblemFromError(req, found.error());
+  if (*found) return *replay(**found);
+
+  std::string slot = scope + "\n" + crypto::Sha256Hex(key);
+  if (!in_flight_->Acquire(slot))
+    return Problem(req, {.status = 409, .code = "idempotency_key_in_use",
+                         .detail = "a request with this Idempotency-Key is still being processed",
+                         .retry_after_s = 1});
+  struct Release {
+    InFlightKeys* keys;
+    std::string slot;
+    ~Release() { keys->Release(slot); }
+  } release{in_flight_.get(), slot};
+  // Another node may have finished it between the read above and the slot.
+  found = deps_.db->Read([&](store::Conn& c) { return store.Find(c, scope, key); });
+  if (!found) return ProblemFromError(req, found.error());
+  if (*found) return *replay(**found);
+
+  http::Response resp = route.handler(ctx);
+  if (resp.status >= 200 && resp.status < 300) {
+    nlohmann::json saved = {{"status", resp.status},
+                            {"body", resp.body},
+                            {"content_type", std::string(resp.Header("Content-Type").value_or("application/json"))},
+                            {"fingerprint", fingerprint}};
+    auto st = deps_.db->Write([&](store::Conn& c) { return store.Remember(c, scope, key, saved); });
+    if (!st) spdlog::warn(R"("event":"idempotency_store_failed","request_id":"{}")", req.request_id);
+  }
+  return resp;
 }
 
 }  // namespace crmd::rest

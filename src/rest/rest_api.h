@@ -22,6 +22,7 @@
 namespace crmd::crm {
 class ApiKeys;
 class FormRepo;
+struct Services;
 }  // namespace crmd::crm
 namespace crmd::webhooks {
 class Endpoints;
@@ -38,6 +39,7 @@ struct RestDeps {
   Random* random = nullptr;
   crm::ApiKeys* api_keys = nullptr;
   crm::FormRepo* forms = nullptr;
+  crm::Services* crm = nullptr;  // contacts, idempotency
   webhooks::Endpoints* endpoints = nullptr;
   webhooks::Deliveries* deliveries = nullptr;
   webhooks::IncomingHooks* incoming = nullptr;
@@ -46,9 +48,12 @@ struct RestDeps {
 // "/api/crm/v1" from the config (no trailing slash).
 std::string RestBasePath(const Config& config);
 
+class InFlightKeys;  // Idempotency-Key requests still running (rest_api.cc)
+
 class RestApi {
  public:
   explicit RestApi(RestDeps deps);
+  ~RestApi();
   RestApi(const RestApi&) = delete;
   RestApi& operator=(const RestApi&) = delete;
 
@@ -59,14 +64,21 @@ class RestApi {
 
  private:
   http::Response HandleUnguarded(const http::Request& req) const;
+  http::Response Route(const http::Request& req, const RestRoute& route, RestContext& ctx) const;
+  http::Response WithIdempotency(const http::Request& req, const RestRoute& route,
+                                 RestContext& ctx) const;
 
   RestDeps deps_;
   std::string base_;
   RestRouter router_;
+  std::unique_ptr<InFlightKeys> in_flight_;
 };
 
 // Route groups (one file each), called by the RestApi constructor.
 void AddMetaRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminKeyRoutes(RestRouter& router, const RestDeps& deps);
+void AddContactRoutes(RestRouter& router, const RestDeps& deps);
+void AddFormRoutes(RestRouter& router, const RestDeps& deps);
+void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps);
 
 }  // namespace crmd::rest

@@ -42,6 +42,11 @@ struct RestRoute {
   Access access = Access::kKey;
   bool json_body = false;  // requires Content-Type JSON, size limit, parse
   RestHandler handler;
+  // Runs on every response of this route once it matched, errors included (CORS headers
+  // for browser-facing routes). Optional.
+  std::function<void(const http::Request&, const std::map<std::string, std::string>& params,
+                     http::Response&)>
+      finish;
 };
 
 class RestRouter {

@@ -1,0 +1,521 @@
+#include "src/crm/forms.h"
+
+#include <algorithm>
+#include <set>
+
+#include "src/crm/contact_repo.h"
+#include "src/crm/contacts.h"
+#include "src/crm/status.h"
+
+namespace crmd::crm {
+namespace {
+
+using nlohmann::json;
+
+bool In(const std::string& s, const auto& arr) {
+  return std::find(std::begin(arr), std::end(arr), s) != std::end(arr);
+}
+
+bool IsContactColumn(const std::string& name) {
+  return name == "first_name" || name == "last_name" || name == "phone";
+}
+
+// The field name as a JSON member path inside "fields".
+std::string FieldPath(const std::string& name) { return "fields." + name; }
+
+void CheckStringArray(const json& j, const std::string& path, std::vector<FormError>& errors) {
+  if (!j.is_array()) {
+    errors.push_back({path, "invalid_type", "must be an array of strings"});
+    return;
+  }
+  for (size_t i = 0; i < j.size(); ++i)
+    if (!j[i].is_string() || j[i].get_ref<const std::string&>().empty())
+      errors.push_back({path + "[" + std::to_string(i) + "]", "invalid_type",
+                        "must be a non-empty string"});
+}
+
+void CheckFields(const json& fields, std::vector<FormError>& errors) {
+  if (!fields.is_array()) {
+    errors.push_back({"fields", "invalid_type", "must be an array of field objects"});
+    return;
+  }
+  if (fields.size() > kMaxFormFields)
+    errors.push_back({"fields", "too_many", "at most 100 fields"});
+  std::set<std::string> names;
+  int emails = 0;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const json& f = fields[i];
+    std::string at = "fields[" + std::to_string(i) + "]";
+    if (!f.is_object()) {
+      errors.push_back({at, "invalid_type", "must be an object"});
+      continue;
+    }
+    for (const auto& [k, v] : f.items())
+      if (k != "name" && k != "type" && k != "label" && k != "required" && k != "options")
+        errors.push_back({at + "." + k, "unknown_member", "is not a field member"});
+    std::string type = f.contains("type") && f["type"].is_string() ? f["type"].get<std::string>() : "";
+    bool input = In(type, kFormInputTypes);
+    if (!input && !In(type, kFormDisplayTypes)) {
+      errors.push_back({at + ".type", "invalid_option",
+                        "must be one of Checkbox, Dropdown, Email, Heading, Image, Input, Link, "
+                        "List, Paragraph, Radio, Textarea"});
+      continue;
+    }
+    if (type == "Email") ++emails;
+    if (!f.contains("name") || !f["name"].is_string() || f["name"].get<std::string>().empty() ||
+        f["name"].get<std::string>().size() > 64) {
+      if (input) errors.push_back({at + ".name", "required", "input fields need a name (1-64 chars)"});
+    } else if (!names.insert(f["name"].get<std::string>()).second) {
+      errors.push_back({at + ".name", "duplicate", "another field has this name"});
+    }
+    if (f.contains("label") && !f["label"].is_string())
+      errors.push_back({at + ".label", "invalid_type", "must be a string"});
+    if (f.contains("required") && !f["required"].is_boolean())
+      errors.push_back({at + ".required", "invalid_type", "must be true or false"});
+    if (!input && f.value("required", false))
+      errors.push_back({at + ".required", "invalid", "display fields take no value"});
+    bool needs_options = type == "Dropdown" || type == "Radio" || type == "List";
+    if (f.contains("options")) {
+      CheckStringArray(f["options"], at + ".options", errors);
+      if (!needs_options && type != "Checkbox")
+        errors.push_back({at + ".options", "invalid", type + " fields take no options"});
+    } else if (needs_options) {
+      errors.push_back({at + ".options", "required", type + " fields need options"});
+    }
+  }
+  if (emails != 1)
+    errors.push_back({"fields", "email_field", "a form needs exactly one Email field"});
+}
+
+void CheckApplies(const json& a, std::vector<FormError>& errors) {
+  if (!a.is_object()) {
+    errors.push_back({"applies", "invalid_type", "must be an object"});
+    return;
+  }
+  for (const auto& [k, v] : a.items()) {
+    if (k == "status") {
+      if (!v.is_string() || !IsValidStatus(v.get<std::string>()))
+        errors.push_back({"applies.status", "invalid_option",
+                          "must be pending, subscribed, unsubscribed, bounced or complained"});
+    } else if (k == "type") {
+      if (!v.is_string() || !IsValidContactType(v.get<std::string>()))
+        errors.push_back({"applies.type", "invalid_option", "must be lead or customer"});
+    } else if (k == "tags" || k == "lists") {
+      CheckStringArray(v, "applies." + k, errors);
+    } else {
+      errors.push_back({"applies." + k, "unknown_member", "is not something a form applies"});
+    }
+  }
+}
+
+std::vector<std::string> Strings(const json& j) {
+  std::vector<std::string> out;
+  if (j.is_array())
+    for (const auto& v : j)
+      if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+Form FormFromRow(const store::Row& r) {
+  Form f;
+  f.id = r.Int(0);
+  f.name = r.Str(1);
+  json fields = json::parse(r.Str(2), nullptr, false);
+  if (fields.is_array())
+    for (const auto& j : fields) {
+      FormField ff;
+      ff.name = j.value("name", "");
+      ff.type = j.value("type", "");
+      ff.label = j.value("label", "");
+      ff.required = j.value("required", false);
+      if (j.contains("options")) ff.options = Strings(j["options"]);
+      f.fields.push_back(std::move(ff));
+    }
+  json applies = json::parse(r.Str(3), nullptr, false);
+  if (applies.is_object()) {
+    if (applies.contains("status")) f.applies.status = applies["status"].get<std::string>();
+    if (applies.contains("type")) f.applies.type = applies["type"].get<std::string>();
+    if (applies.contains("tags")) f.applies.tags = Strings(applies["tags"]);
+    if (applies.contains("lists")) f.applies.lists = Strings(applies["lists"]);
+  }
+  json rules = json::parse(r.Str(4), nullptr, false);
+  if (rules.is_object()) f.display_rules = std::move(rules);
+  f.require_key = r.Int(5) != 0;
+  f.allowed_origins = Strings(json::parse(r.Str(6), nullptr, false));
+  f.honeypot_field = r.Str(7);
+  f.generated_contacts = r.Int(8);
+  f.created_at = r.Int(9);
+  f.updated_at = r.Int(10);
+  return f;
+}
+
+constexpr const char* kSelect =
+    "SELECT id, name, fields, applies, display_rules, require_key, allowed_origins, "
+    "COALESCE(honeypot_field, ''), generated_contacts, created_at, updated_at FROM forms";
+
+json FieldsJson(const Form& f) {
+  json out = json::array();
+  for (const auto& x : f.fields) {
+    json j = {{"name", x.name}, {"type", x.type}, {"label", x.label}, {"required", x.required}};
+    if (!x.options.empty()) j["options"] = x.options;
+    j["takes_value"] = x.input();
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+json AppliesJson(const Form& f) {
+  json a = json::object();
+  if (f.applies.status) a["status"] = *f.applies.status;
+  if (f.applies.type) a["type"] = *f.applies.type;
+  a["tags"] = f.applies.tags;
+  a["lists"] = f.applies.lists;
+  return a;
+}
+
+// The stored columns of a definition merged over `base` (for update).
+Form Merge(Form base, const json& def) {
+  if (def.contains("name")) base.name = def["name"].get<std::string>();
+  if (def.contains("fields")) {
+    base.fields.clear();
+    for (const auto& j : def["fields"]) {
+      FormField ff;
+      ff.name = j.value("name", "");
+      ff.type = j.value("type", "");
+      ff.label = j.value("label", "");
+      ff.required = j.value("required", false);
+      if (j.contains("options")) ff.options = Strings(j["options"]);
+      base.fields.push_back(std::move(ff));
+    }
+  }
+  if (def.contains("applies")) {
+    base.applies = {};
+    const json& a = def["applies"];
+    if (a.contains("status")) base.applies.status = a["status"].get<std::string>();
+    if (a.contains("type")) base.applies.type = a["type"].get<std::string>();
+    if (a.contains("tags")) base.applies.tags = Strings(a["tags"]);
+    if (a.contains("lists")) base.applies.lists = Strings(a["lists"]);
+  }
+  if (def.contains("display_rules")) base.display_rules = def["display_rules"];
+  if (def.contains("require_key")) base.require_key = def["require_key"].get<bool>();
+  if (def.contains("allowed_origins")) base.allowed_origins = Strings(def["allowed_origins"]);
+  if (def.contains("honeypot_field"))
+    base.honeypot_field = def["honeypot_field"].is_null() ? "" : def["honeypot_field"].get<std::string>();
+  return base;
+}
+
+std::vector<store::Value> Columns(const Form& f) {
+  json fields = json::array();
+  for (const auto& x : f.fields) {
+    json j = {{"name", x.name}, {"type", x.type}, {"label", x.label}, {"required", x.required}};
+    if (!x.options.empty()) j["options"] = x.options;
+    fields.push_back(std::move(j));
+  }
+  return {f.name,
+          fields.dump(),
+          AppliesJson(f).dump(),
+          f.display_rules.dump(),
+          int64_t{f.require_key ? 0 : 1},
+          int64_t{f.require_key ? 1 : 0},
+          json(f.allowed_origins).dump(),
+          f.honeypot_field.empty() ? store::Value(nullptr) : store::Value(f.honeypot_field)};
+}
+
+Error FirstError(const std::vector<FormError>& errors) {
+  json all = json::array();
+  for (const auto& e : errors) all.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
+  return Error{Errc::kInvalidArgument, errors.front().field + ": " + errors.front().message, all.dump()};
+}
+
+}  // namespace
+
+bool FormField::input() const { return In(type, kFormInputTypes); }
+
+const FormField* Form::FieldNamed(const std::string& n) const {
+  for (const auto& f : fields)
+    if (f.input() && f.name == n) return &f;
+  return nullptr;
+}
+
+bool Form::AllowsOrigin(const std::string& origin) const {
+  for (const auto& o : allowed_origins)
+    if (o == "*" || o == origin) return true;
+  return false;
+}
+
+json ToJson(const Form& f) {
+  return {{"id", f.id},
+          {"name", f.name},
+          {"fields", FieldsJson(f)},
+          {"applies", AppliesJson(f)},
+          {"display_rules", f.display_rules},
+          {"require_key", f.require_key},
+          {"allowed_origins", f.allowed_origins},
+          {"honeypot_field", f.honeypot_field.empty() ? json(nullptr) : json(f.honeypot_field)},
+          {"generated_contacts", f.generated_contacts},
+          {"created_at", f.created_at},
+          {"updated_at", f.updated_at}};
+}
+
+std::vector<FormError> FormRepo::CheckDefinition(const json& def, bool partial) {
+  std::vector<FormError> errors;
+  if (!def.is_object()) return {{"", "invalid_type", "a form definition is a JSON object"}};
+  for (const auto& [k, v] : def.items()) {
+    if (k == "name") {
+      if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 200)
+        errors.push_back({"name", "invalid", "must be a string of 1-200 characters"});
+    } else if (k == "fields") {
+      CheckFields(v, errors);
+    } else if (k == "applies") {
+      CheckApplies(v, errors);
+    } else if (k == "display_rules") {
+      if (!v.is_object()) errors.push_back({"display_rules", "invalid_type", "must be an object"});
+      else if (v.dump().size() > 16 * 1024)
+        errors.push_back({"display_rules", "too_large", "at most 16 KiB"});
+    } else if (k == "require_key") {
+      if (!v.is_boolean()) errors.push_back({"require_key", "invalid_type", "must be true or false"});
+    } else if (k == "allowed_origins") {
+      CheckStringArray(v, "allowed_origins", errors);
+      if (v.is_array())
+        for (size_t i = 0; i < v.size(); ++i) {
+          if (!v[i].is_string()) continue;
+          const auto& o = v[i].get_ref<const std::string&>();
+          bool ok = o == "*" || ((o.rfind("https://", 0) == 0 || o.rfind("http://", 0) == 0) &&
+                                 o.back() != '/' && o.find('/', o.find("//") + 2) == std::string::npos);
+          if (!ok)
+            errors.push_back({"allowed_origins[" + std::to_string(i) + "]", "invalid",
+                              "must be \"*\" or an origin such as https://example.com"});
+        }
+    } else if (k == "honeypot_field") {
+      if (!v.is_null() && (!v.is_string() || v.get<std::string>().empty()))
+        errors.push_back({"honeypot_field", "invalid_type", "must be a field name or null"});
+    } else if (k == "id" || k == "generated_contacts" || k == "created_at" || k == "updated_at") {
+      // read-only members of a document that was read back: ignored
+    } else {
+      errors.push_back({k, "unknown_member", "is not a form member"});
+    }
+  }
+  if (!partial) {
+    if (!def.contains("name")) errors.push_back({"name", "required", "is required"});
+    if (!def.contains("fields")) errors.push_back({"fields", "required", "is required"});
+  }
+  // The honeypot must not shadow a real field.
+  if (errors.empty() && def.contains("honeypot_field") && def["honeypot_field"].is_string() &&
+      def.contains("fields"))
+    for (const auto& f : def["fields"])
+      if (f.value("name", "") == def["honeypot_field"].get<std::string>())
+        errors.push_back({"honeypot_field", "invalid", "must not be the name of a form field"});
+  return errors;
+}
+
+Status FormRepo::CheckListsExist(store::Conn& c, const Form& f) {
+  std::vector<std::pair<std::string, std::string>> wanted;
+  for (size_t i = 0; i < f.applies.lists.size(); ++i)
+    wanted.push_back({"applies.lists[" + std::to_string(i) + "]", f.applies.lists[i]});
+  for (size_t k = 0; k < f.fields.size(); ++k)
+    if (f.fields[k].type == "List")
+      for (size_t i = 0; i < f.fields[k].options.size(); ++i)
+        wanted.push_back({"fields[" + std::to_string(k) + "].options[" + std::to_string(i) + "]",
+                          f.fields[k].options[i]});
+  for (const auto& [path, name] : wanted) {
+    auto row = c.QueryOne("SELECT id FROM lists WHERE name = ?", {name});
+    if (!row) return Fail(row.error());
+    if (!*row) return Fail(FirstError({{path, "unknown_list", "no list is named \"" + name + "\""}}));
+  }
+  return Ok();
+}
+
+Result<Form> FormRepo::Create(const json& def) {
+  auto errors = CheckDefinition(def, false);
+  if (!errors.empty()) return Fail(FirstError(errors));
+  Form f = Merge(Form{}, def);
+  return db_.Write([&](store::Conn& c) -> Result<Form> {
+    if (auto st = CheckListsExist(c, f); !st) return Fail(st.error());
+    f.created_at = f.updated_at = clock_.NowUnix();
+    auto cols = Columns(f);
+    cols.push_back(f.created_at);
+    cols.push_back(f.updated_at);
+    auto id = c.InsertReturningId(
+        "INSERT INTO forms (name, fields, applies, display_rules, public, require_key, "
+        "allowed_origins, honeypot_field, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "RETURNING id",
+        cols);
+    if (!id) return Fail(id.error());
+    auto row = c.QueryOne(std::string(kSelect) + " WHERE id = ?", {*id});
+    if (!row) return Fail(row.error());
+    return FormFromRow(**row);
+  });
+}
+
+Result<Form> FormRepo::Update(int64_t id, const json& def) {
+  auto errors = CheckDefinition(def, true);
+  if (!errors.empty()) return Fail(FirstError(errors));
+  return db_.Write([&](store::Conn& c) -> Result<Form> {
+    auto row = c.QueryOne(std::string(kSelect) + " WHERE id = ?", {id});
+    if (!row) return Fail(row.error());
+    if (!*row) return Fail(Errc::kNotFound, "no form with id " + std::to_string(id));
+    Form f = Merge(FormFromRow(**row), def);
+    // The merged definition must still be a whole form (e.g. one Email field).
+    json whole = {{"name", f.name}, {"fields", json::parse(std::get<std::string>(Columns(f)[1]))}};
+    if (f.honeypot_field.size()) whole["honeypot_field"] = f.honeypot_field;
+    auto again = CheckDefinition(whole, false);
+    if (!again.empty()) return Fail(FirstError(again));
+    if (auto st = CheckListsExist(c, f); !st) return Fail(st.error());
+    f.updated_at = clock_.NowUnix();
+    auto cols = Columns(f);
+    cols.push_back(f.updated_at);
+    cols.push_back(id);
+    auto n = c.Exec(
+        "UPDATE forms SET name = ?, fields = ?, applies = ?, display_rules = ?, public = ?, "
+        "require_key = ?, allowed_origins = ?, honeypot_field = ?, updated_at = ? WHERE id = ?",
+        cols);
+    if (!n) return Fail(n.error());
+    return f;
+  });
+}
+
+Result<Form> FormRepo::Get(int64_t id) {
+  return db_.Read([&](store::Conn& c) -> Result<Form> {
+    auto row = c.QueryOne(std::string(kSelect) + " WHERE id = ?", {id});
+    if (!row) return Fail(row.error());
+    if (!*row) return Fail(Errc::kNotFound, "no form with id " + std::to_string(id));
+    return FormFromRow(**row);
+  });
+}
+
+Result<std::vector<Form>> FormRepo::List() {
+  return db_.Read([&](store::Conn& c) -> Result<std::vector<Form>> {
+    auto rows = c.Query(std::string(kSelect) + " ORDER BY id");
+    if (!rows) return Fail(rows.error());
+    std::vector<Form> out;
+    for (const auto& r : *rows) out.push_back(FormFromRow(r));
+    return out;
+  });
+}
+
+Status FormRepo::Delete(int64_t id) {
+  return db_.Write([&](store::Conn& c) -> Status {
+    auto n = c.Exec("DELETE FROM forms WHERE id = ?", {id});
+    if (!n) return Fail(n.error());
+    if (*n == 0) return Fail(Errc::kNotFound, "no form with id " + std::to_string(id));
+    return Ok();
+  });
+}
+
+std::vector<FormError> FormRepo::CheckSubmission(const Form& form, const json& fields) const {
+  std::vector<FormError> errors;
+  if (!fields.is_object()) return {{"fields", "invalid_type", "must be an object of field values"}};
+  for (const auto& [name, value] : fields.items()) {
+    if (!form.honeypot_field.empty() && name == form.honeypot_field) continue;
+    const FormField* f = nullptr;
+    bool display = false;
+    for (const auto& x : form.fields)
+      if (x.name == name) {
+        if (x.input()) f = &x;
+        else display = true;
+      }
+    if (!f) {
+      errors.push_back({FieldPath(name), display ? "display_only" : "unknown_field",
+                        display ? "is a display field and takes no value"
+                                : "is not a field of this form"});
+      continue;
+    }
+    if (value.is_null()) continue;  // same as absent; "required" is checked below
+    const std::string& t = f->type;
+    if (t == "Input" || t == "Textarea" || t == "Email") {
+      if (!value.is_string()) errors.push_back({FieldPath(name), "invalid_type", "must be a string"});
+      else if (value.get_ref<const std::string&>().size() > kMaxFormValueBytes)
+        errors.push_back({FieldPath(name), "too_long", "at most 10000 bytes"});
+    } else if (t == "Dropdown" || t == "Radio") {
+      if (!value.is_string() || !In(value.get<std::string>(), f->options))
+        errors.push_back({FieldPath(name), "invalid_option", "must be one of the field's options"});
+    } else if (t == "Checkbox" && f->options.empty()) {
+      if (!value.is_boolean()) errors.push_back({FieldPath(name), "invalid_type", "must be true or false"});
+    } else {  // List, or Checkbox with options: a subset of the options
+      bool ok = value.is_array();
+      if (ok)
+        for (const auto& v : value) ok = ok && v.is_string() && In(v.get<std::string>(), f->options);
+      if (!ok)
+        errors.push_back({FieldPath(name), "invalid_option",
+                          "must be an array of the field's options"});
+    }
+  }
+  for (const auto& f : form.fields) {
+    if (!f.input() || !f.required) continue;
+    auto it = fields.find(f.name);
+    bool missing = it == fields.end() || it->is_null() ||
+                   (it->is_string() && it->get_ref<const std::string&>().empty()) ||
+                   (it->is_array() && it->empty()) || (f.type == "Checkbox" && *it == false);
+    if (missing) errors.push_back({FieldPath(f.name), "required", "is required"});
+  }
+  return errors;
+}
+
+Result<SubmitResult> FormRepo::Submit(const Actor& actor, const Form& form, const json& fields) {
+  if (!contacts_) return Fail(Errc::kInternal, "form submissions need the contact service");
+  auto errors = CheckSubmission(form, fields);
+  if (!errors.empty()) return Fail(FirstError(errors));
+  if (!form.honeypot_field.empty()) {
+    auto it = fields.find(form.honeypot_field);
+    if (it != fields.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty()))
+      return SubmitResult{.discarded = true};
+  }
+
+  ContactInput in;
+  in.custom_fields = json::object();
+  std::vector<Ref> lists(form.applies.lists.begin(), form.applies.lists.end());
+  std::string email_field;
+  for (const auto& f : form.fields) {
+    if (!f.input()) continue;
+    auto it = fields.find(f.name);
+    if (f.type == "Email") email_field = f.name;
+    if (it == fields.end() || it->is_null()) continue;
+    if (f.type == "Email") {
+      in.email = it->get<std::string>();
+    } else if (f.type == "List") {
+      for (const auto& v : *it)
+        if (std::find(lists.begin(), lists.end(), Ref(v.get<std::string>())) == lists.end())
+          lists.emplace_back(v.get<std::string>());
+    } else if (IsContactColumn(f.name) && it->is_string()) {
+      std::string v = it->get<std::string>();
+      if (f.name == "first_name") in.first_name = v;
+      if (f.name == "last_name") in.last_name = v;
+      if (f.name == "phone") in.phone = v;
+    } else {
+      (*in.custom_fields)[f.name] = *it;
+    }
+  }
+  if (!in.email)
+    return Fail(FirstError({{FieldPath(email_field), "required", "the email address is required"}}));
+  if (in.custom_fields->empty()) in.custom_fields.reset();
+  in.type = form.applies.type;
+  in.source = "form:" + std::to_string(form.id);
+  in.tags.assign(form.applies.tags.begin(), form.applies.tags.end());
+  in.lists = std::move(lists);
+
+  EmailVerdict verdict = contacts_->ValidateEmail(*in.email);
+  if (!verdict.valid) {
+    std::string why = verdict.reasons.empty() ? "is not a valid email address" : verdict.reasons.front();
+    return Fail(FirstError({{FieldPath(email_field), "invalid_email", why}}));
+  }
+  return db_.Write([&](store::Conn& c) -> Result<SubmitResult> {
+    // A form never forces a status move the state machine refuses without consent (for
+    // example it does not resubscribe an unsubscribed contact); it applies the rest.
+    ContactInput input = in;
+    if (form.applies.status) {
+      auto existing = repo::FindContactByEmail(c, verdict.normalized);
+      if (!existing) return Fail(existing.error());
+      if (!*existing || CheckTransition({(*existing)->status, *form.applies.status, false}))
+        input.status = form.applies.status;
+    }
+    auto r = contacts_->UpsertIn(c, actor, input, verdict);
+    if (!r) return Fail(r.error());
+    auto n = c.Exec("UPDATE forms SET generated_contacts = generated_contacts + 1 WHERE id = ?",
+                    {form.id});
+    if (!n) return Fail(n.error());
+    if (*n == 0) return Fail(Errc::kNotFound, "no form with id " + std::to_string(form.id));
+    return SubmitResult{.contact_id = r->contact.id, .created = r->created};
+  });
+}
+
+}  // namespace crmd::crm

@@ -1,0 +1,137 @@
+#pragma once
+// Forms: a definition (fields of the builder's types, what a submission applies, display
+// rules, who may submit) and the submission path that turns one into a contact.
+//
+// A definition is JSON, the same document for `crmctl form create|update`, the admin
+// endpoints and GET /v1/form/get/{id}:
+//   {"name": "Footer signup",
+//    "fields": [{"name": "email", "type": "Email", "label": "Email", "required": true},
+//               {"name": "first_name", "type": "Input", "label": "First name"},
+//               {"name": "plan", "type": "Dropdown", "options": ["free", "pro"]},
+//               {"name": "newsletters", "type": "List", "options": ["Weekly", "Offers"]},
+//               {"name": "intro", "type": "Paragraph", "label": "We write once a week."}],
+//    "applies": {"status": "subscribed", "type": "lead", "tags": ["web"], "lists": ["Weekly"]},
+//    "display_rules": {...free-form JSON for the front end...},
+//    "require_key": false, "allowed_origins": ["https://example.com"],
+//    "honeypot_field": "website"}
+//
+// Field types: input types take values (Checkbox, Dropdown, Email, Input, List, Radio,
+// Textarea); display types (Heading, Image, Link, Paragraph) never do. Exactly one Email
+// field, which is the contact's address. Input fields named first_name, last_name or phone
+// fill those contact fields; any other input field goes to custom_fields under its name.
+// A List field lets the visitor pick lists among its options (list names), added to the
+// form's applied lists.
+//
+// Thread-safe: all state is in the database.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/clock.h"
+#include "src/core/result.h"
+#include "src/crm/actor.h"
+#include "src/store/db.h"
+
+namespace crmd::crm {
+
+class ContactService;
+
+inline constexpr const char* kFormInputTypes[] = {"Checkbox", "Dropdown", "Email", "Input",
+                                                  "List",     "Radio",    "Textarea"};
+inline constexpr const char* kFormDisplayTypes[] = {"Heading", "Image", "Link", "Paragraph"};
+inline constexpr size_t kMaxFormFields = 100;
+inline constexpr size_t kMaxFormValueBytes = 10000;
+
+struct FormField {
+  std::string name;
+  std::string type;
+  std::string label;
+  bool required = false;
+  std::vector<std::string> options;  // Dropdown, Radio, List, Checkbox (multi)
+  bool input() const;                // takes a value
+};
+
+struct FormApplies {
+  std::optional<std::string> status;
+  std::optional<std::string> type;
+  std::vector<std::string> tags;   // names; missing tags are created on submission
+  std::vector<std::string> lists;  // names of existing lists
+};
+
+struct Form {
+  int64_t id = 0;
+  std::string name;
+  std::vector<FormField> fields;
+  FormApplies applies;
+  nlohmann::json display_rules = nlohmann::json::object();
+  bool require_key = false;
+  std::vector<std::string> allowed_origins;  // "*" allows any; empty allows none (browsers)
+  std::string honeypot_field;                // empty: none
+  int64_t generated_contacts = 0;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+
+  const FormField* FieldNamed(const std::string& name) const;
+  bool AllowsOrigin(const std::string& origin) const;
+};
+
+// The full configuration document (GET /form/get and the admin endpoints).
+nlohmann::json ToJson(const Form& f);
+
+// A field-level problem: `field` is a JSON path such as "fields[2].options" or
+// "fields.email".
+struct FormError {
+  std::string field;
+  std::string code;
+  std::string message;
+};
+
+struct SubmitResult {
+  int64_t contact_id = 0;
+  bool created = false;
+  bool discarded = false;  // honeypot filled: nothing stored
+};
+
+class FormRepo {
+ public:
+  // `contacts` may be null where nothing is submitted (crmctl form).
+  FormRepo(store::Database& db, const Clock& clock, ContactService* contacts)
+      : db_(db), clock_(clock), contacts_(contacts) {}
+  FormRepo(const FormRepo&) = delete;
+  FormRepo& operator=(const FormRepo&) = delete;
+
+  // Checks a definition; the errors name their JSON paths. `partial` allows absent members
+  // (update): present ones are checked the same way.
+  static std::vector<FormError> CheckDefinition(const nlohmann::json& def, bool partial);
+
+  // kInvalidArgument (message "field: reason") when the definition is invalid; lists named
+  // in applies or List options must exist (checked here, kInvalidArgument).
+  Result<Form> Create(const nlohmann::json& def);
+  // Replaces the members present in `def`.
+  Result<Form> Update(int64_t id, const nlohmann::json& def);
+  Result<Form> Get(int64_t id);
+  Result<std::vector<Form>> List();
+  Status Delete(int64_t id);
+
+  // Checks `fields` against the form (errors name "fields.<name>"); returns them without
+  // writing anything when there are any.
+  std::vector<FormError> CheckSubmission(const Form& form, const nlohmann::json& fields) const;
+
+  // Validates the email (outside the transaction), then in ONE transaction: creates or
+  // updates the contact, applies the form's status/type/tags/lists (status only where the
+  // state machine allows it without consent), and increments generated_contacts.
+  // kInvalidArgument with FormError-shaped message for field errors (see CheckSubmission).
+  Result<SubmitResult> Submit(const Actor& actor, const Form& form, const nlohmann::json& fields);
+
+ private:
+  Status CheckListsExist(store::Conn& c, const Form& f);
+
+  store::Database& db_;
+  const Clock& clock_;
+  ContactService* const contacts_;
+};
+
+}  // namespace crmd::crm

@@ -1,0 +1,221 @@
+// Form endpoints: POST /form/submit/{form_id}, GET /form/get/{form_id} (with CORS
+// preflights), and the admin endpoints /admin/forms[/{id}].
+//
+// Who may submit: a form with require_key=false is public: anyone may submit without a
+// key, limited per client IP and form (config form_rate_limit_per_minute), and browsers
+// only from the form's allowed_origins. A presented key must be valid; with a key there
+// is no per-IP limit and no origin check. A form with require_key=true needs a key.
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "src/crm/contacts.h"
+#include "src/crm/forms.h"
+#include "src/rest/helpers.h"
+#include "src/rest/rest_api.h"
+
+namespace crmd::rest {
+namespace {
+
+using nlohmann::json;
+
+// Fixed one-minute windows per (ip, form), in memory on this node.
+class IpLimiter {
+ public:
+  IpLimiter(int per_minute, const Clock& clock) : per_minute_(per_minute), clock_(clock) {}
+  // 0 when allowed, else the seconds until the window resets.
+  int Hit(const std::string& key) {
+    if (per_minute_ <= 0) return 0;
+    int64_t now = clock_.NowUnix();
+    int64_t window = now / 60;
+    std::lock_guard lock(mu_);
+    if (counts_.size() > 100000) {
+      for (auto it = counts_.begin(); it != counts_.end();)
+        it = it->second.first != window ? counts_.erase(it) : std::next(it);
+    }
+    auto& [w, n] = counts_[key];
+    if (w != window) w = window, n = 0;
+    if (n >= per_minute_) return static_cast<int>(60 - now % 60);
+    ++n;
+    return 0;
+  }
+
+ private:
+  const int per_minute_;
+  const Clock& clock_;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::pair<int64_t, int>> counts_;
+};
+
+http::Response FormNotFound(const http::Request& req) {
+  return Problem(req, {.status = 404, .code = "form_not_found", .detail = "no such form"});
+}
+
+// Access-Control-* for a browser Origin the form allows.
+void AddCors(http::Response& r, const std::string& origin) {
+  r.Set("Access-Control-Allow-Origin", origin);
+  r.Set("Vary", "Origin");
+  r.Set("Access-Control-Expose-Headers", "X-Request-Id, Retry-After, Idempotent-Replayed");
+}
+
+// The finish hook of the form routes: CORS headers on every answer, errors included, when
+// the request's Origin is one the form allows.
+auto CorsFinish(crm::FormRepo* forms) {
+  return [forms](const http::Request& req, const std::map<std::string, std::string>& params,
+                 http::Response& resp) {
+    auto origin = req.Header("Origin");
+    if (!origin || resp.Header("Access-Control-Allow-Origin")) return;
+    auto it = params.find("form_id");
+    auto id = it == params.end() ? std::nullopt : ParseId(it->second);
+    if (!id) return;
+    auto form = forms->Get(*id);
+    if (form && form->AllowsOrigin(std::string(*origin))) AddCors(resp, std::string(*origin));
+  };
+}
+
+// OPTIONS preflight for a form route.
+RestHandler Preflight(crm::FormRepo* forms, std::string methods) {
+  return [forms, methods](RestContext& ctx) {
+    auto id = ParseId(ctx.Param("form_id"));
+    if (!id) return FormNotFound(ctx.req);
+    auto form = forms->Get(*id);
+    if (!form) return form.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
+                                                           : ProblemFromError(ctx.req, form.error());
+    auto origin = ctx.req.Header("Origin");
+    if (!origin || !form->AllowsOrigin(std::string(*origin)))
+      return Problem(ctx.req, {.status = 403, .code = "origin_not_allowed",
+                               .detail = "this form does not accept requests from that origin"});
+    http::Response r = http::Response::Empty(204);
+    AddCors(r, std::string(*origin));
+    r.Set("Access-Control-Allow-Methods", methods);
+    r.Set("Access-Control-Allow-Headers",
+          "Content-Type, Authorization, X-API-Key, Idempotency-Key");
+    r.Set("Access-Control-Max-Age", "600");
+    return r;
+  };
+}
+
+// Loads the form of {form_id} and checks who may use it. Sets `out` or an error answer.
+std::optional<http::Response> LoadForm(crm::FormRepo* forms, RestContext& ctx, crm::Form* out) {
+  auto id = ParseId(ctx.Param("form_id"));
+  if (!id) return FormNotFound(ctx.req);
+  auto form = forms->Get(*id);
+  if (!form) return form.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
+                                                         : ProblemFromError(ctx.req, form.error());
+  if (form->require_key && !ctx.key)
+    return Problem(ctx.req, {.status = 401, .code = "missing_api_key",
+                             .detail = "this form requires an API key"});
+  if (!ctx.key) {
+    auto origin = ctx.req.Header("Origin");
+    if (origin && !form->AllowsOrigin(std::string(*origin)))
+      return Problem(ctx.req, {.status = 403, .code = "origin_not_allowed",
+                               .detail = "this form does not accept requests from that origin"});
+  }
+  *out = std::move(*form);
+  return std::nullopt;
+}
+
+http::Response DefinitionError(const http::Request& req, const Error& e) {
+  return e.code == Errc::kInvalidArgument ? InvalidFromError(req, e) : ProblemFromError(req, e);
+}
+
+}  // namespace
+
+void AddFormRoutes(RestRouter& router, const RestDeps& deps) {
+  crm::FormRepo* forms = deps.forms;
+  auto limiter = std::make_shared<IpLimiter>(deps.config->form_rate_limit_per_minute, *deps.clock);
+
+  router.Add({"POST", "/form/submit/{form_id}", Access::kForm, true,
+              [forms, limiter](RestContext& ctx) {
+                crm::Form form;
+                if (auto err = LoadForm(forms, ctx, &form)) return *err;
+                if (!ctx.key) {
+                  if (int wait = limiter->Hit(ctx.req.remote_ip + "|" + std::to_string(form.id)))
+                    return Problem(ctx.req, {.status = 429, .code = "rate_limited",
+                                             .detail = "too many submissions from this address; "
+                                                       "try again later",
+                                             .retry_after_s = wait});
+                }
+                std::vector<FieldError> errors;
+                for (const auto& [k, v] : ctx.body.items())
+                  if (k != "fields") errors.push_back({k, "unknown_member", "send {\"fields\": {...}}"});
+                if (!ctx.body.contains("fields"))
+                  errors.push_back({"fields", "required", "is required"});
+                if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
+                crm::Actor actor{.kind = ctx.key ? "api_key" : "form",
+                                 .subject = ctx.key ? std::to_string(ctx.key->id)
+                                                    : std::to_string(form.id),
+                                 .client_id = "",
+                                 .request_id = ctx.req.request_id};
+                auto r = forms->Submit(actor, form, ctx.body["fields"]);
+                if (!r) return DefinitionError(ctx.req, r.error());
+                if (r->discarded)
+                  return Reply(200, {{"contact_id", nullptr}, {"created", false}});
+                return Reply(r->created ? 201 : 200,
+                             {{"contact_id", r->contact_id}, {"created", r->created}});
+              },
+              CorsFinish(forms)});
+
+  router.Add({"OPTIONS", "/form/submit/{form_id}", Access::kPublic, false,
+              Preflight(forms, "POST, OPTIONS"), nullptr});
+
+  router.Add({"GET", "/form/get/{form_id}", Access::kForm, false,
+              [forms](RestContext& ctx) {
+                crm::Form form;
+                if (auto err = LoadForm(forms, ctx, &form)) return *err;
+                return Reply(200, crm::ToJson(form));
+              },
+              CorsFinish(forms)});
+
+  router.Add({"OPTIONS", "/form/get/{form_id}", Access::kPublic, false,
+              Preflight(forms, "GET, OPTIONS"), nullptr});
+}
+
+void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps) {
+  crm::FormRepo* forms = deps.forms;
+
+  router.Add({"GET", "/admin/forms", Access::kAdmin, false, [forms](RestContext& ctx) {
+    auto list = forms->List();
+    if (!list) return ProblemFromError(ctx.req, list.error());
+    json out = json::array();
+    for (const auto& f : *list) out.push_back(crm::ToJson(f));
+    return Reply(200, {{"forms", out}});
+  }});
+
+  router.Add({"POST", "/admin/forms", Access::kAdmin, true, [forms](RestContext& ctx) {
+    auto f = forms->Create(ctx.body);
+    if (!f) return DefinitionError(ctx.req, f.error());
+    return Reply(201, crm::ToJson(*f));
+  }});
+
+  router.Add({"GET", "/admin/forms/{id}", Access::kAdmin, false, [forms](RestContext& ctx) {
+    auto id = ParseId(ctx.Param("id"));
+    if (!id) return FormNotFound(ctx.req);
+    auto f = forms->Get(*id);
+    if (!f) return f.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
+                                                     : ProblemFromError(ctx.req, f.error());
+    return Reply(200, crm::ToJson(*f));
+  }});
+
+  router.Add({"PATCH", "/admin/forms/{id}", Access::kAdmin, true, [forms](RestContext& ctx) {
+    auto id = ParseId(ctx.Param("id"));
+    if (!id) return FormNotFound(ctx.req);
+    auto f = forms->Update(*id, ctx.body);
+    if (!f) return f.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
+                                                     : DefinitionError(ctx.req, f.error());
+    return Reply(200, crm::ToJson(*f));
+  }});
+
+  router.Add({"DELETE", "/admin/forms/{id}", Access::kAdmin, false, [forms](RestContext& ctx) {
+    auto id = ParseId(ctx.Param("id"));
+    if (!id) return FormNotFound(ctx.req);
+    auto f = forms->Get(*id);
+    if (!f) return f.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
+                                                     : ProblemFromError(ctx.req, f.error());
+    if (auto st = forms->Delete(*id); !st) return ProblemFromError(ctx.req, st.error());
+    return Reply(200, {{"deleted", crm::ToJson(*f)}});
+  }});
+}
+
+}  // namespace crmd::rest
