@@ -24,20 +24,8 @@ cd "$E2E_DIR"
 
 say() { echo "[e2e $(date -u +%H:%M:%S)] $*"; }
 
-# --- Node 22 and the clients, from package-lock.json (npm ci is skipped when the
-# installed tree already matches the lock file).
-stamp=node_modules/.e2e-lock-sha256
-want=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
-  say "npm ci"
-  if ! npm ci --no-audit --no-fund --prefer-offline --loglevel=error >/tmp/e2e-npm-ci.$$.log 2>&1; then
-    cat /tmp/e2e-npm-ci.$$.log >&2
-    say "npm ci failed"
-    exit 1
-  fi
-  rm -f /tmp/e2e-npm-ci.$$.log
-  echo "$want" >"$stamp"
-fi
+# --- Node 22 and the clients, from package-lock.json.
+source "$E2E_DIR/npm-ci.sh"
 export PATH="$E2E_DIR/node_modules/.bin:$PATH"  # node 22 first, for the conformance CLI
 export NO_COLOR=1
 NODE="$E2E_DIR/node_modules/.bin/node"
