@@ -94,16 +94,25 @@ Result<int64_t> TokenService::RevokeGrantsWhere(std::string_view column, const s
 }
 
 Result<AccessTokenClaims> TokenService::VerifySignature(std::string_view jwt) {
+  const int64_t now = clock_.NowUnix();
+  if (auto hit = verified_.Find(jwt, now, options_.leeway_s)) {
+    // The key may have been retired since the token was first seen.
+    if (!keys_.Find(hit->kid)) return Fail(Errc::kUnauthenticated, "token signed by an unknown key");
+    return std::move(hit->claims);
+  }
   auto jws = ParseEs256Jws(jwt);
   if (!jws) return Fail(jws.error());
-  auto key = keys_.Find(jws->header["kid"].get<std::string>());
+  std::string kid = jws->header["kid"].get<std::string>();
+  auto key = keys_.Find(kid);
   if (!key) return Fail(Errc::kUnauthenticated, "token signed by an unknown key");
   if (!key->Verify(jws->signing_input, jws->signature))
     return Fail(Errc::kUnauthenticated, "token signature invalid");
-  return CheckAccessTokenClaims(*jws, {.issuer = options_.issuer,
-                                       .audience = options_.resource,
-                                       .now = clock_.NowUnix(),
-                                       .leeway_s = options_.leeway_s});
+  auto claims = CheckAccessTokenClaims(*jws, {.issuer = options_.issuer,
+                                              .audience = options_.resource,
+                                              .now = now,
+                                              .leeway_s = options_.leeway_s});
+  if (claims) verified_.Insert(jwt, {.claims = *claims, .kid = std::move(kid)}, now);
+  return claims;
 }
 
 Result<Principal> TokenService::Verify(std::string_view jwt) {

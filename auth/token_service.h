@@ -15,6 +15,7 @@
 #include "auth/jwt.h"
 #include "auth/keys.h"
 #include "auth/token_revocations.h"
+#include "auth/verified_tokens.h"
 #include "src/core/clock.h"
 #include "src/core/principal.h"
 #include "src/core/random.h"
@@ -73,6 +74,8 @@ class TokenService {
 
   // Signature (known, trusted kid), alg ES256, typ at+jwt, iss, aud == options.resource,
   // exp/iat with leeway. Does not consult revocation. kUnauthenticated when invalid.
+  // A token verified before is found in a cache of verified tokens (still checked for
+  // expiry and a trusted key) without repeating the signature check.
   Result<AccessTokenClaims> VerifySignature(std::string_view jwt);
   // VerifySignature plus the revoked-jti set: the bearer guard's check.
   Result<Principal> Verify(std::string_view jwt);
@@ -96,6 +99,7 @@ class TokenService {
   Random& random_;
   KeyStore keys_;
   RevokedTokens revoked_;
+  VerifiedTokens verified_;
 };
 
 }  // namespace crmd::auth

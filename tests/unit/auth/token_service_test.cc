@@ -79,6 +79,42 @@ TEST_F(TokenServiceTest, ExpiredTokenIsRefused_Rfc9068_4) {
   EXPECT_EQ(p.error().code, Errc::kUnauthenticated);
 }
 
+TEST_F(TokenServiceTest, AVerifiedTokenStillExpiresAndIsStillRevocable) {
+  // The first Verify puts the token in the cache of verified tokens; the cache must not
+  // outlive exp (with leeway) nor hide a revocation.
+  auto t = Issue();
+  ASSERT_TRUE(tokens_->Verify(t.token).has_value());
+  ASSERT_TRUE(tokens_->Verify(t.token).has_value());
+  clock_.Advance(3600 + 9);  // within the 10 s leeway
+  EXPECT_TRUE(tokens_->Verify(t.token).has_value());
+  clock_.Advance(2);
+  EXPECT_FALSE(tokens_->Verify(t.token).has_value());
+
+  auto u = Issue();
+  ASSERT_TRUE(tokens_->Verify(u.token).has_value());
+  ASSERT_TRUE(db_->Write([&](store::Conn& c) -> Result<int64_t> {
+    return c.Exec("UPDATE access_tokens SET revoked_at = 1 WHERE jti = ?", {u.jti});
+  }));
+  tokens_->RevocationsChanged();
+  EXPECT_FALSE(tokens_->Verify(u.token).has_value());
+}
+
+TEST_F(TokenServiceTest, AVerifiedTokenIsRefusedOnceItsKeyIsDropped) {
+  auto t = Issue();
+  auto k1 = tokens_->keys().Current();
+  ASSERT_TRUE(k1.has_value());
+  ASSERT_TRUE(tokens_->Verify(t.token).has_value());
+  // A token with a long lifetime outlives its key's grace period in this test.
+  auto long_lived = Issue({.ttl_seconds = 10 * 24 * 3600});
+  ASSERT_TRUE(tokens_->Verify(long_lived.token).has_value());
+  clock_.Advance(24 * 3600 + 1);
+  ASSERT_TRUE(tokens_->keys().Current().has_value());  // rotates
+  clock_.Advance(3600 + 10 + 300 + 1);
+  ASSERT_TRUE(tokens_->keys().Jwks().has_value());     // drops k1
+  ASSERT_EQ(tokens_->keys().Find(k1->kid), nullptr);
+  EXPECT_FALSE(tokens_->Verify(long_lived.token).has_value());
+}
+
 TEST_F(TokenServiceTest, TokenForAnotherResourceIsRefused_Rfc8707) {
   auto t = Issue({.audience = "https://other.example/mcp"});
   EXPECT_FALSE(tokens_->Verify(t.token).has_value());
