@@ -314,11 +314,24 @@ class Server::Impl {
   template <typename Stream>
   awaitable<void> WriteError(Stream& stream, int status, const std::string& remote) {
     bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(status), 11};
-    out.set(bhttp::field::content_type, "application/json");
+    // RFC 9457 problem JSON (what the REST API speaks), with "error" as well for clients
+    // that read OAuth-style bodies. Sent before any handler saw the request.
+    out.set(bhttp::field::content_type, "application/problem+json");
     out.set(bhttp::field::server, "crmd");
-    out.body() = status == 413   ? R"({"error":"payload_too_large"})"
-                 : status == 431 ? R"({"error":"headers_too_large"})"
-                                 : R"({"error":"bad_request"})";
+    out.set(bhttp::field::cache_control, "no-store");
+    const char* code = status == 413 ? "payload_too_large"
+                       : status == 431 ? "headers_too_large"
+                                       : "bad_request";
+    const char* title = status == 413 ? "Content Too Large"
+                        : status == 431 ? "Request Header Fields Too Large"
+                                        : "Bad Request";
+    std::string detail = status == 413 ? "the body is larger than " +
+                                             std::to_string(options_.max_body_bytes) + " bytes"
+                         : status == 431 ? std::string("the request headers are too large")
+                                         : std::string("the request could not be parsed");
+    out.body() = std::string(R"({"type":"urn:crmd:problem:)") + code + R"(","title":")" + title +
+                 R"(","status":)" + std::to_string(status) + R"(,"code":")" + code +
+                 R"(","error":")" + code + R"(","detail":")" + detail + R"("})";
     out.keep_alive(false);
     out.prepare_payload();
     beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/support/test_server.h"
 
 namespace crmd {
@@ -31,6 +33,11 @@ TEST(HttpLimits, OversizedBodyIs413BeforeTheBodyIsRead) {
   TestServer server({.configure = [](Config& c) { c.max_body_bytes = 1024; }});
   auto r = server.Send("POST", "/healthz", std::string(4096, 'x'));
   EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(r.Header("Content-Type").value_or(""), "application/problem+json");
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.body;
+  EXPECT_EQ(j["status"], 413);
+  EXPECT_EQ(j["code"], "payload_too_large");
 }
 
 TEST(HttpLimits, OversizedHeadersAre431) {

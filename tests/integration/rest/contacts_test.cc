@@ -206,5 +206,31 @@ TEST_F(RestContacts, ConcurrentRepeatsOfOneIdempotencyKeyCreateOneContact) {
   EXPECT_EQ(CountContacts(server_), 1);
 }
 
+TEST(RestPaths, RootAndNamespaceAreConfigurable) {
+  TestServer server({.configure = [](Config& c) {
+    c.rest_root = "wp-json";
+    c.rest_namespace = "mint-crm";
+  }});
+  auto key = NewKey(server);
+  auto r = server.PostJson("/wp-json/mint-crm/v1/contact", {{"email", "wp@example.com"}}, Bearer(key));
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(server.Get("/wp-json/mint-crm/v1/contact/wp@example.com", Bearer(key)).status, 200);
+  EXPECT_EQ(server.Get(Url("/contact/wp@example.com"), Bearer(key)).status, 404);
+  auto doc = JsonBody(server.Get("/wp-json/mint-crm/v1/openapi.json"));
+  EXPECT_EQ(doc["openapi"], "3.1.0");
+  EXPECT_EQ(doc["servers"][0]["url"], "/wp-json/mint-crm/v1");
+}
+
+TEST(RestLimits, BodyOverTheServerLimitIs413ProblemBeforeItIsRead) {
+  TestServer server({.configure = [](Config& c) { c.max_body_bytes = 64 * 1024; }});
+  auto key = NewKey(server);
+  json big = {{"email", "big@example.com"}, {"custom_fields", {{"blob", std::string(100 * 1024, 'x')}}}};
+  auto r = server.PostJson(Url("/contact"), big, Bearer(key));
+  EXPECT_EQ(r.status, 413);
+  EXPECT_TRUE(IsProblem(r));
+  EXPECT_EQ(JsonBody(r)["code"], "payload_too_large");
+  EXPECT_EQ(CountContacts(server), 0);
+}
+
 }  // namespace
 }  // namespace crmd::resttest
