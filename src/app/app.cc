@@ -291,12 +291,18 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   s.router.Prefix(s.rest_api->base_path() + "/",
                   [api = s.rest_api.get()](const http::Request& req) { return api->Handle(req); });
 
+  s.housekeeping = std::make_unique<Housekeeping>(
+      *s.db, *s.clock,
+      HousekeepingOptions{.interval_s = s.config.housekeeping_interval_s,
+                          .retention_days = s.config.retention_days});
+
   return app;
 }
 
 Result<uint16_t> App::Start() {
   s_->server->Run();
   if (s_->webhook_worker) s_->webhook_worker->Start();  // rest: outgoing webhooks
+  if (s_->housekeeping) s_->housekeeping->Start();
   spdlog::info(R"("event":"listening","issuer":"{}")", s_->config.Issuer());
   return s_->config.port;
 }
@@ -304,6 +310,7 @@ Result<uint16_t> App::Start() {
 void App::Stop() {
   s_->server->Stop();
   if (s_->webhook_worker) s_->webhook_worker->Stop();  // rest: outgoing webhooks
+  if (s_->housekeeping) s_->housekeeping->Stop();
 }
 void App::Wait() { s_->server->Wait(); }
 void App::StopOnSignals() { s_->server->StopOnSignals(); }

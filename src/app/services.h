@@ -7,6 +7,7 @@
 #include "auth/bearer.h"
 #include "auth/token_service.h"
 #include "src/app/app.h"
+#include "src/app/housekeeping.h"
 #include "auth/authorize.h"
 #include "auth/cimd.h"
 #include "auth/clients.h"
@@ -81,6 +82,8 @@ struct App::Services {
   std::unique_ptr<webhooks::Endpoints> webhook_endpoints;
   std::unique_ptr<webhooks::Deliveries> webhook_deliveries;
   std::unique_ptr<webhooks::DeliveryWorker> webhook_worker;
+  // app: the housekeeping sweep (started in App::Start, stopped in App::Stop).
+  std::unique_ptr<Housekeeping> housekeeping;
 };
 
 }  // namespace crmd::app

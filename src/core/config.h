@@ -60,6 +60,10 @@ struct Config {
   int webhook_timeout_ms = 15000;               // per delivery attempt
   int webhook_disable_after_failures = 50;      // consecutive failures: endpoint disabled
 
+  // Housekeeping (src/app/housekeeping.h): expired rows are deleted every interval.
+  int64_t housekeeping_interval_s = 600;  // 0 disables the background sweep
+  int64_t retention_days = 30;            // confirmations and webhook attempts kept this long
+
   // Logging
   std::string log_level = "info";  // trace, debug, info, warn, error
   std::string log_format = "json"; // json (JSON lines) or text

@@ -1,0 +1,79 @@
+#include "src/app/housekeeping.h"
+
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+namespace crmd::app {
+namespace {
+
+struct Rule {
+  const char* name;
+  const char* sql;  // one "?" : the cutoff
+  int64_t (*cutoff)(int64_t now, int64_t retention_s);
+};
+
+constexpr int64_t kDay = 24 * 3600;
+
+constexpr Rule kRules[] = {
+    {"idempotency_keys", "DELETE FROM idempotency_keys WHERE created_at <= ?",
+     [](int64_t now, int64_t) { return now - kDay; }},
+    {"rate_limits", "DELETE FROM rate_limits WHERE window_start <= ?",
+     [](int64_t now, int64_t) { return now - 2 * 3600; }},
+    {"auth_codes", "DELETE FROM auth_codes WHERE expires_at <= ?",
+     [](int64_t now, int64_t) { return now - kDay; }},
+    {"access_tokens", "DELETE FROM access_tokens WHERE expires_at <= ?",
+     [](int64_t now, int64_t) { return now - kDay; }},
+    {"refresh_tokens", "DELETE FROM refresh_tokens WHERE expires_at <= ?",
+     [](int64_t now, int64_t) { return now - kDay; }},
+    {"authorization_requests", "DELETE FROM authorization_requests WHERE expires_at <= ?",
+     [](int64_t now, int64_t) { return now; }},
+    {"login_sessions", "DELETE FROM login_sessions WHERE expires_at <= ?",
+     [](int64_t now, int64_t) { return now; }},
+    {"confirmations", "DELETE FROM confirmations WHERE expires_at <= ?",
+     [](int64_t now, int64_t retention) { return now - retention; }},
+    {"webhook_attempts", "DELETE FROM webhook_attempts WHERE started_at <= ?",
+     [](int64_t now, int64_t retention) { return now - retention; }},
+};
+
+}  // namespace
+
+Result<int64_t> Housekeeping::RunOnce() {
+  const int64_t now = clock_.NowUnix();
+  const int64_t retention = options_.retention_days * kDay;
+  int64_t total = 0;
+  for (const Rule& rule : kRules) {
+    auto n = db_.Write([&](store::Conn& c) { return c.Exec(rule.sql, {rule.cutoff(now, retention)}); });
+    if (!n) return Fail(n.error());
+    if (*n > 0) spdlog::info(R"("event":"housekeeping","table":"{}","deleted":{})", rule.name, *n);
+    total += *n;
+  }
+  return total;
+}
+
+void Housekeeping::Start() {
+  if (options_.interval_s <= 0 || thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] {
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      if (cv_.wait_for(lock, std::chrono::seconds(options_.interval_s), [this] { return stop_; }))
+        break;
+      lock.unlock();
+      if (auto n = RunOnce(); !n)
+        spdlog::warn(R"("event":"housekeeping_failed","code":"{}")", ErrcCode(n.error().code));
+      lock.lock();
+    }
+  });
+}
+
+void Housekeeping::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace crmd::app

@@ -1,0 +1,56 @@
+#pragma once
+// Housekeeping: a background thread that deletes rows nobody needs any more, so that the
+// database does not grow without bound. Every `interval_s` it runs each retention rule in
+// its own short transaction and logs what it removed:
+//   idempotency_keys    older than the 24 h replay window
+//   rate_limits         windows that ended over an hour ago
+//   auth_codes          expired over a day ago
+//   access_tokens       expired over a day ago (revocation no longer matters)
+//   refresh_tokens      expired over a day ago
+//   authorization_requests, login_sessions   expired
+//   confirmations       expired or finished over `retention_days` ago
+//   webhook_attempts    older than `retention_days`
+// The outbox and the audit log are kept (the audit log is the record; the outbox is read
+// by the delivery cursor).
+//
+// Thread-safe: Start/Stop/RunOnce from any thread.
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "src/core/clock.h"
+#include "src/core/result.h"
+#include "src/store/db.h"
+
+namespace crmd::app {
+
+struct HousekeepingOptions {
+  int64_t interval_s = 600;    // 0: never runs on its own
+  int64_t retention_days = 30;
+};
+
+class Housekeeping {
+ public:
+  Housekeeping(store::Database& db, const Clock& clock, HousekeepingOptions options)
+      : db_(db), clock_(clock), options_(options) {}
+  ~Housekeeping() { Stop(); }
+  Housekeeping(const Housekeeping&) = delete;
+  Housekeeping& operator=(const Housekeeping&) = delete;
+
+  void Start();
+  void Stop();
+  // One pass at the clock's current time; the number of rows deleted.
+  Result<int64_t> RunOnce();
+
+ private:
+  store::Database& db_;
+  const Clock& clock_;
+  const HousekeepingOptions options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace crmd::app
