@@ -116,28 +116,38 @@ std::vector<std::string> Strings(const json& j) {
   return out;
 }
 
+// Definition JSON (already checked, or stored) to fields and applies.
+std::vector<FormField> FieldsFromJson(const json& fields) {
+  std::vector<FormField> out;
+  if (!fields.is_array()) return out;
+  for (const auto& j : fields) {
+    FormField ff;
+    ff.name = j.value("name", "");
+    ff.type = j.value("type", "");
+    ff.label = j.value("label", "");
+    ff.required = j.value("required", false);
+    if (j.contains("options")) ff.options = Strings(j["options"]);
+    out.push_back(std::move(ff));
+  }
+  return out;
+}
+
+FormApplies AppliesFromJson(const json& a) {
+  FormApplies out;
+  if (!a.is_object()) return out;
+  if (a.contains("status")) out.status = a["status"].get<std::string>();
+  if (a.contains("type")) out.type = a["type"].get<std::string>();
+  if (a.contains("tags")) out.tags = Strings(a["tags"]);
+  if (a.contains("lists")) out.lists = Strings(a["lists"]);
+  return out;
+}
+
 Form FormFromRow(const store::Row& r) {
   Form f;
   f.id = r.Int(0);
   f.name = r.Str(1);
-  json fields = json::parse(r.Str(2), nullptr, false);
-  if (fields.is_array())
-    for (const auto& j : fields) {
-      FormField ff;
-      ff.name = j.value("name", "");
-      ff.type = j.value("type", "");
-      ff.label = j.value("label", "");
-      ff.required = j.value("required", false);
-      if (j.contains("options")) ff.options = Strings(j["options"]);
-      f.fields.push_back(std::move(ff));
-    }
-  json applies = json::parse(r.Str(3), nullptr, false);
-  if (applies.is_object()) {
-    if (applies.contains("status")) f.applies.status = applies["status"].get<std::string>();
-    if (applies.contains("type")) f.applies.type = applies["type"].get<std::string>();
-    if (applies.contains("tags")) f.applies.tags = Strings(applies["tags"]);
-    if (applies.contains("lists")) f.applies.lists = Strings(applies["lists"]);
-  }
+  f.fields = FieldsFromJson(json::parse(r.Str(2), nullptr, false));
+  f.applies = AppliesFromJson(json::parse(r.Str(3), nullptr, false));
   json rules = json::parse(r.Str(4), nullptr, false);
   if (rules.is_object()) f.display_rules = std::move(rules);
   f.require_key = r.Int(5) != 0;
@@ -176,26 +186,8 @@ json AppliesJson(const Form& f) {
 // The stored columns of a definition merged over `base` (for update).
 Form Merge(Form base, const json& def) {
   if (def.contains("name")) base.name = def["name"].get<std::string>();
-  if (def.contains("fields")) {
-    base.fields.clear();
-    for (const auto& j : def["fields"]) {
-      FormField ff;
-      ff.name = j.value("name", "");
-      ff.type = j.value("type", "");
-      ff.label = j.value("label", "");
-      ff.required = j.value("required", false);
-      if (j.contains("options")) ff.options = Strings(j["options"]);
-      base.fields.push_back(std::move(ff));
-    }
-  }
-  if (def.contains("applies")) {
-    base.applies = {};
-    const json& a = def["applies"];
-    if (a.contains("status")) base.applies.status = a["status"].get<std::string>();
-    if (a.contains("type")) base.applies.type = a["type"].get<std::string>();
-    if (a.contains("tags")) base.applies.tags = Strings(a["tags"]);
-    if (a.contains("lists")) base.applies.lists = Strings(a["lists"]);
-  }
+  if (def.contains("fields")) base.fields = FieldsFromJson(def["fields"]);
+  if (def.contains("applies")) base.applies = AppliesFromJson(def["applies"]);
   if (def.contains("display_rules")) base.display_rules = def["display_rules"];
   if (def.contains("require_key")) base.require_key = def["require_key"].get<bool>();
   if (def.contains("allowed_origins")) base.allowed_origins = Strings(def["allowed_origins"]);
