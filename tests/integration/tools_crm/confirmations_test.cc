@@ -6,6 +6,7 @@
 // exactly one succeeds.
 #include <atomic>
 #include <functional>
+#include <ostream>
 #include <thread>
 
 #include "tests/integration/tools_crm/fixture.h"
@@ -31,8 +32,11 @@ struct Flow {
   std::string blocker_kind;
 };
 
+void PrintTo(const Flow& f, std::ostream* os) { *os << f.tool; }
+
 class Confirmations : public CrmTools, public ::testing::WithParamInterface<Flow> {
  public:
+  using CrmTools::ActiveAutomation;
   using CrmTools::Err;
   using CrmTools::FindContact;
   using CrmTools::NewContact;
@@ -40,7 +44,6 @@ class Confirmations : public CrmTools, public ::testing::WithParamInterface<Flow
   using CrmTools::NewTag;
   using CrmTools::Ok;
   using CrmTools::SendingCampaign;
-  using CrmTools::ActiveAutomation;
 
  protected:
   int Remaining(McpClient& c, const json& args) { return GetParam().remaining(*this, c, args); }
@@ -57,7 +60,7 @@ class Confirmations : public CrmTools, public ::testing::WithParamInterface<Flow
 };
 Confirmations& C(CrmTools& t) { return static_cast<Confirmations&>(t); }
 
-int GroupRemaining(CrmTools& t, McpClient& c, const std::string& noun, const json& args) {
+int GroupRemaining(McpClient& c, const std::string& noun, const json& args) {
   auto r = c.CallTool("get_" + noun, {{"id", args["id"]}});
   if (r.is_tool_error() && r.structured()["error"].value("code", "") == "not_found") return 0;
   EXPECT_TRUE(r.ok() && !r.is_tool_error()) << r.raw;
@@ -74,8 +77,8 @@ Flow GroupFlow(const std::string& noun) {
     C(t).NewContact(c, "member@example.com", {{plural, {g}}});
     return json{{"id", g}};
   };
-  f.remaining = [noun](CrmTools& t, McpClient& c, const json& args) {
-    return GroupRemaining(t, c, noun, args);
+  f.remaining = [noun](CrmTools&, McpClient& c, const json& args) {
+    return GroupRemaining(c, noun, args);
   };
   f.touch = [noun](CrmTools& t, McpClient& c, const json& args) {
     json g = C(t).Ok(c, "get_" + noun, args)[noun];
@@ -213,7 +216,8 @@ TEST_P(Confirmations, TwoConcurrentConfirmsSucceedExactlyOnce) {
     ++ready;
     while (ready.load() < 2) std::this_thread::yield();
     auto r = m->CallTool("confirm_action", {{"confirmation_token", token}});
-    if (r.ok() && !r.is_tool_error() && r.structured().value("status", "") == "done") ++done;
+    if (r.ok() && !r.is_tool_error() && r.structured().value("status", "") == "done")
+      ++done;
     else if (r.is_tool_error() &&
              r.structured()["error"].value("code", "") == "confirmation_invalid")
       ++refused;
@@ -244,9 +248,10 @@ TEST_P(Dependencies, AnActiveDependantBlocksThePreviewWithoutAToken) {
   ASSERT_TRUE(err["details"]["blockers"].is_array()) << err.dump();
   ASSERT_EQ(err["details"]["blockers"].size(), 1u) << err.dump();
   EXPECT_EQ(err["details"]["blockers"][0]["kind"], GetParam().blocker_kind);
-  EXPECT_FALSE(err.contains("confirmation_token") ||
-               err["details"].contains("confirmation_token")) << err.dump();
-  EXPECT_NE(err.value("message", "").find(GetParam().blocker_kind), std::string::npos) << err.dump();
+  EXPECT_FALSE(err.contains("confirmation_token") || err["details"].contains("confirmation_token"))
+      << err.dump();
+  EXPECT_NE(err.value("message", "").find(GetParam().blocker_kind), std::string::npos)
+      << err.dump();
   EXPECT_EQ(Fingerprint(), before);
   EXPECT_EQ(Remaining(*c, args), 1);
 }
@@ -262,8 +267,8 @@ TEST_P(Dependencies, ADependantAddedAfterThePreviewBlocksTheConfirm) {
   EXPECT_EQ(Performed(), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Crm, Dependencies,
-                         ::testing::Values(GroupFlow("list"), GroupFlow("tag")), FlowName);
+INSTANTIATE_TEST_SUITE_P(Crm, Dependencies, ::testing::Values(GroupFlow("list"), GroupFlow("tag")),
+                         FlowName);
 
 }  // namespace
 }  // namespace crmd::testing

@@ -16,10 +16,10 @@ CrmTools::CrmTools() : server_(TestServerOptions{}) {
 
 std::unique_ptr<McpClient> CrmTools::Client(const CrmClientOptions& options) {
   std::string token = MintTestToken(
-      server_, TestTokenOptions{
-                   .scopes = options.scopes.empty() ? auth::AllScopes() : options.scopes,
-                   .client_id = options.client_id,
-                   .subject = options.subject});
+      server_,
+      TestTokenOptions{.scopes = options.scopes.empty() ? auth::AllScopes() : options.scopes,
+                       .client_id = options.client_id,
+                       .subject = options.subject});
   auto c = std::make_unique<McpClient>(server_, McpClientOptions{.token = token});
   auto r = c->Initialize();
   EXPECT_TRUE(r.ok()) << r.raw;
@@ -94,11 +94,10 @@ int64_t CrmTools::SendingCampaign(McpClient& c, int64_t list) {
 }
 
 int64_t CrmTools::ActiveAutomation(McpClient& c, int64_t tag) {
-  json created =
-      Ok(c, "create_automation",
-         {{"name", "Tagged " + std::to_string(tag)},
-          {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
-          {"steps", {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "b"}}}}});
+  json created = Ok(c, "create_automation",
+                    {{"name", "Tagged " + std::to_string(tag)},
+                     {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
+                     {"steps", {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "b"}}}}});
   int64_t id = created["automation"].value("id", int64_t{0});
   std::string token = Preview(c, "activate_automation", {{"id", id}});
   json done = Ok(c, "confirm_action", {{"confirmation_token", token}});

@@ -3,6 +3,7 @@
 // insufficient_scope naming the scope, nothing written), a schema violation (a tool error
 // naming the field, nothing written) and, where the tool takes an id, not_found.
 #include <functional>
+#include <ostream>
 #include <set>
 
 #include "src/app/services.h"
@@ -33,6 +34,9 @@ struct ToolCase {
   // Instead of `missing`, for a tool that reports a missing record per item.
   std::function<void(CrmTools&, McpClient&)> missing_check;
 };
+
+// gtest prints a failing parameter with this instead of its bytes.
+void PrintTo(const ToolCase& c, std::ostream* os) { *os << c.tool; }
 
 // Helpers reachable from the case lambdas (they only see CrmTools&).
 class Tools : public CrmTools {
@@ -82,7 +86,8 @@ std::vector<ToolCase> GroupCases(const std::string& noun) {
     return noun == "list" ? T(t).NewList(c, name) : T(t).NewTag(c, name);
   };
   return {
-      {"list_" + plural, plural + ":read",
+      {"list_" + plural,
+       plural + ":read",
        [=](CrmTools& t, McpClient& c) {
          int64_t a1 = create(t, c, "alpha-1");
          create(t, c, "alpha-2");
@@ -103,8 +108,11 @@ std::vector<ToolCase> GroupCases(const std::string& noun) {
          EXPECT_EQ(Names(Read(t, c, "list_" + plural, json::object())["items"]),
                    json::array({"alpha-1", "alpha-2", "beta"}));
        },
-       {{"limit", 0}}, "limit", nullptr},
-      {"get_" + noun, plural + ":read",
+       {{"limit", 0}},
+       "limit",
+       nullptr},
+      {"get_" + noun,
+       plural + ":read",
        [=](CrmTools& t, McpClient& c) {
          int64_t g = create(t, c, "Partners");
          add_member(t, c, T(t).NewContact(c, "partner@example.com"), g);
@@ -129,8 +137,12 @@ std::vector<ToolCase> GroupCases(const std::string& noun) {
          EXPECT_EQ(g["used_by"][0]["blocking"], false);
          EXPECT_EQ(Read(t, c, "get_" + noun, {{"name", "Partners"}})[noun]["id"], args["id"]);
        },
-       {{"id", 0}}, "id", Args({{"id", 999999}})},
-      {"create_" + noun, plural + ":write", Args({{"name", "Fresh"}, {"description", "new one"}}),
+       {{"id", 0}},
+       "id",
+       Args({{"id", 999999}})},
+      {"create_" + noun,
+       plural + ":write",
+       Args({{"name", "Fresh"}, {"description", "new one"}}),
        [=](CrmTools& t, McpClient& c, const json&, const json& out) {
          json got = Read(t, c, "get_" + noun, {{"name", "Fresh"}})[noun];
          EXPECT_EQ(got["id"], out[noun]["id"]);
@@ -139,8 +151,11 @@ std::vector<ToolCase> GroupCases(const std::string& noun) {
          EXPECT_EQ(Names(Read(t, c, "list_" + plural, json::object())["items"]),
                    json::array({"Fresh"}));
        },
-       {{"name", ""}}, "name", nullptr},
-      {"update_" + noun, plural + ":write",
+       {{"name", ""}},
+       "name",
+       nullptr},
+      {"update_" + noun,
+       plural + ":write",
        [=](CrmTools& t, McpClient& c) {
          int64_t g = create(t, c, "Before");
          return json{{"id", g},
@@ -156,9 +171,11 @@ std::vector<ToolCase> GroupCases(const std::string& noun) {
          EXPECT_EQ(got["revision"], out[noun]["revision"]);
          T(t).Err(c, "get_" + noun, {{"name", "Before"}}, "not_found");
        },
-       {{"id", 1}, {"expected_revision", 0}}, "expected_revision",
+       {{"id", 1}, {"expected_revision", 0}},
+       "expected_revision",
        Args({{"id", 999999}, {"expected_revision", 1}})},
-      {"delete_" + noun, plural + ":delete",
+      {"delete_" + noun,
+       plural + ":delete",
        [=](CrmTools& t, McpClient& c) {
          int64_t g = create(t, c, "Doomed");
          add_member(t, c, T(t).NewContact(c, "doomed-member@example.com"), g);
@@ -168,21 +185,24 @@ std::vector<ToolCase> GroupCases(const std::string& noun) {
          EXPECT_EQ(out["status"], "confirmation_required");
          EXPECT_EQ(out["preview"][noun]["member_count"], 1) << out.dump();
          EXPECT_EQ(Read(t, c, "get_" + noun, args)[noun]["name"], "Doomed");  // still there
-         json done = Read(t, c, "confirm_action",
-                          {{"confirmation_token", out["confirmation_token"]}});
+         json done =
+             Read(t, c, "confirm_action", {{"confirmation_token", out["confirmation_token"]}});
          EXPECT_EQ(done["status"], "done");
          EXPECT_EQ(done["result"]["memberships_removed"], 1);
          T(t).Err(c, "get_" + noun, args, "not_found");
          json member = ByEmail(t, c, "doomed-member@example.com");  // the contact stays
          EXPECT_EQ(member[plural].size(), 0u) << member.dump();
        },
-       {{"id", "seven"}}, "id", Args({{"id", 999999}})},
+       {{"id", "seven"}},
+       "id",
+       Args({{"id", 999999}})},
   };
 }
 
 std::vector<ToolCase> ContactCases() {
   return {
-      {"list_contacts", "contacts:read",
+      {"list_contacts",
+       "contacts:read",
        [](CrmTools& t, McpClient& c) {
          T(t).NewContact(c, "ann@example.com", {{"tags", {"vip"}}});
          T(t).NewContact(c, "bob@example.com");
@@ -196,13 +216,16 @@ std::vector<ToolCase> ContactCases() {
                    json::array({"ann@example.com", "cat@example.com"}));
          EXPECT_EQ(Read(t, c, "list_contacts", json::object())["items"].size(), 3u);
        },
-       {{"status", "spam"}}, "status", Args({{"tag", 999999}})},
-      {"get_contact", "contacts:read",
+       {{"status", "spam"}},
+       "status",
+       Args({{"tag", 999999}})},
+      {"get_contact",
+       "contacts:read",
        [](CrmTools& t, McpClient& c) {
          T(t).NewList(c, "News");
-         return json{{"id", T(t).NewContact(c, "jane@example.com", {{"first_name", "Jane"},
-                                                                    {"tags", {"vip"}},
-                                                                    {"lists", {"News"}}})}};
+         return json{{"id", T(t).NewContact(
+                                c, "jane@example.com",
+                                {{"first_name", "Jane"}, {"tags", {"vip"}}, {"lists", {"News"}}})}};
        },
        [](CrmTools& t, McpClient& c, const json& args, const json& out) {
          const json& k = out["contact"];
@@ -213,12 +236,18 @@ std::vector<ToolCase> ContactCases() {
          EXPECT_EQ(Names(k["lists"]), json::array({"News"}));
          EXPECT_EQ(ByEmail(t, c, "JANE@example.com")["id"], args["id"]);
        },
-       {{"id", "seven"}}, "id", Args({{"id", 999999}})},
-      {"create_contact", "contacts:write",
+       {{"id", "seven"}},
+       "id",
+       Args({{"id", 999999}})},
+      {"create_contact",
+       "contacts:write",
        [](CrmTools& t, McpClient& c) {
          T(t).NewList(c, "Customers");
-         return json{{"email", "New.Person@Example.com"}, {"first_name", "New"},
-                     {"type", "customer"}, {"tags", {"fresh"}}, {"lists", {"Customers"}}};
+         return json{{"email", "New.Person@Example.com"},
+                     {"first_name", "New"},
+                     {"type", "customer"},
+                     {"tags", {"fresh"}},
+                     {"lists", {"Customers"}}};
        },
        [](CrmTools& t, McpClient& c, const json&, const json& out) {
          EXPECT_EQ(out["contact"]["email"], "new.person@example.com");
@@ -231,9 +260,11 @@ std::vector<ToolCase> ContactCases() {
          EXPECT_EQ(Read(t, c, "get_tag", {{"name", "fresh"}})["tag"]["member_count"], 1);
          EXPECT_EQ(Read(t, c, "get_list", {{"name", "Customers"}})["list"]["member_count"], 1);
        },
-       {{"first_name", "No email"}}, "email",
+       {{"first_name", "No email"}},
+       "email",
        Args({{"email", "orphan@example.com"}, {"lists", {999999}}})},
-      {"update_contact", "contacts:write",
+      {"update_contact",
+       "contacts:write",
        [](CrmTools& t, McpClient& c) {
          int64_t id = T(t).NewContact(c, "upd@example.com", {{"first_name", "Old"}});
          return json{{"id", id},
@@ -249,8 +280,11 @@ std::vector<ToolCase> ContactCases() {
          EXPECT_EQ(k["custom_fields"]["plan"], "pro");
          EXPECT_EQ(k["revision"], rev);
        },
-       {{"id", 1}}, "expected_revision", Args({{"id", 999999}, {"expected_revision", 1}})},
-      {"upsert_contacts_bulk", "contacts:write",
+       {{"id", 1}},
+       "expected_revision",
+       Args({{"id", 999999}, {"expected_revision", 1}})},
+      {"upsert_contacts_bulk",
+       "contacts:write",
        [](CrmTools& t, McpClient& c) {
          T(t).NewContact(c, "old@example.com", {{"first_name", "Before"}});
          return json{{"contacts",
@@ -268,19 +302,24 @@ std::vector<ToolCase> ContactCases() {
          EXPECT_EQ(fresh["id"], out["results"][1]["id"]);
          EXPECT_EQ(fresh["first_name"], "Fresh");
        },
-       {{"contacts", {{{"first_name", "No email"}}}}}, "contacts.0.email", nullptr, "",
+       {{"contacts", {{{"first_name", "No email"}}}}},
+       "contacts.0.email",
+       nullptr,
+       "",
        // Per item: the missing list fails that item only, and leaves no contact behind.
        [](CrmTools& t, McpClient& c) {
          json out = Read(t, c, "upsert_contacts_bulk",
-                         {{"contacts", {{{"email", "m@example.com"}, {"lists", {999999}}},
-                                        {{"email", "ok@example.com"}}}}});
+                         {{"contacts",
+                           {{{"email", "m@example.com"}, {"lists", {999999}}},
+                            {{"email", "ok@example.com"}}}}});
          EXPECT_EQ(out["failed"], 1);
          EXPECT_EQ(out["created"], 1);
          EXPECT_EQ(out["results"][0]["error"]["code"], "not_found") << out.dump();
          T(t).Err(c, "get_contact", {{"email", "m@example.com"}}, "not_found");
          EXPECT_EQ(ByEmail(t, c, "ok@example.com")["id"], out["results"][1]["id"]);
        }},
-      {"set_contact_status", "contacts:write",
+      {"set_contact_status",
+       "contacts:write",
        [](CrmTools& t, McpClient& c) {
          return json{{"id", T(t).NewContact(c, "st@example.com")},
                      {"status", "unsubscribed"},
@@ -291,12 +330,15 @@ std::vector<ToolCase> ContactCases() {
          EXPECT_EQ(out["changed"], true);
          EXPECT_EQ(Read(t, c, "get_contact", {{"id", args["id"]}})["contact"]["status"],
                    "unsubscribed");
-         EXPECT_EQ(Names(Read(t, c, "list_contacts", {{"status", "unsubscribed"}})["items"], "email"),
-                   json::array({"st@example.com"}));
+         EXPECT_EQ(
+             Names(Read(t, c, "list_contacts", {{"status", "unsubscribed"}})["items"], "email"),
+             json::array({"st@example.com"}));
        },
-       {{"id", 1}, {"status", "spam"}}, "status",
+       {{"id", 1}, {"status", "spam"}},
+       "status",
        Args({{"id", 999999}, {"status", "unsubscribed"}})},
-      {"add_contact_tags", "contacts:write",
+      {"add_contact_tags",
+       "contacts:write",
        [](CrmTools& t, McpClient& c) {
          int64_t a = T(t).NewContact(c, "a@example.com");
          int64_t b = T(t).NewContact(c, "b@example.com");
@@ -309,9 +351,11 @@ std::vector<ToolCase> ContactCases() {
          EXPECT_EQ(Names(a["tags"]), json::array({"hot"}));
          EXPECT_EQ(Read(t, c, "list_contacts", {{"tag", "hot"}})["items"].size(), 2u);
        },
-       {{"contact_ids", json::array()}, {"tags", {"x"}}}, "contact_ids",
+       {{"contact_ids", json::array()}, {"tags", {"x"}}},
+       "contact_ids",
        Args({{"contact_ids", {999999}}, {"tags", {"hot"}}})},
-      {"remove_contact_tags", "contacts:write",
+      {"remove_contact_tags",
+       "contacts:write",
        [](CrmTools& t, McpClient& c) {
          int64_t a = T(t).NewContact(c, "a@example.com", {{"tags", {"cold", "keep"}}});
          return json{{"contact_ids", {a}}, {"tags", {"cold"}}};
@@ -323,11 +367,13 @@ std::vector<ToolCase> ContactCases() {
          EXPECT_EQ(Names(a["tags"]), json::array({"keep"}));
          EXPECT_EQ(Read(t, c, "get_tag", {{"name", "cold"}})["tag"]["member_count"], 0);
        },
-       {{"contact_ids", {1}}}, "tags",
+       {{"contact_ids", {1}}},
+       "tags",
        [](CrmTools& t, McpClient& c) {
          return json{{"contact_ids", {T(t).NewContact(c, "x@example.com")}}, {"tags", {999999}}};
        }},
-      {"add_contact_to_lists", "contacts:write",
+      {"add_contact_to_lists",
+       "contacts:write",
        [](CrmTools& t, McpClient& c) {
          int64_t l = T(t).NewList(c, "Weekly");
          return json{{"contact_ids", {T(t).NewContact(c, "w@example.com")}}, {"lists", {l}}};
@@ -335,15 +381,18 @@ std::vector<ToolCase> ContactCases() {
        [](CrmTools& t, McpClient& c, const json& args, const json& out) {
          EXPECT_EQ(out["contacts_changed"], 1);
          EXPECT_EQ(Read(t, c, "get_list", {{"name", "Weekly"}})["list"]["member_count"], 1);
-         EXPECT_EQ(Names(Read(t, c, "list_contacts", {{"list", args["lists"][0]}})["items"], "email"),
-                   json::array({"w@example.com"}));
+         EXPECT_EQ(
+             Names(Read(t, c, "list_contacts", {{"list", args["lists"][0]}})["items"], "email"),
+             json::array({"w@example.com"}));
          EXPECT_EQ(Names(ByEmail(t, c, "w@example.com")["lists"]), json::array({"Weekly"}));
        },
-       {{"contact_ids", {"one"}}, {"lists", {1}}}, "contact_ids.0",
+       {{"contact_ids", {"one"}}, {"lists", {1}}},
+       "contact_ids.0",
        [](CrmTools& t, McpClient& c) {
          return json{{"contact_ids", {T(t).NewContact(c, "x@example.com")}}, {"lists", {999999}}};
        }},
-      {"remove_contact_from_lists", "contacts:write",
+      {"remove_contact_from_lists",
+       "contacts:write",
        [](CrmTools& t, McpClient& c) {
          int64_t l = T(t).NewList(c, "Monthly");
          T(t).NewList(c, "Other");
@@ -355,11 +404,13 @@ std::vector<ToolCase> ContactCases() {
          EXPECT_EQ(Read(t, c, "get_list", {{"name", "Monthly"}})["list"]["member_count"], 0);
          EXPECT_EQ(Names(ByEmail(t, c, "m@example.com")["lists"]), json::array({"Other"}));
        },
-       {{"contact_ids", {1}}, {"lists", {1}}, {"extra", true}}, "extra",
+       {{"contact_ids", {1}}, {"lists", {1}}, {"extra", true}},
+       "extra",
        [](CrmTools& t, McpClient& c) {
          return json{{"contact_ids", {999999}}, {"lists", {T(t).NewList(c, "Real")}}};
        }},
-      {"delete_contacts", "contacts:delete",
+      {"delete_contacts",
+       "contacts:delete",
        [](CrmTools& t, McpClient& c) {
          int64_t a = T(t).NewContact(c, "d1@example.com", {{"tags", {"t"}}});
          int64_t b = T(t).NewContact(c, "d2@example.com");
@@ -370,16 +421,20 @@ std::vector<ToolCase> ContactCases() {
          EXPECT_EQ(out["status"], "confirmation_required");
          EXPECT_EQ(out["preview"]["count"], 2) << out.dump();
          for (const auto& id : args["ids"]) EXPECT_FALSE(T(t).FindContact(c, id).is_null());
-         json done = Read(t, c, "confirm_action",
-                          {{"confirmation_token", out["confirmation_token"]}});
+         json done =
+             Read(t, c, "confirm_action", {{"confirmation_token", out["confirmation_token"]}});
          EXPECT_EQ(done["result"]["deleted_count"], 2) << done.dump();
          for (const auto& id : args["ids"]) EXPECT_TRUE(T(t).FindContact(c, id).is_null()) << id;
          EXPECT_EQ(Names(Read(t, c, "list_contacts", json::object())["items"], "email"),
                    json::array({"survivor@example.com"}));
          EXPECT_EQ(Read(t, c, "get_tag", {{"name", "t"}})["tag"]["member_count"], 0);
        },
-       {{"ids", json::array()}}, "ids", Args({{"ids", {999999}}})},
-      {"validate_email", "contacts:read", Args({{"email", "Someone@Example.COM"}}),
+       {{"ids", json::array()}},
+       "ids",
+       Args({{"ids", {999999}}})},
+      {"validate_email",
+       "contacts:read",
+       Args({{"email", "Someone@Example.COM"}}),
        [](CrmTools& t, McpClient& c, const json&, const json& out) {
          EXPECT_EQ(out["valid"], true) << out.dump();
          EXPECT_EQ(out["normalized"], "someone@example.com");
@@ -390,13 +445,16 @@ std::vector<ToolCase> ContactCases() {
          // Validation writes nothing.
          T(t).Err(c, "get_contact", {{"email", "someone@example.com"}}, "not_found");
        },
-       {{"email", 5}}, "email", nullptr},
+       {{"email", 5}},
+       "email",
+       nullptr},
   };
 }
 
 std::vector<ToolCase> SettingsAndConfirmCases() {
   return {
-      {"get_settings", "settings:read",
+      {"get_settings",
+       "settings:read",
        [](CrmTools& t, McpClient& c) {
          int64_t rev = Read(t, c, "get_settings", json::object()).value("revision", int64_t{0});
          Read(t, c, "update_settings",
@@ -408,8 +466,11 @@ std::vector<ToolCase> SettingsAndConfirmCases() {
          EXPECT_EQ(out["settings"]["email_validation_mode"], "syntax");
          EXPECT_EQ(out["revision"], T(t).Count("SELECT revision FROM settings"));
        },
-       {{"verbose", true}}, "verbose", nullptr},
-      {"update_settings", "settings:write",
+       {{"verbose", true}},
+       "verbose",
+       nullptr},
+      {"update_settings",
+       "settings:write",
        [](CrmTools& t, McpClient& c) {
          int64_t rev = Read(t, c, "get_settings", json::object()).value("revision", int64_t{0});
          return json{{"expected_revision", rev},
@@ -426,8 +487,10 @@ std::vector<ToolCase> SettingsAndConfirmCases() {
          EXPECT_EQ(Read(t, c, "get_contact", {{"id", id}})["contact"]["status"], "pending");
        },
        {{"expected_revision", 1}, {"settings", {{"email_validation_mode", "smtp"}}}},
-       "settings.email_validation_mode", nullptr},
-      {"confirm_action", "tags:delete",
+       "settings.email_validation_mode",
+       nullptr},
+      {"confirm_action",
+       "tags:delete",
        [](CrmTools& t, McpClient& c) {
          int64_t tag = T(t).NewTag(c, "Gone");
          T(t).NewContact(c, "tagged@example.com", {{"tags", {"Gone"}}});
@@ -440,8 +503,10 @@ std::vector<ToolCase> SettingsAndConfirmCases() {
          T(t).Err(c, "get_tag", {{"name", "Gone"}}, "not_found");
          EXPECT_EQ(ByEmail(t, c, "tagged@example.com")["tags"].size(), 0u);
        },
-       {{"confirmation_token", "short"}}, "confirmation_token",
-       Args({{"confirmation_token", std::string(43, 'x')}}), "confirmation_invalid"},
+       {{"confirmation_token", "short"}},
+       "confirmation_token",
+       Args({{"confirmation_token", std::string(43, 'x')}}),
+       "confirmation_invalid"},
   };
 }
 
