@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
+#include "src/core/log.h"
+
 #include "src/crm/contact_repo.h"
 #include "src/crm/contacts.h"
 #include "src/crm/status.h"
@@ -245,8 +249,8 @@ json ToJson(const Form& f) {
           {"allowed_origins", f.allowed_origins},
           {"honeypot_field", f.honeypot_field.empty() ? json(nullptr) : json(f.honeypot_field)},
           {"generated_contacts", f.generated_contacts},
-          {"created_at", f.created_at},
-          {"updated_at", f.updated_at}};
+          {"created_at", FormatRfc3339(f.created_at)},
+          {"updated_at", FormatRfc3339(f.updated_at)}};
 }
 
 std::vector<FormError> FormRepo::CheckDefinition(const json& def, bool partial) {
@@ -500,8 +504,29 @@ Result<SubmitResult> FormRepo::Submit(const Actor& actor, const Form& form, cons
       if (!*existing || CheckTransition({(*existing)->status, *form.applies.status, false}))
         input.status = form.applies.status;
     }
+    // A list the form applies may have been deleted since the form was saved: the lead
+    // still counts; the missing list is skipped and logged.
+    std::vector<Ref> lists;
+    for (const auto& l : input.lists) {
+      auto row = c.QueryOne("SELECT id FROM lists WHERE name = ?", {std::get<std::string>(l)});
+      if (!row) return Fail(row.error());
+      if (*row) lists.push_back(l);
+      else spdlog::warn(R"("event":"form_list_missing","form_id":{},"list":"{}")", form.id,
+                        JsonEscape(std::get<std::string>(l)));
+    }
+    input.lists = std::move(lists);
     auto r = contacts_->UpsertIn(c, actor, input, verdict);
-    if (!r) return Fail(r.error());
+    if (!r) {
+      // A contact-field limit (e.g. first_name over 100 characters) names the form field.
+      if (r.error().code == Errc::kInvalidArgument && r.error().detail.empty()) {
+        const std::string& m = r.error().message;
+        std::string name = m.substr(0, m.find_first_of(" :"));
+        for (const auto& f : form.fields)
+          if (f.input() && f.name == name)
+            return Fail(FirstError({{FieldPath(name), "invalid", m}}));
+      }
+      return Fail(r.error());
+    }
     auto n = c.Exec("UPDATE forms SET generated_contacts = generated_contacts + 1 WHERE id = ?",
                     {form.id});
     if (!n) return Fail(n.error());

@@ -118,6 +118,7 @@ class BeastClient final : public HttpClient {
       bhttp::response_parser<bhttp::string_body> parser;
       parser.body_limit(request.max_response_bytes);
       parser.header_limit(64 * 1024);
+      if (request.method == "HEAD") parser.skip(true);  // headers only (RFC 9110 §9.3.2)
       beast::error_code e;
       bhttp::write(stream, req, e);
       if (e) return Fail(Errc::kUnavailable, "request failed", e.message());

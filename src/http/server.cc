@@ -282,10 +282,15 @@ class Server::Impl {
       out.set(bhttp::field::server, "crmd");
       out.set("X-Request-Id", req.request_id);
       if (tls) out.set(bhttp::field::strict_transport_security, "max-age=31536000");
-      out.body() = std::move(res.body);
       bool close = !keep_alive || stopping_;
       out.keep_alive(!close);
-      out.prepare_payload();
+      if (req.method == "HEAD") {
+        // RFC 9110 §9.3.2: the GET answer's headers, Content-Length included, no body.
+        out.content_length(res.body.size());
+      } else {
+        out.body() = std::move(res.body);
+        out.prepare_payload();
+      }
       lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
       auto [wec, wn] = co_await bhttp::async_write(stream, out, kTuple);
       if (options_.access_log) {

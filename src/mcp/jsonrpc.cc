@@ -1,5 +1,7 @@
 #include "src/mcp/jsonrpc.h"
 
+#include "src/core/json_parse.h"
+
 namespace crmd::mcp::jsonrpc {
 
 namespace {
@@ -42,10 +44,15 @@ ParseOutcome Parse(std::string_view body) {
   if (TooDeep(body)) {
     return {std::nullopt, RpcError{kParseError, "Parse error: nesting too deep", nullptr, nullptr}};
   }
-  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return {std::nullopt, RpcError{kParseError, "Parse error", nullptr, nullptr}};
+  // Strict: a member given twice in one object is a parse error, not "the last one wins".
+  ParsedJson parsed = ParseJsonStrict(body, kMaxDepth + 1);
+  if (!parsed) {
+    std::string message = parsed.problem == JsonProblem::kDuplicateKey
+                              ? "Parse error: " + parsed.detail
+                              : std::string("Parse error");
+    return {std::nullopt, RpcError{kParseError, std::move(message), nullptr, nullptr}};
   }
+  json doc = std::move(parsed.value);
   if (doc.is_array()) return Invalid("Invalid Request: batches are not supported");
   if (!doc.is_object()) return Invalid("Invalid Request: not an object");
 

@@ -16,8 +16,9 @@ void AddAdminKeyRoutes(RestRouter& router, const RestDeps& deps) {
     return Reply(200, {{"api_keys", out}});
   }});
 
-  router.Add({"POST", "/admin/api-keys", Access::kAdmin, true, [keys](RestContext& ctx) {
+  RestRoute create{"POST", "/admin/api-keys", Access::kAdmin, true, [keys](RestContext& ctx) {
     std::vector<FieldError> errors;
+    UnknownMembers(ctx.body, {"name", "role"}, &errors);
     auto name = OptString(ctx.body, "name", &errors);
     auto role_name = OptString(ctx.body, "role", &errors);
     if (!name && errors.empty()) errors.push_back({"name", "required", "is required"});
@@ -33,7 +34,9 @@ void AddAdminKeyRoutes(RestRouter& router, const RestDeps& deps) {
     auto body = crm::ApiKeyJson(created->key);
     body["key"] = created->secret;  // shown once
     return Reply(201, body);
-  }});
+  }};
+  create.secret_members = {"key"};
+  router.Add(std::move(create));
 
   router.Add({"GET", "/admin/api-keys/{id}", Access::kAdmin, false, [keys](RestContext& ctx) {
     auto id = ParseId(ctx.Param("id"));
@@ -47,6 +50,7 @@ void AddAdminKeyRoutes(RestRouter& router, const RestDeps& deps) {
     auto id = ParseId(ctx.Param("id"));
     if (!id) return NotFound(ctx.req, "no such API key");
     std::vector<FieldError> errors;
+    UnknownMembers(ctx.body, {"status"}, &errors);
     auto status = OptString(ctx.body, "status", &errors);
     if (!status && errors.empty()) errors.push_back({"status", "required", "is required"});
     if (status && *status != "enabled" && *status != "disabled")

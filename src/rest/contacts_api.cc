@@ -38,9 +38,12 @@ http::Response ContactError(const RestContext& ctx, const Error& e) {
                              .errors = {{"status", "invalid_transition", e.message}}});
   // A list named in the body that does not exist is a problem with the body, not a
   // missing resource at this URL.
-  if (e.code == Errc::kNotFound)
+  if (e.code == Errc::kNotFound) {
+    bool tag = e.message.rfind("tag", 0) == 0;
     return Problem(ctx.req, {.status = 422, .code = "validation_failed", .detail = e.message,
-                             .errors = {{"lists", "unknown_list", e.message}}});
+                             .errors = {{tag ? "tags" : "lists", tag ? "unknown_tag" : "unknown_list",
+                                         e.message}}});
+  }
   return ProblemFromError(ctx.req, e);
 }
 

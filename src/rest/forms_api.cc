@@ -83,7 +83,12 @@ RestHandler Preflight(crm::FormRepo* forms, std::string methods) {
     if (!form) return form.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
                                                            : ProblemFromError(ctx.req, form.error());
     auto origin = ctx.req.Header("Origin");
-    if (!origin || !form->AllowsOrigin(std::string(*origin)))
+    if (!origin) {  // a plain OPTIONS, not a CORS preflight: say what the path allows
+      http::Response r = http::Response::Empty(204);
+      r.Set("Allow", methods);
+      return r;
+    }
+    if (!form->AllowsOrigin(std::string(*origin)))
       return Problem(ctx.req, {.status = 403, .code = "origin_not_allowed",
                                .detail = "this form does not accept requests from that origin"});
     http::Response r = http::Response::Empty(204);

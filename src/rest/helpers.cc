@@ -25,6 +25,16 @@ http::Response Invalid(const http::Request& req, std::vector<FieldError> errors,
                        .errors = std::move(errors)});
 }
 
+void UnknownMembers(const nlohmann::json& obj, std::initializer_list<const char*> known,
+                    std::vector<FieldError>* errors) {
+  if (!obj.is_object()) return;
+  for (const auto& [k, v] : obj.items()) {
+    bool ok = false;
+    for (const char* m : known) ok = ok || k == m;
+    if (!ok) errors->push_back({k, "unknown_member", "is not a member of this request"});
+  }
+}
+
 http::Response NotFound(const http::Request& req, std::string detail) {
   return Problem(req, {.status = 404, .code = "not_found", .detail = std::move(detail)});
 }
@@ -90,6 +100,8 @@ http::Response InvalidFromError(const http::Request& req, const Error& error) {
                               m[end] == '.' || m[end] == '[' || m[end] == ']'))
       ++end;
     std::string field = end > 0 && end < m.size() ? m.substr(0, end) : "";
+    if (field == "tag") field = "tags";  // "tag name ..." is about the tags member
+    if (field == "list") field = "lists";
     std::string code = m.find("email") == 0 && m.find("not valid") != std::string::npos
                            ? "invalid_email"
                            : "invalid";

@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers shared by the REST route groups.
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,9 @@ std::optional<std::string> OptString(const nlohmann::json& obj, const char* name
 // Reads an optional array of strings; wrong shapes add a field error.
 std::optional<std::vector<std::string>> OptStringArray(const nlohmann::json& obj, const char* name,
                                                        std::vector<FieldError>* errors);
+// Adds an "unknown_member" error for each member of `obj` not in `known`.
+void UnknownMembers(const nlohmann::json& obj, std::initializer_list<const char*> known,
+                    std::vector<FieldError>* errors);
 std::optional<bool> OptBool(const nlohmann::json& obj, const char* name,
                             std::vector<FieldError>* errors);
 

@@ -9,6 +9,7 @@
 
 #include "src/core/log.h"
 #include "src/core/crypto.h"
+#include "src/core/json_parse.h"
 #include "src/crm/api_keys.h"
 #include "src/crm/idempotency.h"
 #include "src/crm/services.h"
@@ -182,9 +183,14 @@ http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
     if (!ct || !IsJsonContentType(*ct))
       return Problem(req, {.status = 415, .code = "unsupported_media_type",
                            .detail = "send the body as application/json"});
-    ctx.body = nlohmann::json::parse(req.body, nullptr, false);
-    if (ctx.body.is_discarded())
-      return Problem(req, {.status = 400, .code = "malformed_json", .detail = "the body is not valid JSON"});
+    ParsedJson parsed = ParseJsonStrict(req.body);
+    if (!parsed) {
+      const char* code = parsed.problem == JsonProblem::kTooDeep       ? "json_too_deep"
+                         : parsed.problem == JsonProblem::kDuplicateKey ? "duplicate_member"
+                                                                        : "malformed_json";
+      return Problem(req, {.status = 400, .code = code, .detail = parsed.detail});
+    }
+    ctx.body = std::move(parsed.value);
     if (!ctx.body.is_object())
       return Problem(req, {.status = 400, .code = "malformed_json",
                            .detail = "the body must be a JSON object"});
@@ -218,6 +224,7 @@ http::Response RestApi::WithIdempotency(const http::Request& req, const RestRout
                                             saved.value("content_type", "application/json"));
     r.Set("Cache-Control", "no-store");
     r.Set("Idempotent-Replayed", "true");
+    if (std::string loc = saved.value("location", ""); !loc.empty()) r.Set("Location", loc);
     return r;
   };
   auto found = deps_.db->Read([&](store::Conn& c) { return store.Find(c, scope, key); });
@@ -241,8 +248,17 @@ http::Response RestApi::WithIdempotency(const http::Request& req, const RestRout
 
   http::Response resp = route.handler(ctx);
   if (resp.status >= 200 && resp.status < 300) {
+    std::string body = resp.body;
+    if (!route.secret_members.empty()) {
+      auto j = nlohmann::json::parse(body, nullptr, false);
+      if (j.is_object()) {
+        for (const auto& m : route.secret_members) j.erase(m);
+        body = j.dump();
+      }
+    }
     nlohmann::json saved = {{"status", resp.status},
-                            {"body", resp.body},
+                            {"body", body},
+                            {"location", std::string(resp.Header("Location").value_or(""))},
                             {"content_type", std::string(resp.Header("Content-Type").value_or("application/json"))},
                             {"fingerprint", fingerprint}};
     auto st = deps_.db->Write([&](store::Conn& c) { return store.Remember(c, scope, key, saved); });

@@ -47,6 +47,10 @@ struct RestRoute {
   std::function<void(const http::Request&, const std::map<std::string, std::string>& params,
                      http::Response&)>
       finish;
+  // Top-level members of a 2xx body that hold a secret shown once (an API key, a webhook
+  // secret): an Idempotency-Key replay answers the stored body without them, and they are
+  // never stored.
+  std::vector<std::string> secret_members;
 };
 
 class RestRouter {

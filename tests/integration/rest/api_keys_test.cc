@@ -81,7 +81,7 @@ TEST(RestErrors, WrongMethodIs405WithAllow) {
   TestServer server;
   auto r = server.Send("PUT", std::string(kBase) + "/admin/api-keys");
   EXPECT_EQ(r.status, 405);
-  EXPECT_EQ(r.Header("Allow").value_or(""), "GET, POST");
+  EXPECT_EQ(r.Header("Allow").value_or(""), "GET, HEAD, POST");
   EXPECT_TRUE(IsProblem(r));
   auto nf = server.Get(std::string(kBase) + "/nothing/here");
   EXPECT_EQ(nf.status, 404);

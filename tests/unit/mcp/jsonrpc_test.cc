@@ -151,3 +151,16 @@ TEST(JsonRpcRobustness, ArbitraryInputYieldsMessageXorError) {
 
 }  // namespace
 }  // namespace crmd::mcp::jsonrpc
+
+namespace crmd::mcp::jsonrpc {
+namespace {
+
+TEST(JsonRpc, AMemberGivenTwiceIsAParseError) {
+  auto out = Parse(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","method":"ping"})");
+  ASSERT_FALSE(out.message.has_value());
+  EXPECT_EQ(out.error->code, kParseError);
+  EXPECT_NE(out.error->message.find("method"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace crmd::mcp::jsonrpc

@@ -1,0 +1,28 @@
+#pragma once
+// Parsing untrusted JSON bodies (REST, MCP, incoming webhooks) more strictly than
+// nlohmann::json::parse: a document nested deeper than `max_depth` is refused (deep
+// documents exhaust the stack later, when they are serialised or walked), and so is an
+// object with the same member twice (which value wins is otherwise an accident of the
+// parser). Pure function; thread-safe.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace crmd {
+
+inline constexpr int kMaxJsonDepth = 64;
+
+enum class JsonProblem { kNone, kSyntax, kTooDeep, kDuplicateKey };
+
+struct ParsedJson {
+  nlohmann::json value;           // discarded when problem != kNone
+  JsonProblem problem = JsonProblem::kNone;
+  std::string detail;             // e.g. "member \"email\" appears twice"
+  explicit operator bool() const { return problem == JsonProblem::kNone; }
+};
+
+ParsedJson ParseJsonStrict(std::string_view text, int max_depth = kMaxJsonDepth);
+
+}  // namespace crmd

@@ -1,0 +1,141 @@
+// Regressions from black-box testing of the REST API: hostile JSON, secrets and
+// Idempotency-Key, HEAD/OPTIONS, and error fields that name the right member.
+#include <gtest/gtest.h>
+
+#include "src/crm/services.h"
+#include "tests/integration/rest/rest_fixture.h"
+
+namespace crmd::resttest {
+namespace {
+
+using crmd::testing::JsonBody;
+using crmd::testing::TestServer;
+using nlohmann::json;
+
+std::string Url(const std::string& p) { return std::string(kBase) + p; }
+
+http::Headers JsonWith(const std::string& key) {
+  return {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + key}};
+}
+
+TEST(RestHardening, DeeplyNestedJsonIs400AndTheServerStaysUp) {
+  TestServer server;
+  auto key = NewKey(server);
+  const int n = 70000;  // crashed a worker's stack when it was serialised
+  std::string body = R"({"email":"deep@example.com","custom_fields":{"a":)" + std::string(n, '[') +
+                     std::string(n, ']') + "}}";
+  auto r = server.Send("POST", Url("/contact"), body, JsonWith(key));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(IsProblem(r));
+  EXPECT_EQ(JsonBody(r)["code"], "json_too_deep");
+  EXPECT_EQ(server.Get("/healthz").status, 200);
+  EXPECT_FALSE(server.app().services().crm->contacts->GetByEmail("deep@example.com"));
+}
+
+TEST(RestHardening, AMemberGivenTwiceIs400) {
+  TestServer server;
+  auto key = NewKey(server);
+  auto r = server.Send("POST", Url("/contact"), R"({"email":"a@example.com","email":"b@example.com"})",
+                       JsonWith(key));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(JsonBody(r)["code"], "duplicate_member");
+  EXPECT_NE(JsonBody(r)["detail"].get<std::string>().find("email"), std::string::npos);
+  EXPECT_FALSE(server.app().services().crm->contacts->GetByEmail("b@example.com"));
+}
+
+TEST(RestHardening, AnApiKeySecretIsNeverReplayedNorStored) {
+  TestServer server;
+  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto h = Bearer(admin);
+  h.push_back({"Idempotency-Key", "make-key-1"});
+  auto first = server.PostJson(Url("/admin/api-keys"), {{"name", "zap"}}, h);
+  ASSERT_EQ(first.status, 201) << first.body;
+  std::string secret = JsonBody(first)["key"];
+  auto again = server.PostJson(Url("/admin/api-keys"), {{"name", "zap"}}, h);
+  EXPECT_EQ(again.status, 201);
+  EXPECT_EQ(again.Header("Idempotent-Replayed").value_or(""), "true");
+  EXPECT_FALSE(JsonBody(again).contains("key"));
+  EXPECT_EQ(JsonBody(again)["id"], JsonBody(first)["id"]);
+  EXPECT_EQ(again.body.find(secret), std::string::npos);
+  auto stored = server.app().services().db->Read([&](store::Conn& c) {
+    return c.Query("SELECT response FROM idempotency_keys");
+  });
+  ASSERT_TRUE(stored);
+  ASSERT_FALSE(stored->empty());
+  for (const auto& row : *stored) EXPECT_EQ(row.Str(0).find(secret), std::string::npos);
+}
+
+TEST(RestHardening, AdminKeyEndpointsRefuseUnknownMembers) {
+  TestServer server;
+  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto r = server.PostJson(Url("/admin/api-keys"), {{"name", "e"}, {"status", "disabled"}}, Bearer(admin));
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(JsonBody(r)["errors"][0]["field"], "status");
+  EXPECT_EQ(JsonBody(r)["errors"][0]["code"], "unknown_member");
+  auto list = server.app().services().api_keys->List();
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->size(), 1u);  // only the admin key: nothing was created
+  auto p = server.Send("PATCH", Url("/admin/api-keys/" + std::to_string((*list)[0].id)),
+                       R"({"status":"enabled","role":"integration"})", JsonWith(admin));
+  EXPECT_EQ(p.status, 422);
+}
+
+TEST(RestHardening, HeadIsServedWhereGetIsWithoutABody) {
+  TestServer server;
+  auto key = NewKey(server);
+  ASSERT_EQ(server.PostJson(Url("/contact"), {{"email", "h@example.com"}}, Bearer(key)).status, 201);
+  auto get = server.Get(Url("/contact/h@example.com"), Bearer(key));
+  auto head = server.Send("HEAD", Url("/contact/h@example.com"), "", Bearer(key));
+  EXPECT_EQ(head.status, 200);
+  EXPECT_TRUE(head.body.empty());
+  EXPECT_EQ(head.Header("Content-Length").value_or(""), std::to_string(get.body.size()));
+  EXPECT_EQ(server.Send("HEAD", Url("/openapi.json")).status, 200);
+  auto put = server.Send("PUT", Url("/contact/h@example.com"), "", Bearer(key));
+  EXPECT_EQ(put.Header("Allow").value_or(""), "GET, HEAD");
+}
+
+TEST(RestHardening, ErrorsNameTheMemberTheyAreAbout) {
+  TestServer server;
+  auto key = NewKey(server);
+  auto tag = server.PostJson(Url("/contact"), {{"email", "t@example.com"}, {"tags", {999}}}, Bearer(key));
+  EXPECT_EQ(tag.status, 422) << tag.body;
+  EXPECT_EQ(JsonBody(tag)["errors"][0]["field"], "tags");
+  auto longtag = server.PostJson(Url("/contact"), {{"email", "t@example.com"}, {"tags", {std::string(1000, 'x')}}},
+                                 Bearer(key));
+  EXPECT_EQ(longtag.status, 422);
+  EXPECT_EQ(JsonBody(longtag)["errors"][0]["field"], "tags");
+}
+
+TEST(RestHardening, ReplayedCreateKeepsItsLocation) {
+  TestServer server;
+  auto key = NewKey(server);
+  auto h = Bearer(key);
+  h.push_back({"Idempotency-Key", "loc-1"});
+  auto first = server.PostJson(Url("/contact"), {{"email", "loc@example.com"}}, h);
+  auto again = server.PostJson(Url("/contact"), {{"email", "loc@example.com"}}, h);
+  ASSERT_EQ(first.status, 201);
+  EXPECT_EQ(again.Header("Idempotent-Replayed").value_or(""), "true");
+  EXPECT_EQ(again.Header("Location").value_or("-"), first.Header("Location").value_or(""));
+}
+
+TEST(RestHardening, FormsNameContactLimitsAsFormFieldsAndPlainOptionsAnswers) {
+  TestServer server;
+  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  json def = {{"name", "f"},
+              {"fields", {{{"name", "email"}, {"type", "Email"}, {"required", true}},
+                          {{"name", "first_name"}, {"type", "Input"}}}},
+              {"allowed_origins", {"*"}}};
+  auto created = server.PostJson(Url("/admin/forms"), def, Bearer(admin));
+  ASSERT_EQ(created.status, 201) << created.body;
+  std::string id = std::to_string(JsonBody(created)["id"].get<int64_t>());
+  auto r = server.PostJson(Url("/form/submit/" + id),
+                           {{"fields", {{"email", "f@example.com"}, {"first_name", std::string(500, 'a')}}}});
+  EXPECT_EQ(r.status, 422) << r.body;
+  EXPECT_EQ(JsonBody(r)["errors"][0]["field"], "fields.first_name");
+  auto opt = server.Send("OPTIONS", Url("/form/submit/" + id));
+  EXPECT_EQ(opt.status, 204);
+  EXPECT_EQ(opt.Header("Allow").value_or(""), "POST, OPTIONS");
+}
+
+}  // namespace
+}  // namespace crmd::resttest
