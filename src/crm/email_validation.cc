@@ -65,6 +65,24 @@ char32_t LowerCodePoint(char32_t c) {
 }
 
 // RFC 3492 §6.3 encoding.
+void AppendUtf8(char32_t c, std::string* out) {
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
 std::string PunycodeEncode(const std::u32string& input) {
   constexpr uint32_t kBase = 36, kTmin = 1, kTmax = 26, kSkew = 38, kDamp = 700;
   auto adapt = [](uint32_t delta, uint32_t numpoints, bool first) {
@@ -144,7 +162,11 @@ Result<std::string> CheckLocal(std::string_view local) {
     if (!IsAtext(static_cast<unsigned char>(c)))
       return Fail(Errc::kInvalidArgument, "syntax:local_bad_character");
   }
-  return AsciiLowerStr(local);
+  // Lower-case with the same mapping as domains, so that ZOË@ and zoë@ are one contact.
+  std::string out;
+  out.reserve(local.size());
+  for (char32_t c : cps) AppendUtf8(LowerCodePoint(c), &out);
+  return out;
 }
 
 }  // namespace

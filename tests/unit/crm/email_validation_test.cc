@@ -62,6 +62,17 @@ TEST(EmailSyntax, AcceptsUtf8LocalPart_Rfc6531) {
   EXPECT_FALSE(NormalizeEmail("bad\xff@example.com"));
 }
 
+TEST(EmailSyntax, NonAsciiLocalPartsAreLowerCasedLikeDomains) {
+  auto upper = NormalizeEmail("ZOË@Example.com");
+  auto lower = NormalizeEmail("zoë@example.com");
+  ASSERT_TRUE(upper);
+  ASSERT_TRUE(lower);
+  EXPECT_EQ(*upper, *lower);
+  EXPECT_EQ(*upper, "zo\xc3\xab@example.com");
+  EXPECT_EQ(*NormalizeEmail("ΑΛΦΑ@example.com"), *NormalizeEmail("αλφα@example.com"));
+  EXPECT_EQ(*NormalizeEmail("用户@example.com"), "用户@example.com");  // no case: unchanged
+}
+
 TEST(EmailValidator, FlagsDisposableDomainsAndTheirSubdomains) {
   EmailValidator v({});
   auto r = v.Validate("someone@mailinator.com", ValidationMode::kSyntax);
