@@ -71,8 +71,8 @@ Result<CreatedApiKey> ApiKeys::Create(std::string name, ApiKeyRole role) {
     std::string secret = prefix + "_" + random_.Token(32);
     auto id = db_.Write([&](store::Conn& c) {
       return c.InsertReturningId(
-          "INSERT INTO api_keys (name, prefix, secret_hash, role, status, created_at) "
-          "VALUES (?, ?, ?, ?, 'enabled', ?) RETURNING id",
+          "INSERT INTO api_keys (id, name, prefix, secret_hash, role, status, created_at) "
+          "VALUES (" + store::NextIdSql("api_keys") + ", ?, ?, ?, ?, 'enabled', ?) RETURNING id",
           {name, prefix, crypto::HashSecret(secret), std::string(ApiKeyRoleName(role)), now});
     });
     if (!id && id.error().code == Errc::kAlreadyExists) continue;

@@ -68,9 +68,9 @@ Status LoadMemberships(store::Conn& c, Contact* contact) {
 
 Result<int64_t> InsertContact(store::Conn& c, const Contact& k) {
   return c.InsertReturningId(
-      "INSERT INTO contacts (email, first_name, last_name, phone, status, type, source, "
-      "custom_fields, revision, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-      "RETURNING id",
+      "INSERT INTO contacts (id, email, first_name, last_name, phone, status, type, source, "
+      "custom_fields, revision, created_at, updated_at) VALUES (" + store::NextIdSql("contacts") +
+      ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
       {k.email, k.first_name, k.last_name, k.phone, k.status, k.type, k.source,
        k.custom_fields.dump(), k.revision, k.created_at, k.updated_at});
 }

@@ -88,9 +88,9 @@ Result<SeedReport> Seed(store::Database& db, const SeedOptions& o) {
         for (auto& ch : email) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
         int64_t created = o.now - std::uniform_int_distribution<int64_t>(0, 365 * 86400)(rng);
         auto id = c.InsertReturningId(
-            "INSERT INTO contacts (email, first_name, last_name, phone, status, type, source, "
-            "custom_fields, revision, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) "
-            "RETURNING id",
+            "INSERT INTO contacts (id, email, first_name, last_name, phone, status, type, source, "
+            "custom_fields, revision, created_at, updated_at) VALUES (" + store::NextIdSql("contacts") +
+            ", ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING id",
             {email, first, last, "+1 555 " + std::to_string(1000000 + seq % 9000000),
              std::string(kStatus[status_dist(rng)]),
              std::string(std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? "customer" : "lead"),

@@ -67,6 +67,15 @@ class Conn {
   Result<int64_t> InsertReturningId(std::string_view sql, const std::vector<Value>& params = {});
 };
 
+// The SQL expression for a new row's id in `table` that never reuses a deleted one (see
+// migration 0041): one above both the table's maximum and its recorded high-water mark.
+// `table` must be a fixed name ("contacts", "api_keys"), never input.
+inline std::string NextIdSql(std::string_view table) {
+  std::string t(table);
+  return "(SELECT MAX(x) + 1 FROM (SELECT COALESCE(MAX(id), 0) AS x FROM " + t +
+         " UNION ALL SELECT last_id FROM id_high_water WHERE tbl = '" + t + "'))";
+}
+
 class Database {
  public:
   virtual ~Database() = default;

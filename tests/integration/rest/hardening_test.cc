@@ -137,5 +137,25 @@ TEST(RestHardening, FormsNameContactLimitsAsFormFieldsAndPlainOptionsAnswers) {
   EXPECT_EQ(opt.Header("Allow").value_or(""), "POST, OPTIONS");
 }
 
+TEST(RestHardening, IdsOfDeletedContactsAndKeysAreNeverReused) {
+  TestServer server;
+  auto key = NewKey(server);
+  auto a = server.PostJson(Url("/contact"), {{"email", "reuse1@example.com"}}, Bearer(key));
+  ASSERT_EQ(a.status, 201);
+  int64_t first = JsonBody(a)["contact"]["id"];
+  ASSERT_EQ(server.Send("DELETE", Url("/contact/delete/reuse1@example.com"), "", Bearer(key)).status, 200);
+  auto b = server.PostJson(Url("/contact"), {{"email", "reuse2@example.com"}}, Bearer(key));
+  ASSERT_EQ(b.status, 201);
+  EXPECT_GT(JsonBody(b)["contact"]["id"].get<int64_t>(), first);
+
+  auto& keys = *server.app().services().api_keys;
+  auto k1 = keys.Create("one", crm::ApiKeyRole::kIntegration);
+  ASSERT_TRUE(k1);
+  ASSERT_TRUE(keys.Delete(k1->key.id));
+  auto k2 = keys.Create("two", crm::ApiKeyRole::kIntegration);
+  ASSERT_TRUE(k2);
+  EXPECT_GT(k2->key.id, k1->key.id);
+}
+
 }  // namespace
 }  // namespace crmd::resttest
