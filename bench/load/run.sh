@@ -3,7 +3,7 @@
 # against GET /healthz measured in the same run on the same server (the baseline: the
 # HTTP stack with no auth, no JSON-RPC, no database).
 #
-#   bench/load/run.sh [build-dir] [seconds] [connections]
+#   [LOAD_EXTRA_ARGS="--mcp_validate_output=true"] bench/load/run.sh [build-dir] [seconds] [connections]
 #
 # Needs wrk (Debian package). Starts its own crmd on a free port with a fresh SQLite
 # database (per-principal rate limit off), registers a confidential client, grants it
@@ -24,7 +24,7 @@ DB="sqlite:$TMP/crmd.db"
 trap 'kill $PID 2>/dev/null || true; rm -rf "$TMP"' EXIT
 
 "$CRMD" --port="$PORT" --database_url="$DB" --log_level=warn --worker_threads=2 --io_threads=1 \
-  --mcp_calls_per_second=0 \
+  --mcp_calls_per_second=0 ${LOAD_EXTRA_ARGS:-} \
   >"$TMP/crmd.out" 2>"$TMP/crmd.err" &
 PID=$!
 for _ in $(seq 1 100); do curl -sf "$BASE/readyz" >/dev/null && break; sleep 0.1; done

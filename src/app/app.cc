@@ -85,7 +85,7 @@ http::Response McpUnauthorized(const App::Services& s, const Error& error) {
 void CreateMcpRegistry(App::Services& s) {
   s.tools = std::make_unique<mcp::ToolRegistry>(mcp::ToolRegistryOptions{
       // Tool output is checked in every build: a mismatch is a bug we want in the logs.
-      .validate_output = true,
+      .validate_output = s.config.mcp_validate_output,
   });
 }
 

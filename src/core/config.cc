@@ -70,6 +70,7 @@ Status Config::Set(const std::string& key, const std::string& v) {
   else if (key == "tls_cert_file") tls_cert_file = v;
   else if (key == "tls_key_file") tls_key_file = v;
   else if (key == "allow_insecure_http") return set_bool(allow_insecure_http);
+  else if (key == "mcp_validate_output") return set_bool(mcp_validate_output);
   else if (key == "io_threads") return set_int(io_threads);
   else if (key == "worker_threads") return set_int(worker_threads);
   else if (key == "database_url") database_url = v;

@@ -45,6 +45,10 @@ struct Config {
   // MCP: sustained tools/call per second per principal (token bucket; <= 0 disables)
   double mcp_calls_per_second = 100;
   double mcp_calls_burst = 1000;
+  // Check every tool result against its output schema before sending it. Costs about a
+  // third of a simple call's CPU; the test servers and the e2e suite turn it on, so a
+  // result that breaks its schema fails the tests rather than an assistant.
+  bool mcp_validate_output = false;
 
   // REST
   std::string rest_root = "api";

@@ -63,7 +63,7 @@ if ! "$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" <<<"$E2E_PASSWORD" 
 fi
 
 say "starting crmd on $BASE"
-"$CRMD" --port="$PORT" --database_url="$DB" --log_level="${E2E_LOG_LEVEL:-warn}" >"$TMP/crmd.log" 2>&1 &
+"$CRMD" --port="$PORT" --database_url="$DB" --log_level="${E2E_LOG_LEVEL:-warn}" --mcp_validate_output=true >"$TMP/crmd.log" 2>&1 &
 CRMD_PID=$!
 ready=0
 for _ in $(seq 1 100); do

@@ -29,6 +29,7 @@ TestServer::TestServer(TestServerOptions options) {
   cfg.log_level = "warn";
   cfg.allow_private_network_targets = true;
   cfg.shutdown_grace_s = 2;
+  cfg.mcp_validate_output = true;  // every tool result in the tests is checked against its schema
   if (options.configure) options.configure(cfg);
   auto app = app::App::Create(cfg);
   if (!app) throw std::runtime_error("App::Create: " + app.error().message + " " + app.error().detail);
