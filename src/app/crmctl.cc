@@ -315,6 +315,10 @@ std::map<std::string, Entry> Commands() {
                  rest::ApiKeyCommand};
   c["form"] = {"form create <file.json> | update <id> <file.json> | list | get <id> | delete <id>",
                rest::FormCommand};
+  c["webhook"] = {"webhook create <url> <event,...|all> | list | enable <id> | disable <id> | "
+                  "delete <id> | deliveries [<endpoint_id>] | attempts <delivery_id> | "
+                  "redeliver <delivery_id>",
+                  rest::WebhookCommand};
   return c;
 }
 

@@ -106,6 +106,7 @@ RestApi::RestApi(RestDeps deps)
     AddFormRoutes(router_, deps_);
     AddAdminFormRoutes(router_, deps_);
   }
+  if (deps_.endpoints && deps_.deliveries) AddAdminWebhookRoutes(router_, deps_);
 }
 
 RestApi::~RestApi() = default;

@@ -80,5 +80,7 @@ void AddAdminKeyRoutes(RestRouter& router, const RestDeps& deps);
 void AddContactRoutes(RestRouter& router, const RestDeps& deps);
 void AddFormRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps);
+// REQUIRES: deps.endpoints and deps.deliveries.
+void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps);
 
 }  // namespace crmd::rest

@@ -1,5 +1,7 @@
 // Admin endpoints for outgoing webhooks: /admin/webhooks[/{id}], the delivery log
 // /admin/webhook-deliveries[/{id}] and manual redelivery. Admin role required.
+#include <algorithm>
+
 #include "src/rest/helpers.h"
 #include "src/rest/rest_api.h"
 #include "src/webhooks/deliveries.h"
@@ -8,14 +10,13 @@
 namespace crmd::rest {
 namespace {
 
+// kPermissionDenied from the SSRF check is 422 target_not_allowed (the URL is the
+// problem, not the caller's rights); kInvalidArgument names its field.
 http::Response InputError(const http::Request& req, const Error& e) {
-  if (e.code != Errc::kInvalidArgument && e.code != Errc::kPermissionDenied)
-    return ProblemFromError(req, e);
-  std::string field = e.message.substr(0, e.message.find(':'));
   if (e.code == Errc::kPermissionDenied)
     return Problem(req, {.status = 422, .code = "target_not_allowed", .detail = e.message,
                          .errors = {{"url", "target_not_allowed", e.message}}});
-  return Invalid(req, {{field, "invalid", e.message}});
+  return InvalidFromError(req, e);
 }
 
 }  // namespace
@@ -74,7 +75,7 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
     for (const auto& [k, v] : http::ParseForm(ctx.req.query)) {
       if (k == "endpoint_id") f.endpoint_id = ParseId(v);
       else if (k == "status") f.status = v;
-      else if (k == "limit") f.limit = static_cast<int>(ParseId(v).value_or(50));
+      else if (k == "limit") f.limit = static_cast<int>(std::min<int64_t>(ParseId(v).value_or(50), 1000));
     }
     auto list = dels->List(f);
     if (!list) return ProblemFromError(ctx.req, list.error());

@@ -1,4 +1,4 @@
-// crmctl webhook ...: endpoints, the delivery log and manual redelivery.
+// crmctl webhook ...: outgoing endpoints, the delivery log and manual redelivery.
 #include <cstdio>
 #include <fstream>
 #include <sstream>

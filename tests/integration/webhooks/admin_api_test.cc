@@ -1,0 +1,225 @@
+// The admin REST endpoints for outgoing webhooks, over loopback against a real crmd, with
+// a real receiver: create (secret once), list, get, patch, disable, delete, the delivery
+// log with its attempts, manual redelivery, and the SSRF refusal of internal targets.
+#include <gtest/gtest.h>
+
+#include "src/app/app.h"
+#include "src/app/services.h"
+#include "src/crm/api_keys.h"
+#include "tests/integration/rest/rest_fixture.h"
+#include "tests/integration/webhooks/receiver.h"
+#include "tests/support/test_server.h"
+
+namespace crmd::webhooktest {
+namespace {
+
+using crmd::testing::JsonBody;
+using crmd::testing::TestServer;
+using crmd::testing::TestServerOptions;
+using resttest::Bearer;
+using resttest::IsProblem;
+using resttest::kBase;
+
+void FastWebhooks(Config& c) {
+  c.webhook_poll_interval_ms = 100;
+  c.webhook_backoff_base_s = 1;
+  c.webhook_backoff_max_s = 2;
+  c.webhook_timeout_ms = 3000;
+}
+
+struct AdminFixture {
+  explicit AdminFixture(TestServerOptions options = {.configure = FastWebhooks})
+      : server(std::move(options)),
+        admin(resttest::NewKey(server, crm::ApiKeyRole::kAdmin, "admin")) {}
+
+  http::ClientResponse Post(const std::string& path, const nlohmann::json& body) {
+    return server.PostJson(std::string(kBase) + path, body, Bearer(admin));
+  }
+  http::ClientResponse Get(const std::string& path) {
+    return server.Get(std::string(kBase) + path, Bearer(admin));
+  }
+  http::ClientResponse Patch(const std::string& path, const nlohmann::json& body) {
+    auto h = Bearer(admin);
+    h.emplace_back("Content-Type", "application/json");
+    return server.Send("PATCH", std::string(kBase) + path, body.dump(), h);
+  }
+  http::ClientResponse Delete(const std::string& path) {
+    return server.Send("DELETE", std::string(kBase) + path, "", Bearer(admin));
+  }
+
+  TestServer server;
+  std::string admin;
+};
+
+// Adds a contact through the contact service: one contact.created event in the outbox.
+void NewContact(TestServer& server, const std::string& email) {
+  auto c = server.app().services().crm->contacts->Create({.kind = "system", .subject = "test"},
+                                                         {.email = email});
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+}
+
+TEST(AdminWebhooks, CreateShowsTheSecretOnceThenListGetPatchDelete) {
+  Receiver receiver;
+  AdminFixture f;
+  auto created = f.Post("/admin/webhooks", {{"url", receiver.url()},
+                                            {"events", {"contact.created", "contact.deleted"}},
+                                            {"description", "crm sync"}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  auto ep = JsonBody(created);
+  const std::string secret = ep.value("secret", "");
+  EXPECT_EQ(secret.rfind("whsec_", 0), 0u);
+  EXPECT_EQ(ep["url"], receiver.url());
+  EXPECT_EQ(ep["events"], (nlohmann::json{"contact.created", "contact.deleted"}));
+  EXPECT_EQ(ep["enabled"], true);
+  const int64_t id = ep["id"];
+  const std::string path = "/admin/webhooks/" + std::to_string(id);
+
+  auto list = f.Get("/admin/webhooks");
+  ASSERT_EQ(list.status, 200);
+  auto items = JsonBody(list)["webhooks"];
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0]["id"], id);
+  EXPECT_FALSE(items[0].contains("secret"));
+  EXPECT_EQ(list.body.find(secret), std::string::npos);
+
+  auto one = f.Get(path);
+  ASSERT_EQ(one.status, 200);
+  EXPECT_FALSE(JsonBody(one).contains("secret"));
+
+  auto patched = f.Patch(path, {{"events", {"contact.updated"}}, {"description", "v2"}});
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(JsonBody(patched)["events"], nlohmann::json{"contact.updated"});
+  EXPECT_EQ(JsonBody(patched)["description"], "v2");
+
+  auto disabled = f.Patch(path, {{"enabled", false}});
+  ASSERT_EQ(disabled.status, 200);
+  EXPECT_EQ(JsonBody(disabled)["enabled"], false);
+  EXPECT_EQ(JsonBody(disabled)["disabled_reason"], "disabled by an operator");
+  auto enabled = f.Patch(path, {{"enabled", true}});
+  EXPECT_EQ(JsonBody(enabled)["enabled"], true);
+  EXPECT_TRUE(JsonBody(enabled)["disabled_reason"].is_null());
+
+  auto bad = f.Patch(path, {{"events", {"contact.exploded"}}});
+  EXPECT_EQ(bad.status, 422);
+  EXPECT_TRUE(IsProblem(bad));
+  EXPECT_EQ(JsonBody(bad)["errors"][0]["field"], "events");
+
+  auto gone = f.Delete(path);
+  ASSERT_EQ(gone.status, 200);
+  EXPECT_EQ(JsonBody(gone)["deleted"]["id"], id);
+  EXPECT_EQ(f.Get(path).status, 404);
+  EXPECT_EQ(f.Delete(path).status, 404);
+}
+
+TEST(AdminWebhooks, NeedTheAdminRole) {
+  AdminFixture f;
+  auto integration = resttest::NewKey(f.server);
+  auto r = f.server.Get(std::string(kBase) + "/admin/webhooks", Bearer(integration));
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(JsonBody(r)["code"], "insufficient_role");
+  EXPECT_EQ(f.server.Get(std::string(kBase) + "/admin/webhook-deliveries").status, 401);
+}
+
+TEST(AdminWebhooks, ValidationNamesTheField) {
+  AdminFixture f;
+  auto no_url = f.Post("/admin/webhooks", {{"events", {"contact.created"}}});
+  EXPECT_EQ(no_url.status, 422);
+  EXPECT_EQ(JsonBody(no_url)["errors"][0]["field"], "url");
+  auto ftp = f.Post("/admin/webhooks", {{"url", "ftp://example.com/x"}, {"events", {"contact.created"}}});
+  EXPECT_EQ(ftp.status, 422);
+  EXPECT_EQ(JsonBody(ftp)["errors"][0]["field"], "url");
+  auto no_events = f.Post("/admin/webhooks", {{"url", "https://example.com/x"}, {"events", nlohmann::json::array()}});
+  EXPECT_EQ(no_events.status, 422);
+  EXPECT_EQ(JsonBody(no_events)["errors"][0]["field"], "events");
+  auto unknown = f.Post("/admin/webhooks", {{"url", "https://example.com/x"}, {"events", {"contact.created"}}, {"colour", 1}});
+  EXPECT_EQ(unknown.status, 422);
+  EXPECT_EQ(JsonBody(unknown)["errors"][0]["field"], "colour");
+}
+
+TEST(AdminWebhooks, PrivateAndLoopbackTargetsAreRefusedUnlessAllowed) {
+  AdminFixture f({.configure = [](Config& c) { c.allow_private_network_targets = false; }});
+  for (const char* url : {"http://127.0.0.1:9/hook", "http://localhost/hook", "http://10.1.2.3/x",
+                          "http://192.168.1.1/x", "http://[::1]/x", "http://169.254.169.254/latest",
+                          "http://crm.internal/x"}) {
+    auto r = f.Post("/admin/webhooks", {{"url", url}, {"events", {"contact.created"}}});
+    EXPECT_EQ(r.status, 422) << url;
+    EXPECT_TRUE(IsProblem(r)) << url;
+    auto body = JsonBody(r);
+    EXPECT_EQ(body["code"], "target_not_allowed") << url;
+    EXPECT_EQ(body["type"], "urn:crmd:problem:target_not_allowed");
+    EXPECT_EQ(body["errors"][0]["field"], "url");
+  }
+  auto list = f.Get("/admin/webhooks");
+  EXPECT_EQ(JsonBody(list)["webhooks"].size(), 0u);
+  // The same check on PATCH.
+  auto ok = f.Post("/admin/webhooks", {{"url", "https://hooks.example.com/x"}, {"events", {"contact.created"}}});
+  ASSERT_EQ(ok.status, 201) << ok.body;
+  auto r = f.Patch("/admin/webhooks/" + std::to_string(JsonBody(ok)["id"].get<int64_t>()),
+                   {{"url", "http://127.0.0.1/x"}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(JsonBody(r)["code"], "target_not_allowed");
+}
+
+TEST(AdminWebhooks, LoopbackTargetAllowedByConfig) {
+  Receiver receiver;
+  AdminFixture f;  // TestServer allows private targets
+  auto r = f.Post("/admin/webhooks", {{"url", receiver.url()}, {"events", {"contact.created"}}});
+  EXPECT_EQ(r.status, 201) << r.body;
+}
+
+TEST(AdminWebhooks, DeliveryLogShowsAttemptsAndRedeliverySendsTheSameMessageAgain) {
+  Receiver receiver;
+  receiver.set_status(500);  // the first attempt fails
+  AdminFixture f;
+  auto created = f.Post("/admin/webhooks", {{"url", receiver.url()}, {"events", {"contact.created"}}});
+  ASSERT_EQ(created.status, 201);
+  const int64_t endpoint_id = JsonBody(created)["id"];
+  NewContact(f.server, "log@example.com");
+  ASSERT_TRUE(receiver.WaitFor([](const auto& reqs) { return !reqs.empty(); }));
+  receiver.set_status(200);
+
+  // Wait until the retry succeeded.
+  nlohmann::json delivery;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < until) {
+    auto log = f.Get("/admin/webhook-deliveries?endpoint_id=" + std::to_string(endpoint_id));
+    ASSERT_EQ(log.status, 200) << log.body;
+    auto items = JsonBody(log)["deliveries"];
+    if (items.size() == 1 && items[0]["status"] == "succeeded") {
+      delivery = items[0];
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(delivery.is_null()) << "the delivery never succeeded";
+  EXPECT_EQ(delivery["event_type"], "contact.created");
+  EXPECT_GE(delivery["attempts"].get<int>(), 2);
+  const int64_t delivery_id = delivery["id"];
+
+  auto filtered = f.Get("/admin/webhook-deliveries?status=failed");
+  EXPECT_EQ(JsonBody(filtered)["deliveries"].size(), 0u);
+
+  auto detail = f.Get("/admin/webhook-deliveries/" + std::to_string(delivery_id));
+  ASSERT_EQ(detail.status, 200);
+  auto attempts = JsonBody(detail)["attempt_log"];
+  ASSERT_GE(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0]["status_code"], 500);
+  EXPECT_EQ(attempts[attempts.size() - 1]["status_code"], 200);
+
+  const size_t before = receiver.requests().size();
+  auto again = f.Post("/admin/webhook-deliveries/" + std::to_string(delivery_id) + "/redeliver",
+                      nlohmann::json::object());
+  ASSERT_EQ(again.status, 202) << again.body;
+  EXPECT_EQ(JsonBody(again)["status"], "pending");
+  ASSERT_TRUE(receiver.WaitFor([&](const auto& reqs) { return reqs.size() > before; }));
+  auto reqs = receiver.requests();
+  // The same webhook-id and the same bytes: receivers dedupe on the id.
+  EXPECT_EQ(reqs.back().Header("webhook-id"), reqs.front().Header("webhook-id"));
+  EXPECT_EQ(reqs.back().body, reqs.front().body);
+
+  EXPECT_EQ(f.Post("/admin/webhook-deliveries/999999/redeliver", nlohmann::json::object()).status, 404);
+  EXPECT_EQ(f.Get("/admin/webhook-deliveries/999999").status, 404);
+}
+
+}  // namespace
+}  // namespace crmd::webhooktest
