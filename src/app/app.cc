@@ -277,6 +277,13 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
           .allow_private = s.config.allow_private_network_targets,
           .batch = 20,
       });
+  s.incoming_hooks = std::make_unique<webhooks::IncomingHooks>(webhooks::IncomingHooksOptions{
+      .db = s.db.get(),
+      .clock = s.clock.get(),
+      .random = s.random.get(),
+      .contacts = s.crm->contacts.get(),
+      .lists = s.crm->lists.get(),
+  });
   s.rest_api = std::make_unique<rest::RestApi>(rest::RestDeps{
       .config = &s.config,
       .db = s.db.get(),
@@ -287,6 +294,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
       .crm = s.crm.get(),
       .endpoints = s.webhook_endpoints.get(),
       .deliveries = s.webhook_deliveries.get(),
+      .incoming = s.incoming_hooks.get(),
   });
   s.router.Prefix(s.rest_api->base_path() + "/",
                   [api = s.rest_api.get()](const http::Request& req) { return api->Handle(req); });

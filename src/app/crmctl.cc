@@ -319,6 +319,9 @@ std::map<std::string, Entry> Commands() {
                   "delete <id> | deliveries [<endpoint_id>] | attempts <delivery_id> | "
                   "redeliver <delivery_id>",
                   rest::WebhookCommand};
+  c["hook"] = {"hook create <name> <mapping JSON> [<applies JSON>] [--hmac-secret S] | list | "
+               "enable <id> | disable <id> | delete <id>   (incoming webhooks)",
+               rest::HookCommand};
   return c;
 }
 

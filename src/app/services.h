@@ -27,6 +27,7 @@
 #include "src/rest/rest_api.h"
 #include "src/webhooks/deliveries.h"
 #include "src/webhooks/endpoints.h"
+#include "src/webhooks/incoming.h"
 #include "src/webhooks/worker.h"
 #include "src/http/server.h"
 #include "src/crm/services.h"
@@ -84,6 +85,8 @@ struct App::Services {
   std::unique_ptr<webhooks::DeliveryWorker> webhook_worker;
   // app: the housekeeping sweep (started in App::Start, stopped in App::Stop).
   std::unique_ptr<Housekeeping> housekeeping;
+  // rest: incoming webhooks (POST <rest base>/hooks/<token>), upserting via crm->contacts.
+  std::unique_ptr<webhooks::IncomingHooks> incoming_hooks;
 };
 
 }  // namespace crmd::app

@@ -13,5 +13,6 @@ int ApiKeyCommand(const Config& config, const std::vector<std::string>& args);
 // crmctl form create <file.json> | update <id> <file.json> | list | get <id> | delete <id>
 int FormCommand(const Config& config, const std::vector<std::string>& args);
 int WebhookCommand(const Config& config, const std::vector<std::string>& args);
+int HookCommand(const Config& config, const std::vector<std::string>& args);
 
 }  // namespace crmd::rest

@@ -1,4 +1,5 @@
 // crmctl webhook ...: outgoing endpoints, the delivery log and manual redelivery.
+// crmctl hook ...: incoming webhooks.
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -8,10 +9,13 @@
 #include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/rest/cli.h"
+#include "src/crm/lists.h"
 #include "src/rest/helpers.h"
+#include "src/rest/rest_api.h"
 #include "src/store/db.h"
 #include "src/webhooks/deliveries.h"
 #include "src/webhooks/endpoints.h"
+#include "src/webhooks/incoming.h"
 
 namespace crmd::rest {
 namespace {
@@ -114,6 +118,78 @@ int WebhookCommand(const Config& config, const std::vector<std::string>& args) {
     auto d = dels.Redeliver(*id_arg());
     if (!d) return Fail1(d.error());
     Print(webhooks::DeliveryJson(*d));
+    return 0;
+  }
+  std::fprintf(stderr, "usage: crmctl %s\n", kUsage);
+  return 2;
+}
+
+int HookCommand(const Config& config, const std::vector<std::string>& args) {
+  constexpr const char* kUsage =
+      "hook create <name> <mapping JSON> [<applies JSON>] [--hmac-secret <secret>] | list | "
+      "enable <id> | disable <id> | delete <id>";
+  if (args.empty()) {
+    std::fprintf(stderr, "usage: crmctl %s\n", kUsage);
+    return 2;
+  }
+  auto db = store::Open(config.database_url, 1);
+  if (!db) return Fail1(db.error());
+  SystemClock clock;
+  SecureRandom random;
+  // Only Get() is used (applied lists must exist), which needs nothing but the database.
+  crm::ListService lists({.kind = crm::GroupKind::kList, .db = db->get(), .clock = &clock});
+  // No contact service: crmctl configures hooks, it never receives payloads.
+  webhooks::IncomingHooks hooks(
+      {.db = db->get(), .clock = &clock, .random = &random, .contacts = nullptr, .lists = &lists});
+  const std::string& verb = args[0];
+  auto id_arg = [&]() -> std::optional<int64_t> {
+    return args.size() >= 2 ? ParseId(args[1]) : std::nullopt;
+  };
+  if (verb == "create" && args.size() >= 3) {
+    webhooks::IncomingHookInput in{.name = args[1]};
+    std::vector<std::string> rest(args.begin() + 2, args.end());
+    for (size_t i = 0; i < rest.size(); ++i) {
+      if (rest[i] == "--hmac-secret" && i + 1 < rest.size()) {
+        in.hmac_secret = std::optional<std::string>(rest[++i]);
+        continue;
+      }
+      auto j = nlohmann::json::parse(rest[i], nullptr, false);
+      if (j.is_discarded()) {
+        std::fprintf(stderr, "crmctl: not JSON: %s\n", rest[i].c_str());
+        return 2;
+      }
+      if (!in.mapping) in.mapping = std::move(j);
+      else if (!in.applies) in.applies = std::move(j);
+      else {
+        std::fprintf(stderr, "usage: crmctl %s\n", kUsage);
+        return 2;
+      }
+    }
+    auto created = hooks.Create(in);
+    if (!created) return Fail1(created.error());
+    auto j = webhooks::IncomingHookJson(created->hook);
+    j["url"] = IncomingHookUrl(config, created->token);
+    Print(j);
+    std::fprintf(stderr, "Store the URL now: it is a secret and is not shown again.\n");
+    return 0;
+  }
+  if (verb == "list") {
+    auto list = hooks.List();
+    if (!list) return Fail1(list.error());
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& h : *list) out.push_back(webhooks::IncomingHookJson(h));
+    Print(out);
+    return 0;
+  }
+  if ((verb == "enable" || verb == "disable") && id_arg()) {
+    auto h = hooks.Update(*id_arg(), {.enabled = verb == "enable"});
+    if (!h) return Fail1(h.error());
+    Print(webhooks::IncomingHookJson(*h));
+    return 0;
+  }
+  if (verb == "delete" && id_arg()) {
+    if (auto st = hooks.Delete(*id_arg()); !st) return Fail1(st.error());
+    std::printf("deleted incoming webhook %s\n", args[1].c_str());
     return 0;
   }
   std::fprintf(stderr, "usage: crmctl %s\n", kUsage);

@@ -107,6 +107,7 @@ RestApi::RestApi(RestDeps deps)
     AddAdminFormRoutes(router_, deps_);
   }
   if (deps_.endpoints && deps_.deliveries) AddAdminWebhookRoutes(router_, deps_);
+  if (deps_.incoming) AddIncomingHookRoutes(router_, deps_);
 }
 
 RestApi::~RestApi() = default;

@@ -82,5 +82,9 @@ void AddFormRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.endpoints and deps.deliveries.
 void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps);
+// REQUIRES: deps.incoming. POST /hooks/{token} and /admin/incoming-hooks[/{id}].
+void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps);
+// The full receiving URL of an incoming webhook: <issuer><rest base>/hooks/<token>.
+std::string IncomingHookUrl(const Config& config, const std::string& token);
 
 }  // namespace crmd::rest

@@ -24,7 +24,7 @@ Result<std::string> Sign(std::string_view secret, std::string_view msg_id, int64
 bool VerifySignature(std::string_view secret, std::string_view msg_id, int64_t timestamp,
                      std::string_view body, std::string_view signature_header);
 
-// Incoming webhooks: "sha256=<hex HMAC-SHA256(secret, body)>" (X-Signature), constant time.
+// Incoming webhooks: "sha256=<hex HMAC-SHA256(secret, body)>" (X-Crmd-Signature), constant time.
 bool VerifyHexSignature(std::string_view secret, std::string_view body, std::string_view header);
 
 }  // namespace crmd::webhooks

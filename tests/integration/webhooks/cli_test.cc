@@ -1,4 +1,4 @@
-// crmctl webhook ..., the real binary against a real SQLite file.
+// crmctl webhook ... and crmctl hook ..., the real binary against a real SQLite file.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -103,6 +103,37 @@ TEST(CrmctlWebhook, RefusesBadInputAndPrivateTargets) {
   EXPECT_NE(Crmctl(db, {"webhook", "create", "https://x.example.com/", "contact.exploded"}).status, 0);
   EXPECT_NE(Crmctl(db, {"webhook", "frobnicate"}).status, 0);
   EXPECT_NE(Crmctl(db, {"webhook"}).status, 0);
+}
+
+TEST(CrmctlHook, CreateShowsTheUrlOnceListDisableDelete) {
+  crmd::testing::TempDir dir;
+  const std::string db = dir.path() + "/hook.db";
+  auto created = Crmctl(db, {"hook", "create", "shop", R"({"email": "data.email"})",
+                             R"({"tags": ["shop"], "status": "subscribed"})", "--hmac-secret",
+                             "0123456789abcdef0123"});
+  ASSERT_EQ(created.status, 0) << created.out;
+  auto h = Json(created);
+  const std::string url = h["url"];
+  EXPECT_EQ(url.rfind("https://crm.example.com/api/crm/v1/hooks/crmd_hook_", 0), 0u) << url;
+  EXPECT_EQ(h["hmac"], true);
+  EXPECT_EQ(h["applies"]["status"], "subscribed");
+  const std::string id = std::to_string(h["id"].get<int64_t>());
+
+  auto list = Crmctl(db, {"hook", "list"});
+  ASSERT_EQ(list.status, 0);
+  EXPECT_EQ(Json(list).size(), 1u);
+  EXPECT_EQ(list.out.find(url.substr(url.rfind('/') + 1)), std::string::npos);
+  EXPECT_EQ(list.out.find("0123456789abcdef0123"), std::string::npos);
+
+  EXPECT_EQ(Json(Crmctl(db, {"hook", "disable", id}))["enabled"], false);
+  EXPECT_EQ(Json(Crmctl(db, {"hook", "enable", id}))["enabled"], true);
+  EXPECT_EQ(Crmctl(db, {"hook", "delete", id}).status, 0);
+  EXPECT_EQ(Json(Crmctl(db, {"hook", "list"})).size(), 0u);
+
+  // Bad paths and unknown lists are refused when configured.
+  EXPECT_NE(Crmctl(db, {"hook", "create", "bad", R"({"email": "data[x]"})"}).status, 0);
+  EXPECT_NE(Crmctl(db, {"hook", "create", "bad", R"({"email": "a"})", R"({"lists": ["nope"]})"}).status, 0);
+  EXPECT_NE(Crmctl(db, {"hook", "create", "bad", "not json"}).status, 0);
 }
 
 }  // namespace

@@ -1,0 +1,99 @@
+// Incoming webhooks: the public receiving route /hooks/{token} (the token in the URL is the
+// credential) and the admin endpoints /admin/incoming-hooks[/{id}].
+#include "src/rest/helpers.h"
+#include "src/rest/rest_api.h"
+#include "src/webhooks/incoming.h"
+
+namespace crmd::rest {
+namespace {
+
+// The thin handler: everything that decides is in IncomingHooks::Receive.
+http::Response Receive(webhooks::IncomingHooks& hooks, RestContext& ctx) {
+  std::vector<webhooks::PayloadError> payload_errors;
+  auto received = hooks.Receive(
+      {.token = ctx.Param("token"),
+       .raw_body = ctx.req.body,
+       .body = &ctx.body,
+       .signature = ctx.req.Header(webhooks::IncomingHooks::kSignatureHeader),
+       .request_id = ctx.req.request_id},
+      &payload_errors);
+  if (!received) {
+    const Error& e = received.error();
+    if (e.code == Errc::kUnauthenticated)
+      return Problem(ctx.req, {.status = 401, .code = "invalid_signature", .detail = e.message});
+    if (e.code == Errc::kInvalidArgument && !payload_errors.empty()) {
+      std::vector<FieldError> errors;
+      for (auto& p : payload_errors)
+        errors.push_back({std::move(p.path), std::move(p.code), std::move(p.message)});
+      return Invalid(ctx.req, std::move(errors), e.message);
+    }
+    return InvalidFromError(ctx.req, e);
+  }
+  return Reply(200, {{"status", "accepted"},
+                     {"contact_id", received->contact_id},
+                     {"outcome", received->created   ? "created"
+                                 : received->changed ? "updated"
+                                                     : "unchanged"}});
+}
+
+}  // namespace
+
+std::string IncomingHookUrl(const Config& config, const std::string& token) {
+  return config.Issuer() + RestBasePath(config) + "/hooks/" + token;
+}
+
+void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps) {
+  webhooks::IncomingHooks* hooks = deps.incoming;
+  const Config* config = deps.config;
+
+  router.Add({"POST", "/hooks/{token}", Access::kPublic, true,
+              [hooks](RestContext& ctx) { return Receive(*hooks, ctx); }});
+
+  router.Add({"GET", "/admin/incoming-hooks", Access::kAdmin, false, [hooks](RestContext& ctx) {
+    auto list = hooks->List();
+    if (!list) return ProblemFromError(ctx.req, list.error());
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& h : *list) out.push_back(webhooks::IncomingHookJson(h));
+    return Reply(200, {{"incoming_hooks", out}});
+  }});
+
+  router.Add({"POST", "/admin/incoming-hooks", Access::kAdmin, true,
+              [hooks, config](RestContext& ctx) {
+                auto in = webhooks::IncomingHookInputFromJson(ctx.body);
+                if (!in) return InvalidFromError(ctx.req, in.error());
+                auto created = hooks->Create(*in);
+                if (!created) return InvalidFromError(ctx.req, created.error());
+                auto body = webhooks::IncomingHookJson(created->hook);
+                body["url"] = IncomingHookUrl(*config, created->token);  // shown once
+                return Reply(201, body);
+              }});
+
+  router.Add({"GET", "/admin/incoming-hooks/{id}", Access::kAdmin, false, [hooks](RestContext& ctx) {
+    auto id = ParseId(ctx.Param("id"));
+    if (!id) return NotFound(ctx.req, "no such incoming webhook");
+    auto h = hooks->Get(*id);
+    if (!h) return ProblemFromError(ctx.req, h.error());
+    return Reply(200, webhooks::IncomingHookJson(*h));
+  }});
+
+  router.Add({"PATCH", "/admin/incoming-hooks/{id}", Access::kAdmin, true, [hooks](RestContext& ctx) {
+    auto id = ParseId(ctx.Param("id"));
+    if (!id) return NotFound(ctx.req, "no such incoming webhook");
+    auto in = webhooks::IncomingHookInputFromJson(ctx.body);
+    if (!in) return InvalidFromError(ctx.req, in.error());
+    auto h = hooks->Update(*id, *in);
+    if (!h) return InvalidFromError(ctx.req, h.error());
+    return Reply(200, webhooks::IncomingHookJson(*h));
+  }});
+
+  router.Add({"DELETE", "/admin/incoming-hooks/{id}", Access::kAdmin, false, [hooks](RestContext& ctx) {
+    auto id = ParseId(ctx.Param("id"));
+    if (!id) return NotFound(ctx.req, "no such incoming webhook");
+    auto h = hooks->Get(*id);
+    if (!h) return ProblemFromError(ctx.req, h.error());
+    if (auto st = hooks->Delete(*id); !st) return ProblemFromError(ctx.req, st.error());
+    return Reply(200, {{"deleted", webhooks::IncomingHookJson(*h)}});
+  }});
+}
+
+}  // namespace crmd::rest
