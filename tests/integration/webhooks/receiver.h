@@ -1,6 +1,7 @@
 #pragma once
 // A tiny webhook receiver on loopback for the tests: crmd's own http::Server with a handler
-// that records every request and answers `status()` (settable, e.g. 503 while "down").
+// that records every request and answers `status()` (settable, e.g. 503 while "down"),
+// after `delay_ms()` (settable, to keep deliveries in flight).
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -22,6 +23,8 @@ class Receiver {
             std::lock_guard lock(mu_);
             requests_.push_back(req);
           }
+          if (int d = delay_ms_.load(); d > 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(d));
           return http::Response::Empty(status_.load());
         });
     auto port = server_->Start();
@@ -31,6 +34,7 @@ class Receiver {
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
   void set_status(int s) { status_ = s; }
+  void set_delay_ms(int d) { delay_ms_ = d; }
   std::vector<http::Request> requests() {
     std::lock_guard lock(mu_);
     return requests_;
@@ -50,6 +54,7 @@ class Receiver {
   std::unique_ptr<http::Server> server_;
   uint16_t port_ = 0;
   std::atomic<int> status_{200};
+  std::atomic<int> delay_ms_{0};
   std::mutex mu_;
   std::vector<http::Request> requests_;
 };
