@@ -33,7 +33,7 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
     return Reply(200, {{"webhooks", out}});
   }});
 
-  router.Add({"POST", "/admin/webhooks", Access::kAdmin, true, [eps](RestContext& ctx) {
+  RestRoute create{"POST", "/admin/webhooks", Access::kAdmin, true, [eps](RestContext& ctx) {
     auto in = webhooks::EndpointInputFromJson(ctx.body);
     if (!in) return InputError(ctx.req, in.error());
     auto created = eps->Create(*in);
@@ -41,7 +41,9 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
     auto body = webhooks::EndpointJson(created->first);
     body["secret"] = created->second;  // shown once
     return Reply(201, body);
-  }});
+  }};
+  create.secret_members = {"secret"};  // never stored for an Idempotency-Key replay
+  router.Add(std::move(create));
 
   router.Add({"GET", "/admin/webhooks/{id}", Access::kAdmin, false, [eps](RestContext& ctx) {
     auto id = ParseId(ctx.Param("id"));

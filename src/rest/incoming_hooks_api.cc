@@ -46,8 +46,12 @@ void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps) {
   webhooks::IncomingHooks* hooks = deps.incoming;
   const Config* config = deps.config;
 
-  router.Add({"POST", "/hooks/{token}", Access::kPublic, true,
-              [hooks](RestContext& ctx) { return Receive(*hooks, ctx); }});
+  // The token is in the path, which the idempotency store would keep in its scope in clear;
+  // receiving is idempotent by nature anyway (the same payload again is "unchanged").
+  RestRoute receive{"POST", "/hooks/{token}", Access::kPublic, true,
+                    [hooks](RestContext& ctx) { return Receive(*hooks, ctx); }};
+  receive.idempotency = false;
+  router.Add(std::move(receive));
 
   router.Add({"GET", "/admin/incoming-hooks", Access::kAdmin, false, [hooks](RestContext& ctx) {
     auto list = hooks->List();
@@ -57,16 +61,18 @@ void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps) {
     return Reply(200, {{"incoming_hooks", out}});
   }});
 
-  router.Add({"POST", "/admin/incoming-hooks", Access::kAdmin, true,
-              [hooks, config](RestContext& ctx) {
-                auto in = webhooks::IncomingHookInputFromJson(ctx.body);
-                if (!in) return InvalidFromError(ctx.req, in.error());
-                auto created = hooks->Create(*in);
-                if (!created) return InvalidFromError(ctx.req, created.error());
-                auto body = webhooks::IncomingHookJson(created->hook);
-                body["url"] = IncomingHookUrl(*config, created->token);  // shown once
-                return Reply(201, body);
-              }});
+  RestRoute create{"POST", "/admin/incoming-hooks", Access::kAdmin, true,
+                   [hooks, config](RestContext& ctx) {
+                     auto in = webhooks::IncomingHookInputFromJson(ctx.body);
+                     if (!in) return InvalidFromError(ctx.req, in.error());
+                     auto created = hooks->Create(*in);
+                     if (!created) return InvalidFromError(ctx.req, created.error());
+                     auto body = webhooks::IncomingHookJson(created->hook);
+                     body["url"] = IncomingHookUrl(*config, created->token);  // shown once
+                     return Reply(201, body);
+                   }};
+  create.secret_members = {"url"};  // holds the token: never stored for an Idempotency-Key replay
+  router.Add(std::move(create));
 
   router.Add({"GET", "/admin/incoming-hooks/{id}", Access::kAdmin, false, [hooks](RestContext& ctx) {
     auto id = ParseId(ctx.Param("id"));

@@ -197,7 +197,7 @@ http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
       return Problem(req, {.status = 400, .code = "malformed_json",
                            .detail = "the body must be a JSON object"});
   }
-  if (req.method == "POST" && req.Header("Idempotency-Key") && deps_.crm)
+  if (req.method == "POST" && route.idempotency && req.Header("Idempotency-Key") && deps_.crm)
     return WithIdempotency(req, route, ctx);
   return route.handler(ctx);
 }

@@ -51,6 +51,9 @@ struct RestRoute {
   // secret): an Idempotency-Key replay answers the stored body without them, and they are
   // never stored.
   std::vector<std::string> secret_members;
+  // false: Idempotency-Key is ignored here, because the path holds a secret (an incoming
+  // hook's token) that the idempotency store would keep in its scope.
+  bool idempotency = true;
 };
 
 class RestRouter {

@@ -317,5 +317,37 @@ TEST(IncomingHooks, AdminEndpointsNeedTheAdminRoleAndDeleteRemovesTheUrl) {
   EXPECT_EQ(f.Deliver(hook["url"], Payload("a@example.com").dump()).status, 404);
 }
 
+TEST(IncomingHooks, SecretsNeverReachTheIdempotencyStore) {
+  HookFixture f;
+  auto h = Bearer(f.admin);
+  h.emplace_back("Idempotency-Key", "create-hook-1");
+  const json body = {{"name", "shop"}, {"mapping", kMapping}};
+  auto first = f.server.PostJson(std::string(kBase) + "/admin/incoming-hooks", body, h);
+  auto second = f.server.PostJson(std::string(kBase) + "/admin/incoming-hooks", body, h);
+  ASSERT_EQ(first.status, 201);
+  ASSERT_EQ(second.status, 201);
+  // Replayed (one hook), but without the URL: it is shown once and never stored.
+  EXPECT_EQ(second.Header("Idempotent-Replayed").value_or(""), "true");
+  EXPECT_EQ(JsonBody(second)["id"], JsonBody(first)["id"]);
+  EXPECT_FALSE(JsonBody(second).contains("url"));
+  auto list = f.server.Get(std::string(kBase) + "/admin/incoming-hooks", Bearer(f.admin));
+  EXPECT_EQ(JsonBody(list)["incoming_hooks"].size(), 1u);
+
+  const std::string url = JsonBody(first)["url"];
+  auto delivered = f.Deliver(url, Payload("idem@example.com").dump(), {{"Idempotency-Key", "evt-1"}});
+  EXPECT_EQ(delivered.status, 200);
+  EXPECT_FALSE(delivered.Header("Idempotent-Replayed").has_value());
+  const std::string secret_part = url.substr(url.rfind('/') + 1 + 18);
+  auto rows = f.server.app().services().db->Read([](store::Conn& c) {
+    return c.Query("SELECT scope, response FROM idempotency_keys");
+  });
+  ASSERT_TRUE(rows.has_value());
+  EXPECT_EQ(rows->size(), 1u);  // the creation only, not the delivery
+  for (const auto& r : *rows) {
+    EXPECT_EQ(r.Str(0).find(secret_part), std::string::npos) << r.Str(0);
+    EXPECT_EQ(r.Str(1).find(secret_part), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace crmd::resttest

@@ -111,6 +111,28 @@ TEST(AdminWebhooks, CreateShowsTheSecretOnceThenListGetPatchDelete) {
   EXPECT_EQ(f.Delete(path).status, 404);
 }
 
+TEST(AdminWebhooks, IdempotentCreationReplaysWithoutTheSecret) {
+  AdminFixture f;
+  auto h = Bearer(f.admin);
+  h.emplace_back("Idempotency-Key", "create-endpoint-1");
+  const nlohmann::json body = {{"url", "https://hooks.example.com/x"}, {"events", {"contact.created"}}};
+  auto first = f.server.PostJson(std::string(kBase) + "/admin/webhooks", body, h);
+  auto second = f.server.PostJson(std::string(kBase) + "/admin/webhooks", body, h);
+  ASSERT_EQ(first.status, 201);
+  ASSERT_EQ(second.status, 201);
+  EXPECT_EQ(second.Header("Idempotent-Replayed").value_or(""), "true");
+  EXPECT_EQ(JsonBody(second)["id"], JsonBody(first)["id"]);
+  EXPECT_FALSE(JsonBody(second).contains("secret"));
+  EXPECT_EQ(JsonBody(f.Get("/admin/webhooks"))["webhooks"].size(), 1u);
+  const std::string secret = JsonBody(first)["secret"];
+  auto rows = f.server.app().services().db->Read([](store::Conn& c) {
+    return c.Query("SELECT response FROM idempotency_keys");
+  });
+  ASSERT_TRUE(rows.has_value());
+  EXPECT_EQ(rows->size(), 1u);
+  for (const auto& r : *rows) EXPECT_EQ(r.Str(0).find(secret.substr(6)), std::string::npos);
+}
+
 TEST(AdminWebhooks, NeedTheAdminRole) {
   AdminFixture f;
   auto integration = resttest::NewKey(f.server);
