@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/crm/services.h"
+#include "src/mcp/json_schema.h"
 #include "src/rest/rest_api.h"
 #include "tests/integration/rest/rest_fixture.h"
 
@@ -53,6 +55,84 @@ TEST(RestOpenApi, EveryOperationDocumentsItsProblemResponses) {
     EXPECT_TRUE(has_4xx) << method << " " << pattern;
     EXPECT_TRUE(op.contains("operationId")) << method << " " << pattern;
   }
+}
+
+// Checks a live answer against the schema the document gives for (path, method, status).
+class Conformance {
+ public:
+  explicit Conformance(nlohmann::json doc) : doc_(std::move(doc)) {}
+  void Check(const std::string& path, const std::string& method, const http::ClientResponse& r) {
+    SCOPED_TRACE(method + " " + path + " -> " + std::to_string(r.status) + " " + r.body.substr(0, 300));
+    auto responses = doc_["paths"][path][method]["responses"];
+    ASSERT_TRUE(responses.contains(std::to_string(r.status))) << "undocumented status";
+    nlohmann::json resp = responses[std::to_string(r.status)];
+    if (resp.contains("$ref")) {
+      std::string ref = resp["$ref"];
+      resp = doc_["components"]["responses"][ref.substr(ref.rfind('/') + 1)];
+    }
+    if (!resp.contains("content")) return;
+    std::string ctype(r.Header("Content-Type").value_or(""));
+    ASSERT_TRUE(resp["content"].contains(ctype)) << "undocumented content type " << ctype;
+    nlohmann::json schema = resp["content"][ctype]["schema"];
+    schema["components"] = doc_["components"];
+    auto compiled = mcp::CompiledSchema::Compile(schema);
+    ASSERT_TRUE(compiled) << compiled.error().message;
+    auto body = nlohmann::json::parse(r.body, nullptr, false);
+    ASSERT_FALSE(body.is_discarded());
+    auto violation = (*compiled)->Validate(body);
+    EXPECT_FALSE(violation) << violation->message;
+    ++checked;
+  }
+  int checked = 0;
+
+ private:
+  nlohmann::json doc_;
+};
+
+TEST(RestOpenApi, LiveAnswersMatchTheirDocumentedSchemas) {
+  TestServer server;
+  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto key = NewKey(server);
+  ASSERT_TRUE(server.app().services().crm->lists->Create({.kind = "cli"}, "Weekly", ""));
+  Conformance c(JsonBody(server.Get(std::string(kBase) + "/openapi.json")));
+  auto url = [](const std::string& p) { return std::string(kBase) + p; };
+
+  c.Check("/contact", "post", server.PostJson(url("/contact"),
+          {{"email", "oa@example.com"}, {"tags", {"t"}}, {"lists", {"Weekly"}}, {"custom_fields", {{"k", 1}}}}, Bearer(key)));
+  c.Check("/contact", "post", server.PostJson(url("/contact"), {{"email", "oa@example.com"}, {"first_name", "O"}}, Bearer(key)));
+  c.Check("/contact", "post", server.PostJson(url("/contact"), {{"email", "nope"}}, Bearer(key)));
+  c.Check("/contact", "post", server.PostJson(url("/contact"), {{"email", "x@example.com"}}));
+  c.Check("/contact/{email}", "get", server.Get(url("/contact/oa@example.com"), Bearer(key)));
+  c.Check("/contact/{email}", "get", server.Get(url("/contact/none@example.com"), Bearer(key)));
+
+  nlohmann::json form = {{"name", "oa"},
+                         {"fields", {{{"name", "email"}, {"type", "Email"}, {"required", true}}}},
+                         {"applies", {{"lists", {"Weekly"}}}}};
+  auto created = server.PostJson(url("/admin/forms"), form, Bearer(admin));
+  c.Check("/admin/forms", "post", created);
+  std::string id = std::to_string(JsonBody(created)["id"].get<int64_t>());
+  c.Check("/form/get/{form_id}", "get", server.Get(url("/form/get/" + id)));
+  c.Check("/form/submit/{form_id}", "post",
+          server.PostJson(url("/form/submit/" + id), {{"fields", {{"email", "f@example.com"}}}}));
+  c.Check("/form/submit/{form_id}", "post", server.PostJson(url("/form/submit/" + id), {{"fields", nlohmann::json::object()}}));
+  c.Check("/admin/forms", "get", server.Get(url("/admin/forms"), Bearer(admin)));
+  c.Check("/admin/api-keys", "get", server.Get(url("/admin/api-keys"), Bearer(admin)));
+  c.Check("/admin/api-keys", "post", server.PostJson(url("/admin/api-keys"), {{"name", "n"}}, Bearer(admin)));
+  c.Check("/admin/api-keys", "get", server.Get(url("/admin/api-keys"), Bearer(key)));
+  c.Check("/contact/delete/{email}", "delete",
+          server.Send("DELETE", url("/contact/delete/oa@example.com"), "", Bearer(key)));
+
+  auto hook = server.PostJson(url("/admin/webhooks"),
+                              {{"url", "http://127.0.0.1:9/hook"}, {"events", {"contact.created"}}}, Bearer(admin));
+  c.Check("/admin/webhooks", "post", hook);
+  c.Check("/admin/webhooks", "get", server.Get(url("/admin/webhooks"), Bearer(admin)));
+  c.Check("/admin/webhook-deliveries", "get", server.Get(url("/admin/webhook-deliveries"), Bearer(admin)));
+  auto incoming = server.PostJson(url("/admin/incoming-hooks"),
+                                  {{"name", "shop"}, {"mapping", {{"email", "data.customer.emails[0].address"}}}},
+                                  Bearer(admin));
+  c.Check("/admin/incoming-hooks", "post", incoming);
+  c.Check("/admin/incoming-hooks", "get", server.Get(url("/admin/incoming-hooks"), Bearer(admin)));
+  EXPECT_EQ(c.checked, 20);
 }
 
 }  // namespace
