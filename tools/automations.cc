@@ -4,33 +4,10 @@
 #include "tools/marketing_support.h"
 
 namespace crmd::tools {
-namespace {
-
 using nlohmann::json;
 using mcp::ToolContext;
 using mcp::ToolOutcome;
 using namespace marketing;
-
-json CurrentAutomation(crm::Services& s, int64_t id) {
-  auto a = s.automations->Get(id);
-  return a ? crm::ToJson(*a, true) : json(nullptr);
-}
-
-ToolOutcome ListAutomations(crm::Services& s, const json& args) {
-  std::optional<crm::AutomationStatus> status;
-  if (args.contains("status")) status = crm::ParseAutomationStatus(StrArg(args, "status"));
-  auto page = s.automations->List(status, StrArg(args, "cursor"),
-                                  crm::ClampLimit(args.contains("limit")
-                                                      ? std::optional<int64_t>(IntArg(args, "limit"))
-                                                      : std::nullopt));
-  if (!page) return ToolOutcome::Fail(page.error());
-  json items = json::array();
-  for (const auto& a : page->items) items.push_back(crm::ToJson(a, false));
-  return ToolOutcome::Ok({{"automations", items},
-                          {"next_cursor", page->next_cursor ? json(*page->next_cursor) : json(nullptr)}});
-}
-
-}  // namespace
 
 Status RegisterAutomationTools(mcp::ToolRegistry& r, crm::Services& s) {
   struct Entry {
@@ -38,35 +15,24 @@ Status RegisterAutomationTools(mcp::ToolRegistry& r, crm::Services& s) {
     mcp::ToolHandler handler;
   };
   Entry entries[] = {
-      {"list_automations", [&s](const ToolContext&, const json& a) { return ListAutomations(s, a); }},
-      {"get_automation",
+      {"list_automations",
        [&s](const ToolContext&, const json& a) {
-         auto x = s.automations->Get(IntArg(a, "id"));
-         if (!x) return ToolOutcome::Fail(x.error());
-         return ToolOutcome::Ok({{"automation", crm::ToJson(*x, true)}});
+         return ListRecords(*s.automations, a, crm::ParseAutomationStatus, "automations");
        }},
+      {"get_automation",
+       [&s](const ToolContext&, const json& a) { return GetRecord(*s.automations, a, "automation"); }},
       {"create_automation",
        [&s](const ToolContext& ctx, const json& a) {
-         return IdempotentCreate(s, ctx, a, "create_automation",
-                                 [&](store::Conn& c, const crm::Actor& actor) -> Result<json> {
-                                   auto x = s.automations->Create(c, actor, FieldsOf(a));
-                                   if (!x) return Fail(x.error());
-                                   return json{{"automation", crm::ToJson(*x, true)}};
-                                 });
+         return CreateRecord(s, *s.automations, ctx, a, "create_automation", "automation");
        }},
       {"update_automation",
-       [&s](const ToolContext& ctx, const json& a) {
-         int64_t id = IntArg(a, "id");
-         return WriteOutcome(
-             s.automations->Update(ActorOf(ctx), id, IntArg(a, "expected_revision"), FieldsOf(a)),
-             "automation", [&] { return CurrentAutomation(s, id); });
-       }},
+       [&s](const ToolContext& ctx, const json& a) { return UpdateRecord(*s.automations, ctx, a, "automation"); }},
       {"deactivate_automation",
        [&s](const ToolContext& ctx, const json& a) {
          int64_t id = IntArg(a, "id");
          return WriteOutcome(
              s.automations->Deactivate(ActorOf(ctx), id, IntArg(a, "expected_revision")),
-             "automation", [&] { return CurrentAutomation(s, id); });
+             "automation", [&] { return CurrentJson(*s.automations, id); });
        }},
       {"activate_automation",
        [&s](const ToolContext& ctx, const json& a) {

@@ -10,6 +10,7 @@
 
 #include "src/core/result.h"
 #include "src/crm/actor.h"
+#include "src/crm/marketing_common.h"
 #include "src/crm/services.h"
 #include "src/mcp/tool.h"
 
@@ -46,6 +47,64 @@ mcp::ToolOutcome WriteOutcome(Result<T> r, const char* key, Current current) {
     return mcp::ToolOutcome::Fail(std::move(r.error()), std::move(details));
   }
   return mcp::ToolOutcome::Fail(std::move(r.error()));
+}
+
+// --- the record tools every marketing kind has (campaigns, automations, sequences) ---
+
+// The record as it is now (full JSON), or null when it is gone: the `current` of a
+// revision_conflict.
+template <typename Service>
+nlohmann::json CurrentJson(Service& svc, int64_t id) {
+  auto x = svc.Get(id);
+  return x ? ToJson(*x, true) : nlohmann::json(nullptr);
+}
+
+// list_<kind>s: optional `status` (parsed by `parse`), `cursor`, `limit` ->
+// {"<key>": [compact records], "next_cursor"}.
+template <typename Service, typename ParseStatus>
+mcp::ToolOutcome ListRecords(Service& svc, const nlohmann::json& args, ParseStatus parse,
+                             const char* key) {
+  decltype(parse(std::string())) status;
+  if (args.contains("status")) status = parse(StrArg(args, "status"));
+  auto page = svc.List(status, StrArg(args, "cursor"),
+                       crm::ClampLimit(args.contains("limit")
+                                           ? std::optional<int64_t>(IntArg(args, "limit"))
+                                           : std::nullopt));
+  if (!page) return mcp::ToolOutcome::Fail(page.error());
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& x : page->items) items.push_back(ToJson(x, false));
+  return mcp::ToolOutcome::Ok(
+      {{key, items},
+       {"next_cursor", page->next_cursor ? nlohmann::json(*page->next_cursor) : nlohmann::json(nullptr)}});
+}
+
+// get_<kind>: {"<key>": full record}.
+template <typename Service>
+mcp::ToolOutcome GetRecord(Service& svc, const nlohmann::json& args, const char* key) {
+  auto x = svc.Get(IntArg(args, "id"));
+  if (!x) return mcp::ToolOutcome::Fail(x.error());
+  return mcp::ToolOutcome::Ok({{key, ToJson(*x, true)}});
+}
+
+// create_<kind>: the record fields of `args`, idempotent per client and key.
+template <typename Service>
+mcp::ToolOutcome CreateRecord(crm::Services& s, Service& svc, const mcp::ToolContext& ctx,
+                              const nlohmann::json& args, const char* tool, const char* key) {
+  return IdempotentCreate(s, ctx, args, tool,
+                          [&](store::Conn& c, const crm::Actor& actor) -> Result<nlohmann::json> {
+                            auto x = svc.Create(c, actor, FieldsOf(args));
+                            if (!x) return Fail(x.error());
+                            return nlohmann::json{{key, ToJson(*x, true)}};
+                          });
+}
+
+// update_<kind>: the record fields of `args` at `expected_revision`.
+template <typename Service>
+mcp::ToolOutcome UpdateRecord(Service& svc, const mcp::ToolContext& ctx, const nlohmann::json& args,
+                              const char* key) {
+  int64_t id = IntArg(args, "id");
+  return WriteOutcome(svc.Update(ActorOf(ctx), id, IntArg(args, "expected_revision"), FieldsOf(args)),
+                      key, [&] { return CurrentJson(svc, id); });
 }
 
 }  // namespace crmd::tools::marketing
