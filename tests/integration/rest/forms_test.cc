@@ -219,8 +219,11 @@ TEST_F(RestForms, RequireKeyFormsRefuseKeylessAndDisabledKeys) {
   auto& keys = *server_.app().services().api_keys;
   auto list = keys.List();
   ASSERT_TRUE(list);
-  for (const auto& k : *list)
-    if (k.role == crm::ApiKeyRole::kIntegration) ASSERT_TRUE(keys.SetEnabled(k.id, false));
+  for (const auto& k : *list) {
+    if (k.role == crm::ApiKeyRole::kIntegration) {
+      ASSERT_TRUE(keys.SetEnabled(k.id, false));
+    }
+  }
   auto disabled = server_.PostJson(Submit(), {{"fields", GoodFields("l@example.com")}}, Bearer(key_));
   EXPECT_EQ(disabled.status, 401);
   EXPECT_EQ(Generated(), 1);

@@ -583,8 +583,11 @@ TEST_F(Tools, CasesCoverEveryRegisteredNonMarketingTool) {
     if (IsMarketingScope(scope)) continue;
     crm.insert(name);
     // The case's scope is the tool's own (confirm_action has none of its own).
-    for (const auto& c : Cases())
-      if (c.tool == name && !scope.empty()) EXPECT_EQ(c.scope, scope) << name;
+    for (const auto& c : Cases()) {
+      if (c.tool == name && !scope.empty()) {
+        EXPECT_EQ(c.scope, scope) << name;
+      }
+    }
   }
   EXPECT_EQ(covered, crm);
   EXPECT_EQ(crm.size(), 25u);
