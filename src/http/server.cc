@@ -27,6 +27,29 @@ using asio::awaitable;
 using asio::use_awaitable;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 
+// The request path as it may be logged: a secret carried in the path (an incoming
+// webhook's URL token, crmd_hook_<8>_<43>) is cut to its visible 18-character prefix.
+std::string LoggablePath(std::string_view path) {
+  constexpr std::string_view kHook = "crmd_hook_";
+  constexpr size_t kVisible = 18;
+  std::string out;
+  out.reserve(path.size());
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    std::string_view seg = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (seg.substr(0, kHook.size()) == kHook && seg.size() > kVisible) {
+      out.append(seg.substr(0, kVisible)).append("_[redacted]");
+    } else {
+      out.append(seg);
+    }
+    if (slash == std::string_view::npos) break;
+    out.push_back('/');
+    start = slash + 1;
+  }
+  return out;
+}
+
 class Server::Impl {
  public:
   Impl(ServerOptions options, Handler handler)
@@ -297,7 +320,7 @@ class Server::Impl {
         auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - started).count();
         spdlog::info(R"("event":"request","request_id":"{}","method":"{}","path":"{}","status":{},"duration_us":{},"remote":"{}")",
-                     req.request_id, JsonEscape(req.method), JsonEscape(req.path), res.status, us, remote);
+                     req.request_id, JsonEscape(req.method), JsonEscape(LoggablePath(req.path)), res.status, us, remote);
       }
       if (wec || close) co_return;
     }

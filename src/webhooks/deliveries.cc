@@ -112,7 +112,12 @@ Result<int> Deliveries::ClaimEvents(int limit) {
         {after, int64_t{limit}});
     if (!events) return Fail(events.error());
     if (events->empty()) return 0;
-    auto endpoints = c.Query("SELECT id, events FROM webhook_endpoints WHERE enabled = 1");
+    // An endpoint the worker disabled after failures keeps queueing (its deliveries wait
+    // until it is enabled again, within the retry horizon); one an operator disabled does
+    // not.
+    auto endpoints = c.Query(
+        "SELECT id, events FROM webhook_endpoints WHERE enabled = 1 OR "
+        "(disabled_reason IS NOT NULL AND disabled_reason <> 'disabled by an operator')");
     if (!endpoints) return Fail(endpoints.error());
     struct Sub {
       int64_t id;

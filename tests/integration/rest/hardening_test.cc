@@ -2,6 +2,11 @@
 // Idempotency-Key, HEAD/OPTIONS, and error fields that name the right member.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "src/crm/services.h"
 #include "tests/integration/rest/rest_fixture.h"
 
@@ -155,6 +160,32 @@ TEST(RestHardening, IdsOfDeletedContactsAndKeysAreNeverReused) {
   auto k2 = keys.Create("two", crm::ApiKeyRole::kIntegration);
   ASSERT_TRUE(k2);
   EXPECT_GT(k2->key.id, k1->key.id);
+}
+
+TEST(RestHardening, TheAccessLogNeverHoldsAnIncomingHookToken) {
+  std::ostringstream captured;
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("capture",
+                                                 std::make_shared<spdlog::sinks::ostream_sink_mt>(captured));
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::info);  // the access log is written at info
+  std::string token;
+  {
+    TestServer server({.configure = [](Config& c) { c.log_level = "info"; }});
+    auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+    auto hook = server.PostJson(Url("/admin/incoming-hooks"),
+                                {{"name", "shop"}, {"mapping", {{"email", "e"}}}}, Bearer(admin));
+    ASSERT_EQ(hook.status, 201) << hook.body;
+    std::string url = JsonBody(hook)["url"];
+    token = url.substr(url.rfind('/') + 1);
+    auto r = server.PostJson(url.substr(server.base_url().size()), {{"e", "log@example.com"}});
+    EXPECT_EQ(r.status, 200) << r.body;
+  }
+  spdlog::set_default_logger(previous);
+  spdlog::set_level(spdlog::level::warn);
+  std::string log = captured.str();
+  ASSERT_NE(log.find("/hooks/" + token.substr(0, 18)), std::string::npos) << log.substr(0, 2000);
+  EXPECT_EQ(log.find(token), std::string::npos);
 }
 
 }  // namespace

@@ -144,6 +144,29 @@ TEST_F(DeliveriesTest, ConsecutiveFailuresDisableTheEndpointAnd410DisablesAtOnce
   EXPECT_FALSE(endpoints_->Get(a)->enabled);
 }
 
+TEST_F(DeliveriesTest, EventsWhileAutoDisabledAreQueuedButNotWhileDisabledByAnOperator) {
+  int64_t a = AddEndpoint();
+  for (int c = 1; c <= 5; ++c) AddEvent("contact.created", c);
+  ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
+  auto due = deliveries_->LeaseDue(10);
+  ASSERT_TRUE(due.has_value());
+  ASSERT_EQ(due->size(), 5u);
+  for (auto& w : *due) ASSERT_TRUE(deliveries_->RecordAttempt(w, {.error = "connect refused"}).has_value());
+  ASSERT_FALSE(endpoints_->Get(a)->enabled);  // auto-disabled
+  AddEvent("contact.created", 6);             // happens during the outage
+  EXPECT_EQ(deliveries_->ClaimEvents().value_or(-1), 1);
+  ASSERT_TRUE(endpoints_->Update(a, {.enabled = true}).has_value());
+  clock_.Advance(3600);
+  EXPECT_EQ(deliveries_->LeaseDue(10)->size(), 6u);  // the five retries and the new one
+
+  ASSERT_TRUE(endpoints_->Update(a, {.enabled = false}).has_value());  // an operator's choice
+  AddEvent("contact.created", 7);
+  ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
+  auto all = deliveries_->List({});
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->size(), 6u);  // nothing queued for event 7
+}
+
 TEST_F(DeliveriesTest, RedeliverMakesACompletedDeliveryPendingWithTheSameWebhookId) {
   AddEndpoint();
   AddEvent("contact.created", 1);
