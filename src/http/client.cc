@@ -105,7 +105,10 @@ class BeastClient final : public HttpClient {
     if (allowed.empty()) return Fail(Errc::kUnavailable, "host has no address");
 
     bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(request.method), url->target, 11};
-    req.set(bhttp::field::host, url->host);
+    // RFC 9110 §7.2: the port is part of Host unless it is the scheme's default.
+    std::string host = url->host.find(':') != std::string::npos ? "[" + url->host + "]" : url->host;
+    if (url->port != (url->https ? "443" : "80")) host += ":" + url->port;
+    req.set(bhttp::field::host, host);
     req.set(bhttp::field::user_agent, "crmd");
     for (const auto& [k, v] : request.headers) req.set(k, v);
     req.body() = request.body;
