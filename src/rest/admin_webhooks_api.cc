@@ -74,11 +74,24 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
 
   router.Add({"GET", "/admin/webhook-deliveries", Access::kAdmin, false, [dels](RestContext& ctx) {
     webhooks::DeliveryFilter f;
+    std::vector<FieldError> errors;
     for (const auto& [k, v] : http::ParseForm(ctx.req.query)) {
-      if (k == "endpoint_id") f.endpoint_id = ParseId(v);
-      else if (k == "status") f.status = v;
-      else if (k == "limit") f.limit = static_cast<int>(std::min<int64_t>(ParseId(v).value_or(50), 1000));
+      if (k == "endpoint_id") {
+        f.endpoint_id = ParseId(v);
+        if (!f.endpoint_id) errors.push_back({"endpoint_id", "invalid", "must be a positive integer"});
+      } else if (k == "status") {
+        if (v != "pending" && v != "succeeded" && v != "failed")
+          errors.push_back({"status", "invalid_option", "must be pending, succeeded or failed"});
+        f.status = v;
+      } else if (k == "limit") {
+        auto n = ParseId(v);
+        if (!n || *n > 1000) errors.push_back({"limit", "invalid", "must be an integer from 1 to 1000"});
+        else f.limit = static_cast<int>(*n);
+      } else {
+        errors.push_back({k, "unknown_parameter", "is not a filter of this list"});
+      }
     }
+    if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
     auto list = dels->List(f);
     if (!list) return ProblemFromError(ctx.req, list.error());
     nlohmann::json out = nlohmann::json::array();

@@ -220,6 +220,12 @@ TEST(AdminWebhooks, DeliveryLogShowsAttemptsAndRedeliverySendsTheSameMessageAgai
 
   auto filtered = f.Get("/admin/webhook-deliveries?status=failed");
   EXPECT_EQ(JsonBody(filtered)["deliveries"].size(), 0u);
+  // Filters that cannot mean anything are refused, not ignored.
+  for (const char* bad : {"endpoint_id=x", "status=bogus", "limit=0", "limit=100000", "limit=abc", "colour=red"}) {
+    auto r = f.Get(std::string("/admin/webhook-deliveries?") + bad);
+    EXPECT_EQ(r.status, 422) << bad;
+    EXPECT_EQ(JsonBody(r)["code"], "validation_failed") << bad;
+  }
 
   auto detail = f.Get("/admin/webhook-deliveries/" + std::to_string(delivery_id));
   ASSERT_EQ(detail.status, 200);
