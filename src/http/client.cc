@@ -1,5 +1,7 @@
 #include "src/http/client.h"
 
+#include <algorithm>
+
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -25,6 +27,16 @@ bool IsPrivateAddress(const std::string& ip) {
         v6.is_site_local())
       return true;
     if ((b[0] & 0xfe) == 0xfc) return true;  // fc00::/7 unique local
+    // Addresses that carry an IPv4 address: judged by that address.
+    auto embedded = [&](int at) {
+      return IsPrivateAddress(asio::ip::address_v4({b[at], b[at + 1], b[at + 2], b[at + 3]}).to_string());
+    };
+    bool zero96 = true;
+    for (int i = 0; i < 12; ++i) zero96 = zero96 && b[i] == 0;
+    if (zero96) return true;  // ::a.b.c.d, IPv4-compatible (deprecated, RFC 4291 §2.5.5.1)
+    const unsigned char nat64[12] = {0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+    if (std::equal(nat64, nat64 + 12, b.begin())) return embedded(12);  // 64:ff9b::/96
+    if (b[0] == 0x20 && b[1] == 0x02) return embedded(2);              // 2002::/16, 6to4
     return false;
   }
   auto v4 = a.to_v4().to_bytes();
