@@ -20,8 +20,6 @@ struct ToolCase {
   json missing;             // names a record that does not exist; null = no id argument
 };
 
-int64_t Created(MarketingTools& t, McpClient& c, const std::string& tool, const json& args,
-                const std::string& key);
 
 class AllTools : public MarketingTools, public ::testing::WithParamInterface<ToolCase> {
  public:
@@ -48,7 +46,6 @@ class AllTools : public MarketingTools, public ::testing::WithParamInterface<Too
 };
 
 std::vector<ToolCase> Cases() {
-  using T = AllTools;
   auto self = [](MarketingTools& t) -> AllTools& { return static_cast<AllTools&>(t); };
   json bad_id = {{"id", "seven"}};
   json none = nullptr;

@@ -121,7 +121,9 @@ TEST(SessionStoreConcurrency, ParallelCreateFindEndStaysConsistent) {
       ASSERT_TRUE(id);
       mine.push_back(*id);
       EXPECT_EQ(store.Find(*id, owner), SessionStore::Lookup::kOk);
-      if (i % 3 == 0) EXPECT_TRUE(store.End(*id, owner));
+      if (i % 3 == 0) {
+        EXPECT_TRUE(store.End(*id, owner));
+      }
     }
     *live = 0;
     for (const auto& id : mine) *live += store.Find(id, owner) == SessionStore::Lookup::kOk;
