@@ -1,6 +1,7 @@
 // crmctl webhook ...: outgoing endpoints, the delivery log and manual redelivery.
 // crmctl hook ...: incoming webhooks.
 #include <cstdio>
+#include <iostream>
 #include <fstream>
 #include <sstream>
 
@@ -126,7 +127,7 @@ int WebhookCommand(const Config& config, const std::vector<std::string>& args) {
 
 int HookCommand(const Config& config, const std::vector<std::string>& args) {
   constexpr const char* kUsage =
-      "hook create <name> <mapping JSON> [<applies JSON>] [--hmac-secret <secret>] | list | "
+      "hook create <name> <mapping JSON> [<applies JSON>] [--hmac-secret <secret>|-] | list | "
       "enable <id> | disable <id> | delete <id>";
   if (args.empty()) {
     std::fprintf(stderr, "usage: crmctl %s\n", kUsage);
@@ -150,7 +151,12 @@ int HookCommand(const Config& config, const std::vector<std::string>& args) {
     std::vector<std::string> rest(args.begin() + 2, args.end());
     for (size_t i = 0; i < rest.size(); ++i) {
       if (rest[i] == "--hmac-secret" && i + 1 < rest.size()) {
-        in.hmac_secret = std::optional<std::string>(rest[++i]);
+        std::string secret = rest[++i];
+        if (secret == "-") {  // from stdin, so that it is not visible in the process list
+          std::getline(std::cin, secret);
+          while (!secret.empty() && (secret.back() == '\r' || secret.back() == ' ')) secret.pop_back();
+        }
+        in.hmac_secret = std::optional<std::string>(std::move(secret));
         continue;
       }
       auto j = nlohmann::json::parse(rest[i], nullptr, false);

@@ -138,3 +138,31 @@ TEST(CrmctlHook, CreateShowsTheUrlOnceListDisableDelete) {
 
 }  // namespace
 }  // namespace crmd::webhooktest
+
+namespace crmd::webhooktest {
+namespace {
+
+TEST(CrmctlHook, HmacSecretCanComeFromStdin) {
+  crmd::testing::TempDir dir;
+  const std::string db = dir.path() + "/stdin.db";
+  std::string cmd = "printf '0123456789abcdef0123\\n' | " + std::string(CRMD_BINARY_DIR) +
+                    "/src/app/crmctl --database_url=sqlite:" + db +
+                    " hook create shop '{\"email\": \"data.email\"}' --hmac-secret - 2>/dev/null";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << out;
+  auto j = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << out;
+  EXPECT_EQ(j["hmac"], true);
+  // The secret is the 20 characters read, not "-": a 1-character secret would be refused.
+  auto opened = store::Open("sqlite:" + db);
+  ASSERT_TRUE(opened);
+  auto row = (*opened)->Read([](store::Conn& c) { return c.QueryOne("SELECT hmac_secret FROM incoming_webhooks"); });
+  ASSERT_TRUE(row && *row);
+  EXPECT_EQ((**row).Str(0), "0123456789abcdef0123");
+}
+
+}  // namespace
+}  // namespace crmd::webhooktest
