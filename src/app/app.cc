@@ -266,7 +266,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
           .backoff_base_s = s.config.webhook_backoff_base_s,
           .backoff_max_s = s.config.webhook_backoff_max_s,
           .retry_horizon_s = s.config.webhook_retry_horizon_s,
-          .lease_s = s.config.webhook_timeout_ms / 1000 + 30,
+          .lease_s = s.config.webhook_timeout_ms / 1000 + s.config.webhook_lease_grace_s,
           .disable_after_failures = s.config.webhook_disable_after_failures,
       });
   s.webhook_worker = std::make_unique<webhooks::DeliveryWorker>(

@@ -105,6 +105,7 @@ Status Config::Set(const std::string& key, const std::string& v) {
   else if (key == "webhook_backoff_max_s") return set_int(webhook_backoff_max_s);
   else if (key == "webhook_retry_horizon_s") return set_int(webhook_retry_horizon_s);
   else if (key == "webhook_timeout_ms") return set_int(webhook_timeout_ms);
+  else if (key == "webhook_lease_grace_s") return set_int(webhook_lease_grace_s);
   else if (key == "webhook_disable_after_failures") return set_int(webhook_disable_after_failures);
   else if (key == "housekeeping_interval_s") return set_int(housekeeping_interval_s);
   else if (key == "retention_days") return set_int(retention_days);

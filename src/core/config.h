@@ -62,6 +62,8 @@ struct Config {
   int64_t webhook_backoff_max_s = 6 * 3600;     // cap of one delay
   int64_t webhook_retry_horizon_s = 72 * 3600;  // give up after retrying this long
   int webhook_timeout_ms = 15000;               // per delivery attempt
+  int64_t webhook_lease_grace_s = 30;           // an attempt's lease: timeout + this (then a crashed
+                                                // node's delivery is retried elsewhere)
   int webhook_disable_after_failures = 50;      // consecutive failures: endpoint disabled
 
   // Housekeeping (src/app/housekeeping.h): expired rows are deleted every interval.

@@ -141,6 +141,7 @@ TEST(WebhookDeliveryProof, KilledMidDeliveryAndRestartedLosesNoEvent) {
       "--webhook_backoff_base_s=1",
       "--webhook_backoff_max_s=2",
       "--webhook_timeout_ms=2000",
+      "--webhook_lease_grace_s=2",
       "--log_level=warn",
   };
 
