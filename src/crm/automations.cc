@@ -226,8 +226,9 @@ Result<Automation> AutomationService::Create(store::Conn& c, const Actor& actor,
     return Fail(s.error());
   }
   auto id = c.InsertReturningId(
-      "INSERT INTO automations (name, description, trigger_type, trigger_params, steps, status, "
-      "revision, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
+      "INSERT INTO automations (id, name, description, trigger_type, trigger_params, steps, status, "
+      "revision, created_at, updated_at) VALUES (" + store::NextIdSql("automations") +
+          ", ?, ?, ?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
       {a.name, a.description, a.trigger.value("type", ""), TriggerParams(a.trigger).dump(),
        a.steps.dump(), a.created_at, a.updated_at});
   if (!id) return Fail(id.error());

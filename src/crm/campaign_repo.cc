@@ -95,9 +95,9 @@ std::vector<Value> AudienceParams(int64_t id) {
 
 Result<int64_t> Insert(store::Conn& c, const Campaign& k) {
   auto id = c.InsertReturningId(
-      "INSERT INTO campaigns (name, subject, preheader, from_name, from_email, html_body, "
+      "INSERT INTO campaigns (id, name, subject, preheader, from_name, from_email, html_body, "
       "text_body, send_at, status, revision, created_at, updated_at) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING id",
+      "VALUES (" + store::NextIdSql("campaigns") + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING id",
       {k.name, k.subject, k.preheader, k.from_name, k.from_email, k.html_body, k.text_body,
        store::Opt(k.send_at), std::string(ToString(k.status)), k.created_at, k.updated_at});
   if (!id) return Fail(id.error());

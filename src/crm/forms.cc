@@ -332,9 +332,9 @@ Result<Form> FormRepo::Create(const json& def) {
     cols.push_back(f.created_at);
     cols.push_back(f.updated_at);
     auto id = c.InsertReturningId(
-        "INSERT INTO forms (name, fields, applies, display_rules, public, require_key, "
-        "allowed_origins, honeypot_field, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "RETURNING id",
+        "INSERT INTO forms (id, name, fields, applies, display_rules, public, require_key, "
+        "allowed_origins, honeypot_field, created_at, updated_at) VALUES (" + store::NextIdSql("forms") +
+            ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         cols);
     if (!id) return Fail(id.error());
     auto row = c.QueryOne(std::string(kSelect) + " WHERE id = ?", {*id});

@@ -106,8 +106,8 @@ Result<NamedRef> ResolveGroupIn(store::Conn& c, GroupKind kind, const Ref& ref,
     return Fail(Error::NotFound(std::string(t.noun) + " \"" + name + "\" not found"));
   if (auto st = CheckName(name, t.noun); !st) return Fail(st.error());
   auto id = c.InsertReturningId(
-      Sql(kind, "INSERT INTO {g} (name, description, revision, created_at, updated_at) "
-                "VALUES (?, '', 1, ?, ?) RETURNING id"),
+      Sql(kind, "INSERT INTO {g} (id, name, description, revision, created_at, updated_at) VALUES (" +
+                    store::NextIdSql(Sql(kind, "{g}")) + ", ?, '', 1, ?, ?) RETURNING id"),
       {name, now, now});
   if (!id) return Fail(id.error());
   return NamedRef{*id, name};
@@ -188,8 +188,8 @@ Result<Group> GroupService::Create(const Actor& actor, const std::string& name,
     }
     int64_t now = o_.clock->NowUnix();
     auto id = c.InsertReturningId(
-        Sql(o_.kind, "INSERT INTO {g} (name, description, revision, created_at, updated_at) "
-                     "VALUES (?, ?, 1, ?, ?) RETURNING id"),
+        Sql(o_.kind, "INSERT INTO {g} (id, name, description, revision, created_at, updated_at) VALUES (" +
+                         store::NextIdSql(Sql(o_.kind, "{g}")) + ", ?, ?, 1, ?, ?) RETURNING id"),
         {name, description, now, now});
     if (!id) {
       if (id.error().code == Errc::kAlreadyExists)

@@ -79,7 +79,8 @@ Result<int64_t> EnsureNamed(store::Conn& c, const char* table, const std::string
   if (!row) return Fail(row.error());
   if (*row) return (*row)->Int(0);
   return c.InsertReturningId(
-      "INSERT INTO " + t + " (name, created_at, updated_at) VALUES (?, ?, ?) RETURNING id",
+      "INSERT INTO " + t + " (id, name, created_at, updated_at) VALUES (" + store::NextIdSql(t) +
+          ", ?, ?, ?) RETURNING id",
       {name, now, now});
 }
 

@@ -40,8 +40,8 @@ Result<std::vector<int64_t>> EnsureGroups(store::Database& db, const char* table
   return db.Write([&](store::Conn& c) -> Result<std::vector<int64_t>> {
     std::vector<int64_t> ids;
     std::string ins = std::string("INSERT INTO ") + table +
-                      " (name, description, revision, created_at, updated_at) VALUES (?, ?, 1, ?, ?) "
-                      "ON CONFLICT (name) DO NOTHING";
+                      " (id, name, description, revision, created_at, updated_at) VALUES (" +
+                      store::NextIdSql(table) + ", ?, ?, 1, ?, ?) ON CONFLICT (name) DO NOTHING";
     std::string sel = std::string("SELECT id FROM ") + table + " WHERE name = ?";
     for (int i = 0; i < count; ++i) {
       std::string name = names[i];

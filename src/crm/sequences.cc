@@ -223,8 +223,8 @@ Result<Sequence> SequenceService::Create(store::Conn& c, const Actor& actor, con
   if (auto st = ApplyFields(fields, s); !st) return Fail(st.error());
   s.created_at = s.updated_at = clock_.NowUnix();
   auto id = c.InsertReturningId(
-      "INSERT INTO sequences (name, description, emails, status, revision, created_at, "
-      "updated_at) VALUES (?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
+      "INSERT INTO sequences (id, name, description, emails, status, revision, created_at, "
+      "updated_at) VALUES (" + store::NextIdSql("sequences") + ", ?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
       {s.name, s.description, s.emails.dump(), s.created_at, s.updated_at});
   if (!id) return Fail(id.error());
   s.id = *id;

@@ -140,8 +140,8 @@ Result<std::pair<Endpoint, std::string>> Endpoints::Create(const EndpointInput& 
   events.erase(std::unique(events.begin(), events.end()), events.end());
   auto id = db_.Write([&](store::Conn& c) {
     return c.InsertReturningId(
-        "INSERT INTO webhook_endpoints (url, secret, events, description, enabled, created_at, "
-        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO webhook_endpoints (id, url, secret, events, description, enabled, created_at, "
+        "updated_at) VALUES (" + store::NextIdSql("webhook_endpoints") + ", ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         {*in.url, secret, nlohmann::json(events).dump(), in.description.value_or(""),
          int64_t{in.enabled.value_or(true) ? 1 : 0}, now, now});
   });

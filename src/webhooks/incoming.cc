@@ -128,9 +128,9 @@ Result<CreatedIncomingHook> IncomingHooks::Create(const IncomingHookInput& in) {
     std::string token = prefix + "_" + o_.random->Token(32);
     auto id = o_.db->Write([&](store::Conn& c) {
       return c.InsertReturningId(
-          "INSERT INTO incoming_webhooks (name, token_prefix, token_hash, mapping, applies, "
-          "hmac_secret, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-          "RETURNING id",
+          "INSERT INTO incoming_webhooks (id, name, token_prefix, token_hash, mapping, applies, "
+          "hmac_secret, enabled, created_at, updated_at) VALUES (" +
+              store::NextIdSql("incoming_webhooks") + ", ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
           {*in.name, prefix, crypto::HashSecret(token), in.mapping->dump(),
            in.applies.value_or(nlohmann::json::object()).dump(), hmac,
            int64_t{in.enabled.value_or(true) ? 1 : 0}, now, now});

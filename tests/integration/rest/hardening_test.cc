@@ -160,6 +160,29 @@ TEST(RestHardening, IdsOfDeletedContactsAndKeysAreNeverReused) {
   auto k2 = keys.Create("two", crm::ApiKeyRole::kIntegration);
   ASSERT_TRUE(k2);
   EXPECT_GT(k2->key.id, k1->key.id);
+
+  // Lists, forms and webhook endpoints too.
+  auto& lists = *server.app().services().crm->lists;
+  auto l1 = lists.Create({.kind = "cli"}, "Gone", "");
+  ASSERT_TRUE(l1);
+  ASSERT_TRUE(server.app().services().db->Write(
+      [&](store::Conn& c) { return c.Exec("DELETE FROM lists WHERE id = ?", {l1->id}); }));
+  auto l2 = lists.Create({.kind = "cli"}, "Next", "");
+  ASSERT_TRUE(l2);
+  EXPECT_GT(l2->id, l1->id);
+
+  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  json form = {{"name", "f"}, {"fields", {{{"name", "email"}, {"type", "Email"}}}}};
+  int64_t f1 = JsonBody(server.PostJson(Url("/admin/forms"), form, Bearer(admin)))["id"];
+  ASSERT_EQ(server.Send("DELETE", Url("/admin/forms/" + std::to_string(f1)), "", Bearer(admin)).status, 200);
+  int64_t f2 = JsonBody(server.PostJson(Url("/admin/forms"), form, Bearer(admin)))["id"];
+  EXPECT_GT(f2, f1);
+
+  json hook = {{"url", "http://127.0.0.1:9/h"}, {"events", {"contact.created"}}};
+  int64_t w1 = JsonBody(server.PostJson(Url("/admin/webhooks"), hook, Bearer(admin)))["id"];
+  ASSERT_EQ(server.Send("DELETE", Url("/admin/webhooks/" + std::to_string(w1)), "", Bearer(admin)).status, 200);
+  int64_t w2 = JsonBody(server.PostJson(Url("/admin/webhooks"), hook, Bearer(admin)))["id"];
+  EXPECT_GT(w2, w1);
 }
 
 TEST(RestHardening, TheAccessLogNeverHoldsAnIncomingHookToken) {
