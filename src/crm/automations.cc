@@ -179,27 +179,7 @@ json ToJson(const Automation& a, bool full) {
 
 Result<AutomationPage> AutomationService::List(std::optional<AutomationStatus> status,
                                                std::string_view cursor, int limit) const {
-  auto after = DecodeIdCursor(cursor);
-  if (!after) return Fail(after.error());
-  return db_.Read([&](store::Conn& c) -> Result<AutomationPage> {
-    std::string sql = std::string("SELECT ") + kColumns + " FROM automations WHERE id > ?";
-    std::vector<Value> params{*after};
-    if (status) {
-      sql += " AND status = ?";
-      params.emplace_back(std::string(ToString(*status)));
-    }
-    sql += " ORDER BY id LIMIT ?";
-    params.emplace_back(static_cast<int64_t>(limit + 1));
-    auto rows = c.Query(sql, params);
-    if (!rows) return Fail(rows.error());
-    AutomationPage page;
-    for (const auto& r : *rows) page.items.push_back(FromRow(r));
-    if (static_cast<int>(page.items.size()) > limit) {
-      page.items.resize(limit);
-      page.next_cursor = EncodeIdCursor(page.items.back().id);
-    }
-    return page;
-  });
+  return ListPageByStatus<AutomationPage>(db_, "automations", kColumns, status, cursor, limit, FromRow);
 }
 
 Result<Automation> AutomationService::Get(int64_t id) const {

@@ -35,6 +35,36 @@ Result<int64_t> DecodeIdCursor(std::string_view cursor);
 // Clamps a requested limit to [1, kMaxPageSize]; 0 or absent -> kDefaultPageSize.
 int ClampLimit(std::optional<int64_t> limit);
 
+// One page of `table` by ascending id after `cursor`, optionally filtered on its status
+// column: {items, next_cursor}. `columns` and `table` are fixed names, never input;
+// `from_row` turns a row into a record with an `id`.
+template <typename Page, typename StatusT, typename FromRow>
+Result<Page> ListPageByStatus(store::Database& db, std::string_view table,
+                              std::string_view columns, std::optional<StatusT> status,
+                              std::string_view cursor, int limit, FromRow from_row) {
+  auto after = DecodeIdCursor(cursor);
+  if (!after) return Fail(after.error());
+  return db.Read([&](store::Conn& c) -> Result<Page> {
+    std::string sql = "SELECT " + std::string(columns) + " FROM " + std::string(table) + " WHERE id > ?";
+    std::vector<store::Value> params{*after};
+    if (status) {
+      sql += " AND status = ?";
+      params.emplace_back(std::string(ToString(*status)));
+    }
+    sql += " ORDER BY id LIMIT ?";
+    params.emplace_back(static_cast<int64_t>(limit + 1));
+    auto rows = c.Query(sql, params);
+    if (!rows) return Fail(rows.error());
+    Page page;
+    for (const auto& r : *rows) page.items.push_back(from_row(r));
+    if (static_cast<int>(page.items.size()) > limit) {
+      page.items.resize(limit);
+      page.next_cursor = EncodeIdCursor(page.items.back().id);
+    }
+    return page;
+  });
+}
+
 // Parses "2026-11-22T16:47:13Z", offsets like "+02:00", fractional seconds, or a date
 // "2026-11-22" (midnight UTC). nullopt when malformed.
 std::optional<int64_t> ParseRfc3339(std::string_view text);

@@ -179,27 +179,7 @@ Result<json> ValidateSequenceEmails(const json& emails) {
 
 Result<SequencePage> SequenceService::List(std::optional<SequenceStatus> status,
                                            std::string_view cursor, int limit) const {
-  auto after = DecodeIdCursor(cursor);
-  if (!after) return Fail(after.error());
-  return db_.Read([&](store::Conn& c) -> Result<SequencePage> {
-    std::string sql = std::string("SELECT ") + kColumns + " FROM sequences WHERE id > ?";
-    std::vector<store::Value> params{*after};
-    if (status) {
-      sql += " AND status = ?";
-      params.emplace_back(std::string(ToString(*status)));
-    }
-    sql += " ORDER BY id LIMIT ?";
-    params.emplace_back(static_cast<int64_t>(limit + 1));
-    auto rows = c.Query(sql, params);
-    if (!rows) return Fail(rows.error());
-    SequencePage page;
-    for (const auto& r : *rows) page.items.push_back(FromRow(r));
-    if (static_cast<int>(page.items.size()) > limit) {
-      page.items.resize(limit);
-      page.next_cursor = EncodeIdCursor(page.items.back().id);
-    }
-    return page;
-  });
+  return ListPageByStatus<SequencePage>(db_, "sequences", kColumns, status, cursor, limit, FromRow);
 }
 
 Result<Sequence> SequenceService::Get(int64_t id) const {

@@ -38,6 +38,35 @@ std::vector<std::string> SplitComma(const std::string& s) {
   return out;
 }
 
+// list | enable <id> | disable <id> | delete <id>, the same for outgoing endpoints and
+// incoming hooks. -1 when `args` is none of them.
+template <typename Store, typename ToJson>
+int CommonVerb(Store& store, const std::vector<std::string>& args, ToJson to_json,
+               const char* noun) {
+  const std::string& verb = args[0];
+  if (verb == "list") {
+    auto list = store.List();
+    if (!list) return Fail1(list.error());
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& x : *list) out.push_back(to_json(x));
+    Print(out);
+    return 0;
+  }
+  const int64_t id = args.size() >= 2 ? ParseId(args[1]).value_or(0) : 0;  // ids are > 0
+  if ((verb == "enable" || verb == "disable") && id > 0) {
+    auto x = store.Update(id, {.enabled = verb == "enable"});
+    if (!x) return Fail1(x.error());
+    Print(to_json(*x));
+    return 0;
+  }
+  if (verb == "delete" && id > 0) {
+    if (auto st = store.Delete(id); !st) return Fail1(st.error());
+    std::printf("deleted %s %s\n", noun, args[1].c_str());
+    return 0;
+  }
+  return -1;
+}
+
 }  // namespace
 
 int WebhookCommand(const Config& config, const std::vector<std::string>& args) {
@@ -79,25 +108,10 @@ int WebhookCommand(const Config& config, const std::vector<std::string>& args) {
     std::fprintf(stderr, "Store the signing secret now: it is not shown again.\n");
     return 0;
   }
-  if (verb == "list") {
-    auto list = eps.List();
-    if (!list) return Fail1(list.error());
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& e : *list) out.push_back(webhooks::EndpointJson(e));
-    Print(out);
-    return 0;
-  }
-  if ((verb == "enable" || verb == "disable") && id_arg()) {
-    auto e = eps.Update(*id_arg(), {.enabled = verb == "enable"});
-    if (!e) return Fail1(e.error());
-    Print(webhooks::EndpointJson(*e));
-    return 0;
-  }
-  if (verb == "delete" && id_arg()) {
-    if (auto st = eps.Delete(*id_arg()); !st) return Fail1(st.error());
-    std::printf("deleted webhook endpoint %s\n", args[1].c_str());
-    return 0;
-  }
+  if (int rc = CommonVerb(eps, args, [](const auto& e) { return webhooks::EndpointJson(e); },
+                          "webhook endpoint");
+      rc >= 0)
+    return rc;
   if (verb == "deliveries") {
     webhooks::DeliveryFilter f{.endpoint_id = id_arg(), .limit = 100};
     auto list = dels.List(f);
@@ -143,9 +157,6 @@ int HookCommand(const Config& config, const std::vector<std::string>& args) {
   webhooks::IncomingHooks hooks(
       {.db = db->get(), .clock = &clock, .random = &random, .contacts = nullptr, .lists = &lists});
   const std::string& verb = args[0];
-  auto id_arg = [&]() -> std::optional<int64_t> {
-    return args.size() >= 2 ? ParseId(args[1]) : std::nullopt;
-  };
   if (verb == "create" && args.size() >= 3) {
     webhooks::IncomingHookInput in{.name = args[1]};
     std::vector<std::string> rest(args.begin() + 2, args.end());
@@ -179,25 +190,10 @@ int HookCommand(const Config& config, const std::vector<std::string>& args) {
     std::fprintf(stderr, "Store the URL now: it is a secret and is not shown again.\n");
     return 0;
   }
-  if (verb == "list") {
-    auto list = hooks.List();
-    if (!list) return Fail1(list.error());
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& h : *list) out.push_back(webhooks::IncomingHookJson(h));
-    Print(out);
-    return 0;
-  }
-  if ((verb == "enable" || verb == "disable") && id_arg()) {
-    auto h = hooks.Update(*id_arg(), {.enabled = verb == "enable"});
-    if (!h) return Fail1(h.error());
-    Print(webhooks::IncomingHookJson(*h));
-    return 0;
-  }
-  if (verb == "delete" && id_arg()) {
-    if (auto st = hooks.Delete(*id_arg()); !st) return Fail1(st.error());
-    std::printf("deleted incoming webhook %s\n", args[1].c_str());
-    return 0;
-  }
+  if (int rc = CommonVerb(hooks, args, [](const auto& h) { return webhooks::IncomingHookJson(h); },
+                          "incoming webhook");
+      rc >= 0)
+    return rc;
   std::fprintf(stderr, "usage: crmctl %s\n", kUsage);
   return 2;
 }
