@@ -8,6 +8,12 @@ $APT g++ cmake ninja-build pkg-config ca-certificates git curl python3 \
   libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libvalijson-dev \
   libexpected-dev libsqlite3-dev sqlite3 libpq-dev \
   libgtest-dev libgmock-dev libbenchmark-dev wrk
+# Tests only: a real PostgreSQL server (started by the tests themselves, tests/support/pg.sh)
+# and nginx as the load balancer of the multi-node test. The packages' own services are
+# not used.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v nginx >/dev/null 2>&1; then
+  $APT postgresql postgresql-client nginx
+fi
 # Node.js and npm run only the end-to-end tests and tooling. A machine that already has
 # them (e.g. from NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.
 if ! command -v npm >/dev/null 2>&1; then

@@ -90,6 +90,8 @@ void CreateMcpRegistry(App::Services& s) {
 }
 
 void AddMcpRoutes(App::Services& s) {
+  // Sessions live in the database so that every node answers every session.
+  s.mcp_sessions = std::make_unique<DbSessions>(DbSessionsOptions{}, *s.db, *s.clock, *s.random);
   s.mcp = std::make_unique<mcp::McpEndpoint>(
       mcp::McpEndpointOptions{
           .server_name = "crmd",
@@ -97,6 +99,7 @@ void AddMcpRoutes(App::Services& s) {
           .server_version = "0.1.0",
           .instructions = kMcpInstructions,
           .resource_metadata_url = s.config.Issuer() + "/.well-known/oauth-protected-resource/mcp",
+          .shared_sessions = s.mcp_sessions.get(),
           .rate_limit = {.per_second = s.config.mcp_calls_per_second,
                          .burst = s.config.mcp_calls_burst},
       },

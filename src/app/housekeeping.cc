@@ -1,6 +1,8 @@
 #include "src/app/housekeeping.h"
 
 #include <chrono>
+#include <random>
+#include <string>
 
 #include <spdlog/spdlog.h>
 
@@ -34,9 +36,33 @@ constexpr Rule kRules[] = {
      [](int64_t now, int64_t retention) { return now - retention; }},
     {"webhook_attempts", "DELETE FROM webhook_attempts WHERE started_at <= ?",
      [](int64_t now, int64_t retention) { return now - retention; }},
+    // Idle past the MCP session TTL (1 h) plus the touch granularity (src/app/mcp_sessions.h).
+    {"mcp_sessions", "DELETE FROM mcp_sessions WHERE last_used_at <= ?",
+     [](int64_t now, int64_t) { return now - 2 * 3600; }},
 };
 
+std::string NewNodeId() {
+  std::random_device rd;
+  return std::to_string(rd()) + "-" + std::to_string(rd());
+}
+
 }  // namespace
+
+Housekeeping::Housekeeping(store::Database& db, const Clock& clock, HousekeepingOptions options)
+    : db_(db), clock_(clock), options_(options), node_id_(NewNodeId()) {}
+
+Result<bool> Housekeeping::TakeLease() {
+  const int64_t now = clock_.NowUnix();
+  const int64_t until = now + std::max<int64_t>(options_.interval_s, 60) + 60;
+  auto n = db_.Write([&](store::Conn& c) {
+    return c.Exec(
+        "UPDATE job_leases SET holder = ?, expires_at = ? "
+        "WHERE name = 'housekeeping' AND (expires_at <= ? OR holder = ?)",
+        {node_id_, until, now, node_id_});
+  });
+  if (!n) return Fail(n.error());
+  return *n == 1;
+}
 
 Result<int64_t> Housekeeping::RunOnce() {
   const int64_t now = clock_.NowUnix();
@@ -60,8 +86,15 @@ void Housekeeping::Start() {
       if (cv_.wait_for(lock, std::chrono::seconds(options_.interval_s), [this] { return stop_; }))
         break;
       lock.unlock();
-      if (auto n = RunOnce(); !n)
-        spdlog::warn(R"("event":"housekeeping_failed","code":"{}")", ErrcCode(n.error().code));
+      // One node sweeps at a time: the lease holder (it renews every pass; another node
+      // takes over once a lease has run out).
+      auto lease = TakeLease();
+      if (!lease) {
+        spdlog::warn(R"("event":"housekeeping_failed","code":"{}")", ErrcCode(lease.error().code));
+      } else if (*lease) {
+        if (auto n = RunOnce(); !n)
+          spdlog::warn(R"("event":"housekeeping_failed","code":"{}")", ErrcCode(n.error().code));
+      }
       lock.lock();
     }
   });

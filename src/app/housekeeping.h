@@ -10,6 +10,7 @@
 //   authorization_requests, login_sessions   expired
 //   confirmations       expired or finished over `retention_days` ago
 //   webhook_attempts    older than `retention_days`
+//   mcp_sessions        idle for over two hours
 // The outbox and the audit log are kept (the audit log is the record; the outbox is read
 // by the delivery cursor).
 //
@@ -17,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "src/core/clock.h"
@@ -32,8 +34,7 @@ struct HousekeepingOptions {
 
 class Housekeeping {
  public:
-  Housekeeping(store::Database& db, const Clock& clock, HousekeepingOptions options)
-      : db_(db), clock_(clock), options_(options) {}
+  Housekeeping(store::Database& db, const Clock& clock, HousekeepingOptions options);
   ~Housekeeping() { Stop(); }
   Housekeeping(const Housekeeping&) = delete;
   Housekeeping& operator=(const Housekeeping&) = delete;
@@ -42,11 +43,16 @@ class Housekeeping {
   void Stop();
   // One pass at the clock's current time; the number of rows deleted.
   Result<int64_t> RunOnce();
+  // Takes or renews the housekeeping lease (table job_leases) for this node: true when
+  // this node is the one that sweeps now. With several nodes on one database only the
+  // holder runs the passes of Start().
+  Result<bool> TakeLease();
 
  private:
   store::Database& db_;
   const Clock& clock_;
   const HousekeepingOptions options_;
+  const std::string node_id_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

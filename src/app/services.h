@@ -8,6 +8,7 @@
 #include "auth/token_service.h"
 #include "src/app/app.h"
 #include "src/app/housekeeping.h"
+#include "src/app/mcp_sessions.h"
 #include "auth/authorize.h"
 #include "auth/cimd.h"
 #include "auth/clients.h"
@@ -55,6 +56,7 @@ struct App::Services {
   // mcp: the tool registry (tools register into it in app.cc's "tools" section) and the
   // /mcp endpoint serving it.
   std::unique_ptr<mcp::ToolRegistry> tools;
+  std::unique_ptr<DbSessions> mcp_sessions;  // the endpoint's sessions, in the database
   std::unique_ptr<mcp::McpEndpoint> mcp;
 
   // auth, token side: access-token minting/verification, signing keys, bearer guard.

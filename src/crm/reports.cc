@@ -62,10 +62,12 @@ Result<json> ReportService::ContactsReport(const ContactsReportRequest& req) con
   }
   return db_.Read([&](store::Conn& c) -> Result<json> {
     // Integer division groups rows into buckets inside the database (portable SQL).
+    // The bucket is named once in a derived table: PostgreSQL does not match a GROUP BY
+    // expression whose parameters are different placeholders.
     auto rows = c.Query(
-        "SELECT (created_at - ?) / ?, COUNT(*) FROM contacts WHERE created_at >= ? AND "
-        "created_at < ? GROUP BY (created_at - ?) / ?",
-        {req.from, bucket, req.from, req.to, req.from, bucket});
+        "SELECT b, COUNT(*) FROM (SELECT (created_at - ?) / ? AS b FROM contacts "
+        "WHERE created_at >= ? AND created_at < ?) AS buckets GROUP BY b",
+        {req.from, bucket, req.from, req.to});
     if (!rows) return Fail(rows.error());
     std::map<int64_t, int64_t> counts;
     for (const auto& r : *rows) counts[r.Int(0)] = r.Int(1);

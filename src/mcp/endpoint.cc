@@ -119,7 +119,10 @@ McpEndpoint::McpEndpoint(McpEndpointOptions options, const ToolRegistry& tools, 
                          Random& random)
     : options_(std::move(options)),
       tools_(tools),
-      sessions_(options_.sessions, clock, random),
+      own_sessions_(options_.shared_sessions
+                        ? nullptr
+                        : std::make_unique<SessionStore>(options_.sessions, clock, random)),
+      sessions_(options_.shared_sessions ? options_.shared_sessions : own_sessions_.get()),
       limiter_(options_.rate_limit, clock) {}
 
 http::Response McpEndpoint::Handle(const http::Request& req, const Principal& principal) {
@@ -168,12 +171,16 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   std::string session_id(Trim(*session_header));
   std::string owner = SessionStore::OwnerKey(principal.client_id, principal.subject);
   // Another principal's session answers exactly like an unknown one: no oracle.
-  if (sessions_.Find(session_id, owner) != SessionStore::Lookup::kOk) {
+  auto found = sessions_->Find(session_id, owner);
+  if (found == Sessions::Lookup::kUnavailable) {
+    return RpcErrorResponse(503, kTransportError, "Service Unavailable: try again");
+  }
+  if (found != Sessions::Lookup::kOk) {
     return RpcErrorResponse(404, kSessionNotFound, "Session not found");
   }
 
   if (m.kind == jsonrpc::Kind::kNotification) {
-    if (m.method == "notifications/initialized") sessions_.MarkInitialized(session_id);
+    if (m.method == "notifications/initialized") sessions_->MarkInitialized(session_id);
     return http::Response::Empty(202);
   }
   if (m.kind == jsonrpc::Kind::kResponse) return http::Response::Empty(202);
@@ -225,7 +232,7 @@ http::Response McpEndpoint::Initialize(const json& id, const json& params, const
                             "Invalid params: protocolVersion must be a string", id);
   }
   std::string version = NegotiateProtocolVersion(params["protocolVersion"].get<std::string>());
-  auto session = sessions_.Create(SessionStore::OwnerKey(principal.client_id, principal.subject), version);
+  auto session = sessions_->Create(SessionStore::OwnerKey(principal.client_id, principal.subject), version);
   if (!session) {
     return RpcErrorResponse(503, kTransportError, "Service Unavailable: too many sessions", id);
   }
@@ -247,7 +254,7 @@ http::Response McpEndpoint::Delete(const http::Request& req, const Principal& pr
     return RpcErrorResponse(400, kTransportError, "Bad Request: Mcp-Session-Id header is required");
   }
   std::string owner = SessionStore::OwnerKey(principal.client_id, principal.subject);
-  if (!sessions_.End(std::string(Trim(*session_header)), owner)) {
+  if (!sessions_->End(std::string(Trim(*session_header)), owner)) {
     return RpcErrorResponse(404, kSessionNotFound, "Session not found");
   }
   return http::Response::Empty(204);

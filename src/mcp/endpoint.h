@@ -42,6 +42,9 @@ struct McpEndpointOptions {
   // <issuer>/.well-known/oauth-protected-resource/mcp, for WWW-Authenticate on 403.
   std::string resource_metadata_url;
   SessionStoreOptions sessions;
+  // Where sessions live; nullptr: in memory on this node (SessionStore). Must outlive
+  // the endpoint.
+  Sessions* shared_sessions = nullptr;
   // tools/call per principal (OAuth client + subject) on this node.
   RateLimiterOptions rate_limit;
 };
@@ -57,7 +60,7 @@ class McpEndpoint {
   // REQUIRES: Origin/Host checked and `principal` authenticated by the caller.
   http::Response Handle(const http::Request& req, const Principal& principal);
 
-  SessionStore& sessions() { return sessions_; }
+  Sessions& sessions() { return *sessions_; }
   const McpEndpointOptions& options() const { return options_; }
 
  private:
@@ -68,7 +71,8 @@ class McpEndpoint {
 
   const McpEndpointOptions options_;
   const ToolRegistry& tools_;
-  SessionStore sessions_;
+  std::unique_ptr<SessionStore> own_sessions_;  // when no shared store was given
+  Sessions* const sessions_;
   RateLimiter limiter_;
 };
 

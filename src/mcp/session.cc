@@ -14,7 +14,7 @@ constexpr int64_t kSweepEvery_s = 30;
 SessionStore::SessionStore(SessionStoreOptions options, const Clock& clock, Random& random)
     : options_(options), clock_(clock), random_(random) {}
 
-std::string SessionStore::OwnerKey(const std::string& client_id, const std::string& subject) {
+std::string Sessions::OwnerKey(const std::string& client_id, const std::string& subject) {
   // Length-prefixed so that no two (client, subject) pairs share a key.
   return std::to_string(client_id.size()) + ":" + client_id + "|" + subject;
 }

@@ -1,12 +1,12 @@
 #pragma once
-// MCP sessions (Streamable HTTP "Session Management"), in memory on this node. A session
-// is created by initialize, bound to the principal that created it (OAuth client +
-// subject), carries the negotiated protocol version, expires after an idle TTL and is
-// ended by DELETE. With several nodes behind a load balancer, sticky routing is needed
-// (or a shared table later); see docs/mcp.md.
+// MCP sessions (Streamable HTTP "Session Management"). A session is created by
+// initialize, bound to the principal that created it (OAuth client + subject), carries
+// the negotiated protocol version, expires after an idle TTL and is ended by DELETE.
 //
-// Thread-safe. Lookups take one shard's mutex only; creation and removal also take the
-// per-owner index mutex. No lock is held while a tool runs.
+// Sessions is the interface the endpoint uses. SessionStore keeps them in memory on this
+// node (tests, and a server without a composition root); crmd itself wires the database
+// implementation (src/app/mcp_sessions.h) so that any node behind a load balancer
+// answers any session.
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -34,28 +34,41 @@ struct SessionInfo {
   bool initialized = false;  // notifications/initialized received
 };
 
-class SessionStore {
+// Thread-safe in every implementation.
+class Sessions {
+ public:
+  virtual ~Sessions() = default;
+
+  // Owner key of a principal: the session may only be used with tokens of the same
+  // OAuth client and subject.
+  static std::string OwnerKey(const std::string& client_id, const std::string& subject);
+
+  // A new session id (43 visible ASCII characters). kUnavailable when full of live
+  // sessions (or the store cannot be reached).
+  virtual Result<std::string> Create(const std::string& owner, std::string protocol_version) = 0;
+
+  enum class Lookup { kOk, kNotFound, kWrongOwner, kUnavailable };
+  // Finds a live session and refreshes its idle timer. An expired session is removed and
+  // reported kNotFound; another owner's session is kWrongOwner and is not refreshed.
+  virtual Lookup Find(const std::string& id, const std::string& owner, SessionInfo* info = nullptr) = 0;
+  virtual void MarkInitialized(const std::string& id) = 0;
+  // Ends the session; false when unknown or owned by someone else.
+  virtual bool End(const std::string& id, const std::string& owner) = 0;
+};
+
+// In memory on this node. Lookups take one shard's mutex only; creation and removal also
+// take the per-owner index mutex. No lock is held while a tool runs.
+class SessionStore final : public Sessions {
  public:
   // `clock` and `random` must outlive the store.
   SessionStore(SessionStoreOptions options, const Clock& clock, Random& random);
   SessionStore(const SessionStore&) = delete;
   SessionStore& operator=(const SessionStore&) = delete;
 
-  // Owner key of a principal: the session may only be used with tokens of the same
-  // OAuth client and subject.
-  static std::string OwnerKey(const std::string& client_id, const std::string& subject);
-
-  // A new session id (43 visible ASCII characters). kUnavailable when the node is full
-  // of live sessions.
-  Result<std::string> Create(const std::string& owner, std::string protocol_version);
-
-  enum class Lookup { kOk, kNotFound, kWrongOwner };
-  // Finds a live session and refreshes its idle timer. An expired session is removed and
-  // reported kNotFound; another owner's session is kWrongOwner and is not refreshed.
-  Lookup Find(const std::string& id, const std::string& owner, SessionInfo* info = nullptr);
-  void MarkInitialized(const std::string& id);
-  // Ends the session; false when unknown or owned by someone else.
-  bool End(const std::string& id, const std::string& owner);
+  Result<std::string> Create(const std::string& owner, std::string protocol_version) override;
+  Lookup Find(const std::string& id, const std::string& owner, SessionInfo* info = nullptr) override;
+  void MarkInitialized(const std::string& id) override;
+  bool End(const std::string& id, const std::string& owner) override;
 
   size_t size() const;
 

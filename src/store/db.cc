@@ -4,6 +4,7 @@
 #include <string>
 
 #include "src/core/embedded.h"
+#include "src/store/postgres.h"
 #include "src/store/sqlite.h"
 
 namespace crmd::store {
@@ -66,8 +67,13 @@ Result<std::unique_ptr<Database>> Open(const std::string& url, int pool_size) {
     auto opened = OpenSqlite(url.substr(7), pool_size);
     if (!opened) return Fail(opened.error());
     db = std::move(*opened);
+  } else if (IsPostgresUrl(url)) {
+    auto opened = OpenPostgres({.url = url, .pool_size = std::max(2, pool_size + 2)});
+    if (!opened) return Fail(opened.error());
+    db = std::move(*opened);
   } else {
-    return Fail(Errc::kInvalidArgument, "unsupported database_url (expected sqlite:<path>)");
+    return Fail(Errc::kInvalidArgument,
+                "unsupported database_url (expected sqlite:<path>, postgresql://... or postgres://...)");
   }
   auto migrated = Migrate(*db);
   if (!migrated) return Fail(migrated.error());

@@ -73,7 +73,16 @@ class Conn {
 inline std::string NextIdSql(std::string_view table) {
   std::string t(table);
   return "(SELECT MAX(x) + 1 FROM (SELECT COALESCE(MAX(id), 0) AS x FROM " + t +
-         " UNION ALL SELECT last_id FROM id_high_water WHERE tbl = '" + t + "'))";
+         " UNION ALL SELECT last_id FROM id_high_water WHERE tbl = '" + t + "') AS hw)";
+}
+
+// Appended to a claim's SELECT: " FOR UPDATE OF <alias> SKIP LOCKED" on PostgreSQL, so
+// that nodes claiming work pass over rows another transaction holds and never wait on
+// each other; "" on SQLite, whose single writer claims exclusively anyway. `alias` is a
+// fixed table alias, never input.
+inline std::string SkipLocked(Dialect dialect, std::string_view alias) {
+  if (dialect != Dialect::kPostgres) return {};
+  return " FOR UPDATE OF " + std::string(alias) + " SKIP LOCKED";
 }
 
 class Database {
@@ -113,7 +122,8 @@ class Database {
   }
 };
 
-// Opens "sqlite:<path>" (WAL, foreign keys, busy timeout) or "postgres://..." and applies
+// Opens "sqlite:<path>" (WAL, foreign keys, busy timeout) or "postgresql://..." /
+// "postgres://..." (src/store/postgres.h) and applies
 // pending migrations from schemas/db/<dialect>/.
 Result<std::unique_ptr<Database>> Open(const std::string& url, int pool_size = 4);
 

@@ -166,7 +166,7 @@ Result<std::vector<Work>> Deliveries::LeaseDue(int limit) {
         "WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND e.enabled = 1 "
         "AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id "
         "  AND p.contact_id = d.contact_id AND p.status = 'pending' AND p.event_id < d.event_id) "
-        "ORDER BY d.next_attempt_at, d.id LIMIT ?",
+        "ORDER BY d.next_attempt_at, d.id LIMIT ?" + store::SkipLocked(c.dialect(), "d"),
         {now, int64_t{limit}});
     if (!rows) return Fail(rows.error());
     std::vector<Work> out;

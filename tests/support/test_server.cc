@@ -25,7 +25,8 @@ TestServer::TestServer(TestServerOptions options) {
   Config cfg;
   cfg.listen_address = "127.0.0.1";
   cfg.port = 0;
-  cfg.database_url = "sqlite:" + db_path();
+  db_ = std::make_unique<ScratchDatabase>(db_path());
+  cfg.database_url = db_->url();
   cfg.log_level = "warn";
   cfg.allow_private_network_targets = true;
   cfg.shutdown_grace_s = 2;

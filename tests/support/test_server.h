@@ -1,6 +1,8 @@
 #pragma once
-// A real crmd on 127.0.0.1, port 0, with a fresh SQLite file in a temporary folder, and a
-// blocking HTTP client for talking to it over loopback.
+// A real crmd on 127.0.0.1, port 0, with a fresh database (a SQLite file in a temporary
+// folder, or a fresh PostgreSQL database when the tests run on PostgreSQL: see
+// tests/support/test_database.h), and a blocking HTTP client for talking to it over
+// loopback.
 #include <functional>
 #include <memory>
 #include <string>
@@ -10,6 +12,7 @@
 #include "src/app/app.h"
 #include "src/core/config.h"
 #include "src/core/http_client.h"
+#include "tests/support/test_database.h"
 
 namespace crmd::testing {
 
@@ -41,6 +44,8 @@ class TestServer {
   app::App& app() { return *app_; }
   const std::string& dir() const { return dir_.path(); }
   std::string db_path() const { return dir_.path() + "/crmd.db"; }
+  // The server's database_url (sqlite:<db_path()> or a postgresql:// URL).
+  const std::string& database_url() const { return db_->url(); }
 
   // Sends a request to the server (loopback allowed). `path` is appended to base_url().
   http::ClientResponse Send(const std::string& method, const std::string& path,
@@ -55,6 +60,7 @@ class TestServer {
 
  private:
   TempDir dir_;
+  std::unique_ptr<ScratchDatabase> db_;
   std::unique_ptr<app::App> app_;
   std::unique_ptr<http::HttpClient> client_;
   std::string base_url_;

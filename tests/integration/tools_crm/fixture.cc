@@ -9,7 +9,7 @@ namespace crmd::testing {
 using nlohmann::json;
 
 CrmTools::CrmTools() : server_(TestServerOptions{}) {
-  auto db = store::Open("sqlite:" + server_.db_path(), 1);
+  auto db = store::Open(server_.database_url(), 1);
   EXPECT_TRUE(db.has_value());
   if (db) db_ = std::move(*db);
 }

@@ -6,7 +6,7 @@ using nlohmann::json;
 
 MarketingTools::MarketingTools()
     : server_(TestServerOptions{}) {
-  auto db = store::Open("sqlite:" + server_.db_path(), 1);
+  auto db = store::Open(server_.database_url(), 1);
   EXPECT_TRUE(db.has_value());
   if (db) db_ = std::move(*db);
 }

@@ -35,6 +35,7 @@ class FakeUsage final : public UsageSource {
 
 struct CrmFixture : public ::testing::Test {
   crmd::testing::TempDir dir;
+  std::unique_ptr<crmd::testing::ScratchDatabase> scratch;  // SQLite file or PostgreSQL database
   FakeClock clock{1'760'000'000};
   SecureRandom random;
   FakeResolver resolver;
@@ -47,7 +48,8 @@ struct CrmFixture : public ::testing::Test {
                      .request_id = "r3"};
 
   void SetUp() override {
-    auto opened = store::Open("sqlite:" + dir.path() + "/crm.db", 4);
+    scratch = std::make_unique<crmd::testing::ScratchDatabase>(dir.path() + "/crm.db");
+    auto opened = store::Open(scratch->url(), 4);
     ASSERT_TRUE(opened) << opened.error().detail;
     db = std::move(*opened);
     auto made = MakeServices({.db = db.get(), .clock = &clock, .random = &random,

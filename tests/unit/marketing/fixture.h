@@ -16,7 +16,8 @@ namespace crmd::crm::testing {
 class MarketingDb : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto db = store::Open("sqlite:" + dir_.path() + "/m.db", 2);
+    scratch_ = std::make_unique<crmd::testing::ScratchDatabase>(dir_.path() + "/m.db");
+    auto db = store::Open(scratch_->url(), 2);
     ASSERT_TRUE(db.has_value()) << db.error().detail;
     db_ = std::move(*db);
   }
@@ -63,6 +64,8 @@ class MarketingDb : public ::testing::Test {
   }
 
   crmd::testing::TempDir dir_;
+
+  std::unique_ptr<crmd::testing::ScratchDatabase> scratch_;
   std::unique_ptr<store::Database> db_;
   FakeClock clock_{1'760'000'000};
   Actor actor_{.kind = "system", .subject = "test", .client_id = "", .request_id = ""};
