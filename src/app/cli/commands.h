@@ -17,5 +17,6 @@ int ApiKeyCommand(Context& ctx, const Args& args);    // apikeys.cc
 int FormCommand(Context& ctx, const Args& args);      // forms.cc
 int WebhookCommand(Context& ctx, const Args& args);   // webhooks.cc
 int HookCommand(Context& ctx, const Args& args);      // hooks.cc
+int CopyCommand(Context& ctx, const Args& args);      // copy.cc
 
 }  // namespace crmd::app::cli

@@ -43,6 +43,9 @@ std::map<std::string, Entry> Commands() {
   c["hook"] = {"hook create <name> <mapping JSON> [<applies JSON>] [--hmac-secret S] | list | "
                "enable <id> | disable <id> | delete <id>   (incoming webhooks)",
                cli::HookCommand};
+  c["copy"] = {"copy --from sqlite:PATH --to DATABASE_URL [--batch N] [--resync] [--verify-only]  "
+               "move the site to another database (resumable, verified)",
+               cli::CopyCommand};
   return c;
 }
 
