@@ -33,7 +33,7 @@ struct Services {
 
   SystemClock clock;
   SecureRandom random;
-  std::unique_ptr<store::Database> db;  // opened (and migrated) first, destroyed last
+  std::unique_ptr<store::Database> db;  // outlives the services below, which borrow it
   std::unique_ptr<auth::Users> users;
   std::unique_ptr<auth::ClientStore> clients;
   std::unique_ptr<auth::Consents> consents;
