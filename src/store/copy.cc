@@ -228,9 +228,12 @@ struct Progress {
 // Each table's progress row, when it has one.
 Result<std::map<std::string, Progress>> LoadProgress(Database& to) {
   return to.Read([](Conn& c) -> Result<std::map<std::string, Progress>> {
+    std::map<std::string, Progress> out;
+    auto cols = ListColumns(c, kProgressTable);
+    if (!cols) return Fail(cols.error());
+    if (cols->empty()) return out;  // the first run
     auto rows = c.Query("SELECT tbl, last_key, rows_copied FROM copy_progress");
     if (!rows) return Fail(rows.error());
-    std::map<std::string, Progress> out;
     for (const auto& r : *rows) out[r.Str(0)] = {.last_key = r.OptStr(1), .rows_copied = r.Int(2)};
     return out;
   });
@@ -419,12 +422,6 @@ Result<TableSum> ChecksumTable(Conn& c, std::string_view table, int64_t batch) {
 
 Result<CopyReport> CopyDatabase(Database& from, Database& to, const CopyOptions& options) {
   if (options.batch <= 0) return Fail(Errc::kInvalidArgument, "the batch size must be positive");
-  auto created = to.Write([](Conn& c) -> Status {
-    return c.ExecScript(
-        "CREATE TABLE IF NOT EXISTS copy_progress (tbl TEXT PRIMARY KEY, last_key TEXT, "
-        "rows_copied BIGINT NOT NULL DEFAULT 0, done INTEGER NOT NULL DEFAULT 0)");
-  });
-  if (!created) return Fail(created.error());
   // One read transaction over the source for the whole run: every table comes from the
   // same snapshot, so the copy is consistent even while the site keeps writing.
   return from.Read([&](Conn& src) -> Result<CopyReport> {
@@ -433,6 +430,13 @@ Result<CopyReport> CopyDatabase(Database& from, Database& to, const CopyOptions&
     auto progress = LoadProgress(to);
     if (!progress) return Fail(progress.error());
     if (auto st = CheckDestination(to, *plan, *progress, options); !st) return Fail(st.error());
+    // Only now, so that a refused destination is left as it was.
+    auto created = to.Write([](Conn& c) -> Status {
+      return c.ExecScript(
+          "CREATE TABLE IF NOT EXISTS copy_progress (tbl TEXT PRIMARY KEY, last_key TEXT, "
+          "rows_copied BIGINT NOT NULL DEFAULT 0, done INTEGER NOT NULL DEFAULT 0)");
+    });
+    if (!created) return Fail(created.error());
     CopyReport report;
     if (!options.verify_only) {
       for (const auto& p : *plan) {

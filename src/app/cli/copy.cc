@@ -3,11 +3,23 @@
 // its progress and the per-table verification.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "src/app/cli/commands.h"
 #include "src/store/copy.h"
 
 namespace crmd::app::cli {
+namespace {
+
+// The same URL, or two sqlite: URLs naming one file.
+bool SameDatabase(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  if (a.rfind("sqlite:", 0) != 0 || b.rfind("sqlite:", 0) != 0) return false;
+  std::error_code ec;
+  return std::filesystem::equivalent(a.substr(7), b.substr(7), ec);
+}
+
+}  // namespace
 
 int CopyCommand(Context& ctx, const Args& args) {
   constexpr const char* kUsage =
@@ -20,6 +32,10 @@ int CopyCommand(Context& ctx, const Args& args) {
   if (!from || !to || !batch || *batch <= 0 || !max_rows) return Usage(kUsage);
   auto has = [&](const char* flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
 
+  if (SameDatabase(*from, *to)) {
+    std::fprintf(stderr, "crmctl copy: --from and --to name the same database\n");
+    return 2;
+  }
   auto source = store::OpenCopySource(*from);
   if (!source) return PrintError(source.error());
   // Open() migrates the destination first; the copy then fills the migrated schema.

@@ -195,10 +195,15 @@ TEST_F(CopyTest, RefusesADestinationHoldingDataItDidNotCopy) {
   auto to = store::Open("sqlite:" + dst(), 1);
   ASSERT_TRUE(to);
   EXPECT_EQ(Scalar(**to, "SELECT COUNT(*) FROM contacts"), 0);  // nothing was written
+  EXPECT_EQ(Scalar(**to, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'copy_progress'"), 0);
 
   CtlRun missing = Crmctl("copy --from sqlite:" + dir_.path() + "/nope.db --to sqlite:" + dst());
   EXPECT_EQ(missing.status, 1) << missing.out;
-  EXPECT_NE(Crmctl("copy --from sqlite:" + src()).status, 0);  // usage
+  EXPECT_EQ(Crmctl("copy --from sqlite:" + src()).status, 2);  // usage
+  EXPECT_EQ(Copy(src(), src()).status, 2);
+  EXPECT_EQ(Copy(src(), server_.dir() + "/../" + server_.dir().substr(server_.dir().rfind('/') + 1) +
+                            "/crmd.db").status,
+            2);
 }
 
 TEST_F(CopyTest, ATamperedDestinationFailsTheVerification) {
