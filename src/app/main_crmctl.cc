@@ -3,6 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "src/app/crmctl.h"
+#include "src/app/cli/crmctl.h"
 
 int main(int argc, char** argv) { return crmd::app::CrmctlMain(argc, argv); }

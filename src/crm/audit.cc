@@ -32,6 +32,11 @@ Status AuditLog::Record(store::Conn& conn, const Actor& actor, const AuditEntry&
   return Ok();
 }
 
+Result<std::vector<AuditRecord>> AuditLog::Recent(int limit) {
+  if (!db_) return Fail(Error::Internal("AuditLog built without a database"));
+  return db_->Read([&](store::Conn& c) { return Recent(c, limit); });
+}
+
 Result<std::vector<AuditRecord>> AuditLog::Recent(store::Conn& conn, int limit) {
   auto rows = conn.Query(
       "SELECT id, occurred_at, actor_kind, subject, client_id, request_id, action, target_type, "

@@ -35,13 +35,17 @@ nlohmann::json ToJson(const AuditRecord& r);
 
 class AuditLog {
  public:
-  explicit AuditLog(Clock* clock) : clock_(clock) {}
+  // `db` is only needed by the Recent(limit) overload that runs its own transaction.
+  explicit AuditLog(Clock* clock, store::Database* db = nullptr) : clock_(clock), db_(db) {}
   Status Record(store::Conn& conn, const Actor& actor, const AuditEntry& entry);
   // Newest first.
   Result<std::vector<AuditRecord>> Recent(store::Conn& conn, int limit);
+  // The same in a read transaction of its own (crmctl audit). REQUIRES: built with a db.
+  Result<std::vector<AuditRecord>> Recent(int limit);
 
  private:
   Clock* const clock_;
+  store::Database* const db_;
 };
 
 }  // namespace crmd::crm

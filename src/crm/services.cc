@@ -3,7 +3,7 @@
 namespace crmd::crm {
 
 Services::Services(ServicesOptions o) : options(o) {
-  audit = std::make_unique<AuditLog>(o.clock);
+  audit = std::make_unique<AuditLog>(o.clock, o.db);
   outbox = std::make_unique<Outbox>(o.clock);
   idempotency = std::make_unique<IdempotencyStore>(o.clock);
   settings = std::make_unique<SettingsService>(

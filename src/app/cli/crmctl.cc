@@ -1,0 +1,76 @@
+#include "src/app/cli/crmctl.h"
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "src/app/cli/commands.h"
+#include "src/core/config.h"
+
+namespace crmd::app {
+namespace {
+
+using cli::Args;
+
+struct Entry {
+  const char* usage;
+  std::function<int(cli::Context&, const Args&)> run;
+};
+
+std::map<std::string, Entry> Commands() {
+  std::map<std::string, Entry> c;
+  c["migrate"] = {"migrate                      apply pending database migrations",
+                  cli::MigrateCommand};
+  c["user"] = {"user create <email> [--admin] | password <email> | list   (password: one line on stdin)",
+               cli::UserCommand};
+  c["client"] = {"client list | revoke <client_id> | grant-scopes <client_id> \"<scopes>\"",
+                 cli::ClientCommand};
+  c["grant"] = {"grant list [--client <client_id>] | revoke <grant_id>", cli::GrantCommand};
+  c["consent"] = {"consent list | revoke <client_id> <user_email>", cli::ConsentCommand};
+  c["seed"] = {"seed [--contacts N] [--lists N] [--tags N] [--seed S]  fake contacts, lists, tags",
+               cli::SeedCommand};
+  c["audit"] = {"audit [--limit N]            newest audit log rows (who changed what)",
+                cli::AuditCommand};
+  c["apikey"] = {"apikey create <name> [--admin]|list|enable <id>|disable <id>|delete <id>",
+                 cli::ApiKeyCommand};
+  c["form"] = {"form create <file.json> | update <id> <file.json> | list | get <id> | delete <id>",
+               cli::FormCommand};
+  c["webhook"] = {"webhook create <url> <event,...|all> | list | enable <id> | disable <id> | "
+                  "delete <id> | deliveries [<endpoint_id>] | attempts <delivery_id> | "
+                  "redeliver <delivery_id>",
+                  cli::WebhookCommand};
+  c["hook"] = {"hook create <name> <mapping JSON> [<applies JSON>] [--hmac-secret S] | list | "
+               "enable <id> | disable <id> | delete <id>   (incoming webhooks)",
+               cli::HookCommand};
+  c["copy"] = {"copy --from sqlite:PATH --to DATABASE_URL [--batch N] [--resync] [--verify-only]  "
+               "move the site to another database (resumable, verified)",
+               cli::CopyCommand};
+  return c;
+}
+
+}  // namespace
+
+int CrmctlMain(int argc, char** argv) {
+  Args rest;
+  auto cfg = LoadConfig(argc, argv, &rest);
+  if (!cfg) {
+    std::fprintf(stderr, "crmctl: %s\n", cfg.error().message.c_str());
+    return 2;
+  }
+  auto commands = Commands();
+  if (rest.empty() || rest[0] == "help" || rest[0] == "--help") {
+    std::printf("usage: crmctl [--database_url=URL] [--config=FILE] <command> [args]\n\n");
+    for (auto& [name, e] : commands) std::printf("  %s\n", e.usage);
+    return rest.empty() ? 2 : 0;
+  }
+  auto it = commands.find(rest[0]);
+  if (it == commands.end()) {
+    std::fprintf(stderr, "crmctl: unknown command %s (try crmctl help)\n", rest[0].c_str());
+    return 2;
+  }
+  cli::Context ctx(std::move(*cfg));
+  return it->second.run(ctx, Args(rest.begin() + 1, rest.end()));
+}
+
+}  // namespace crmd::app
