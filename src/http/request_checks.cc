@@ -24,7 +24,8 @@ bool IsSubDelim(char c) {
 }
 // RFC 9110 §5.6.2 tchar.
 bool IsTchar(char c) {
-  return IsAlpha(c) || IsDigit(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  return IsAlpha(c) || IsDigit(c) ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 bool IsToken(std::string_view s) {
   if (s.empty()) return false;
@@ -95,7 +96,8 @@ std::optional<HostPort> ParseAuthority(std::string_view v) {
   std::string_view rest;
   if (!v.empty() && v[0] == '[') {
     size_t close = v.find(']');
-    if (close == std::string_view::npos || !IsIpLiteral(v.substr(1, close - 1))) return std::nullopt;
+    if (close == std::string_view::npos || !IsIpLiteral(v.substr(1, close - 1)))
+      return std::nullopt;
     hp.host = v.substr(0, close + 1);
     rest = v.substr(close + 1);
   } else {
@@ -210,7 +212,8 @@ tl::expected<HeaderBlock, Rejection> ScanHeaderBlock(std::span<char> data,
     char next = d[q + 2];
     if (next == ' ' || next == '\t') {
       if (q == line_end)
-        return Reject(400, "bad_request", "whitespace between the request-line and the first field");
+        return Reject(400, "bad_request",
+                      "whitespace between the request-line and the first field");
       return Reject(400, "obs_fold", "obsolete line folding is not accepted in a request");
     }
   }
@@ -225,10 +228,14 @@ tl::expected<CheckedHead, Rejection> CheckRequestHead(const RequestHead& head) {
   std::vector<std::string_view> hosts, te, expect;
   bool has_content_length = false;
   for (const auto& [name, value] : head.fields) {
-    if (IEquals(name, "Host")) hosts.push_back(value);
-    else if (IEquals(name, "Transfer-Encoding")) te.push_back(value);
-    else if (IEquals(name, "Content-Length")) has_content_length = true;
-    else if (IEquals(name, "Expect")) expect.push_back(value);
+    if (IEquals(name, "Host"))
+      hosts.push_back(value);
+    else if (IEquals(name, "Transfer-Encoding"))
+      te.push_back(value);
+    else if (IEquals(name, "Content-Length"))
+      has_content_length = true;
+    else if (IEquals(name, "Expect"))
+      expect.push_back(value);
   }
 
   // Framing first (RFC 9112 §6.1, §6.3).
@@ -252,7 +259,8 @@ tl::expected<CheckedHead, Rejection> CheckRequestHead(const RequestHead& head) {
   if (head.method == "CONNECT") {
     auto authority = ParseAuthority(target);
     if (!authority || !authority->port || authority->port->empty())
-      return Reject(400, "bad_request_target", "CONNECT takes an authority-form target (host:port)");
+      return Reject(400, "bad_request_target",
+                    "CONNECT takes an authority-form target (host:port)");
     return Reject(501, "method_not_implemented", "crmd is not a proxy; CONNECT is not implemented");
   }
   if (target == "*") {
@@ -278,7 +286,8 @@ tl::expected<CheckedHead, Rejection> CheckRequestHead(const RequestHead& head) {
     out.absolute_form = true;
     out.host = std::string(authority);
   } else {
-    return Reject(400, "bad_request_target", "the request-target form is not valid for this method");
+    return Reject(400, "bad_request_target",
+                  "the request-target form is not valid for this method");
   }
   if (!out.absolute_form && !hosts.empty()) out.host = std::string(hosts[0]);
 
@@ -297,14 +306,22 @@ tl::expected<CheckedHead, Rejection> CheckRequestHead(const RequestHead& head) {
 
 std::string_view StatusTitle(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 413: return "Content Too Large";
-    case 414: return "URI Too Long";
-    case 417: return "Expectation Failed";
-    case 431: return "Request Header Fields Too Large";
-    case 501: return "Not Implemented";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Error";
+    case 400:
+      return "Bad Request";
+    case 413:
+      return "Content Too Large";
+    case 414:
+      return "URI Too Long";
+    case 417:
+      return "Expectation Failed";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 501:
+      return "Not Implemented";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Error";
   }
 }
 

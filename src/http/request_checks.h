@@ -17,10 +17,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tl/expected.hpp>
 #include <utility>
 #include <vector>
-
-#include <tl/expected.hpp>
 
 namespace crmd::http {
 
@@ -46,22 +45,21 @@ struct HeaderBlock {
 //   - a HeaderBlock with size 0 when more bytes are needed;
 //   - the complete HeaderBlock. HTTP/1.x with x > 1 is rewritten in place to HTTP/1.1
 //     (RFC 9110 §6.2: served as the highest minor version we implement).
-tl::expected<HeaderBlock, Rejection> ScanHeaderBlock(std::span<char> data,
-                                                     size_t max_header_bytes);
+tl::expected<HeaderBlock, Rejection> ScanHeaderBlock(std::span<char> data, size_t max_header_bytes);
 
 // What Beast parsed from the header section.
 struct RequestHead {
   std::string_view method;
   std::string_view target;
-  unsigned version = 11;  // 10 or 11
+  unsigned version = 11;                                              // 10 or 11
   std::vector<std::pair<std::string_view, std::string_view>> fields;  // in order
 };
 
 // A request that passed, as the router should see it.
 struct CheckedHead {
-  std::string target;         // origin-form ("/path?query"), or "*" for OPTIONS *
-  bool absolute_form = false; // the target was absolute-form; `host` came from it
-  std::string host;           // the authority: from the absolute-form target, else Host
+  std::string target;            // origin-form ("/path?query"), or "*" for OPTIONS *
+  bool absolute_form = false;    // the target was absolute-form; `host` came from it
+  std::string host;              // the authority: from the absolute-form target, else Host
   bool expect_continue = false;  // HTTP/1.1 `Expect: 100-continue`
 };
 

@@ -28,7 +28,8 @@ std::optional<std::string> RawResponse::Header(std::string_view name) const {
   while (pos != std::string::npos && pos + 2 < head.size()) {
     size_t start = pos + 2;
     size_t end = head.find("\r\n", start);
-    std::string_view line(head.data() + start, (end == std::string::npos ? head.size() : end) - start);
+    std::string_view line(head.data() + start,
+                          (end == std::string::npos ? head.size() : end) - start);
     size_t colon = line.find(':');
     if (colon != std::string_view::npos && http::IEquals(line.substr(0, colon), name)) {
       auto v = line.substr(colon + 1);

@@ -13,7 +13,7 @@ namespace crmd::testing {
 struct RawResponse {
   std::string version;  // "HTTP/1.1"
   int status = 0;
-  std::string head;     // status line and fields, as received
+  std::string head;  // status line and fields, as received
   std::string body;
 
   // First field with this name (case-insensitive).

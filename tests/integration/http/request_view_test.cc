@@ -9,8 +9,8 @@ namespace crmd::http {
 namespace {
 
 Response Echo(const Request& req) {
-  std::string out = req.method + " " + req.target + " path=" + req.path + " query=" + req.query +
-                    "\n";
+  std::string out =
+      req.method + " " + req.target + " path=" + req.path + " query=" + req.query + "\n";
   for (const auto& [k, v] : req.headers) out += k + ": " + v + "\n";
   out += "body=" + req.body;
   return Response::Text(200, out);
@@ -37,7 +37,8 @@ class RequestView : public ::testing::Test {
 };
 
 TEST_F(RequestView, AbsoluteFormBecomesOriginFormAndHostComesFromTheTarget_Rfc9112_3_2_2) {
-  auto body = Body("GET http://crm.example.com:8443/a/b?x=1 HTTP/1.1\r\nHost: other.example\r\n\r\n");
+  auto body =
+      Body("GET http://crm.example.com:8443/a/b?x=1 HTTP/1.1\r\nHost: other.example\r\n\r\n");
   EXPECT_NE(body.find("GET /a/b?x=1 path=/a/b query=x=1\n"), std::string::npos) << body;
   EXPECT_NE(body.find("Host: crm.example.com:8443\n"), std::string::npos) << body;
   EXPECT_EQ(body.find("other.example"), std::string::npos) << body;

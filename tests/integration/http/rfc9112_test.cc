@@ -211,8 +211,7 @@ TEST_F(Rfc9112, NulOrControlInAFieldValueIs400_Rfc9110_5_5) {
 }
 
 TEST_F(Rfc9112, OversizedHeaderSectionIs431AndCloses_5) {
-  Expect("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: " + std::string(20000, 'a') +
-             "\r\n\r\n",
+  Expect("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: " + std::string(20000, 'a') + "\r\n\r\n",
          431, true);
 }
 
@@ -220,16 +219,19 @@ TEST_F(Rfc9112, OversizedHeaderSectionIs431AndCloses_5) {
 
 TEST_F(Rfc9112, TransferEncodingWithContentLengthClosesConnection_6_1) {
   // The row: an unknown coding next to Content-Length, keep-alive.
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n"
-         "Transfer-Encoding: xchunked\r\nContent-Length: 5\r\n\r\nhello",
-         400, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n"
+      "Transfer-Encoding: xchunked\r\nContent-Length: 5\r\n\r\nhello",
+      400, true);
   // chunked and Content-Length, in both orders (Beast rejects these itself).
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
-         "Content-Length: 5\r\n\r\n0\r\n\r\n",
-         400, true);
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n"
-         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-         400, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+      "Content-Length: 5\r\n\r\n0\r\n\r\n",
+      400, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      400, true);
 }
 
 TEST_F(Rfc9112, PipelinedRequestBehindTeAndClIsNeverAnswered_6_1) {
@@ -258,31 +260,36 @@ TEST_F(Rfc9112, PipelinedRequestBehindTeAndClIsNeverAnswered_6_1) {
 }
 
 TEST_F(Rfc9112, UnknownTransferCodingIs501AndCloses_6_1) {
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
-         "0\r\n\r\n",
-         501, true);
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: zqxmark\r\n"
-         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-         501, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+      "0\r\n\r\n",
+      501, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: zqxmark\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      501, true);
 }
 
 TEST_F(Rfc9112, ChunkedNotFinalIs400AndCloses_6_3) {
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n"
-         "0\r\n\r\n",
-         400, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n"
+      "0\r\n\r\n",
+      400, true);
   Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: xchunked\r\n\r\n", 400,
          true);
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked;q=1\r\n\r\n",
-         400, true);
+  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked;q=1\r\n\r\n", 400,
+         true);
 }
 
 TEST_F(Rfc9112, ChunkedAppliedTwiceIs400AndCloses_6_1) {
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"
-         "0\r\n\r\n",
-         400, true);
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
-         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-         400, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"
+      "0\r\n\r\n",
+      400, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      400, true);
 }
 
 TEST_F(Rfc9112, TransferEncodingInHttp10Is400AndCloses_6_1) {
@@ -298,39 +305,44 @@ TEST_F(Rfc9112, InvalidContentLengthIs400AndCloses_6_3) {
 }
 
 TEST_F(Rfc9112, RepeatedDifferingContentLengthIs400AndCloses_6_3) {
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n"
-         "\r\nhello!",
-         400, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n"
+      "\r\nhello!",
+      400, true);
 }
 
 TEST_F(Rfc9112, RepeatedIdenticalContentLengthIsOneValue_6_3_Rfc9110_8_6) {
   // The handler answers (405: /healthz takes no POST); the body was framed correctly, so
   // the connection stays usable.
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n"
-         "\r\nhello",
-         405, false);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n"
+      "\r\nhello",
+      405, false);
   Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5, 5\r\n\r\nhello", 405,
          false);
 }
 
 TEST_F(Rfc9112, ChunkedBodyIsReadWholeAndTheConnectionReused_7_1) {
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-         "5;ext=1\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n",
-         405, false);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5;ext=1\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n",
+      405, false);
 }
 
 TEST_F(Rfc9112, MalformedChunkIs400AndCloses_7_1) {
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-         "zz\r\nZQXMARK\r\n0\r\n\r\n",
-         400, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "zz\r\nZQXMARK\r\n0\r\n\r\n",
+      400, true);
 }
 
 // ---- RFC 9110 request handling -------------------------------------------------------
 
 TEST_F(Rfc9112, Expect100ContinueGets100BeforeTheBody_Rfc9110_10_1_1) {
   RawConnection c(Port());
-  c.Send("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-Continue\r\n"
-         "Content-Length: 5\r\n\r\n");
+  c.Send(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-Continue\r\n"
+      "Content-Length: 5\r\n\r\n");
   auto interim = c.Read();
   ASSERT_TRUE(interim.has_value());
   EXPECT_EQ(interim->status, 100);
@@ -356,9 +368,10 @@ TEST_F(Rfc9112, Expect100ContinueWithoutContentGetsTheAnswerOnly_Rfc9110_10_1_1)
 }
 
 TEST_F(Rfc9112, UnknownExpectationIs417AndCloses_Rfc9110_10_1_1) {
-  Expect("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: zqxmark\r\nContent-Length: 5\r\n"
-         "\r\nhello",
-         417, true);
+  Expect(
+      "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: zqxmark\r\nContent-Length: 5\r\n"
+      "\r\nhello",
+      417, true);
 }
 
 TEST_F(Rfc9112, ResponsesCarryDate_Rfc9110_6_6_1) {
@@ -374,9 +387,10 @@ TEST_F(Rfc9112, ResponsesCarryDate_Rfc9110_6_6_1) {
 
 TEST_F(Rfc9112, PipelinedValidRequestsAreAnsweredInOrder_9_3_2) {
   RawConnection c(Port());
-  c.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-         "GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-         "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  c.Send(
+      "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+      "GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+      "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   for (int expected : {200, 404, 200}) {
     auto r = c.Read();
     ASSERT_TRUE(r.has_value());

@@ -83,8 +83,8 @@ TEST(ScanHeaderBlock, HigherMinorVersionIsRewrittenTo11_Rfc9110_6_2) {
 }
 
 TEST(HostValue, AcceptsUriHostWithOptionalPort_Rfc9112_3_2) {
-  for (auto v : {"", "a", "a.example:80", "127.0.0.1", "[::1]", "[::1]:8080", "[v7.x:y]", "a%41",
-                 "a:"})
+  for (auto v :
+       {"", "a", "a.example:80", "127.0.0.1", "[::1]", "[::1]:8080", "[v7.x:y]", "a%41", "a:"})
     EXPECT_TRUE(IsValidHostValue(v)) << v;
   for (auto v : {"a b", "a/b", "u@h", "[::1", "[::g]", "[fe80::1%25eth0]", ":80", "a:8x", "a%4",
                  "a:1:2", "[v.x]"})
@@ -132,9 +132,9 @@ TEST(CheckRequestHead, TransferEncoding_Rfc9112_6_1_6_3) {
   EXPECT_EQ(te("chunked;x=1"), 400);
   EXPECT_EQ(te(""), 400);
   EXPECT_EQ(te("chunked", 10), 400);
-  EXPECT_EQ(CheckStatus(Head("POST", "/", 11,
-                             {{"Host", "a"}, {"Transfer-Encoding", "xchunked"},
-                              {"Content-Length", "5"}})),
+  EXPECT_EQ(CheckStatus(
+                Head("POST", "/", 11,
+                     {{"Host", "a"}, {"Transfer-Encoding", "xchunked"}, {"Content-Length", "5"}})),
             400);
 }
 
