@@ -312,7 +312,10 @@ class Server::Impl {
       {
         beast::error_code ec;
         size_t used = parser.put(asio::buffer(buffer.data().data(), block.size), ec);
-        if (!ec && !parser.is_header_done()) ec = bhttp::error::partial_message;
+        // Beast must end the header section exactly where ScanHeaderBlock did; anything
+        // else means the two disagree on framing, and the request is refused.
+        if (!ec && (!parser.is_header_done() || used != block.size))
+          ec = bhttp::error::partial_message;
         if (ec) {
           co_await WriteParseError(stream, ec, remote);
           co_return;
