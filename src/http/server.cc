@@ -1,6 +1,9 @@
 #include "src/http/server.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <ctime>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -16,6 +19,7 @@
 #include "src/core/log.h"
 #include "src/core/random.h"
 #include "src/core/crypto.h"
+#include "src/http/request_checks.h"
 
 namespace crmd::http {
 
@@ -26,6 +30,25 @@ using tcp = asio::ip::tcp;
 using asio::awaitable;
 using asio::use_awaitable;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+constexpr size_t kReadChunk = 4096;
+
+std::string_view SV(beast::string_view s) { return {s.data(), s.size()}; }
+
+// RFC 9110 §5.6.7 IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT". RFC 9110 §6.6.1: an
+// origin server with a clock sends Date.
+std::string HttpDate(std::chrono::system_clock::time_point t) {
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday],
+                tm.tm_mday, kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+                tm.tm_sec);
+  return buf;
+}
 
 // The request path as it may be logged: a secret carried in the path (an incoming
 // webhook's URL token, crmd_hook_<8>_<43>) is cut to its visible 18-character prefix.
@@ -206,6 +229,18 @@ class Server::Impl {
       co_await Serve(stream, remote, conn_id, false);
       beast::error_code ec;
       stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+      // RFC 9112 §9.6 staged close: after the half-close, read (and drop) what the client
+      // still sends, briefly and bounded, so that closing with unread bytes does not reset
+      // the connection before the client has read our last answer.
+      if (!ec && !stopping_) {
+        stream.expires_after(std::chrono::seconds(1));
+        char sink[4096];
+        for (size_t drained = 0; drained < 64 * 1024;) {
+          auto [rec, n] = co_await stream.async_read_some(asio::buffer(sink), kTuple);
+          if (rec) break;
+          drained += n;
+        }
+      }
     }
   }
 
@@ -241,23 +276,73 @@ class Server::Impl {
 
     beast::flat_buffer buffer;
     while (!stopping_) {
-      // A fresh parser per message (Beast: stale_parser).
+      // 1. The header section as raw bytes, checked before Beast parses it
+      //    (request_checks.h, pass 1). Bytes of a pipelined request may already be here.
+      lowest.expires_after(std::chrono::seconds(buffer.size() ? options_.read_timeout_s
+                                                              : options_.idle_timeout_s));
+      HeaderBlock block;
+      while (true) {
+        auto bytes = buffer.data();
+        auto scan = ScanHeaderBlock({static_cast<char*>(bytes.data()), bytes.size()},
+                                    options_.max_header_bytes);
+        if (!scan) {
+          co_await WriteError(stream, scan.error().status, scan.error().code,
+                              std::string(scan.error().detail), remote);
+          co_return;
+        }
+        if (scan->size) {
+          block = *scan;
+          break;
+        }
+        bool first_bytes = buffer.size() == 0;
+        auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunk), kTuple);
+        // End of stream, timeout, cancellation, reset: nothing to answer.
+        if (ec) co_return;
+        buffer.commit(n);
+        if (first_bytes) lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
+      }
+      buffer.consume(block.skip);
+
+      // 2. Beast parses the header section. A fresh parser per message (Beast:
+      //    stale_parser).
       bhttp::request_parser<bhttp::string_body> parser;
       parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
       parser.body_limit(options_.max_body_bytes);
-      lowest.expires_after(std::chrono::seconds(options_.idle_timeout_s));
-      auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, kTuple);
-      if (ec == bhttp::error::end_of_stream || ec == asio::error::operation_aborted ||
-          ec == beast::error::timeout || ec == asio::error::eof) {
+      parser.eager(false);
+      {
+        beast::error_code ec;
+        size_t used = parser.put(asio::buffer(buffer.data().data(), block.size), ec);
+        // Beast must end the header section exactly where ScanHeaderBlock did; anything
+        // else means the two disagree on framing, and the request is refused.
+        if (!ec && (!parser.is_header_done() || used != block.size))
+          ec = bhttp::error::partial_message;
+        if (ec) {
+          co_await WriteParseError(stream, ec, remote);
+          co_return;
+        }
+        buffer.consume(used);
+      }
+
+      // 3. What Beast leaves to the application (request_checks.h, pass 2).
+      auto& head = parser.get();
+      RequestHead facts{.method = SV(head.method_string()),
+                        .target = SV(head.target()),
+                        .version = head.version(),
+                        .fields = {}};
+      for (const auto& f : head) facts.fields.emplace_back(SV(f.name_string()), SV(f.value()));
+      auto checked = CheckRequestHead(facts);
+      if (!checked) {
+        co_await WriteError(stream, checked.error().status, checked.error().code,
+                            std::string(checked.error().detail), remote);
         co_return;
       }
-      if (ec) {
-        int status = ec == bhttp::error::body_limit     ? 413
-                     : ec == bhttp::error::header_limit ? 431
-                                                        : 400;
-        co_await WriteError(stream, status, remote);
-        co_return;
-      }
+      // The header section as the handler will see it, taken now: Beast adds chunked
+      // trailer fields to the same container (next to fields of the same name), and
+      // RFC 9112 §7.1.2 forbids merging them into the header section. Trailers are dropped.
+      Request req;
+      req.headers.reserve(facts.fields.size() + 1);
+      for (const auto& [name, value] : facts.fields) req.headers.emplace_back(name, value);
+
       SetBusy(conn_id, true);
       struct Busy {
         Impl* self;
@@ -265,8 +350,9 @@ class Server::Impl {
         ~Busy() { self->SetBusy(id, false); }
       } busy{this, conn_id};
 
-      auto& head = parser.get();
-      if (head[bhttp::field::expect] == "100-continue") {
+      // RFC 9110 §10.1.1: 100 only to HTTP/1.1 (CheckRequestHead ignores Expect in 1.0),
+      // only after the header checks passed, and only when content is still to come.
+      if (checked->expect_continue && !parser.is_done()) {
         bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
         co_await bhttp::async_write(stream, cont, kTuple);
       }
@@ -274,19 +360,24 @@ class Server::Impl {
         lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
         auto [ec2, n2] = co_await bhttp::async_read(stream, buffer, parser, kTuple);
         if (ec2) {
-          if (ec2 == bhttp::error::body_limit) co_await WriteError(stream, 413, remote);
+          if (ec2.category() == bhttp::make_error_code(bhttp::error::bad_chunk).category())
+            co_await WriteParseError(stream, ec2, remote);
           co_return;
         }
       }
       auto msg = parser.release();
-      Request req;
       req.method = std::string(msg.method_string());
-      req.target = std::string(msg.target());
+      req.target = std::move(checked->target);
       auto q = req.target.find('?');
       req.path = req.target.substr(0, q);
       if (q != std::string::npos) req.query = req.target.substr(q + 1);
-      req.headers.reserve(16);
-      for (const auto& f : msg) req.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+      // RFC 9112 §3.2.2: for an absolute-form target the host comes from the target.
+      if (checked->absolute_form) {
+        auto it = std::find_if(req.headers.begin(), req.headers.end(),
+                               [](const auto& h) { return IEquals(h.first, "Host"); });
+        if (it != req.headers.end()) it->second = checked->host;
+        else req.headers.emplace_back("Host", checked->host);
+      }
       req.body = std::move(msg.body());
       req.remote_ip = remote;
       req.request_id = NextRequestId();
@@ -295,21 +386,33 @@ class Server::Impl {
       unsigned version = msg.version();
 
       auto started = std::chrono::steady_clock::now();
-      // Run the handler on the worker pool; resume here on the connection's executor.
-      Response res = co_await asio::co_spawn(
-          workers_, [this, &req]() -> awaitable<Response> { co_return SafeHandle(req); },
-          use_awaitable);
+      Response res;
+      if (req.target == "*") {
+        // OPTIONS * (RFC 9112 §3.2.4, RFC 9110 §9.3.7): about the server as a whole.
+        res = Response::Empty(200);
+        res.Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
+      } else {
+        // Run the handler on the worker pool; resume here on the connection's executor.
+        res = co_await asio::co_spawn(
+            workers_, [this, &req]() -> awaitable<Response> { co_return SafeHandle(req); },
+            use_awaitable);
+      }
 
-      bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(res.status), version};
+      // RFC 9110 §6.2: the response carries the highest version we conform to (1.1), also
+      // to an HTTP/1.0 client; its keep-alive is then said explicitly (RFC 9112 §9.3).
+      bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(res.status), 11};
       for (auto& [k, v] : res.headers) out.insert(k, v);
       out.set(bhttp::field::server, "crmd");
+      out.set(bhttp::field::date, HttpDate(std::chrono::system_clock::now()));
       out.set("X-Request-Id", req.request_id);
       if (tls) out.set(bhttp::field::strict_transport_security, "max-age=31536000");
       bool close = !keep_alive || stopping_;
       out.keep_alive(!close);
+      if (!close && version < 11) out.set(bhttp::field::connection, "keep-alive");
+      bool no_content = res.status < 200 || res.status == 204 || res.status == 304;
       if (req.method == "HEAD") {
         // RFC 9110 §9.3.2: the GET answer's headers, Content-Length included, no body.
-        out.content_length(res.body.size());
+        if (!no_content) out.content_length(res.body.size());
       } else {
         out.body() = std::move(res.body);
         out.prepare_payload();
@@ -339,33 +442,53 @@ class Server::Impl {
     return r;
   }
 
+  // A Beast parse error, as an answer: the message cannot be framed, so the connection
+  // closes after it.
   template <typename Stream>
-  awaitable<void> WriteError(Stream& stream, int status, const std::string& remote) {
+  awaitable<void> WriteParseError(Stream& stream, beast::error_code ec, const std::string& remote) {
+    if (ec == bhttp::error::body_limit) {
+      co_await WriteError(stream, 413, "payload_too_large",
+                          "the body is larger than " + std::to_string(options_.max_body_bytes) +
+                              " bytes",
+                          remote);
+    } else if (ec == bhttp::error::header_limit) {
+      co_await WriteError(stream, 431, "headers_too_large", "the request headers are too large",
+                          remote);
+    } else if (ec == bhttp::error::bad_content_length ||
+               ec == bhttp::error::multiple_content_length ||
+               ec == bhttp::error::bad_transfer_encoding) {
+      co_await WriteError(stream, 400, "bad_framing",
+                          "Content-Length or Transfer-Encoding is invalid, repeated or conflicting",
+                          remote);
+    } else {
+      co_await WriteError(stream, 400, "bad_request", "the request could not be parsed", remote);
+    }
+  }
+
+  // Every answer the listener gives on its own (request_checks.h): RFC 9457 problem JSON,
+  // the connection closed after it. The detail never echoes the request.
+  template <typename Stream>
+  awaitable<void> WriteError(Stream& stream, int status, std::string_view code,
+                             const std::string& detail, const std::string& remote) {
     bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(status), 11};
     // RFC 9457 problem JSON (what the REST API speaks), with "error" as well for clients
     // that read OAuth-style bodies. Sent before any handler saw the request.
     out.set(bhttp::field::content_type, "application/problem+json");
     out.set(bhttp::field::server, "crmd");
+    out.set(bhttp::field::date, HttpDate(std::chrono::system_clock::now()));
     out.set(bhttp::field::cache_control, "no-store");
-    const char* code = status == 413 ? "payload_too_large"
-                       : status == 431 ? "headers_too_large"
-                                       : "bad_request";
-    const char* title = status == 413 ? "Content Too Large"
-                        : status == 431 ? "Request Header Fields Too Large"
-                                        : "Bad Request";
-    std::string detail = status == 413 ? "the body is larger than " +
-                                             std::to_string(options_.max_body_bytes) + " bytes"
-                         : status == 431 ? std::string("the request headers are too large")
-                                         : std::string("the request could not be parsed");
-    out.body() = std::string(R"({"type":"urn:crmd:problem:)") + code + R"(","title":")" + title +
-                 R"(","status":)" + std::to_string(status) + R"(,"code":")" + code +
-                 R"(","error":")" + code + R"(","detail":")" + detail + R"("})";
+    std::string c(code);
+    out.body() = R"({"type":"urn:crmd:problem:)" + c + R"(","title":")" +
+                 std::string(StatusTitle(status)) + R"(","status":)" + std::to_string(status) +
+                 R"(,"code":")" + c + R"(","error":")" + c + R"(","detail":")" +
+                 JsonEscape(detail) + R"("})";
     out.keep_alive(false);
     out.prepare_payload();
     beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
     co_await bhttp::async_write(stream, out, kTuple);
     if (options_.access_log)
-      spdlog::info(R"("event":"request_rejected","status":{},"remote":"{}")", status, remote);
+      spdlog::info(R"("event":"request_rejected","status":{},"code":"{}","remote":"{}")", status,
+                   c, remote);
   }
 
   const ServerOptions options_;

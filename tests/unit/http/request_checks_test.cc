@@ -1,0 +1,152 @@
+// The pure checks behind the listener (src/http/request_checks.h), one rule per test; the
+// wire-level behaviour is in tests/integration/http/rfc9112_test.cc.
+#include "src/http/request_checks.h"
+
+#include <gtest/gtest.h>
+
+namespace crmd::http {
+namespace {
+
+tl::expected<HeaderBlock, Rejection> Scan(std::string& bytes, size_t limit = 200) {
+  return ScanHeaderBlock({bytes.data(), bytes.size()}, limit);
+}
+
+int ScanStatus(std::string bytes, size_t limit = 200) {
+  auto r = Scan(bytes, limit);
+  return r ? (r->size ? 0 : -1) : r.error().status;  // 0: complete, -1: needs more
+}
+
+RequestHead Head(std::string_view method, std::string_view target, unsigned version,
+                 std::vector<std::pair<std::string_view, std::string_view>> fields) {
+  return {.method = method, .target = target, .version = version, .fields = std::move(fields)};
+}
+
+int CheckStatus(const RequestHead& head) {
+  auto r = CheckRequestHead(head);
+  return r ? 0 : r.error().status;
+}
+
+TEST(ScanHeaderBlock, FindsTheHeaderSectionAndLeavesTheBody_Rfc9112_2_1) {
+  std::string bytes = "GET / HTTP/1.1\r\nHost: a\r\n\r\nbody\nwith LF";
+  auto r = Scan(bytes);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->skip, 0u);
+  EXPECT_EQ(r->size, bytes.find("body"));
+}
+
+TEST(ScanHeaderBlock, SkipsEmptyLinesBeforeTheRequestLine_Rfc9112_2_2) {
+  std::string bytes = "\r\n\r\nGET / HTTP/1.1\r\n\r\n";
+  auto r = Scan(bytes);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->skip, 4u);
+  EXPECT_EQ(r->size, bytes.size() - 4);
+}
+
+TEST(ScanHeaderBlock, NeedsMoreUntilTheEmptyLine) {
+  EXPECT_EQ(ScanStatus("GET / HTTP/1.1\r\nHost: a\r\n"), -1);
+  EXPECT_EQ(ScanStatus("GET / HT"), -1);
+  EXPECT_EQ(ScanStatus(""), -1);
+}
+
+TEST(ScanHeaderBlock, RefusesBareLf_Rfc9112_2_2) {
+  EXPECT_EQ(ScanStatus("GET / HTTP/1.1\nHost: a\r\n"), 400);
+  EXPECT_EQ(ScanStatus("\nGET / HTTP/1.1\r\n\r\n"), 400);
+  EXPECT_EQ(ScanStatus("GET / HTTP/1.1\r\nHost: a\r\n\n"), 400);
+}
+
+TEST(ScanHeaderBlock, RefusesWhitespaceBeforeTheFirstField_Rfc9112_2_2) {
+  EXPECT_EQ(ScanStatus("GET / HTTP/1.1\r\n Host: a\r\n\r\n"), 400);
+}
+
+TEST(ScanHeaderBlock, RefusesObsFold_Rfc9112_5_2) {
+  std::string bytes = "GET / HTTP/1.1\r\nA: b\r\n\tc\r\n\r\n";
+  auto r = Scan(bytes);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, "obs_fold");
+}
+
+TEST(ScanHeaderBlock, OverlongRequestLineIs414AndHeaderSectionIs431_Rfc9112_3) {
+  EXPECT_EQ(ScanStatus("GET /" + std::string(300, 'a')), 414);
+  EXPECT_EQ(ScanStatus("GET / HTTP/1.1\r\nA: " + std::string(300, 'a')), 431);
+  EXPECT_EQ(ScanStatus("GET / HTTP/1.1\r\nA: " + std::string(300, 'a') + "\r\n\r\n"), 431);
+}
+
+TEST(ScanHeaderBlock, MajorVersionOtherThanOneIs505_Rfc9112_2_3) {
+  EXPECT_EQ(ScanStatus("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 505);
+  EXPECT_EQ(ScanStatus("GET / HTTP/0.9\r\n\r\n"), 505);
+}
+
+TEST(ScanHeaderBlock, HigherMinorVersionIsRewrittenTo11_Rfc9110_6_2) {
+  std::string bytes = "GET / HTTP/1.5\r\n\r\n";
+  ASSERT_TRUE(Scan(bytes).has_value());
+  EXPECT_EQ(bytes, "GET / HTTP/1.1\r\n\r\n");
+}
+
+TEST(HostValue, AcceptsUriHostWithOptionalPort_Rfc9112_3_2) {
+  for (auto v :
+       {"", "a", "a.example:80", "127.0.0.1", "[::1]", "[::1]:8080", "[v7.x:y]", "a%41", "a:"})
+    EXPECT_TRUE(IsValidHostValue(v)) << v;
+  for (auto v : {"a b", "a/b", "u@h", "[::1", "[::g]", "[fe80::1%25eth0]", ":80", "a:8x", "a%4",
+                 "a:1:2", "[v.x]"})
+    EXPECT_FALSE(IsValidHostValue(v)) << v;
+}
+
+TEST(CheckRequestHead, HostIsRequiredOnceIn11_Rfc9112_3_2) {
+  EXPECT_EQ(CheckStatus(Head("GET", "/", 11, {})), 400);
+  EXPECT_EQ(CheckStatus(Head("GET", "/", 10, {})), 0);
+  EXPECT_EQ(CheckStatus(Head("GET", "/", 10, {{"Host", "a"}, {"host", "a"}})), 400);
+  EXPECT_EQ(CheckStatus(Head("GET", "/", 11, {{"Host", "a b/c@@"}})), 400);
+}
+
+TEST(CheckRequestHead, AbsoluteFormGivesTheHost_Rfc9112_3_2_2) {
+  auto r = CheckRequestHead(Head("GET", "https://b.example:8443?x", 11, {{"Host", "a"}}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->target, "/?x");
+  EXPECT_EQ(r->host, "b.example:8443");
+  EXPECT_TRUE(r->absolute_form);
+  EXPECT_EQ(CheckStatus(Head("GET", "http://u@b/", 11, {{"Host", "b"}})), 400);
+  EXPECT_EQ(CheckStatus(Head("GET", "http:///x", 11, {{"Host", "b"}})), 400);
+  EXPECT_EQ(CheckStatus(Head("GET", "mailto://b/x", 11, {{"Host", "b"}})), 400);
+}
+
+TEST(CheckRequestHead, TargetFormsPerMethod_Rfc9112_3_2_3_3_2_4) {
+  EXPECT_EQ(CheckStatus(Head("OPTIONS", "*", 11, {{"Host", "a"}})), 0);
+  EXPECT_EQ(CheckStatus(Head("GET", "*", 11, {{"Host", "a"}})), 400);
+  EXPECT_EQ(CheckStatus(Head("CONNECT", "a:443", 11, {{"Host", "a:443"}})), 501);
+  EXPECT_EQ(CheckStatus(Head("CONNECT", "/", 11, {{"Host", "a"}})), 400);
+  EXPECT_EQ(CheckStatus(Head("GET", "a:443", 11, {{"Host", "a"}})), 400);
+  EXPECT_EQ(CheckStatus(Head("GET", "/a#f", 11, {{"Host", "a"}})), 400);
+}
+
+TEST(CheckRequestHead, TransferEncoding_Rfc9112_6_1_6_3) {
+  auto te = [](std::string_view v, unsigned version = 11) {
+    return CheckStatus(Head("POST", "/", version, {{"Host", "a"}, {"Transfer-Encoding", v}}));
+  };
+  EXPECT_EQ(te("chunked"), 0);
+  EXPECT_EQ(te("Chunked"), 0);
+  EXPECT_EQ(te(" , chunked"), 0);  // empty list elements are ignored (RFC 9110 §5.6.1)
+  EXPECT_EQ(te("gzip, chunked"), 501);
+  EXPECT_EQ(te("chunked, gzip"), 400);
+  EXPECT_EQ(te("xchunked"), 400);
+  EXPECT_EQ(te("chunked, chunked"), 400);
+  EXPECT_EQ(te("chunked;x=1"), 400);
+  EXPECT_EQ(te(""), 400);
+  EXPECT_EQ(te("chunked", 10), 400);
+  EXPECT_EQ(CheckStatus(
+                Head("POST", "/", 11,
+                     {{"Host", "a"}, {"Transfer-Encoding", "xchunked"}, {"Content-Length", "5"}})),
+            400);
+}
+
+TEST(CheckRequestHead, Expect_Rfc9110_10_1_1) {
+  auto r = CheckRequestHead(Head("POST", "/", 11, {{"Host", "a"}, {"Expect", "100-CONTINUE"}}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->expect_continue);
+  auto old = CheckRequestHead(Head("POST", "/", 10, {{"Expect", "100-continue"}}));
+  ASSERT_TRUE(old.has_value());
+  EXPECT_FALSE(old->expect_continue);  // MUST be ignored in HTTP/1.0
+  EXPECT_EQ(CheckStatus(Head("POST", "/", 11, {{"Host", "a"}, {"Expect", "x"}})), 417);
+}
+
+}  // namespace
+}  // namespace crmd::http
