@@ -90,10 +90,8 @@ Result<std::string> SignSha256(EVP_PKEY* key, std::string_view data) {
 
 const std::vector<std::string>& DkimSignedHeaders() {
   static const std::vector<std::string> kHeaders = {
-      "From",         "Reply-To",     "To",
-      "Subject",      "Date",         "Message-ID",
-      "MIME-Version", "Content-Type", "List-Unsubscribe",
-      "List-Unsubscribe-Post"};
+      "From",       "Reply-To",     "To",           "Subject",          "Date",
+      "Message-ID", "MIME-Version", "Content-Type", "List-Unsubscribe", "List-Unsubscribe-Post"};
   return kHeaders;
 }
 
@@ -141,7 +139,8 @@ std::string DkimRelaxedBody(std::string_view body) {
     pos = has_crlf ? end + 2 : body.size();
   }
   // Empty lines at the end are ignored (§3.4.4); an empty body stays empty.
-  while (out.size() >= 4 && out.compare(out.size() - 4, 4, "\r\n\r\n") == 0) out.resize(out.size() - 2);
+  while (out.size() >= 4 && out.compare(out.size() - 4, 4, "\r\n\r\n") == 0)
+    out.resize(out.size() - 2);
   if (out == "\r\n") out.clear();
   return out;
 }
@@ -152,7 +151,8 @@ DkimSigner::DkimSigner(std::shared_ptr<EVP_PKEY> key, std::string selector, std:
 Result<DkimSigner> DkimSigner::Load(const DkimOptions& options) {
   std::ifstream in(options.private_key_file, std::ios::binary);
   if (!in) {
-    return Fail(Errc::kInvalidArgument, "cannot read the DKIM key file " + options.private_key_file);
+    return Fail(Errc::kInvalidArgument,
+                "cannot read the DKIM key file " + options.private_key_file);
   }
   std::stringstream pem;
   pem << in.rdbuf();
@@ -163,8 +163,8 @@ Result<DkimSigner> DkimSigner::FromPem(std::string_view pem, const DkimOptions& 
   if (!IsDnsLabelText(options.selector) || !IsDnsLabelText(options.domain)) {
     return Fail(Errc::kInvalidArgument, "DKIM selector and domain must be DNS names");
   }
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())),
-                                               BIO_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
   EVP_PKEY* raw = bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr;
   if (!raw) return Fail(Errc::kInvalidArgument, "the DKIM key is not a PEM private key");
   std::shared_ptr<EVP_PKEY> key(raw, EVP_PKEY_free);
@@ -202,7 +202,8 @@ Result<std::string> DkimSigner::Sign(std::string_view message) const {
     return Fail(Errc::kInvalidArgument, "the message has no From field (RFC 6376 §5.4)");
   }
 
-  std::string value = " v=1; a=rsa-sha256; c=relaxed/relaxed; d=" + domain_ + "; s=" + selector_ + ";";
+  std::string value =
+      " v=1; a=rsa-sha256; c=relaxed/relaxed; d=" + domain_ + "; s=" + selector_ + ";";
   std::string h = "\r\n\th=";
   size_t line = 3;
   for (size_t i = 0; i < signed_names.size(); ++i) {

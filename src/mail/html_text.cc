@@ -43,13 +43,11 @@ struct NamedEntity {
   uint32_t code_point;
 };
 constexpr NamedEntity kEntities[] = {
-    {"amp", '&'},       {"lt", '<'},         {"gt", '>'},         {"quot", '"'},
-    {"apos", '\''},     {"nbsp", ' '},       {"copy", 0xA9},      {"reg", 0xAE},
-    {"trade", 0x2122},  {"hellip", 0x2026},  {"mdash", 0x2014},   {"ndash", 0x2013},
-    {"lsquo", 0x2018},  {"rsquo", 0x2019},   {"ldquo", 0x201C},   {"rdquo", 0x201D},
-    {"bull", 0x2022},   {"middot", 0xB7},    {"euro", 0x20AC},    {"pound", 0xA3},
-    {"zwnj", 0x200C},   {"zwj", 0x200D},     {"shy", 0xAD},       {"laquo", 0xAB},
-    {"raquo", 0xBB},
+    {"amp", '&'},      {"lt", '<'},       {"gt", '>'},       {"quot", '"'},     {"apos", '\''},
+    {"nbsp", ' '},     {"copy", 0xA9},    {"reg", 0xAE},     {"trade", 0x2122}, {"hellip", 0x2026},
+    {"mdash", 0x2014}, {"ndash", 0x2013}, {"lsquo", 0x2018}, {"rsquo", 0x2019}, {"ldquo", 0x201C},
+    {"rdquo", 0x201D}, {"bull", 0x2022},  {"middot", 0xB7},  {"euro", 0x20AC},  {"pound", 0xA3},
+    {"zwnj", 0x200C},  {"zwj", 0x200D},   {"shy", 0xAD},     {"laquo", 0xAB},   {"raquo", 0xBB},
 };
 
 // Entities decoded (&amp; &#233; &#xE9; and the named ones above); unknown ones kept.
@@ -124,7 +122,8 @@ std::string Attribute(std::string_view tag, std::string_view name) {
       return DecodeEntities(tag.substr(p + 1, end - p - 1));
     }
     size_t end = p;
-    while (end < tag.size() && !std::isspace(static_cast<unsigned char>(tag[end])) && tag[end] != '>') {
+    while (end < tag.size() && !std::isspace(static_cast<unsigned char>(tag[end])) &&
+           tag[end] != '>') {
       ++end;
     }
     return DecodeEntities(tag.substr(p, end - p));
@@ -134,10 +133,11 @@ std::string Attribute(std::string_view tag, std::string_view name) {
 
 bool IsBlock(std::string_view t) {
   static constexpr std::string_view kBlocks[] = {
-      "p",  "div", "h1",    "h2",    "h3",    "h4",      "h5",     "h6",     "table",
-      "tr", "ul",  "ol",    "dl",    "dt",    "dd",      "blockquote", "section", "article",
-      "header", "footer", "hr", "pre", "center", "tbody", "thead",  "tfoot",  "title",
-      "address", "nav", "main", "figure", "figcaption", "form"};
+      "p",   "div",        "h1",      "h2",         "h3",     "h4",     "h5",
+      "h6",  "table",      "tr",      "ul",         "ol",     "dl",     "dt",
+      "dd",  "blockquote", "section", "article",    "header", "footer", "hr",
+      "pre", "center",     "tbody",   "thead",      "tfoot",  "title",  "address",
+      "nav", "main",       "figure",  "figcaption", "form"};
   return std::find(std::begin(kBlocks), std::end(kBlocks), t) != std::end(kBlocks);
 }
 
@@ -238,7 +238,7 @@ std::string HtmlToText(std::string_view html) {
     if (name == "br") {
       raw += '\n';
     } else if (name == "li") {
-      raw += closing ? "\n" : "\n- ";
+      if (!closing) raw += "\n- ";
     } else if (name == "td" || name == "th") {
       if (closing && !raw.empty() && raw.back() != ' ' && raw.back() != '\n') raw += ' ';
     } else if (name == "img" && !closing) {
@@ -261,7 +261,8 @@ std::string HtmlToText(std::string_view html) {
       }
     } else if (IsBlock(name)) {
       raw += '\n';
-      if (name == "p" || name == "table" || (name.size() == 2 && name[0] == 'h' && name[1] != 'r')) {
+      if (name == "p" || name == "table" ||
+          (name.size() == 2 && name[0] == 'h' && name[1] != 'r')) {
         raw += '\n';
       }
     }

@@ -9,17 +9,15 @@
 namespace crmd::mail {
 namespace {
 
-constexpr size_t kMaxLine = 76;        // RFC 2045 §6.7 (5); RFC 5322 §2.1.1 SHOULD 78
+constexpr size_t kMaxLine = 76;         // RFC 2045 §6.7 (5); RFC 5322 §2.1.1 SHOULD 78
 constexpr size_t kHardLineLimit = 998;  // RFC 5322 §2.1.1 MUST
-constexpr size_t kEncodedChunk = 30;   // raw bytes per encoded-word: 52 chars with its frame
+constexpr size_t kEncodedChunk = 30;    // raw bytes per encoded-word: 52 chars with its frame
 
 bool IsPrintableAscii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
 }
 
-bool HasLineBreak(std::string_view s) {
-  return s.find_first_of("\r\n") != std::string_view::npos;
-}
+bool HasLineBreak(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
 
 // RFC 5322 atext plus space: a display name made of these needs no quoting.
 bool IsAtextPhrase(std::string_view s) {
@@ -95,7 +93,8 @@ class HeaderWriter {
   // `value` is unfolded; it is folded here.
   Status Add(std::string_view name, std::string_view value) {
     if (name.empty() || HasLineBreak(name) || HasLineBreak(value) ||
-        !std::all_of(name.begin(), name.end(), [](char c) { return c > 0x20 && c < 0x7f && c != ':'; })) {
+        !std::all_of(name.begin(), name.end(),
+                     [](char c) { return c > 0x20 && c < 0x7f && c != ':'; })) {
       return Fail(Errc::kInvalidArgument, "header " + std::string(name) + " is malformed");
     }
     AddFolded(name, FoldAtSpaces(value, name.size()));
@@ -157,12 +156,23 @@ std::string HtmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -228,8 +238,8 @@ std::string QuotedPrintable(std::string_view text) {
       bool last = i + 1 == line.size();
       auto must_encode = [&](size_t at_col) {
         bool starts_line = at_col == 0 && (c == '.' || (c == 'F' && line.substr(i, 5) == "From "));
-        return c == '=' || c > 126 || (c < 32 && c != '\t') ||
-               ((c == ' ' || c == '\t') && last) || starts_line;
+        return c == '=' || c > 126 || (c < 32 && c != '\t') || ((c == ' ' || c == '\t') && last) ||
+               starts_line;
       };
       bool encode = must_encode(col);
       // Room for the soft break "=" unless this is the line's last character.
@@ -321,6 +331,9 @@ Result<std::string> RenderMessage(const Message& m, const Clock& clock) {
     out += type;
     out += "; charset=UTF-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n";
     out += QuotedPrintable(body);
+    // The CRLF before the next delimiter belongs to the delimiter (RFC 2046 §5.1.1), so
+    // the body's last line gets a line break of its own.
+    if (out.compare(out.size() - 2, 2, "\r\n") != 0) out += "\r\n";
   };
   part("text/plain", text);
   part("text/html", html);

@@ -32,9 +32,7 @@ size_t ReadCallback(char* buffer, size_t size, size_t nitems, void* userdata) {
   return n;
 }
 
-bool IsEnvelopeAddress(std::string_view a) {
-  return a.find_first_of("<>\r\n \t") == a.npos;
-}
+bool IsEnvelopeAddress(std::string_view a) { return a.find_first_of("<>\r\n \t") == a.npos; }
 
 SendResult Temporary(std::string detail, int code = 0) {
   return {.status = SendStatus::kTemporaryFailure, .smtp_code = code, .detail = std::move(detail)};
@@ -80,14 +78,16 @@ SendResult SmtpTransport::Send(const Envelope& envelope, std::string_view messag
     curl_easy_setopt(curl_, CURLOPT_USE_SSL, use_ssl);
     curl_easy_setopt(curl_, CURLOPT_SSL_VERIFYPEER, options_.verify_peer ? 1L : 0L);
     curl_easy_setopt(curl_, CURLOPT_SSL_VERIFYHOST, options_.verify_peer ? 2L : 0L);
-    if (!options_.ca_file.empty()) curl_easy_setopt(curl_, CURLOPT_CAINFO, options_.ca_file.c_str());
+    if (!options_.ca_file.empty())
+      curl_easy_setopt(curl_, CURLOPT_CAINFO, options_.ca_file.c_str());
     curl_easy_setopt(curl_, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(curl_, CURLOPT_READFUNCTION, ReadCallback);
   }
 
   std::string from = "<" + envelope.mail_from + ">";
   curl_slist* rcpt = nullptr;
-  for (const std::string& r : envelope.recipients) rcpt = curl_slist_append(rcpt, ("<" + r + ">").c_str());
+  for (const std::string& r : envelope.recipients)
+    rcpt = curl_slist_append(rcpt, ("<" + r + ">").c_str());
   Reader reader{.data = message};
   char error[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(curl_, CURLOPT_ERRORBUFFER, error);
@@ -134,7 +134,8 @@ std::string FileTransport::PathFor(std::string_view message) const {
     pos = eol + 2;
   }
   for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_' && c != '@') {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_' &&
+        c != '@') {
       c = '_';
     }
   }

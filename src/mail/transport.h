@@ -49,10 +49,10 @@ struct SmtpOptions {
   // The user and password in the URL are used for AUTH; the path, if any, is the EHLO name.
   std::string url;
   SmtpTls tls = SmtpTls::kOpportunistic;
-  bool verify_peer = true;    // certificate and host name checks under TLS
-  std::string ca_file;        // empty: the system's CA store
+  bool verify_peer = true;  // certificate and host name checks under TLS
+  std::string ca_file;      // empty: the system's CA store
   long connect_timeout_ms = 10'000;
-  long timeout_ms = 60'000;   // one whole message, connection included
+  long timeout_ms = 60'000;  // one whole message, connection included
 };
 
 // SMTP through libcurl. The easy handle, and so the connection, is kept between messages
