@@ -17,6 +17,10 @@
 
 namespace crmd::mail {
 
+// The purposes crmd's messages use.
+inline constexpr std::string_view kUnsubscribePurpose = "unsubscribe";  // RFC 8058 link
+inline constexpr std::string_view kConfirmPurpose = "confirm";          // double opt-in
+
 struct LinkClaims {
   int64_t contact_id = 0;
   std::string purpose;     // [a-z0-9_-]+, e.g. "unsubscribe", "confirm"

@@ -36,6 +36,8 @@ class Handler:
         envelope.rcpt_tos.append(address)
         return '250 OK'
     async def handle_DATA(self, server, session, envelope):
+        if any(r.startswith('spam') for r in envelope.rcpt_tos):
+            return '554 5.7.1 Message rejected as spam'
         Handler.count += 1
         base = os.path.join(outdir, '%04d' % Handler.count)
         with open(base + '.json.tmp', 'w') as f:
@@ -70,6 +72,8 @@ async def main():
         kwargs = dict(tls_context=tls_context(), require_starttls=True)
     elif mode == 'smtps':
         server_ssl = tls_context()
+    elif mode == 'idle1s':
+        kwargs = dict(timeout=1)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: SMTP(Handler(), **kwargs), '127.0.0.1', 0,
                                       ssl=server_ssl)

@@ -38,10 +38,11 @@ PythonRun RunPython(const std::string& script, const std::vector<std::string>& a
 // An SMTP server (aiosmtpd) on 127.0.0.1 and a port of its choosing, for the lifetime of
 // the object. Each accepted message is written to <dir>/NNNN.eml (the bytes of DATA) with
 // NNNN.json beside it: {"mail_from", "rcpt_tos", "peer"} (the client's address and port).
-// Recipients starting with "reject" get 550, with "later" 451. `mode`: "plain", "auth"
-// (AUTH PLAIN/LOGIN as user/secret required, allowed without TLS), "starttls" (STARTTLS
-// required) or "smtps" (implicit TLS); the TLS modes write their certificate to
-// <dir>/cert.pem.
+// Recipients starting with "reject" get 550 at RCPT, "later" 451 at RCPT, "spam" 554
+// after DATA. `mode`: "plain", "auth" (AUTH PLAIN/LOGIN as user/secret required, allowed
+// without TLS), "starttls" (STARTTLS required), "smtps" (implicit TLS) or "idle1s" (the
+// server closes a connection idle for a second); the TLS modes write their certificate
+// to <dir>/cert.pem.
 class SmtpSink {
  public:
   explicit SmtpSink(const std::string& mode = "plain");

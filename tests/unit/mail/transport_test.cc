@@ -6,8 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "src/mail/dkim.h"
 #include "src/mail/message.h"
@@ -54,6 +56,16 @@ TEST(SmtpTransport, DeliversExactBytesAndEnvelopeToARealServer_Rfc5321_3_3) {
   auto meta = nlohmann::json::parse(sink.Meta(1));
   EXPECT_EQ(meta["mail_from"], "bounces@acme.example");
   EXPECT_EQ(meta["rcpt_tos"], nlohmann::json::array({"ada@example.com"}));
+}
+
+TEST(SmtpTransport, LinesOfDotsSurviveTransparency_Rfc5321_4_5_2) {
+  SmtpSink sink;
+  SmtpTransport smtp({.url = Url(sink)});
+  const std::string message =
+      "From: a@acme.example\r\nSubject: dots\r\n\r\nline\r\n.\r\n..two\r\nend\r\n";
+  ASSERT_TRUE(smtp.Send(To("ada@example.com"), message).ok());
+  ASSERT_TRUE(sink.WaitFor(1));
+  EXPECT_EQ(sink.Eml(1), message);
 }
 
 TEST(SmtpTransport, DkimSignedMessageVerifiesAfterTheRelay) {
@@ -104,6 +116,28 @@ TEST(SmtpTransport, RejectedRecipientIsPermanentWithItsCode_Rfc5321_4_2_1) {
   ASSERT_TRUE(next.ok()) << next.detail;
   ASSERT_TRUE(sink.WaitFor(1));
   EXPECT_EQ(nlohmann::json::parse(sink.Meta(1))["rcpt_tos"][0], "ok@example.com");
+}
+
+TEST(SmtpTransport, MessageRejectedAfterDataIsPermanent_Rfc5321_4_2_5) {
+  SmtpSink sink;
+  SmtpTransport smtp({.url = Url(sink)});
+  SendResult r = smtp.Send(To("spam@example.com"), Render("spam@example.com"));
+  EXPECT_EQ(r.status, SendStatus::kPermanentFailure);
+  EXPECT_EQ(r.smtp_code, 554);
+  SendResult next = smtp.Send(To("ok@example.com"), Render("ok@example.com"));
+  ASSERT_TRUE(next.ok()) << next.detail;
+}
+
+TEST(SmtpTransport, ReconnectsWhenTheServerClosedAnIdleConnection) {
+  SmtpSink sink("idle1s");
+  SmtpTransport smtp({.url = Url(sink)});
+  ASSERT_TRUE(smtp.Send(To("a@example.com"), Render("a@example.com")).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the server hangs up
+  SendResult r = smtp.Send(To("b@example.com"), Render("b@example.com"));
+  ASSERT_TRUE(r.ok()) << r.detail;
+  ASSERT_TRUE(sink.WaitFor(2));
+  EXPECT_NE(nlohmann::json::parse(sink.Meta(1))["peer"],
+            nlohmann::json::parse(sink.Meta(2))["peer"]);
 }
 
 TEST(SmtpTransport, DeferredRecipientIsTemporaryWithItsCode_Rfc5321_4_2_1) {
