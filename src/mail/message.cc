@@ -39,6 +39,29 @@ bool IsPlainAddress(std::string_view a) {
   });
 }
 
+// Fields that RenderMessage writes itself or that a signer or relay adds: never extra.
+bool IsReservedHeader(std::string_view name) {
+  static constexpr std::string_view kReserved[] = {"from",
+                                                   "to",
+                                                   "cc",
+                                                   "bcc",
+                                                   "reply-to",
+                                                   "subject",
+                                                   "date",
+                                                   "message-id",
+                                                   "mime-version",
+                                                   "content-type",
+                                                   "content-transfer-encoding",
+                                                   "list-unsubscribe",
+                                                   "list-unsubscribe-post",
+                                                   "dkim-signature",
+                                                   "sender"};
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::find(std::begin(kReserved), std::end(kReserved), lower) != std::end(kReserved);
+}
+
 // Splits a UTF-8 string into pieces of at most `max` bytes without cutting a character.
 std::vector<std::string_view> Utf8Chunks(std::string_view s, size_t max) {
   std::vector<std::string_view> out;
@@ -279,6 +302,12 @@ Result<std::string> RenderMessage(const Message& m, const Clock& clock) {
   if (m.reply_to && HasLineBreak(m.reply_to->name)) {
     return Fail(Errc::kInvalidArgument, "a header value has a line break");
   }
+  if (!m.message_id.empty() &&
+      (m.message_id.size() < 5 || m.message_id.front() != '<' || m.message_id.back() != '>' ||
+       m.message_id.find('@') == std::string::npos ||
+       !IsPlainAddress(m.message_id.substr(1, m.message_id.size() - 2)))) {
+    return Fail(Errc::kInvalidArgument, "the Message-ID is not of the form <left@right>");
+  }
   bool has_https = false;
   std::string unsubscribe;
   for (const std::string& uri : m.list_unsubscribe) {
@@ -312,6 +341,9 @@ Result<std::string> RenderMessage(const Message& m, const Clock& clock) {
     if (!(s = h.Add("List-Unsubscribe-Post", "List-Unsubscribe=One-Click"))) return Fail(s.error());
   }
   for (const auto& [name, value] : m.extra_headers) {
+    if (IsReservedHeader(name)) {
+      return Fail(Errc::kInvalidArgument, "header " + name + " is set by the message itself");
+    }
     if (!IsPrintableAscii(value)) {
       return Fail(Errc::kInvalidArgument, "header " + name + " is not printable ASCII");
     }

@@ -46,14 +46,17 @@ struct Message {
   // Adds "List-Unsubscribe-Post: List-Unsubscribe=One-Click" (RFC 8058 §3.1).
   // REQUIRES: list_unsubscribe holds an https URI.
   bool one_click_unsubscribe = false;
-  // Further header fields, written after the standard ones (name, ASCII value).
+  // Further header fields, written after the standard ones (name, ASCII value), e.g.
+  // X-Campaign-ID or Feedback-ID. Never one of the fields above, Cc, Bcc, Sender or
+  // DKIM-Signature.
   std::vector<std::pair<std::string, std::string>> extra_headers;
 };
 
 // The whole message (header, blank line, body) with CRLF line endings. The Date header
 // is `clock`'s time now. Fails (kInvalidArgument) on a header-injection attempt (CR or LF
-// in a header value or name), an address that is not a plain addr-spec, a missing html
-// part, or one-click unsubscribe without an https URI.
+// in a header value or name, an extra header that is a reserved field), an address that is
+// not a plain addr-spec, a Message-ID not of the form <left@right>, a missing html part,
+// or one-click unsubscribe without an https URI.
 Result<std::string> RenderMessage(const Message& message, const Clock& clock);
 
 // Message-ID (RFC 5322 §3.6.4) that is the same for the same (send id, recipient) and

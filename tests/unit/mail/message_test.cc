@@ -202,6 +202,18 @@ TEST(RenderMessage, RejectsHeaderInjection) {
   m = Sample();
   m.list_unsubscribe = {"https://a.example/>\r\nBcc: z@example.com"};
   EXPECT_FALSE(RenderMessage(m, clock).has_value());
+  m = Sample();
+  m.extra_headers = {{"bcc", "z@example.com"}};
+  EXPECT_FALSE(RenderMessage(m, clock).has_value());
+  m = Sample();
+  m.message_id = "no-brackets@acme.example";
+  EXPECT_FALSE(RenderMessage(m, clock).has_value());
+  m = Sample();
+  m.extra_headers = {{"X-Campaign-ID", "7"}, {"Feedback-ID", "7:campaign:acme"}};
+  auto ok = RenderMessage(m, clock);
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_NE(ok->find("\r\nX-Campaign-ID: 7\r\nFeedback-ID: 7:campaign:acme\r\n"),
+            std::string::npos);
 }
 
 TEST(MessageId, IsStablePerSendAndRecipient_Rfc5322_3_6_4) {
