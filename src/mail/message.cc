@@ -41,25 +41,13 @@ bool IsPlainAddress(std::string_view a) {
 
 // Fields that RenderMessage writes itself or that a signer or relay adds: never extra.
 bool IsReservedHeader(std::string_view name) {
-  static constexpr std::string_view kReserved[] = {"from",
-                                                   "to",
-                                                   "cc",
-                                                   "bcc",
-                                                   "reply-to",
-                                                   "subject",
-                                                   "date",
-                                                   "message-id",
-                                                   "mime-version",
-                                                   "content-type",
-                                                   "content-transfer-encoding",
-                                                   "list-unsubscribe",
-                                                   "list-unsubscribe-post",
-                                                   "dkim-signature",
-                                                   "sender"};
+  static constexpr std::string_view kReserved =
+      ",from,to,cc,bcc,reply-to,sender,subject,date,message-id,mime-version,content-type,"
+      "content-transfer-encoding,list-unsubscribe,list-unsubscribe-post,dkim-signature,";
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return std::find(std::begin(kReserved), std::end(kReserved), lower) != std::end(kReserved);
+  return kReserved.find("," + lower + ",") != std::string_view::npos;
 }
 
 // Splits a UTF-8 string into pieces of at most `max` bytes without cutting a character.
