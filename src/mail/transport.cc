@@ -78,16 +78,18 @@ SendResult SmtpTransport::Send(const Envelope& envelope, std::string_view messag
     curl_easy_setopt(curl_, CURLOPT_USE_SSL, use_ssl);
     curl_easy_setopt(curl_, CURLOPT_SSL_VERIFYPEER, options_.verify_peer ? 1L : 0L);
     curl_easy_setopt(curl_, CURLOPT_SSL_VERIFYHOST, options_.verify_peer ? 2L : 0L);
-    if (!options_.ca_file.empty())
+    if (!options_.ca_file.empty()) {
       curl_easy_setopt(curl_, CURLOPT_CAINFO, options_.ca_file.c_str());
+    }
     curl_easy_setopt(curl_, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(curl_, CURLOPT_READFUNCTION, ReadCallback);
   }
 
   std::string from = "<" + envelope.mail_from + ">";
   curl_slist* rcpt = nullptr;
-  for (const std::string& r : envelope.recipients)
+  for (const std::string& r : envelope.recipients) {
     rcpt = curl_slist_append(rcpt, ("<" + r + ">").c_str());
+  }
   Reader reader{.data = message};
   char error[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(curl_, CURLOPT_ERRORBUFFER, error);
@@ -98,7 +100,9 @@ SendResult SmtpTransport::Send(const Envelope& envelope, std::string_view messag
 
   CURLcode rc = curl_easy_perform(curl_);
   long code = 0;
+  curl_off_t uploaded = 0;
   curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &code);
+  curl_easy_getinfo(curl_, CURLINFO_SIZE_UPLOAD_T, &uploaded);
   // The handle must not point at this stack frame after we return.
   curl_easy_setopt(curl_, CURLOPT_ERRORBUFFER, nullptr);
   curl_easy_setopt(curl_, CURLOPT_MAIL_RCPT, nullptr);
@@ -109,8 +113,25 @@ SendResult SmtpTransport::Send(const Envelope& envelope, std::string_view messag
   Reset();  // never reuse a connection after an error
   std::string detail = curl_easy_strerror(rc);
   if (error[0]) detail += std::string(": ") + error;
-  bool permanent = code >= 500 && code < 600 && rc != CURLE_LOGIN_DENIED;
+  // libcurl names the refused command in its error text ("MAIL failed: 550", "RCPT
+  // failed: 550", "DATA failed: 554"); a reply after the whole message was uploaded is
+  // the verdict on the message.
+  std::string_view what = error;
+  SendStage stage = SendStage::kConnection;
+  if (rc == CURLE_LOGIN_DENIED) {
+    stage = SendStage::kConnection;
+  } else if (what.rfind("MAIL failed", 0) == 0) {
+    stage = SendStage::kSender;
+  } else if (what.rfind("RCPT failed", 0) == 0) {
+    stage = SendStage::kRecipient;
+  } else if (what.rfind("DATA failed", 0) == 0 ||
+             uploaded >= static_cast<curl_off_t>(message.size())) {
+    stage = SendStage::kData;
+  }
+  bool permanent =
+      code >= 500 && code < 600 && (stage == SendStage::kRecipient || stage == SendStage::kData);
   return {.status = permanent ? SendStatus::kPermanentFailure : SendStatus::kTemporaryFailure,
+          .stage = stage,
           .smtp_code = static_cast<int>(code),
           .detail = std::move(detail)};
 }

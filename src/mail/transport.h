@@ -2,10 +2,11 @@
 // Transports hand a rendered message to the outside world: SMTP (libcurl) or .eml files.
 //
 // Send() reports what happened as a value, never an exception. A permanent failure (an
-// SMTP 5xx reply to MAIL FROM, RCPT TO or the end of DATA) means "this message to this
-// recipient will never go": the caller marks the recipient failed. A temporary failure
-// (4xx, a refused or dropped connection, a timeout, TLS or authentication trouble) means
-// "try again later": the caller backs off and keeps the recipient queued.
+// SMTP 5xx reply to RCPT TO, to DATA or after the message) means "this message to this
+// recipient will never go": the caller marks the recipient failed (and, at kRecipient, the
+// address bounced). A temporary failure (4xx, a refused or dropped connection, a timeout,
+// TLS or authentication trouble, a relay that refuses our sender) means "not now": the
+// caller backs off, keeps the recipient queued, and pauses when it keeps happening.
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,8 +23,18 @@ struct Envelope {
 
 enum class SendStatus { kSent, kTemporaryFailure, kPermanentFailure };
 
+// Where a failure happened (RFC 5321 §3.3 transaction steps).
+enum class SendStage {
+  kNone,        // sent
+  kConnection,  // connect, greeting, EHLO, STARTTLS/TLS, AUTH, or the connection broke
+  kSender,      // MAIL FROM refused: the relay's policy, not this recipient
+  kRecipient,   // RCPT TO refused: this address
+  kData,        // DATA refused, or the message refused after it was sent
+};
+
 struct SendResult {
   SendStatus status = SendStatus::kSent;
+  SendStage stage = SendStage::kNone;
   int smtp_code = 0;   // the last SMTP reply code, 0 when none was read
   std::string detail;  // for logs and the per-recipient log; never holds credentials
 

@@ -28,6 +28,12 @@ outdir, mode = sys.argv[1], sys.argv[2]
 
 class Handler:
     count = 0
+    async def handle_MAIL(self, server, session, envelope, address, mail_options):
+        if address.startswith('blocked'):
+            return '550 5.7.1 Sender not allowed'
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return '250 OK'
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if address.startswith('reject'):
             return '550 5.1.1 No such user here'

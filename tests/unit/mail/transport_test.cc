@@ -108,6 +108,7 @@ TEST(SmtpTransport, RejectedRecipientIsPermanentWithItsCode_Rfc5321_4_2_1) {
   SendResult r = smtp.Send(To("reject@example.com"), Render("reject@example.com"));
   EXPECT_EQ(r.status, SendStatus::kPermanentFailure);
   EXPECT_TRUE(r.permanent());
+  EXPECT_EQ(r.stage, SendStage::kRecipient);
   EXPECT_EQ(r.smtp_code, 550);
   EXPECT_FALSE(r.detail.empty());
   // The next message goes through on a fresh connection ("503 sender already specified"
@@ -123,6 +124,7 @@ TEST(SmtpTransport, MessageRejectedAfterDataIsPermanent_Rfc5321_4_2_5) {
   SmtpTransport smtp({.url = Url(sink)});
   SendResult r = smtp.Send(To("spam@example.com"), Render("spam@example.com"));
   EXPECT_EQ(r.status, SendStatus::kPermanentFailure);
+  EXPECT_EQ(r.stage, SendStage::kData);
   EXPECT_EQ(r.smtp_code, 554);
   SendResult next = smtp.Send(To("ok@example.com"), Render("ok@example.com"));
   ASSERT_TRUE(next.ok()) << next.detail;
@@ -145,7 +147,18 @@ TEST(SmtpTransport, DeferredRecipientIsTemporaryWithItsCode_Rfc5321_4_2_1) {
   SmtpTransport smtp({.url = Url(sink)});
   SendResult r = smtp.Send(To("later@example.com"), Render("later@example.com"));
   EXPECT_EQ(r.status, SendStatus::kTemporaryFailure);
+  EXPECT_EQ(r.stage, SendStage::kRecipient);
   EXPECT_EQ(r.smtp_code, 451);
+}
+
+TEST(SmtpTransport, RefusedSenderIsTheRelaysPolicyNotTheRecipients_Rfc5321_3_3) {
+  SmtpSink sink;
+  SmtpTransport smtp({.url = Url(sink)});
+  SendResult r = smtp.Send({.mail_from = "blocked@acme.example", .recipients = {"ada@example.com"}},
+                           Render("ada@example.com"));
+  EXPECT_EQ(r.status, SendStatus::kTemporaryFailure);
+  EXPECT_EQ(r.stage, SendStage::kSender);
+  EXPECT_EQ(r.smtp_code, 550);
 }
 
 TEST(SmtpTransport, RefusedConnectionIsTemporary) {
@@ -161,6 +174,7 @@ TEST(SmtpTransport, RefusedConnectionIsTemporary) {
   SmtpTransport smtp({.url = "smtp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port))});
   SendResult r = smtp.Send(To("ada@example.com"), Render("ada@example.com"));
   EXPECT_EQ(r.status, SendStatus::kTemporaryFailure);
+  EXPECT_EQ(r.stage, SendStage::kConnection);
   EXPECT_EQ(r.smtp_code, 0);
   EXPECT_FALSE(r.detail.empty());
 }
@@ -175,6 +189,7 @@ TEST(SmtpTransport, AuthenticatesWithTheUrlsUserAndPassword_Rfc4954) {
   SmtpTransport bad({.url = Url(sink, "smtp", "user:wrong@")});
   SendResult b = bad.Send(To("ada@example.com"), Render("ada@example.com"));
   EXPECT_EQ(b.status, SendStatus::kTemporaryFailure);
+  EXPECT_EQ(b.stage, SendStage::kConnection);
   EXPECT_EQ(b.smtp_code, 535);
   EXPECT_EQ(b.detail.find("wrong"), std::string::npos);
 }
