@@ -6,7 +6,7 @@ APT="$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install
 $SUDO apt-get update -q
 $APT g++ cmake ninja-build pkg-config ca-certificates git curl python3 \
   libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libvalijson-dev \
-  libexpected-dev libsqlite3-dev sqlite3 libpq-dev \
+  libexpected-dev libsqlite3-dev sqlite3 libpq-dev libcurl4-openssl-dev \
   libgtest-dev libgmock-dev libbenchmark-dev wrk
 # Tests only: a real PostgreSQL server (started by the tests themselves, tests/support/pg.sh)
 # and nginx as the load balancer of the multi-node test. The packages' own services are
@@ -14,6 +14,9 @@ $APT g++ cmake ninja-build pkg-config ca-certificates git curl python3 \
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v nginx >/dev/null 2>&1; then
   $APT postgresql postgresql-client nginx
 fi
+# Tests only: the SMTP server and the independent DKIM verifier that tests/unit/mail drives
+# through Debian's /usr/bin/python3.
+$APT python3-aiosmtpd python3-dkim
 # Node.js and npm run only the end-to-end tests and tooling. A machine that already has
 # them (e.g. from NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.
 if ! command -v npm >/dev/null 2>&1; then

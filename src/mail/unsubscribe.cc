@@ -1,0 +1,73 @@
+#include "src/mail/unsubscribe.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+#include "src/core/crypto.h"
+
+namespace crmd::mail {
+namespace {
+
+// Separates these MACs from any other HMAC made with the same secret.
+constexpr std::string_view kDomainTag = "crmd-link-token-v1\n";
+
+bool IsPurpose(std::string_view p) {
+  return !p.empty() && std::all_of(p.begin(), p.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+bool ParseInt(std::string_view s, int64_t& out) {
+  if (s.empty() || (s.size() > 1 && s[0] == '0')) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+}  // namespace
+
+LinkTokens::LinkTokens(std::string secret, const Clock& clock)
+    : secret_(std::move(secret)), clock_(clock) {}
+
+std::string LinkTokens::Mac(std::string_view payload) const {
+  std::string data(kDomainTag);
+  data += payload;
+  return crypto::HmacSha256(secret_, data);
+}
+
+std::string LinkTokens::Issue(int64_t contact_id, std::string_view purpose,
+                              int64_t ttl_seconds) const {
+  std::string payload = std::to_string(contact_id) + ":" + std::string(purpose) + ":" +
+                        std::to_string(clock_.NowUnix() + ttl_seconds);
+  return crypto::Base64UrlEncode(payload) + "." + crypto::Base64UrlEncode(Mac(payload));
+}
+
+Result<LinkClaims> LinkTokens::Verify(std::string_view token, std::string_view purpose) const {
+  auto invalid = [] { return Fail(Errc::kInvalidArgument, "invalid link"); };
+  if (token.size() > 512) return invalid();
+  size_t dot = token.find('.');
+  if (dot == token.npos) return invalid();
+  auto payload = crypto::Base64UrlDecode(token.substr(0, dot));
+  auto mac = crypto::Base64UrlDecode(token.substr(dot + 1));
+  if (!payload || !mac) return invalid();
+  // The MAC is checked before anything in the payload is believed.
+  if (!crypto::ConstantTimeEqual(*mac, Mac(*payload))) return invalid();
+
+  std::string_view p = *payload;
+  size_t c1 = p.find(':');
+  size_t c2 = c1 == p.npos ? p.npos : p.find(':', c1 + 1);
+  if (c2 == p.npos) return invalid();
+  LinkClaims claims;
+  claims.purpose = std::string(p.substr(c1 + 1, c2 - c1 - 1));
+  if (!ParseInt(p.substr(0, c1), claims.contact_id) ||
+      !ParseInt(p.substr(c2 + 1), claims.expires_at) || !IsPurpose(claims.purpose) ||
+      claims.purpose != purpose) {
+    return invalid();
+  }
+  if (clock_.NowUnix() >= claims.expires_at) {
+    return Fail(Errc::kConfirmationExpired, "link expired");
+  }
+  return claims;
+}
+
+}  // namespace crmd::mail

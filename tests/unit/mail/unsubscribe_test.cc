@@ -1,0 +1,70 @@
+#include "src/mail/unsubscribe.h"
+
+#include <gtest/gtest.h>
+
+#include "src/core/crypto.h"
+
+namespace crmd::mail {
+namespace {
+
+const std::string kSecret(32, 's');
+
+TEST(LinkTokens, IssuedTokenVerifiesWithItsClaims) {
+  FakeClock clock(1'000'000);
+  LinkTokens tokens(kSecret, clock);
+  std::string t = tokens.Issue(42, "unsubscribe", 3600);
+  EXPECT_EQ(
+      t.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_."),
+      std::string::npos);  // URL-safe as it is
+  auto c = tokens.Verify(t, "unsubscribe");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->contact_id, 42);
+  EXPECT_EQ(c->purpose, "unsubscribe");
+  EXPECT_EQ(c->expires_at, 1'003'600);
+}
+
+TEST(LinkTokens, ExpiresAtItsTime) {
+  FakeClock clock(1'000'000);
+  LinkTokens tokens(kSecret, clock);
+  std::string t = tokens.Issue(42, "unsubscribe", 60);
+  clock.Advance(59);
+  EXPECT_TRUE(tokens.Verify(t, "unsubscribe").has_value());
+  clock.Advance(1);
+  auto c = tokens.Verify(t, "unsubscribe");
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().code, Errc::kConfirmationExpired);
+}
+
+TEST(LinkTokens, OtherPurposeOrSecretIsRejected) {
+  FakeClock clock;
+  LinkTokens tokens(kSecret, clock);
+  LinkTokens other(std::string(32, 't'), clock);
+  std::string t = tokens.Issue(7, "confirm", 600);
+  EXPECT_FALSE(tokens.Verify(t, "unsubscribe").has_value());
+  EXPECT_FALSE(other.Verify(t, "confirm").has_value());
+  EXPECT_EQ(tokens.Verify(t, "unsubscribe").error().code, Errc::kInvalidArgument);
+}
+
+TEST(LinkTokens, TamperedPayloadOrMacIsRejected) {
+  FakeClock clock;
+  LinkTokens tokens(kSecret, clock);
+  std::string t = tokens.Issue(7, "unsubscribe", 600);
+  size_t dot = t.find('.');
+  // Another contact id under the original MAC.
+  std::string forged =
+      crypto::Base64UrlEncode("8:unsubscribe:" + std::to_string(clock.NowUnix() + 600)) +
+      t.substr(dot);
+  EXPECT_FALSE(tokens.Verify(forged, "unsubscribe").has_value());
+  std::string flipped = t;
+  flipped.back() = flipped.back() == 'A' ? 'B' : 'A';
+  EXPECT_FALSE(tokens.Verify(flipped, "unsubscribe").has_value());
+  for (const char* junk : {"", ".", "abc", "abc.def", "a.b.c", "!!!.???"}) {
+    EXPECT_FALSE(tokens.Verify(junk, "unsubscribe").has_value()) << junk;
+  }
+  std::string oversized(600, 'a');
+  oversized.append(".").append(43, 'a');
+  EXPECT_FALSE(tokens.Verify(oversized, "unsubscribe").has_value());
+}
+
+}  // namespace
+}  // namespace crmd::mail
