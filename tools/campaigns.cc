@@ -30,7 +30,7 @@ Status RegisterCampaignTools(mcp::ToolRegistry& r, crm::Services& s) {
       {"pause_campaign",
        [&s](const ToolContext& ctx, const json& a) {
          int64_t id = IntArg(a, "id");
-         return WriteOutcome(s.campaigns->Pause(ActorOf(ctx), id, IntArg(a, "expected_revision")),
+         return WriteOutcome(s.campaigns->Pause(ActorFrom(ctx), id, IntArg(a, "expected_revision")),
                              "campaign", [&] { return CurrentJson(*s.campaigns, id); });
        }},
       {"activate_campaign",

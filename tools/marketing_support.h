@@ -1,7 +1,8 @@
 #pragma once
 // Helpers shared by the marketing tools (campaigns, automations, sequences, reports):
-// the caller as a crm::Actor, error outcomes, idempotent creates and confirmation
-// requests. Stateless; thread-safe.
+// argument readers, idempotent creates, confirmation requests and the record tools every
+// marketing kind has. Errors reach the client through tools/common.h (FailWith), as for
+// every other tool. Stateless; thread-safe.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -13,10 +14,9 @@
 #include "src/crm/marketing_common.h"
 #include "src/crm/services.h"
 #include "src/mcp/tool.h"
+#include "tools/common.h"
 
 namespace crmd::tools::marketing {
-
-crm::Actor ActorOf(const mcp::ToolContext& ctx);
 
 int64_t IntArg(const nlohmann::json& args, const char* key, int64_t fallback = 0);
 std::string StrArg(const nlohmann::json& args, const char* key, const std::string& fallback = "");
@@ -44,9 +44,9 @@ mcp::ToolOutcome WriteOutcome(Result<T> r, const char* key, Current current) {
   if (r) return mcp::ToolOutcome::Ok({{key, ToJson(*r, true)}});
   if (r.error().code == Errc::kRevisionConflict) {
     nlohmann::json details = {{"current", current()}};
-    return mcp::ToolOutcome::Fail(std::move(r.error()), std::move(details));
+    return FailWith(std::move(r.error()), std::move(details));
   }
-  return mcp::ToolOutcome::Fail(std::move(r.error()));
+  return FailWith(std::move(r.error()));
 }
 
 // --- the record tools every marketing kind has (campaigns, automations, sequences) ---
@@ -70,7 +70,7 @@ mcp::ToolOutcome ListRecords(Service& svc, const nlohmann::json& args, ParseStat
                        crm::ClampLimit(args.contains("limit")
                                            ? std::optional<int64_t>(IntArg(args, "limit"))
                                            : std::nullopt));
-  if (!page) return mcp::ToolOutcome::Fail(page.error());
+  if (!page) return FailWith(page.error());
   nlohmann::json items = nlohmann::json::array();
   for (const auto& x : page->items) items.push_back(ToJson(x, false));
   return mcp::ToolOutcome::Ok(
@@ -82,7 +82,7 @@ mcp::ToolOutcome ListRecords(Service& svc, const nlohmann::json& args, ParseStat
 template <typename Service>
 mcp::ToolOutcome GetRecord(Service& svc, const nlohmann::json& args, const char* key) {
   auto x = svc.Get(IntArg(args, "id"));
-  if (!x) return mcp::ToolOutcome::Fail(x.error());
+  if (!x) return FailWith(x.error());
   return mcp::ToolOutcome::Ok({{key, ToJson(*x, true)}});
 }
 
@@ -103,7 +103,7 @@ template <typename Service>
 mcp::ToolOutcome UpdateRecord(Service& svc, const mcp::ToolContext& ctx, const nlohmann::json& args,
                               const char* key) {
   int64_t id = IntArg(args, "id");
-  return WriteOutcome(svc.Update(ActorOf(ctx), id, IntArg(args, "expected_revision"), FieldsOf(args)),
+  return WriteOutcome(svc.Update(ActorFrom(ctx), id, IntArg(args, "expected_revision"), FieldsOf(args)),
                       key, [&] { return CurrentJson(svc, id); });
 }
 

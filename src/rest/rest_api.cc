@@ -166,8 +166,7 @@ http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
     if (presented) {
       auto key = deps_.api_keys->Authenticate(*presented);
       if (!key) {
-        if (key.error().code != Errc::kUnauthenticated) return ProblemFromError(req, key.error());
-        return Problem(req, {.status = 401, .code = "invalid_api_key", .detail = key.error().message});
+        return ProblemFromError(req, key.error(), {.unauthenticated_code = "invalid_api_key"});
       }
       ctx.key = std::move(*key);
     }
