@@ -23,7 +23,7 @@ Status RegisterCampaignTools(mcp::ToolRegistry& r, crm::Services& s) {
        [&s](const ToolContext&, const json& a) { return GetRecord(*s.campaigns, a, "campaign"); }},
       {"create_campaign",
        [&s](const ToolContext& ctx, const json& a) {
-         return CreateRecord(s, *s.campaigns, ctx, a, "create_campaign", "campaign");
+         return CreateRecord(*s.campaigns, ctx, a, "campaign");
        }},
       {"update_campaign",
        [&s](const ToolContext& ctx, const json& a) { return UpdateRecord(*s.campaigns, ctx, a, "campaign"); }},

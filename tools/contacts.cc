@@ -1,6 +1,5 @@
 #include "tools/contacts.h"
 
-#include "src/crm/contact_repo.h"
 #include "src/crm/status.h"
 #include "tools/common.h"
 

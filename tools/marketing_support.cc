@@ -20,28 +20,6 @@ json FieldsOf(const json& args) {
   return f;
 }
 
-mcp::ToolOutcome IdempotentCreate(
-    crm::Services& s, const mcp::ToolContext& ctx, const json& args, const std::string& tool,
-    const std::function<Result<json>(store::Conn&, const crm::Actor&)>& create) {
-  crm::Actor actor = ActorFrom(ctx);
-  std::string key = StrArg(args, "idempotency_key");
-  std::string scope = crm::IdempotencyScope(actor, tool);
-  auto r = s.options.db->Write([&](store::Conn& c) -> Result<json> {
-    if (!key.empty()) {
-      auto found = s.idempotency->Find(c, scope, key);
-      if (!found) return Fail(found.error());
-      if (*found) return **found;
-    }
-    auto out = create(c, actor);
-    if (!out) return out;
-    if (!key.empty()) {
-      if (auto st = s.idempotency->Remember(c, scope, key, *out); !st) return Fail(st.error());
-    }
-    return out;
-  });
-  return FromResult(std::move(r));
-}
-
 mcp::ToolOutcome RequestConfirmation(crm::Services& s, const mcp::ToolContext& ctx,
                                      const std::string& action, const json& args) {
   return FromConfirm(s.confirmations->Request(ActorFrom(ctx), action, args));

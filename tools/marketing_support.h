@@ -1,10 +1,9 @@
 #pragma once
 // Helpers shared by the marketing tools (campaigns, automations, sequences, reports):
-// argument readers, idempotent creates, confirmation requests and the record tools every
+// argument readers, confirmation requests and the record tools every
 // marketing kind has. Errors reach the client through tools/common.h (FailWith), as for
 // every other tool. Stateless; thread-safe.
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -24,13 +23,6 @@ std::string StrArg(const nlohmann::json& args, const char* key, const std::strin
 // Tool arguments without the bookkeeping keys (id, expected_revision, idempotency_key), i.e.
 // the record fields to apply.
 nlohmann::json FieldsOf(const nlohmann::json& args);
-
-// Runs `create` in one transaction with the idempotency store: a repeat of the same
-// idempotency_key from the same client within 24 h returns the first result.
-mcp::ToolOutcome IdempotentCreate(
-    crm::Services& s, const mcp::ToolContext& ctx, const nlohmann::json& args,
-    const std::string& tool,
-    const std::function<Result<nlohmann::json>(store::Conn&, const crm::Actor&)>& create);
 
 // Step 1 of a confirmable action: {"status":"confirmation_required", preview, token, ...}
 // or the preview's error (not_found, validation_failed, dependency_blocked with blockers).
@@ -86,16 +78,14 @@ mcp::ToolOutcome GetRecord(Service& svc, const nlohmann::json& args, const char*
   return mcp::ToolOutcome::Ok({{key, ToJson(*x, true)}});
 }
 
-// create_<kind>: the record fields of `args`, idempotent per client and key.
+// create_<kind>: the record fields of `args`; the service keeps `idempotency_key` (a repeat
+// from the same client within 24 h answers the record first created).
 template <typename Service>
-mcp::ToolOutcome CreateRecord(crm::Services& s, Service& svc, const mcp::ToolContext& ctx,
-                              const nlohmann::json& args, const char* tool, const char* key) {
-  return IdempotentCreate(s, ctx, args, tool,
-                          [&](store::Conn& c, const crm::Actor& actor) -> Result<nlohmann::json> {
-                            auto x = svc.Create(c, actor, FieldsOf(args));
-                            if (!x) return Fail(x.error());
-                            return nlohmann::json{{key, ToJson(*x, true)}};
-                          });
+mcp::ToolOutcome CreateRecord(Service& svc, const mcp::ToolContext& ctx, const nlohmann::json& args,
+                              const char* key) {
+  auto x = svc.Create(ActorFrom(ctx), FieldsOf(args), StrArg(args, "idempotency_key"));
+  if (!x) return FailWith(x.error());
+  return mcp::ToolOutcome::Ok({{key, ToJson(*x, true)}});
 }
 
 // update_<kind>: the record fields of `args` at `expected_revision`.

@@ -23,7 +23,7 @@ Status RegisterSequenceTools(mcp::ToolRegistry& r, crm::Services& s) {
        [&s](const ToolContext&, const json& a) { return GetRecord(*s.sequences, a, "sequence"); }},
       {"create_sequence",
        [&s](const ToolContext& ctx, const json& a) {
-         return CreateRecord(s, *s.sequences, ctx, a, "create_sequence", "sequence");
+         return CreateRecord(*s.sequences, ctx, a, "sequence");
        }},
       {"update_sequence",
        [&s](const ToolContext& ctx, const json& a) { return UpdateRecord(*s.sequences, ctx, a, "sequence"); }},

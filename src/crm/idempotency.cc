@@ -40,4 +40,18 @@ Result<int64_t> IdempotencyStore::Purge(store::Conn& conn) {
                    {clock_->NowUnix() - kIdempotencyWindowSeconds});
 }
 
+Result<nlohmann::json> IdempotencyStore::Once(store::Conn& conn, const std::string& scope,
+                                              const std::string& key,
+                                              const std::function<Result<nlohmann::json>()>& first) {
+  if (!key.empty()) {
+    auto seen = Find(conn, scope, key);
+    if (!seen) return Fail(seen.error());
+    if (*seen) return std::move(**seen);
+  }
+  auto answer = first();
+  if (!answer || key.empty()) return answer;
+  if (auto st = Remember(conn, scope, key, *answer); !st) return Fail(st.error());
+  return answer;
+}
+
 }  // namespace crmd::crm

@@ -3,6 +3,7 @@
 // first result. The key is stored hashed; scope names the caller and the operation, e.g.
 // "oauth:<client_id>:create_contact". Used inside the create's transaction, so a
 // concurrent repeat either sees the first result or waits for it. Thread-safe.
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,12 @@ class IdempotencyStore {
   Status Remember(store::Conn& conn, const std::string& scope, const std::string& key,
                   const nlohmann::json& response);
   Result<int64_t> Purge(store::Conn& conn);  // deletes rows past the window
+
+  // Runs `first` once per (scope, key) inside the caller's transaction: the answer
+  // remembered within the window, else `first`'s answer, remembered in the same
+  // transaction. An empty key just runs `first`.
+  Result<nlohmann::json> Once(store::Conn& conn, const std::string& scope, const std::string& key,
+                              const std::function<Result<nlohmann::json>()>& first);
 
  private:
   Clock* const clock_;
