@@ -27,7 +27,7 @@
 
 namespace crmd::crm {
 
-class IdempotencyStore;  // src/crm/idempotency.h
+class Idempotency;  // src/crm/idempotency.h
 
 enum class AutomationStatus { kDraft, kActive, kInactive };
 const char* ToString(AutomationStatus s);
@@ -64,7 +64,7 @@ class AutomationService {
   // `audit` may be empty (unit tests).
   // `idempotency` may be null (unit tests): idempotency keys are then ignored.
   AutomationService(store::Database& db, const Clock& clock, AuditSink audit = {},
-                    IdempotencyStore* idempotency = nullptr)
+                    Idempotency* idempotency = nullptr)
       : db_(db), clock_(clock), audit_(std::move(audit)), idempotency_(idempotency) {}
   AutomationService(const AutomationService&) = delete;
   AutomationService& operator=(const AutomationService&) = delete;
@@ -101,7 +101,7 @@ class AutomationService {
   store::Database& db_;
   const Clock& clock_;
   const AuditSink audit_;
-  IdempotencyStore* const idempotency_;
+  Idempotency* const idempotency_;
 };
 
 }  // namespace crmd::crm

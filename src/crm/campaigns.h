@@ -31,7 +31,7 @@
 
 namespace crmd::crm {
 
-class IdempotencyStore;  // src/crm/idempotency.h
+class Idempotency;  // src/crm/idempotency.h
 
 enum class CampaignStatus { kDraft, kScheduled, kSending, kSent, kPaused, kCancelled };
 
@@ -79,7 +79,7 @@ class CampaignService {
   // own transaction.
   // `idempotency` may be null (unit tests): idempotency keys are then ignored.
   CampaignService(store::Database& db, const Clock& clock, AuditSink audit = {},
-                  IdempotencyStore* idempotency = nullptr)
+                  Idempotency* idempotency = nullptr)
       : db_(db), clock_(clock), audit_(std::move(audit)), idempotency_(idempotency) {}
   CampaignService(const CampaignService&) = delete;
   CampaignService& operator=(const CampaignService&) = delete;
@@ -114,7 +114,7 @@ class CampaignService {
   store::Database& db_;
   const Clock& clock_;
   const AuditSink audit_;
-  IdempotencyStore* const idempotency_;
+  Idempotency* const idempotency_;
 };
 
 }  // namespace crmd::crm

@@ -10,7 +10,7 @@
 
 namespace crmd::crm {
 
-Result<int64_t> CreateOnce(store::Conn& c, IdempotencyStore* idempotency, const Actor& actor,
+Result<int64_t> CreateOnce(store::Conn& c, Idempotency* idempotency, const Actor& actor,
                            const std::string& operation, const std::string& key,
                            const std::function<Result<int64_t>()>& create) {
   if (!idempotency || key.empty()) return create();

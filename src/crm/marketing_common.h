@@ -28,13 +28,13 @@ inline constexpr int kMaxPageSize = 100;
 // (wired by InstallMarketing), empty in unit tests.
 using AuditSink = std::function<Status(store::Conn&, const Actor&, const AuditEntry&)>;
 
-class IdempotencyStore;  // src/crm/idempotency.h
+class Idempotency;  // src/crm/idempotency.h
 
 // A marketing create run once per idempotency key, inside the service's transaction `c`:
 // `create` inserts and answers the new id; a repeat of `key` from the same client within
 // the window answers the id first created without calling it. A null store or an empty
 // key just runs `create`.
-Result<int64_t> CreateOnce(store::Conn& c, IdempotencyStore* idempotency, const Actor& actor,
+Result<int64_t> CreateOnce(store::Conn& c, Idempotency* idempotency, const Actor& actor,
                            const std::string& operation, const std::string& key,
                            const std::function<Result<int64_t>()>& create);
 

@@ -23,7 +23,7 @@
 
 namespace crmd::crm {
 
-class IdempotencyStore;  // src/crm/idempotency.h
+class Idempotency;  // src/crm/idempotency.h
 
 inline constexpr size_t kMaxSequenceEmails = 50;
 
@@ -57,7 +57,7 @@ class SequenceService {
   // `audit` may be empty (unit tests).
   // `idempotency` may be null (unit tests): idempotency keys are then ignored.
   SequenceService(store::Database& db, const Clock& clock, AuditSink audit = {},
-                  IdempotencyStore* idempotency = nullptr)
+                  Idempotency* idempotency = nullptr)
       : db_(db), clock_(clock), audit_(std::move(audit)), idempotency_(idempotency) {}
   SequenceService(const SequenceService&) = delete;
   SequenceService& operator=(const SequenceService&) = delete;
@@ -84,7 +84,7 @@ class SequenceService {
   store::Database& db_;
   const Clock& clock_;
   const AuditSink audit_;
-  IdempotencyStore* const idempotency_;
+  Idempotency* const idempotency_;
 };
 
 }  // namespace crmd::crm
