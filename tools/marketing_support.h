@@ -93,8 +93,9 @@ template <typename Service>
 mcp::ToolOutcome UpdateRecord(Service& svc, const mcp::ToolContext& ctx, const nlohmann::json& args,
                               const char* key) {
   int64_t id = IntArg(args, "id");
-  return WriteOutcome(svc.Update(ActorFrom(ctx), id, IntArg(args, "expected_revision"), FieldsOf(args)),
-                      key, [&] { return CurrentJson(svc, id); });
+  return WriteOutcome(
+      svc.Update(ActorFrom(ctx), id, IntArg(args, "expected_revision"), FieldsOf(args)), key,
+      [&] { return CurrentJson(svc, id); });
 }
 
 }  // namespace crmd::tools::marketing

@@ -198,7 +198,8 @@ Status AutomationService::Audit(store::Conn& c, const Actor& actor, const char* 
                                    .details = {{"status", ToString(a.status)}}});
 }
 
-Result<Automation> AutomationService::CreateIn(store::Conn& c, const Actor& actor, const json& fields) {
+Result<Automation> AutomationService::CreateIn(store::Conn& c, const Actor& actor,
+                                               const json& fields) {
   Automation a;
   if (auto s = ApplyFields(fields, a); !s) return Fail(s.error());
   a.created_at = a.updated_at = clock_.NowUnix();
@@ -219,7 +220,7 @@ Result<Automation> AutomationService::CreateIn(store::Conn& c, const Actor& acto
 }
 
 Result<Automation> AutomationService::Create(const Actor& actor, const json& fields,
-                                       const std::string& idempotency_key) {
+                                             const std::string& idempotency_key) {
   return db_.Write([&](store::Conn& c) -> Result<Automation> {
     std::optional<Automation> made;
     auto id = CreateOnce(c, idempotency_, actor, "create_automation", idempotency_key,

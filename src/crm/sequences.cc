@@ -213,7 +213,7 @@ Result<Sequence> SequenceService::CreateIn(store::Conn& c, const Actor& actor, c
 }
 
 Result<Sequence> SequenceService::Create(const Actor& actor, const json& fields,
-                                       const std::string& idempotency_key) {
+                                         const std::string& idempotency_key) {
   return db_.Write([&](store::Conn& c) -> Result<Sequence> {
     std::optional<Sequence> made;
     auto id = CreateOnce(c, idempotency_, actor, "create_sequence", idempotency_key,

@@ -83,7 +83,8 @@ std::vector<FieldError> FieldErrorsOf(const Error& error) {
   if (detail.is_array()) {
     for (const auto& e : detail)
       if (e.is_object())
-        errors.push_back({e.value("field", ""), e.value("code", "invalid"), e.value("message", "")});
+        errors.push_back(
+            {e.value("field", ""), e.value("code", "invalid"), e.value("message", "")});
   }
   if (!errors.empty()) return errors;
   const std::string& m = error.message;
@@ -94,8 +95,9 @@ std::vector<FieldError> FieldErrorsOf(const Error& error) {
   std::string field = end > 0 && end < m.size() ? m.substr(0, end) : "";
   if (field == "tag") field = "tags";  // "tag name ..." is about the tags member
   if (field == "list") field = "lists";
-  std::string code =
-      m.find("email") == 0 && m.find("not valid") != std::string::npos ? "invalid_email" : "invalid";
+  std::string code = m.find("email") == 0 && m.find("not valid") != std::string::npos
+                         ? "invalid_email"
+                         : "invalid";
   errors.push_back({field, code, m});
   return errors;
 }
@@ -109,16 +111,19 @@ http::Response ProblemFromError(const http::Request& req, const Error& error,
                    (error.code == Errc::kInvalidArgument && meaning.invalid_is_not_found);
   if (not_found && meaning.not_found_in_body && error.code == Errc::kNotFound) {
     bool tag = m.rfind("tag", 0) == 0;
+    FieldError unknown{tag ? "tags" : "lists", tag ? "unknown_tag" : "unknown_list", m};
     return Problem(req, {.status = 422, .code = "validation_failed", .detail = m,
-                         .errors = {{tag ? "tags" : "lists", tag ? "unknown_tag" : "unknown_list", m}}});
+                         .errors = {std::move(unknown)}});
   }
   if (not_found)
     return Problem(req, {.status = 404, .code = meaning.not_found_code,
-                         .detail = meaning.not_found_detail.empty() ? m : meaning.not_found_detail});
+                         .detail = meaning.not_found_detail.empty() ? m
+                                                                    : meaning.not_found_detail});
   switch (error.code) {
     case Errc::kInvalidArgument:
       return Problem(req, {.status = 422, .code = "validation_failed", .detail = m,
-                           .errors = meaning.errors.empty() ? FieldErrorsOf(error) : meaning.errors});
+                           .errors = meaning.errors.empty() ? FieldErrorsOf(error)
+                                                            : meaning.errors});
     case Errc::kInvalidTransition: {
       std::vector<FieldError> errors;
       if (!meaning.transition_field.empty())
@@ -129,7 +134,8 @@ http::Response ProblemFromError(const http::Request& req, const Error& error,
     case Errc::kPermissionDenied:
       if (!meaning.refused_target_code.empty())
         return Problem(req, {.status = 422, .code = meaning.refused_target_code, .detail = m,
-                             .errors = {{meaning.refused_target_field, meaning.refused_target_code, m}}});
+                             .errors = {{meaning.refused_target_field,
+                                         meaning.refused_target_code, m}}});
       break;
     case Errc::kUnauthenticated:
       if (!meaning.unauthenticated_code.empty())

@@ -216,8 +216,9 @@ http::Response RestApi::WithIdempotency(const http::Request& req, const RestRout
   if (!answer) return ProblemFromError(req, answer.error());
   switch (answer->outcome) {
     case crm::Idempotency::Outcome::kReused:
-      return Problem(req, {.status = 422, .code = "idempotency_key_reused",
-                           .detail = "this Idempotency-Key was used with a different request body"});
+      return Problem(req,
+                     {.status = 422, .code = "idempotency_key_reused",
+                      .detail = "this Idempotency-Key was used with a different request body"});
     case crm::Idempotency::Outcome::kInUse:
       return Problem(req, {.status = 409, .code = "idempotency_key_in_use",
                            .detail = "a request with this Idempotency-Key is still being processed",

@@ -121,8 +121,8 @@ TEST(RestErrors, MissingNameIs422WithFieldErrors) {
 TEST(RestErrors, ServiceValidationErrorNamesTheField) {
   TestServer server;
   auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
-  auto r = server.PostJson(std::string(kBase) + "/admin/api-keys", {{"name", std::string(201, 'n')}},
-                           Bearer(admin));
+  auto r = server.PostJson(std::string(kBase) + "/admin/api-keys",
+                           {{"name", std::string(201, 'n')}}, Bearer(admin));
   EXPECT_EQ(r.status, 422);
   auto j = JsonBody(r);
   EXPECT_EQ(j["code"], "validation_failed");
