@@ -23,7 +23,7 @@ Status RegisterAutomationTools(mcp::ToolRegistry& r, crm::Services& s) {
        [&s](const ToolContext&, const json& a) { return GetRecord(*s.automations, a, "automation"); }},
       {"create_automation",
        [&s](const ToolContext& ctx, const json& a) {
-         return CreateRecord(s, *s.automations, ctx, a, "create_automation", "automation");
+         return CreateRecord(*s.automations, ctx, a, "automation");
        }},
       {"update_automation",
        [&s](const ToolContext& ctx, const json& a) { return UpdateRecord(*s.automations, ctx, a, "automation"); }},
@@ -31,7 +31,7 @@ Status RegisterAutomationTools(mcp::ToolRegistry& r, crm::Services& s) {
        [&s](const ToolContext& ctx, const json& a) {
          int64_t id = IntArg(a, "id");
          return WriteOutcome(
-             s.automations->Deactivate(ActorOf(ctx), id, IntArg(a, "expected_revision")),
+             s.automations->Deactivate(ActorFrom(ctx), id, IntArg(a, "expected_revision")),
              "automation", [&] { return CurrentJson(*s.automations, id); });
        }},
       {"activate_automation",

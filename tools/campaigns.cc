@@ -23,14 +23,14 @@ Status RegisterCampaignTools(mcp::ToolRegistry& r, crm::Services& s) {
        [&s](const ToolContext&, const json& a) { return GetRecord(*s.campaigns, a, "campaign"); }},
       {"create_campaign",
        [&s](const ToolContext& ctx, const json& a) {
-         return CreateRecord(s, *s.campaigns, ctx, a, "create_campaign", "campaign");
+         return CreateRecord(*s.campaigns, ctx, a, "campaign");
        }},
       {"update_campaign",
        [&s](const ToolContext& ctx, const json& a) { return UpdateRecord(*s.campaigns, ctx, a, "campaign"); }},
       {"pause_campaign",
        [&s](const ToolContext& ctx, const json& a) {
          int64_t id = IntArg(a, "id");
-         return WriteOutcome(s.campaigns->Pause(ActorOf(ctx), id, IntArg(a, "expected_revision")),
+         return WriteOutcome(s.campaigns->Pause(ActorFrom(ctx), id, IntArg(a, "expected_revision")),
                              "campaign", [&] { return CurrentJson(*s.campaigns, id); });
        }},
       {"activate_campaign",

@@ -13,9 +13,25 @@ crm::Actor ActorFrom(const mcp::ToolContext& ctx) {
                     .request_id = ctx.request_id};
 }
 
-mcp::ToolOutcome FailWith(Error e, json details) {
+Error ForClient(Error e) {
   if (e.code == Errc::kAlreadyExists) e.code = Errc::kInvalidArgument;
-  return mcp::ToolOutcome::Fail(std::move(e), std::move(details));
+  return e;
+}
+
+json ErrorJson(const Error& e) {
+  return {{"code", ErrcCode(ForClient(e).code)}, {"message", e.message}};
+}
+
+mcp::ToolOutcome FailWith(Error e, json details) {
+  return mcp::ToolOutcome::Fail(ForClient(std::move(e)), std::move(details));
+}
+
+mcp::ToolOutcome FailDuplicate(Error e, std::optional<int64_t> existing_id,
+                               const std::string& update_tool) {
+  json details;
+  if (e.code == Errc::kAlreadyExists && existing_id)
+    details = {{"existing_id", *existing_id}, {"hint", "use " + update_tool + " to change it"}};
+  return FailWith(std::move(e), std::move(details));
 }
 
 mcp::ToolOutcome FromResult(Result<json> r) {

@@ -1,6 +1,6 @@
 #pragma once
-// Helpers shared by the CRM tool handlers: the caller as a crm::Actor, mapping service
-// results to tool outcomes with TOOLS.md's error codes, argument readers, and RFC 3339
+// Helpers shared by every tool handler (CRM and marketing): the caller as a crm::Actor,
+// the one mapping from service errors to tool errors, argument readers, and RFC 3339
 // parsing. Pure functions; thread-safe.
 #include <cstdint>
 #include <optional>
@@ -18,10 +18,20 @@ namespace crmd::tools {
 
 crm::Actor ActorFrom(const mcp::ToolContext& ctx);
 
-// Errors outside TOOLS.md's codes are mapped: kAlreadyExists -> validation_failed.
+// The tool face's error vocabulary, in one place. TOOLS.md's codes pass through; the
+// others are mapped: kAlreadyExists -> validation_failed (a duplicate is a problem with
+// the arguments; FailDuplicate adds details.existing_id). Every tool error goes through
+// here, including per-item errors inside a result (ErrorJson).
+Error ForClient(Error e);
+// {"code", "message"} of one item's failure inside a successful result (bulk tools).
+nlohmann::json ErrorJson(const Error& e);
 mcp::ToolOutcome FailWith(Error e, nlohmann::json details = nullptr);
 mcp::ToolOutcome FromResult(Result<nlohmann::json> r);
 mcp::ToolOutcome FromConfirm(crm::ConfirmOutcome r);
+// A create that hit a unique key: validation_failed with details.existing_id (when the
+// record in the way is known) and a hint naming the tool that changes it.
+mcp::ToolOutcome FailDuplicate(Error e, std::optional<int64_t> existing_id,
+                               const std::string& update_tool);
 
 // Argument readers (the schema has already checked types; these tolerate absence).
 std::optional<std::string> OptString(const nlohmann::json& args, const char* key);

@@ -1,6 +1,5 @@
 #include "tools/contacts.h"
 
-#include "src/crm/contact_repo.h"
 #include "src/crm/status.h"
 #include "tools/common.h"
 
@@ -17,11 +16,6 @@ json Warnings(const crm::EmailVerdict& v) {
   for (const auto& r : v.reasons)
     if (r.rfind("dns:", 0) == 0) w.push_back(r);
   return w;
-}
-
-json ErrorJson(const Error& e) {
-  Errc code = e.code == Errc::kAlreadyExists ? Errc::kInvalidArgument : e.code;
-  return {{"code", ErrcCode(code)}, {"message", e.message}};
 }
 
 // revision_conflict carries the current record so the model can retry at once.
@@ -73,12 +67,11 @@ mcp::ToolOutcome CreateContact(crm::Services& s, const mcp::ToolContext& ctx, co
   in->source = in->source.value_or("mcp");
   auto r = s.contacts->Create(ActorFrom(ctx), *in, OptString(args, "idempotency_key").value_or(""));
   if (!r) {
-    json details;
+    std::optional<int64_t> existing;
     if (r.error().code == Errc::kAlreadyExists) {
-      if (auto existing = s.contacts->GetByEmail(*in->email))
-        details = {{"existing_id", existing->id}, {"hint", "use update_contact to change it"}};
+      if (auto c = s.contacts->GetByEmail(*in->email)) existing = c->id;
     }
-    return FailWith(r.error(), details);
+    return FailDuplicate(r.error(), existing, "update_contact");
   }
   // Flags only (no DNS again): the verdict that let it in.
   crm::EmailVerdict v = s.email_validator->Validate(r->email, crm::ValidationMode::kSyntax);

@@ -45,10 +45,16 @@ Status RegisterGroupTools(mcp::ToolRegistry& registry, crm::Services& s, crm::Gr
   }});
   entries.push_back({"create_" + noun, [groups, noun](const mcp::ToolContext& ctx,
                                                       const json& args) {
-    auto r = groups->Create(ActorFrom(ctx), args.value("name", ""),
-                            args.value("description", ""),
+    std::string name = args.value("name", "");
+    auto r = groups->Create(ActorFrom(ctx), name, args.value("description", ""),
                             OptString(args, "idempotency_key").value_or(""));
-    if (!r) return FailWith(r.error());
+    if (!r) {
+      std::optional<int64_t> existing;
+      if (r.error().code == Errc::kAlreadyExists) {
+        if (auto g = groups->Get(crm::Ref{name})) existing = g->id;
+      }
+      return FailDuplicate(r.error(), existing, "update_" + noun);
+    }
     return mcp::ToolOutcome::Ok({{noun, crm::ToJson(*r)}});
   }});
   entries.push_back({"update_" + noun, [groups, noun](const mcp::ToolContext& ctx,

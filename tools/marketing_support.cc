@@ -4,13 +4,6 @@ namespace crmd::tools::marketing {
 
 using nlohmann::json;
 
-crm::Actor ActorOf(const mcp::ToolContext& ctx) {
-  return crm::Actor{.kind = "oauth",
-                    .subject = ctx.principal.subject,
-                    .client_id = ctx.principal.client_id,
-                    .request_id = ctx.request_id};
-}
-
 int64_t IntArg(const json& args, const char* key, int64_t fallback) {
   if (!args.is_object() || !args.contains(key) || !args[key].is_number_integer()) return fallback;
   return args[key].get<int64_t>();
@@ -27,33 +20,9 @@ json FieldsOf(const json& args) {
   return f;
 }
 
-mcp::ToolOutcome IdempotentCreate(
-    crm::Services& s, const mcp::ToolContext& ctx, const json& args, const std::string& tool,
-    const std::function<Result<json>(store::Conn&, const crm::Actor&)>& create) {
-  crm::Actor actor = ActorOf(ctx);
-  std::string key = StrArg(args, "idempotency_key");
-  std::string scope = crm::IdempotencyScope(actor, tool);
-  auto r = s.options.db->Write([&](store::Conn& c) -> Result<json> {
-    if (!key.empty()) {
-      auto found = s.idempotency->Find(c, scope, key);
-      if (!found) return Fail(found.error());
-      if (*found) return **found;
-    }
-    auto out = create(c, actor);
-    if (!out) return out;
-    if (!key.empty()) {
-      if (auto st = s.idempotency->Remember(c, scope, key, *out); !st) return Fail(st.error());
-    }
-    return out;
-  });
-  return mcp::ToolOutcome::From(std::move(r));
-}
-
 mcp::ToolOutcome RequestConfirmation(crm::Services& s, const mcp::ToolContext& ctx,
                                      const std::string& action, const json& args) {
-  auto out = s.confirmations->Request(ActorOf(ctx), action, args);
-  if (out.result) return mcp::ToolOutcome::Ok(std::move(*out.result));
-  return mcp::ToolOutcome::Fail(std::move(out.result.error()), std::move(out.error_details));
+  return FromConfirm(s.confirmations->Request(ActorFrom(ctx), action, args));
 }
 
 }  // namespace crmd::tools::marketing

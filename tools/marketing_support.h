@@ -1,9 +1,9 @@
 #pragma once
 // Helpers shared by the marketing tools (campaigns, automations, sequences, reports):
-// the caller as a crm::Actor, error outcomes, idempotent creates and confirmation
-// requests. Stateless; thread-safe.
+// argument readers, confirmation requests and the record tools every
+// marketing kind has. Errors reach the client through tools/common.h (FailWith), as for
+// every other tool. Stateless; thread-safe.
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -13,10 +13,9 @@
 #include "src/crm/marketing_common.h"
 #include "src/crm/services.h"
 #include "src/mcp/tool.h"
+#include "tools/common.h"
 
 namespace crmd::tools::marketing {
-
-crm::Actor ActorOf(const mcp::ToolContext& ctx);
 
 int64_t IntArg(const nlohmann::json& args, const char* key, int64_t fallback = 0);
 std::string StrArg(const nlohmann::json& args, const char* key, const std::string& fallback = "");
@@ -24,13 +23,6 @@ std::string StrArg(const nlohmann::json& args, const char* key, const std::strin
 // Tool arguments without the bookkeeping keys (id, expected_revision, idempotency_key), i.e.
 // the record fields to apply.
 nlohmann::json FieldsOf(const nlohmann::json& args);
-
-// Runs `create` in one transaction with the idempotency store: a repeat of the same
-// idempotency_key from the same client within 24 h returns the first result.
-mcp::ToolOutcome IdempotentCreate(
-    crm::Services& s, const mcp::ToolContext& ctx, const nlohmann::json& args,
-    const std::string& tool,
-    const std::function<Result<nlohmann::json>(store::Conn&, const crm::Actor&)>& create);
 
 // Step 1 of a confirmable action: {"status":"confirmation_required", preview, token, ...}
 // or the preview's error (not_found, validation_failed, dependency_blocked with blockers).
@@ -44,9 +36,9 @@ mcp::ToolOutcome WriteOutcome(Result<T> r, const char* key, Current current) {
   if (r) return mcp::ToolOutcome::Ok({{key, ToJson(*r, true)}});
   if (r.error().code == Errc::kRevisionConflict) {
     nlohmann::json details = {{"current", current()}};
-    return mcp::ToolOutcome::Fail(std::move(r.error()), std::move(details));
+    return FailWith(std::move(r.error()), std::move(details));
   }
-  return mcp::ToolOutcome::Fail(std::move(r.error()));
+  return FailWith(std::move(r.error()));
 }
 
 // --- the record tools every marketing kind has (campaigns, automations, sequences) ---
@@ -70,7 +62,7 @@ mcp::ToolOutcome ListRecords(Service& svc, const nlohmann::json& args, ParseStat
                        crm::ClampLimit(args.contains("limit")
                                            ? std::optional<int64_t>(IntArg(args, "limit"))
                                            : std::nullopt));
-  if (!page) return mcp::ToolOutcome::Fail(page.error());
+  if (!page) return FailWith(page.error());
   nlohmann::json items = nlohmann::json::array();
   for (const auto& x : page->items) items.push_back(ToJson(x, false));
   return mcp::ToolOutcome::Ok(
@@ -82,20 +74,18 @@ mcp::ToolOutcome ListRecords(Service& svc, const nlohmann::json& args, ParseStat
 template <typename Service>
 mcp::ToolOutcome GetRecord(Service& svc, const nlohmann::json& args, const char* key) {
   auto x = svc.Get(IntArg(args, "id"));
-  if (!x) return mcp::ToolOutcome::Fail(x.error());
+  if (!x) return FailWith(x.error());
   return mcp::ToolOutcome::Ok({{key, ToJson(*x, true)}});
 }
 
-// create_<kind>: the record fields of `args`, idempotent per client and key.
+// create_<kind>: the record fields of `args`; the service keeps `idempotency_key` (a repeat
+// from the same client within 24 h answers the record first created).
 template <typename Service>
-mcp::ToolOutcome CreateRecord(crm::Services& s, Service& svc, const mcp::ToolContext& ctx,
-                              const nlohmann::json& args, const char* tool, const char* key) {
-  return IdempotentCreate(s, ctx, args, tool,
-                          [&](store::Conn& c, const crm::Actor& actor) -> Result<nlohmann::json> {
-                            auto x = svc.Create(c, actor, FieldsOf(args));
-                            if (!x) return Fail(x.error());
-                            return nlohmann::json{{key, ToJson(*x, true)}};
-                          });
+mcp::ToolOutcome CreateRecord(Service& svc, const mcp::ToolContext& ctx, const nlohmann::json& args,
+                              const char* key) {
+  auto x = svc.Create(ActorFrom(ctx), FieldsOf(args), StrArg(args, "idempotency_key"));
+  if (!x) return FailWith(x.error());
+  return mcp::ToolOutcome::Ok({{key, ToJson(*x, true)}});
 }
 
 // update_<kind>: the record fields of `args` at `expected_revision`.
@@ -103,8 +93,9 @@ template <typename Service>
 mcp::ToolOutcome UpdateRecord(Service& svc, const mcp::ToolContext& ctx, const nlohmann::json& args,
                               const char* key) {
   int64_t id = IntArg(args, "id");
-  return WriteOutcome(svc.Update(ActorOf(ctx), id, IntArg(args, "expected_revision"), FieldsOf(args)),
-                      key, [&] { return CurrentJson(svc, id); });
+  return WriteOutcome(
+      svc.Update(ActorFrom(ctx), id, IntArg(args, "expected_revision"), FieldsOf(args)), key,
+      [&] { return CurrentJson(svc, id); });
 }
 
 }  // namespace crmd::tools::marketing

@@ -22,11 +22,11 @@ ToolOutcome ContactsReport(crm::Services& s, const json& a) {
     if (!a.contains(key)) continue;
     auto t = crm::ParseRfc3339(StrArg(a, key));
     if (!t) {
-      return ToolOutcome::Fail(Error::Invalid(std::string(key) + ": use YYYY-MM-DD or RFC 3339"));
+      return FailWith(Error::Invalid(std::string(key) + ": use YYYY-MM-DD or RFC 3339"));
     }
     *dst = *t;
   }
-  return ToolOutcome::From(s.reports->ContactsReport(req));
+  return FromResult(s.reports->ContactsReport(req));
 }
 
 }  // namespace
@@ -38,15 +38,15 @@ Status RegisterReportTools(mcp::ToolRegistry& r, crm::Services& s) {
   };
   Entry entries[] = {
       {"get_dashboard",
-       [&s](const ToolContext&, const json&) { return ToolOutcome::From(s.reports->Dashboard()); }},
+       [&s](const ToolContext&, const json&) { return FromResult(s.reports->Dashboard()); }},
       {"get_contacts_report", [&s](const ToolContext&, const json& a) { return ContactsReport(s, a); }},
       {"get_campaign_report",
        [&s](const ToolContext&, const json& a) {
-         return ToolOutcome::From(s.reports->CampaignReport(IntArg(a, "id")));
+         return FromResult(s.reports->CampaignReport(IntArg(a, "id")));
        }},
       {"get_automation_report",
        [&s](const ToolContext&, const json& a) {
-         return ToolOutcome::From(s.reports->AutomationReport(IntArg(a, "id")));
+         return FromResult(s.reports->AutomationReport(IntArg(a, "id")));
        }},
   };
   for (auto& e : entries) {

@@ -23,7 +23,7 @@ Status RegisterSequenceTools(mcp::ToolRegistry& r, crm::Services& s) {
        [&s](const ToolContext&, const json& a) { return GetRecord(*s.sequences, a, "sequence"); }},
       {"create_sequence",
        [&s](const ToolContext& ctx, const json& a) {
-         return CreateRecord(s, *s.sequences, ctx, a, "create_sequence", "sequence");
+         return CreateRecord(*s.sequences, ctx, a, "sequence");
        }},
       {"update_sequence",
        [&s](const ToolContext& ctx, const json& a) { return UpdateRecord(*s.sequences, ctx, a, "sequence"); }},
@@ -31,9 +31,9 @@ Status RegisterSequenceTools(mcp::ToolRegistry& r, crm::Services& s) {
        [&s](const ToolContext& ctx, const json& a) {
          int64_t id = IntArg(a, "id");
          auto to = crm::ParseSequenceStatus(StrArg(a, "status"));
-         if (!to) return ToolOutcome::Fail(Error::Invalid("status: must be draft, active or paused"));
+         if (!to) return FailWith(Error::Invalid("status: must be draft, active or paused"));
          return WriteOutcome(
-             s.sequences->SetStatus(ActorOf(ctx), id, *to, IntArg(a, "expected_revision")),
+             s.sequences->SetStatus(ActorFrom(ctx), id, *to, IntArg(a, "expected_revision")),
              "sequence", [&] { return CurrentJson(*s.sequences, id); });
        }},
   };

@@ -289,7 +289,6 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   });
   s.rest_api = std::make_unique<rest::RestApi>(rest::RestDeps{
       .config = &s.config,
-      .db = s.db.get(),
       .clock = s.clock.get(),
       .random = s.random.get(),
       .api_keys = s.api_keys.get(),

@@ -198,7 +198,8 @@ Status AutomationService::Audit(store::Conn& c, const Actor& actor, const char* 
                                    .details = {{"status", ToString(a.status)}}});
 }
 
-Result<Automation> AutomationService::Create(store::Conn& c, const Actor& actor, const json& fields) {
+Result<Automation> AutomationService::CreateIn(store::Conn& c, const Actor& actor,
+                                               const json& fields) {
   Automation a;
   if (auto s = ApplyFields(fields, a); !s) return Fail(s.error());
   a.created_at = a.updated_at = clock_.NowUnix();
@@ -218,8 +219,21 @@ Result<Automation> AutomationService::Create(store::Conn& c, const Actor& actor,
   return a;
 }
 
-Result<Automation> AutomationService::Create(const Actor& actor, const json& fields) {
-  return db_.Write([&](store::Conn& c) { return Create(c, actor, fields); });
+Result<Automation> AutomationService::Create(const Actor& actor, const json& fields,
+                                             const std::string& idempotency_key) {
+  return db_.Write([&](store::Conn& c) -> Result<Automation> {
+    std::optional<Automation> made;
+    auto id = CreateOnce(c, idempotency_, actor, "create_automation", idempotency_key,
+                         [&]() -> Result<int64_t> {
+                           auto x = CreateIn(c, actor, fields);
+                           if (!x) return Fail(x.error());
+                           made = std::move(*x);
+                           return made->id;
+                         });
+    if (!id) return Fail(id.error());
+    if (made) return std::move(*made);
+    return LoadOr404(c, *id);
+  });
 }
 
 Result<Automation> AutomationService::Update(const Actor& actor, int64_t id,

@@ -27,6 +27,8 @@
 
 namespace crmd::crm {
 
+class Idempotency;  // src/crm/idempotency.h
+
 enum class AutomationStatus { kDraft, kActive, kInactive };
 const char* ToString(AutomationStatus s);
 std::optional<AutomationStatus> ParseAutomationStatus(std::string_view s);
@@ -60,16 +62,22 @@ struct EnrolmentCandidates {
 class AutomationService {
  public:
   // `audit` may be empty (unit tests).
-  AutomationService(store::Database& db, const Clock& clock, AuditSink audit = {})
-      : db_(db), clock_(clock), audit_(std::move(audit)) {}
+  // `idempotency` may be null (unit tests): idempotency keys are then ignored.
+  AutomationService(store::Database& db, const Clock& clock, AuditSink audit = {},
+                    Idempotency* idempotency = nullptr)
+      : db_(db), clock_(clock), audit_(std::move(audit)), idempotency_(idempotency) {}
   AutomationService(const AutomationService&) = delete;
   AutomationService& operator=(const AutomationService&) = delete;
 
   Result<AutomationPage> List(std::optional<AutomationStatus> status, std::string_view cursor,
                               int limit) const;
   Result<Automation> Get(int64_t id) const;
-  Result<Automation> Create(store::Conn& c, const Actor& actor, const nlohmann::json& fields);
-  Result<Automation> Create(const Actor& actor, const nlohmann::json& fields);
+  // In its own transaction. With a non-empty idempotency_key, a repeat from the same
+  // client within 24 hours returns the automation first created (as it is now).
+  Result<Automation> Create(const Actor& actor, const nlohmann::json& fields,
+                            const std::string& idempotency_key = "");
+  // The same in the caller's transaction, for another service composing one (the seed).
+  Result<Automation> CreateIn(store::Conn& c, const Actor& actor, const nlohmann::json& fields);
   Result<Automation> Update(const Actor& actor, int64_t id, int64_t expected_revision,
                             const nlohmann::json& fields);
   // active -> inactive; expected_revision 0 = any.
@@ -93,6 +101,7 @@ class AutomationService {
   store::Database& db_;
   const Clock& clock_;
   const AuditSink audit_;
+  Idempotency* const idempotency_;
 };
 
 }  // namespace crmd::crm

@@ -233,8 +233,8 @@ Status CampaignService::Audit(store::Conn& c, const Actor& actor, const char* ac
                                    .details = {{"status", ToString(k.status)}}});
 }
 
-Result<Campaign> CampaignService::Create(store::Conn& c, const Actor& actor,
-                                         const nlohmann::json& fields) {
+Result<Campaign> CampaignService::CreateIn(store::Conn& c, const Actor& actor,
+                                           const nlohmann::json& fields) {
   Campaign k;
   if (auto s = ApplyCampaignFields(fields, k); !s) return Fail(s.error());
   k.created_at = k.updated_at = clock_.NowUnix();
@@ -246,8 +246,24 @@ Result<Campaign> CampaignService::Create(store::Conn& c, const Actor& actor,
   return k;
 }
 
-Result<Campaign> CampaignService::Create(const Actor& actor, const nlohmann::json& fields) {
-  return db_.Write([&](store::Conn& c) { return Create(c, actor, fields); });
+Result<Campaign> CampaignService::Create(const Actor& actor, const nlohmann::json& fields,
+                                         const std::string& idempotency_key) {
+  return db_.Write([&](store::Conn& c) -> Result<Campaign> {
+    std::optional<Campaign> made;
+    auto id = CreateOnce(c, idempotency_, actor, "create_campaign", idempotency_key,
+                         [&]() -> Result<int64_t> {
+                           auto k = CreateIn(c, actor, fields);
+                           if (!k) return Fail(k.error());
+                           made = std::move(*k);
+                           return made->id;
+                         });
+    if (!id) return Fail(id.error());
+    if (made) return std::move(*made);
+    auto loaded = campaign_repo::Load(c, *id);
+    if (!loaded) return Fail(loaded.error());
+    if (!*loaded) return Fail(NotFound(*id));
+    return std::move(**loaded);
+  });
 }
 
 Result<Campaign> CampaignService::Update(const Actor& actor, int64_t id, int64_t expected_revision,

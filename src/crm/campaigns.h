@@ -31,6 +31,8 @@
 
 namespace crmd::crm {
 
+class Idempotency;  // src/crm/idempotency.h
+
 enum class CampaignStatus { kDraft, kScheduled, kSending, kSent, kPaused, kCancelled };
 
 const char* ToString(CampaignStatus s);
@@ -75,17 +77,22 @@ class CampaignService {
  public:
   // `audit` may be empty (unit tests); otherwise every write records an audit row in its
   // own transaction.
-  CampaignService(store::Database& db, const Clock& clock, AuditSink audit = {})
-      : db_(db), clock_(clock), audit_(std::move(audit)) {}
+  // `idempotency` may be null (unit tests): idempotency keys are then ignored.
+  CampaignService(store::Database& db, const Clock& clock, AuditSink audit = {},
+                  Idempotency* idempotency = nullptr)
+      : db_(db), clock_(clock), audit_(std::move(audit)), idempotency_(idempotency) {}
   CampaignService(const CampaignService&) = delete;
   CampaignService& operator=(const CampaignService&) = delete;
 
   Result<CampaignPage> List(std::optional<CampaignStatus> status, std::string_view cursor,
                             int limit) const;
   Result<Campaign> Get(int64_t id) const;
-  // In the caller's transaction (so an idempotency key can be stored with it).
-  Result<Campaign> Create(store::Conn& c, const Actor& actor, const nlohmann::json& fields);
-  Result<Campaign> Create(const Actor& actor, const nlohmann::json& fields);
+  // In its own transaction. With a non-empty idempotency_key, a repeat from the same
+  // client within 24 hours returns the campaign first created (as it is now).
+  Result<Campaign> Create(const Actor& actor, const nlohmann::json& fields,
+                          const std::string& idempotency_key = "");
+  // The same in the caller's transaction, for another service composing one (the seed).
+  Result<Campaign> CreateIn(store::Conn& c, const Actor& actor, const nlohmann::json& fields);
   // kRevisionConflict when expected_revision is stale; kInvalidTransition unless editable.
   Result<Campaign> Update(const Actor& actor, int64_t id, int64_t expected_revision,
                           const nlohmann::json& fields);
@@ -107,6 +114,7 @@ class CampaignService {
   store::Database& db_;
   const Clock& clock_;
   const AuditSink audit_;
+  Idempotency* const idempotency_;
 };
 
 }  // namespace crmd::crm

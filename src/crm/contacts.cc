@@ -403,26 +403,24 @@ Result<Contact> ContactService::Create(const Actor& actor, const ContactInput& i
   EmailVerdict v = ValidateEmail(*in.email);  // before the transaction: may do DNS
   std::string scope = IdempotencyScope(actor, "create_contact");
   return o_.db->Write([&](store::Conn& c) -> Result<Contact> {
-    if (!idempotency_key.empty()) {
-      auto seen = o_.idempotency->Find(c, scope, idempotency_key);
-      if (!seen) return Fail(seen.error());
-      if (*seen) return GetIn(c, (**seen).value("contact_id", int64_t{0}));
-    }
-    if (auto st = RequireValid(v); !st) return Fail(st.error());
-    auto taken = repo::FindContactByEmail(c, v.normalized);
-    if (!taken) return Fail(taken.error());
-    if (*taken)
-      return Fail(Errc::kAlreadyExists, "a contact with email " + v.normalized +
-                                            " already exists (id " +
-                                            std::to_string((**taken).id) + ")");
-    auto r = UpsertIn(c, actor, in, v);
-    if (!r) return Fail(r.error());
-    if (!idempotency_key.empty()) {
-      auto st = o_.idempotency->Remember(c, scope, idempotency_key,
-                                         {{"contact_id", r->contact.id}});
-      if (!st) return Fail(st.error());
-    }
-    return std::move(r->contact);
+    std::optional<Contact> made;
+    auto insert = [&]() -> Result<nlohmann::json> {
+      if (auto st = RequireValid(v); !st) return Fail(st.error());
+      auto taken = repo::FindContactByEmail(c, v.normalized);
+      if (!taken) return Fail(taken.error());
+      if (*taken)
+        return Fail(Errc::kAlreadyExists, "a contact with email " + v.normalized +
+                                              " already exists (id " +
+                                              std::to_string((**taken).id) + ")");
+      auto r = UpsertIn(c, actor, in, v);
+      if (!r) return Fail(r.error());
+      made = std::move(r->contact);
+      return nlohmann::json{{"contact_id", made->id}};
+    };
+    auto answer = o_.idempotency->Once(c, scope, idempotency_key, insert);
+    if (!answer) return Fail(answer.error());
+    if (made) return std::move(*made);
+    return GetIn(c, answer->value("contact_id", int64_t{0}));
   });
 }
 

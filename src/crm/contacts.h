@@ -27,7 +27,7 @@
 namespace crmd::crm {
 
 class AuditLog;
-class IdempotencyStore;
+class Idempotency;
 class Outbox;
 class SettingsService;
 
@@ -127,7 +127,7 @@ struct ContactServiceOptions {
   SettingsService* settings = nullptr;
   Outbox* outbox = nullptr;
   AuditLog* audit = nullptr;
-  IdempotencyStore* idempotency = nullptr;
+  Idempotency* idempotency = nullptr;
 };
 
 class ContactService {

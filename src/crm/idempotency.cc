@@ -1,43 +1,81 @@
 #include "src/crm/idempotency.h"
 
 #include "src/core/crypto.h"
+#include "src/crm/idempotency_repo.h"
 
 namespace crmd::crm {
 
+using nlohmann::json;
+
 std::string IdempotencyScope(const Actor& actor, const std::string& operation) {
-  // "Same client": the OAuth client for tools, else the actor's own identity.
   const std::string& who = actor.client_id.empty() ? actor.subject : actor.client_id;
   return actor.kind + ":" + who + ":" + operation;
 }
 
-Result<std::optional<nlohmann::json>> IdempotencyStore::Find(store::Conn& conn,
-                                                             const std::string& scope,
-                                                             const std::string& key) {
-  auto row = conn.QueryOne(
-      "SELECT response FROM idempotency_keys WHERE scope = ? AND key_hash = ? AND created_at > ?",
-      {scope, crypto::Sha256Hex(key), clock_->NowUnix() - kIdempotencyWindowSeconds});
-  if (!row) return Fail(row.error());
-  if (!*row) return std::optional<nlohmann::json>{};
-  auto j = nlohmann::json::parse((*row)->Str(0), nullptr, false);
-  if (j.is_discarded()) return std::optional<nlohmann::json>{};
-  return std::optional<nlohmann::json>(std::move(j));
+Result<std::optional<json>> Idempotency::Find(store::Conn& conn, const std::string& scope,
+                                              const std::string& key) const {
+  return idempotency_repo::Find(conn, scope, key, clock_->NowUnix() - kIdempotencyWindowSeconds);
 }
 
-Status IdempotencyStore::Remember(store::Conn& conn, const std::string& scope,
-                                  const std::string& key, const nlohmann::json& response) {
-  // An expired row with the same key is replaced: the window has passed.
-  auto r = conn.Exec(
-      "INSERT INTO idempotency_keys (scope, key_hash, response, created_at) VALUES (?, ?, ?, ?) "
-      "ON CONFLICT (scope, key_hash) DO UPDATE SET response = excluded.response, "
-      "created_at = excluded.created_at",
-      {scope, crypto::Sha256Hex(key), response.dump(), clock_->NowUnix()});
-  if (!r) return Fail(r.error());
-  return Ok();
+Result<json> Idempotency::Once(store::Conn& conn, const std::string& scope, const std::string& key,
+                               const std::function<Result<json>()>& first) {
+  if (!key.empty()) {
+    auto seen = Find(conn, scope, key);
+    if (!seen) return Fail(seen.error());
+    if (*seen) return std::move(**seen);
+  }
+  auto answer = first();
+  if (!answer || key.empty()) return answer;
+  if (auto st = idempotency_repo::Remember(conn, scope, key, *answer, clock_->NowUnix()); !st)
+    return Fail(st.error());
+  return answer;
 }
 
-Result<int64_t> IdempotencyStore::Purge(store::Conn& conn) {
-  return conn.Exec("DELETE FROM idempotency_keys WHERE created_at <= ?",
-                   {clock_->NowUnix() - kIdempotencyWindowSeconds});
+bool Idempotency::Acquire(const std::string& slot) {
+  std::lock_guard lock(mu_);
+  return running_.insert(slot).second;
+}
+
+void Idempotency::Release(const std::string& slot) {
+  std::lock_guard lock(mu_);
+  running_.erase(slot);
+}
+
+Result<Idempotency::Answer> Idempotency::Run(const Request& request,
+                                             const std::function<std::optional<json>()>& op) {
+  auto seen_answer = [&](const json& kept) {
+    if (kept.value("fingerprint", "") != request.fingerprint)
+      return Answer{.outcome = Outcome::kReused, .answer = nullptr};
+    return Answer{.outcome = Outcome::kReplayed, .answer = kept};
+  };
+  auto find = [&] {
+    return db_->Read([&](store::Conn& c) { return Find(c, request.scope, request.key); });
+  };
+  auto found = find();
+  if (!found) return Fail(found.error());
+  if (*found) return seen_answer(**found);
+
+  std::string slot = request.scope + "\n" + crypto::Sha256Hex(request.key);
+  if (!Acquire(slot)) return Answer{.outcome = Outcome::kInUse, .answer = nullptr};
+  struct ReleaseOnExit {
+    Idempotency* self;
+    const std::string& slot;
+    ~ReleaseOnExit() { self->Release(slot); }
+  } release{this, slot};
+  // Another node may have finished it between the read above and the slot.
+  found = find();
+  if (!found) return Fail(found.error());
+  if (*found) return seen_answer(**found);
+
+  Answer out{.outcome = Outcome::kRan, .answer = nullptr};
+  std::optional<json> keep = op();
+  if (!keep) return out;
+  (*keep)["fingerprint"] = request.fingerprint;
+  out.kept = db_->Write([&](store::Conn& c) {
+    return idempotency_repo::Remember(c, request.scope, request.key, *keep, clock_->NowUnix());
+  });
+  out.answer = std::move(*keep);
+  return out;
 }
 
 }  // namespace crmd::crm

@@ -181,33 +181,29 @@ Result<Group> GroupService::Create(const Actor& actor, const std::string& name,
   if (auto st = CheckDescription(description); !st) return Fail(st.error());
   std::string scope = IdempotencyScope(actor, std::string("create_") + noun());
   return o_.db->Write([&](store::Conn& c) -> Result<Group> {
-    if (!idempotency_key.empty()) {
-      auto seen = o_.idempotency->Find(c, scope, idempotency_key);
-      if (!seen) return Fail(seen.error());
-      if (*seen) return GetIn(c, Ref{(**seen).value("id", int64_t{0})}, false);
-    }
-    int64_t now = o_.clock->NowUnix();
-    auto id = c.InsertReturningId(
-        Sql(o_.kind, "INSERT INTO {g} (id, name, description, revision, created_at, updated_at) VALUES (" +
-                         store::NextIdSql(Sql(o_.kind, "{g}")) + ", ?, ?, 1, ?, ?) RETURNING id"),
-        {name, description, now, now});
-    if (!id) {
-      if (id.error().code == Errc::kAlreadyExists)
-        return Fail(Errc::kAlreadyExists,
-                    std::string("a ") + noun() + " named \"" + name + "\" already exists");
-      return Fail(id.error());
-    }
-    if (!idempotency_key.empty()) {
-      if (auto st = o_.idempotency->Remember(c, scope, idempotency_key, {{"id", *id}}); !st)
+    auto insert = [&]() -> Result<nlohmann::json> {
+      int64_t now = o_.clock->NowUnix();
+      auto id = c.InsertReturningId(
+          Sql(o_.kind, "INSERT INTO {g} (id, name, description, revision, created_at, updated_at) VALUES (" +
+                           store::NextIdSql(Sql(o_.kind, "{g}")) + ", ?, ?, 1, ?, ?) RETURNING id"),
+          {name, description, now, now});
+      if (!id) {
+        if (id.error().code == Errc::kAlreadyExists)
+          return Fail(Errc::kAlreadyExists,
+                      std::string("a ") + noun() + " named \"" + name + "\" already exists");
+        return Fail(id.error());
+      }
+      if (auto st = o_.audit->Record(c, actor,
+                                     {.action = std::string("create_") + noun(),
+                                      .target_type = noun(), .target_ids = {*id},
+                                      .revision_after = 1});
+          !st)
         return Fail(st.error());
-    }
-    if (auto st = o_.audit->Record(c, actor,
-                                   {.action = std::string("create_") + noun(),
-                                    .target_type = noun(), .target_ids = {*id},
-                                    .revision_after = 1});
-        !st)
-      return Fail(st.error());
-    return GetIn(c, Ref{*id}, false);
+      return nlohmann::json{{"id", *id}};
+    };
+    auto answer = o_.idempotency->Once(c, scope, idempotency_key, insert);
+    if (!answer) return Fail(answer.error());
+    return GetIn(c, Ref{answer->value("id", int64_t{0})}, false);
   });
 }
 

@@ -45,7 +45,7 @@ struct GroupServiceOptions {
   store::Database* db = nullptr;
   Clock* clock = nullptr;
   AuditLog* audit = nullptr;
-  IdempotencyStore* idempotency = nullptr;
+  Idempotency* idempotency = nullptr;
   Outbox* outbox = nullptr;
   UsageSource* usage = nullptr;  // may be null: no usage known
 };

@@ -29,9 +29,9 @@ Status InstallMarketing(Services& s) {
   AuditSink sink = [audit](store::Conn& c, const Actor& actor, const AuditEntry& e) {
     return audit->Record(c, actor, e);
   };
-  s.campaigns = std::make_unique<CampaignService>(db, clock, sink);
-  s.automations = std::make_unique<AutomationService>(db, clock, sink);
-  s.sequences = std::make_unique<SequenceService>(db, clock, sink);
+  s.campaigns = std::make_unique<CampaignService>(db, clock, sink, s.idempotency.get());
+  s.automations = std::make_unique<AutomationService>(db, clock, sink, s.idempotency.get());
+  s.sequences = std::make_unique<SequenceService>(db, clock, sink, s.idempotency.get());
   s.reports = std::make_unique<ReportService>(db, clock);
   s.marketing_usage = std::make_unique<MarketingUsage>();
   s.SetUsageSource(s.marketing_usage.get());
@@ -108,7 +108,7 @@ Status SeedMarketing(Services& s, const Actor& actor) {
     auto have = Exists(c, "campaigns", "Monthly newsletter");
     if (!have) return Fail(have.error());
     if (!*have) {
-      auto k = s.campaigns->Create(
+      auto k = s.campaigns->CreateIn(
           c, actor,
           {{"name", "Monthly newsletter"},
            {"subject", "What's new this month"},
@@ -123,18 +123,18 @@ Status SeedMarketing(Services& s, const Actor& actor) {
     have = Exists(c, "campaigns", "Spring sale");
     if (!have) return Fail(have.error());
     if (!*have) {
-      auto k = s.campaigns->Create(c, actor,
-                                   {{"name", "Spring sale"},
-                                    {"subject", "20% off until Sunday"},
-                                    {"from_email", "offers@example.com"},
-                                    {"text_body", "Our spring sale has started."},
-                                    {"audience", {{"tags", {*welcome}}}}});
+      auto k = s.campaigns->CreateIn(c, actor,
+                                     {{"name", "Spring sale"},
+                                      {"subject", "20% off until Sunday"},
+                                      {"from_email", "offers@example.com"},
+                                      {"text_body", "Our spring sale has started."},
+                                      {"audience", {{"tags", {*welcome}}}}});
       if (!k) return Fail(k.error());
     }
     have = Exists(c, "automations", "Welcome series");
     if (!have) return Fail(have.error());
     if (!*have) {
-      auto a = s.automations->Create(
+      auto a = s.automations->CreateIn(
           c, actor,
           {{"name", "Welcome series"},
            {"description", "Greets new subscribers and adds them to the newsletter."},
@@ -148,7 +148,7 @@ Status SeedMarketing(Services& s, const Actor& actor) {
     have = Exists(c, "sequences", "Onboarding drip");
     if (!have) return Fail(have.error());
     if (!*have) {
-      auto q = s.sequences->Create(
+      auto q = s.sequences->CreateIn(
           c, actor,
           {{"name", "Onboarding drip"},
            {"emails", json::array({{{"subject", "Getting started"}, {"text_body", "Step one."}},

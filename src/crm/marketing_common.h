@@ -28,6 +28,16 @@ inline constexpr int kMaxPageSize = 100;
 // (wired by InstallMarketing), empty in unit tests.
 using AuditSink = std::function<Status(store::Conn&, const Actor&, const AuditEntry&)>;
 
+class Idempotency;  // src/crm/idempotency.h
+
+// A marketing create run once per idempotency key, inside the service's transaction `c`:
+// `create` inserts and answers the new id; a repeat of `key` from the same client within
+// the window answers the id first created without calling it. A null store or an empty
+// key just runs `create`.
+Result<int64_t> CreateOnce(store::Conn& c, Idempotency* idempotency, const Actor& actor,
+                           const std::string& operation, const std::string& key,
+                           const std::function<Result<int64_t>()>& create);
+
 // Keyset pagination over ids ascending. The cursor is opaque to clients (base64url).
 std::string EncodeIdCursor(int64_t last_id);
 // Empty cursor -> 0. A malformed cursor is kInvalidArgument naming "cursor".

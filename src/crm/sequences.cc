@@ -198,7 +198,7 @@ Status SequenceService::Audit(store::Conn& c, const Actor& actor, const char* ac
                                    .details = {{"status", ToString(s.status)}}});
 }
 
-Result<Sequence> SequenceService::Create(store::Conn& c, const Actor& actor, const json& fields) {
+Result<Sequence> SequenceService::CreateIn(store::Conn& c, const Actor& actor, const json& fields) {
   Sequence s;
   if (auto st = ApplyFields(fields, s); !st) return Fail(st.error());
   s.created_at = s.updated_at = clock_.NowUnix();
@@ -212,8 +212,21 @@ Result<Sequence> SequenceService::Create(store::Conn& c, const Actor& actor, con
   return s;
 }
 
-Result<Sequence> SequenceService::Create(const Actor& actor, const json& fields) {
-  return db_.Write([&](store::Conn& c) { return Create(c, actor, fields); });
+Result<Sequence> SequenceService::Create(const Actor& actor, const json& fields,
+                                         const std::string& idempotency_key) {
+  return db_.Write([&](store::Conn& c) -> Result<Sequence> {
+    std::optional<Sequence> made;
+    auto id = CreateOnce(c, idempotency_, actor, "create_sequence", idempotency_key,
+                         [&]() -> Result<int64_t> {
+                           auto x = CreateIn(c, actor, fields);
+                           if (!x) return Fail(x.error());
+                           made = std::move(*x);
+                           return made->id;
+                         });
+    if (!id) return Fail(id.error());
+    if (made) return std::move(*made);
+    return LoadOr404(c, *id);
+  });
 }
 
 Result<Sequence> SequenceService::Update(const Actor& actor, int64_t id, int64_t expected_revision,

@@ -23,6 +23,8 @@
 
 namespace crmd::crm {
 
+class Idempotency;  // src/crm/idempotency.h
+
 inline constexpr size_t kMaxSequenceEmails = 50;
 
 enum class SequenceStatus { kDraft, kActive, kPaused };
@@ -53,16 +55,22 @@ struct SequencePage {
 class SequenceService {
  public:
   // `audit` may be empty (unit tests).
-  SequenceService(store::Database& db, const Clock& clock, AuditSink audit = {})
-      : db_(db), clock_(clock), audit_(std::move(audit)) {}
+  // `idempotency` may be null (unit tests): idempotency keys are then ignored.
+  SequenceService(store::Database& db, const Clock& clock, AuditSink audit = {},
+                  Idempotency* idempotency = nullptr)
+      : db_(db), clock_(clock), audit_(std::move(audit)), idempotency_(idempotency) {}
   SequenceService(const SequenceService&) = delete;
   SequenceService& operator=(const SequenceService&) = delete;
 
   Result<SequencePage> List(std::optional<SequenceStatus> status, std::string_view cursor,
                             int limit) const;
   Result<Sequence> Get(int64_t id) const;
-  Result<Sequence> Create(store::Conn& c, const Actor& actor, const nlohmann::json& fields);
-  Result<Sequence> Create(const Actor& actor, const nlohmann::json& fields);
+  // In its own transaction. With a non-empty idempotency_key, a repeat from the same
+  // client within 24 hours returns the sequence first created (as it is now).
+  Result<Sequence> Create(const Actor& actor, const nlohmann::json& fields,
+                            const std::string& idempotency_key = "");
+  // The same in the caller's transaction, for another service composing one (the seed).
+  Result<Sequence> CreateIn(store::Conn& c, const Actor& actor, const nlohmann::json& fields);
   Result<Sequence> Update(const Actor& actor, int64_t id, int64_t expected_revision,
                           const nlohmann::json& fields);
   // expected_revision 0 = any.
@@ -76,6 +84,7 @@ class SequenceService {
   store::Database& db_;
   const Clock& clock_;
   const AuditSink audit_;
+  Idempotency* const idempotency_;
 };
 
 }  // namespace crmd::crm

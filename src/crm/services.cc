@@ -5,7 +5,7 @@ namespace crmd::crm {
 Services::Services(ServicesOptions o) : options(o) {
   audit = std::make_unique<AuditLog>(o.clock, o.db);
   outbox = std::make_unique<Outbox>(o.clock);
-  idempotency = std::make_unique<IdempotencyStore>(o.clock);
+  idempotency = std::make_unique<Idempotency>(o.db, o.clock);
   settings = std::make_unique<SettingsService>(
       SettingsOptions{.db = o.db, .clock = o.clock, .audit = audit.get()});
   email_validator = std::make_unique<EmailValidator>(EmailValidatorOptions{.resolver = o.resolver});

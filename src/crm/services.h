@@ -49,7 +49,7 @@ struct Services {
   const ServicesOptions options;
   std::unique_ptr<AuditLog> audit;
   std::unique_ptr<Outbox> outbox;
-  std::unique_ptr<IdempotencyStore> idempotency;
+  std::unique_ptr<Idempotency> idempotency;
   std::unique_ptr<SettingsService> settings;
   std::unique_ptr<EmailValidator> email_validator;
   std::unique_ptr<ConfirmationService> confirmations;

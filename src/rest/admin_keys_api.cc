@@ -26,11 +26,7 @@ void AddAdminKeyRoutes(RestRouter& router, const RestDeps& deps) {
     if (!role) errors.push_back({"role", "invalid_option", "must be integration or admin"});
     if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
     auto created = keys->Create(*name, *role);
-    if (!created) {
-      if (created.error().code == Errc::kInvalidArgument)
-        return Invalid(ctx.req, {{"name", "invalid", created.error().message}});
-      return ProblemFromError(ctx.req, created.error());
-    }
+    if (!created) return ProblemFromError(ctx.req, created.error());
     auto body = crm::ApiKeyJson(created->key);
     body["key"] = created->secret;  // shown once
     return Reply(201, body);

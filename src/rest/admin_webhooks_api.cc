@@ -11,13 +11,9 @@ namespace crmd::rest {
 namespace {
 
 // kPermissionDenied from the SSRF check is 422 target_not_allowed (the URL is the
-// problem, not the caller's rights); kInvalidArgument names its field.
-http::Response InputError(const http::Request& req, const Error& e) {
-  if (e.code == Errc::kPermissionDenied)
-    return Problem(req, {.status = 422, .code = "target_not_allowed", .detail = e.message,
-                         .errors = {{"url", "target_not_allowed", e.message}}});
-  return InvalidFromError(req, e);
-}
+// problem, not the caller's rights).
+const ErrorMeaning kInputMeaning{.refused_target_code = "target_not_allowed",
+                                 .refused_target_field = "url"};
 
 }  // namespace
 
@@ -35,9 +31,9 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
 
   RestRoute create{"POST", "/admin/webhooks", Access::kAdmin, true, [eps](RestContext& ctx) {
     auto in = webhooks::EndpointInputFromJson(ctx.body);
-    if (!in) return InputError(ctx.req, in.error());
+    if (!in) return ProblemFromError(ctx.req, in.error(), kInputMeaning);
     auto created = eps->Create(*in);
-    if (!created) return InputError(ctx.req, created.error());
+    if (!created) return ProblemFromError(ctx.req, created.error(), kInputMeaning);
     auto body = webhooks::EndpointJson(created->first);
     body["secret"] = created->second;  // shown once
     return Reply(201, body);
@@ -57,9 +53,9 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
     auto id = ParseId(ctx.Param("id"));
     if (!id) return NotFound(ctx.req, "no such webhook endpoint");
     auto in = webhooks::EndpointInputFromJson(ctx.body);
-    if (!in) return InputError(ctx.req, in.error());
+    if (!in) return ProblemFromError(ctx.req, in.error(), kInputMeaning);
     auto e = eps->Update(*id, *in);
-    if (!e) return InputError(ctx.req, e.error());
+    if (!e) return ProblemFromError(ctx.req, e.error(), kInputMeaning);
     return Reply(200, webhooks::EndpointJson(*e));
   }});
 

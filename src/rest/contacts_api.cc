@@ -31,20 +31,13 @@ constexpr const char* kContactMembers[] = {"email", "first_name", "last_name", "
                                            "status", "type", "tags", "lists",
                                            "custom_fields", "consent"};
 
-http::Response ContactError(const RestContext& ctx, const Error& e) {
-  if (e.code == Errc::kInvalidArgument) return InvalidFromError(ctx.req, e);
-  if (e.code == Errc::kInvalidTransition)
-    return Problem(ctx.req, {.status = 409, .code = "invalid_transition", .detail = e.message,
-                             .errors = {{"status", "invalid_transition", e.message}}});
-  // A list named in the body that does not exist is a problem with the body, not a
-  // missing resource at this URL.
-  if (e.code == Errc::kNotFound) {
-    bool tag = e.message.rfind("tag", 0) == 0;
-    return Problem(ctx.req, {.status = 422, .code = "validation_failed", .detail = e.message,
-                             .errors = {{tag ? "tags" : "lists", tag ? "unknown_tag" : "unknown_list",
-                                         e.message}}});
-  }
-  return ProblemFromError(ctx.req, e);
+// A list named in the body that does not exist is a problem with the body, not a missing
+// resource at this URL; a refused status change is about the status member.
+const ErrorMeaning kUpsertMeaning{.not_found_in_body = true, .transition_field = "status"};
+
+// The {email} of the path names the contact: a malformed one names nothing.
+ErrorMeaning ByEmail(const std::string& email) {
+  return {.not_found_detail = "no contact with email " + email, .invalid_is_not_found = true};
 }
 
 }  // namespace
@@ -64,10 +57,10 @@ void AddContactRoutes(RestRouter& router, const RestDeps& deps) {
       errors.push_back({"email", "required", "is required"});
     if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
     auto in = crm::ContactInputFromJson(ctx.body);
-    if (!in) return ContactError(ctx, in.error());
+    if (!in) return ProblemFromError(ctx.req, in.error(), kUpsertMeaning);
     if (!in->source) in->source = "api";
     auto r = contacts->Upsert(KeyActor(ctx), *in);
-    if (!r) return ContactError(ctx, r.error());
+    if (!r) return ProblemFromError(ctx.req, r.error(), kUpsertMeaning);
     auto full = contacts->Get(r->contact.id);
     if (!full) return ProblemFromError(ctx.req, full.error());
     auto body = crm::ToJson(*full);
@@ -80,11 +73,7 @@ void AddContactRoutes(RestRouter& router, const RestDeps& deps) {
     auto email = EmailParam(ctx);
     if (!email) return NotFound(ctx.req, "no contact with that email");
     auto c = contacts->GetByEmail(*email);
-    if (!c) {
-      if (c.error().code == Errc::kNotFound || c.error().code == Errc::kInvalidArgument)
-        return NotFound(ctx.req, "no contact with email " + *email);
-      return ProblemFromError(ctx.req, c.error());
-    }
+    if (!c) return ProblemFromError(ctx.req, c.error(), ByEmail(*email));
     return Reply(200, {{"contact", crm::ToJson(*c)}});
   }});
 
@@ -93,18 +82,9 @@ void AddContactRoutes(RestRouter& router, const RestDeps& deps) {
                 auto email = EmailParam(ctx);
                 if (!email) return NotFound(ctx.req, "no contact with that email");
                 auto before = contacts->GetByEmail(*email);
-                if (!before) {
-                  if (before.error().code == Errc::kNotFound ||
-                      before.error().code == Errc::kInvalidArgument)
-                    return NotFound(ctx.req, "no contact with email " + *email);
-                  return ProblemFromError(ctx.req, before.error());
-                }
+                if (!before) return ProblemFromError(ctx.req, before.error(), ByEmail(*email));
                 auto removed = contacts->DeleteByEmail(KeyActor(ctx), *email);
-                if (!removed) {
-                  if (removed.error().code == Errc::kNotFound)
-                    return NotFound(ctx.req, "no contact with email " + *email);
-                  return ProblemFromError(ctx.req, removed.error());
-                }
+                if (!removed) return ProblemFromError(ctx.req, removed.error(), ByEmail(*email));
                 return Reply(200, {{"deleted", true}, {"contact", crm::ToJson(*before)}});
               }});
 }

@@ -48,8 +48,11 @@ class IpLimiter {
   std::unordered_map<std::string, std::pair<int64_t, int>> counts_;
 };
 
+const ErrorMeaning kFormMeaning{.not_found_code = "form_not_found",
+                                .not_found_detail = "no such form"};
+
 http::Response FormNotFound(const http::Request& req) {
-  return Problem(req, {.status = 404, .code = "form_not_found", .detail = "no such form"});
+  return ProblemFromError(req, {Errc::kNotFound, "no such form", {}}, kFormMeaning);
 }
 
 // Access-Control-* for a browser Origin the form allows.
@@ -80,8 +83,7 @@ RestHandler Preflight(crm::FormRepo* forms, std::string methods) {
     auto id = ParseId(ctx.Param("form_id"));
     if (!id) return FormNotFound(ctx.req);
     auto form = forms->Get(*id);
-    if (!form) return form.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
-                                                           : ProblemFromError(ctx.req, form.error());
+    if (!form) return ProblemFromError(ctx.req, form.error(), kFormMeaning);
     auto origin = ctx.req.Header("Origin");
     if (!origin) {  // a plain OPTIONS, not a CORS preflight: say what the path allows
       http::Response r = http::Response::Empty(204);
@@ -106,8 +108,7 @@ std::optional<http::Response> LoadForm(crm::FormRepo* forms, RestContext& ctx, c
   auto id = ParseId(ctx.Param("form_id"));
   if (!id) return FormNotFound(ctx.req);
   auto form = forms->Get(*id);
-  if (!form) return form.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
-                                                         : ProblemFromError(ctx.req, form.error());
+  if (!form) return ProblemFromError(ctx.req, form.error(), kFormMeaning);
   if (form->require_key && !ctx.key)
     return Problem(ctx.req, {.status = 401, .code = "missing_api_key",
                              .detail = "this form requires an API key"});
@@ -119,10 +120,6 @@ std::optional<http::Response> LoadForm(crm::FormRepo* forms, RestContext& ctx, c
   }
   *out = std::move(*form);
   return std::nullopt;
-}
-
-http::Response DefinitionError(const http::Request& req, const Error& e) {
-  return e.code == Errc::kInvalidArgument ? InvalidFromError(req, e) : ProblemFromError(req, e);
 }
 
 }  // namespace
@@ -154,7 +151,7 @@ void AddFormRoutes(RestRouter& router, const RestDeps& deps) {
                                  .client_id = "",
                                  .request_id = ctx.req.request_id};
                 auto r = forms->Submit(actor, form, ctx.body["fields"]);
-                if (!r) return DefinitionError(ctx.req, r.error());
+                if (!r) return ProblemFromError(ctx.req, r.error());
                 if (r->discarded)
                   return Reply(200, {{"contact_id", nullptr}, {"created", false}});
                 return Reply(r->created ? 201 : 200,
@@ -190,7 +187,7 @@ void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps) {
 
   router.Add({"POST", "/admin/forms", Access::kAdmin, true, [forms](RestContext& ctx) {
     auto f = forms->Create(ctx.body);
-    if (!f) return DefinitionError(ctx.req, f.error());
+    if (!f) return ProblemFromError(ctx.req, f.error());
     return Reply(201, crm::ToJson(*f));
   }});
 
@@ -198,8 +195,7 @@ void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps) {
     auto id = ParseId(ctx.Param("id"));
     if (!id) return FormNotFound(ctx.req);
     auto f = forms->Get(*id);
-    if (!f) return f.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
-                                                     : ProblemFromError(ctx.req, f.error());
+    if (!f) return ProblemFromError(ctx.req, f.error(), kFormMeaning);
     return Reply(200, crm::ToJson(*f));
   }});
 
@@ -207,8 +203,7 @@ void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps) {
     auto id = ParseId(ctx.Param("id"));
     if (!id) return FormNotFound(ctx.req);
     auto f = forms->Update(*id, ctx.body);
-    if (!f) return f.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
-                                                     : DefinitionError(ctx.req, f.error());
+    if (!f) return ProblemFromError(ctx.req, f.error(), kFormMeaning);
     return Reply(200, crm::ToJson(*f));
   }});
 
@@ -216,8 +211,7 @@ void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps) {
     auto id = ParseId(ctx.Param("id"));
     if (!id) return FormNotFound(ctx.req);
     auto f = forms->Get(*id);
-    if (!f) return f.error().code == Errc::kNotFound ? FormNotFound(ctx.req)
-                                                     : ProblemFromError(ctx.req, f.error());
+    if (!f) return ProblemFromError(ctx.req, f.error(), kFormMeaning);
     if (auto st = forms->Delete(*id); !st) return ProblemFromError(ctx.req, st.error());
     return Reply(200, {{"deleted", crm::ToJson(*f)}});
   }});

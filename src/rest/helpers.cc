@@ -81,34 +81,3 @@ std::optional<bool> OptBool(const nlohmann::json& obj, const char* name,
 }
 
 }  // namespace crmd::rest
-
-namespace crmd::rest {
-
-http::Response InvalidFromError(const http::Request& req, const Error& error) {
-  if (error.code != Errc::kInvalidArgument) return ProblemFromError(req, error);
-  std::vector<FieldError> errors;
-  auto detail = nlohmann::json::parse(error.detail, nullptr, false);
-  if (detail.is_array()) {
-    for (const auto& e : detail)
-      if (e.is_object())
-        errors.push_back({e.value("field", ""), e.value("code", "invalid"), e.value("message", "")});
-  }
-  if (errors.empty()) {
-    const std::string& m = error.message;
-    size_t end = 0;
-    while (end < m.size() && (std::isalnum(static_cast<unsigned char>(m[end])) || m[end] == '_' ||
-                              m[end] == '.' || m[end] == '[' || m[end] == ']'))
-      ++end;
-    std::string field = end > 0 && end < m.size() ? m.substr(0, end) : "";
-    if (field == "tag") field = "tags";  // "tag name ..." is about the tags member
-    if (field == "list") field = "lists";
-    std::string code = m.find("email") == 0 && m.find("not valid") != std::string::npos
-                           ? "invalid_email"
-                           : "invalid";
-    errors.push_back({field, code, m});
-  }
-  return Problem(req, {.status = 422, .code = "validation_failed", .detail = error.message,
-                       .errors = std::move(errors)});
-}
-
-}  // namespace crmd::rest

@@ -38,12 +38,3 @@ std::optional<bool> OptBool(const nlohmann::json& obj, const char* name,
                             std::vector<FieldError>* errors);
 
 }  // namespace crmd::rest
-
-namespace crmd::rest {
-
-// A kInvalidArgument from the crm services as a 422: field errors from the error's
-// detail when it carries them (a JSON array of {field, code, message}), else one error
-// naming the field that the message starts with ("email is not valid ...").
-http::Response InvalidFromError(const http::Request& req, const Error& error);
-
-}  // namespace crmd::rest

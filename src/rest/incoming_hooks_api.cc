@@ -18,16 +18,10 @@ http::Response Receive(webhooks::IncomingHooks& hooks, RestContext& ctx) {
        .request_id = ctx.req.request_id},
       &payload_errors);
   if (!received) {
-    const Error& e = received.error();
-    if (e.code == Errc::kUnauthenticated)
-      return Problem(ctx.req, {.status = 401, .code = "invalid_signature", .detail = e.message});
-    if (e.code == Errc::kInvalidArgument && !payload_errors.empty()) {
-      std::vector<FieldError> errors;
-      for (auto& p : payload_errors)
-        errors.push_back({std::move(p.path), std::move(p.code), std::move(p.message)});
-      return Invalid(ctx.req, std::move(errors), e.message);
-    }
-    return InvalidFromError(ctx.req, e);
+    ErrorMeaning meaning{.unauthenticated_code = "invalid_signature"};
+    for (auto& p : payload_errors)
+      meaning.errors.push_back({std::move(p.path), std::move(p.code), std::move(p.message)});
+    return ProblemFromError(ctx.req, received.error(), meaning);
   }
   return Reply(200, {{"status", "accepted"},
                      {"contact_id", received->contact_id},
@@ -64,9 +58,9 @@ void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps) {
   RestRoute create{"POST", "/admin/incoming-hooks", Access::kAdmin, true,
                    [hooks, config](RestContext& ctx) {
                      auto in = webhooks::IncomingHookInputFromJson(ctx.body);
-                     if (!in) return InvalidFromError(ctx.req, in.error());
+                     if (!in) return ProblemFromError(ctx.req, in.error());
                      auto created = hooks->Create(*in);
-                     if (!created) return InvalidFromError(ctx.req, created.error());
+                     if (!created) return ProblemFromError(ctx.req, created.error());
                      auto body = webhooks::IncomingHookJson(created->hook);
                      body["url"] = IncomingHookUrl(*config, created->token);  // shown once
                      return Reply(201, body);
@@ -86,9 +80,9 @@ void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps) {
     auto id = ParseId(ctx.Param("id"));
     if (!id) return NotFound(ctx.req, "no such incoming webhook");
     auto in = webhooks::IncomingHookInputFromJson(ctx.body);
-    if (!in) return InvalidFromError(ctx.req, in.error());
+    if (!in) return ProblemFromError(ctx.req, in.error());
     auto h = hooks->Update(*id, *in);
-    if (!h) return InvalidFromError(ctx.req, h.error());
+    if (!h) return ProblemFromError(ctx.req, h.error());
     return Reply(200, webhooks::IncomingHookJson(*h));
   }});
 

@@ -1,5 +1,7 @@
 #include "src/rest/problem.h"
 
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -70,11 +72,80 @@ int HttpStatusFor(Errc code) {
   return 500;
 }
 
+namespace {
+
+// errors[] of a kInvalidArgument: the service's field errors when its detail carries them (a
+// JSON array of {field, code, message}), else one error naming the field that the message
+// starts with ("email is not valid ...").
+std::vector<FieldError> FieldErrorsOf(const Error& error) {
+  std::vector<FieldError> errors;
+  auto detail = nlohmann::json::parse(error.detail, nullptr, false);
+  if (detail.is_array()) {
+    for (const auto& e : detail)
+      if (e.is_object())
+        errors.push_back(
+            {e.value("field", ""), e.value("code", "invalid"), e.value("message", "")});
+  }
+  if (!errors.empty()) return errors;
+  const std::string& m = error.message;
+  size_t end = 0;
+  while (end < m.size() && (std::isalnum(static_cast<unsigned char>(m[end])) || m[end] == '_' ||
+                            m[end] == '.' || m[end] == '[' || m[end] == ']'))
+    ++end;
+  std::string field = end > 0 && end < m.size() ? m.substr(0, end) : "";
+  if (field == "tag") field = "tags";  // "tag name ..." is about the tags member
+  if (field == "list") field = "lists";
+  std::string code = m.find("email") == 0 && m.find("not valid") != std::string::npos
+                         ? "invalid_email"
+                         : "invalid";
+  errors.push_back({field, code, m});
+  return errors;
+}
+
+}  // namespace
+
 http::Response ProblemFromError(const http::Request& req, const Error& error,
-                                std::vector<FieldError> errors) {
+                                const ErrorMeaning& meaning) {
+  const std::string& m = error.message;
+  bool not_found = error.code == Errc::kNotFound ||
+                   (error.code == Errc::kInvalidArgument && meaning.invalid_is_not_found);
+  if (not_found && meaning.not_found_in_body && error.code == Errc::kNotFound) {
+    bool tag = m.rfind("tag", 0) == 0;
+    FieldError unknown{tag ? "tags" : "lists", tag ? "unknown_tag" : "unknown_list", m};
+    return Problem(req, {.status = 422, .code = "validation_failed", .detail = m,
+                         .errors = {std::move(unknown)}});
+  }
+  if (not_found)
+    return Problem(req, {.status = 404, .code = meaning.not_found_code,
+                         .detail = meaning.not_found_detail.empty() ? m
+                                                                    : meaning.not_found_detail});
+  switch (error.code) {
+    case Errc::kInvalidArgument:
+      return Problem(req, {.status = 422, .code = "validation_failed", .detail = m,
+                           .errors = meaning.errors.empty() ? FieldErrorsOf(error)
+                                                            : meaning.errors});
+    case Errc::kInvalidTransition: {
+      std::vector<FieldError> errors;
+      if (!meaning.transition_field.empty())
+        errors.push_back({meaning.transition_field, "invalid_transition", m});
+      return Problem(req, {.status = 409, .code = "invalid_transition", .detail = m,
+                           .errors = std::move(errors)});
+    }
+    case Errc::kPermissionDenied:
+      if (!meaning.refused_target_code.empty())
+        return Problem(req, {.status = 422, .code = meaning.refused_target_code, .detail = m,
+                             .errors = {{meaning.refused_target_field,
+                                         meaning.refused_target_code, m}}});
+      break;
+    case Errc::kUnauthenticated:
+      if (!meaning.unauthenticated_code.empty())
+        return Problem(req, {.status = 401, .code = meaning.unauthenticated_code, .detail = m});
+      break;
+    default:
+      break;
+  }
   int status = HttpStatusFor(error.code);
-  std::string code = error.code == Errc::kInvalidArgument ? "validation_failed" : ErrcCode(error.code);
-  std::string detail = error.message;
+  std::string detail = m;
   if (status >= 500) {
     // Internals go to the log with the request id, never to the client.
     spdlog::error(R"("event":"rest_error","request_id":"{}","code":"{}","detail":"{}")",
@@ -82,8 +153,8 @@ http::Response ProblemFromError(const http::Request& req, const Error& error,
                   JsonEscape(error.detail.empty() ? error.message : error.detail));
     if (status == 500) detail = "internal error";
   }
-  return Problem(req, {.status = status, .code = code, .detail = detail, .errors = std::move(errors),
-                       .retry_after_s = status == 503 ? 1 : 0});
+  return Problem(req, {.status = status, .code = ErrcCode(error.code), .detail = detail,
+                       .errors = meaning.errors, .retry_after_s = status == 503 ? 1 : 0});
 }
 
 }  // namespace crmd::rest

@@ -1,8 +1,6 @@
 #include "src/rest/rest_api.h"
 
 #include <exception>
-#include <mutex>
-#include <set>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -72,24 +70,6 @@ bool ValidIdempotencyKey(std::string_view k) {
 
 }  // namespace
 
-// Keys whose first request is still running on this node: a concurrent repeat gets a 409
-// instead of running the operation twice.
-class InFlightKeys {
- public:
-  bool Acquire(const std::string& k) {
-    std::lock_guard lock(mu_);
-    return keys_.insert(k).second;
-  }
-  void Release(const std::string& k) {
-    std::lock_guard lock(mu_);
-    keys_.erase(k);
-  }
-
- private:
-  std::mutex mu_;
-  std::set<std::string> keys_;
-};
-
 std::string RestBasePath(const Config& config) {
   std::string base;
   for (const auto& part : {Trim(config.rest_root, '/'), Trim(config.rest_namespace, '/')})
@@ -97,8 +77,7 @@ std::string RestBasePath(const Config& config) {
   return base + "/v1";
 }
 
-RestApi::RestApi(RestDeps deps)
-    : deps_(deps), base_(RestBasePath(*deps.config)), in_flight_(std::make_unique<InFlightKeys>()) {
+RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config)) {
   AddMetaRoutes(router_, deps_);
   AddAdminKeyRoutes(router_, deps_);
   if (deps_.crm) AddContactRoutes(router_, deps_);
@@ -166,8 +145,7 @@ http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
     if (presented) {
       auto key = deps_.api_keys->Authenticate(*presented);
       if (!key) {
-        if (key.error().code != Errc::kUnauthenticated) return ProblemFromError(req, key.error());
-        return Problem(req, {.status = 401, .code = "invalid_api_key", .detail = key.error().message});
+        return ProblemFromError(req, key.error(), {.unauthenticated_code = "invalid_api_key"});
       }
       ctx.key = std::move(*key);
     }
@@ -214,42 +192,13 @@ http::Response RestApi::WithIdempotency(const http::Request& req, const RestRout
     return Problem(req, {.status = 400, .code = "invalid_idempotency_key",
                          .detail = "Idempotency-Key must be 1-255 visible ASCII characters"});
   std::string who = ctx.key ? "api_key:" + std::to_string(ctx.key->id) : "ip:" + req.remote_ip;
-  std::string scope = "rest:" + who + ":" + req.method + " " + req.path;
-  std::string fingerprint = crypto::Sha256Hex(req.body);
-  crm::IdempotencyStore& store = *deps_.crm->idempotency;
-
-  auto replay = [&](const nlohmann::json& saved) -> std::optional<http::Response> {
-    if (saved.value("fingerprint", "") != fingerprint)
-      return Problem(req, {.status = 422, .code = "idempotency_key_reused",
-                           .detail = "this Idempotency-Key was used with a different request body"});
-    http::Response r = http::Response::Text(saved.value("status", 200), saved.value("body", ""),
-                                            saved.value("content_type", "application/json"));
-    r.Set("Cache-Control", "no-store");
-    r.Set("Idempotent-Replayed", "true");
-    if (std::string loc = saved.value("location", ""); !loc.empty()) r.Set("Location", loc);
-    return r;
-  };
-  auto found = deps_.db->Read([&](store::Conn& c) { return store.Find(c, scope, key); });
-  if (!found) return ProblemFromError(req, found.error());
-  if (*found) return *replay(**found);
-
-  std::string slot = scope + "\n" + crypto::Sha256Hex(key);
-  if (!in_flight_->Acquire(slot))
-    return Problem(req, {.status = 409, .code = "idempotency_key_in_use",
-                         .detail = "a request with this Idempotency-Key is still being processed",
-                         .retry_after_s = 1});
-  struct Release {
-    InFlightKeys* keys;
-    std::string slot;
-    ~Release() { keys->Release(slot); }
-  } release{in_flight_.get(), slot};
-  // Another node may have finished it between the read above and the slot.
-  found = deps_.db->Read([&](store::Conn& c) { return store.Find(c, scope, key); });
-  if (!found) return ProblemFromError(req, found.error());
-  if (*found) return *replay(**found);
-
-  http::Response resp = route.handler(ctx);
-  if (resp.status >= 200 && resp.status < 300) {
+  crm::Idempotency::Request request{.scope = "rest:" + who + ":" + req.method + " " + req.path,
+                                    .key = key,
+                                    .fingerprint = crypto::Sha256Hex(req.body)};
+  http::Response resp;
+  auto answer = deps_.crm->idempotency->Run(request, [&]() -> std::optional<nlohmann::json> {
+    resp = route.handler(ctx);
+    if (resp.status < 200 || resp.status >= 300) return std::nullopt;
     std::string body = resp.body;
     if (!route.secret_members.empty()) {
       auto j = nlohmann::json::parse(body, nullptr, false);
@@ -258,13 +207,35 @@ http::Response RestApi::WithIdempotency(const http::Request& req, const RestRout
         body = j.dump();
       }
     }
-    nlohmann::json saved = {{"status", resp.status},
-                            {"body", body},
-                            {"location", std::string(resp.Header("Location").value_or(""))},
-                            {"content_type", std::string(resp.Header("Content-Type").value_or("application/json"))},
-                            {"fingerprint", fingerprint}};
-    auto st = deps_.db->Write([&](store::Conn& c) { return store.Remember(c, scope, key, saved); });
-    if (!st) spdlog::warn(R"("event":"idempotency_store_failed","request_id":"{}")", req.request_id);
+    return nlohmann::json{
+        {"status", resp.status},
+        {"body", body},
+        {"location", std::string(resp.Header("Location").value_or(""))},
+        {"content_type", std::string(resp.Header("Content-Type").value_or("application/json"))}};
+  });
+  if (!answer) return ProblemFromError(req, answer.error());
+  switch (answer->outcome) {
+    case crm::Idempotency::Outcome::kReused:
+      return Problem(req,
+                     {.status = 422, .code = "idempotency_key_reused",
+                      .detail = "this Idempotency-Key was used with a different request body"});
+    case crm::Idempotency::Outcome::kInUse:
+      return Problem(req, {.status = 409, .code = "idempotency_key_in_use",
+                           .detail = "a request with this Idempotency-Key is still being processed",
+                           .retry_after_s = 1});
+    case crm::Idempotency::Outcome::kReplayed: {
+      const nlohmann::json& saved = answer->answer;
+      http::Response r = http::Response::Text(saved.value("status", 200), saved.value("body", ""),
+                                              saved.value("content_type", "application/json"));
+      r.Set("Cache-Control", "no-store");
+      r.Set("Idempotent-Replayed", "true");
+      if (std::string loc = saved.value("location", ""); !loc.empty()) r.Set("Location", loc);
+      return r;
+    }
+    case crm::Idempotency::Outcome::kRan:
+      if (!answer->kept)
+        spdlog::warn(R"("event":"idempotency_store_failed","request_id":"{}")", req.request_id);
+      break;
   }
   return resp;
 }

@@ -17,7 +17,6 @@
 #include "src/core/http_types.h"
 #include "src/core/random.h"
 #include "src/rest/router.h"
-#include "src/store/db.h"
 
 namespace crmd::crm {
 class ApiKeys;
@@ -34,12 +33,11 @@ namespace crmd::rest {
 
 struct RestDeps {
   const Config* config = nullptr;
-  store::Database* db = nullptr;
   const Clock* clock = nullptr;
   Random* random = nullptr;
   crm::ApiKeys* api_keys = nullptr;
   crm::FormRepo* forms = nullptr;
-  crm::Services* crm = nullptr;  // contacts, idempotency
+  crm::Services* crm = nullptr;  // contacts, idempotency (crm::Idempotency)
   webhooks::Endpoints* endpoints = nullptr;
   webhooks::Deliveries* deliveries = nullptr;
   webhooks::IncomingHooks* incoming = nullptr;
@@ -47,8 +45,6 @@ struct RestDeps {
 
 // "/api/crm/v1" from the config (no trailing slash).
 std::string RestBasePath(const Config& config);
-
-class InFlightKeys;  // Idempotency-Key requests still running (rest_api.cc)
 
 class RestApi {
  public:
@@ -71,7 +67,6 @@ class RestApi {
   RestDeps deps_;
   std::string base_;
   RestRouter router_;
-  std::unique_ptr<InFlightKeys> in_flight_;
 };
 
 // Route groups (one file each), called by the RestApi constructor.

@@ -116,5 +116,21 @@ TEST(RestErrors, MissingNameIs422WithFieldErrors) {
   EXPECT_EQ(j["errors"].size(), 2u);
 }
 
+// A service's kInvalidArgument goes through the one mapping (ProblemFromError) like every
+// other: the detail is the service's sentence (it used to be "name: name must ...").
+TEST(RestErrors, ServiceValidationErrorNamesTheField) {
+  TestServer server;
+  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto r = server.PostJson(std::string(kBase) + "/admin/api-keys",
+                           {{"name", std::string(201, 'n')}}, Bearer(admin));
+  EXPECT_EQ(r.status, 422);
+  auto j = JsonBody(r);
+  EXPECT_EQ(j["code"], "validation_failed");
+  EXPECT_EQ(j["detail"], "name must be 1 to 200 characters");
+  ASSERT_EQ(j["errors"].size(), 1u);
+  EXPECT_EQ(j["errors"][0]["field"], "name");
+  EXPECT_EQ(j["errors"][0]["code"], "invalid");
+}
+
 }  // namespace
 }  // namespace crmd::resttest

@@ -209,6 +209,21 @@ TEST_F(MarketingTools, CreateWithIdempotencyKeyReturnsTheFirstResult) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automations"), 1);
 }
 
+// The service keeps the key with the create (one transaction) and a repeat answers the
+// record first created as it is now, as create_contact and create_list always did (the tool
+// face used to replay a snapshot of the first answer).
+TEST_F(MarketingTools, CreateReplayAnswersTheRecordAsItIsNow) {
+  auto c = Client();
+  json a = Call(*c, "create_campaign", {{"name", "once"}, {"idempotency_key", "k-2"}});
+  int64_t id = a["campaign"]["id"];
+  Call(*c, "update_campaign", {{"id", id}, {"expected_revision", 1}, {"name", "renamed"}});
+  json b = Call(*c, "create_campaign", {{"name", "once"}, {"idempotency_key", "k-2"}});
+  EXPECT_EQ(b["campaign"]["id"], id);
+  EXPECT_EQ(b["campaign"]["name"], "renamed");
+  EXPECT_EQ(b["campaign"]["revision"], 2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM campaigns"), 1);
+}
+
 TEST_F(MarketingTools, ListsPaginateWithNextCursor) {
   auto c = Client();
   for (int i = 0; i < 3; ++i) Call(*c, "create_sequence", {{"name", "s" + std::to_string(i)}});

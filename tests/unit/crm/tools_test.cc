@@ -141,6 +141,18 @@ TEST_F(Tools, NotFoundAndDuplicateUseCatalogueCodes) {
   EXPECT_TRUE(dup["details"].contains("existing_id"));
 }
 
+// TOOLS.md: a duplicate is validation_failed with details.existing_id, whatever the kind
+// (create_list and create_tag used to answer it without the id).
+TEST_F(Tools, DuplicateListOrTagNamesTheExistingOne) {
+  for (std::string noun : {"list", "tag"}) {
+    int64_t id = Ok("create_" + noun, {{"name", "VIP"}})[noun]["id"];
+    json dup = Err("create_" + noun, {{"name", "VIP"}});
+    EXPECT_EQ(dup["code"], "validation_failed") << noun;
+    EXPECT_EQ(dup["details"]["existing_id"], id) << noun;
+    EXPECT_EQ(dup["details"]["hint"], "use update_" + noun + " to change it") << noun;
+  }
+}
+
 TEST_F(Tools, UpdateRevisionConflictReturnsCurrentRecord) {
   int64_t id = Ok("create_contact", {{"email", "a@example.com"}})["contact"]["id"];
   Ok("update_contact", {{"id", id}, {"expected_revision", 1}, {"first_name", "A"}});
