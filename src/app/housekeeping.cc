@@ -54,7 +54,10 @@ Housekeeping::Housekeeping(store::Database& db, const Clock& clock, Housekeeping
 Result<bool> Housekeeping::TakeLease() {
   const int64_t now = clock_.NowUnix();
   const int64_t until = now + std::max<int64_t>(options_.interval_s, 60) + 60;
-  auto n = db_.Write([&](store::Conn& c) {
+  auto n = db_.Write([&](store::Conn& c) -> Result<int64_t> {
+    auto made = c.Exec("INSERT INTO job_leases (name, holder, expires_at) VALUES ('housekeeping', '', 0) "
+                       "ON CONFLICT (name) DO NOTHING");
+    if (!made) return Fail(made.error());
     return c.Exec(
         "UPDATE job_leases SET holder = ?, expires_at = ? "
         "WHERE name = 'housekeeping' AND (expires_at <= ? OR holder = ?)",

@@ -420,6 +420,28 @@ Result<TableSum> ChecksumTable(Conn& c, std::string_view table, int64_t batch) {
   return Checksum(c, *p, batch);
 }
 
+// PostgreSQL: the sequences behind identity columns start past the copied ids, so rows the
+// site inserts later without an id (users, outbox events, audit rows, ...) never collide
+// with copied ones. SQLite needs nothing: it takes MAX(rowid) + 1.
+static Status AdvanceIdentities(Database& to) {
+  return to.Write([](Conn& c) -> Status {
+    if (c.dialect() != Dialect::kPostgres) return Ok();
+    auto cols = c.Query(
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND is_identity = 'YES' ORDER BY table_name");
+    if (!cols) return Fail(cols.error());
+    for (const auto& r : *cols) {
+      const std::string table = r.Str(0), column = r.Str(1);
+      auto set = c.Query("SELECT setval(pg_get_serial_sequence(?, ?), GREATEST(m, 1), m > 0) FROM "
+                         "(SELECT COALESCE(MAX(" + QuoteIdentifier(column) + "), 0) AS m FROM " +
+                             QuoteIdentifier(table) + ") AS t",
+                         {QuoteIdentifier(table), column});
+      if (!set) return Fail(set.error());
+    }
+    return Ok();
+  });
+}
+
 Result<CopyReport> CopyDatabase(Database& from, Database& to, const CopyOptions& options) {
   if (options.batch <= 0) return Fail(Errc::kInvalidArgument, "the batch size must be positive");
   // One read transaction over the source for the whole run: every table comes from the
@@ -446,6 +468,9 @@ Result<CopyReport> CopyDatabase(Database& from, Database& to, const CopyOptions&
         if (report.stopped_early) return report;
       }
     }
+    if (!options.verify_only) {
+      if (auto st = AdvanceIdentities(to); !st) return Fail(st.error());
+    }
     if (auto st = Verify(src, to, *plan, &report); !st) return Fail(st.error());
     // Emptying a table fires the destination's delete triggers (id_high_water), which the
     // next round copies again in its turn; three rounds are plenty.
@@ -453,6 +478,7 @@ Result<CopyReport> CopyDatabase(Database& from, Database& to, const CopyOptions&
          ++round) {
       if (auto st = Resync(src, to, *plan, options, &report); !st) return Fail(st.error());
       if (report.stopped_early) return report;
+      if (auto st = AdvanceIdentities(to); !st) return Fail(st.error());
       if (auto st = Verify(src, to, *plan, &report); !st) return Fail(st.error());
     }
     return report;

@@ -50,8 +50,8 @@ std::string WithDatabase(const std::string& admin, const std::string& name) {
 }
 }  // namespace
 
-ScratchDatabase::ScratchDatabase(std::string sqlite_path) {
-  auto admin = TestPostgresAdminUrl();
+ScratchDatabase::ScratchDatabase(std::string sqlite_path, bool force_sqlite) {
+  auto admin = force_sqlite ? std::nullopt : TestPostgresAdminUrl();
   if (!admin) {
     url_ = "sqlite:" + sqlite_path;
     return;

@@ -17,7 +17,8 @@ inline bool OnPostgres() { return TestPostgresAdminUrl().has_value(); }
 class ScratchDatabase {
  public:
   // `sqlite_path`: the file used when the tests run on SQLite.
-  explicit ScratchDatabase(std::string sqlite_path);
+  // `force_sqlite`: SQLite even when the tests run on PostgreSQL.
+  explicit ScratchDatabase(std::string sqlite_path, bool force_sqlite = false);
   ~ScratchDatabase();
   ScratchDatabase(const ScratchDatabase&) = delete;
   ScratchDatabase& operator=(const ScratchDatabase&) = delete;

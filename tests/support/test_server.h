@@ -28,6 +28,9 @@ class TempDir {
 };
 
 struct TestServerOptions {
+  // Always a SQLite file, also when the suite runs on PostgreSQL (e.g. the source site of
+  // crmctl copy).
+  bool sqlite = false;
   // Applied to the config before the app is created (e.g. allowed_origins).
   std::function<void(Config&)> configure;
   // Called after App::Create and before Start: tests register test-only tools or set

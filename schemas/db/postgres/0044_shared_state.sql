@@ -16,10 +16,9 @@ CREATE INDEX mcp_sessions_owner ON mcp_sessions(owner, created_at);
 CREATE INDEX mcp_sessions_last_used ON mcp_sessions(last_used_at);
 
 -- Leases for work that one node at a time does (housekeeping): the holder renews before
--- expires_at; another node takes over only after it.
+-- expires_at; another node takes over only after it. Rows are created on first use.
 CREATE TABLE job_leases (
   name        TEXT PRIMARY KEY,
   holder      TEXT NOT NULL DEFAULT '',
   expires_at  BIGINT NOT NULL DEFAULT 0
 );
-INSERT INTO job_leases (name) VALUES ('housekeeping');

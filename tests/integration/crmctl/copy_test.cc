@@ -1,6 +1,7 @@
 // crmctl copy: a real site (a running crmd written to through its tools, and crmctl
 // commands) copied into another database, as an operator moving to PostgreSQL would run
 // it. sqlite -> sqlite here; the PostgreSQL run uses the same checks.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -37,8 +38,9 @@ CtlRun Crmctl(const std::string& args) {
   return r;
 }
 
+// `from`: a SQLite file; `to`: a database URL.
 CtlRun Copy(const std::string& from, const std::string& to, const std::string& extra = "") {
-  return Crmctl("copy --from sqlite:" + from + " --to sqlite:" + to + " " + extra);
+  return Crmctl("copy --from sqlite:" + from + " --to " + to + " " + extra);
 }
 
 // A site with something in most tables: contacts, lists and tags made through the MCP
@@ -84,7 +86,8 @@ class CopyTest : public ::testing::Test {
   }
 
   std::string src() const { return server_.db_path(); }
-  std::string dst() const { return dir_.path() + "/copy.db"; }
+  // The destination: a SQLite file, or a fresh PostgreSQL database in the pg. run.
+  std::string dst() const { return dst_->url(); }
 
   // Every copied table: name -> (rows, checksum), computed here rather than by crmctl.
   std::map<std::string, store::TableSum> Sums(store::Database& db) {
@@ -115,7 +118,7 @@ class CopyTest : public ::testing::Test {
 
   void ExpectSameAsSource() {
     auto from = store::OpenCopySource("sqlite:" + src());
-    auto to = store::OpenCopySource("sqlite:" + dst());
+    auto to = store::Open(dst(), 1);
     ASSERT_TRUE(from && to);
     auto a = Sums(**from);
     auto b = Sums(**to);
@@ -131,8 +134,11 @@ class CopyTest : public ::testing::Test {
     EXPECT_GT(Scalar(**to, "SELECT last_id FROM id_high_water WHERE tbl = 'contacts'"), 0);
   }
 
-  testing::TestServer server_;
+  // The source site is SQLite on every run (copy reads sqlite:PATH).
+  testing::TestServer server_{testing::TestServerOptions{.sqlite = true}};
   testing::TempDir dir_;
+  std::unique_ptr<testing::ScratchDatabase> dst_ =
+      std::make_unique<testing::ScratchDatabase>(dir_.path() + "/copy.db");
   std::unique_ptr<testing::McpClient> client_;
 };
 
@@ -154,6 +160,20 @@ TEST_F(CopyTest, CopiesEveryTableOfARunningSiteWithItsIdsAndVerifies) {
   ASSERT_EQ(again.status, 0) << again.out;
   EXPECT_NE(again.out.find("contacts: 1 rows copied"), std::string::npos) << again.out;
   ExpectSameAsSource();
+
+  // The moved site serves from the destination: new contacts take fresh ids, and the
+  // rows that engines number themselves (outbox events, audit rows) do not collide with
+  // copied ones.
+  testing::TestServer moved(testing::TestServerOptions{
+      .sqlite = true, .configure = [&](Config& c) { c.database_url = dst(); }});
+  testing::McpClient mc(moved, testing::McpClientOptions{.token = testing::MintTestToken(moved)});
+  ASSERT_TRUE(mc.Initialize().ok());
+  json made = mc.CallToolOk("create_contact", {{"email", "after-move@example.com"}});
+  auto to = store::Open(dst(), 1);
+  ASSERT_TRUE(to);
+  EXPECT_GT(made["contact"].value("id", int64_t{0}),
+            Scalar(**to, "SELECT MAX(id) FROM contacts WHERE email <> 'after-move@example.com'"));
+  EXPECT_EQ(Scalar(**to, "SELECT COUNT(*) FROM outbox_events WHERE data LIKE '%after-move@%'"), 1);
 }
 
 TEST_F(CopyTest, AnInterruptedCopyResumesWhereItStoppedWithoutDuplicates) {
@@ -163,7 +183,7 @@ TEST_F(CopyTest, AnInterruptedCopyResumesWhereItStoppedWithoutDuplicates) {
   ASSERT_EQ(first.status, 3) << first.out;
   EXPECT_NE(first.out.find("stopped after 7 rows"), std::string::npos) << first.out;
   {
-    auto to = store::Open("sqlite:" + dst(), 1);
+    auto to = store::Open(dst(), 1);
     ASSERT_TRUE(to);
     EXPECT_EQ(Scalar(**to, "SELECT SUM(rows_copied) FROM copy_progress"), 7);
   }
@@ -175,7 +195,7 @@ TEST_F(CopyTest, AnInterruptedCopyResumesWhereItStoppedWithoutDuplicates) {
   // A run killed (SIGKILL) in the middle, once it has finished a table or two: what it
   // committed stays, the batch it was writing is rolled back.
   const std::string log = dir_.path() + "/killed.log";
-  CtlRun killed = Crmctl("copy --from sqlite:" + src() + " --to sqlite:" + dst() +
+  CtlRun killed = Crmctl("copy --from sqlite:" + src() + " --to " + dst() +
                          " --batch 1 > " + log + " 2>&1 & pid=$!; "
                          "for i in $(seq 1 1000); do [ -s " + log + " ] && break; sleep 0.01; done; "
                          "kill -9 $pid; wait $pid; echo exit=$?");
@@ -187,29 +207,32 @@ TEST_F(CopyTest, AnInterruptedCopyResumesWhereItStoppedWithoutDuplicates) {
 }
 
 TEST_F(CopyTest, RefusesADestinationHoldingDataItDidNotCopy) {
-  ASSERT_EQ(Crmctl("--database_url=sqlite:" + dst() + " apikey create other").status, 0);
+  ASSERT_EQ(Crmctl("--database_url=" + dst() + " apikey create other").status, 0);
   CtlRun r = Copy(src(), dst());
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find("already holds data"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("api_keys"), std::string::npos) << r.out;
-  auto to = store::Open("sqlite:" + dst(), 1);
+  auto to = store::Open(dst(), 1);
   ASSERT_TRUE(to);
   EXPECT_EQ(Scalar(**to, "SELECT COUNT(*) FROM contacts"), 0);  // nothing was written
-  EXPECT_EQ(Scalar(**to, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'copy_progress'"), 0);
+  auto tables = (*to)->Read([](store::Conn& c) { return store::ListTables(c); });
+  ASSERT_TRUE(tables);
+  EXPECT_EQ(std::count(tables->begin(), tables->end(), "copy_progress"), 0);
 
   CtlRun missing = Crmctl("copy --from sqlite:" + dir_.path() + "/nope.db --to sqlite:" + dst());
   EXPECT_EQ(missing.status, 1) << missing.out;
   EXPECT_EQ(Crmctl("copy --from sqlite:" + src()).status, 2);  // usage
-  EXPECT_EQ(Copy(src(), src()).status, 2);
-  EXPECT_EQ(Copy(src(), server_.dir() + "/../" + server_.dir().substr(server_.dir().rfind('/') + 1) +
-                            "/crmd.db").status,
+  EXPECT_EQ(Copy(src(), "sqlite:" + src()).status, 2);
+  EXPECT_EQ(Copy(src(), "sqlite:" + server_.dir() + "/../" +
+                            server_.dir().substr(server_.dir().rfind('/') + 1) + "/crmd.db")
+                .status,
             2);
 }
 
 TEST_F(CopyTest, ATamperedDestinationFailsTheVerification) {
   ASSERT_EQ(Copy(src(), dst()).status, 0);
   {
-    auto to = store::Open("sqlite:" + dst(), 1);
+    auto to = store::Open(dst(), 1);
     ASSERT_TRUE(to);
     auto st = (*to)->Write([](store::Conn& c) -> Status {
       auto a = c.Exec("UPDATE contacts SET email = 'evil@example.com' "
