@@ -20,7 +20,7 @@ CRMCTL="$ROOT/$BUILD/src/app/crmctl"
 TMP=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 BASE="http://127.0.0.1:$PORT"
-DB="sqlite:$TMP/crmd.db"
+DB="${LOAD_DATABASE_URL:-sqlite:$TMP/crmd.db}"  # LOAD_DATABASE_URL: e.g. an empty PostgreSQL database
 trap 'kill $PID 2>/dev/null || true; rm -rf "$TMP"' EXIT
 
 "$CRMD" --port="$PORT" --database_url="$DB" --log_level=warn --worker_threads=2 --io_threads=1 \
@@ -73,10 +73,13 @@ export CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION
 BASELINE=$(run "baseline GET /healthz" "$BASE/healthz")
 GET=$(CRMD_TOOL=get_contact CRMD_ARGS='{"id":'"$CONTACT_ID"'}' run "tools/call get_contact" -s "$HERE/tool_call.lua" "$BASE")
 LIST=$(CRMD_TOOL=list_contacts CRMD_ARGS='{"status":"subscribed","limit":25}' run "tools/call list_contacts(status)" -s "$HERE/tool_call.lua" "$BASE")
-python3 - "$BASELINE" "$GET" "$LIST" <<'PY'
+CREATE=$(CRMD_RUN=$RANDOM CRMD_TOOL=create_contact CRMD_ARGS='{"email":"w%UNIQUE%@example.com"}' run "tools/call create_contact" -s "$HERE/tool_call.lua" "$BASE")
+echo "RESULT healthz $BASELINE"; echo "RESULT get_contact $GET"; echo "RESULT list_contacts $LIST"; echo "RESULT create_contact $CREATE"
+python3 - "$BASELINE" "$GET" "$LIST" "$CREATE" <<'PY'
 import sys
-b, g, l = map(float, sys.argv[1:])
+b, g, l, c = map(float, sys.argv[1:])
 print(f"baseline /healthz        {b:10.0f} req/s  1.00")
 print(f"get_contact tools/call   {g:10.0f} req/s  {g/b:.2f} of baseline")
 print(f"list_contacts tools/call {l:10.0f} req/s  {l/b:.2f} of baseline")
+print(f"create_contact tools/call {c:9.0f} req/s  {c/b:.2f} of baseline")
 PY

@@ -1,16 +1,25 @@
 -- wrk script: authenticated MCP tools/call on one session.
--- Environment: CRMD_TOKEN, CRMD_SESSION, CRMD_TOOL (default get_contact), CRMD_ARGS (JSON).
+-- Environment: CRMD_TOKEN, CRMD_SESSION, CRMD_TOOL (default get_contact), CRMD_ARGS (JSON;
+-- every %UNIQUE% in it becomes a value unique to the request, e.g. for create_contact),
+-- CRMD_RUN (a prefix that keeps %UNIQUE% distinct across runs).
 local token = os.getenv("CRMD_TOKEN")
 local session = os.getenv("CRMD_SESSION")
 local tool = os.getenv("CRMD_TOOL") or "get_contact"
 local args = os.getenv("CRMD_ARGS") or '{"id":1}'
 local counter = 0
+local run = os.getenv("CRMD_RUN") or "r"
+local threads = 0
+
+setup = function(thread)
+  threads = threads + 1
+  thread:set("tid", threads)
+end
 
 request = function()
   counter = counter + 1
   local body = string.format(
     '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}',
-    counter, tool, args)
+    counter, tool, (string.gsub(args, "%%UNIQUE%%", run .. "-" .. tostring(tid or 0) .. "-" .. counter)))
   local headers = {
     ["Content-Type"] = "application/json",
     ["Accept"] = "application/json, text/event-stream",

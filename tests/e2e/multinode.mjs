@@ -1,0 +1,229 @@
+#!/usr/bin/env node
+// Two crmd nodes on one PostgreSQL behind nginx (multinode.sh starts them). Checks, as an
+// assistant and an operator would see them:
+//   - the official MCP SDK client registers, authorizes and calls tools through the balancer
+//   - an MCP session made on one node serves on the other (sessions are rows)
+//   - a deletion previewed on node A is confirmed on node B
+//   - two concurrent confirms of one preview, one per node: exactly one succeeds
+//   - 1,000 contact creations spread over both nodes, node B killed with SIGKILL in the
+//     middle: every acknowledged write is there, exactly 1,000 contact.created events are
+//     in the outbox and every one reaches the webhook receiver (duplicates carry the same
+//     webhook-id and body); the surviving node delivers the rest
+//   - a token revoked on node A is refused by node B within 5 seconds
+import http from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { connectWithOAuth, log } from './lib/oauth.mjs';
+import { Checks, call } from './lib/assert.mjs';
+
+const LB = process.env.LB_URL, A = process.env.NODE_A, B = process.env.NODE_B;
+const PID_B = Number(process.env.PID_B), RECEIVER_PORT = Number(process.env.RECEIVER_PORT);
+const DATABASE_URL = process.env.DATABASE_URL;
+const checks = new Checks('multinode');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// --- the webhook receiver
+const deliveries = [];  // {id, type, body}
+const receiver = http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => { body += c; });
+  req.on('end', () => {
+    deliveries.push({ id: req.headers['webhook-id'], body });
+    res.writeHead(204).end();
+  });
+});
+await new Promise((r) => receiver.listen(RECEIVER_PORT, '127.0.0.1', r));
+
+// --- raw JSON-RPC over Streamable HTTP, to one chosen node
+async function rpc(base, token, sessionId, method, params, id = 1) {
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+    Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2025-11-25' };
+  if (sessionId) headers['Mcp-Session-Id'] = sessionId;
+  const res = await fetch(`${base}/mcp`, { method: 'POST', headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) });
+  const text = await res.text();
+  let json; try { json = JSON.parse(text); } catch { json = undefined; }
+  return { status: res.status, json, text, session: res.headers.get('mcp-session-id') };
+}
+async function openSession(base, token) {
+  const r = await rpc(base, token, null, 'initialize', { protocolVersion: '2025-11-25', capabilities: {},
+    clientInfo: { name: 'multinode', version: '1' } });
+  if (r.status !== 200 || !r.session) throw new Error(`initialize on ${base}: ${r.status} ${r.text}`);
+  await fetch(`${base}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}`,
+    'MCP-Protocol-Version': '2025-11-25', 'Mcp-Session-Id': r.session },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  return r.session;
+}
+function toolResult(r) {
+  const result = r.json?.result;
+  if (!result) return { error: r.json?.error ?? r.text, isError: true };
+  const text = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('');
+  let data; try { data = result.structuredContent ?? JSON.parse(text); } catch { data = text; }
+  return { isError: !!result.isError, data };
+}
+const tool = async (base, token, sid, name, args) =>
+  toolResult(await rpc(base, token, sid, 'tools/call', { name, arguments: args }));
+const psql = (sql) => execFileSync('psql', [DATABASE_URL, '-Atqc', sql]).toString().trim();
+
+// 1. The SDK client through the balancer.
+const session = await checks.step('SDK OAuth flow through the load balancer', () =>
+  connectWithOAuth(`${LB}/mcp`, { email: process.env.E2E_EMAIL, password: process.env.E2E_PASSWORD,
+    verbose: !!process.env.E2E_VERBOSE }));
+if (!session) { checks.done(); process.exit(); }
+const { client, provider } = session;
+const token = provider.tokens().access_token;
+await checks.step('SDK tools/list and tool calls through the balancer', async () => {
+  const tools = await client.listTools();
+  checks.equal(tools.tools.length, 48, 'tools/list through the balancer lists the 48 tools');
+  // Several calls on one SDK session: round robin sends them to both nodes.
+  for (let i = 0; i < 6; i++) {
+    const c = await call(client, 'create_contact', { email: `sdk${i}@multinode.example` });
+    checks.ok(Number.isInteger(c.contact?.id ?? c.id), `create_contact #${i} through the balancer`, c);
+  }
+  const listed = await call(client, 'list_contacts', { limit: 50 });
+  checks.ok(JSON.stringify(listed).includes('sdk5@multinode.example'), 'list_contacts sees the SDK writes', listed);
+});
+
+// 2. Sessions and confirmations across nodes.
+await checks.step('an MCP session opened on node A serves on node B', async () => {
+  const sid = await openSession(A, token);
+  const r = await rpc(B, token, sid, 'tools/list', {});
+  checks.equal(r.status, 200, 'tools/list on B with A\'s session id');
+  checks.ok(Array.isArray(r.json?.result?.tools), 'B answered the session', r.text.slice(0, 200));
+  const del = await fetch(`${B}/mcp`, { method: 'DELETE', headers: { Authorization: `Bearer ${token}`,
+    'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' } });
+  checks.equal(del.status, 204, 'DELETE of the session on B');
+  await sleep(5200);  // A's cache trusts a session for at most 5 s
+  const after = await rpc(A, token, sid, 'tools/list', {});
+  checks.equal(after.status, 404, 'the session ended on B is gone on A within 5 s');
+});
+
+const sidA = await openSession(A, token);
+const sidB = await openSession(B, token);
+async function previewDelete(email) {
+  const made = await tool(A, token, sidA, 'create_contact', { email });
+  const id = made.data?.contact?.id ?? made.data?.id;
+  const preview = await tool(A, token, sidA, 'delete_contacts', { ids: [id] });
+  const tokenField = JSON.stringify(preview.data).match(/"confirmation_token":"([^"]+)"/);
+  return { id, preview, confirmation: tokenField?.[1] };
+}
+await checks.step('a deletion previewed on node A is confirmed on node B', async () => {
+  const { id, preview, confirmation } = await previewDelete('cross-node@multinode.example');
+  checks.ok(!!confirmation, 'preview on A gave a confirmation token', preview);
+  const confirmed = await tool(B, token, sidB, 'confirm_action', { confirmation_token: confirmation });
+  checks.ok(!confirmed.isError, 'confirm_action on B succeeded', confirmed);
+  const gone = await tool(A, token, sidA, 'get_contact', { id });
+  checks.ok(gone.isError && JSON.stringify(gone.data).includes('not_found'), 'the contact is gone on A', gone);
+});
+await checks.step('two concurrent confirms, one per node: exactly one succeeds', async () => {
+  for (let round = 0; round < 3; round++) {
+    const { confirmation } = await previewDelete(`race${round}@multinode.example`);
+    const [x, y] = await Promise.all([
+      tool(A, token, sidA, 'confirm_action', { confirmation_token: confirmation }),
+      tool(B, token, sidB, 'confirm_action', { confirmation_token: confirmation })]);
+    checks.equal([x, y].filter((r) => !r.isError).length, 1, `round ${round}: exactly one confirm succeeded`);
+  }
+});
+
+// 3. Revocation seen by the other node, on a second client's token (the first one carries
+// on with the load below).
+await checks.step('a token revoked on node A is refused on node B within 5 s', async () => {
+  const second = await connectWithOAuth(`${LB}/mcp`, { email: process.env.E2E_EMAIL,
+    password: process.env.E2E_PASSWORD, name: 'multinode-revoke' });
+  const token = second.provider.tokens().access_token;
+  const sidA = await openSession(A, token);
+  const sidB = await openSession(B, token);
+  const before = await rpc(A, token, sidA, 'tools/list', {});
+  checks.equal(before.status, 200, 'token works before revocation');
+  const clientId = second.provider.clientInformation().client_id;
+  const rev = await fetch(`${A}/oauth/revoke`, { method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token, token_type_hint: 'access_token', client_id: clientId }) });
+  checks.equal(rev.status, 200, 'revocation on A answered 200');
+  const t0 = Date.now();
+  let refusedAfter = -1;
+  while (Date.now() - t0 < 8000) {
+    const r = await rpc(B, token, sidB, 'tools/list', {});
+    if (r.status === 401) { refusedAfter = Date.now() - t0; break; }
+    await sleep(100);
+  }
+  checks.ok(refusedAfter >= 0 && refusedAfter <= 5000, `node B refuses the revoked token within 5 s (took ${refusedAfter} ms)`);
+  const stillA = await rpc(A, token, sidA, 'tools/list', {});
+  checks.equal(stillA.status, 401, 'node A refuses it too');
+  await second.client.close().catch(() => {});
+});
+
+
+// 4. 1,000 creations over both nodes, node B killed in the middle.
+const N = 1000;
+const acknowledged = new Map();  // email -> contact id
+let killedAt = -1;
+await checks.step(`${N} contact creations over both nodes, SIGKILL of node B in the middle`, async () => {
+  const sidLB = await openSession(LB, token);
+  let next = 0, started = 0;
+  async function worker() {
+    while (next < N) {
+      const i = next++;
+      started++;
+      if (started === Math.floor(N * 0.4) && killedAt < 0) {
+        killedAt = i;
+        process.kill(PID_B, 'SIGKILL');
+        log(`killed node B (pid ${PID_B}) at request ${i}`);
+      }
+      const email = `load${i}@multinode.example`;
+      // A request that failed without an answer is retried with the same idempotency key,
+      // as an assistant would: it takes effect once.
+      for (let attempt = 0; attempt < 20; attempt++) {
+        let r;
+        try {
+          r = await tool(LB, token, sidLB, 'create_contact', { email, idempotency_key: `load-${i}` });
+        } catch (e) { r = { isError: true, data: String(e) }; }
+        const id = r.data?.contact?.id ?? r.data?.id;
+        if (!r.isError && Number.isInteger(id)) { acknowledged.set(email, id); break; }
+        await sleep(100);
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: 16 }, worker));
+  checks.equal(acknowledged.size, N, `all ${N} creations acknowledged (retried through the balancer)`);
+  checks.ok(killedAt > 0, 'node B was killed during the load', killedAt);
+  const ids = [...acknowledged.values()];
+  checks.equal(new Set(ids).size, N, 'every acknowledged creation has its own contact id');
+  const inDb = Number(psql(`SELECT COUNT(*) FROM contacts WHERE email LIKE 'load%@multinode.example'`));
+  checks.equal(inDb, N, `exactly ${N} load contacts in the database (no acknowledged write lost, none doubled)`);
+  const events = Number(psql(`SELECT COUNT(*) FROM outbox_events WHERE event_type = 'contact.created' AND data LIKE '%@multinode.example%' AND data LIKE '%"load%'`));
+  checks.equal(events, N, `exactly ${N} contact.created outbox events for them`);
+});
+
+await checks.step('the surviving node delivers every event to the webhook receiver', async () => {
+  const want = new Set([...acknowledged.keys()]);
+  const deadline = Date.now() + 90_000;
+  let got = new Map();
+  while (Date.now() < deadline) {
+    got = new Map();
+    for (const d of deliveries) {
+      let b; try { b = JSON.parse(d.body); } catch { continue; }
+      if (b.type !== 'contact.created') continue;
+      const email = b.data?.email ?? b.data?.contact?.email;
+      if (want.has(email)) got.set(email, (got.get(email) ?? new Set()).add(d.id));
+    }
+    if (got.size === want.size) break;
+    await sleep(500);
+  }
+  checks.equal(got.size, want.size, `all ${want.size} contact.created events delivered`);
+  const multiIds = [...got.values()].filter((s) => s.size !== 1).length;
+  checks.equal(multiIds, 0, 'each event arrived under exactly one webhook-id (duplicates reuse it)');
+  const byId = new Map();
+  let mismatched = 0;
+  for (const d of deliveries) {
+    if (byId.has(d.id) && byId.get(d.id) !== d.body) mismatched++;
+    byId.set(d.id, d.body);
+  }
+  checks.equal(mismatched, 0, 'a redelivery carries the same body as the first delivery');
+  log(`deliveries received: ${deliveries.length}, distinct webhook-ids: ${byId.size}`);
+});
+
+receiver.close();
+await client.close().catch(() => {});
+checks.done();
+process.exit();

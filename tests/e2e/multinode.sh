@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Two crmd nodes on one PostgreSQL behind a real load balancer (nginx, round robin, no
+# sticky sessions), driven by the official MCP TypeScript SDK client (multinode.mjs):
+#   tests/e2e/multinode.sh <crmd> <crmctl>          (ctest: multinode, labels postgres;multinode)
+# Starts its own PostgreSQL (tests/support/pg.sh), the two nodes, nginx and, inside
+# multinode.mjs, a webhook receiver; removes everything afterwards. Env: E2E_KEEP=1 keeps
+# the temp dir (logs, database), E2E_VERBOSE=1.
+set -uo pipefail
+if [[ $# -lt 2 ]]; then echo "usage: $0 <crmd> <crmctl>" >&2; exit 2; fi
+CRMD=$(realpath "$1"); CRMCTL=$(realpath "$2")
+E2E_DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$E2E_DIR/../.." && pwd)
+cd "$E2E_DIR"
+say() { echo "[multinode $(date -u +%H:%M:%S)] $*"; }
+source "$E2E_DIR/npm-ci.sh"
+NODE="$E2E_DIR/node_modules/.bin/node"
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[[ -x $NGINX ]] || { say "nginx not installed (scripts/setup-debian.sh installs it)"; exit 1; }
+
+TMP=$(mktemp -d /tmp/crmd-multinode.XXXXXX)
+chmod 755 "$TMP"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  [[ -f $TMP/nginx.pid ]] && kill "$(cat "$TMP/nginx.pid")" 2>/dev/null
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  "$ROOT/tests/support/pg.sh" stop "$TMP/pg" >/dev/null 2>&1
+  if [[ ${E2E_KEEP:-0} == 1 ]]; then say "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+say "starting PostgreSQL"
+ADMIN=$("$ROOT/tests/support/pg.sh" start "$TMP/pg") || { say "PostgreSQL did not start"; exit 1; }
+psql "$ADMIN" -qc "CREATE DATABASE crmd" || exit 1
+DB="${ADMIN%/postgres}/crmd"
+
+export E2E_EMAIL=e2e@example.com E2E_PASSWORD=e2e-correct-horse-battery
+"$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" <<<"$E2E_PASSWORD" >"$TMP/crmctl.log" 2>&1 \
+  || { cat "$TMP/crmctl.log" >&2; say "crmctl user create failed"; exit 1; }
+
+LB_PORT=$(free_port); PORT_A=$(free_port); PORT_B=$(free_port); RECEIVER_PORT=$(free_port)
+LB="http://127.0.0.1:$LB_PORT"
+# The receiver: every contact event, to multinode.mjs's HTTP server.
+"$CRMCTL" --database_url="$DB" --allow_private_network_targets=true webhook create \
+  "http://127.0.0.1:$RECEIVER_PORT/hook" all >"$TMP/webhook.log" 2>&1 \
+  || { cat "$TMP/webhook.log" >&2; say "crmctl webhook create failed"; exit 1; }
+
+start_node() {  # name port
+  "$CRMD" --port="$2" --database_url="$DB" --public_base_url="$LB" --log_level=warn \
+    --allow_private_network_targets=true --mcp_calls_per_second=0 --webhook_lease_grace_s=1 \
+    --webhook_poll_interval_ms=200 >"$TMP/crmd-$1.log" 2>&1 &
+  echo $!
+}
+PID_A=$(start_node a "$PORT_A"); PIDS+=("$PID_A")
+PID_B=$(start_node b "$PORT_B"); PIDS+=("$PID_B")
+for port in "$PORT_A" "$PORT_B"; do
+  ok=0
+  for _ in $(seq 1 150); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" 2>/dev/null && { ok=1; break; }
+    sleep 0.1
+  done
+  [[ $ok == 1 ]] || { say "node on $port not ready"; cat "$TMP"/crmd-*.log >&2; exit 1; }
+done
+
+mkdir -p "$TMP/nginx"; chmod 777 "$TMP/nginx"
+cat >"$TMP/nginx.conf" <<CONF
+worker_processes 1;
+daemon on;
+pid $TMP/nginx.pid;
+error_log $TMP/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $TMP/nginx/body;
+  proxy_temp_path $TMP/nginx/proxy;
+  fastcgi_temp_path $TMP/nginx/fastcgi;
+  uwsgi_temp_path $TMP/nginx/uwsgi;
+  scgi_temp_path $TMP/nginx/scgi;
+  upstream crmd {
+    # Round robin, no stickiness: consecutive requests of one client alternate nodes.
+    server 127.0.0.1:$PORT_A max_fails=1 fail_timeout=2s;
+    server 127.0.0.1:$PORT_B max_fails=1 fail_timeout=2s;
+    keepalive 32;
+  }
+  server {
+    listen 127.0.0.1:$LB_PORT;
+    location / {
+      proxy_pass http://crmd;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host \$http_host;
+      proxy_buffering off;
+    }
+  }
+}
+CONF
+"$NGINX" -c "$TMP/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx-start.log" || { cat "$TMP/nginx-start.log" >&2; exit 1; }
+for _ in $(seq 1 50); do curl -fsS -o /dev/null "$LB/healthz" 2>/dev/null && break; sleep 0.1; done
+
+say "nodes a=:$PORT_A b=:$PORT_B behind nginx $LB"
+LB_URL="$LB" NODE_A="http://127.0.0.1:$PORT_A" NODE_B="http://127.0.0.1:$PORT_B" PID_B="$PID_B" \
+  RECEIVER_PORT="$RECEIVER_PORT" DATABASE_URL="$DB" \
+  "$NODE" "$E2E_DIR/multinode.mjs"
+rc=$?
+if [[ $rc != 0 ]]; then
+  say "failed; node logs (tail):"
+  for f in "$TMP"/crmd-*.log "$TMP/nginx-error.log"; do echo "== $f"; tail -n 30 "$f"; done >&2
+fi
+exit $rc
