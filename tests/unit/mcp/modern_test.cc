@@ -169,6 +169,17 @@ TEST_F(ModernEndpointTest, LogLevelIsAcceptedAndNoLogNotificationIsSent_Logging)
   EXPECT_EQ(res.Header("Content-Type").value_or(""), "application/json");
 }
 
+TEST_F(ModernEndpointTest, NotificationIs202AndResponseIs400_StreamableHttp_SendingMessages) {
+  json note{{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"_meta", Meta()}}}};
+  auto res = Send(note);
+  EXPECT_EQ(res.status, 202);
+  EXPECT_TRUE(res.body.empty());
+  json response{{"jsonrpc", "2.0"}, {"id", 3}, {"result", json::object()}};
+  res = Send(response);
+  EXPECT_EQ(res.status, 400);
+  EXPECT_EQ(Checked(res, "JSONRPCErrorResponse")["error"]["code"], -32600);
+}
+
 // --- request metadata headers ---
 
 TEST_F(ModernEndpointTest, HeaderMismatchIs32020_StreamableHttp_ServerValidation) {
