@@ -181,7 +181,8 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   // without one, a header naming a stateless version) is a 2026-07-28 request.
   if (auto meta_version = MetaProtocolVersion(m.params)) {
     if (!IsSupportedProtocolVersion(*meta_version)) return PostModern(req, m, principal);
-  } else if (auto header = req.Header("MCP-Protocol-Version"); header && IsModernProtocolVersion(Trim(*header))) {
+  } else if (auto header = req.Header("MCP-Protocol-Version");
+             header && IsModernProtocolVersion(Trim(*header))) {
     return PostModern(req, m, principal);
   }
 
@@ -283,7 +284,9 @@ http::Response McpEndpoint::Initialize(const json& id, const json& params, const
 // --- 2026-07-28 ---
 
 json McpEndpoint::ServerInfo() const {
-  return json{{"name", options_.server_name}, {"title", options_.server_title}, {"version", options_.server_version}};
+  return json{{"name", options_.server_name},
+              {"title", options_.server_title},
+              {"version", options_.server_version}};
 }
 
 json McpEndpoint::Complete(json result) const {
@@ -301,12 +304,14 @@ http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::
   // and ignored. Clients must not send responses (no server-to-client requests exist).
   if (m.kind == jsonrpc::Kind::kNotification) return http::Response::Empty(202);
   if (m.kind == jsonrpc::Kind::kResponse) {
-    return RpcErrorResponse(400, jsonrpc::kInvalidRequest, "Invalid Request: clients do not send responses in 2026-07-28");
+    return RpcErrorResponse(400, jsonrpc::kInvalidRequest,
+                            "Invalid Request: clients do not send responses in 2026-07-28");
   }
   auto version = MetaProtocolVersion(m.params);
   if (!version) {
-    return RpcErrorResponse(400, jsonrpc::kInvalidParams,
-                            "Invalid params: _meta.io.modelcontextprotocol/protocolVersion must be a string", m.id);
+    return RpcErrorResponse(
+        400, jsonrpc::kInvalidParams,
+        "Invalid params: _meta.io.modelcontextprotocol/protocolVersion must be a string", m.id);
   }
   if (!IsModernProtocolVersion(*version)) {
     return RpcErrorResponse(400, kUnsupportedProtocolVersion, "Unsupported protocol version", m.id,
@@ -343,23 +348,28 @@ http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::
     list.result["cacheScope"] = "public";
     return http::Response::Json(200, jsonrpc::MakeResult(m.id, Complete(std::move(list.result))));
   }
-  if (m.method == "tools/call") return CallToolModern(req, m, principal, meta.meta->client_capabilities);
+  if (m.method == "tools/call")
+    return CallToolModern(req, m, principal, meta.meta->client_capabilities);
   // basic/transports/streamable-http: an RPC method the server does not implement is 404
   // with -32601 (ping, logging/setLevel, resources/*, prompts/*, subscriptions/listen).
   return RpcErrorResponse(404, jsonrpc::kMethodNotFound, "Method not found: " + m.method, m.id);
 }
 
 http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonrpc::Message& m,
-                                           const Principal& principal, const json& client_capabilities) {
+                                           const Principal& principal,
+                                           const json& client_capabilities) {
   auto started = std::chrono::steady_clock::now();
   const json& params = m.params;
   std::string owner = SessionStore::OwnerKey(principal.client_id, principal.subject);
   auto invalid = [&](std::string message) {
     return RpcErrorResponse(200, jsonrpc::kInvalidParams, std::move(message), m.id);
   };
-  if (!params.contains("name") || !params["name"].is_string()) return invalid("Invalid params: name must be a string");
+  if (!params.contains("name") || !params["name"].is_string())
+    return invalid("Invalid params: name must be a string");
   static const json kNoArguments = json::object();
-  const json& arguments = params.contains("arguments") && params["arguments"].is_object() ? params["arguments"] : kNoArguments;
+  const json& arguments = params.contains("arguments") && params["arguments"].is_object()
+                              ? params["arguments"]
+                              : kNoArguments;
   RequestStateBinding binding{.client_id = principal.client_id,
                               .subject = principal.subject,
                               .method = m.method,
@@ -377,9 +387,11 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
     round.state = std::move(*opened);
     round.responses = json::object();
     if (auto responses = params.find("inputResponses"); responses != params.end()) {
-      if (!responses->is_object()) return invalid("Invalid params: inputResponses must be an object");
+      if (!responses->is_object())
+        return invalid("Invalid params: inputResponses must be an object");
       for (const auto& [key, value] : responses->items()) {
-        if (!value.is_object()) return invalid("Invalid params: inputResponses." + key + " must be an object");
+        if (!value.is_object())
+          return invalid("Invalid params: inputResponses." + key + " must be an object");
       }
       round.responses = *responses;
     }
@@ -392,7 +404,8 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
   CallOutcome out;
   if (!limiter_.Allow(owner)) {
     out.result = ToolResult(
-        ToolErrorBody(ErrcCode(Errc::kRateLimited), "too many tool calls: retry in a few seconds"), true);
+        ToolErrorBody(ErrcCode(Errc::kRateLimited), "too many tool calls: retry in a few seconds"),
+        true);
   } else {
     out = tools_.Call(ToolContext{.principal = principal,
                                   .request_id = req.request_id,
@@ -404,16 +417,20 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
   if (out.kind == CallOutcome::Kind::kInputRequired) {
     auto sealed = request_states_->Seal(binding, out.input_state);
     if (!sealed) {
-      spdlog::error(R"("event":"tool_input_invalid","tool":"{}","request_id":"{}","violation":"{}")",
-                    JsonEscape(binding.name), req.request_id, JsonEscape(sealed.error().detail));
+      spdlog::error(
+          R"("event":"tool_input_invalid","tool":"{}","request_id":"{}","violation":"{}")",
+          JsonEscape(binding.name), req.request_id, JsonEscape(sealed.error().detail));
       out.kind = CallOutcome::Kind::kResult;
       out.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);
     } else {
-      out.result = json{{"inputRequests", std::move(out.input_requests)}, {"requestState", std::move(*sealed)}};
+      out.result = json{{"inputRequests", std::move(out.input_requests)},
+                        {"requestState", std::move(*sealed)}};
     }
   }
   LogToolCall(req, principal, params, out,
-              std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
+              std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count());
   switch (out.kind) {
     case CallOutcome::Kind::kResult:
       return http::Response::Json(200, jsonrpc::MakeResult(m.id, Complete(std::move(out.result))));
@@ -425,7 +442,8 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
       return http::Response::Json(200, jsonrpc::MakeResult(m.id, std::move(result)));
     }
     case CallOutcome::Kind::kMissingCapability:
-      return RpcErrorResponse(400, kMissingRequiredClientCapability, "Missing required client capability", m.id,
+      return RpcErrorResponse(400, kMissingRequiredClientCapability,
+                              "Missing required client capability", m.id,
                               json{{"requiredCapabilities", out.required_capabilities}});
     case CallOutcome::Kind::kRpcError:
       out.rpc_error.id = m.id;
@@ -433,9 +451,11 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
     case CallOutcome::Kind::kInsufficientScope:
       break;
   }
-  http::Response r = RpcErrorResponse(403, kInsufficientScopeCode, "Insufficient scope: requires " + out.required_scope,
-                                      m.id, json{{"required_scope", out.required_scope}});
-  r.Set("WWW-Authenticate", InsufficientScopeChallenge(out.required_scope, options_.resource_metadata_url));
+  http::Response r = RpcErrorResponse(403, kInsufficientScopeCode,
+                                      "Insufficient scope: requires " + out.required_scope, m.id,
+                                      json{{"required_scope", out.required_scope}});
+  r.Set("WWW-Authenticate",
+        InsufficientScopeChallenge(out.required_scope, options_.resource_metadata_url));
   return r;
 }
 

@@ -22,8 +22,8 @@
 #include "src/core/http_types.h"
 #include "src/core/principal.h"
 #include "src/core/random.h"
-#include "src/mcp/rate_limiter.h"
 #include "src/mcp/jsonrpc.h"
+#include "src/mcp/rate_limiter.h"
 #include "src/mcp/registry.h"
 #include "src/mcp/request_state.h"
 #include "src/mcp/session.h"
@@ -94,8 +94,10 @@ class McpEndpoint {
   http::Response Initialize(const nlohmann::json& id, const nlohmann::json& params,
                             const Principal& principal);
   // A 2026-07-28 request: no session; _meta and headers checked on every request.
-  http::Response PostModern(const http::Request& req, const jsonrpc::Message& m, const Principal& principal);
-  http::Response CallToolModern(const http::Request& req, const jsonrpc::Message& m, const Principal& principal,
+  http::Response PostModern(const http::Request& req, const jsonrpc::Message& m,
+                            const Principal& principal);
+  http::Response CallToolModern(const http::Request& req, const jsonrpc::Message& m,
+                                const Principal& principal,
                                 const nlohmann::json& client_capabilities);
   // resultType "complete" and the server's identity in _meta.
   nlohmann::json Complete(nlohmann::json result) const;

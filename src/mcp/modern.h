@@ -40,7 +40,8 @@ struct RequestMeta {
 };
 struct MetaOutcome {
   std::optional<RequestMeta> meta;
-  std::optional<jsonrpc::RpcError> error;  // -32602 (HTTP 400): a required field missing or malformed
+  std::optional<jsonrpc::RpcError>
+      error;  // -32602 (HTTP 400): a required field missing or malformed
 };
 MetaOutcome ReadRequestMeta(const nlohmann::json& params);
 
@@ -52,7 +53,8 @@ std::optional<std::string> DecodeMirroredHeader(std::string_view value);
 // method, and for tools/call, resources/read, prompts/get Mcp-Name equals params.name (or
 // params.uri), after decoding. nullopt when all hold, else a HeaderMismatch (-32020,
 // HTTP 400) naming the header.
-std::optional<jsonrpc::RpcError> CheckRequestHeaders(const http::Request& req, const jsonrpc::Message& m,
+std::optional<jsonrpc::RpcError> CheckRequestHeaders(const http::Request& req,
+                                                     const jsonrpc::Message& m,
                                                      std::string_view meta_version);
 
 }  // namespace crmd::mcp

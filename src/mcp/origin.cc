@@ -80,9 +80,10 @@ http::Response CorsPreflight(const http::Request& req) {
     r.Set("Access-Control-Allow-Methods", "POST, DELETE");
     // Mcp-Method and Mcp-Name: the 2026-07-28 request metadata headers a browser client
     // must be allowed to send.
-    r.Set("Access-Control-Allow-Headers",
-          "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, "
-          "Mcp-Method, Mcp-Name");
+    r.Set(
+        "Access-Control-Allow-Headers",
+        "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, "
+        "Mcp-Method, Mcp-Name");
     r.Set("Access-Control-Max-Age", "600");
     r.Set("Vary", "Origin");
   }

@@ -255,19 +255,23 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
 
 // A tool asked for input (ToolOutcome::NeedInput). Only elicitation is offered (crmd
 // neither samples nor asks for roots), in a mode the client declared for this request.
-CallOutcome ToolRegistry::InputRequired(const Tool& tool, const ToolContext& ctx, ToolOutcome out) const {
+CallOutcome ToolRegistry::InputRequired(const Tool& tool, const ToolContext& ctx,
+                                        ToolOutcome out) const {
   CallOutcome o;
   auto fail = [&](const char* why) {
-    spdlog::error(R"("event":"tool_input_invalid","tool":"{}","request_id":"{}","violation":"{}")", tool.name,
-                  ctx.request_id, why);
+    spdlog::error(R"("event":"tool_input_invalid","tool":"{}","request_id":"{}","violation":"{}")",
+                  tool.name, ctx.request_id, why);
     o.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);
     return o;
   };
-  if (!ctx.CanRequestInput()) return fail("NeedInput on a request that cannot carry input requests");
-  if (!out.input_requests.is_object() || out.input_requests.empty()) return fail("no input requests");
+  if (!ctx.CanRequestInput())
+    return fail("NeedInput on a request that cannot carry input requests");
+  if (!out.input_requests.is_object() || out.input_requests.empty())
+    return fail("no input requests");
   for (const auto& [key, request] : out.input_requests.items()) {
-    if (key.empty() || !request.is_object() || request.value("method", "") != "elicitation/create" ||
-        !request.contains("params") || !request["params"].is_object()) {
+    if (key.empty() || !request.is_object() ||
+        request.value("method", "") != "elicitation/create" || !request.contains("params") ||
+        !request["params"].is_object()) {
       return fail("an input request is not an elicitation/create request");
     }
     std::string mode = request["params"].value("mode", "form");

@@ -48,8 +48,13 @@ std::string RequestStateCodec::Mac(const RequestStateKey& key, std::string_view 
 
 Result<std::string> RequestStateCodec::Seal(const RequestStateBinding& b, const json& state) const {
   int64_t now = clock_.NowUnix();
-  json payload{{"cid", b.client_id}, {"sub", b.subject}, {"m", b.method}, {"n", b.name},
-               {"a", b.arguments_digest}, {"iat", now}, {"exp", now + options_.ttl_s},
+  json payload{{"cid", b.client_id},
+               {"sub", b.subject},
+               {"m", b.method},
+               {"n", b.name},
+               {"a", b.arguments_digest},
+               {"iat", now},
+               {"exp", now + options_.ttl_s},
                {"st", state}};
   const RequestStateKey& key = keys_.front();
   std::string body = crypto::Base64UrlEncode(payload.dump());
@@ -77,14 +82,18 @@ Result<json> RequestStateCodec::Open(std::string_view token, const RequestStateB
   if (!raw) return Invalid();
   json payload = json::parse(*raw, nullptr, false);
   if (!payload.is_object()) return Invalid();
-  auto str = [&](const char* k) { return payload.contains(k) && payload[k].is_string() ? payload[k].get<std::string>() : std::string("\x01"); };
+  auto str = [&](const char* k) {
+    return payload.contains(k) && payload[k].is_string() ? payload[k].get<std::string>()
+                                                         : std::string("\x01");
+  };
   if (str("cid") != b.client_id || str("sub") != b.subject || str("m") != b.method ||
       str("n") != b.name || str("a") != b.arguments_digest) {
     return Invalid();
   }
   if (!payload.contains("exp") || !payload["exp"].is_number_integer()) return Invalid();
   if (clock_.NowUnix() >= payload["exp"].get<int64_t>()) {
-    return Fail(Errc::kInvalidArgument, "Invalid params: requestState has expired; call the tool again without it");
+    return Fail(Errc::kInvalidArgument,
+                "Invalid params: requestState has expired; call the tool again without it");
   }
   return payload.contains("st") ? payload["st"] : json(nullptr);
 }

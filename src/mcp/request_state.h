@@ -42,14 +42,15 @@ struct RequestStateBinding {
 };
 
 struct RequestStateOptions {
-  int64_t ttl_s = 600;                  // a retry later than this is refused
-  size_t max_token_bytes = 16 * 1024;   // larger states are refused when sealing and opening
+  int64_t ttl_s = 600;                 // a retry later than this is refused
+  size_t max_token_bytes = 16 * 1024;  // larger states are refused when sealing and opening
 };
 
 class RequestStateCodec {
  public:
   // REQUIRES: `keys` non-empty, ids unique; `clock` outlives the codec.
-  RequestStateCodec(std::vector<RequestStateKey> keys, RequestStateOptions options, const Clock& clock);
+  RequestStateCodec(std::vector<RequestStateKey> keys, RequestStateOptions options,
+                    const Clock& clock);
   RequestStateCodec(const RequestStateCodec&) = delete;
   RequestStateCodec& operator=(const RequestStateCodec&) = delete;
 

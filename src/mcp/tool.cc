@@ -16,13 +16,16 @@ bool ToolContext::SupportsElicitation(std::string_view mode) const {
 
 json ElicitForm(std::string message, json requested_schema) {
   return json{{"method", "elicitation/create"},
-              {"params", {{"mode", "form"}, {"message", std::move(message)},
-                          {"requestedSchema", std::move(requested_schema)}}}};
+              {"params",
+               {{"mode", "form"},
+                {"message", std::move(message)},
+                {"requestedSchema", std::move(requested_schema)}}}};
 }
 
 json ElicitUrl(std::string message, std::string url) {
-  return json{{"method", "elicitation/create"},
-              {"params", {{"mode", "url"}, {"message", std::move(message)}, {"url", std::move(url)}}}};
+  return json{
+      {"method", "elicitation/create"},
+      {"params", {{"mode", "url"}, {"message", std::move(message)}, {"url", std::move(url)}}}};
 }
 
 }  // namespace crmd::mcp

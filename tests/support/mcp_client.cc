@@ -110,12 +110,18 @@ std::optional<std::string> ModernRequestTypeFor(const std::string& method) {
 // 2026-07-28: the specific error type for the codes the specification defines.
 std::optional<std::string> ModernErrorTypeFor(int code) {
   switch (code) {
-    case -32020: return "HeaderMismatchError";
-    case -32021: return "MissingRequiredClientCapabilityError";
-    case -32022: return "UnsupportedProtocolVersionError";
-    case -32602: return "InvalidParamsError";
-    case -32601: return "MethodNotFoundError";
-    default: return std::nullopt;
+    case -32020:
+      return "HeaderMismatchError";
+    case -32021:
+      return "MissingRequiredClientCapabilityError";
+    case -32022:
+      return "UnsupportedProtocolVersionError";
+    case -32602:
+      return "InvalidParamsError";
+    case -32601:
+      return "MethodNotFoundError";
+    default:
+      return std::nullopt;
   }
 }
 
@@ -123,7 +129,8 @@ constexpr const char* kModernVersion = "2026-07-28";
 
 }  // namespace
 
-std::optional<std::string> ValidateMcpType(const std::string& type, const json& doc, const std::string& version) {
+std::optional<std::string> ValidateMcpType(const std::string& type, const json& doc,
+                                           const std::string& version) {
   return McpSchemas::Get(version).Validate(type, doc);
 }
 
@@ -174,8 +181,8 @@ McpReply McpClient::RawSend(const std::string& method, const std::string& body, 
   return Exchange(method, body, std::move(extra));
 }
 
-McpReply McpClient::Rpc(const std::string& method, const json& params, bool notification, http::Headers extra,
-                        bool check_request) {
+McpReply McpClient::Rpc(const std::string& method, const json& params, bool notification,
+                        http::Headers extra, bool check_request) {
   json msg{{"jsonrpc", "2.0"}, {"method", method}};
   if (!notification) msg["id"] = next_id_++;
   json sent = params;
@@ -184,12 +191,14 @@ McpReply McpClient::Rpc(const std::string& method, const json& params, bool noti
     if (sent.is_null()) sent = json::object();
     json meta{{"io.modelcontextprotocol/protocolVersion", modern_->version},
               {"io.modelcontextprotocol/clientCapabilities", modern_->capabilities}};
-    if (modern_->client_info) meta["io.modelcontextprotocol/clientInfo"] = {{"name", "crmd-tests"}, {"version", "1.0.0"}};
+    if (modern_->client_info)
+      meta["io.modelcontextprotocol/clientInfo"] = {{"name", "crmd-tests"}, {"version", "1.0.0"}};
     if (sent.contains("_meta") && sent["_meta"].is_object()) meta.update(sent["_meta"]);
     sent["_meta"] = std::move(meta);
     // Request metadata headers (basic/transports/streamable-http), unless overridden.
     http::Headers mirrored{{"MCP-Protocol-Version", modern_->version}, {"Mcp-Method", method}};
-    if (sent.contains("name") && sent["name"].is_string()) mirrored.emplace_back("Mcp-Name", sent["name"].get<std::string>());
+    if (sent.contains("name") && sent["name"].is_string())
+      mirrored.emplace_back("Mcp-Name", sent["name"].get<std::string>());
     for (auto& [k, v] : mirrored) {
       bool overridden = false;
       for (const auto& [ek, ev] : extra) overridden = overridden || http::IEquals(ek, k);
@@ -199,7 +208,8 @@ McpReply McpClient::Rpc(const std::string& method, const json& params, bool noti
   if (!sent.is_null()) msg["params"] = sent;
   if (modern_ && options_.validate && check_request && !notification) {
     if (auto type = ModernRequestTypeFor(method)) {
-      if (auto v = ValidateMcpType(*type, msg, kModernVersion)) ADD_FAILURE() << "test client sent an invalid " << *v;
+      if (auto v = ValidateMcpType(*type, msg, kModernVersion))
+        ADD_FAILURE() << "test client sent an invalid " << *v;
     }
   }
   McpReply reply = Exchange("POST", msg.dump(), std::move(extra));
@@ -289,7 +299,8 @@ void McpClient::CheckModern(const std::string& method, const McpReply& reply, co
       if (auto type = ModernErrorTypeFor(reply.body["error"]["code"].get<int>())) {
         // InvalidParamsError and MethodNotFoundError are error objects; the others responses.
         bool object_only = *type == "InvalidParamsError" || *type == "MethodNotFoundError";
-        if (auto v = ValidateMcpType(*type, object_only ? reply.body["error"] : reply.body, kModernVersion)) {
+        if (auto v = ValidateMcpType(*type, object_only ? reply.body["error"] : reply.body,
+                                     kModernVersion)) {
           ADD_FAILURE() << method << ": " << *v << " in " << reply.raw;
         }
       }
@@ -301,19 +312,23 @@ void McpClient::CheckModern(const std::string& method, const McpReply& reply, co
     return;
   }
   if (auto type = ModernResponseTypeFor(method)) {
-    if (auto v = ValidateMcpType(*type, reply.body, kModernVersion)) ADD_FAILURE() << method << ": " << *v << " in " << reply.raw;
+    if (auto v = ValidateMcpType(*type, reply.body, kModernVersion))
+      ADD_FAILURE() << method << ": " << *v << " in " << reply.raw;
   }
   const json& result = reply.body["result"];
   // basic/index "Per-response protocol fields": the server identifies itself.
-  EXPECT_TRUE(result.contains("_meta") && result["_meta"].contains("io.modelcontextprotocol/serverInfo"))
+  EXPECT_TRUE(result.contains("_meta") &&
+              result["_meta"].contains("io.modelcontextprotocol/serverInfo"))
       << method << ": no serverInfo in result _meta: " << reply.raw;
   std::string result_type = result.value("resultType", "");
   EXPECT_TRUE(result_type == "complete" || result_type == "input_required") << reply.raw;
   if (result_type == "input_required") {
     EXPECT_EQ(method, "tools/call") << "input_required is only for tools/call here";
-    if (auto v = ValidateMcpType("InputRequiredResult", result, kModernVersion)) ADD_FAILURE() << *v;
+    if (auto v = ValidateMcpType("InputRequiredResult", result, kModernVersion))
+      ADD_FAILURE() << *v;
     EXPECT_TRUE(result.contains("inputRequests") || result.contains("requestState")) << reply.raw;
-    EXPECT_FALSE(result.contains("ttlMs") || result.contains("cacheScope")) << "input_required is not cacheable";
+    EXPECT_FALSE(result.contains("ttlMs") || result.contains("cacheScope"))
+        << "input_required is not cacheable";
     return;
   }
   if (method == "tools/call") {
@@ -331,8 +346,8 @@ void McpClient::UseModern(McpModernOptions modern) {
 
 McpReply McpClient::Discover() { return Rpc("server/discover", json::object(), false); }
 
-McpReply McpClient::CallToolRetry(const std::string& name, const json& arguments, const json& input_responses,
-                                  const std::string& request_state) {
+McpReply McpClient::CallToolRetry(const std::string& name, const json& arguments,
+                                  const json& input_responses, const std::string& request_state) {
   json params{{"name", name}, {"arguments", arguments}, {"requestState", request_state}};
   if (!input_responses.is_null()) params["inputResponses"] = input_responses;
   return Rpc("tools/call", params, false);

@@ -102,7 +102,8 @@ class McpClient {
   // A modern request with its headers and _meta, then `extra` headers overriding; `params`
   // _meta members override the defaults (for malformed requests: the request itself is not
   // checked against the schema, the reply is).
-  McpReply ModernRequest(const std::string& method, nlohmann::json params, http::Headers extra = {});
+  McpReply ModernRequest(const std::string& method, nlohmann::json params,
+                         http::Headers extra = {});
 
   // A POST of exactly `body` with the usual headers plus `extra` (overriding same-named
   // ones). Not validated: for malformed input.

@@ -16,7 +16,8 @@ json Descriptor() {
       {"inputSchema",
        {{"type", "object"},
         {"properties",
-         {{"item", {{"type", "string"}, {"minLength", 1}}}, {"mode", {{"type", "string"}, {"enum", {"form", "url"}}}}}},
+         {{"item", {{"type", "string"}, {"minLength", 1}}},
+          {"mode", {{"type", "string"}, {"enum", {"form", "url"}}}}}},
         {"required", {"item"}},
         {"additionalProperties", false}}},
       {"outputSchema",
@@ -33,13 +34,16 @@ json Descriptor() {
 
 mcp::ToolOutcome Ask(const json& args, int round) {
   std::string item = args["item"].get<std::string>();
-  json request = args.value("mode", "form") == "url"
-                     ? mcp::ElicitUrl("Approve " + item + " on the approval page.", kInputTestUrl)
-                     : mcp::ElicitForm("Type \"" + item + "\" to confirm.",
-                                       json{{"type", "object"},
-                                            {"properties", {{"answer", {{"type", "string"}, {"title", "Item"}}}}},
-                                            {"required", {"answer"}}});
-  return mcp::ToolOutcome::NeedInput(json{{"confirm", std::move(request)}}, json{{"item", item}, {"round", round}});
+  json request =
+      args.value("mode", "form") == "url"
+          ? mcp::ElicitUrl("Approve " + item + " on the approval page.", kInputTestUrl)
+          : mcp::ElicitForm(
+                "Type \"" + item + "\" to confirm.",
+                json{{"type", "object"},
+                     {"properties", {{"answer", {{"type", "string"}, {"title", "Item"}}}}},
+                     {"required", {"answer"}}});
+  return mcp::ToolOutcome::NeedInput(json{{"confirm", std::move(request)}},
+                                     json{{"item", item}, {"round", round}});
 }
 
 mcp::ToolOutcome Handle(const mcp::ToolContext& ctx, const json& args) {
@@ -69,6 +73,8 @@ mcp::ToolOutcome Handle(const mcp::ToolContext& ctx, const json& args) {
 
 }  // namespace
 
-Status RegisterInputTestTool(mcp::ToolRegistry& registry) { return registry.RegisterDescriptor(Descriptor(), Handle); }
+Status RegisterInputTestTool(mcp::ToolRegistry& registry) {
+  return registry.RegisterDescriptor(Descriptor(), Handle);
+}
 
 }  // namespace crmd::testing

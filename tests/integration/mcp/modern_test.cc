@@ -24,12 +24,16 @@ class McpModernTest : public ::testing::Test {
  protected:
   McpModernTest()
       : server_(TestServerOptions{
-            .before_start = [](app::App::Services& s) { EXPECT_TRUE(RegisterInputTestTool(*s.tools)); },
+            .before_start =
+                [](app::App::Services& s) { EXPECT_TRUE(RegisterInputTestTool(*s.tools)); },
         }) {}
 
-  McpClient Modern(json capabilities = kFormOnly, std::vector<std::string> scopes = {"contacts:read"},
+  McpClient Modern(json capabilities = kFormOnly,
+                   std::vector<std::string> scopes = {"contacts:read"},
                    const std::string& subject = "1") {
-    McpClient c(server_, McpClientOptions{.token = MintTestToken(server_, {.scopes = std::move(scopes), .subject = subject})});
+    McpClient c(server_,
+                McpClientOptions{.token = MintTestToken(
+                                     server_, {.scopes = std::move(scopes), .subject = subject})});
     c.UseModern({.capabilities = std::move(capabilities)});
     return c;
   }
@@ -41,13 +45,16 @@ TEST_F(McpModernTest, DiscoverWithoutHandshake_Server_Discover) {
   auto c = Modern();
   auto r = c.Discover();
   ASSERT_TRUE(r.ok()) << r.raw;
-  EXPECT_EQ(r.result()["supportedVersions"], (json{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}));
+  EXPECT_EQ(r.result()["supportedVersions"],
+            (json{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}));
   EXPECT_EQ(r.result()["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "crmd");
-  EXPECT_NE(r.result()["instructions"].get<std::string>().find("confirm_action"), std::string::npos);
+  EXPECT_NE(r.result()["instructions"].get<std::string>().find("confirm_action"),
+            std::string::npos);
   EXPECT_FALSE(r.Header("Mcp-Session-Id"));
 }
 
-TEST_F(McpModernTest, ToolsListPagesCarryCachingHintsAndAStableOrder_Caching_And_Tools_ListingTools) {
+TEST_F(McpModernTest,
+       ToolsListPagesCarryCachingHintsAndAStableOrder_Caching_And_Tools_ListingTools) {
   auto c = Modern();
   std::vector<std::string> names, again;
   std::optional<std::string> cursor;
@@ -60,7 +67,9 @@ TEST_F(McpModernTest, ToolsListPagesCarryCachingHintsAndAStableOrder_Caching_And
       EXPECT_EQ(r.result()["cacheScope"], "public");
       EXPECT_GT(r.result()["ttlMs"].get<int64_t>(), 0);
       for (const auto& t : r.result()["tools"]) out.push_back(t["name"]);
-      cursor = r.result().contains("nextCursor") ? std::optional<std::string>(r.result()["nextCursor"]) : std::nullopt;
+      cursor = r.result().contains("nextCursor")
+                   ? std::optional<std::string>(r.result()["nextCursor"])
+                   : std::nullopt;
     } while (cursor);
   }
   EXPECT_EQ(names, again);
@@ -81,7 +90,8 @@ TEST_F(McpModernTest, MissingScopeIs403StepUpAsBefore_Authorization_ScopeChallen
   auto c = Modern();
   auto r = c.CallTool("delete_contacts", {{"ids", {1}}});
   EXPECT_EQ(r.status, 403) << r.raw;
-  EXPECT_NE(std::string(r.Header("WWW-Authenticate").value_or("")).find("contacts:delete"), std::string::npos);
+  EXPECT_NE(std::string(r.Header("WWW-Authenticate").value_or("")).find("contacts:delete"),
+            std::string::npos);
 }
 
 TEST_F(McpModernTest, UnsupportedVersionListsSupportedOnes_Versioning_ProtocolVersionNegotiation) {
@@ -113,7 +123,8 @@ TEST_F(McpModernTest, HeadersMustMatchTheBody_StreamableHttp_ServerValidation) {
 
 TEST_F(McpModernTest, MissingRequiredMetaIsInvalidParams400_Basic_PerRequestProtocolFields) {
   auto c = Modern();
-  auto r = c.ModernRequest("tools/list", {{"_meta", {{"io.modelcontextprotocol/clientCapabilities", nullptr}}}});
+  auto r = c.ModernRequest("tools/list",
+                           {{"_meta", {{"io.modelcontextprotocol/clientCapabilities", nullptr}}}});
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.error()["code"], -32602);
 }
@@ -137,8 +148,9 @@ TEST_F(McpModernTest, ElicitationRoundTripCompletesOnRetry_Mrtr_BasicWorkflow) {
   EXPECT_EQ(ask["params"]["mode"], "form");
   std::string state = first.result()["requestState"];
 
-  auto done = c.CallToolRetry(kInputTestTool, args,
-                              {{"confirm", {{"action", "accept"}, {"content", {{"answer", "3 contacts"}}}}}}, state);
+  auto done = c.CallToolRetry(
+      kInputTestTool, args,
+      {{"confirm", {{"action", "accept"}, {"content", {{"answer", "3 contacts"}}}}}}, state);
   ASSERT_TRUE(done.ok()) << done.raw;
   EXPECT_EQ(done.result()["resultType"], "complete");
   EXPECT_EQ(done.structured(), (json{{"confirmed", true}, {"item", "3 contacts"}, {"rounds", 1}}));
@@ -175,12 +187,15 @@ TEST_F(McpModernTest, StateIsBoundToTheSubjectAndArguments_Mrtr_ServerRequiremen
   EXPECT_EQ(own.structured()["confirmed"], true) << own.raw;
 }
 
-TEST(McpModernCors, PreflightAllowsTheRequestMetadataHeaders_StreamableHttp_StandardRequestHeaders) {
-  TestServer server(TestServerOptions{.configure = [](Config& c) { c.allowed_origins = {"https://app.example.org"}; }});
-  auto pre = server.Send("OPTIONS", "/mcp", "",
-                         {{"Origin", "https://app.example.org"},
-                          {"Access-Control-Request-Method", "POST"},
-                          {"Access-Control-Request-Headers", "mcp-method, mcp-name, mcp-protocol-version"}});
+TEST(McpModernCors,
+     PreflightAllowsTheRequestMetadataHeaders_StreamableHttp_StandardRequestHeaders) {
+  TestServer server(TestServerOptions{
+      .configure = [](Config& c) { c.allowed_origins = {"https://app.example.org"}; }});
+  auto pre = server.Send(
+      "OPTIONS", "/mcp", "",
+      {{"Origin", "https://app.example.org"},
+       {"Access-Control-Request-Method", "POST"},
+       {"Access-Control-Request-Headers", "mcp-method, mcp-name, mcp-protocol-version"}});
   EXPECT_EQ(pre.status, 204);
   std::string allowed(pre.Header("Access-Control-Allow-Headers").value_or(""));
   for (const char* h : {"Mcp-Method", "Mcp-Name", "MCP-Protocol-Version"}) {

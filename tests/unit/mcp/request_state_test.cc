@@ -12,10 +12,15 @@ using nlohmann::json;
 
 class RequestStateTest : public ::testing::Test {
  protected:
-  static RequestStateKey Key(std::string id, char fill) { return {std::move(id), std::string(32, fill)}; }
+  static RequestStateKey Key(std::string id, char fill) {
+    return {std::move(id), std::string(32, fill)};
+  }
 
   RequestStateBinding Binding() const {
-    return {.client_id = "c1", .subject = "alice", .method = "tools/call", .name = "delete_contacts",
+    return {.client_id = "c1",
+            .subject = "alice",
+            .method = "tools/call",
+            .name = "delete_contacts",
             .arguments_digest = RequestStateCodec::ArgumentsDigest(json{{"ids", {1, 2}}})};
   }
 
@@ -52,8 +57,9 @@ TEST_F(RequestStateTest, TamperedOrForgedStateIsRefused_Mrtr_ServerRequirements4
   RequestStateCodec other({Key("k1", 'b')}, {}, clock_);
   auto foreign = other.Seal(Binding(), json{{"round", 99}});
   ASSERT_TRUE(foreign);
-  for (const std::string& bad : {payload_flipped, mac_flipped, *foreign, std::string("s1.k1.e30.AAAA"),
-                                 std::string(""), std::string("s2") + t.substr(2), std::string("....")}) {
+  for (const std::string& bad :
+       {payload_flipped, mac_flipped, *foreign, std::string("s1.k1.e30.AAAA"), std::string(""),
+        std::string("s2") + t.substr(2), std::string("....")}) {
     auto r = codec_.Open(bad, Binding());
     ASSERT_FALSE(r) << bad;
     EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
