@@ -94,8 +94,11 @@ void BM_EndpointToolsCall(benchmark::State& state) {
     return r;
   }();
   // Unlimited: the benchmark measures the call path, not the rate limiter refusing it.
-  static McpEndpoint* endpoint =
-      new McpEndpoint(McpEndpointOptions{.rate_limit = {.per_second = 0}}, *registry, clock, random);
+  static McpEndpoint* endpoint = [] {
+    McpEndpointOptions options;
+    options.rate_limit.per_second = 0;
+    return new McpEndpoint(std::move(options), *registry, clock, random);
+  }();
   Principal p;
   p.subject = "u" + std::to_string(state.thread_index());
   p.client_id = "c";

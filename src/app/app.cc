@@ -102,6 +102,11 @@ void AddMcpRoutes(App::Services& s) {
           .shared_sessions = s.mcp_sessions.get(),
           .rate_limit = {.per_second = s.config.mcp_calls_per_second,
                          .burst = s.config.mcp_calls_burst},
+          // 2026-07-28 requestState is sealed with this key. Drawn at start, so a retry must
+          // reach a node of the same process lifetime: one node, no restart in between.
+          // TODO(mcp): a cluster-wide key (Config or the shared-state tables) so that any
+          // node finishes any round trip; the endpoint already takes a key ring.
+          .request_state_keys = {{.id = "n", .secret = s.random->Bytes(32)}},
       },
       *s.tools, *s.clock, *s.random);
   auto policy = std::make_shared<mcp::OriginPolicy>(

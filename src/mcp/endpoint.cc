@@ -9,6 +9,7 @@
 
 #include "src/core/log.h"
 #include "src/mcp/jsonrpc.h"
+#include "src/mcp/modern.h"
 
 namespace crmd::mcp {
 
@@ -79,6 +80,8 @@ void LogToolCall(const http::Request& req, const Principal& principal, const jso
   switch (out.kind) {
     case CallOutcome::Kind::kRpcError: outcome = "protocol_error"; break;
     case CallOutcome::Kind::kInsufficientScope: outcome = "insufficient_scope"; break;
+    case CallOutcome::Kind::kInputRequired: outcome = "input_required"; break;
+    case CallOutcome::Kind::kMissingCapability: outcome = "missing_client_capability"; break;
     case CallOutcome::Kind::kResult:
       if (out.result.value("isError", false)) {
         outcome = "tool_error";
@@ -105,6 +108,18 @@ bool IsSupportedProtocolVersion(std::string_view version) {
          kSupportedProtocolVersions.end();
 }
 
+bool IsModernProtocolVersion(std::string_view version) {
+  return std::find(kModernProtocolVersions.begin(), kModernProtocolVersions.end(), version) !=
+         kModernProtocolVersions.end();
+}
+
+json AllProtocolVersions() {
+  json out = json::array();
+  for (auto v : kModernProtocolVersions) out.push_back(std::string(v));
+  for (auto v : kSupportedProtocolVersions) out.push_back(std::string(v));
+  return out;
+}
+
 std::string NegotiateProtocolVersion(std::string_view requested) {
   if (IsSupportedProtocolVersion(requested)) return std::string(requested);
   return std::string(kSupportedProtocolVersions.front());
@@ -123,7 +138,12 @@ McpEndpoint::McpEndpoint(McpEndpointOptions options, const ToolRegistry& tools, 
                         ? nullptr
                         : std::make_unique<SessionStore>(options_.sessions, clock, random)),
       sessions_(options_.shared_sessions ? options_.shared_sessions : own_sessions_.get()),
-      limiter_(options_.rate_limit, clock) {}
+      limiter_(options_.rate_limit, clock),
+      request_states_(std::make_unique<RequestStateCodec>(
+          options_.request_state_keys.empty()
+              ? std::vector<RequestStateKey>{{.id = "p", .secret = random.Bytes(32)}}
+              : options_.request_state_keys,
+          options_.request_state, clock)) {}
 
 http::Response McpEndpoint::Handle(const http::Request& req, const Principal& principal) {
   try {
@@ -156,6 +176,14 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   // in the body, so the headers are not checked.
   if (m.kind == jsonrpc::Kind::kRequest && m.method == "initialize") {
     return Initialize(m.id, m.params, principal);
+  }
+  // The era is chosen per request: _meta naming a version that is not session-based (or,
+  // without one, a header naming a stateless version) is a 2026-07-28 request.
+  if (auto meta_version = MetaProtocolVersion(m.params)) {
+    if (!IsSupportedProtocolVersion(*meta_version)) return PostModern(req, m, principal);
+  } else if (auto header = req.Header("MCP-Protocol-Version");
+             header && IsModernProtocolVersion(Trim(*header))) {
+    return PostModern(req, m, principal);
   }
 
   auto version = req.Header("MCP-Protocol-Version");
@@ -220,6 +248,11 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
               InsufficientScopeChallenge(out.required_scope, options_.resource_metadata_url));
         return r;
       }
+      case CallOutcome::Kind::kInputRequired:
+      case CallOutcome::Kind::kMissingCapability:
+        // Unreachable: a session request has no client capabilities, so the registry turns
+        // NeedInput into a tool error.
+        return RpcErrorResponse(500, jsonrpc::kInternalError, "Internal error", m.id);
     }
   }
   return RpcErrorResponse(200, jsonrpc::kMethodNotFound, "Method not found: " + m.method, m.id);
@@ -245,6 +278,184 @@ http::Response McpEndpoint::Initialize(const json& id, const json& params, const
   if (!options_.instructions.empty()) result["instructions"] = options_.instructions;
   http::Response r = http::Response::Json(200, jsonrpc::MakeResult(id, std::move(result)));
   r.Set("Mcp-Session-Id", *session);
+  return r;
+}
+
+// --- 2026-07-28 ---
+
+json McpEndpoint::ServerInfo() const {
+  return json{{"name", options_.server_name},
+              {"title", options_.server_title},
+              {"version", options_.server_version}};
+}
+
+json McpEndpoint::Complete(json result) const {
+  result["resultType"] = "complete";
+  result["_meta"][kMetaServerInfo] = ServerInfo();
+  return result;
+}
+
+// Order: the version (-32022), the mirrored headers (-32020), the other required _meta
+// fields (-32602); each is HTTP 400 (basic/transports/streamable-http "Protocol Version
+// Header", "Server Validation"; basic/index "Per-request protocol fields").
+http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::Message& m,
+                                       const Principal& principal) {
+  // No client-to-server notifications are defined over HTTP in 2026-07-28; one is accepted
+  // and ignored. Clients must not send responses (no server-to-client requests exist).
+  if (m.kind == jsonrpc::Kind::kNotification) return http::Response::Empty(202);
+  if (m.kind == jsonrpc::Kind::kResponse) {
+    return RpcErrorResponse(400, jsonrpc::kInvalidRequest,
+                            "Invalid Request: clients do not send responses in 2026-07-28");
+  }
+  auto version = MetaProtocolVersion(m.params);
+  if (!version) {
+    return RpcErrorResponse(
+        400, jsonrpc::kInvalidParams,
+        "Invalid params: _meta.io.modelcontextprotocol/protocolVersion must be a string", m.id);
+  }
+  if (!IsModernProtocolVersion(*version)) {
+    return RpcErrorResponse(400, kUnsupportedProtocolVersion, "Unsupported protocol version", m.id,
+                            json{{"supported", AllProtocolVersions()}, {"requested", *version}});
+  }
+  if (auto mismatch = CheckRequestHeaders(req, m, *version)) {
+    mismatch->id = m.id;
+    return http::Response::Json(400, jsonrpc::MakeError(*mismatch));
+  }
+  MetaOutcome meta = ReadRequestMeta(m.params);
+  if (meta.error) {
+    meta.error->id = m.id;
+    return http::Response::Json(400, jsonrpc::MakeError(*meta.error));
+  }
+  // io.modelcontextprotocol/logLevel is read and ignored: crmd declares no logging
+  // capability in either era and never sends notifications/message.
+
+  if (m.method == "server/discover") {
+    json result{{"supportedVersions", AllProtocolVersions()},
+                {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                {"ttlMs", options_.list_ttl_ms},
+                {"cacheScope", "public"}};
+    if (!options_.instructions.empty()) result["instructions"] = options_.instructions;
+    return http::Response::Json(200, jsonrpc::MakeResult(m.id, Complete(std::move(result))));
+  }
+  if (m.method == "tools/list") {
+    auto list = tools_.List(m.params);
+    if (list.error) {
+      list.error->id = m.id;
+      return http::Response::Json(200, jsonrpc::MakeError(*list.error));
+    }
+    // Every caller sees every tool (scopes guard calling, not listing), in name order.
+    list.result["ttlMs"] = options_.list_ttl_ms;
+    list.result["cacheScope"] = "public";
+    return http::Response::Json(200, jsonrpc::MakeResult(m.id, Complete(std::move(list.result))));
+  }
+  if (m.method == "tools/call")
+    return CallToolModern(req, m, principal, meta.meta->client_capabilities);
+  // basic/transports/streamable-http: an RPC method the server does not implement is 404
+  // with -32601 (ping, logging/setLevel, resources/*, prompts/*, subscriptions/listen).
+  return RpcErrorResponse(404, jsonrpc::kMethodNotFound, "Method not found: " + m.method, m.id);
+}
+
+http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonrpc::Message& m,
+                                           const Principal& principal,
+                                           const json& client_capabilities) {
+  auto started = std::chrono::steady_clock::now();
+  const json& params = m.params;
+  std::string owner = SessionStore::OwnerKey(principal.client_id, principal.subject);
+  auto invalid = [&](std::string message) {
+    return RpcErrorResponse(200, jsonrpc::kInvalidParams, std::move(message), m.id);
+  };
+  if (!params.contains("name") || !params["name"].is_string())
+    return invalid("Invalid params: name must be a string");
+  static const json kNoArguments = json::object();
+  const json& arguments = params.contains("arguments") && params["arguments"].is_object()
+                              ? params["arguments"]
+                              : kNoArguments;
+  RequestStateBinding binding{.client_id = principal.client_id,
+                              .subject = principal.subject,
+                              .method = m.method,
+                              .name = params["name"].get<std::string>(),
+                              .arguments_digest = RequestStateCodec::ArgumentsDigest(arguments)};
+
+  // A retry (basic/patterns/mrtr): the state must be ours, this principal's, for this tool
+  // and these arguments, and fresh; the answers must be an InputResponses object.
+  InputRound round;
+  const InputRound* input = nullptr;
+  if (auto state = params.find("requestState"); state != params.end()) {
+    if (!state->is_string()) return invalid("Invalid params: requestState must be a string");
+    auto opened = request_states_->Open(state->get<std::string>(), binding);
+    if (!opened) return invalid(opened.error().message);
+    round.state = std::move(*opened);
+    round.responses = json::object();
+    if (auto responses = params.find("inputResponses"); responses != params.end()) {
+      if (!responses->is_object())
+        return invalid("Invalid params: inputResponses must be an object");
+      for (const auto& [key, value] : responses->items()) {
+        if (!value.is_object())
+          return invalid("Invalid params: inputResponses." + key + " must be an object");
+      }
+      round.responses = *responses;
+    }
+    input = &round;
+  } else if (params.contains("inputResponses")) {
+    // crmd always sends requestState with its input requests.
+    return invalid("Invalid params: inputResponses without requestState");
+  }
+
+  CallOutcome out;
+  if (!limiter_.Allow(owner)) {
+    out.result = ToolResult(
+        ToolErrorBody(ErrcCode(Errc::kRateLimited), "too many tool calls: retry in a few seconds"),
+        true);
+  } else {
+    out = tools_.Call(ToolContext{.principal = principal,
+                                  .request_id = req.request_id,
+                                  .session_id = "",
+                                  .client_capabilities = &client_capabilities,
+                                  .input = input},
+                      params);
+  }
+  if (out.kind == CallOutcome::Kind::kInputRequired) {
+    auto sealed = request_states_->Seal(binding, out.input_state);
+    if (!sealed) {
+      spdlog::error(
+          R"("event":"tool_input_invalid","tool":"{}","request_id":"{}","violation":"{}")",
+          JsonEscape(binding.name), req.request_id, JsonEscape(sealed.error().detail));
+      out.kind = CallOutcome::Kind::kResult;
+      out.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);
+    } else {
+      out.result = json{{"inputRequests", std::move(out.input_requests)},
+                        {"requestState", std::move(*sealed)}};
+    }
+  }
+  LogToolCall(req, principal, params, out,
+              std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count());
+  switch (out.kind) {
+    case CallOutcome::Kind::kResult:
+      return http::Response::Json(200, jsonrpc::MakeResult(m.id, Complete(std::move(out.result))));
+    case CallOutcome::Kind::kInputRequired: {
+      // Not cacheable and carries no caching hints (server/utilities/caching).
+      json result = std::move(out.result);
+      result["resultType"] = "input_required";
+      result["_meta"][kMetaServerInfo] = ServerInfo();
+      return http::Response::Json(200, jsonrpc::MakeResult(m.id, std::move(result)));
+    }
+    case CallOutcome::Kind::kMissingCapability:
+      return RpcErrorResponse(400, kMissingRequiredClientCapability,
+                              "Missing required client capability", m.id,
+                              json{{"requiredCapabilities", out.required_capabilities}});
+    case CallOutcome::Kind::kRpcError:
+      out.rpc_error.id = m.id;
+      return http::Response::Json(200, jsonrpc::MakeError(out.rpc_error));
+    case CallOutcome::Kind::kInsufficientScope:
+      break;
+  }
+  http::Response r = RpcErrorResponse(403, kInsufficientScopeCode,
+                                      "Insufficient scope: requires " + out.required_scope, m.id,
+                                      json{{"required_scope", out.required_scope}});
+  r.Set("WWW-Authenticate",
+        InsufficientScopeChallenge(out.required_scope, options_.resource_metadata_url));
   return r;
 }
 

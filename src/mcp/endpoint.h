@@ -5,30 +5,47 @@
 // SSE), notifications and responses with 202, DELETE ends a session, GET is 405 (no
 // server-initiated stream: crmd sends no notifications or requests).
 //
+// Two eras on the same path (2026-07-28 basic/versioning "dual-era"): initialize opens a
+// 2025-era session (2025-11-25, 2025-06-18, 2025-03-26); a request whose _meta names a
+// newer version (or whose MCP-Protocol-Version header does) is served statelessly as
+// 2026-07-28 (src/mcp/modern.h), including multi round-trip tools/call whose state
+// travels sealed in requestState (src/mcp/request_state.h).
+//
 // Thread-safe: Handle() may be called concurrently; it takes no lock while a tool runs.
 #include <array>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/core/clock.h"
 #include "src/core/http_types.h"
 #include "src/core/principal.h"
 #include "src/core/random.h"
+#include "src/mcp/jsonrpc.h"
 #include "src/mcp/rate_limiter.h"
 #include "src/mcp/registry.h"
+#include "src/mcp/request_state.h"
 #include "src/mcp/session.h"
 
 namespace crmd::mcp {
 
-// Newest first; initialize answers the client's version when listed, else the first.
+// Session-based revisions (initialize, Mcp-Session-Id), newest first; initialize answers
+// the client's version when listed, else the first (the highest both speak: a client
+// asking for a newer revision than these gets the newest session-based one).
 inline constexpr std::array<std::string_view, 3> kSupportedProtocolVersions = {
     "2025-11-25", "2025-06-18", "2025-03-26"};
+// Stateless revisions (version and capabilities in every request's _meta), newest first.
+inline constexpr std::array<std::string_view, 1> kModernProtocolVersions = {"2026-07-28"};
 // Assumed when a request carries no MCP-Protocol-Version and no session says otherwise.
 inline constexpr std::string_view kDefaultProtocolVersion = "2025-03-26";
 
+// Session-based revisions only (initialize and the MCP-Protocol-Version of a session).
 bool IsSupportedProtocolVersion(std::string_view version);
+bool IsModernProtocolVersion(std::string_view version);
 std::string NegotiateProtocolVersion(std::string_view requested);
+// Every revision crmd speaks, newest first (server/discover, UnsupportedProtocolVersion).
+nlohmann::json AllProtocolVersions();
 
 // JSON-RPC code for a tools/call refused with HTTP 403 insufficient_scope (in the
 // implementation-defined server error range -32000..-32099).
@@ -47,6 +64,14 @@ struct McpEndpointOptions {
   Sessions* shared_sessions = nullptr;
   // tools/call per principal (OAuth client + subject) on this node.
   RateLimiterOptions rate_limit;
+  // 2026-07-28 requestState keys (src/mcp/request_state.h): the first seals, all open.
+  // Every node behind one load balancer needs the same keys. Empty: one random key for
+  // this endpoint's lifetime (one node; a restart invalidates pending round trips).
+  std::vector<RequestStateKey> request_state_keys;
+  RequestStateOptions request_state;
+  // 2026-07-28 caching hints on server/discover and tools/list (server/utilities/caching).
+  // The tool set is the same for every caller and changes only with a deployment.
+  int64_t list_ttl_ms = 10 * 60 * 1000;
 };
 
 class McpEndpoint {
@@ -68,12 +93,22 @@ class McpEndpoint {
   http::Response Delete(const http::Request& req, const Principal& principal);
   http::Response Initialize(const nlohmann::json& id, const nlohmann::json& params,
                             const Principal& principal);
+  // A 2026-07-28 request: no session; _meta and headers checked on every request.
+  http::Response PostModern(const http::Request& req, const jsonrpc::Message& m,
+                            const Principal& principal);
+  http::Response CallToolModern(const http::Request& req, const jsonrpc::Message& m,
+                                const Principal& principal,
+                                const nlohmann::json& client_capabilities);
+  // resultType "complete" and the server's identity in _meta.
+  nlohmann::json Complete(nlohmann::json result) const;
+  nlohmann::json ServerInfo() const;
 
   const McpEndpointOptions options_;
   const ToolRegistry& tools_;
   std::unique_ptr<SessionStore> own_sessions_;  // when no shared store was given
   Sessions* const sessions_;
   RateLimiter limiter_;
+  std::unique_ptr<RequestStateCodec> request_states_;
 };
 
 // `Bearer error="insufficient_scope", scope="...", resource_metadata="..."` (RFC 6750 §3,

@@ -78,8 +78,12 @@ http::Response CorsPreflight(const http::Request& req) {
   if (auto origin = req.Header("Origin")) {
     r.Set("Access-Control-Allow-Origin", std::string(Trim(*origin)));
     r.Set("Access-Control-Allow-Methods", "POST, DELETE");
-    r.Set("Access-Control-Allow-Headers",
-          "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID");
+    // Mcp-Method and Mcp-Name: the 2026-07-28 request metadata headers a browser client
+    // must be allowed to send.
+    r.Set(
+        "Access-Control-Allow-Headers",
+        "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, "
+        "Mcp-Method, Mcp-Name");
     r.Set("Access-Control-Max-Age", "600");
     r.Set("Vary", "Origin");
   }

@@ -213,6 +213,7 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
   }
 
   CallOutcome o;
+  if (out.needs_input) return InputRequired(tool, ctx, std::move(out));
   if (!out.ok) {
     const Error& e = out.error;
     if (e.code == Errc::kPermissionDenied && out.error_details.is_object() &&
@@ -249,6 +250,41 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
     return o;
   }
   o.result = ToolResult(std::move(out.structured), false);
+  return o;
+}
+
+// A tool asked for input (ToolOutcome::NeedInput). Only elicitation is offered (crmd
+// neither samples nor asks for roots), in a mode the client declared for this request.
+CallOutcome ToolRegistry::InputRequired(const Tool& tool, const ToolContext& ctx,
+                                        ToolOutcome out) const {
+  CallOutcome o;
+  auto fail = [&](const char* why) {
+    spdlog::error(R"("event":"tool_input_invalid","tool":"{}","request_id":"{}","violation":"{}")",
+                  tool.name, ctx.request_id, why);
+    o.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);
+    return o;
+  };
+  if (!ctx.CanRequestInput())
+    return fail("NeedInput on a request that cannot carry input requests");
+  if (!out.input_requests.is_object() || out.input_requests.empty())
+    return fail("no input requests");
+  for (const auto& [key, request] : out.input_requests.items()) {
+    if (key.empty() || !request.is_object() ||
+        request.value("method", "") != "elicitation/create" || !request.contains("params") ||
+        !request["params"].is_object()) {
+      return fail("an input request is not an elicitation/create request");
+    }
+    std::string mode = request["params"].value("mode", "form");
+    if (mode != "form" && mode != "url") return fail("unknown elicitation mode");
+    if (!ctx.SupportsElicitation(mode)) {
+      o.kind = CallOutcome::Kind::kMissingCapability;
+      o.required_capabilities = nlohmann::json{{"elicitation", {{mode, nlohmann::json::object()}}}};
+      return o;
+    }
+  }
+  o.kind = CallOutcome::Kind::kInputRequired;
+  o.input_requests = std::move(out.input_requests);
+  o.input_state = std::move(out.input_state);
   return o;
 }
 

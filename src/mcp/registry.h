@@ -38,11 +38,17 @@ struct ToolRegistryOptions {
 
 // What tools/call produced.
 struct CallOutcome {
-  enum class Kind { kResult, kRpcError, kInsufficientScope };
+  // kInputRequired: the tool asked for input (2026-07-28 requests only); the endpoint seals
+  // `input_state` into requestState. kMissingCapability: it asked for an elicitation mode
+  // the client did not declare (MissingRequiredClientCapability, -32021).
+  enum class Kind { kResult, kRpcError, kInsufficientScope, kInputRequired, kMissingCapability };
   Kind kind = Kind::kResult;
   nlohmann::json result;        // kResult: a CallToolResult
   jsonrpc::RpcError rpc_error;  // kRpcError (the caller sets the id)
   std::string required_scope;   // kInsufficientScope
+  nlohmann::json input_requests;         // kInputRequired: an InputRequests map
+  nlohmann::json input_state;            // kInputRequired
+  nlohmann::json required_capabilities;  // kMissingCapability: a ClientCapabilities object
 
   static CallOutcome Rpc(int code, std::string message) {
     CallOutcome o;
@@ -86,6 +92,7 @@ class ToolRegistry {
  private:
   struct Tool;
   CallOutcome Invoke(const Tool& tool, const ToolContext& ctx, const nlohmann::json& args) const;
+  CallOutcome InputRequired(const Tool& tool, const ToolContext& ctx, ToolOutcome out) const;
 
   const ToolRegistryOptions options_;
   std::map<std::string, std::unique_ptr<Tool>, std::less<>> tools_;

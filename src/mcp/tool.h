@@ -11,6 +11,7 @@
 //     "inputSchema": { "type": "object", ... }, "outputSchema": { "type": "object", ... } }
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -19,10 +20,32 @@
 
 namespace crmd::mcp {
 
+// A retried multi round-trip request (MCP 2026-07-28 basic/patterns/mrtr): the state the
+// tool asked to keep (verified: sealed by this server, bound to this principal, tool and
+// arguments, not expired) and the client's answers.
+struct InputRound {
+  nlohmann::json state;      // as given to ToolOutcome::NeedInput
+  nlohmann::json responses;  // inputResponses: key of an input request -> the client's result
+                             // (e.g. an ElicitResult {"action", "content"?}); an object, maybe
+                             // empty. Unchecked client input: validate what you read.
+};
+
 struct ToolContext {
   const Principal& principal;
   std::string request_id;  // HTTP request id, for logs and audit
   std::string session_id;  // Mcp-Session-Id, may be empty
+  // MCP 2026-07-28 requests only: the client's capabilities for this request (_meta
+  // io.modelcontextprotocol/clientCapabilities); nullptr for 2025-era sessions, which
+  // cannot answer NeedInput.
+  const nlohmann::json* client_capabilities = nullptr;
+  // A retry carrying requestState; nullptr on a first attempt.
+  const InputRound* input = nullptr;
+
+  // Whether NeedInput may be answered (a 2026-07-28 request).
+  bool CanRequestInput() const { return client_capabilities != nullptr; }
+  // Whether the client declared elicitation in `mode` ("form" or "url"); an empty
+  // elicitation object means form only (client/elicitation "Capabilities").
+  bool SupportsElicitation(std::string_view mode) const;
 };
 
 // A tool's answer: either structured content (validated against the output schema and
@@ -38,10 +61,34 @@ struct ToolOutcome {
   bool ok = true;
   Error error;                // used when !ok
   nlohmann::json error_details;  // optional, e.g. the current record on revision_conflict
+  // NeedInput: an InputRequests map and the state to get back on the retry.
+  bool needs_input = false;
+  nlohmann::json input_requests;
+  nlohmann::json input_state;
 
-  static ToolOutcome Ok(nlohmann::json j) { return {std::move(j), true, {}, nullptr}; }
+  static ToolOutcome Ok(nlohmann::json j) {
+    ToolOutcome o;
+    o.structured = std::move(j);
+    return o;
+  }
+  // Asks the client for input and to retry (MCP 2026-07-28 InputRequiredResult). `requests`
+  // maps ids unique within this call to ElicitRequest objects (ElicitForm/ElicitUrl);
+  // `state` (any JSON, small, no secrets: the client can read it) comes back verified in
+  // ctx.input->state. REQUIRES: ctx.CanRequestInput() and every request's mode supported
+  // (ctx.SupportsElicitation); the endpoint refuses otherwise (-32021 or a tool error).
+  static ToolOutcome NeedInput(nlohmann::json requests, nlohmann::json state) {
+    ToolOutcome o;
+    o.needs_input = true;
+    o.input_requests = std::move(requests);
+    o.input_state = std::move(state);
+    return o;
+  }
   static ToolOutcome Fail(Error e, nlohmann::json details = nullptr) {
-    return {nullptr, false, std::move(e), std::move(details)};
+    ToolOutcome o;
+    o.ok = false;
+    o.error = std::move(e);
+    o.error_details = std::move(details);
+    return o;
   }
   // Maps a Result<json> to an outcome.
   static ToolOutcome From(Result<nlohmann::json> r) {
@@ -49,6 +96,12 @@ struct ToolOutcome {
     return Fail(std::move(r.error()));
   }
 };
+
+// ElicitRequest objects for NeedInput (client/elicitation).
+// Form mode: `requested_schema` is a flat object schema of primitive properties.
+nlohmann::json ElicitForm(std::string message, nlohmann::json requested_schema);
+// URL mode: the person opens `url` (out of band; the client sees only the URL).
+nlohmann::json ElicitUrl(std::string message, std::string url);
 
 using ToolHandler = std::function<ToolOutcome(const ToolContext&, const nlohmann::json& args)>;
 

@@ -39,9 +39,14 @@ void RewriteRefs(json& node) {
 
 class McpSchemas {
  public:
-  static McpSchemas& Get() {
-    static McpSchemas instance;  // test support only: loaded once per test binary
-    return instance;
+  // Test support only: each revision's schema is loaded once per test binary.
+  static McpSchemas& Get(const std::string& version) {
+    static std::mutex mu;
+    static std::map<std::string, std::unique_ptr<McpSchemas>> instances;
+    std::lock_guard lock(mu);
+    auto& slot = instances[version];
+    if (!slot) slot.reset(new McpSchemas(version));
+    return *slot;
   }
 
   std::optional<std::string> Validate(const std::string& type, const json& doc) {
@@ -63,8 +68,8 @@ class McpSchemas {
   }
 
  private:
-  McpSchemas() {
-    std::string path = std::string(CRMD_SOURCE_DIR) + "/tests/data/mcp/2025-11-25.schema.json";
+  explicit McpSchemas(const std::string& version) {
+    std::string path = std::string(CRMD_SOURCE_DIR) + "/tests/data/mcp/" + version + ".schema.json";
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot read " + path);
     std::stringstream ss;
@@ -86,10 +91,47 @@ std::optional<std::string> ResultTypeFor(const std::string& method) {
   return std::nullopt;
 }
 
+// 2026-07-28: the JSON-RPC response type for each method crmd serves.
+std::optional<std::string> ModernResponseTypeFor(const std::string& method) {
+  if (method == "server/discover") return "DiscoverResultResponse";
+  if (method == "tools/list") return "ListToolsResultResponse";
+  if (method == "tools/call") return "CallToolResultResponse";
+  return std::nullopt;
+}
+
+// 2026-07-28: the request type the client sends, to keep the test client honest.
+std::optional<std::string> ModernRequestTypeFor(const std::string& method) {
+  if (method == "server/discover") return "DiscoverRequest";
+  if (method == "tools/list") return "ListToolsRequest";
+  if (method == "tools/call") return "CallToolRequest";
+  return std::nullopt;
+}
+
+// 2026-07-28: the specific error type for the codes the specification defines.
+std::optional<std::string> ModernErrorTypeFor(int code) {
+  switch (code) {
+    case -32020:
+      return "HeaderMismatchError";
+    case -32021:
+      return "MissingRequiredClientCapabilityError";
+    case -32022:
+      return "UnsupportedProtocolVersionError";
+    case -32602:
+      return "InvalidParamsError";
+    case -32601:
+      return "MethodNotFoundError";
+    default:
+      return std::nullopt;
+  }
+}
+
+constexpr const char* kModernVersion = "2026-07-28";
+
 }  // namespace
 
-std::optional<std::string> ValidateMcpType(const std::string& type, const json& doc) {
-  return McpSchemas::Get().Validate(type, doc);
+std::optional<std::string> ValidateMcpType(const std::string& type, const json& doc,
+                                           const std::string& version) {
+  return McpSchemas::Get(version).Validate(type, doc);
 }
 
 std::optional<std::string_view> McpReply::Header(std::string_view name) const {
@@ -139,14 +181,46 @@ McpReply McpClient::RawSend(const std::string& method, const std::string& body, 
   return Exchange(method, body, std::move(extra));
 }
 
-McpReply McpClient::Rpc(const std::string& method, const json& params, bool notification) {
+McpReply McpClient::Rpc(const std::string& method, const json& params, bool notification,
+                        http::Headers extra, bool check_request) {
   json msg{{"jsonrpc", "2.0"}, {"method", method}};
   if (!notification) msg["id"] = next_id_++;
-  if (!params.is_null()) msg["params"] = params;
-  McpReply reply = Exchange("POST", msg.dump(), {});
+  json sent = params;
+  if (modern_) {
+    // Per-request protocol fields (basic/index "_meta"); members the caller set win.
+    if (sent.is_null()) sent = json::object();
+    json meta{{"io.modelcontextprotocol/protocolVersion", modern_->version},
+              {"io.modelcontextprotocol/clientCapabilities", modern_->capabilities}};
+    if (modern_->client_info)
+      meta["io.modelcontextprotocol/clientInfo"] = {{"name", "crmd-tests"}, {"version", "1.0.0"}};
+    if (sent.contains("_meta") && sent["_meta"].is_object()) meta.update(sent["_meta"]);
+    sent["_meta"] = std::move(meta);
+    // Request metadata headers (basic/transports/streamable-http), unless overridden.
+    http::Headers mirrored{{"MCP-Protocol-Version", modern_->version}, {"Mcp-Method", method}};
+    if (sent.contains("name") && sent["name"].is_string())
+      mirrored.emplace_back("Mcp-Name", sent["name"].get<std::string>());
+    for (auto& [k, v] : mirrored) {
+      bool overridden = false;
+      for (const auto& [ek, ev] : extra) overridden = overridden || http::IEquals(ek, k);
+      if (!overridden) extra.emplace_back(k, v);
+    }
+  }
+  if (!sent.is_null()) msg["params"] = sent;
+  if (modern_ && options_.validate && check_request && !notification) {
+    if (auto type = ModernRequestTypeFor(method)) {
+      if (auto v = ValidateMcpType(*type, msg, kModernVersion))
+        ADD_FAILURE() << "test client sent an invalid " << *v;
+    }
+  }
+  McpReply reply = Exchange("POST", msg.dump(), std::move(extra));
   if (options_.validate) {
     if (notification) {
       EXPECT_TRUE(reply.status != 202 || reply.raw.empty()) << "202 must have no body";
+    } else if (modern_) {
+      CheckModern(method, reply, msg);
+      if (reply.body.is_object() && reply.body.contains("id")) {
+        EXPECT_EQ(reply.body["id"], msg["id"]) << "response id must echo the request id";
+      }
     } else {
       Check(method, reply, params);
       if (reply.body.is_object() && reply.body.contains("id")) {
@@ -181,18 +255,24 @@ void McpClient::Check(const std::string& method, const McpReply& reply, const js
       ADD_FAILURE() << method << ": " << *v << " in " << reply.raw;
     }
   }
-  if (method == "tools/list") {
-    for (const auto& tool : reply.body["result"].value("tools", json::array())) {
-      if (!tool.contains("outputSchema")) continue;
-      auto c = mcp::CompiledSchema::Compile(tool["outputSchema"]);
-      if (!c) {
-        ADD_FAILURE() << "outputSchema of " << tool["name"] << " does not compile";
-        continue;
-      }
-      output_schemas_[tool["name"]] = std::shared_ptr<mcp::CompiledSchema>(std::move(*c));
+  if (method == "tools/list") RememberOutputSchemas(reply);
+  if (method == "tools/call") CheckStructured(reply, params);
+}
+
+void McpClient::RememberOutputSchemas(const McpReply& reply) {
+  for (const auto& tool : reply.body["result"].value("tools", json::array())) {
+    if (!tool.contains("outputSchema")) continue;
+    auto c = mcp::CompiledSchema::Compile(tool["outputSchema"]);
+    if (!c) {
+      ADD_FAILURE() << "outputSchema of " << tool["name"] << " does not compile";
+      continue;
     }
+    output_schemas_[tool["name"]] = std::shared_ptr<mcp::CompiledSchema>(std::move(*c));
   }
-  if (method == "tools/call" && params.contains("name")) {
+}
+
+void McpClient::CheckStructured(const McpReply& reply, const json& params) {
+  if (params.contains("name")) {
     const json& r = reply.body["result"];
     auto it = output_schemas_.find(params["name"].get<std::string>());
     if (it != output_schemas_.end() && !r.value("isError", false) && r.contains("structuredContent")) {
@@ -201,6 +281,80 @@ void McpClient::Check(const std::string& method, const McpReply& reply, const js
       }
     }
   }
+}
+
+void McpClient::CheckModern(const std::string& method, const McpReply& reply, const json& request) {
+  if (!reply.body.is_object()) {
+    EXPECT_NE(reply.status, 200) << method << ": 200 without a JSON-RPC body: " << reply.raw;
+    return;
+  }
+  auto ct = reply.Header("Content-Type");
+  EXPECT_TRUE(ct && ct->find("application/json") != std::string_view::npos) << method;
+  EXPECT_FALSE(reply.Header("Mcp-Session-Id")) << method << ": 2026-07-28 has no sessions";
+  if (reply.body.contains("error")) {
+    if (auto v = ValidateMcpType("JSONRPCErrorResponse", reply.body, kModernVersion)) {
+      ADD_FAILURE() << method << ": " << *v << " in " << reply.raw;
+    }
+    if (reply.body["error"].contains("code") && reply.body["error"]["code"].is_number_integer()) {
+      if (auto type = ModernErrorTypeFor(reply.body["error"]["code"].get<int>())) {
+        // InvalidParamsError and MethodNotFoundError are error objects; the others responses.
+        bool object_only = *type == "InvalidParamsError" || *type == "MethodNotFoundError";
+        if (auto v = ValidateMcpType(*type, object_only ? reply.body["error"] : reply.body,
+                                     kModernVersion)) {
+          ADD_FAILURE() << method << ": " << *v << " in " << reply.raw;
+        }
+      }
+    }
+    return;
+  }
+  if (auto v = ValidateMcpType("JSONRPCResultResponse", reply.body, kModernVersion)) {
+    ADD_FAILURE() << method << ": " << *v << " in " << reply.raw;
+    return;
+  }
+  if (auto type = ModernResponseTypeFor(method)) {
+    if (auto v = ValidateMcpType(*type, reply.body, kModernVersion))
+      ADD_FAILURE() << method << ": " << *v << " in " << reply.raw;
+  }
+  const json& result = reply.body["result"];
+  // basic/index "Per-response protocol fields": the server identifies itself.
+  EXPECT_TRUE(result.contains("_meta") &&
+              result["_meta"].contains("io.modelcontextprotocol/serverInfo"))
+      << method << ": no serverInfo in result _meta: " << reply.raw;
+  std::string result_type = result.value("resultType", "");
+  EXPECT_TRUE(result_type == "complete" || result_type == "input_required") << reply.raw;
+  if (result_type == "input_required") {
+    EXPECT_EQ(method, "tools/call") << "input_required is only for tools/call here";
+    if (auto v = ValidateMcpType("InputRequiredResult", result, kModernVersion))
+      ADD_FAILURE() << *v;
+    EXPECT_TRUE(result.contains("inputRequests") || result.contains("requestState")) << reply.raw;
+    EXPECT_FALSE(result.contains("ttlMs") || result.contains("cacheScope"))
+        << "input_required is not cacheable";
+    return;
+  }
+  if (method == "tools/call") {
+    if (auto v = ValidateMcpType("CallToolResult", result, kModernVersion)) ADD_FAILURE() << *v;
+    CheckStructured(reply, request["params"]);
+  }
+  if (method == "tools/list") RememberOutputSchemas(reply);
+}
+
+void McpClient::UseModern(McpModernOptions modern) {
+  session_id_.clear();
+  protocol_version_.clear();
+  modern_ = std::move(modern);
+}
+
+McpReply McpClient::Discover() { return Rpc("server/discover", json::object(), false); }
+
+McpReply McpClient::CallToolRetry(const std::string& name, const json& arguments,
+                                  const json& input_responses, const std::string& request_state) {
+  json params{{"name", name}, {"arguments", arguments}, {"requestState", request_state}};
+  if (!input_responses.is_null()) params["inputResponses"] = input_responses;
+  return Rpc("tools/call", params, false);
+}
+
+McpReply McpClient::ModernRequest(const std::string& method, json params, http::Headers extra) {
+  return Rpc(method, params, false, std::move(extra), /*check_request=*/false);
 }
 
 McpReply McpClient::Initialize(const std::string& version) {

@@ -1,6 +1,7 @@
 #pragma once
 // A small MCP client for tests: JSON-RPC over real HTTP to a TestServer's /mcp with a
-// bearer token. It keeps Mcp-Session-Id and MCP-Protocol-Version like a real client and,
+// bearer token. It keeps Mcp-Session-Id and MCP-Protocol-Version like a real client (or,
+// after UseModern(), speaks stateless 2026-07-28 with _meta on every request) and,
 // unless told not to, checks every server message against the MCP JSON schema
 // (tests/data/mcp/2025-11-25.schema.json: JSONRPCErrorResponse, InitializeResult,
 // ListToolsResult, CallToolResult, ...) and every successful structuredContent against
@@ -28,6 +29,15 @@ struct McpClientOptions {
   std::string path = "/mcp";
   bool validate = true;       // check server messages against the MCP schema
   http::Headers extra_headers; // added to every request (e.g. Origin)
+};
+
+// MCP 2026-07-28 ("modern"): no initialize and no session; every request carries _meta
+// (protocol version, client capabilities, client info) and the request metadata headers
+// (MCP-Protocol-Version, Mcp-Method, Mcp-Name). Set with McpClient::UseModern().
+struct McpModernOptions {
+  std::string version = "2026-07-28";
+  nlohmann::json capabilities = nlohmann::json::object();  // clientCapabilities
+  bool client_info = true;                                 // send clientInfo
 };
 
 // One HTTP exchange: status, headers, and the body parsed as JSON (null when empty or
@@ -79,6 +89,22 @@ class McpClient {
   // DELETE with the current session id.
   McpReply EndSession();
 
+  // Switches to 2026-07-28: from now on Request/ListTools/CallTool/... send _meta and the
+  // mirrored headers, keep no session, and replies are validated against
+  // tests/data/mcp/2026-07-28.schema.json (the JSON-RPC response type of each method, the
+  // specific error types, resultType and _meta serverInfo on every result).
+  void UseModern(McpModernOptions modern = {});
+  bool modern() const { return modern_.has_value(); }
+  McpReply Discover();
+  // tools/call retried with inputResponses and requestState (basic/patterns/mrtr).
+  McpReply CallToolRetry(const std::string& name, const nlohmann::json& arguments,
+                         const nlohmann::json& input_responses, const std::string& request_state);
+  // A modern request with its headers and _meta, then `extra` headers overriding; `params`
+  // _meta members override the defaults (for malformed requests: the request itself is not
+  // checked against the schema, the reply is).
+  McpReply ModernRequest(const std::string& method, nlohmann::json params,
+                         http::Headers extra = {});
+
   // A POST of exactly `body` with the usual headers plus `extra` (overriding same-named
   // ones). Not validated: for malformed input.
   McpReply RawPost(const std::string& body, http::Headers extra = {});
@@ -93,8 +119,12 @@ class McpClient {
 
  private:
   McpReply Exchange(const std::string& http_method, const std::string& body, http::Headers extra);
-  McpReply Rpc(const std::string& method, const nlohmann::json& params, bool notification);
+  McpReply Rpc(const std::string& method, const nlohmann::json& params, bool notification,
+               http::Headers extra = {}, bool check_request = true);
   void Check(const std::string& method, const McpReply& reply, const nlohmann::json& params);
+  void CheckModern(const std::string& method, const McpReply& reply, const nlohmann::json& request);
+  void RememberOutputSchemas(const McpReply& reply);
+  void CheckStructured(const McpReply& reply, const nlohmann::json& params);
 
   TestServer& server_;
   McpClientOptions options_;
@@ -102,10 +132,12 @@ class McpClient {
   std::string protocol_version_;
   int next_id_ = 1;
   std::map<std::string, std::shared_ptr<mcp::CompiledSchema>> output_schemas_;
+  std::optional<McpModernOptions> modern_;
 };
 
 // Validates `doc` against the MCP schema definition `type` (e.g. "CallToolResult") of
-// tests/data/mcp/2025-11-25.schema.json; returns the violation message, or nullopt.
-std::optional<std::string> ValidateMcpType(const std::string& type, const nlohmann::json& doc);
+// tests/data/mcp/<version>.schema.json; returns the violation message, or nullopt.
+std::optional<std::string> ValidateMcpType(const std::string& type, const nlohmann::json& doc,
+                                           const std::string& version = "2025-11-25");
 
 }  // namespace crmd::testing
