@@ -299,7 +299,7 @@ http::Response AuthorizationEndpoint::HandleAuthorize(const http::Request& req) 
   std::string handle = s_.random.Token(32);
   const int64_t now = s_.clock.NowUnix();
   auto st = s_.db.Write([&](store::Conn& c) -> Status {
-    if (auto d = repo::DeleteExpiredRequests(c, now); !d) return d;
+    if (auto d = repo::DeleteExpiredRequests(c, now); !d) return Fail(d.error());
     return repo::InsertPendingRequest(c, {.id_hash = crypto::HashSecret(handle),
                                           .browser_hash = crypto::HashSecret(browser.secret),
                                           .csrf_hash = crypto::HashSecret(s_.random.Token(24)),

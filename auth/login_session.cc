@@ -50,7 +50,7 @@ Result<std::string> LoginSessions::Create(int64_t user_id, LoginSession* out) {
                  .expires_at = clock_.NowUnix() + ttl_s_};
   auto r = db_.Write([&](store::Conn& c) -> Status {
     // Expired sessions are swept here rather than by a background job.
-    if (auto d = repo::DeleteExpiredSessions(c, s.created_at); !d) return d;
+    if (auto d = repo::DeleteExpiredSessions(c, s.created_at); !d) return Fail(d.error());
     return repo::InsertSession(c, s);
   });
   if (!r) return Fail(r.error());

@@ -2,10 +2,8 @@
 
 namespace crmd::auth::repo {
 
-Status DeleteExpiredRequests(store::Conn& c, int64_t now) {
-  auto d = c.Exec("DELETE FROM authorization_requests WHERE expires_at <= ?", {now});
-  if (!d) return Fail(d.error());
-  return Ok();
+Result<int64_t> DeleteExpiredRequests(store::Conn& c, int64_t now) {
+  return c.Exec("DELETE FROM authorization_requests WHERE expires_at <= ?", {now});
 }
 
 Status InsertPendingRequest(store::Conn& c, const PendingRequestRow& r) {

@@ -34,8 +34,8 @@ struct PendingRequestRow {
   int64_t expires_at = 0;
 };
 
-// Deletes the requests that expired at or before `now`.
-Status DeleteExpiredRequests(store::Conn& c, int64_t now);
+// Deletes the requests that expired at or before `now`; answers how many.
+Result<int64_t> DeleteExpiredRequests(store::Conn& c, int64_t now);
 Status InsertPendingRequest(store::Conn& c, const PendingRequestRow& row);
 // The request when it is still pending at `now` (id_hash, created_at and expires_at are
 // not read back).

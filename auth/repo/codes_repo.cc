@@ -50,4 +50,8 @@ Status DeleteUnredeemedCodes(store::Conn& c, std::string_view client_id, std::op
   return Ok();
 }
 
+Result<int64_t> DeleteCodesExpiredBy(store::Conn& c, int64_t cutoff) {
+  return c.Exec("DELETE FROM auth_codes WHERE expires_at <= ?", {cutoff});
+}
+
 }  // namespace crmd::auth::repo

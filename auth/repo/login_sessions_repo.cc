@@ -10,8 +10,8 @@ Status Done(const Result<int64_t>& r) {
 
 }  // namespace
 
-Status DeleteExpiredSessions(store::Conn& c, int64_t now) {
-  return Done(c.Exec("DELETE FROM login_sessions WHERE expires_at <= ?", {now}));
+Result<int64_t> DeleteExpiredSessions(store::Conn& c, int64_t now) {
+  return c.Exec("DELETE FROM login_sessions WHERE expires_at <= ?", {now});
 }
 
 Status InsertSession(store::Conn& c, const LoginSession& s) {

@@ -19,8 +19,8 @@
 
 namespace crmd::auth::repo {
 
-// Deletes the sessions that expired at or before `now`.
-Status DeleteExpiredSessions(store::Conn& c, int64_t now);
+// Deletes the sessions that expired at or before `now`; answers how many.
+Result<int64_t> DeleteExpiredSessions(store::Conn& c, int64_t now);
 Status InsertSession(store::Conn& c, const LoginSession& session);
 // The session with this hash when it is still live at `now`.
 Result<std::optional<LoginSession>> FindLiveSession(store::Conn& c, const std::string& id_hash, int64_t now);

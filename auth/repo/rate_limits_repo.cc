@@ -27,4 +27,8 @@ Status DeleteBucket(store::Conn& c, std::string_view bucket) {
   return Ok();
 }
 
+Result<int64_t> DeleteWindowsStartedBy(store::Conn& c, int64_t cutoff) {
+  return c.Exec("DELETE FROM rate_limits WHERE window_start <= ?", {cutoff});
+}
+
 }  // namespace crmd::auth::repo

@@ -27,5 +27,7 @@ struct RateWindow {
 Result<RateWindow> CurrentWindow(store::Conn& c, std::string_view bucket, int64_t window_s, int64_t now);
 Status StoreWindow(store::Conn& c, std::string_view bucket, const RateWindow& window);
 Status DeleteBucket(store::Conn& c, std::string_view bucket);
+// Deletes every window that started at or before `cutoff` (housekeeping); answers how many.
+Result<int64_t> DeleteWindowsStartedBy(store::Conn& c, int64_t cutoff);
 
 }  // namespace crmd::auth::repo

@@ -76,4 +76,12 @@ Result<std::vector<std::string>> ListRevokedJtis(store::Conn& c, int64_t expires
   return out;
 }
 
+Result<int64_t> DeleteAccessTokensExpiredBy(store::Conn& c, int64_t cutoff) {
+  return c.Exec("DELETE FROM access_tokens WHERE expires_at <= ?", {cutoff});
+}
+
+Result<int64_t> DeleteRefreshTokensExpiredBy(store::Conn& c, int64_t cutoff) {
+  return c.Exec("DELETE FROM refresh_tokens WHERE expires_at <= ?", {cutoff});
+}
+
 }  // namespace crmd::auth::repo

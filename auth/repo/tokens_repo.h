@@ -57,4 +57,9 @@ Result<std::optional<bool>> AccessTokenRevoked(store::Conn& c, const std::string
 // The jti of every revoked record expiring after `expires_after`.
 Result<std::vector<std::string>> ListRevokedJtis(store::Conn& c, int64_t expires_after);
 
+// Housekeeping: delete the access-token records / refresh tokens that expired at or
+// before `cutoff`; each answers how many.
+Result<int64_t> DeleteAccessTokensExpiredBy(store::Conn& c, int64_t cutoff);
+Result<int64_t> DeleteRefreshTokensExpiredBy(store::Conn& c, int64_t cutoff);
+
 }  // namespace crmd::auth::repo

@@ -686,5 +686,65 @@ TEST_F(AuthRepo, RateLimiterRefusesOverTheLimitUntilTheWindowEnds) {
   EXPECT_EQ(next->count, 1);
 }
 
+// ---------------------------------------------------------------------------------------
+// Housekeeping sweeps (src/app/housekeeping.cc): each deletes exactly the rows at or
+// before its cutoff and answers how many.
+
+TEST_F(AuthRepoGrants, HousekeepingSweepsDeleteUpToTheCutoffOnly) {
+  int64_t ada = AddUser("ada@example.com");
+  GrantRow g = Grant("g1", ada);
+  ASSERT_TRUE(W([&](store::Conn& c) -> Status {
+    if (auto st = InsertGrant(c, g, kNow); !st) return st;
+    for (int64_t i = 0; i < 2; ++i) {
+      const std::string n = std::to_string(i);
+      const int64_t expires = kNow + 100 * (i + 1);  // kNow+100, kNow+200
+      if (auto st = InsertAccessToken(c, "jti" + n, "g1", "c1", expires); !st) return st;
+      if (auto st = InsertRefreshToken(c, "rt" + n, g, kNow, expires); !st) return st;
+      if (auto st = InsertCode(c, {.code_hash = "code" + n, .client_id = "c1", .user_id = ada,
+                                   .redirect_uri = "https://app.example/cb", .scope = "s", .resource = "r",
+                                   .code_challenge = "x", .grant_id = "cg" + n, .created_at = kNow,
+                                   .expires_at = expires});
+          !st)
+        return st;
+      if (auto st = InsertSession(c, {.id_hash = "s" + n, .user_id = ada, .csrf_token = "t", .created_at = kNow,
+                                      .expires_at = expires});
+          !st)
+        return st;
+      if (auto st = InsertPendingRequest(c, {.id_hash = "p" + n, .browser_hash = "b", .csrf_hash = "c",
+                                             .client_id = "c1", .redirect_uri = "u", .scope = "s",
+                                             .resource = "r", .code_challenge = "x", .created_at = kNow,
+                                             .expires_at = expires});
+          !st)
+        return st;
+      if (auto st = StoreWindow(c, "b" + n, {.start = expires, .count = 1}); !st) return st;
+    }
+    return Ok();
+  }));
+  auto swept = W([&](store::Conn& c) -> Result<std::vector<int64_t>> {
+    std::vector<int64_t> out;
+    for (auto fn : {DeleteAccessTokensExpiredBy, DeleteRefreshTokensExpiredBy, DeleteCodesExpiredBy,
+                    DeleteExpiredSessions, DeleteExpiredRequests, DeleteWindowsStartedBy}) {
+      auto n = fn(c, kNow + 100);
+      if (!n) return Fail(n.error());
+      out.push_back(*n);
+    }
+    return out;
+  });
+  ASSERT_TRUE(swept) << swept.error().detail;
+  EXPECT_EQ(*swept, std::vector<int64_t>(6, 1));
+  auto left = R([&](store::Conn& c) -> Result<std::vector<bool>> {
+    auto rt = FindRefreshToken(c, "rt1");
+    auto code = FindCode(c, "code1");
+    auto session = FindLiveSession(c, "s1", kNow);
+    auto pending = FindPendingRequest(c, "p1", kNow);
+    auto jti = AccessTokenRevoked(c, "jti1");
+    if (!rt || !code || !session || !pending || !jti) return Fail(Errc::kInternal, "lookup failed");
+    return std::vector<bool>{rt->has_value(), code->has_value(), session->has_value(), pending->has_value(),
+                             jti->has_value()};
+  });
+  ASSERT_TRUE(left);
+  EXPECT_EQ(*left, std::vector<bool>(5, true));
+}
+
 }  // namespace
 }  // namespace crmd::auth::repo
