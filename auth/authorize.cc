@@ -225,7 +225,8 @@ Result<std::optional<AuthorizationEndpoint::Pending>> AuthorizationEndpoint::Fin
   auto browser = CookieValue(req, cookies_.browser);
   if (!browser || handle.empty() || handle.size() > 128) return Out();
   const int64_t now = s_.clock.NowUnix();
-  auto row = s_.db.Read([&](store::Conn& c) { return repo::FindPendingRequest(c, crypto::HashSecret(handle), now); });
+  auto row = s_.db.Read(
+      [&](store::Conn& c) { return repo::FindPendingRequest(c, crypto::HashSecret(handle), now); });
   if (!row) return Fail(row.error());
   if (!*row) return Out();
   auto& r = **row;
@@ -466,7 +467,8 @@ http::Response AuthorizationEndpoint::PostConsent(const http::Request& req) {
     return ErrorPage(400, "Bad request", "Choose Allow or Deny.");
   }
   if (approved.empty()) {
-    auto st = s_.db.Write([&](store::Conn& c) { return repo::ConsumePendingRequest(c, crypto::HashSecret(handle)); });
+    auto st = s_.db.Write(
+        [&](store::Conn& c) { return repo::ConsumePendingRequest(c, crypto::HashSecret(handle)); });
     if (!st) return ErrorPage(500, "Error", "Internal error.");
     return RedirectError(request, "access_denied", "the person denied the request", 303);
   }

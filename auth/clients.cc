@@ -29,7 +29,8 @@ ClientStore::FindWithHashes(std::string_view client_id) {
     if (!found) return Fail(found.error());
     if (!*found) return Out();
     return Out(std::in_place, std::move((*found)->client),
-               std::make_pair(std::move((*found)->secret_hash), std::move((*found)->registration_token_hash)));
+               std::make_pair(std::move((*found)->secret_hash),
+                              std::move((*found)->registration_token_hash)));
   });
 }
 
@@ -42,8 +43,9 @@ Result<std::optional<Client>> ClientStore::Find(std::string_view client_id) {
 
 Status ClientStore::Insert(const Client& client, std::optional<std::string> secret_hash,
                            std::optional<std::string> registration_token_hash) {
-  return db_.Write(
-      [&](store::Conn& c) { return repo::InsertClient(c, client, secret_hash, registration_token_hash); });
+  return db_.Write([&](store::Conn& c) {
+    return repo::InsertClient(c, client, secret_hash, registration_token_hash);
+  });
 }
 
 Status ClientStore::Update(const Client& client, std::optional<std::string> secret_hash,
@@ -52,7 +54,8 @@ Status ClientStore::Update(const Client& client, std::optional<std::string> secr
     auto n = repo::UpdateClientMetadata(c, client, clock_.NowUnix());
     if (!n) return Fail(n.error());
     if (*n == 0) return Fail(Errc::kNotFound, "unknown client");
-    if (secret_hash || clear_secret) return repo::SetClientSecretHash(c, client.client_id, secret_hash);
+    if (secret_hash || clear_secret)
+      return repo::SetClientSecretHash(c, client.client_id, secret_hash);
     return Ok();
   });
 }
@@ -87,13 +90,15 @@ Status ClientStore::Revoke(std::string_view client_id) {
 }
 
 Status ClientStore::SetAllowedScopes(std::string_view client_id, const std::string& scopes) {
-  return db_.Write(
-      [&](store::Conn& c) { return FoundOne(repo::SetAllowedScopes(c, client_id, scopes, clock_.NowUnix())); });
+  return db_.Write([&](store::Conn& c) {
+    return FoundOne(repo::SetAllowedScopes(c, client_id, scopes, clock_.NowUnix()));
+  });
 }
 
 Status ClientStore::SetRegistrationTokenHash(std::string_view client_id, const std::string& token_hash) {
-  return db_.Write(
-      [&](store::Conn& c) { return FoundOne(repo::SetRegistrationTokenHash(c, client_id, token_hash)); });
+  return db_.Write([&](store::Conn& c) {
+    return FoundOne(repo::SetRegistrationTokenHash(c, client_id, token_hash));
+  });
 }
 
 Result<std::vector<Client>> ClientStore::List() {

@@ -32,7 +32,8 @@ Result<int64_t> Consents::Revoke(std::string_view client_id, int64_t user_id) {
   return db_.Write([&](store::Conn& c) -> Result<int64_t> {
     auto n = repo::RevokeConsents(c, client_id, user_id, now);
     if (!n) return n;
-    if (auto st = repo::RevokeGrantsOfClient(c, client_id, user_id, now); !st) return Fail(st.error());
+    if (auto st = repo::RevokeGrantsOfClient(c, client_id, user_id, now); !st)
+      return Fail(st.error());
     return n;
   });
 }

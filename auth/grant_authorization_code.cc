@@ -71,10 +71,10 @@ OAuthResult<nlohmann::json> GrantAuthorizationCode(const GrantContext& ctx) {
     if (!*claimed) return Replay(c, row, now);
 
     repo::GrantRow grant{.grant_id = row.grant_id,
-                   .client_id = row.client_id,
-                   .user_id = row.user_id,
-                   .scope = JoinScope(*scopes),
-                   .resource = row.resource};
+                         .client_id = row.client_id,
+                         .user_id = row.user_id,
+                         .scope = JoinScope(*scopes),
+                         .resource = row.resource};
     if (auto st = repo::InsertGrant(c, grant, now); !st) return Fail(st.error());
     auto issued = tokens.IssueAccessToken(c, key,
                                           {.subject = GrantSubject(grant.user_id, grant.client_id),

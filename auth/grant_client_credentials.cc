@@ -29,10 +29,10 @@ OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx) {
                   [&](store::Conn& c, const SigningKey& key) -> Result<GrantOutcome> {
     int64_t now = tokens.clock().NowUnix();
     repo::GrantRow grant{.grant_id = tokens.random().Token(16),
-                   .client_id = client.client_id,
-                   .user_id = std::nullopt,
-                   .scope = JoinScope(scopes),
-                   .resource = tokens.options().resource};
+                         .client_id = client.client_id,
+                         .user_id = std::nullopt,
+                         .scope = JoinScope(scopes),
+                         .resource = tokens.options().resource};
     if (auto st = repo::InsertGrant(c, grant, now); !st) return Fail(st.error());
     auto issued = tokens.IssueAccessToken(c, key,
                                           {.subject = GrantSubject(std::nullopt, client.client_id),

@@ -56,10 +56,10 @@ OAuthResult<nlohmann::json> GrantRefreshToken(const GrantContext& ctx) {
     if (!*used) return reuse();  // lost a race with a concurrent use of the same token
 
     repo::GrantRow grant{.grant_id = row.grant_id,
-                   .client_id = row.client_id,
-                   .user_id = row.user_id,
-                   .scope = row.scope,  // the refresh token keeps the full grant
-                   .resource = row.resource};
+                         .client_id = row.client_id,
+                         .user_id = row.user_id,
+                         .scope = row.scope,  // the refresh token keeps the full grant
+                         .resource = row.resource};
     auto issued = tokens.IssueAccessToken(c, key,
                                           {.subject = GrantSubject(row.user_id, row.client_id),
                                            .client_id = row.client_id,

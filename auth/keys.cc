@@ -38,8 +38,11 @@ Result<SigningKey> KeyStore::Current() {
     if (!key) return Fail(key.error());
     Chosen fresh{key->Thumbprint(), key->PrivatePem(), now};
     if (fresh.pem.empty()) return Fail(Error::Internal("cannot serialise signing key"));
-    if (auto st = repo::RetireActiveKeys(c, now, now + options_.retire_grace_s); !st) return Fail(st.error());
-    if (auto st = repo::InsertSigningKey(c, fresh.kid, fresh.pem, key->PublicJwk(fresh.kid).dump(), now); !st)
+    if (auto st = repo::RetireActiveKeys(c, now, now + options_.retire_grace_s); !st)
+      return Fail(st.error());
+    if (auto st =
+            repo::InsertSigningKey(c, fresh.kid, fresh.pem, key->PublicJwk(fresh.kid).dump(), now);
+        !st)
       return Fail(st.error());
     spdlog::info(R"("event":"signing_key_created","kid":"{}")", fresh.kid);
     return fresh;

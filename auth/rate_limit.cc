@@ -30,7 +30,8 @@ Result<RateDecision> RateLimiter::Run(std::string_view bucket, RateLimit limit, 
     d.retry_after = d.allowed ? 0 : std::max<int64_t>(1, start + limit.window_s - now);
     if (count && d.allowed) {
       ++n;
-      if (auto st = repo::StoreWindow(c, bucket, {.start = start, .count = n}); !st) return Fail(st.error());
+      if (auto st = repo::StoreWindow(c, bucket, {.start = start, .count = n}); !st)
+        return Fail(st.error());
     }
     d.count = n;
     return d;

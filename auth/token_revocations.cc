@@ -17,9 +17,11 @@ RevokedTokens::RevokedTokens(store::Database& db, const Clock& clock,
 
 Status RevokedTokens::Refresh() {
   // Tokens that expired are refused on exp anyway; keep the set small.
-  auto jtis = db_.Read([&](store::Conn& c) { return repo::ListRevokedJtis(c, clock_.NowUnix() - 300); });
+  auto jtis =
+      db_.Read([&](store::Conn& c) { return repo::ListRevokedJtis(c, clock_.NowUnix() - 300); });
   if (!jtis) return Fail(jtis.error());
-  auto set = std::make_shared<Set>(std::make_move_iterator(jtis->begin()), std::make_move_iterator(jtis->end()));
+  auto set = std::make_shared<Set>(std::make_move_iterator(jtis->begin()),
+                                   std::make_move_iterator(jtis->end()));
   std::lock_guard lock(snap_mu_);
   snapshot_ = std::move(set);
   loaded_at_ = std::chrono::steady_clock::now();

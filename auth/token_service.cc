@@ -35,7 +35,8 @@ Result<IssuedAccessToken> TokenService::IssueAccessToken(store::Conn& c, const S
   };
   auto jwt = SignEs256Jws(*key.key, key.kid, "at+jwt", ToJson(claims));
   if (!jwt) return Fail(jwt.error());
-  if (auto st = repo::InsertAccessToken(c, claims.jti, request.grant_id, request.client_id, claims.expires_at);
+  if (auto st = repo::InsertAccessToken(c, claims.jti, request.grant_id, request.client_id,
+                                        claims.expires_at);
       !st)
     return Fail(st.error());
   return IssuedAccessToken{.token = std::move(*jwt),
@@ -56,13 +57,14 @@ Result<IssuedAccessToken> TokenService::IssueAccessToken(const AccessTokenReques
       if (!req.subject.empty() && req.subject.size() < 19 &&
           req.subject.find_first_not_of("0123456789") == std::string::npos)
         user_id = std::stoll(req.subject);
-      auto g = repo::InsertGrant(c,
-                           {.grant_id = req.grant_id,
-                            .client_id = req.client_id,
-                            .user_id = user_id,
-                            .scope = JoinScope(req.scopes),
-                            .resource = req.audience.empty() ? options_.resource : req.audience},
-                           clock_.NowUnix());
+      auto g =
+          repo::InsertGrant(c,
+                            {.grant_id = req.grant_id,
+                             .client_id = req.client_id,
+                             .user_id = user_id,
+                             .scope = JoinScope(req.scopes),
+                             .resource = req.audience.empty() ? options_.resource : req.audience},
+                            clock_.NowUnix());
       if (!g) return Fail(g.error());
     }
     return IssueAccessToken(c, *key, req);

@@ -39,7 +39,8 @@ Result<int64_t> DeleteExpiredRequests(store::Conn& c, int64_t now);
 Status InsertPendingRequest(store::Conn& c, const PendingRequestRow& row);
 // The request when it is still pending at `now` (id_hash, created_at and expires_at are
 // not read back).
-Result<std::optional<PendingRequestRow>> FindPendingRequest(store::Conn& c, const std::string& id_hash,
+Result<std::optional<PendingRequestRow>> FindPendingRequest(store::Conn& c,
+                                                            const std::string& id_hash,
                                                             int64_t now);
 Status SetPendingCsrfHash(store::Conn& c, const std::string& id_hash, const std::string& csrf_hash);
 // Deletes the request; answers how many rows went (0: already consumed or unknown).

@@ -47,22 +47,25 @@ Status Done(const Result<int64_t>& r) {
 
 Result<std::optional<ClientWithHashes>> FindClient(store::Conn& c, std::string_view client_id) {
   using Out = std::optional<ClientWithHashes>;
-  auto row = c.QueryOne(std::string("SELECT ") + kColumns + " FROM oauth_clients WHERE client_id = ?",
-                        {std::string(client_id)});
+  auto row =
+      c.QueryOne(std::string("SELECT ") + kColumns + " FROM oauth_clients WHERE client_id = ?",
+                 {std::string(client_id)});
   if (!row) return Fail(row.error());
   if (!*row) return Out();
   return Out(ClientWithHashes{FromRow(**row), (*row)->Str(12), (*row)->Str(13)});
 }
 
 Result<std::vector<Client>> ListClients(store::Conn& c) {
-  auto rows = c.Query(std::string("SELECT ") + kColumns + " FROM oauth_clients ORDER BY created_at, client_id");
+  auto rows = c.Query(std::string("SELECT ") + kColumns +
+                      " FROM oauth_clients ORDER BY created_at, client_id");
   if (!rows) return Fail(rows.error());
   std::vector<Client> out;
   for (const auto& r : *rows) out.push_back(FromRow(r));
   return out;
 }
 
-Status InsertClient(store::Conn& c, const Client& client, const std::optional<std::string>& secret_hash,
+Status InsertClient(store::Conn& c, const Client& client,
+                    const std::optional<std::string>& secret_hash,
                     const std::optional<std::string>& registration_token_hash) {
   return Done(c.Exec(
       "INSERT INTO oauth_clients (client_id, client_secret_hash, registration_access_token_hash, "
@@ -70,10 +73,10 @@ Status InsertClient(store::Conn& c, const Client& client, const std::optional<st
       "allowed_scopes, source, cimd_expires_at, revoked, created_at, updated_at) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       {client.client_id, store::Opt(secret_hash), store::Opt(registration_token_hash),
-       client.token_endpoint_auth_method, store::Opt(client.client_name), ToJson(client.redirect_uris),
-       ToJson(client.grant_types), client.metadata_json, store::Opt(client.allowed_scopes),
-       client.source, store::Opt(client.cimd_expires_at), int64_t{client.revoked ? 1 : 0},
-       client.created_at, client.updated_at}));
+       client.token_endpoint_auth_method, store::Opt(client.client_name),
+       ToJson(client.redirect_uris), ToJson(client.grant_types), client.metadata_json,
+       store::Opt(client.allowed_scopes), client.source, store::Opt(client.cimd_expires_at),
+       int64_t{client.revoked ? 1 : 0}, client.created_at, client.updated_at}));
 }
 
 Result<int64_t> UpdateClientMetadata(store::Conn& c, const Client& client, int64_t now) {
@@ -81,9 +84,9 @@ Result<int64_t> UpdateClientMetadata(store::Conn& c, const Client& client, int64
       "UPDATE oauth_clients SET token_endpoint_auth_method = ?, client_name = ?, "
       "redirect_uris = ?, grant_types = ?, metadata = ?, cimd_expires_at = ?, updated_at = ? "
       "WHERE client_id = ?",
-      {client.token_endpoint_auth_method, store::Opt(client.client_name), ToJson(client.redirect_uris),
-       ToJson(client.grant_types), client.metadata_json, store::Opt(client.cimd_expires_at), now,
-       client.client_id});
+      {client.token_endpoint_auth_method, store::Opt(client.client_name),
+       ToJson(client.redirect_uris), ToJson(client.grant_types), client.metadata_json,
+       store::Opt(client.cimd_expires_at), now, client.client_id});
 }
 
 Status SetClientSecretHash(store::Conn& c, std::string_view client_id,
@@ -117,8 +120,8 @@ Result<int64_t> MarkClientRevoked(store::Conn& c, std::string_view client_id, in
                 {now, std::string(client_id)});
 }
 
-Result<int64_t> SetAllowedScopes(store::Conn& c, std::string_view client_id, const std::string& scopes,
-                                 int64_t now) {
+Result<int64_t> SetAllowedScopes(store::Conn& c, std::string_view client_id,
+                                 const std::string& scopes, int64_t now) {
   return c.Exec("UPDATE oauth_clients SET allowed_scopes = ?, updated_at = ? WHERE client_id = ?",
                 {scopes, now, std::string(client_id)});
 }

@@ -34,7 +34,8 @@ Result<std::optional<ClientWithHashes>> FindClient(store::Conn& c, std::string_v
 // Every client, oldest first.
 Result<std::vector<Client>> ListClients(store::Conn& c);
 // kAlreadyExists when the client_id is taken.
-Status InsertClient(store::Conn& c, const Client& client, const std::optional<std::string>& secret_hash,
+Status InsertClient(store::Conn& c, const Client& client,
+                    const std::optional<std::string>& secret_hash,
                     const std::optional<std::string>& registration_token_hash);
 // Replaces the registered metadata; answers rows changed (0: unknown client).
 Result<int64_t> UpdateClientMetadata(store::Conn& c, const Client& client, int64_t now);
@@ -47,8 +48,8 @@ Status UpsertCimdClient(store::Conn& c, const Client& client);
 Result<int64_t> DeleteClient(store::Conn& c, std::string_view client_id);
 // Answers rows changed (0: unknown client).
 Result<int64_t> MarkClientRevoked(store::Conn& c, std::string_view client_id, int64_t now);
-Result<int64_t> SetAllowedScopes(store::Conn& c, std::string_view client_id, const std::string& scopes,
-                                 int64_t now);
+Result<int64_t> SetAllowedScopes(store::Conn& c, std::string_view client_id,
+                                 const std::string& scopes, int64_t now);
 Result<int64_t> SetRegistrationTokenHash(store::Conn& c, std::string_view client_id,
                                          const std::string& token_hash);
 

@@ -34,18 +34,22 @@ Result<std::optional<CodeRow>> FindCode(store::Conn& c, const std::string& code_
 }
 
 Result<bool> RedeemCode(store::Conn& c, const std::string& code_hash, int64_t now) {
-  auto claimed = c.Exec("UPDATE auth_codes SET redeemed_at = ? WHERE code_hash = ? AND redeemed_at IS NULL",
-                        {now, code_hash});
+  auto claimed =
+      c.Exec("UPDATE auth_codes SET redeemed_at = ? WHERE code_hash = ? AND redeemed_at IS NULL",
+             {now, code_hash});
   if (!claimed) return Fail(claimed.error());
   return *claimed == 1;
 }
 
-Status DeleteUnredeemedCodes(store::Conn& c, std::string_view client_id, std::optional<int64_t> user_id) {
+Status DeleteUnredeemedCodes(store::Conn& c, std::string_view client_id,
+                             std::optional<int64_t> user_id) {
   std::string cid(client_id);
-  auto codes = user_id ? c.Exec("DELETE FROM auth_codes WHERE client_id = ? AND user_id = ? AND "
-                                "redeemed_at IS NULL",
-                                {cid, *user_id})
-                       : c.Exec("DELETE FROM auth_codes WHERE client_id = ? AND redeemed_at IS NULL", {cid});
+  auto codes =
+      user_id ? c.Exec(
+                    "DELETE FROM auth_codes WHERE client_id = ? AND user_id = ? AND "
+                    "redeemed_at IS NULL",
+                    {cid, *user_id})
+              : c.Exec("DELETE FROM auth_codes WHERE client_id = ? AND redeemed_at IS NULL", {cid});
   if (!codes) return Fail(codes.error());
   return Ok();
 }

@@ -37,7 +37,8 @@ Result<std::optional<CodeRow>> FindCode(store::Conn& c, const std::string& code_
 // Marks the code redeemed; true for the first redemption only.
 Result<bool> RedeemCode(store::Conn& c, const std::string& code_hash, int64_t now);
 // Deletes a client's codes not yet redeemed (optionally only those of one user).
-Status DeleteUnredeemedCodes(store::Conn& c, std::string_view client_id, std::optional<int64_t> user_id);
+Status DeleteUnredeemedCodes(store::Conn& c, std::string_view client_id,
+                             std::optional<int64_t> user_id);
 // Deletes every code, redeemed or not, that expired at or before `cutoff` (housekeeping);
 // answers how many.
 Result<int64_t> DeleteCodesExpiredBy(store::Conn& c, int64_t cutoff);

@@ -13,10 +13,11 @@ Result<std::vector<std::string>> LiveConsentScopes(store::Conn& c, std::string_v
   return out;
 }
 
-Status UpsertConsent(store::Conn& c, std::string_view client_id, int64_t user_id, const std::string& scope,
-                     int64_t now) {
+Status UpsertConsent(store::Conn& c, std::string_view client_id, int64_t user_id,
+                     const std::string& scope, int64_t now) {
   auto r = c.Exec(
-      "INSERT INTO consents (client_id, user_id, scope, created_at, revoked_at) VALUES (?, ?, ?, ?, NULL) "
+      "INSERT INTO consents (client_id, user_id, scope, created_at, revoked_at) "
+      "VALUES (?, ?, ?, ?, NULL) "
       "ON CONFLICT (client_id, user_id, scope) DO UPDATE SET created_at = excluded.created_at, "
       "revoked_at = NULL",
       {std::string(client_id), user_id, scope, now});
@@ -24,9 +25,11 @@ Status UpsertConsent(store::Conn& c, std::string_view client_id, int64_t user_id
   return Ok();
 }
 
-Result<int64_t> RevokeConsents(store::Conn& c, std::string_view client_id, int64_t user_id, int64_t now) {
+Result<int64_t> RevokeConsents(store::Conn& c, std::string_view client_id, int64_t user_id,
+                               int64_t now) {
   return c.Exec(
-      "UPDATE consents SET revoked_at = ? WHERE client_id = ? AND user_id = ? AND revoked_at IS NULL",
+      "UPDATE consents SET revoked_at = ? WHERE client_id = ? AND user_id = ? "
+      "AND revoked_at IS NULL",
       {now, std::string(client_id), user_id});
 }
 

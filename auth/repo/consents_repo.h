@@ -22,10 +22,11 @@ namespace crmd::auth::repo {
 // The scope strings of every live consent of (client, user).
 Result<std::vector<std::string>> LiveConsentScopes(store::Conn& c, std::string_view client_id,
                                                    int64_t user_id);
-Status UpsertConsent(store::Conn& c, std::string_view client_id, int64_t user_id, const std::string& scope,
-                     int64_t now);
+Status UpsertConsent(store::Conn& c, std::string_view client_id, int64_t user_id,
+                     const std::string& scope, int64_t now);
 // Revokes every live consent of (client, user); answers how many.
-Result<int64_t> RevokeConsents(store::Conn& c, std::string_view client_id, int64_t user_id, int64_t now);
+Result<int64_t> RevokeConsents(store::Conn& c, std::string_view client_id, int64_t user_id,
+                               int64_t now);
 // Deletes every consent given to a client (the client is being deleted).
 Status DeleteConsentsOfClient(store::Conn& c, std::string_view client_id);
 // Every consent with the person's email, newest first.

@@ -35,9 +35,9 @@ Status RevokeGrant(store::Conn& c, std::string_view grant_id, int64_t now) {
   auto g = c.Exec("UPDATE grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL",
                   {now, id});
   if (!g) return Fail(g.error());
-  auto a = c.Exec(
-      "UPDATE access_tokens SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL",
-      {now, id});
+  auto a =
+      c.Exec("UPDATE access_tokens SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL",
+             {now, id});
   if (!a) return Fail(a.error());
   auto r = c.Exec("UPDATE refresh_tokens SET expires_at = ? WHERE grant_id = ? AND expires_at > ?",
                   {now, id, now});
@@ -53,8 +53,8 @@ Result<std::vector<std::string>> GrantIdsOfClient(store::Conn& c, std::string_vi
                      : c.Query("SELECT grant_id FROM grants WHERE client_id = ?", {cid}));
 }
 
-Status RevokeGrantsOfClient(store::Conn& c, std::string_view client_id, std::optional<int64_t> user_id,
-                            int64_t now) {
+Status RevokeGrantsOfClient(store::Conn& c, std::string_view client_id,
+                            std::optional<int64_t> user_id, int64_t now) {
   auto ids = GrantIdsOfClient(c, client_id, user_id);
   if (!ids) return Fail(ids.error());
   for (const auto& id : *ids)
@@ -68,10 +68,12 @@ Result<std::vector<std::string>> LiveGrantIdsOfClient(store::Conn& c, std::strin
 }
 
 Result<std::vector<std::string>> LiveGrantIdsOfUser(store::Conn& c, int64_t user_id) {
-  return Ids(c.Query("SELECT grant_id FROM grants WHERE revoked_at IS NULL AND user_id = ?", {user_id}));
+  return Ids(
+      c.Query("SELECT grant_id FROM grants WHERE revoked_at IS NULL AND user_id = ?", {user_id}));
 }
 
-Result<std::vector<GrantRecord>> ListGrants(store::Conn& c, const std::optional<std::string>& client_id) {
+Result<std::vector<GrantRecord>> ListGrants(store::Conn& c,
+                                            const std::optional<std::string>& client_id) {
   const std::string sql =
       "SELECT g.grant_id, g.client_id, COALESCE(u.email, '-'), g.scope, g.created_at, g.revoked_at "
       "FROM grants g LEFT JOIN users u ON u.id = g.user_id ";

@@ -38,8 +38,8 @@ Result<bool> GrantExists(store::Conn& c, std::string_view grant_id);
 Status RevokeGrant(store::Conn& c, std::string_view grant_id, int64_t now);
 // Revokes every grant of a client (optionally only those of one user) with RevokeGrant,
 // and deletes its codes not yet redeemed (codes_repo.h).
-Status RevokeGrantsOfClient(store::Conn& c, std::string_view client_id, std::optional<int64_t> user_id,
-                            int64_t now);
+Status RevokeGrantsOfClient(store::Conn& c, std::string_view client_id,
+                            std::optional<int64_t> user_id, int64_t now);
 // Ids of every grant of a client (revoked or not), optionally only those of one user.
 Result<std::vector<std::string>> GrantIdsOfClient(store::Conn& c, std::string_view client_id,
                                                   std::optional<int64_t> user_id);
@@ -47,6 +47,7 @@ Result<std::vector<std::string>> GrantIdsOfClient(store::Conn& c, std::string_vi
 Result<std::vector<std::string>> LiveGrantIdsOfClient(store::Conn& c, std::string_view client_id);
 Result<std::vector<std::string>> LiveGrantIdsOfUser(store::Conn& c, int64_t user_id);
 // Every grant (or only `client_id`'s) with the person's email ("-" when none), oldest first.
-Result<std::vector<GrantRecord>> ListGrants(store::Conn& c, const std::optional<std::string>& client_id);
+Result<std::vector<GrantRecord>> ListGrants(store::Conn& c,
+                                            const std::optional<std::string>& client_id);
 
 }  // namespace crmd::auth::repo

@@ -15,13 +15,14 @@ Result<int64_t> DeleteExpiredSessions(store::Conn& c, int64_t now) {
 }
 
 Status InsertSession(store::Conn& c, const LoginSession& s) {
-  return Done(c.Exec(
-      "INSERT INTO login_sessions (id_hash, user_id, csrf_token, created_at, expires_at) "
-      "VALUES (?, ?, ?, ?, ?)",
-      {s.id_hash, s.user_id, s.csrf_token, s.created_at, s.expires_at}));
+  return Done(
+      c.Exec("INSERT INTO login_sessions (id_hash, user_id, csrf_token, created_at, expires_at) "
+             "VALUES (?, ?, ?, ?, ?)",
+             {s.id_hash, s.user_id, s.csrf_token, s.created_at, s.expires_at}));
 }
 
-Result<std::optional<LoginSession>> FindLiveSession(store::Conn& c, const std::string& id_hash, int64_t now) {
+Result<std::optional<LoginSession>> FindLiveSession(store::Conn& c, const std::string& id_hash,
+                                                    int64_t now) {
   // Looked up by the hash of a 256-bit secret: a timing difference in the index lookup
   // reveals nothing useful about the secret itself.
   auto row = c.QueryOne(

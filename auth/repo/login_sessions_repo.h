@@ -23,7 +23,8 @@ namespace crmd::auth::repo {
 Result<int64_t> DeleteExpiredSessions(store::Conn& c, int64_t now);
 Status InsertSession(store::Conn& c, const LoginSession& session);
 // The session with this hash when it is still live at `now`.
-Result<std::optional<LoginSession>> FindLiveSession(store::Conn& c, const std::string& id_hash, int64_t now);
+Result<std::optional<LoginSession>> FindLiveSession(store::Conn& c, const std::string& id_hash,
+                                                    int64_t now);
 Status DeleteSession(store::Conn& c, const std::string& id_hash);
 Status DeleteSessionsOf(store::Conn& c, int64_t user_id);
 

@@ -4,8 +4,10 @@
 
 namespace crmd::auth::repo {
 
-Result<RateWindow> CurrentWindow(store::Conn& c, std::string_view bucket, int64_t window_s, int64_t now) {
-  auto row = c.QueryOne("SELECT window_start, count FROM rate_limits WHERE bucket = ?", {std::string(bucket)});
+Result<RateWindow> CurrentWindow(store::Conn& c, std::string_view bucket, int64_t window_s,
+                                 int64_t now) {
+  auto row = c.QueryOne("SELECT window_start, count FROM rate_limits WHERE bucket = ?",
+                        {std::string(bucket)});
   if (!row) return Fail(row.error());
   if (*row && (*row)->Int(0) + window_s > now) return RateWindow{(*row)->Int(0), (*row)->Int(1)};
   return RateWindow{now, 0};

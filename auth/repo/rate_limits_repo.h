@@ -24,7 +24,8 @@ struct RateWindow {
   int64_t count = 0;
 };
 
-Result<RateWindow> CurrentWindow(store::Conn& c, std::string_view bucket, int64_t window_s, int64_t now);
+Result<RateWindow> CurrentWindow(store::Conn& c, std::string_view bucket, int64_t window_s,
+                                 int64_t now);
 Status StoreWindow(store::Conn& c, std::string_view bucket, const RateWindow& window);
 Status DeleteBucket(store::Conn& c, std::string_view bucket);
 // Deletes every window that started at or before `cutoff` (housekeeping); answers how many.

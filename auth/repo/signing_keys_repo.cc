@@ -12,16 +12,18 @@ Result<std::optional<ActiveKeyRow>> NewestActiveKey(store::Conn& c) {
 }
 
 Status RetireActiveKeys(store::Conn& c, int64_t now, int64_t expires_at) {
-  auto retired = c.Exec("UPDATE signing_keys SET retired_at = ?, expires_at = ? WHERE retired_at IS NULL",
-                        {now, expires_at});
+  auto retired =
+      c.Exec("UPDATE signing_keys SET retired_at = ?, expires_at = ? WHERE retired_at IS NULL",
+             {now, expires_at});
   if (!retired) return Fail(retired.error());
   return Ok();
 }
 
 Status InsertSigningKey(store::Conn& c, const std::string& kid, const std::string& private_pem,
                         const std::string& public_jwk, int64_t now) {
-  auto ins = c.Exec("INSERT INTO signing_keys (kid, private_pem, public_jwk, created_at) VALUES (?, ?, ?, ?)",
-                    {kid, private_pem, public_jwk, now});
+  auto ins = c.Exec(
+      "INSERT INTO signing_keys (kid, private_pem, public_jwk, created_at) VALUES (?, ?, ?, ?)",
+      {kid, private_pem, public_jwk, now});
   if (!ins) return Fail(ins.error());
   return Ok();
 }

@@ -2,8 +2,8 @@
 
 namespace crmd::auth::repo {
 
-Status InsertRefreshToken(store::Conn& c, const std::string& token_hash, const GrantRow& g, int64_t now,
-                          int64_t expires_at) {
+Status InsertRefreshToken(store::Conn& c, const std::string& token_hash, const GrantRow& g,
+                          int64_t now, int64_t expires_at) {
   auto r = c.Exec(
       "INSERT INTO refresh_tokens (token_hash, grant_id, client_id, scope, created_at, expires_at) "
       "VALUES (?, ?, ?, ?, ?, ?)",
@@ -12,7 +12,8 @@ Status InsertRefreshToken(store::Conn& c, const std::string& token_hash, const G
   return Ok();
 }
 
-Result<std::optional<RefreshTokenRow>> FindRefreshToken(store::Conn& c, const std::string& token_hash) {
+Result<std::optional<RefreshTokenRow>> FindRefreshToken(store::Conn& c,
+                                                        const std::string& token_hash) {
   auto r = c.QueryOne(
       "SELECT r.token_hash, r.grant_id, r.client_id, r.scope, r.created_at, r.expires_at, "
       "r.used_at, g.revoked_at, g.user_id, g.resource "
@@ -34,17 +35,18 @@ Result<std::optional<RefreshTokenRow>> FindRefreshToken(store::Conn& c, const st
 }
 
 Result<bool> MarkRefreshTokenUsed(store::Conn& c, const std::string& token_hash, int64_t now) {
-  auto used = c.Exec("UPDATE refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL",
-                     {now, token_hash});
+  auto used =
+      c.Exec("UPDATE refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL",
+             {now, token_hash});
   if (!used) return Fail(used.error());
   return *used == 1;
 }
 
 Status InsertAccessToken(store::Conn& c, const std::string& jti, const std::string& grant_id,
                          const std::string& client_id, int64_t expires_at) {
-  auto ins = c.Exec(
-      "INSERT INTO access_tokens (jti, grant_id, client_id, expires_at) VALUES (?, ?, ?, ?)",
-      {jti, grant_id, client_id, expires_at});
+  auto ins =
+      c.Exec("INSERT INTO access_tokens (jti, grant_id, client_id, expires_at) VALUES (?, ?, ?, ?)",
+             {jti, grant_id, client_id, expires_at});
   if (!ins) return Fail(ins.error());
   return Ok();
 }
@@ -67,8 +69,9 @@ Result<std::optional<bool>> AccessTokenRevoked(store::Conn& c, const std::string
 }
 
 Result<std::vector<std::string>> ListRevokedJtis(store::Conn& c, int64_t expires_after) {
-  auto rows = c.Query("SELECT jti FROM access_tokens WHERE revoked_at IS NOT NULL AND expires_at > ?",
-                      {expires_after});
+  auto rows =
+      c.Query("SELECT jti FROM access_tokens WHERE revoked_at IS NOT NULL AND expires_at > ?",
+              {expires_after});
   if (!rows) return Fail(rows.error());
   std::vector<std::string> out;
   out.reserve(rows->size());

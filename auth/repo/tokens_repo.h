@@ -42,7 +42,8 @@ struct RefreshTokenRow {
 // Stores a refresh token of `grant` (by hash) valid until `expires_at`.
 Status InsertRefreshToken(store::Conn& c, const std::string& token_hash, const GrantRow& grant,
                           int64_t now, int64_t expires_at);
-Result<std::optional<RefreshTokenRow>> FindRefreshToken(store::Conn& c, const std::string& token_hash);
+Result<std::optional<RefreshTokenRow>> FindRefreshToken(store::Conn& c,
+                                                        const std::string& token_hash);
 // Marks the token used (rotated). True for the first use only.
 Result<bool> MarkRefreshTokenUsed(store::Conn& c, const std::string& token_hash, int64_t now);
 

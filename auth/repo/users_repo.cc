@@ -17,8 +17,8 @@ Result<std::optional<User>> One(Result<std::optional<store::Row>> row) {
 
 }  // namespace
 
-Result<int64_t> InsertUser(store::Conn& c, const std::string& email, const std::string& password_hash,
-                           bool is_admin, int64_t now) {
+Result<int64_t> InsertUser(store::Conn& c, const std::string& email,
+                           const std::string& password_hash, bool is_admin, int64_t now) {
   auto existing = c.QueryOne("SELECT id FROM users WHERE email = ?", {email});
   if (!existing) return Fail(existing.error());
   if (*existing) return Fail(Errc::kAlreadyExists, "a user with this email already exists");
@@ -36,11 +36,11 @@ Result<std::optional<User>> FindUserById(store::Conn& c, int64_t id) {
   return One(c.QueryOne(std::string(kSelect) + "WHERE id = ?", {id}));
 }
 
-Result<std::optional<std::pair<User, std::string>>> FindUserWithPasswordHash(store::Conn& c,
-                                                                             const std::string& email) {
+Result<std::optional<std::pair<User, std::string>>> FindUserWithPasswordHash(
+    store::Conn& c, const std::string& email) {
   using Out = std::optional<std::pair<User, std::string>>;
-  auto row = c.QueryOne("SELECT id, email, is_admin, created_at, password_hash FROM users WHERE email = ?",
-                        {email});
+  auto row = c.QueryOne(
+      "SELECT id, email, is_admin, created_at, password_hash FROM users WHERE email = ?", {email});
   if (!row) return Fail(row.error());
   if (!*row) return Out();
   return Out(std::in_place, FromRow(**row), (*row)->Str(4));
@@ -60,7 +60,8 @@ Result<int64_t> CountAdmins(store::Conn& c) {
   return (*row)->Int(0);
 }
 
-Result<int64_t> SetPasswordHash(store::Conn& c, const std::string& email, const std::string& password_hash) {
+Result<int64_t> SetPasswordHash(store::Conn& c, const std::string& email,
+                                const std::string& password_hash) {
   return c.Exec("UPDATE users SET password_hash = ? WHERE email = ?", {password_hash, email});
 }
 

@@ -23,17 +23,18 @@
 namespace crmd::auth::repo {
 
 // Inserts a user; answers the new id. kAlreadyExists when the email is taken.
-Result<int64_t> InsertUser(store::Conn& c, const std::string& email, const std::string& password_hash,
-                           bool is_admin, int64_t now);
+Result<int64_t> InsertUser(store::Conn& c, const std::string& email,
+                           const std::string& password_hash, bool is_admin, int64_t now);
 Result<std::optional<User>> FindUserByEmail(store::Conn& c, const std::string& email);
 Result<std::optional<User>> FindUserById(store::Conn& c, int64_t id);
 // The user and the stored password hash (for login).
-Result<std::optional<std::pair<User, std::string>>> FindUserWithPasswordHash(store::Conn& c,
-                                                                             const std::string& email);
+Result<std::optional<std::pair<User, std::string>>> FindUserWithPasswordHash(
+    store::Conn& c, const std::string& email);
 // Every user, by id.
 Result<std::vector<User>> ListUsers(store::Conn& c);
 Result<int64_t> CountAdmins(store::Conn& c);
 // Answers rows changed (0: unknown email).
-Result<int64_t> SetPasswordHash(store::Conn& c, const std::string& email, const std::string& password_hash);
+Result<int64_t> SetPasswordHash(store::Conn& c, const std::string& email,
+                                const std::string& password_hash);
 
 }  // namespace crmd::auth::repo

@@ -95,8 +95,12 @@ TEST_F(AuthRepo, ClientsInsertedClientIsFoundWithItsHashes) {
 }
 
 TEST_F(AuthRepo, ClientsDuplicateClientIdIsAlreadyExists) {
-  ASSERT_TRUE(W([&](store::Conn& c) { return InsertClient(c, MakeClient("dup"), std::nullopt, std::nullopt); }));
-  auto again = W([&](store::Conn& c) { return InsertClient(c, MakeClient("dup"), std::nullopt, std::nullopt); });
+  ASSERT_TRUE(W([&](store::Conn& c) {
+    return InsertClient(c, MakeClient("dup"), std::nullopt, std::nullopt);
+  }));
+  auto again = W([&](store::Conn& c) {
+    return InsertClient(c, MakeClient("dup"), std::nullopt, std::nullopt);
+  });
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, Errc::kAlreadyExists);
   auto all = R([&](store::Conn& c) { return ListClients(c); });
@@ -120,7 +124,9 @@ TEST_F(AuthRepo, ClientsSingleClientOperationsAnswerZeroForAnUnknownClient) {
 }
 
 TEST_F(AuthRepo, ClientsUpdatesChangeOneRowAndSecretCanBeCleared) {
-  ASSERT_TRUE(W([&](store::Conn& c) { return InsertClient(c, MakeClient("c1"), std::string("s"), std::nullopt); }));
+  ASSERT_TRUE(W([&](store::Conn& c) {
+    return InsertClient(c, MakeClient("c1"), std::string("s"), std::nullopt);
+  }));
   Client changed = MakeClient("c1");
   changed.client_name = "Renamed";
   auto n = W([&](store::Conn& c) -> Result<int64_t> {
@@ -175,7 +181,8 @@ TEST_F(AuthRepo, ClientsCimdUpsertKeepsRevokedAndCreatedAt) {
 TEST_F(AuthRepo, UsersDuplicateEmailIsAlreadyExists) {
   int64_t id = AddUser("ada@example.com", true);
   EXPECT_GT(id, 0);
-  auto again = W([&](store::Conn& c) { return InsertUser(c, "ada@example.com", "h", false, kNow); });
+  auto again =
+      W([&](store::Conn& c) { return InsertUser(c, "ada@example.com", "h", false, kNow); });
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, Errc::kAlreadyExists);
 }
@@ -192,7 +199,8 @@ TEST_F(AuthRepo, UsersAreFoundByEmailAndIdWithTheirPasswordHash) {
   ASSERT_TRUE(by_id && *by_id);
   EXPECT_EQ((*by_id)->email, "ada@example.com");
   EXPECT_EQ((*by_id)->created_at, kNow);
-  auto with_hash = R([&](store::Conn& c) { return FindUserWithPasswordHash(c, "ada@example.com"); });
+  auto with_hash =
+      R([&](store::Conn& c) { return FindUserWithPasswordHash(c, "ada@example.com"); });
   ASSERT_TRUE(with_hash && *with_hash);
   EXPECT_EQ((*with_hash)->second, "hash-ada@example.com");
   auto missing = R([&](store::Conn& c) { return FindUserByEmail(c, "eve@example.com"); });
@@ -215,7 +223,8 @@ TEST_F(AuthRepo, UsersSetPasswordHashAnswersZeroForAnUnknownEmail) {
   auto none = W([&](store::Conn& c) { return SetPasswordHash(c, "eve@example.com", "new"); });
   ASSERT_TRUE(none);
   EXPECT_EQ(*none, 0);
-  auto with_hash = R([&](store::Conn& c) { return FindUserWithPasswordHash(c, "ada@example.com"); });
+  auto with_hash =
+      R([&](store::Conn& c) { return FindUserWithPasswordHash(c, "ada@example.com"); });
   ASSERT_TRUE(with_hash && *with_hash);
   EXPECT_EQ((*with_hash)->second, "new");
 }
@@ -225,14 +234,20 @@ TEST_F(AuthRepo, UsersSetPasswordHashAnswersZeroForAnUnknownEmail) {
 
 class AuthRepoGrants : public AuthRepo {
  protected:
-  GrantRow Grant(const std::string& id, std::optional<int64_t> user, const std::string& client = "c1") {
-    return GrantRow{.grant_id = id, .client_id = client, .user_id = user, .scope = "contacts:read",
+  GrantRow Grant(const std::string& id, std::optional<int64_t> user,
+                 const std::string& client = "c1") {
+    return GrantRow{.grant_id = id,
+                    .client_id = client,
+                    .user_id = user,
+                    .scope = "contacts:read",
                     .resource = "https://crm.example/mcp"};
   }
   void AddGrantWithTokens(const GrantRow& g, const std::string& suffix) {
     ASSERT_TRUE(W([&](store::Conn& c) -> Status {
       if (auto st = InsertGrant(c, g, kNow); !st) return st;
-      if (auto st = InsertAccessToken(c, "jti-" + suffix, g.grant_id, g.client_id, kNow + 3600); !st) return st;
+      if (auto st = InsertAccessToken(c, "jti-" + suffix, g.grant_id, g.client_id, kNow + 3600);
+          !st)
+        return st;
       return InsertRefreshToken(c, "rt-" + suffix, g, kNow, kNow + 86400);
     }));
   }
@@ -295,8 +310,10 @@ TEST_F(AuthRepoGrants, ConcurrentRotationsOfOneRefreshTokenSucceedOnce) {
   for (int i = 0; i < 4; ++i)
     threads.emplace_back([&] {
       auto used = W([&](store::Conn& c) { return MarkRefreshTokenUsed(c, "rt-1", kNow + 1); });
-      if (!used) ++failures;
-      else if (*used) ++wins;
+      if (!used)
+        ++failures;
+      else if (*used)
+        ++wins;
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
@@ -358,9 +375,16 @@ TEST_F(AuthRepoGrants, LiveGrantIdsAndClientRevocationWithItsUnredeemedCodes) {
   ASSERT_TRUE(of_ada);
   EXPECT_EQ(of_ada->size(), 2u);
   auto code = [&](const std::string& hash, int64_t user) {
-    return CodeRow{.code_hash = hash, .client_id = "c1", .user_id = user, .redirect_uri = "https://app.example/cb",
-                   .scope = "contacts:read", .resource = "https://crm.example/mcp", .code_challenge = "x",
-                   .grant_id = "g-" + hash, .created_at = kNow, .expires_at = kNow + 60};
+    return CodeRow{.code_hash = hash,
+                   .client_id = "c1",
+                   .user_id = user,
+                   .redirect_uri = "https://app.example/cb",
+                   .scope = "contacts:read",
+                   .resource = "https://crm.example/mcp",
+                   .code_challenge = "x",
+                   .grant_id = "g-" + hash,
+                   .created_at = kNow,
+                   .expires_at = kNow + 60};
   };
   ASSERT_TRUE(W([&](store::Conn& c) -> Status {
     for (const auto& row : {code("ca", ada), code("cb", bob), code("cr", ada)})
@@ -389,7 +413,8 @@ TEST_F(AuthRepoGrants, LiveGrantIdsAndClientRevocationWithItsUnredeemedCodes) {
   ASSERT_TRUE(codes);
   EXPECT_EQ(*codes, (std::vector<bool>{false, true, true}));
   // Every grant of the client, all users.
-  ASSERT_TRUE(W([&](store::Conn& c) { return RevokeGrantsOfClient(c, "c1", std::nullopt, kNow + 6); }));
+  ASSERT_TRUE(
+      W([&](store::Conn& c) { return RevokeGrantsOfClient(c, "c1", std::nullopt, kNow + 6); }));
   auto none = R([&](store::Conn& c) { return LiveGrantIdsOfClient(c, "c1"); });
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
@@ -406,10 +431,16 @@ class AuthRepoCodes : public AuthRepo {
   void SetUp() override {
     AuthRepo::SetUp();
     user_ = AddUser("ada@example.com");
-    row_ = CodeRow{.code_hash = "code-hash", .client_id = "c1", .user_id = user_,
-                   .redirect_uri = "https://app.example/cb", .scope = "contacts:read",
-                   .resource = "https://crm.example/mcp", .code_challenge = "challenge", .grant_id = "g1",
-                   .created_at = kNow, .expires_at = kNow + 60};
+    row_ = CodeRow{.code_hash = "code-hash",
+                   .client_id = "c1",
+                   .user_id = user_,
+                   .redirect_uri = "https://app.example/cb",
+                   .scope = "contacts:read",
+                   .resource = "https://crm.example/mcp",
+                   .code_challenge = "challenge",
+                   .grant_id = "g1",
+                   .created_at = kNow,
+                   .expires_at = kNow + 60};
     ASSERT_TRUE(W([&](store::Conn& c) { return InsertCode(c, row_); }));
   }
   int64_t user_ = 0;
@@ -460,8 +491,10 @@ TEST_F(AuthRepoCodes, ConcurrentRedemptionsSucceedOnce) {
   for (int i = 0; i < 4; ++i)
     threads.emplace_back([&] {
       auto r = W([&](store::Conn& c) { return RedeemCode(c, "code-hash", kNow + 1); });
-      if (!r) ++failures;
-      else if (*r) ++wins;
+      if (!r)
+        ++failures;
+      else if (*r)
+        ++wins;
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
@@ -475,7 +508,8 @@ TEST_F(AuthRepo, SigningKeysRotationRetiresTheOldKeyAndTheNewestSigns) {
   auto none = R([&](store::Conn& c) { return NewestActiveKey(c); });
   ASSERT_TRUE(none);
   EXPECT_FALSE(*none);
-  ASSERT_TRUE(W([&](store::Conn& c) { return InsertSigningKey(c, "k1", "pem1", R"({"kid":"k1"})", kNow); }));
+  ASSERT_TRUE(W(
+      [&](store::Conn& c) { return InsertSigningKey(c, "k1", "pem1", R"({"kid":"k1"})", kNow); }));
   auto first = R([&](store::Conn& c) { return NewestActiveKey(c); });
   ASSERT_TRUE(first && *first);
   EXPECT_EQ((*first)->kid, "k1");
@@ -497,8 +531,10 @@ TEST_F(AuthRepo, SigningKeysRotationRetiresTheOldKeyAndTheNewestSigns) {
   ASSERT_TRUE(trusted);
   ASSERT_EQ(trusted->size(), 2u);
   for (const auto& k : *trusted) {
-    if (k.kid == "k1") EXPECT_EQ(k.expires_at, later + grace);
-    else EXPECT_FALSE(k.expires_at);
+    if (k.kid == "k1")
+      EXPECT_EQ(k.expires_at, later + grace);
+    else
+      EXPECT_FALSE(k.expires_at);
   }
   auto after = R([&](store::Conn& c) { return TrustedKeys(c, later + grace); });
   ASSERT_TRUE(after);
@@ -529,7 +565,8 @@ TEST_F(AuthRepo, ConsentsUpsertRevokeAndReactivate) {
   int64_t ada = AddUser("ada@example.com");
   ASSERT_TRUE(W([&](store::Conn& c) -> Status {
     if (auto st = UpsertConsent(c, "c1", ada, "contacts:read", kNow); !st) return st;
-    if (auto st = UpsertConsent(c, "c1", ada, "contacts:read", kNow + 1); !st) return st;  // same set: one row
+    if (auto st = UpsertConsent(c, "c1", ada, "contacts:read", kNow + 1); !st)
+      return st;  // same set: one row
     return UpsertConsent(c, "c1", ada, "contacts:read contacts:write", kNow + 2);
   }));
   auto live = R([&](store::Conn& c) { return LiveConsentScopes(c, "c1", ada); });
@@ -544,7 +581,8 @@ TEST_F(AuthRepo, ConsentsUpsertRevokeAndReactivate) {
   auto after = R([&](store::Conn& c) { return LiveConsentScopes(c, "c1", ada); });
   ASSERT_TRUE(after);
   EXPECT_TRUE(after->empty());
-  ASSERT_TRUE(W([&](store::Conn& c) { return UpsertConsent(c, "c1", ada, "contacts:read", kNow + 5); }));
+  ASSERT_TRUE(
+      W([&](store::Conn& c) { return UpsertConsent(c, "c1", ada, "contacts:read", kNow + 5); }));
   auto list = R([&](store::Conn& c) { return ListConsents(c); });
   ASSERT_TRUE(list);
   ASSERT_EQ(list->size(), 2u);
@@ -562,10 +600,17 @@ TEST_F(AuthRepo, ConsentsUpsertRevokeAndReactivate) {
 // authorization_requests_repo.h
 
 TEST_F(AuthRepo, PendingRequestsExpireAndAreConsumedOnce) {
-  PendingRequestRow row{.id_hash = "h1", .browser_hash = "b", .csrf_hash = "csrf", .client_id = "c1",
-                        .redirect_uri = "https://app.example/cb", .scope = "contacts:read",
-                        .resource = "https://crm.example/mcp", .state = std::nullopt, .code_challenge = "x",
-                        .created_at = kNow, .expires_at = kNow + 600};
+  PendingRequestRow row{.id_hash = "h1",
+                        .browser_hash = "b",
+                        .csrf_hash = "csrf",
+                        .client_id = "c1",
+                        .redirect_uri = "https://app.example/cb",
+                        .scope = "contacts:read",
+                        .resource = "https://crm.example/mcp",
+                        .state = std::nullopt,
+                        .code_challenge = "x",
+                        .created_at = kNow,
+                        .expires_at = kNow + 600};
   ASSERT_TRUE(W([&](store::Conn& c) { return InsertPendingRequest(c, row); }));
   auto dup = W([&](store::Conn& c) { return InsertPendingRequest(c, row); });
   ASSERT_FALSE(dup);
@@ -604,7 +649,10 @@ TEST_F(AuthRepo, LoginSessionsAreLiveUntilTheyExpire) {
   int64_t ada = AddUser("ada@example.com");
   int64_t bob = AddUser("bob@example.com");
   auto session = [&](const std::string& id, int64_t user, int64_t expires) {
-    return LoginSession{.id_hash = id, .user_id = user, .csrf_token = "csrf-" + id, .created_at = kNow,
+    return LoginSession{.id_hash = id,
+                        .user_id = user,
+                        .csrf_token = "csrf-" + id,
+                        .created_at = kNow,
                         .expires_at = expires};
   };
   ASSERT_TRUE(W([&](store::Conn& c) -> Status {
@@ -645,8 +693,10 @@ TEST_F(AuthRepo, RateLimitWindowArithmetic) {
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->start, kNow);
   EXPECT_EQ(unknown->count, 0);
-  ASSERT_TRUE(W([&](store::Conn& c) { return StoreWindow(c, "ip:1", {.start = kNow, .count = 3}); }));
-  ASSERT_TRUE(W([&](store::Conn& c) { return StoreWindow(c, "ip:1", {.start = kNow, .count = 4}); }));
+  ASSERT_TRUE(
+      W([&](store::Conn& c) { return StoreWindow(c, "ip:1", {.start = kNow, .count = 3}); }));
+  ASSERT_TRUE(
+      W([&](store::Conn& c) { return StoreWindow(c, "ip:1", {.start = kNow, .count = 4}); }));
   auto inside = R([&](store::Conn& c) { return CurrentWindow(c, "ip:1", 60, kNow + 59); });
   ASSERT_TRUE(inside);
   EXPECT_EQ(inside->start, kNow);
@@ -700,19 +750,34 @@ TEST_F(AuthRepoGrants, HousekeepingSweepsDeleteUpToTheCutoffOnly) {
       const int64_t expires = kNow + 100 * (i + 1);  // kNow+100, kNow+200
       if (auto st = InsertAccessToken(c, "jti" + n, "g1", "c1", expires); !st) return st;
       if (auto st = InsertRefreshToken(c, "rt" + n, g, kNow, expires); !st) return st;
-      if (auto st = InsertCode(c, {.code_hash = "code" + n, .client_id = "c1", .user_id = ada,
-                                   .redirect_uri = "https://app.example/cb", .scope = "s", .resource = "r",
-                                   .code_challenge = "x", .grant_id = "cg" + n, .created_at = kNow,
+      if (auto st = InsertCode(c, {.code_hash = "code" + n,
+                                   .client_id = "c1",
+                                   .user_id = ada,
+                                   .redirect_uri = "https://app.example/cb",
+                                   .scope = "s",
+                                   .resource = "r",
+                                   .code_challenge = "x",
+                                   .grant_id = "cg" + n,
+                                   .created_at = kNow,
                                    .expires_at = expires});
           !st)
         return st;
-      if (auto st = InsertSession(c, {.id_hash = "s" + n, .user_id = ada, .csrf_token = "t", .created_at = kNow,
+      if (auto st = InsertSession(c, {.id_hash = "s" + n,
+                                      .user_id = ada,
+                                      .csrf_token = "t",
+                                      .created_at = kNow,
                                       .expires_at = expires});
           !st)
         return st;
-      if (auto st = InsertPendingRequest(c, {.id_hash = "p" + n, .browser_hash = "b", .csrf_hash = "c",
-                                             .client_id = "c1", .redirect_uri = "u", .scope = "s",
-                                             .resource = "r", .code_challenge = "x", .created_at = kNow,
+      if (auto st = InsertPendingRequest(c, {.id_hash = "p" + n,
+                                             .browser_hash = "b",
+                                             .csrf_hash = "c",
+                                             .client_id = "c1",
+                                             .redirect_uri = "u",
+                                             .scope = "s",
+                                             .resource = "r",
+                                             .code_challenge = "x",
+                                             .created_at = kNow,
                                              .expires_at = expires});
           !st)
         return st;
@@ -739,8 +804,8 @@ TEST_F(AuthRepoGrants, HousekeepingSweepsDeleteUpToTheCutoffOnly) {
     auto pending = FindPendingRequest(c, "p1", kNow);
     auto jti = AccessTokenRevoked(c, "jti1");
     if (!rt || !code || !session || !pending || !jti) return Fail(Errc::kInternal, "lookup failed");
-    return std::vector<bool>{rt->has_value(), code->has_value(), session->has_value(), pending->has_value(),
-                             jti->has_value()};
+    return std::vector<bool>{rt->has_value(), code->has_value(), session->has_value(),
+                             pending->has_value(), jti->has_value()};
   });
   ASSERT_TRUE(left);
   EXPECT_EQ(*left, std::vector<bool>(5, true));
