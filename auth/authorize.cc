@@ -6,6 +6,9 @@
 #include "auth/pages.h"
 #include "auth/csrf.h"
 #include "auth/redirect_uri.h"
+#include "auth/repo/authorization_requests_repo.h"
+#include "auth/repo/codes_repo.h"
+#include "auth/repo/consents_repo.h"
 #include "auth/scopes.h"
 #include "src/core/crypto.h"
 
@@ -154,19 +157,27 @@ tl::expected<std::pair<AuthorizationRequest, Client>, AuthorizeFailure> Validate
   return std::make_pair(std::move(r), std::move(*client));
 }
 
+namespace {
+// Stores a fresh authorization code for `request`, approved for `scopes`, and returns it.
+// Runs inside the caller's transaction.
 Result<std::string> IssueCode(store::Conn& c, Random& random, int64_t now, int64_t ttl,
                               const AuthorizationRequest& request, int64_t user_id,
                               const std::set<std::string>& scopes) {
   std::string code = random.Token(32);
-  auto r = c.Exec(
-      "INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, resource, "
-      "code_challenge, grant_id, created_at, expires_at, redeemed_at) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-      {crypto::HashSecret(code), request.client_id, user_id, request.redirect_uri, JoinScope(scopes),
-       request.resource, request.code_challenge, random.Token(16), now, now + ttl});
-  if (!r) return Fail(r.error());
+  auto st = repo::InsertCode(c, {.code_hash = crypto::HashSecret(code),
+                                 .client_id = request.client_id,
+                                 .user_id = user_id,
+                                 .redirect_uri = request.redirect_uri,
+                                 .scope = JoinScope(scopes),
+                                 .resource = request.resource,
+                                 .code_challenge = request.code_challenge,
+                                 .grant_id = random.Token(16),
+                                 .created_at = now,
+                                 .expires_at = now + ttl});
+  if (!st) return Fail(st.error());
   return code;
 }
+}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // The endpoint: pages and their state.
@@ -214,27 +225,23 @@ Result<std::optional<AuthorizationEndpoint::Pending>> AuthorizationEndpoint::Fin
   auto browser = CookieValue(req, cookies_.browser);
   if (!browser || handle.empty() || handle.size() > 128) return Out();
   const int64_t now = s_.clock.NowUnix();
-  auto row = s_.db.Read([&](store::Conn& c) {
-    return c.QueryOne(
-        "SELECT browser_hash, csrf_hash, client_id, redirect_uri, scope, resource, state, code_challenge "
-        "FROM authorization_requests WHERE id_hash = ? AND expires_at > ?",
-        {crypto::HashSecret(handle), now});
-  });
+  auto row = s_.db.Read(
+      [&](store::Conn& c) { return repo::FindPendingRequest(c, crypto::HashSecret(handle), now); });
   if (!row) return Fail(row.error());
   if (!*row) return Out();
-  const auto& r = **row;
+  auto& r = **row;
   // Bound to the browser that started it: a handle alone is not enough.
-  if (!crypto::VerifySecret(*browser, r.Str(0))) return Out();
+  if (!crypto::VerifySecret(*browser, r.browser_hash)) return Out();
   Pending p;
-  p.csrf_hash = r.Str(1);
-  p.request.client_id = r.Str(2);
-  p.request.redirect_uri = r.Str(3);
-  auto scopes = ParseScope(r.Str(4));
+  p.csrf_hash = std::move(r.csrf_hash);
+  p.request.client_id = std::move(r.client_id);
+  p.request.redirect_uri = std::move(r.redirect_uri);
+  auto scopes = ParseScope(r.scope);
   if (!scopes) return Out();
   p.request.scopes = *scopes;
-  p.request.resource = r.Str(5);
-  p.request.state = r.OptStr(6);
-  p.request.code_challenge = r.Str(7);
+  p.request.resource = std::move(r.resource);
+  p.request.state = std::move(r.state);
+  p.request.code_challenge = std::move(r.code_challenge);
   return Out(std::move(p));
 }
 
@@ -292,14 +299,19 @@ http::Response AuthorizationEndpoint::HandleAuthorize(const http::Request& req) 
   Browser browser = BrowserOf(req);
   std::string handle = s_.random.Token(32);
   const int64_t now = s_.clock.NowUnix();
-  auto st = s_.db.Write([&](store::Conn& c) -> Result<int64_t> {
-    if (auto d = c.Exec("DELETE FROM authorization_requests WHERE expires_at <= ?", {now}); !d) return d;
-    return c.Exec(
-        "INSERT INTO authorization_requests (id_hash, browser_hash, csrf_hash, client_id, redirect_uri, "
-        "scope, resource, state, code_challenge, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        {crypto::HashSecret(handle), crypto::HashSecret(browser.secret), crypto::HashSecret(s_.random.Token(24)),
-         request.client_id, request.redirect_uri, JoinScope(request.scopes), request.resource,
-         store::Opt(request.state), request.code_challenge, now, now + options_.pending_ttl});
+  auto st = s_.db.Write([&](store::Conn& c) -> Status {
+    if (auto d = repo::DeleteExpiredRequests(c, now); !d) return Fail(d.error());
+    return repo::InsertPendingRequest(c, {.id_hash = crypto::HashSecret(handle),
+                                          .browser_hash = crypto::HashSecret(browser.secret),
+                                          .csrf_hash = crypto::HashSecret(s_.random.Token(24)),
+                                          .client_id = request.client_id,
+                                          .redirect_uri = request.redirect_uri,
+                                          .scope = JoinScope(request.scopes),
+                                          .resource = request.resource,
+                                          .state = request.state,
+                                          .code_challenge = request.code_challenge,
+                                          .created_at = now,
+                                          .expires_at = now + options_.pending_ttl});
   });
   if (!st) return ErrorPage(500, "Error", "Internal error.");
   std::string next = *session ? "/oauth/consent" : "/oauth/login";
@@ -314,8 +326,7 @@ http::Response AuthorizationEndpoint::LoginForm(int status, const Pending& pendi
   // A fresh CSRF token per rendering; only its hash is kept.
   std::string csrf = s_.random.Token(24);
   auto st = s_.db.Write([&](store::Conn& c) {
-    return c.Exec("UPDATE authorization_requests SET csrf_hash = ? WHERE id_hash = ?",
-                  {crypto::HashSecret(csrf), crypto::HashSecret(handle)});
+    return repo::SetPendingCsrfHash(c, crypto::HashSecret(handle), crypto::HashSecret(csrf));
   });
   if (!st) return ErrorPage(500, "Error", "Internal error.");
   auto client = s_.clients.Find(pending.request.client_id);
@@ -456,9 +467,8 @@ http::Response AuthorizationEndpoint::PostConsent(const http::Request& req) {
     return ErrorPage(400, "Bad request", "Choose Allow or Deny.");
   }
   if (approved.empty()) {
-    auto st = s_.db.Write([&](store::Conn& c) {
-      return c.Exec("DELETE FROM authorization_requests WHERE id_hash = ?", {crypto::HashSecret(handle)});
-    });
+    auto st = s_.db.Write(
+        [&](store::Conn& c) { return repo::ConsumePendingRequest(c, crypto::HashSecret(handle)); });
     if (!st) return ErrorPage(500, "Error", "Internal error.");
     return RedirectError(request, "access_denied", "the person denied the request", 303);
   }
@@ -473,12 +483,13 @@ http::Response AuthorizationEndpoint::Approve(const AuthorizationRequest& reques
     if (handle) {
       // Consuming the pending request in the same transaction makes a double submit
       // produce at most one code.
-      auto n = c.Exec("DELETE FROM authorization_requests WHERE id_hash = ?", {crypto::HashSecret(*handle)});
+      auto n = repo::ConsumePendingRequest(c, crypto::HashSecret(*handle));
       if (!n) return Fail(n.error());
       if (*n == 0) return Fail(Errc::kNotFound, "request already used");
     }
     if (remember)
-      if (auto st = s_.consents.Remember(c, request.client_id, user_id, scopes); !st) return Fail(st.error());
+      if (auto st = repo::UpsertConsent(c, request.client_id, user_id, JoinScope(scopes), now); !st)
+        return Fail(st.error());
     return IssueCode(c, s_.random, now, options_.auth_code_ttl, request, user_id, scopes);
   });
   if (!code) {

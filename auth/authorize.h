@@ -78,12 +78,6 @@ std::set<std::string> DefaultReadScopes();
 std::string AppendQuery(std::string_view redirect_uri,
                         const std::vector<std::pair<std::string, std::string>>& params);
 
-// Stores a fresh authorization code for `request`, approved for `scopes`, and returns it.
-// Runs inside the caller's transaction.
-Result<std::string> IssueCode(store::Conn& c, Random& random, int64_t now, int64_t ttl,
-                              const AuthorizationRequest& request, int64_t user_id,
-                              const std::set<std::string>& scopes);
-
 struct AuthorizeOptions {
   std::string issuer;
   std::string resource;

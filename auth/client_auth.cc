@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "auth/repo/clients_repo.h"
 #include "src/core/crypto.h"
 
 namespace crmd::auth {
@@ -70,24 +71,21 @@ OAuthResult<OAuthClient> AuthenticateClient(store::Database& db, const http::Req
     bool revoked = false;
   };
   auto row = db.Read([&](store::Conn& c) -> Result<std::optional<Row>> {
-    auto r = c.QueryOne(
-        "SELECT client_id, client_secret_hash, token_endpoint_auth_method, grant_types, "
-        "allowed_scopes, revoked FROM oauth_clients WHERE client_id = ?",
-        {presented->client_id});
+    auto r = repo::FindClientCredentials(c, presented->client_id);
     if (!r) return Fail(r.error());
     if (!*r) return std::optional<Row>();
     const auto& x = **r;
     Row out;
-    out.client.client_id = x.Str(0);
-    out.secret_hash = x.Str(1);
-    out.client.has_secret = !x.IsNull(1) && !out.secret_hash.empty();
-    out.client.auth_method = x.Str(2);
-    auto grants = nlohmann::json::parse(x.Str(3), nullptr, false);
+    out.client.client_id = x.client_id;
+    out.secret_hash = x.secret_hash.value_or("");
+    out.client.has_secret = x.secret_hash && !out.secret_hash.empty();
+    out.client.auth_method = x.auth_method;
+    auto grants = nlohmann::json::parse(x.grant_types_json, nullptr, false);
     if (grants.is_array())
       for (const auto& g : grants)
         if (g.is_string()) out.client.grant_types.push_back(g.get<std::string>());
-    out.client.allowed_scopes = x.OptStr(4);
-    out.revoked = x.Int(5) != 0;
+    out.client.allowed_scopes = x.allowed_scopes;
+    out.revoked = x.revoked;
     return std::optional<Row>(std::move(out));
   });
   if (!row) {

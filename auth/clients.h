@@ -78,10 +78,4 @@ class ClientStore {
   const Clock& clock_;
 };
 
-// Revokes every grant of a client (optionally only those of one user) with the token
-// side's RevokeGrant (auth/token_store.h), and deletes its codes not yet redeemed. Runs
-// inside the caller's transaction.
-Status RevokeGrantsOf(store::Conn& c, std::string_view client_id, std::optional<int64_t> user_id,
-                      int64_t now);
-
 }  // namespace crmd::auth

@@ -37,8 +37,6 @@ class Consents {
   Result<bool> Covers(std::string_view client_id, int64_t user_id, const std::set<std::string>& scopes);
   // Records consent for exactly `scopes` (re-activating a revoked identical record).
   Status Remember(std::string_view client_id, int64_t user_id, const std::set<std::string>& scopes);
-  Status Remember(store::Conn& c, std::string_view client_id, int64_t user_id,
-                  const std::set<std::string>& scopes);
   // Revokes every live consent of (client, user) and the client's grants for that user.
   // Answers how many consents were revoked.
   Result<int64_t> Revoke(std::string_view client_id, int64_t user_id);

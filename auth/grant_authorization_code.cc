@@ -5,39 +5,22 @@
 #include "auth/grant_handlers.h"
 #include "auth/pkce.h"
 #include "auth/scopes.h"
-#include "auth/token_store.h"
+#include "auth/repo/codes_repo.h"
+#include "auth/repo/grants_repo.h"
 #include "src/core/crypto.h"
 
 namespace crmd::auth {
 
 namespace {
 
-struct CodeRow {
-  std::string client_id;
-  int64_t user_id = 0;
-  std::string redirect_uri, scope, resource, code_challenge, grant_id;
-  int64_t expires_at = 0;
-  std::optional<int64_t> redeemed_at;
-};
-
-Result<std::optional<CodeRow>> FindCode(store::Conn& c, const std::string& code_hash) {
-  auto r = c.QueryOne(
-      "SELECT client_id, user_id, redirect_uri, scope, resource, code_challenge, grant_id, "
-      "expires_at, redeemed_at FROM auth_codes WHERE code_hash = ?",
-      {code_hash});
-  if (!r) return Fail(r.error());
-  if (!*r) return std::optional<CodeRow>();
-  const auto& x = **r;
-  return std::optional<CodeRow>(CodeRow{x.Str(0), x.Int(1), x.Str(2), x.Str(3), x.Str(4), x.Str(5),
-                                        x.Str(6), x.Int(7), x.OptInt(8)});
-}
+using repo::CodeRow;
 
 GrantOutcome Refused(OAuthError e) { return {Refuse(std::move(e)), false}; }
 
 // RFC 6749 §10.5 / OAuth 2.1 §4.1.3: a code used twice means it leaked; everything issued
 // from it is revoked.
 Result<GrantOutcome> Replay(store::Conn& c, const CodeRow& code, int64_t now) {
-  if (auto st = RevokeGrant(c, code.grant_id, now); !st) return Fail(st.error());
+  if (auto st = repo::RevokeGrant(c, code.grant_id, now); !st) return Fail(st.error());
   spdlog::warn(R"("event":"auth_code_replay","client_id":"{}","grant_id":"{}")", code.client_id,
                code.grant_id);
   return GrantOutcome{Refuse(OAuthError::InvalidGrant("authorization code already used")), true};
@@ -62,7 +45,7 @@ OAuthResult<nlohmann::json> GrantAuthorizationCode(const GrantContext& ctx) {
                   [&](store::Conn& c, const SigningKey& key) -> Result<GrantOutcome> {
     int64_t now = tokens.clock().NowUnix();
     std::string code_hash = crypto::HashSecret(*code);
-    auto found = FindCode(c, code_hash);
+    auto found = repo::FindCode(c, code_hash);
     if (!found) return Fail(found.error());
     if (!*found) return Refused(OAuthError::InvalidGrant("invalid authorization code"));
     const CodeRow& row = **found;
@@ -83,18 +66,16 @@ OAuthResult<nlohmann::json> GrantAuthorizationCode(const GrantContext& ctx) {
     if (!scopes) return Refused(OAuthError::InvalidScope("granted scope is no longer valid"));
 
     // Single use, even against a concurrent redemption on another connection or node.
-    auto claimed = c.Exec(
-        "UPDATE auth_codes SET redeemed_at = ? WHERE code_hash = ? AND redeemed_at IS NULL",
-        {now, code_hash});
+    auto claimed = repo::RedeemCode(c, code_hash, now);
     if (!claimed) return Fail(claimed.error());
-    if (*claimed != 1) return Replay(c, row, now);
+    if (!*claimed) return Replay(c, row, now);
 
-    GrantRow grant{.grant_id = row.grant_id,
-                   .client_id = row.client_id,
-                   .user_id = row.user_id,
-                   .scope = JoinScope(*scopes),
-                   .resource = row.resource};
-    if (auto st = InsertGrant(c, grant, now); !st) return Fail(st.error());
+    repo::GrantRow grant{.grant_id = row.grant_id,
+                         .client_id = row.client_id,
+                         .user_id = row.user_id,
+                         .scope = JoinScope(*scopes),
+                         .resource = row.resource};
+    if (auto st = repo::InsertGrant(c, grant, now); !st) return Fail(st.error());
     auto issued = tokens.IssueAccessToken(c, key,
                                           {.subject = GrantSubject(grant.user_id, grant.client_id),
                                            .client_id = grant.client_id,
@@ -105,7 +86,7 @@ OAuthResult<nlohmann::json> GrantAuthorizationCode(const GrantContext& ctx) {
     if (!issued) return Fail(issued.error());
     std::optional<std::string> refresh;
     if (ctx.client.AllowsGrant("refresh_token")) {
-      auto rt = InsertRefreshToken(c, tokens.random(), grant, now, opts.refresh_token_ttl);
+      auto rt = IssueRefreshToken(c, tokens.random(), grant, now, opts.refresh_token_ttl);
       if (!rt) return Fail(rt.error());
       refresh = std::move(*rt);
     }

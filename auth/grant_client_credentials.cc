@@ -2,7 +2,7 @@
 // limited to the scopes an administrator granted it (oauth_clients.allowed_scopes).
 #include "auth/grant_handlers.h"
 #include "auth/scopes.h"
-#include "auth/token_store.h"
+#include "auth/repo/grants_repo.h"
 
 namespace crmd::auth {
 
@@ -28,12 +28,12 @@ OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx) {
   return RunGrant(tokens, "client_credentials",
                   [&](store::Conn& c, const SigningKey& key) -> Result<GrantOutcome> {
     int64_t now = tokens.clock().NowUnix();
-    GrantRow grant{.grant_id = tokens.random().Token(16),
-                   .client_id = client.client_id,
-                   .user_id = std::nullopt,
-                   .scope = JoinScope(scopes),
-                   .resource = tokens.options().resource};
-    if (auto st = InsertGrant(c, grant, now); !st) return Fail(st.error());
+    repo::GrantRow grant{.grant_id = tokens.random().Token(16),
+                         .client_id = client.client_id,
+                         .user_id = std::nullopt,
+                         .scope = JoinScope(scopes),
+                         .resource = tokens.options().resource};
+    if (auto st = repo::InsertGrant(c, grant, now); !st) return Fail(st.error());
     auto issued = tokens.IssueAccessToken(c, key,
                                           {.subject = GrantSubject(std::nullopt, client.client_id),
                                            .client_id = client.client_id,

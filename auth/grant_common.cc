@@ -1,6 +1,8 @@
 #include <spdlog/spdlog.h>
 
 #include "auth/grant_handlers.h"
+#include "auth/repo/tokens_repo.h"
+#include "src/core/crypto.h"
 
 namespace crmd::auth {
 
@@ -12,6 +14,19 @@ nlohmann::json TokenResponseBody(const IssuedAccessToken& token, const std::stri
                          {"scope", scope}};
   if (refresh_token) body["refresh_token"] = *refresh_token;
   return body;
+}
+
+std::string GrantSubject(std::optional<int64_t> user_id, std::string_view client_id) {
+  if (user_id) return std::to_string(*user_id);
+  return "client:" + std::string(client_id);
+}
+
+Result<std::string> IssueRefreshToken(store::Conn& c, Random& random, const repo::GrantRow& grant,
+                                      int64_t now, int64_t ttl) {
+  std::string token = random.Token(32);
+  if (auto st = repo::InsertRefreshToken(c, crypto::HashSecret(token), grant, now, now + ttl); !st)
+    return Fail(st.error());
+  return token;
 }
 
 void LogGrantFailure(const char* grant, const Error& error) {

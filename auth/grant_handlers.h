@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "auth/client_auth.h"
+#include "auth/repo/grants_repo.h"
 #include "auth/token_errors.h"
 #include "auth/token_service.h"
 
@@ -29,6 +30,14 @@ OAuthResult<nlohmann::json> GrantAuthorizationCode(const GrantContext& ctx);
 OAuthResult<nlohmann::json> GrantRefreshToken(const GrantContext& ctx);
 // client_credentials: confidential clients only, within the admin-granted allowed_scopes.
 OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx);
+
+// The subject ("sub") of tokens from a grant: the user id, or "client:<client_id>".
+std::string GrantSubject(std::optional<int64_t> user_id, std::string_view client_id);
+
+// Creates a refresh token of `grant` valid for `ttl` seconds through `c` (part of the
+// grant's transaction) and returns its plaintext (only the hash is stored).
+Result<std::string> IssueRefreshToken(store::Conn& c, Random& random, const repo::GrantRow& grant,
+                                      int64_t now, int64_t ttl);
 
 // {"access_token","token_type":"Bearer","expires_in","scope"[,"refresh_token"]}
 nlohmann::json TokenResponseBody(const IssuedAccessToken& token, const std::string& scope,

@@ -4,7 +4,8 @@
 
 #include "auth/grant_handlers.h"
 #include "auth/scopes.h"
-#include "auth/token_store.h"
+#include "auth/repo/tokens_repo.h"
+#include "src/core/crypto.h"
 
 namespace crmd::auth {
 
@@ -25,13 +26,13 @@ OAuthResult<nlohmann::json> GrantRefreshToken(const GrantContext& ctx) {
                   [&](store::Conn& c, const SigningKey& key) -> Result<GrantOutcome> {
     auto refused = [](OAuthError e) { return GrantOutcome{Refuse(std::move(e)), false}; };
     int64_t now = tokens.clock().NowUnix();
-    auto found = FindRefreshToken(c, *presented);
+    auto found = repo::FindRefreshToken(c, crypto::HashSecret(*presented));
     if (!found) return Fail(found.error());
     if (!*found || (*found)->client_id != ctx.client.client_id)
       return refused(OAuthError::InvalidGrant("invalid refresh token"));
-    const RefreshTokenRow& row = **found;
+    const repo::RefreshTokenRow& row = **found;
     auto reuse = [&]() -> Result<GrantOutcome> {
-      if (auto st = RevokeGrant(c, row.grant_id, now); !st) return Fail(st.error());
+      if (auto st = repo::RevokeGrant(c, row.grant_id, now); !st) return Fail(st.error());
       spdlog::warn(R"("event":"refresh_token_reuse","client_id":"{}","grant_id":"{}")",
                    row.client_id, row.grant_id);
       return GrantOutcome{Refuse(OAuthError::InvalidGrant("refresh token already used")), true};
@@ -50,17 +51,15 @@ OAuthResult<nlohmann::json> GrantRefreshToken(const GrantContext& ctx) {
     if (!IsSubset(scopes, *granted))
       return refused(OAuthError::InvalidScope("scope exceeds the original grant"));
 
-    auto used = c.Exec(
-        "UPDATE refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL",
-        {now, row.token_hash});
+    auto used = repo::MarkRefreshTokenUsed(c, row.token_hash, now);
     if (!used) return Fail(used.error());
-    if (*used != 1) return reuse();  // lost a race with a concurrent use of the same token
+    if (!*used) return reuse();  // lost a race with a concurrent use of the same token
 
-    GrantRow grant{.grant_id = row.grant_id,
-                   .client_id = row.client_id,
-                   .user_id = row.user_id,
-                   .scope = row.scope,  // the refresh token keeps the full grant
-                   .resource = row.resource};
+    repo::GrantRow grant{.grant_id = row.grant_id,
+                         .client_id = row.client_id,
+                         .user_id = row.user_id,
+                         .scope = row.scope,  // the refresh token keeps the full grant
+                         .resource = row.resource};
     auto issued = tokens.IssueAccessToken(c, key,
                                           {.subject = GrantSubject(row.user_id, row.client_id),
                                            .client_id = row.client_id,
@@ -69,7 +68,7 @@ OAuthResult<nlohmann::json> GrantRefreshToken(const GrantContext& ctx) {
                                            .audience = row.resource,
                                            .ttl_seconds = std::nullopt});
     if (!issued) return Fail(issued.error());
-    auto next = InsertRefreshToken(c, tokens.random(), grant, now, opts.refresh_token_ttl);
+    auto next = IssueRefreshToken(c, tokens.random(), grant, now, opts.refresh_token_ttl);
     if (!next) return Fail(next.error());
     return GrantOutcome{TokenResponseBody(*issued, JoinScope(scopes), *next), false};
   });

@@ -1,7 +1,7 @@
 #pragma once
 // Grants as an operator sees them (crmctl grant list / revoke): one row per grant with the
 // person's email, and revocation of a grant with everything it produced. The grant
-// handlers create grants through token_store.h inside their own transactions.
+// handlers create grants through auth/repo/grants_repo.h inside their own transactions.
 //
 // Thread-safe (state is in the database); each method runs its own transaction.
 #include <cstdint>

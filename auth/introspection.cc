@@ -5,7 +5,9 @@
 
 #include "auth/client_auth.h"
 #include "auth/token_endpoint.h"
-#include "auth/token_store.h"
+#include "auth/grant_handlers.h"
+#include "auth/repo/tokens_repo.h"
+#include "src/core/crypto.h"
 
 namespace crmd::auth {
 
@@ -14,9 +16,9 @@ namespace {
 // The database, not the 2-second cache, is the authority here: introspection is rare.
 Result<nlohmann::json> IntrospectAccessToken(TokenService& tokens, const AccessTokenClaims& claims) {
   return tokens.db().Read([&](store::Conn& c) -> Result<nlohmann::json> {
-    auto r = c.QueryOne("SELECT revoked_at FROM access_tokens WHERE jti = ?", {claims.jti});
-    if (!r) return Fail(r.error());
-    if (!*r || !(*r)->IsNull(0)) return nlohmann::json{{"active", false}};
+    auto revoked = repo::AccessTokenRevoked(c, claims.jti);
+    if (!revoked) return Fail(revoked.error());
+    if (!*revoked || **revoked) return nlohmann::json{{"active", false}};
     return nlohmann::json{{"active", true},         {"scope", claims.scope},
                           {"client_id", claims.client_id}, {"sub", claims.subject},
                           {"token_type", "Bearer"}, {"exp", claims.expires_at},
@@ -29,7 +31,7 @@ Result<nlohmann::json> IntrospectRefreshToken(TokenService& tokens, const std::s
                                               const std::string& client_id) {
   int64_t now = tokens.clock().NowUnix();
   return tokens.db().Read([&](store::Conn& c) -> Result<nlohmann::json> {
-    auto rt = FindRefreshToken(c, token);
+    auto rt = repo::FindRefreshToken(c, crypto::HashSecret(token));
     if (!rt) return Fail(rt.error());
     if (!*rt || (*rt)->client_id != client_id || (*rt)->used_at || (*rt)->grant_revoked_at ||
         (*rt)->expires_at <= now)

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "auth/repo/signing_keys_repo.h"
+
 namespace crmd::auth {
 
 namespace {
@@ -28,24 +30,20 @@ Result<SigningKey> KeyStore::Current() {
     int64_t created_at;
   };
   auto chosen = db_.Write([&](store::Conn& c) -> Result<Chosen> {
-    auto row = c.QueryOne(
-        "SELECT kid, private_pem, created_at FROM signing_keys WHERE retired_at IS NULL "
-        "ORDER BY created_at DESC, kid LIMIT 1");
+    auto row = repo::NewestActiveKey(c);
     if (!row) return Fail(row.error());
-    if (*row && (*row)->Int(2) + options_.rotation_s > now)
-      return Chosen{(*row)->Str(0), (*row)->Str(1), (*row)->Int(2)};
+    if (*row && (*row)->created_at + options_.rotation_s > now)
+      return Chosen{(*row)->kid, (*row)->private_pem, (*row)->created_at};
     auto key = EcKey::Generate();
     if (!key) return Fail(key.error());
     Chosen fresh{key->Thumbprint(), key->PrivatePem(), now};
     if (fresh.pem.empty()) return Fail(Error::Internal("cannot serialise signing key"));
-    auto retired = c.Exec(
-        "UPDATE signing_keys SET retired_at = ?, expires_at = ? WHERE retired_at IS NULL",
-        {now, now + options_.retire_grace_s});
-    if (!retired) return Fail(retired.error());
-    auto ins = c.Exec(
-        "INSERT INTO signing_keys (kid, private_pem, public_jwk, created_at) VALUES (?, ?, ?, ?)",
-        {fresh.kid, fresh.pem, key->PublicJwk(fresh.kid).dump(), now});
-    if (!ins) return Fail(ins.error());
+    if (auto st = repo::RetireActiveKeys(c, now, now + options_.retire_grace_s); !st)
+      return Fail(st.error());
+    if (auto st =
+            repo::InsertSigningKey(c, fresh.kid, fresh.pem, key->PublicJwk(fresh.kid).dump(), now);
+        !st)
+      return Fail(st.error());
     spdlog::info(R"("event":"signing_key_created","kid":"{}")", fresh.kid);
     return fresh;
   });
@@ -86,22 +84,17 @@ std::shared_ptr<const EcKey> KeyStore::Find(std::string_view kid) {
 
 Status KeyStore::ReloadLocked(int64_t now) {
   last_reload_ = std::chrono::steady_clock::now();
-  auto rows = db_.Read([&](store::Conn& c) {
-    return c.Query(
-        "SELECT kid, private_pem, expires_at FROM signing_keys "
-        "WHERE expires_at IS NULL OR expires_at > ?",
-        {now});
-  });
+  auto rows = db_.Read([&](store::Conn& c) { return repo::TrustedKeys(c, now); });
   if (!rows) return Fail(rows.error());
   for (const auto& r : *rows) {
-    std::string kid = r.Str(0);
-    int64_t expires = r.OptInt(2).value_or(0);
+    const std::string& kid = r.kid;
+    int64_t expires = r.expires_at.value_or(0);
     auto it = keys_.find(kid);
     if (it != keys_.end()) {
       it->second.second = expires;  // a peer may have retired it
       continue;
     }
-    auto key = EcKey::FromPrivatePem(r.Str(1));
+    auto key = EcKey::FromPrivatePem(r.private_pem);
     if (!key) return Fail(key.error());
     keys_.emplace(kid, std::make_pair(std::make_shared<const EcKey>(std::move(*key)), expires));
   }
@@ -112,16 +105,11 @@ Result<nlohmann::json> KeyStore::Jwks() {
   // Make sure a fresh server publishes its first key before any token exists.
   if (auto cur = Current(); !cur) return Fail(cur.error());
   int64_t now = clock_.NowUnix();
-  auto rows = db_.Read([&](store::Conn& c) {
-    return c.Query(
-        "SELECT public_jwk FROM signing_keys WHERE expires_at IS NULL OR expires_at > ? "
-        "ORDER BY created_at DESC, kid",
-        {now});
-  });
+  auto rows = db_.Read([&](store::Conn& c) { return repo::PublishedJwks(c, now); });
   if (!rows) return Fail(rows.error());
   nlohmann::json keys = nlohmann::json::array();
-  for (const auto& r : *rows) {
-    auto jwk = nlohmann::json::parse(r.Str(0), nullptr, false);
+  for (const auto& text : *rows) {
+    auto jwk = nlohmann::json::parse(text, nullptr, false);
     if (jwk.is_object()) keys.push_back(std::move(jwk));
   }
   return nlohmann::json{{"keys", std::move(keys)}};

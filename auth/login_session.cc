@@ -1,5 +1,6 @@
 #include "auth/login_session.h"
 
+#include "auth/repo/login_sessions_repo.h"
 #include "src/core/crypto.h"
 
 namespace crmd::auth {
@@ -47,13 +48,10 @@ Result<std::string> LoginSessions::Create(int64_t user_id, LoginSession* out) {
                  .csrf_token = random_.Token(24),
                  .created_at = clock_.NowUnix(),
                  .expires_at = clock_.NowUnix() + ttl_s_};
-  auto r = db_.Write([&](store::Conn& c) -> Result<int64_t> {
+  auto r = db_.Write([&](store::Conn& c) -> Status {
     // Expired sessions are swept here rather than by a background job.
-    if (auto d = c.Exec("DELETE FROM login_sessions WHERE expires_at <= ?", {s.created_at}); !d) return d;
-    return c.Exec(
-        "INSERT INTO login_sessions (id_hash, user_id, csrf_token, created_at, expires_at) "
-        "VALUES (?, ?, ?, ?, ?)",
-        {s.id_hash, s.user_id, s.csrf_token, s.created_at, s.expires_at});
+    if (auto d = repo::DeleteExpiredSessions(c, s.created_at); !d) return Fail(d.error());
+    return repo::InsertSession(c, s);
   });
   if (!r) return Fail(r.error());
   if (out) *out = s;
@@ -64,35 +62,16 @@ Result<std::optional<LoginSession>> LoginSessions::Find(std::string_view secret)
   if (secret.empty() || secret.size() > 256) return std::optional<LoginSession>();
   std::string hash = crypto::HashSecret(secret);
   const int64_t now = clock_.NowUnix();
-  return db_.Read([&](store::Conn& c) -> Result<std::optional<LoginSession>> {
-    // Looked up by the hash of a 256-bit secret: a timing difference in the index lookup
-    // reveals nothing useful about the secret itself.
-    auto row = c.QueryOne(
-        "SELECT id_hash, user_id, csrf_token, created_at, expires_at FROM login_sessions "
-        "WHERE id_hash = ? AND expires_at > ?",
-        {hash, now});
-    if (!row) return Fail(row.error());
-    if (!*row) return std::optional<LoginSession>();
-    const auto& r = **row;
-    return LoginSession{.id_hash = r.Str(0),
-                        .user_id = r.Int(1),
-                        .csrf_token = r.Str(2),
-                        .created_at = r.Int(3),
-                        .expires_at = r.Int(4)};
-  });
+  return db_.Read([&](store::Conn& c) { return repo::FindLiveSession(c, hash, now); });
 }
 
 Status LoginSessions::Delete(std::string_view secret) {
   std::string hash = crypto::HashSecret(secret);
-  auto r = db_.Write([&](store::Conn& c) { return c.Exec("DELETE FROM login_sessions WHERE id_hash = ?", {hash}); });
-  if (!r) return Fail(r.error());
-  return Ok();
+  return db_.Write([&](store::Conn& c) { return repo::DeleteSession(c, hash); });
 }
 
 Status LoginSessions::DeleteAllOf(int64_t user_id) {
-  auto r = db_.Write([&](store::Conn& c) { return c.Exec("DELETE FROM login_sessions WHERE user_id = ?", {user_id}); });
-  if (!r) return Fail(r.error());
-  return Ok();
+  return db_.Write([&](store::Conn& c) { return repo::DeleteSessionsOf(c, user_id); });
 }
 
 }  // namespace crmd::auth

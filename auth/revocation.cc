@@ -5,7 +5,9 @@
 
 #include "auth/client_auth.h"
 #include "auth/token_endpoint.h"
-#include "auth/token_store.h"
+#include "auth/repo/grants_repo.h"
+#include "auth/repo/tokens_repo.h"
+#include "src/core/crypto.h"
 
 namespace crmd::auth {
 
@@ -29,18 +31,13 @@ http::Response HandleRevocation(TokenService& tokens, const http::Request& req) 
   int64_t now = tokens.clock().NowUnix();
   auto changed = tokens.db().Write([&](store::Conn& c) -> Result<bool> {
     if (access_jti) {
-      auto n = c.Exec(
-          "UPDATE access_tokens SET revoked_at = ? WHERE jti = ? AND client_id = ? AND "
-          "revoked_at IS NULL",
-          {now, *access_jti, client->client_id});
-      if (!n) return Fail(n.error());
-      return *n > 0;
+      return repo::RevokeAccessToken(c, *access_jti, client->client_id, now);
     }
     if (looks_like_jwt) return false;
-    auto rt = FindRefreshToken(c, *token);
+    auto rt = repo::FindRefreshToken(c, crypto::HashSecret(*token));
     if (!rt) return Fail(rt.error());
     if (!*rt || (*rt)->client_id != client->client_id) return false;
-    if (auto st = RevokeGrant(c, (*rt)->grant_id, now); !st) return Fail(st.error());
+    if (auto st = repo::RevokeGrant(c, (*rt)->grant_id, now); !st) return Fail(st.error());
     return true;
   });
   if (!changed) {

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "auth/repo/tokens_repo.h"
+
 namespace crmd::auth {
 
 namespace {
@@ -15,15 +17,11 @@ RevokedTokens::RevokedTokens(store::Database& db, const Clock& clock,
 
 Status RevokedTokens::Refresh() {
   // Tokens that expired are refused on exp anyway; keep the set small.
-  auto rows = db_.Read([&](store::Conn& c) {
-    return c.Query(
-        "SELECT jti FROM access_tokens WHERE revoked_at IS NOT NULL AND expires_at > ?",
-        {clock_.NowUnix() - 300});
-  });
-  if (!rows) return Fail(rows.error());
-  auto set = std::make_shared<Set>();
-  set->reserve(rows->size());
-  for (const auto& r : *rows) set->insert(r.Str(0));
+  auto jtis =
+      db_.Read([&](store::Conn& c) { return repo::ListRevokedJtis(c, clock_.NowUnix() - 300); });
+  if (!jtis) return Fail(jtis.error());
+  auto set = std::make_shared<Set>(std::make_move_iterator(jtis->begin()),
+                                   std::make_move_iterator(jtis->end()));
   std::lock_guard lock(snap_mu_);
   snapshot_ = std::move(set);
   loaded_at_ = std::chrono::steady_clock::now();

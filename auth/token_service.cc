@@ -1,7 +1,8 @@
 #include "auth/token_service.h"
 
 #include "auth/scopes.h"
-#include "auth/token_store.h"
+#include "auth/repo/grants_repo.h"
+#include "auth/repo/tokens_repo.h"
 
 namespace crmd::auth {
 
@@ -34,10 +35,10 @@ Result<IssuedAccessToken> TokenService::IssueAccessToken(store::Conn& c, const S
   };
   auto jwt = SignEs256Jws(*key.key, key.kid, "at+jwt", ToJson(claims));
   if (!jwt) return Fail(jwt.error());
-  auto ins = c.Exec(
-      "INSERT INTO access_tokens (jti, grant_id, client_id, expires_at) VALUES (?, ?, ?, ?)",
-      {claims.jti, request.grant_id, request.client_id, claims.expires_at});
-  if (!ins) return Fail(ins.error());
+  if (auto st = repo::InsertAccessToken(c, claims.jti, request.grant_id, request.client_id,
+                                        claims.expires_at);
+      !st)
+    return Fail(st.error());
   return IssuedAccessToken{.token = std::move(*jwt),
                            .jti = claims.jti,
                            .expires_at = claims.expires_at,
@@ -56,13 +57,14 @@ Result<IssuedAccessToken> TokenService::IssueAccessToken(const AccessTokenReques
       if (!req.subject.empty() && req.subject.size() < 19 &&
           req.subject.find_first_not_of("0123456789") == std::string::npos)
         user_id = std::stoll(req.subject);
-      auto g = InsertGrant(c,
-                           {.grant_id = req.grant_id,
-                            .client_id = req.client_id,
-                            .user_id = user_id,
-                            .scope = JoinScope(req.scopes),
-                            .resource = req.audience.empty() ? options_.resource : req.audience},
-                           clock_.NowUnix());
+      auto g =
+          repo::InsertGrant(c,
+                            {.grant_id = req.grant_id,
+                             .client_id = req.client_id,
+                             .user_id = user_id,
+                             .scope = JoinScope(req.scopes),
+                             .resource = req.audience.empty() ? options_.resource : req.audience},
+                            clock_.NowUnix());
       if (!g) return Fail(g.error());
     }
     return IssueAccessToken(c, *key, req);
@@ -70,24 +72,22 @@ Result<IssuedAccessToken> TokenService::IssueAccessToken(const AccessTokenReques
 }
 
 Result<int64_t> TokenService::RevokeClientTokens(std::string_view client_id) {
-  return RevokeGrantsWhere("client_id", std::string(client_id));
+  return RevokeGrants([&](store::Conn& c) { return repo::LiveGrantIdsOfClient(c, client_id); });
 }
 
 Result<int64_t> TokenService::RevokeUserTokens(int64_t user_id) {
-  return RevokeGrantsWhere("user_id", user_id);
+  return RevokeGrants([&](store::Conn& c) { return repo::LiveGrantIdsOfUser(c, user_id); });
 }
 
-Result<int64_t> TokenService::RevokeGrantsWhere(std::string_view column, const store::Value& value) {
-  // `column` is one of two literals above, never input.
-  std::string sql = "SELECT grant_id FROM grants WHERE revoked_at IS NULL AND " +
-                    std::string(column) + " = ?";
+Result<int64_t> TokenService::RevokeGrants(
+    const std::function<Result<std::vector<std::string>>(store::Conn&)>& live_grants) {
   int64_t now = clock_.NowUnix();
   auto n = db_.Write([&](store::Conn& c) -> Result<int64_t> {
-    auto rows = c.Query(sql, {value});
-    if (!rows) return Fail(rows.error());
-    for (const auto& r : *rows)
-      if (auto st = RevokeGrant(c, r.Str(0), now); !st) return Fail(st.error());
-    return static_cast<int64_t>(rows->size());
+    auto ids = live_grants(c);
+    if (!ids) return Fail(ids.error());
+    for (const auto& id : *ids)
+      if (auto st = repo::RevokeGrant(c, id, now); !st) return Fail(st.error());
+    return static_cast<int64_t>(ids->size());
   });
   if (n && *n > 0) RevocationsChanged();
   return n;

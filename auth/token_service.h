@@ -7,10 +7,12 @@
 // TokenService is thread-safe; it owns the KeyStore and the revoked-token cache.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "auth/jwt.h"
 #include "auth/keys.h"
@@ -91,7 +93,9 @@ class TokenService {
   Result<int64_t> RevokeUserTokens(int64_t user_id);
 
  private:
-  Result<int64_t> RevokeGrantsWhere(std::string_view column, const store::Value& value);
+  // Revokes every grant `live_grants` names, in one write transaction.
+  Result<int64_t> RevokeGrants(
+      const std::function<Result<std::vector<std::string>>(store::Conn&)>& live_grants);
 
   const TokenServiceOptions options_;
   store::Database& db_;

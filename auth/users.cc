@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "auth/repo/users_repo.h"
 #include "src/core/crypto.h"
 
 namespace crmd::auth {
@@ -17,12 +18,6 @@ Status CheckPassword(std::string_view password) {
     return Fail(Errc::kInvalidArgument, "password is too long");
   return Ok();
 }
-
-User FromRow(const store::Row& r) {
-  return User{.id = r.Int(0), .email = r.Str(1), .is_admin = r.Int(2) != 0, .created_at = r.Int(3)};
-}
-
-constexpr const char* kSelect = "SELECT id, email, is_admin, created_at FROM users ";
 
 }  // namespace
 
@@ -51,13 +46,7 @@ Result<User> Users::Create(std::string_view email, std::string_view password, bo
   std::string hash = crypto::HashPassword(password);
   const int64_t now = clock_.NowUnix();
   return db_.Write([&](store::Conn& c) -> Result<User> {
-    auto existing = c.QueryOne("SELECT id FROM users WHERE email = ?", {*norm});
-    if (!existing) return Fail(existing.error());
-    if (*existing) return Fail(Errc::kAlreadyExists, "a user with this email already exists");
-    auto id = c.InsertReturningId(
-        "INSERT INTO users (email, password_hash, is_admin, created_at) VALUES (?, ?, ?, ?) "
-        "RETURNING id",
-        {*norm, hash, int64_t{is_admin ? 1 : 0}, now});
+    auto id = repo::InsertUser(c, *norm, hash, is_admin, now);
     if (!id) return Fail(id.error());
     return User{.id = *id, .email = *norm, .is_admin = is_admin, .created_at = now};
   });
@@ -72,12 +61,9 @@ Result<User> Users::Verify(std::string_view email, std::string_view password) {
   auto norm = NormalizeEmail(email);
   std::optional<std::pair<User, std::string>> found;
   if (norm && password.size() <= kMaxPasswordLength) {
-    auto row = db_.Read([&](store::Conn& c) {
-      return c.QueryOne("SELECT id, email, is_admin, created_at, password_hash FROM users WHERE email = ?",
-                        {*norm});
-    });
+    auto row = db_.Read([&](store::Conn& c) { return repo::FindUserWithPasswordHash(c, *norm); });
     if (!row) return Fail(row.error());
-    if (*row) found.emplace(FromRow(**row), (*row)->Str(4));
+    found = std::move(*row);
   }
   // Run scrypt whether or not the account exists, so timing does not reveal which emails
   // are registered.
@@ -90,39 +76,19 @@ Result<User> Users::Verify(std::string_view email, std::string_view password) {
 Result<std::optional<User>> Users::FindByEmail(std::string_view email) {
   auto norm = NormalizeEmail(email);
   if (!norm) return std::optional<User>();
-  return db_.Read([&](store::Conn& c) -> Result<std::optional<User>> {
-    auto row = c.QueryOne(std::string(kSelect) + "WHERE email = ?", {*norm});
-    if (!row) return Fail(row.error());
-    if (!*row) return std::optional<User>();
-    return FromRow(**row);
-  });
+  return db_.Read([&](store::Conn& c) { return repo::FindUserByEmail(c, *norm); });
 }
 
 Result<std::optional<User>> Users::FindById(int64_t id) {
-  return db_.Read([&](store::Conn& c) -> Result<std::optional<User>> {
-    auto row = c.QueryOne(std::string(kSelect) + "WHERE id = ?", {id});
-    if (!row) return Fail(row.error());
-    if (!*row) return std::optional<User>();
-    return FromRow(**row);
-  });
+  return db_.Read([&](store::Conn& c) { return repo::FindUserById(c, id); });
 }
 
 Result<std::vector<User>> Users::List() {
-  return db_.Read([&](store::Conn& c) -> Result<std::vector<User>> {
-    auto rows = c.Query(std::string(kSelect) + "ORDER BY id");
-    if (!rows) return Fail(rows.error());
-    std::vector<User> out;
-    for (const auto& r : *rows) out.push_back(FromRow(r));
-    return out;
-  });
+  return db_.Read([&](store::Conn& c) { return repo::ListUsers(c); });
 }
 
 Result<int64_t> Users::CountAdmins() {
-  return db_.Read([&](store::Conn& c) -> Result<int64_t> {
-    auto row = c.QueryOne("SELECT COUNT(*) FROM users WHERE is_admin = 1");
-    if (!row) return Fail(row.error());
-    return (*row)->Int(0);
-  });
+  return db_.Read([&](store::Conn& c) { return repo::CountAdmins(c); });
 }
 
 Status Users::SetPassword(std::string_view email, std::string_view password) {
@@ -130,9 +96,7 @@ Status Users::SetPassword(std::string_view email, std::string_view password) {
   if (!norm) return Fail(norm.error());
   if (auto st = CheckPassword(password); !st) return st;
   std::string hash = crypto::HashPassword(password);
-  auto n = db_.Write([&](store::Conn& c) {
-    return c.Exec("UPDATE users SET password_hash = ? WHERE email = ?", {hash, *norm});
-  });
+  auto n = db_.Write([&](store::Conn& c) { return repo::SetPasswordHash(c, *norm, hash); });
   if (!n) return Fail(n.error());
   if (*n == 0) return Fail(Errc::kNotFound, "no such user");
   return Ok();

@@ -6,13 +6,21 @@
 
 #include <spdlog/spdlog.h>
 
+#include "auth/repo/authorization_requests_repo.h"
+#include "auth/repo/codes_repo.h"
+#include "auth/repo/login_sessions_repo.h"
+#include "auth/repo/rate_limits_repo.h"
+#include "auth/repo/tokens_repo.h"
+
 namespace crmd::app {
 namespace {
 
 struct Rule {
   const char* name;
-  const char* sql;  // one "?" : the cutoff
+  const char* sql;  // one "?" : the cutoff; nullptr when `sweep` deletes the rows
   int64_t (*cutoff)(int64_t now, int64_t retention_s);
+  // The owning repository's delete-up-to-cutoff operation (auth/repo/), when it has one.
+  Result<int64_t> (*sweep)(store::Conn& c, int64_t cutoff) = nullptr;
 };
 
 constexpr int64_t kDay = 24 * 3600;
@@ -20,18 +28,18 @@ constexpr int64_t kDay = 24 * 3600;
 constexpr Rule kRules[] = {
     {"idempotency_keys", "DELETE FROM idempotency_keys WHERE created_at <= ?",
      [](int64_t now, int64_t) { return now - kDay; }},
-    {"rate_limits", "DELETE FROM rate_limits WHERE window_start <= ?",
-     [](int64_t now, int64_t) { return now - 2 * 3600; }},
-    {"auth_codes", "DELETE FROM auth_codes WHERE expires_at <= ?",
-     [](int64_t now, int64_t) { return now - kDay; }},
-    {"access_tokens", "DELETE FROM access_tokens WHERE expires_at <= ?",
-     [](int64_t now, int64_t) { return now - kDay; }},
-    {"refresh_tokens", "DELETE FROM refresh_tokens WHERE expires_at <= ?",
-     [](int64_t now, int64_t) { return now - kDay; }},
-    {"authorization_requests", "DELETE FROM authorization_requests WHERE expires_at <= ?",
-     [](int64_t now, int64_t) { return now; }},
-    {"login_sessions", "DELETE FROM login_sessions WHERE expires_at <= ?",
-     [](int64_t now, int64_t) { return now; }},
+    {"rate_limits", nullptr, [](int64_t now, int64_t) { return now - 2 * 3600; },
+     auth::repo::DeleteWindowsStartedBy},
+    {"auth_codes", nullptr, [](int64_t now, int64_t) { return now - kDay; },
+     auth::repo::DeleteCodesExpiredBy},
+    {"access_tokens", nullptr, [](int64_t now, int64_t) { return now - kDay; },
+     auth::repo::DeleteAccessTokensExpiredBy},
+    {"refresh_tokens", nullptr, [](int64_t now, int64_t) { return now - kDay; },
+     auth::repo::DeleteRefreshTokensExpiredBy},
+    {"authorization_requests", nullptr, [](int64_t now, int64_t) { return now; },
+     auth::repo::DeleteExpiredRequests},
+    {"login_sessions", nullptr, [](int64_t now, int64_t) { return now; },
+     auth::repo::DeleteExpiredSessions},
     {"confirmations", "DELETE FROM confirmations WHERE expires_at <= ?",
      [](int64_t now, int64_t retention) { return now - retention; }},
     {"webhook_attempts", "DELETE FROM webhook_attempts WHERE started_at <= ?",
@@ -72,7 +80,10 @@ Result<int64_t> Housekeeping::RunOnce() {
   const int64_t retention = options_.retention_days * kDay;
   int64_t total = 0;
   for (const Rule& rule : kRules) {
-    auto n = db_.Write([&](store::Conn& c) { return c.Exec(rule.sql, {rule.cutoff(now, retention)}); });
+    const int64_t cutoff = rule.cutoff(now, retention);
+    auto n = db_.Write([&](store::Conn& c) {
+      return rule.sweep ? rule.sweep(c, cutoff) : c.Exec(rule.sql, {cutoff});
+    });
     if (!n) return Fail(n.error());
     if (*n > 0) spdlog::info(R"("event":"housekeeping","table":"{}","deleted":{})", rule.name, *n);
     total += *n;
