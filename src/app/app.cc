@@ -8,6 +8,7 @@
 #include "auth/bearer.h"
 #include "auth/token_routes.h"
 #include "src/app/services.h"
+#include "src/app/shared_secrets.h"
 #include "src/http/client.h"
 #include "src/mcp/origin.h"
 #include "src/crm/marketing.h"
@@ -89,7 +90,9 @@ void CreateMcpRegistry(App::Services& s) {
   });
 }
 
-void AddMcpRoutes(App::Services& s) {
+Status AddMcpRoutes(App::Services& s) {
+  auto state_key = SharedSecret(*s.db, "mcp_request_state_v1", *s.random, *s.clock);
+  if (!state_key) return Fail(state_key.error());
   // Sessions live in the database so that every node answers every session.
   s.mcp_sessions = std::make_unique<DbSessions>(DbSessionsOptions{}, *s.db, *s.clock, *s.random);
   s.mcp = std::make_unique<mcp::McpEndpoint>(
@@ -102,11 +105,10 @@ void AddMcpRoutes(App::Services& s) {
           .shared_sessions = s.mcp_sessions.get(),
           .rate_limit = {.per_second = s.config.mcp_calls_per_second,
                          .burst = s.config.mcp_calls_burst},
-          // 2026-07-28 requestState is sealed with this key. Drawn at start, so a retry must
-          // reach a node of the same process lifetime: one node, no restart in between.
-          // TODO(mcp): a cluster-wide key (Config or the shared-state tables) so that any
-          // node finishes any round trip; the endpoint already takes a key ring.
-          .request_state_keys = {{.id = "n", .secret = s.random->Bytes(32)}},
+          // 2026-07-28 requestState is sealed with a key every node on the database
+          // shares (server_secrets), so any node finishes a round trip another started,
+          // also after a restart.
+          .request_state_keys = {{.id = "s1", .secret = std::move(*state_key)}},
       },
       *s.tools, *s.clock, *s.random);
   auto policy = std::make_shared<mcp::OriginPolicy>(
@@ -127,6 +129,7 @@ void AddMcpRoutes(App::Services& s) {
     mcp::AddCorsHeaders(req, res);
     return res;
   });
+  return Ok();
 }
 
 // --- authz: users, client registry, registration, authorization pages ---
@@ -259,7 +262,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   }
 
   // --- mcp: the /mcp route (Origin/Host check, bearer authentication, endpoint) ---
-  AddMcpRoutes(s);
+  if (auto st = AddMcpRoutes(s); !st) return Fail(st.error());
 
   if (auto st = WireAuthz(s); !st) return Fail(st.error());
 

@@ -156,6 +156,34 @@ TEST_F(McpModernTest, ElicitationRoundTripCompletesOnRetry_Mrtr_BasicWorkflow) {
   EXPECT_EQ(done.structured(), (json{{"confirmed", true}, {"item", "3 contacts"}, {"rounds", 1}}));
 }
 
+TEST_F(McpModernTest, AnotherNodeOnTheSameDatabaseFinishesTheRoundTrip_Mrtr_ServerRequirements) {
+  // A second crmd on the same database with the same public URL: a node behind the same
+  // load balancer. The requestState key lives in the database, so it seals and opens alike.
+  TestServer other(TestServerOptions{
+      .configure =
+          [&](Config& c) {
+            c.database_url = server_.database_url();
+            c.public_base_url = server_.base_url();
+          },
+      .before_start = [](app::App::Services& s) { EXPECT_TRUE(RegisterInputTestTool(*s.tools)); },
+  });
+  auto c = Modern();
+  json args{{"item", "2 lists"}};
+  auto first = c.CallTool(kInputTestTool, args);
+  ASSERT_EQ(first.result()["resultType"], "input_required") << first.raw;
+  std::string state = first.result()["requestState"];
+
+  McpClient on_other(other, McpClientOptions{.token = MintTestToken(server_, {.scopes = {"contacts:read"},
+                                                                               .subject = "1"})});
+  on_other.UseModern({.capabilities = kFormOnly});
+  auto done = on_other.CallToolRetry(
+      kInputTestTool, args, {{"confirm", {{"action", "accept"}, {"content", {{"answer", "2 lists"}}}}}},
+      state);
+  ASSERT_TRUE(done.ok()) << done.raw;
+  EXPECT_EQ(done.result()["resultType"], "complete") << done.raw;
+  EXPECT_EQ(done.structured()["confirmed"], true);
+}
+
 TEST_F(McpModernTest, UrlElicitationForAClientThatDeclaresIt_Elicitation_UrlMode) {
   auto c = Modern(kUrlToo);
   json args{{"item", "campaign 7"}, {"mode", "url"}};
