@@ -9,7 +9,8 @@
 #                      it needs are served)
 #   conformance-server the MCP conformance suite's server scenarios, through proxy.mjs
 #   conformance-auth   the conformance suite's authorization server scenarios
-# Exits non-zero when any step fails. Env: E2E_ONLY="step ..." runs only those steps,
+# Exits non-zero when any step fails. Env: E2E_ENGINE=postgres runs it all on a PostgreSQL
+# server of its own (tests/support/pg.sh); E2E_ONLY="step ..." runs only those steps,
 # E2E_KEEP=1 keeps the temp dir (database, logs, conformance results), E2E_VERBOSE=1.
 set -uo pipefail
 
@@ -40,6 +41,7 @@ cleanup() {
     kill "$CRMD_PID" 2>/dev/null
     wait "$CRMD_PID" 2>/dev/null
   fi
+  [[ -d $TMP/pg ]] && "$E2E_DIR/../support/pg.sh" stop "$TMP/pg" >/dev/null 2>&1
   if [[ ${E2E_KEEP:-0} == 1 ]]; then say "kept $TMP"; else rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
@@ -51,6 +53,14 @@ free_port() {
 export E2E_EMAIL=${E2E_EMAIL:-e2e@example.com}
 export E2E_PASSWORD=${E2E_PASSWORD:-e2e-correct-horse-battery}
 DB="sqlite:$TMP/crmd.db"
+if [[ ${E2E_ENGINE:-sqlite} == postgres ]]; then
+  # The same suite on a PostgreSQL server of its own (ctest e2e_postgres).
+  chmod 755 "$TMP"
+  PG_ADMIN=$("$E2E_DIR/../support/pg.sh" start "$TMP/pg") || { say "PostgreSQL did not start"; exit 1; }
+  psql "$PG_ADMIN" -qc "CREATE DATABASE crmd" || exit 1
+  DB="${PG_ADMIN%/postgres}/crmd"
+  say "database: PostgreSQL"
+fi
 PORT=$(free_port)
 BASE="http://127.0.0.1:$PORT"
 MCP_URL="$BASE/mcp"
