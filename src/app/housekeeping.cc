@@ -6,38 +6,48 @@
 
 #include <spdlog/spdlog.h>
 
+#include "src/crm/confirmations_repo.h"
+#include "src/crm/idempotency_repo.h"
+#include "src/webhooks/deliveries_repo.h"
+
 namespace crmd::app {
 namespace {
 
+// A sweep deletes rows at or before a cutoff: a repository function for crm and webhook
+// aggregates; plain statements (one "?", the cutoff) for the auth tables, whose
+// repositories live in auth/.
+using Sweep = Result<int64_t> (*)(store::Conn& c, int64_t cutoff);
+
 struct Rule {
   const char* name;
-  const char* sql;  // one "?" : the cutoff
+  const char* sql;  // nullptr when `sweep` is set
+  Sweep sweep;
   int64_t (*cutoff)(int64_t now, int64_t retention_s);
 };
 
 constexpr int64_t kDay = 24 * 3600;
 
 constexpr Rule kRules[] = {
-    {"idempotency_keys", "DELETE FROM idempotency_keys WHERE created_at <= ?",
+    {"idempotency_keys", nullptr, &crm::idempotency_repo::DeleteCreatedBefore,
      [](int64_t now, int64_t) { return now - kDay; }},
-    {"rate_limits", "DELETE FROM rate_limits WHERE window_start <= ?",
+    {"rate_limits", "DELETE FROM rate_limits WHERE window_start <= ?", nullptr,
      [](int64_t now, int64_t) { return now - 2 * 3600; }},
-    {"auth_codes", "DELETE FROM auth_codes WHERE expires_at <= ?",
+    {"auth_codes", "DELETE FROM auth_codes WHERE expires_at <= ?", nullptr,
      [](int64_t now, int64_t) { return now - kDay; }},
-    {"access_tokens", "DELETE FROM access_tokens WHERE expires_at <= ?",
+    {"access_tokens", "DELETE FROM access_tokens WHERE expires_at <= ?", nullptr,
      [](int64_t now, int64_t) { return now - kDay; }},
-    {"refresh_tokens", "DELETE FROM refresh_tokens WHERE expires_at <= ?",
+    {"refresh_tokens", "DELETE FROM refresh_tokens WHERE expires_at <= ?", nullptr,
      [](int64_t now, int64_t) { return now - kDay; }},
-    {"authorization_requests", "DELETE FROM authorization_requests WHERE expires_at <= ?",
+    {"authorization_requests", "DELETE FROM authorization_requests WHERE expires_at <= ?", nullptr,
      [](int64_t now, int64_t) { return now; }},
-    {"login_sessions", "DELETE FROM login_sessions WHERE expires_at <= ?",
+    {"login_sessions", "DELETE FROM login_sessions WHERE expires_at <= ?", nullptr,
      [](int64_t now, int64_t) { return now; }},
-    {"confirmations", "DELETE FROM confirmations WHERE expires_at <= ?",
+    {"confirmations", nullptr, &crm::confirmations_repo::DeleteExpiredBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},
-    {"webhook_attempts", "DELETE FROM webhook_attempts WHERE started_at <= ?",
+    {"webhook_attempts", nullptr, &webhooks::deliveries_repo::DeleteAttemptsBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},
     // Idle past the MCP session TTL (1 h) plus the touch granularity (src/app/mcp_sessions.h).
-    {"mcp_sessions", "DELETE FROM mcp_sessions WHERE last_used_at <= ?",
+    {"mcp_sessions", "DELETE FROM mcp_sessions WHERE last_used_at <= ?", nullptr,
      [](int64_t now, int64_t) { return now - 2 * 3600; }},
 };
 
@@ -72,7 +82,10 @@ Result<int64_t> Housekeeping::RunOnce() {
   const int64_t retention = options_.retention_days * kDay;
   int64_t total = 0;
   for (const Rule& rule : kRules) {
-    auto n = db_.Write([&](store::Conn& c) { return c.Exec(rule.sql, {rule.cutoff(now, retention)}); });
+    const int64_t cutoff = rule.cutoff(now, retention);
+    auto n = db_.Write([&](store::Conn& c) {
+      return rule.sweep ? rule.sweep(c, cutoff) : c.Exec(rule.sql, {cutoff});
+    });
     if (!n) return Fail(n.error());
     if (*n > 0) spdlog::info(R"("event":"housekeeping","table":"{}","deleted":{})", rule.name, *n);
     total += *n;
