@@ -198,4 +198,10 @@ Result<std::vector<RefUse>> RefUses(store::Conn& c, const std::string& kind, int
   return out;
 }
 
+Result<bool> NameTaken(store::Conn& c, const std::string& name) {
+  auto row = c.QueryOne("SELECT 1 FROM automations WHERE name = ?", {name});
+  if (!row) return Fail(row.error());
+  return row->has_value();
+}
+
 }  // namespace crmd::crm::automations_repo

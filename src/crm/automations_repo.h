@@ -68,4 +68,7 @@ struct RefUse {
 // kind: "list" | "tag"; by automation id. REQUIRES: inside Database::Read or Write.
 Result<std::vector<RefUse>> RefUses(store::Conn& c, const std::string& kind, int64_t ref_id);
 
+// Whether some row of automations is called `name`. REQUIRES: inside Database::Read or Write.
+Result<bool> NameTaken(store::Conn& c, const std::string& name);
+
 }  // namespace crmd::crm::automations_repo

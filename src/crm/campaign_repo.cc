@@ -219,4 +219,10 @@ Result<std::vector<AudienceUse>> AudienceUses(store::Conn& c, const std::string&
   return out;
 }
 
+Result<bool> NameTaken(store::Conn& c, const std::string& name) {
+  auto row = c.QueryOne("SELECT 1 FROM campaigns WHERE name = ?", {name});
+  if (!row) return Fail(row.error());
+  return row->has_value();
+}
+
 }  // namespace crmd::crm::campaign_repo

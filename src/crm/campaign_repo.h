@@ -48,4 +48,7 @@ struct AudienceUse {
 // kind: "list" | "tag"; by campaign id. REQUIRES: inside Database::Read or Write.
 Result<std::vector<AudienceUse>> AudienceUses(store::Conn& c, const std::string& kind, int64_t ref_id);
 
+// Whether some row of campaigns is called `name`. REQUIRES: inside Database::Read or Write.
+Result<bool> NameTaken(store::Conn& c, const std::string& name);
+
 }  // namespace crmd::crm::campaign_repo

@@ -67,4 +67,10 @@ Result<bool> Update(store::Conn& c, const Sequence& s) {
   return *n != 0;
 }
 
+Result<bool> NameTaken(store::Conn& c, const std::string& name) {
+  auto row = c.QueryOne("SELECT 1 FROM sequences WHERE name = ?", {name});
+  if (!row) return Fail(row.error());
+  return row->has_value();
+}
+
 }  // namespace crmd::crm::sequences_repo

@@ -5,6 +5,7 @@
 // with its own Conn.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "src/core/result.h"
@@ -25,5 +26,8 @@ Result<int64_t> Insert(store::Conn& c, const Sequence& s);
 // Writes s's fields when the row is still at s.revision; false when it is not.
 // REQUIRES: inside Database::Write.
 Result<bool> Update(store::Conn& c, const Sequence& s);
+
+// Whether some row of sequences is called `name`. REQUIRES: inside Database::Read or Write.
+Result<bool> NameTaken(store::Conn& c, const std::string& name);
 
 }  // namespace crmd::crm::sequences_repo

@@ -319,6 +319,11 @@ TEST_F(CrmRepos, SequenceUpdateHonoursRevisionAndListFiltersByStatus) {
   ASSERT_TRUE(paused);
   ASSERT_EQ(paused->size(), 1u);
   EXPECT_EQ((*paused)[0].revision, 2);
+  auto taken = db_->Read([](Conn& c) { return sequences_repo::NameTaken(c, "Welcome"); });
+  auto free = db_->Read([](Conn& c) { return sequences_repo::NameTaken(c, "Other"); });
+  ASSERT_TRUE(taken && free);
+  EXPECT_TRUE(*taken);
+  EXPECT_FALSE(*free);
   auto none = db_->Read([](Conn& c) { return sequences_repo::Find(c, 424242); });
   ASSERT_TRUE(none);
   EXPECT_FALSE(*none);
@@ -345,6 +350,9 @@ TEST_F(CrmRepos, AutomationRoundTripsRevisionCheckAndIdNotReused) {
   });
   ASSERT_TRUE(candidates);
   EXPECT_EQ(*candidates, 0);
+  auto taken = db_->Read([](Conn& c) { return automations_repo::NameTaken(c, "On tag"); });
+  ASSERT_TRUE(taken);
+  EXPECT_TRUE(*taken);
   ASSERT_TRUE(db_->Write([&](Conn& c) { return automations_repo::Delete(c, *id); }));
   auto next = db_->Write([&](Conn& c) { return automations_repo::Insert(c, a); });
   ASSERT_TRUE(next);
