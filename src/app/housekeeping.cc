@@ -11,42 +11,45 @@
 #include "auth/repo/login_sessions_repo.h"
 #include "auth/repo/rate_limits_repo.h"
 #include "auth/repo/tokens_repo.h"
+#include "src/app/mcp_sessions.h"
+#include "src/crm/confirmations_repo.h"
+#include "src/crm/idempotency_repo.h"
+#include "src/webhooks/deliveries_repo.h"
 
 namespace crmd::app {
 namespace {
 
+// Each rule deletes rows at or before a cutoff through the owning aggregate's repository;
+// no table's SQL lives here but job_leases' (this file is that aggregate's repository).
+using Sweep = Result<int64_t> (*)(store::Conn& c, int64_t cutoff);
+
 struct Rule {
   const char* name;
-  const char* sql;  // one "?" : the cutoff; nullptr when `sweep` deletes the rows
+  Sweep sweep;
   int64_t (*cutoff)(int64_t now, int64_t retention_s);
-  // The owning repository's delete-up-to-cutoff operation (auth/repo/), when it has one.
-  Result<int64_t> (*sweep)(store::Conn& c, int64_t cutoff) = nullptr;
 };
 
 constexpr int64_t kDay = 24 * 3600;
 
 constexpr Rule kRules[] = {
-    {"idempotency_keys", "DELETE FROM idempotency_keys WHERE created_at <= ?",
+    {"idempotency_keys", &crm::idempotency_repo::DeleteCreatedBefore,
      [](int64_t now, int64_t) { return now - kDay; }},
-    {"rate_limits", nullptr, [](int64_t now, int64_t) { return now - 2 * 3600; },
-     auth::repo::DeleteWindowsStartedBy},
-    {"auth_codes", nullptr, [](int64_t now, int64_t) { return now - kDay; },
-     auth::repo::DeleteCodesExpiredBy},
-    {"access_tokens", nullptr, [](int64_t now, int64_t) { return now - kDay; },
-     auth::repo::DeleteAccessTokensExpiredBy},
-    {"refresh_tokens", nullptr, [](int64_t now, int64_t) { return now - kDay; },
-     auth::repo::DeleteRefreshTokensExpiredBy},
-    {"authorization_requests", nullptr, [](int64_t now, int64_t) { return now; },
-     auth::repo::DeleteExpiredRequests},
-    {"login_sessions", nullptr, [](int64_t now, int64_t) { return now; },
-     auth::repo::DeleteExpiredSessions},
-    {"confirmations", "DELETE FROM confirmations WHERE expires_at <= ?",
+    {"rate_limits", &auth::repo::DeleteWindowsStartedBy,
+     [](int64_t now, int64_t) { return now - 2 * 3600; }},
+    {"auth_codes", &auth::repo::DeleteCodesExpiredBy, [](int64_t now, int64_t) { return now - kDay; }},
+    {"access_tokens", &auth::repo::DeleteAccessTokensExpiredBy,
+     [](int64_t now, int64_t) { return now - kDay; }},
+    {"refresh_tokens", &auth::repo::DeleteRefreshTokensExpiredBy,
+     [](int64_t now, int64_t) { return now - kDay; }},
+    {"authorization_requests", &auth::repo::DeleteExpiredRequests,
+     [](int64_t now, int64_t) { return now; }},
+    {"login_sessions", &auth::repo::DeleteExpiredSessions, [](int64_t now, int64_t) { return now; }},
+    {"confirmations", &crm::confirmations_repo::DeleteExpiredBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},
-    {"webhook_attempts", "DELETE FROM webhook_attempts WHERE started_at <= ?",
+    {"webhook_attempts", &webhooks::deliveries_repo::DeleteAttemptsBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},
     // Idle past the MCP session TTL (1 h) plus the touch granularity (src/app/mcp_sessions.h).
-    {"mcp_sessions", "DELETE FROM mcp_sessions WHERE last_used_at <= ?",
-     [](int64_t now, int64_t) { return now - 2 * 3600; }},
+    {"mcp_sessions", &DeleteMcpSessionsIdleSince, [](int64_t now, int64_t) { return now - 2 * 3600; }},
 };
 
 std::string NewNodeId() {
@@ -82,7 +85,7 @@ Result<int64_t> Housekeeping::RunOnce() {
   for (const Rule& rule : kRules) {
     const int64_t cutoff = rule.cutoff(now, retention);
     auto n = db_.Write([&](store::Conn& c) {
-      return rule.sweep ? rule.sweep(c, cutoff) : c.Exec(rule.sql, {cutoff});
+      return rule.sweep(c, cutoff);
     });
     if (!n) return Fail(n.error());
     if (*n > 0) spdlog::info(R"("event":"housekeeping","table":"{}","deleted":{})", rule.name, *n);

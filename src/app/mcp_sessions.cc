@@ -123,11 +123,13 @@ bool DbSessions::End(const std::string& id, const std::string& owner) {
   return *n > 0;
 }
 
+Result<int64_t> DeleteMcpSessionsIdleSince(store::Conn& c, int64_t cutoff) {
+  return c.Exec("DELETE FROM mcp_sessions WHERE last_used_at <= ?", {cutoff});
+}
+
 Result<int64_t> DbSessions::PurgeExpired() {
-  const int64_t before = clock_.NowUnix() - options_.limits.idle_ttl_s;
-  return db_.Write([&](store::Conn& c) {
-    return c.Exec("DELETE FROM mcp_sessions WHERE last_used_at < ?", {before});
-  });
+  const int64_t before = clock_.NowUnix() - options_.limits.idle_ttl_s - 1;
+  return db_.Write([&](store::Conn& c) { return DeleteMcpSessionsIdleSince(c, before); });
 }
 
 void DbSessions::Forget(const std::string& id) {

@@ -64,4 +64,8 @@ class DbSessions final : public mcp::Sessions {
   std::unordered_map<std::string, Cached> cache_;  // by session id; guarded by mu_
 };
 
+// Deletes sessions last used at or before `cutoff` (housekeeping).
+// REQUIRES: inside a Database::Write transaction.
+Result<int64_t> DeleteMcpSessionsIdleSince(store::Conn& c, int64_t cutoff);
+
 }  // namespace crmd::app

@@ -3,24 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/crypto.h"
+#include "src/crm/api_keys_repo.h"
 
 namespace crmd::crm {
 namespace {
-
-constexpr std::string_view kColumns =
-    "id, name, prefix, role, status, created_at, last_used_at";
-
-ApiKey FromRow(const store::Row& r) {
-  ApiKey k;
-  k.id = r.Int(0);
-  k.name = r.Str(1);
-  k.prefix = r.Str(2);
-  k.role = ParseApiKeyRole(r.Str(3)).value_or(ApiKeyRole::kIntegration);
-  k.enabled = r.Str(4) == "enabled";
-  k.created_at = r.Int(5);
-  k.last_used_at = r.OptInt(6);
-  return k;
-}
 
 // Lower-case base32 so prefixes are easy to read out and never contain '_'.
 std::string PrefixChars(Random& random, size_t n) {
@@ -70,10 +56,7 @@ Result<CreatedApiKey> ApiKeys::Create(std::string name, ApiKeyRole role) {
     std::string prefix = std::string(kKeyPrefix) + PrefixChars(random_, 8);
     std::string secret = prefix + "_" + random_.Token(32);
     auto id = db_.Write([&](store::Conn& c) {
-      return c.InsertReturningId(
-          "INSERT INTO api_keys (id, name, prefix, secret_hash, role, status, created_at) "
-          "VALUES (" + store::NextIdSql("api_keys") + ", ?, ?, ?, ?, 'enabled', ?) RETURNING id",
-          {name, prefix, crypto::HashSecret(secret), std::string(ApiKeyRoleName(role)), now});
+      return api_keys_repo::Insert(c, name, prefix, crypto::HashSecret(secret), role, now);
     });
     if (!id && id.error().code == Errc::kAlreadyExists) continue;
     if (!id) return Fail(id.error());
@@ -85,72 +68,49 @@ Result<CreatedApiKey> ApiKeys::Create(std::string name, ApiKeyRole role) {
 }
 
 Result<std::vector<ApiKey>> ApiKeys::List() {
-  return db_.Read([](store::Conn& c) -> Result<std::vector<ApiKey>> {
-    auto rows = c.Query(std::string("SELECT ") + std::string(kColumns) + " FROM api_keys ORDER BY id");
-    if (!rows) return Fail(rows.error());
-    std::vector<ApiKey> out;
-    for (auto& r : *rows) out.push_back(FromRow(r));
-    return out;
-  });
+  return db_.Read([](store::Conn& c) { return api_keys_repo::List(c); });
 }
 
 Result<ApiKey> ApiKeys::Get(int64_t id) {
   return db_.Read([&](store::Conn& c) -> Result<ApiKey> {
-    auto row = c.QueryOne(std::string("SELECT ") + std::string(kColumns) + " FROM api_keys WHERE id = ?", {id});
+    auto row = api_keys_repo::Find(c, id);
     if (!row) return Fail(row.error());
     if (!*row) return Fail(Errc::kNotFound, "no API key " + std::to_string(id));
-    return FromRow(**row);
+    return std::move(**row);
   });
 }
 
 Result<ApiKey> ApiKeys::SetEnabled(int64_t id, bool enabled) {
-  auto changed = db_.Write([&](store::Conn& c) -> Result<int64_t> {
-    return c.Exec("UPDATE api_keys SET status = ? WHERE id = ?",
-                  {std::string(enabled ? "enabled" : "disabled"), id});
-  });
+  auto changed = db_.Write(
+      [&](store::Conn& c) { return api_keys_repo::SetEnabled(c, id, enabled); });
   if (!changed) return Fail(changed.error());
-  if (*changed == 0) return Fail(Errc::kNotFound, "no API key " + std::to_string(id));
+  if (!*changed) return Fail(Errc::kNotFound, "no API key " + std::to_string(id));
   return Get(id);
 }
 
 Status ApiKeys::Delete(int64_t id) {
-  auto changed = db_.Write([&](store::Conn& c) -> Result<int64_t> {
-    return c.Exec("DELETE FROM api_keys WHERE id = ?", {id});
-  });
+  auto changed = db_.Write([&](store::Conn& c) { return api_keys_repo::Delete(c, id); });
   if (!changed) return Fail(changed.error());
-  if (*changed == 0) return Fail(Errc::kNotFound, "no API key " + std::to_string(id));
+  if (!*changed) return Fail(Errc::kNotFound, "no API key " + std::to_string(id));
   return Ok();
 }
 
 Result<ApiKey> ApiKeys::Authenticate(std::string_view presented) {
   auto prefix = ApiKeyPrefix(presented);
   if (!prefix) return Fail(Errc::kUnauthenticated, "unknown API key");
-  struct Found {
-    ApiKey key;
-    std::string hash;
-  };
-  auto found = db_.Read([&](store::Conn& c) -> Result<std::optional<Found>> {
-    auto row = c.QueryOne(std::string("SELECT ") + std::string(kColumns) +
-                              ", secret_hash FROM api_keys WHERE prefix = ?",
-                          {*prefix});
-    if (!row) return Fail(row.error());
-    if (!*row) return std::optional<Found>{};
-    return std::optional<Found>(Found{FromRow(**row), (*row)->Str(7)});
-  });
+  auto found =
+      db_.Read([&](store::Conn& c) { return api_keys_repo::FindByPrefix(c, *prefix); });
   if (!found) return Fail(found.error());
   // Hash the presented key even when no row matched so both paths cost about the same.
-  const bool match = crypto::VerifySecret(presented, *found ? (*found)->hash : std::string(64, '0'));
+  const bool match = crypto::VerifySecret(presented, *found ? (*found)->secret_hash : std::string(64, '0'));
   if (!*found || !match) return Fail(Errc::kUnauthenticated, "unknown API key");
   ApiKey key = std::move((*found)->key);
   if (!key.enabled) return Fail(Errc::kUnauthenticated, "API key disabled");
   const int64_t now = clock_.NowUnix();
   if (!key.last_used_at || *key.last_used_at + kLastUsedResolution <= now) {
     // Best effort: a failed bookkeeping write must not fail the request.
-    (void)db_.Write([&](store::Conn& c) -> Result<int64_t> {
-      return c.Exec(
-          "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND "
-          "(last_used_at IS NULL OR last_used_at <= ?)",
-          {now, key.id, now - kLastUsedResolution});
+    (void)db_.Write([&](store::Conn& c) {
+      return api_keys_repo::TouchLastUsed(c, key.id, now, kLastUsedResolution);
     });
     key.last_used_at = now;
   }

@@ -37,8 +37,10 @@ class AuditLog {
  public:
   // `db` is only needed by the Recent(limit) overload that runs its own transaction.
   explicit AuditLog(Clock* clock, store::Database* db = nullptr) : clock_(clock), db_(db) {}
+  // For use inside another service's transaction (REQUIRES: Database::Write): the row
+  // commits exactly when the change it describes does.
   Status Record(store::Conn& conn, const Actor& actor, const AuditEntry& entry);
-  // Newest first.
+  // Newest first. For use inside another service's transaction (Read or Write).
   Result<std::vector<AuditRecord>> Recent(store::Conn& conn, int limit);
   // The same in a read transaction of its own (crmctl audit). REQUIRES: built with a db.
   Result<std::vector<AuditRecord>> Recent(int limit);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "src/crm/automations_repo.h"
 #include "src/crm/campaign_repo.h"
 #include "src/crm/status.h"
 
@@ -205,17 +206,9 @@ Status CheckRefsExist(store::Conn& c, const std::vector<AutomationRef>& refs, co
     }
   }
   if (trigger.contains("form_id")) {
-    // Forms belong to another module; only check when their table exists.
-    auto table = c.QueryOne(
-        c.dialect() == store::Dialect::kSqlite
-            ? "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forms'"
-            : "SELECT 1 FROM information_schema.tables WHERE table_name = 'forms'");
-    if (!table) return Fail(table.error());
-    if (*table) {
-      auto form = c.QueryOne("SELECT 1 FROM forms WHERE id = ?", {trigger["form_id"].get<int64_t>()});
-      if (!form) return Fail(form.error());
-      if (!*form) return Bad("trigger.form_id", "form does not exist");
-    }
+    auto form = automations_repo::FormExistsOrNoForms(c, trigger["form_id"].get<int64_t>());
+    if (!form) return Fail(form.error());
+    if (!*form) return Bad("trigger.form_id", "form does not exist");
   }
   return Ok();
 }

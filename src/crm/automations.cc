@@ -5,46 +5,18 @@
 #include <utility>
 
 #include "src/crm/automation_steps.h"
+#include "src/crm/automations_repo.h"
 
 namespace crmd::crm {
 namespace {
 
 using nlohmann::json;
-using store::Value;
 
 constexpr std::array<std::pair<AutomationStatus, const char*>, 3> kNames{{
     {AutomationStatus::kDraft, "draft"},
     {AutomationStatus::kActive, "active"},
     {AutomationStatus::kInactive, "inactive"},
 }};
-
-constexpr const char* kColumns =
-    "id, name, description, trigger_type, trigger_params, steps, status, activated_at, revision, "
-    "created_at, updated_at";
-
-Automation FromRow(const store::Row& r) {
-  Automation a;
-  a.id = r.Int(0);
-  a.name = r.Str(1);
-  a.description = r.Str(2);
-  a.trigger = json::parse(r.Str(4), nullptr, false);
-  if (!a.trigger.is_object()) a.trigger = json::object();
-  a.trigger["type"] = r.Str(3);
-  a.steps = json::parse(r.Str(5), nullptr, false);
-  if (!a.steps.is_array()) a.steps = json::array();
-  a.status = ParseAutomationStatus(r.Str(6)).value_or(AutomationStatus::kDraft);
-  a.activated_at = r.OptInt(7);
-  a.revision = r.Int(8);
-  a.created_at = r.Int(9);
-  a.updated_at = r.Int(10);
-  return a;
-}
-
-json TriggerParams(const json& trigger) {
-  json p = trigger;
-  p.erase("type");
-  return p;
-}
 
 Error NotFound(int64_t id) {
   return Error::NotFound("automation " + std::to_string(id) + " not found");
@@ -53,10 +25,7 @@ Error NotFound(int64_t id) {
 std::string RevisionKey(int64_t id) { return "automation:" + std::to_string(id); }
 
 Result<std::optional<Automation>> Load(store::Conn& c, int64_t id) {
-  auto row = c.QueryOne(std::string("SELECT ") + kColumns + " FROM automations WHERE id = ?", {id});
-  if (!row) return Fail(row.error());
-  if (!*row) return std::optional<Automation>{};
-  return std::optional<Automation>(FromRow(**row));
+  return automations_repo::Find(c, id);
 }
 
 Result<Automation> LoadOr404(store::Conn& c, int64_t id) {
@@ -67,28 +36,13 @@ Result<Automation> LoadOr404(store::Conn& c, int64_t id) {
 }
 
 Status SaveRefs(store::Conn& c, const Automation& a) {
-  if (auto r = c.Exec("DELETE FROM automation_refs WHERE automation_id = ?", {a.id}); !r) {
-    return Fail(r.error());
-  }
-  for (const auto& ref : CollectRefs(a.trigger, a.steps)) {
-    auto r = c.Exec(
-        "INSERT INTO automation_refs (automation_id, kind, ref_id, role) VALUES (?, ?, ?, ?)",
-        {a.id, ref.kind, ref.id, ref.role});
-    if (!r) return Fail(r.error());
-  }
-  return Ok();
+  return automations_repo::ReplaceRefs(c, a.id, CollectRefs(a.trigger, a.steps));
 }
 
 Status Save(store::Conn& c, Automation& a, int64_t expected_revision) {
-  auto n = c.Exec(
-      "UPDATE automations SET name = ?, description = ?, trigger_type = ?, trigger_params = ?, "
-      "steps = ?, status = ?, activated_at = ?, revision = revision + 1, updated_at = ? "
-      "WHERE id = ? AND revision = ?",
-      {a.name, a.description, a.trigger.value("type", ""), TriggerParams(a.trigger).dump(),
-       a.steps.dump(), std::string(ToString(a.status)), store::Opt(a.activated_at), a.updated_at,
-       a.id, expected_revision});
+  auto n = automations_repo::Update(c, a, expected_revision);
   if (!n) return Fail(n.error());
-  if (*n == 0) return Fail(Errc::kRevisionConflict, "the automation was changed by someone else");
+  if (!*n) return Fail(Errc::kRevisionConflict, "the automation was changed by someone else");
   a.revision = expected_revision + 1;
   return SaveRefs(c, a);
 }
@@ -128,18 +82,16 @@ Status CheckRevision(const Automation& a, int64_t expected) {
 }
 
 json EnrolmentSummary(store::Conn& c, int64_t id, Status* st) {
-  auto rows = c.Query(
-      "SELECT status, COUNT(*) FROM automation_enrolments WHERE automation_id = ? GROUP BY status",
-      {id});
+  auto rows = automations_repo::EnrolmentCounts(c, id);
   if (!rows) {
     *st = Fail(rows.error());
     return nullptr;
   }
   json by = {{"active", 0}, {"completed", 0}, {"exited", 0}};
   int64_t total = 0;
-  for (const auto& r : *rows) {
-    by[r.Str(0)] = r.Int(1);
-    total += r.Int(1);
+  for (const auto& [status, count] : *rows) {
+    by[status] = count;
+    total += count;
   }
   return {{"total", total}, {"by_status", by}};
 }
@@ -179,7 +131,10 @@ json ToJson(const Automation& a, bool full) {
 
 Result<AutomationPage> AutomationService::List(std::optional<AutomationStatus> status,
                                                std::string_view cursor, int limit) const {
-  return ListPageByStatus<AutomationPage>(db_, "automations", kColumns, status, cursor, limit, FromRow);
+  return ListPageAfterCursor<AutomationPage>(
+      db_, cursor, limit, [&](store::Conn& c, int64_t after, int64_t n) {
+        return automations_repo::ListAfter(c, after, status, n);
+      });
 }
 
 Result<Automation> AutomationService::Get(int64_t id) const {
@@ -206,12 +161,7 @@ Result<Automation> AutomationService::CreateIn(store::Conn& c, const Actor& acto
   if (auto s = CheckRefsExist(c, CollectRefs(a.trigger, a.steps), a.trigger); !s) {
     return Fail(s.error());
   }
-  auto id = c.InsertReturningId(
-      "INSERT INTO automations (id, name, description, trigger_type, trigger_params, steps, status, "
-      "revision, created_at, updated_at) VALUES (" + store::NextIdSql("automations") +
-          ", ?, ?, ?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
-      {a.name, a.description, a.trigger.value("type", ""), TriggerParams(a.trigger).dump(),
-       a.steps.dump(), a.created_at, a.updated_at});
+  auto id = automations_repo::Insert(c, a);
   if (!id) return Fail(id.error());
   a.id = *id;
   if (auto s = SaveRefs(c, a); !s) return Fail(s.error());
@@ -287,38 +237,18 @@ Status CheckActivatable(store::Conn& c, const Automation& a) {
   return CheckRefsExist(c, CollectRefs(a.trigger, a.steps), a.trigger);
 }
 
-// The state-based trigger's contact-id subquery and its parameter (see Candidates).
-std::pair<std::string, Value> TriggerSet(const json& trigger) {
-  std::string type = trigger.value("type", "");
-  if (type == "tag_added") {
-    return {"SELECT contact_id FROM contact_tags WHERE tag_id = ?", trigger.value("tag_id", int64_t{0})};
-  }
-  if (type == "list_added") {
-    return {"SELECT contact_id FROM contact_lists WHERE list_id = ?", trigger.value("list_id", int64_t{0})};
-  }
-  if (type == "status_changed") {
-    return {"SELECT id FROM contacts WHERE status = ?", trigger.value("status", std::string())};
-  }
-  return {"", nullptr};
-}
-
 }  // namespace
 
 Result<EnrolmentCandidates> AutomationService::Candidates(store::Conn& c, int64_t automation_id,
                                                           const json& trigger, int sample) {
-  auto [ids, param] = TriggerSet(trigger);
-  if (ids.empty()) return EnrolmentCandidates{};
-  std::string from = " FROM contacts k WHERE k.id IN (" + ids +
-                     ") AND NOT EXISTS (SELECT 1 FROM automation_enrolments e"
-                     " WHERE e.automation_id = ? AND e.contact_id = k.id)";
+  if (!automations_repo::StateBasedTrigger(trigger)) return EnrolmentCandidates{};
   EnrolmentCandidates out{.state_based = true};
-  auto n = c.QueryOne("SELECT COUNT(*)" + from, {param, automation_id});
+  auto n = automations_repo::CountCandidates(c, automation_id, trigger);
   if (!n) return Fail(n.error());
-  out.count = (*n)->Int(0);
-  auto rows = c.Query("SELECT k.id, k.email" + from + " ORDER BY k.id LIMIT ?",
-                      {param, automation_id, static_cast<int64_t>(sample)});
+  out.count = *n;
+  auto rows = automations_repo::SampleCandidates(c, automation_id, trigger, sample);
   if (!rows) return Fail(rows.error());
-  for (const auto& r : *rows) out.sample.push_back({{"id", r.Int(0)}, {"email", r.Str(1)}});
+  out.sample = std::move(*rows);
   return out;
 }
 
@@ -349,13 +279,8 @@ Result<json> AutomationService::Activate(store::Conn& c, const Actor& actor, int
   if (!a) return Fail(a.error());
   if (auto s = CheckActivatable(c, *a); !s) return Fail(s.error());
   int64_t enrolled = 0;
-  auto [ids, param] = TriggerSet(a->trigger);
-  if (!ids.empty()) {
-    auto n = c.Exec(
-        "INSERT INTO automation_enrolments (automation_id, contact_id, status, current_step, "
-        "enrolled_at, updated_at) SELECT ?, k.id, 'active', 0, ?, ? FROM contacts k WHERE k.id IN (" +
-            ids + ") ON CONFLICT (automation_id, contact_id) DO NOTHING",
-        {id, now, now, param});
+  {
+    auto n = automations_repo::EnrolMatching(c, id, a->trigger, now);
     if (!n) return Fail(n.error());
     enrolled = *n;
   }
@@ -374,14 +299,11 @@ Result<Preview> AutomationService::PreviewDelete(store::Conn& c, int64_t id) con
   Status st;
   json enrolments = EnrolmentSummary(c, id, &st);
   if (!st) return Fail(st.error());
-  auto sample = c.Query(
-      "SELECT k.id, k.email, e.status FROM automation_enrolments e JOIN contacts k ON k.id = "
-      "e.contact_id WHERE e.automation_id = ? ORDER BY k.id LIMIT 10",
-      {id});
+  auto sample = automations_repo::EnrolmentSample(c, id, 10);
   if (!sample) return Fail(sample.error());
   json s = json::array();
   for (const auto& r : *sample) {
-    s.push_back({{"id", r.Int(0)}, {"email", r.Str(1)}, {"status", r.Str(2)}});
+    s.push_back({{"id", r.id}, {"email", r.email}, {"status", r.status}});
   }
   enrolments["sample"] = std::move(s);
   Preview p;
@@ -405,8 +327,7 @@ Result<json> AutomationService::Delete(store::Conn& c, const Actor& actor, int64
     return Fail(Errc::kDependencyBlocked,
                 "automation " + std::to_string(id) + " is active; deactivate it before deleting");
   }
-  auto n = c.Exec("DELETE FROM automations WHERE id = ?", {id});
-  if (!n) return Fail(n.error());
+  if (auto n = automations_repo::Delete(c, id); !n) return Fail(n.error());
   if (auto s = Audit(c, actor, "delete_automation", *a, a->revision); !s) return Fail(s.error());
   return json{{"deleted", {{"id", id}, {"name", a->name}}}};
 }

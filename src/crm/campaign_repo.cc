@@ -201,4 +201,28 @@ Result<std::vector<int64_t>> MissingIds(store::Conn& c, const char* table,
   return missing;
 }
 
+Result<int64_t> CountRecipients(store::Conn& c, int64_t campaign_id) {
+  auto recipients =
+      c.QueryOne("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ?", {campaign_id});
+  if (!recipients) return Fail(recipients.error());
+  return *recipients ? (*recipients)->Int(0) : int64_t{0};
+}
+
+Result<std::vector<AudienceUse>> AudienceUses(store::Conn& c, const std::string& kind, int64_t ref_id) {
+  auto campaigns = c.Query(
+      "SELECT k.id, k.name, k.status, a.mode FROM campaign_audience a JOIN campaigns k ON k.id = "
+      "a.campaign_id WHERE a.kind = ? AND a.ref_id = ? ORDER BY k.id, a.mode",
+      {kind, ref_id});
+  if (!campaigns) return Fail(campaigns.error());
+  std::vector<AudienceUse> out;
+  for (const auto& r : *campaigns) out.push_back({r.Int(0), r.Str(1), r.Str(2), r.Str(3)});
+  return out;
+}
+
+Result<bool> NameTaken(store::Conn& c, const std::string& name) {
+  auto row = c.QueryOne("SELECT 1 FROM campaigns WHERE name = ?", {name});
+  if (!row) return Fail(row.error());
+  return row->has_value();
+}
+
 }  // namespace crmd::crm::campaign_repo

@@ -1,8 +1,11 @@
 #pragma once
-// SQL for campaigns (portable, bound parameters only). Functions take the caller's Conn so
-// that a service can compose them inside one Database::Write transaction. Stateless.
+// SQL for campaigns, their audience and recipients (portable, bound parameters only).
+// Functions take the caller's Conn so that a service can compose them inside one
+// Database::Write transaction. Stateless; any thread, with its own Conn.
+// REQUIRES: lookups inside Database::Read or Write; every write inside Database::Write.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "src/core/result.h"
@@ -28,9 +31,24 @@ Result<std::vector<int64_t>> SampleAudience(store::Conn& c, int64_t campaign_id,
 // Inserts the resolved audience into campaign_recipients (existing rows kept); returns the
 // total number of recipients recorded for the campaign afterwards.
 Result<int64_t> RecordRecipients(store::Conn& c, int64_t campaign_id, int64_t now);
+// How many recipients were recorded for the campaign. REQUIRES: Read or Write.
+Result<int64_t> CountRecipients(store::Conn& c, int64_t campaign_id);
 
 // Ids of lists / tags among `ids` that do not exist.
 Result<std::vector<int64_t>> MissingIds(store::Conn& c, const char* table,
                                         const std::vector<int64_t>& ids);
+
+// A campaign whose audience or exclusion names a list or tag.
+struct AudienceUse {
+  int64_t campaign_id = 0;
+  std::string name;
+  std::string status;
+  std::string mode;  // "include" | "exclude"
+};
+// kind: "list" | "tag"; by campaign id. REQUIRES: inside Database::Read or Write.
+Result<std::vector<AudienceUse>> AudienceUses(store::Conn& c, const std::string& kind, int64_t ref_id);
+
+// Whether some row of campaigns is called `name`. REQUIRES: inside Database::Read or Write.
+Result<bool> NameTaken(store::Conn& c, const std::string& name);
 
 }  // namespace crmd::crm::campaign_repo

@@ -389,11 +389,11 @@ Result<Preview> CampaignService::PreviewDelete(store::Conn& c, int64_t id) const
   if (!loaded) return Fail(loaded.error());
   if (!*loaded) return Fail(NotFound(id));
   const Campaign& k = **loaded;
-  auto recipients = c.QueryOne("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ?", {id});
+  auto recipients = campaign_repo::CountRecipients(c, id);
   if (!recipients) return Fail(recipients.error());
   Preview p;
   p.preview = {{"campaign", ToJson(k, false)},
-               {"recipients_deleted", (*recipients)->Int(0)},
+               {"recipients_deleted", *recipients},
                {"irreversible", true}};
   p.revisions[RevisionKey(k.id)] = k.revision;
   if (!CanDelete(k.status)) {

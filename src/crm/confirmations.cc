@@ -2,6 +2,7 @@
 
 #include "src/core/crypto.h"
 #include "src/crm/audit.h"
+#include "src/crm/confirmations_repo.h"
 #include "src/crm/settings.h"
 
 namespace crmd::crm {
@@ -90,13 +91,18 @@ Result<ConfirmationService::Issued> ConfirmationService::Issue(store::Conn& conn
   int64_t now = o_.clock->NowUnix();
   out.expires_at = now + ttl;
   std::string canonical = args.dump();  // nlohmann objects are key-sorted: canonical
-  auto id = conn.InsertReturningId(
-      "INSERT INTO confirmations (token_hash, action, scope, client_id, subject, args, args_hash, "
-      "revisions, preview, status, created_at, expires_at) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
-      {crypto::HashSecret(out.token), spec.name, spec.scope, actor.client_id, actor.subject,
-       canonical, crypto::Sha256Hex(canonical), RevisionsJson(preview.revisions).dump(),
-       preview.preview.dump(), now, out.expires_at});
+  auto id = confirmations_repo::Insert(
+      conn, {.token_hash = crypto::HashSecret(out.token),
+             .action = spec.name,
+             .scope = spec.scope,
+             .client_id = actor.client_id,
+             .subject = actor.subject,
+             .args = canonical,
+             .args_hash = crypto::Sha256Hex(canonical),
+             .revisions = RevisionsJson(preview.revisions).dump(),
+             .preview = preview.preview.dump(),
+             .created_at = now,
+             .expires_at = out.expires_at});
   if (!id) return Fail(id.error());
   out.id = *id;
   return out;
@@ -130,10 +136,7 @@ ConfirmOutcome ConfirmationService::Confirm(const Actor& actor,
   json details;
   bool stale = false;
   auto r = o_.db->Write([&](store::Conn& c) -> Result<json> {
-    auto row = c.QueryOne(
-        "SELECT id, action, scope, client_id, subject, args, args_hash, revisions, status, "
-        "requires_approval, expires_at FROM confirmations WHERE token_hash = ?",
-        {crypto::HashSecret(token)});
+    auto row = confirmations_repo::FindByTokenHash(c, crypto::HashSecret(token));
     if (!row) return Fail(row.error());
     const auto invalid = [] {
       return Fail(Errc::kConfirmationInvalid,
@@ -141,24 +144,24 @@ ConfirmOutcome ConfirmationService::Confirm(const Actor& actor,
                   "another client or user); request a new preview");
     };
     if (!*row) return invalid();
-    const store::Row& x = **row;
-    int64_t id = x.Int(0);
+    const confirmations_repo::StoredConfirmation& x = **row;
+    int64_t id = x.id;
     // Bound to the OAuth client and the user who saw the preview.
-    if (!crypto::ConstantTimeEqual(x.Str(3), actor.client_id) ||
-        !crypto::ConstantTimeEqual(x.Str(4), actor.subject))
+    if (!crypto::ConstantTimeEqual(x.client_id, actor.client_id) ||
+        !crypto::ConstantTimeEqual(x.subject, actor.subject))
       return invalid();
-    std::string status = x.Str(8);
+    std::string status = x.status;
     int64_t now = o_.clock->NowUnix();
     if (status == "expired" || ((status == "pending" || status == "approved") &&
-                                x.Int(10) <= now))
+                                x.expires_at <= now))
       return Fail(Errc::kConfirmationExpired,
                   "this confirmation token has expired; call the tool again for a new preview");
     if (status != "pending" && status != "approved") return invalid();
-    if (x.Int(9) != 0 && status != "approved")
+    if (x.requires_approval && status != "approved")
       return Fail(Errc::kConfirmationInvalid,
                   "this action is waiting for a person to approve it; it cannot be confirmed "
                   "with confirm_action alone");
-    auto it = actions_.find(x.Str(1));
+    auto it = actions_.find(x.action);
     if (it == actions_.end()) return invalid();
     const ActionSpec& spec = it->second;
     if (!scopes.count(spec.scope)) {
@@ -166,8 +169,8 @@ ConfirmOutcome ConfirmationService::Confirm(const Actor& actor,
       return Fail(Errc::kPermissionDenied, "confirming " + spec.name + " needs the scope " +
                                                spec.scope);
     }
-    std::string canonical = x.Str(5);
-    if (crypto::Sha256Hex(canonical) != x.Str(6)) return invalid();
+    std::string canonical = x.args;
+    if (crypto::Sha256Hex(canonical) != x.args_hash) return invalid();
     json args = json::parse(canonical, nullptr, false);
     if (args.is_discarded()) return invalid();
 
@@ -178,12 +181,9 @@ ConfirmOutcome ConfirmationService::Confirm(const Actor& actor,
       details = {{"blockers", BlockersJson(p->blockers)}, {"preview", p->preview}};
       return Fail(Errc::kDependencyBlocked, BlockedMessage(p->blockers));
     }
-    json seen = json::parse(x.Str(7), nullptr, false);
+    json seen = json::parse(x.revisions, nullptr, false);
     if (seen != RevisionsJson(p->revisions)) {
-      auto sup = c.Exec("UPDATE confirmations SET status = 'superseded' WHERE id = ? AND "
-                        "status IN ('pending','approved')",
-                        {id});
-      if (!sup) return Fail(sup.error());
+      if (auto sup = confirmations_repo::MarkSuperseded(c, id); !sup) return Fail(sup.error());
       auto issued = Issue(c, actor, spec, args, *p);
       if (!issued) return Fail(issued.error());
       stale = true;
@@ -191,16 +191,13 @@ ConfirmOutcome ConfirmationService::Confirm(const Actor& actor,
     }
 
     // Single use, guaranteed by the database in the action's own transaction.
-    auto used = c.Exec(
-        "UPDATE confirmations SET status = 'used', used_at = ? WHERE id = ? AND "
-        "status IN ('pending','approved')",
-        {now, id});
+    auto used = confirmations_repo::MarkUsed(c, id, now);
     if (!used) return Fail(used.error());
-    if (*used != 1) return invalid();
+    if (!*used) return invalid();
     auto result = spec.execute(c, args, actor);
     if (!result) return Fail(result.error());
-    auto saved = c.Exec("UPDATE confirmations SET result = ? WHERE id = ?", {result->dump(), id});
-    if (!saved) return Fail(saved.error());
+    if (auto saved = confirmations_repo::SaveResult(c, id, result->dump()); !saved)
+      return Fail(saved.error());
     AuditLog audit(o_.clock);
     auto st = audit.Record(c, actor,
                            {.action = "confirm_action",
@@ -224,23 +221,10 @@ ConfirmOutcome ConfirmationService::Confirm(const Actor& actor,
 
 Result<ConfirmationInfo> ConfirmationService::Get(int64_t id) {
   return o_.db->Read([&](store::Conn& c) -> Result<ConfirmationInfo> {
-    auto row = c.QueryOne(
-        "SELECT id, action, status, client_id, subject, args, preview, requires_approval, "
-        "created_at, expires_at FROM confirmations WHERE id = ?",
-        {id});
+    auto row = confirmations_repo::FindInfo(c, id);
     if (!row) return Fail(row.error());
     if (!*row) return Fail(Error::NotFound("no such confirmation"));
-    const auto& x = **row;
-    ConfirmationInfo info{.id = x.Int(0),
-                          .action = x.Str(1),
-                          .status = x.Str(2),
-                          .client_id = x.Str(3),
-                          .subject = x.Str(4),
-                          .args = json::parse(x.Str(5), nullptr, false),
-                          .preview = json::parse(x.Str(6), nullptr, false),
-                          .requires_approval = x.Int(7) != 0,
-                          .created_at = x.Int(8),
-                          .expires_at = x.Int(9)};
+    ConfirmationInfo info = std::move(**row);
     if ((info.status == "pending" || info.status == "approved") &&
         info.expires_at <= o_.clock->NowUnix())
       info.status = "expired";
@@ -250,12 +234,10 @@ Result<ConfirmationInfo> ConfirmationService::Get(int64_t id) {
 
 Status ConfirmationService::Approve(int64_t id, const Actor& approver) {
   return o_.db->Write([&](store::Conn& c) -> Status {
-    auto n = c.Exec(
-        "UPDATE confirmations SET status = 'approved', approved_by = ?, approved_at = ? "
-        "WHERE id = ? AND status = 'pending' AND expires_at > ?",
-        {approver.kind + ":" + approver.subject, o_.clock->NowUnix(), id, o_.clock->NowUnix()});
+    auto n = confirmations_repo::Approve(c, id, approver.kind + ":" + approver.subject,
+                                         o_.clock->NowUnix());
     if (!n) return Fail(n.error());
-    if (*n != 1)
+    if (!*n)
       return Fail(Errc::kConfirmationInvalid, "the action is no longer waiting for approval");
     AuditLog audit(o_.clock);
     return audit.Record(c, approver,
@@ -266,10 +248,7 @@ Status ConfirmationService::Approve(int64_t id, const Actor& approver) {
 
 Result<int64_t> ConfirmationService::ExpireStale() {
   return o_.db->Write([&](store::Conn& c) {
-    return c.Exec(
-        "UPDATE confirmations SET status = 'expired' WHERE status IN ('pending','approved') AND "
-        "expires_at <= ?",
-        {o_.clock->NowUnix()});
+    return confirmations_repo::ExpireStale(c, o_.clock->NowUnix());
   });
 }
 

@@ -1,6 +1,9 @@
 #pragma once
 // SQL for contacts and their memberships, inside a caller's transaction. No rules here
 // (those are in ContactService); only rows in, rows out, with bound parameters.
+// Promises: InsertContact answers kAlreadyExists for a taken email; UpdateContact writes
+// only at the expected revision. Stateless; any thread, with its own Conn.
+// REQUIRES: lookups inside Database::Read or Write; every write inside Database::Write.
 #include <cstdint>
 #include <optional>
 #include <string>

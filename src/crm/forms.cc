@@ -9,6 +9,8 @@
 
 #include "src/crm/contact_repo.h"
 #include "src/crm/contacts.h"
+#include "src/crm/forms_repo.h"
+#include "src/crm/group_repo.h"
 #include "src/crm/status.h"
 
 namespace crmd::crm {
@@ -146,26 +148,22 @@ FormApplies AppliesFromJson(const json& a) {
   return out;
 }
 
-Form FormFromRow(const store::Row& r) {
+Form FormFromStored(const forms_repo::StoredForm& r) {
   Form f;
-  f.id = r.Int(0);
-  f.name = r.Str(1);
-  f.fields = FieldsFromJson(json::parse(r.Str(2), nullptr, false));
-  f.applies = AppliesFromJson(json::parse(r.Str(3), nullptr, false));
-  json rules = json::parse(r.Str(4), nullptr, false);
+  f.id = r.id;
+  f.name = r.columns.name;
+  f.fields = FieldsFromJson(json::parse(r.columns.fields, nullptr, false));
+  f.applies = AppliesFromJson(json::parse(r.columns.applies, nullptr, false));
+  json rules = json::parse(r.columns.display_rules, nullptr, false);
   if (rules.is_object()) f.display_rules = std::move(rules);
-  f.require_key = r.Int(5) != 0;
-  f.allowed_origins = Strings(json::parse(r.Str(6), nullptr, false));
-  f.honeypot_field = r.Str(7);
-  f.generated_contacts = r.Int(8);
-  f.created_at = r.Int(9);
-  f.updated_at = r.Int(10);
+  f.require_key = r.columns.require_key;
+  f.allowed_origins = Strings(json::parse(r.columns.allowed_origins, nullptr, false));
+  f.honeypot_field = r.columns.honeypot_field;
+  f.generated_contacts = r.generated_contacts;
+  f.created_at = r.created_at;
+  f.updated_at = r.updated_at;
   return f;
 }
-
-constexpr const char* kSelect =
-    "SELECT id, name, fields, applies, display_rules, require_key, allowed_origins, "
-    "COALESCE(honeypot_field, ''), generated_contacts, created_at, updated_at FROM forms";
 
 json FieldsJson(const Form& f) {
   json out = json::array();
@@ -200,21 +198,20 @@ Form Merge(Form base, const json& def) {
   return base;
 }
 
-std::vector<store::Value> Columns(const Form& f) {
+forms_repo::FormColumns Columns(const Form& f) {
   json fields = json::array();
   for (const auto& x : f.fields) {
     json j = {{"name", x.name}, {"type", x.type}, {"label", x.label}, {"required", x.required}};
     if (!x.options.empty()) j["options"] = x.options;
     fields.push_back(std::move(j));
   }
-  return {f.name,
-          fields.dump(),
-          AppliesJson(f).dump(),
-          f.display_rules.dump(),
-          int64_t{f.require_key ? 0 : 1},
-          int64_t{f.require_key ? 1 : 0},
-          json(f.allowed_origins).dump(),
-          f.honeypot_field.empty() ? store::Value(nullptr) : store::Value(f.honeypot_field)};
+  return {.name = f.name,
+          .fields = fields.dump(),
+          .applies = AppliesJson(f).dump(),
+          .display_rules = f.display_rules.dump(),
+          .require_key = f.require_key,
+          .allowed_origins = json(f.allowed_origins).dump(),
+          .honeypot_field = f.honeypot_field};
 }
 
 Error FirstError(const std::vector<FormError>& errors) {
@@ -314,7 +311,7 @@ Status FormRepo::CheckListsExist(store::Conn& c, const Form& f) {
         wanted.push_back({"fields[" + std::to_string(k) + "].options[" + std::to_string(i) + "]",
                           f.fields[k].options[i]});
   for (const auto& [path, name] : wanted) {
-    auto row = c.QueryOne("SELECT id FROM lists WHERE name = ?", {name});
+    auto row = group_repo::FindRefByName(c, GroupKind::kList, name);
     if (!row) return Fail(row.error());
     if (!*row) return Fail(FirstError({{path, "unknown_list", "no list is named \"" + name + "\""}}));
   }
@@ -328,18 +325,12 @@ Result<Form> FormRepo::Create(const json& def) {
   return db_.Write([&](store::Conn& c) -> Result<Form> {
     if (auto st = CheckListsExist(c, f); !st) return Fail(st.error());
     f.created_at = f.updated_at = clock_.NowUnix();
-    auto cols = Columns(f);
-    cols.push_back(f.created_at);
-    cols.push_back(f.updated_at);
-    auto id = c.InsertReturningId(
-        "INSERT INTO forms (id, name, fields, applies, display_rules, public, require_key, "
-        "allowed_origins, honeypot_field, created_at, updated_at) VALUES (" + store::NextIdSql("forms") +
-            ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        cols);
+    auto id = forms_repo::Insert(c, Columns(f), f.created_at);
     if (!id) return Fail(id.error());
-    auto row = c.QueryOne(std::string(kSelect) + " WHERE id = ?", {*id});
+    auto row = forms_repo::Find(c, *id);
     if (!row) return Fail(row.error());
-    return FormFromRow(**row);
+    if (!*row) return Fail(Error::Internal("form vanished after insert"));
+    return FormFromStored(**row);
   });
 }
 
@@ -347,24 +338,18 @@ Result<Form> FormRepo::Update(int64_t id, const json& def) {
   auto errors = CheckDefinition(def, true);
   if (!errors.empty()) return Fail(FirstError(errors));
   return db_.Write([&](store::Conn& c) -> Result<Form> {
-    auto row = c.QueryOne(std::string(kSelect) + " WHERE id = ?", {id});
+    auto row = forms_repo::Find(c, id);
     if (!row) return Fail(row.error());
     if (!*row) return Fail(Errc::kNotFound, "no form with id " + std::to_string(id));
-    Form f = Merge(FormFromRow(**row), def);
+    Form f = Merge(FormFromStored(**row), def);
     // The merged definition must still be a whole form (e.g. one Email field).
-    json whole = {{"name", f.name}, {"fields", json::parse(std::get<std::string>(Columns(f)[1]))}};
+    json whole = {{"name", f.name}, {"fields", json::parse(Columns(f).fields)}};
     if (f.honeypot_field.size()) whole["honeypot_field"] = f.honeypot_field;
     auto again = CheckDefinition(whole, false);
     if (!again.empty()) return Fail(FirstError(again));
     if (auto st = CheckListsExist(c, f); !st) return Fail(st.error());
     f.updated_at = clock_.NowUnix();
-    auto cols = Columns(f);
-    cols.push_back(f.updated_at);
-    cols.push_back(id);
-    auto n = c.Exec(
-        "UPDATE forms SET name = ?, fields = ?, applies = ?, display_rules = ?, public = ?, "
-        "require_key = ?, allowed_origins = ?, honeypot_field = ?, updated_at = ? WHERE id = ?",
-        cols);
+    auto n = forms_repo::Update(c, id, Columns(f), f.updated_at);
     if (!n) return Fail(n.error());
     return f;
   });
@@ -372,28 +357,28 @@ Result<Form> FormRepo::Update(int64_t id, const json& def) {
 
 Result<Form> FormRepo::Get(int64_t id) {
   return db_.Read([&](store::Conn& c) -> Result<Form> {
-    auto row = c.QueryOne(std::string(kSelect) + " WHERE id = ?", {id});
+    auto row = forms_repo::Find(c, id);
     if (!row) return Fail(row.error());
     if (!*row) return Fail(Errc::kNotFound, "no form with id " + std::to_string(id));
-    return FormFromRow(**row);
+    return FormFromStored(**row);
   });
 }
 
 Result<std::vector<Form>> FormRepo::List() {
   return db_.Read([&](store::Conn& c) -> Result<std::vector<Form>> {
-    auto rows = c.Query(std::string(kSelect) + " ORDER BY id");
+    auto rows = forms_repo::List(c);
     if (!rows) return Fail(rows.error());
     std::vector<Form> out;
-    for (const auto& r : *rows) out.push_back(FormFromRow(r));
+    for (const auto& r : *rows) out.push_back(FormFromStored(r));
     return out;
   });
 }
 
 Status FormRepo::Delete(int64_t id) {
   return db_.Write([&](store::Conn& c) -> Status {
-    auto n = c.Exec("DELETE FROM forms WHERE id = ?", {id});
+    auto n = forms_repo::Delete(c, id);
     if (!n) return Fail(n.error());
-    if (*n == 0) return Fail(Errc::kNotFound, "no form with id " + std::to_string(id));
+    if (!*n) return Fail(Errc::kNotFound, "no form with id " + std::to_string(id));
     return Ok();
   });
 }
@@ -508,7 +493,7 @@ Result<SubmitResult> FormRepo::Submit(const Actor& actor, const Form& form, cons
     // still counts; the missing list is skipped and logged.
     std::vector<Ref> lists;
     for (const auto& l : input.lists) {
-      auto row = c.QueryOne("SELECT id FROM lists WHERE name = ?", {std::get<std::string>(l)});
+      auto row = group_repo::FindRefByName(c, GroupKind::kList, std::get<std::string>(l));
       if (!row) return Fail(row.error());
       if (*row) lists.push_back(l);
       else spdlog::warn(R"("event":"form_list_missing","form_id":{},"list":"{}")", form.id,
@@ -527,10 +512,9 @@ Result<SubmitResult> FormRepo::Submit(const Actor& actor, const Form& form, cons
       }
       return Fail(r.error());
     }
-    auto n = c.Exec("UPDATE forms SET generated_contacts = generated_contacts + 1 WHERE id = ?",
-                    {form.id});
+    auto n = forms_repo::CountSubmission(c, form.id);
     if (!n) return Fail(n.error());
-    if (*n == 0) return Fail(Errc::kNotFound, "no form with id " + std::to_string(form.id));
+    if (!*n) return Fail(Errc::kNotFound, "no form with id " + std::to_string(form.id));
     return SubmitResult{.contact_id = r->contact.id, .created = r->created};
   });
 }

@@ -28,4 +28,8 @@ Status Remember(store::Conn& c, const std::string& scope, const std::string& key
   return Ok();
 }
 
+Result<int64_t> DeleteCreatedBefore(store::Conn& c, int64_t cutoff) {
+  return c.Exec("DELETE FROM idempotency_keys WHERE created_at <= ?", {cutoff});
+}
+
 }  // namespace crmd::crm::idempotency_repo

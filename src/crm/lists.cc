@@ -2,6 +2,7 @@
 
 #include "src/core/crypto.h"
 #include "src/crm/audit.h"
+#include "src/crm/group_repo.h"
 #include "src/crm/idempotency.h"
 
 namespace crmd::crm {
@@ -10,39 +11,7 @@ using nlohmann::json;
 
 namespace {
 
-// Table names come from the kind, never from input.
-struct Tables {
-  const char* groups;       // lists | tags
-  const char* members;      // contact_lists | contact_tags
-  const char* member_key;   // list_id | tag_id
-  const char* noun;         // list | tag
-};
-const Tables& T(GroupKind k) {
-  static const Tables kList{"lists", "contact_lists", "list_id", "list"};
-  static const Tables kTag{"tags", "contact_tags", "tag_id", "tag"};
-  return k == GroupKind::kList ? kList : kTag;
-}
-
-std::string Sql(GroupKind k, std::string_view pattern) {
-  // Substitutes {g} {m} {k} with this kind's table/column names.
-  std::string out;
-  const Tables& t = T(k);
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '{' && i + 2 < pattern.size() && pattern[i + 2] == '}') {
-      char c = pattern[i + 1];
-      out += c == 'g' ? t.groups : c == 'm' ? t.members : t.member_key;
-      i += 2;
-    } else {
-      out.push_back(pattern[i]);
-    }
-  }
-  return out;
-}
-
-Group FromRow(const store::Row& r) {
-  return Group{.id = r.Int(0), .name = r.Str(1), .description = r.Str(2), .revision = r.Int(3),
-               .created_at = r.Int(4), .updated_at = r.Int(5)};
-}
+const char* Noun(GroupKind k) { return k == GroupKind::kList ? "list" : "tag"; }
 
 Status CheckName(const std::string& name, const char* noun) {
   if (name.empty() || name.size() > kMaxGroupNameLength)
@@ -90,32 +59,29 @@ json ToJson(const Group& g) {
 
 Result<NamedRef> ResolveGroupIn(store::Conn& c, GroupKind kind, const Ref& ref,
                                 bool create_missing, int64_t now) {
-  const Tables& t = T(kind);
+  const char* noun = Noun(kind);
   if (auto id = std::get_if<int64_t>(&ref)) {
-    auto row = c.QueryOne(Sql(kind, "SELECT id, name FROM {g} WHERE id = ?"), {*id});
+    auto row = group_repo::FindRefById(c, kind, *id);
     if (!row) return Fail(row.error());
-    if (!*row) return Fail(Error::NotFound(std::string(t.noun) + " " + std::to_string(*id) +
+    if (!*row) return Fail(Error::NotFound(std::string(noun) + " " + std::to_string(*id) +
                                            " not found"));
-    return NamedRef{(*row)->Int(0), (*row)->Str(1)};
+    return **row;
   }
   const std::string& name = std::get<std::string>(ref);
-  auto row = c.QueryOne(Sql(kind, "SELECT id, name FROM {g} WHERE name = ?"), {name});
+  auto row = group_repo::FindRefByName(c, kind, name);
   if (!row) return Fail(row.error());
-  if (*row) return NamedRef{(*row)->Int(0), (*row)->Str(1)};
+  if (*row) return **row;
   if (!create_missing)
-    return Fail(Error::NotFound(std::string(t.noun) + " \"" + name + "\" not found"));
-  if (auto st = CheckName(name, t.noun); !st) return Fail(st.error());
-  auto id = c.InsertReturningId(
-      Sql(kind, "INSERT INTO {g} (id, name, description, revision, created_at, updated_at) VALUES (" +
-                    store::NextIdSql(Sql(kind, "{g}")) + ", ?, '', 1, ?, ?) RETURNING id"),
-      {name, now, now});
+    return Fail(Error::NotFound(std::string(noun) + " \"" + name + "\" not found"));
+  if (auto st = CheckName(name, noun); !st) return Fail(st.error());
+  auto id = group_repo::Insert(c, kind, name, "", now);
   if (!id) return Fail(id.error());
   return NamedRef{*id, name};
 }
 
 GroupService::GroupService(GroupServiceOptions options) : o_(options) {}
 
-const char* GroupService::noun() const { return T(o_.kind).noun; }
+const char* GroupService::noun() const { return Noun(o_.kind); }
 
 Result<GroupPage> GroupService::List(const std::string& query, const std::string& cursor,
                                      int limit) {
@@ -125,19 +91,11 @@ Result<GroupPage> GroupService::List(const std::string& query, const std::string
   if (!after) return Fail(after.error());
   return o_.db->Read([&](store::Conn& c) -> Result<GroupPage> {
     // Keyset on the unique name index; the prefix is a range on the same index.
-    auto rows = c.Query(
-        Sql(o_.kind,
-            "SELECT g.id, g.name, g.description, g.revision, g.created_at, g.updated_at, "
-            "(SELECT COUNT(*) FROM {m} m WHERE m.{k} = g.id) FROM {g} g "
-            "WHERE g.name > ? AND g.name >= ? AND g.name < ? ORDER BY g.name LIMIT ?"),
-        {*after, query, query + "\xF4\x8F\xBF\xBF", static_cast<int64_t>(limit + 1)});
+    auto rows = group_repo::ListByName(c, o_.kind, *after, query,
+                                       static_cast<int64_t>(limit + 1));
     if (!rows) return Fail(rows.error());
     GroupPage page;
-    for (const auto& r : *rows) {
-      Group g = FromRow(r);
-      g.member_count = r.Int(6);
-      page.items.push_back(std::move(g));
-    }
+    page.items = std::move(*rows);
     if (page.items.size() > static_cast<size_t>(limit)) {
       page.items.resize(limit);
       page.next_cursor = EncodeCursor(page.items.back().name);
@@ -149,15 +107,10 @@ Result<GroupPage> GroupService::List(const std::string& query, const std::string
 Result<Group> GroupService::GetIn(store::Conn& c, const Ref& ref, bool with_usage) {
   auto r = ResolveGroupIn(c, o_.kind, ref, false, 0);
   if (!r) return Fail(r.error());
-  auto row = c.QueryOne(
-      Sql(o_.kind,
-          "SELECT id, name, description, revision, created_at, updated_at, "
-          "(SELECT COUNT(*) FROM {m} WHERE {k} = ?) FROM {g} WHERE id = ?"),
-      {r->id, r->id});
+  auto row = group_repo::Find(c, o_.kind, r->id);
   if (!row) return Fail(row.error());
   if (!*row) return Fail(Error::NotFound(std::string(noun()) + " not found"));
-  Group g = FromRow(**row);
-  g.member_count = (*row)->Int(6);
+  Group g = std::move(**row);
   if (with_usage) {
     g.usage = std::vector<Usage>{};
     if (o_.usage) {
@@ -183,10 +136,7 @@ Result<Group> GroupService::Create(const Actor& actor, const std::string& name,
   return o_.db->Write([&](store::Conn& c) -> Result<Group> {
     auto insert = [&]() -> Result<nlohmann::json> {
       int64_t now = o_.clock->NowUnix();
-      auto id = c.InsertReturningId(
-          Sql(o_.kind, "INSERT INTO {g} (id, name, description, revision, created_at, updated_at) VALUES (" +
-                           store::NextIdSql(Sql(o_.kind, "{g}")) + ", ?, ?, 1, ?, ?) RETURNING id"),
-          {name, description, now, now});
+      auto id = group_repo::Insert(c, o_.kind, name, description, now);
       if (!id) {
         if (id.error().code == Errc::kAlreadyExists)
           return Fail(Errc::kAlreadyExists,
@@ -225,17 +175,15 @@ Result<Group> GroupService::Update(const Actor& actor, int64_t id, int64_t expec
     std::string new_name = name.value_or(cur->name);
     std::string new_desc = description.value_or(cur->description);
     if (new_name == cur->name && new_desc == cur->description) return cur;
-    auto n = c.Exec(Sql(o_.kind,
-                        "UPDATE {g} SET name = ?, description = ?, revision = revision + 1, "
-                        "updated_at = ? WHERE id = ? AND revision = ?"),
-                    {new_name, new_desc, o_.clock->NowUnix(), id, cur->revision});
+    auto n = group_repo::Update(c, o_.kind, id, new_name, new_desc, o_.clock->NowUnix(),
+                                cur->revision);
     if (!n) {
       if (n.error().code == Errc::kAlreadyExists)
         return Fail(Errc::kAlreadyExists,
                     std::string("a ") + noun() + " named \"" + new_name + "\" already exists");
       return Fail(n.error());
     }
-    if (*n != 1) return Fail(Errc::kRevisionConflict, "changed meanwhile; read it again");
+    if (!*n) return Fail(Errc::kRevisionConflict, "changed meanwhile; read it again");
     if (auto st = o_.audit->Record(c, actor,
                                    {.action = std::string("update_") + noun(),
                                     .target_type = noun(), .target_ids = {id},
@@ -278,10 +226,9 @@ ActionSpec GroupService::DeleteAction() {
         auto g = GetIn(c, Ref{id}, false);
         if (!g) return Fail(g.error());
         // Memberships go with it (ON DELETE CASCADE); no per-contact events (docs/crm.md).
-        auto n = c.Exec(Sql(o_.kind, "DELETE FROM {m} WHERE {k} = ?"), {id});
+        auto n = group_repo::DeleteMemberships(c, o_.kind, id);
         if (!n) return Fail(n.error());
-        auto d = c.Exec(Sql(o_.kind, "DELETE FROM {g} WHERE id = ?"), {id});
-        if (!d) return Fail(d.error());
+        if (auto d = group_repo::Delete(c, o_.kind, id); !d) return Fail(d.error());
         if (auto st = o_.audit->Record(c, actor,
                                        {.action = action, .target_type = noun(),
                                         .target_ids = {id}, .revision_before = g->revision,

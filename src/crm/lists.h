@@ -53,7 +53,8 @@ struct GroupServiceOptions {
 inline constexpr size_t kMaxGroupNameLength = 100;
 
 // Finds a list/tag by id or name inside the caller's transaction; a missing name is
-// created when create_missing (tags named on a contact). kNotFound otherwise.
+// created when create_missing (tags named on a contact). kNotFound otherwise. For use
+// inside another service's transaction (Write when create_missing, else Read or Write).
 Result<NamedRef> ResolveGroupIn(store::Conn& conn, GroupKind kind, const Ref& ref,
                                 bool create_missing, int64_t now);
 inline constexpr size_t kMaxDescriptionLength = 1000;
@@ -71,6 +72,7 @@ class GroupService {
   // Ordered by name; `query` is a case-sensitive name prefix.
   Result<GroupPage> List(const std::string& query, const std::string& cursor, int limit);
   Result<Group> Get(const Ref& ref);  // with member_count and usage
+  // For use inside another service's transaction (Read or Write).
   Result<Group> GetIn(store::Conn& conn, const Ref& ref, bool with_usage);
   // kAlreadyExists when the name is taken.
   Result<Group> Create(const Actor& actor, const std::string& name,

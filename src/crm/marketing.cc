@@ -3,10 +3,14 @@
 #include <memory>
 
 #include "src/crm/automations.h"
+#include "src/crm/automations_repo.h"
+#include "src/crm/campaign_repo.h"
+#include "src/crm/group_repo.h"
 #include "src/crm/campaigns.h"
 #include "src/crm/marketing_usage.h"
 #include "src/crm/reports.h"
 #include "src/crm/sequences.h"
+#include "src/crm/sequences_repo.h"
 #include "src/crm/services.h"
 
 namespace crmd::crm {
@@ -72,25 +76,12 @@ Status InstallMarketing(Services& s) {
 
 namespace {
 
-// The id of the row called `name` in lists/tags, created when missing.
-Result<int64_t> EnsureNamed(store::Conn& c, const char* table, const std::string& name, int64_t now) {
-  std::string t = std::string_view(table) == "lists" ? "lists" : "tags";
-  auto row = c.QueryOne("SELECT id FROM " + t + " WHERE name = ?", {name});
+// The id of the list/tag called `name`, created when missing.
+Result<int64_t> EnsureNamed(store::Conn& c, GroupKind kind, const std::string& name, int64_t now) {
+  auto row = group_repo::FindRefByName(c, kind, name);
   if (!row) return Fail(row.error());
-  if (*row) return (*row)->Int(0);
-  return c.InsertReturningId(
-      "INSERT INTO " + t + " (id, name, created_at, updated_at) VALUES (" + store::NextIdSql(t) +
-          ", ?, ?, ?) RETURNING id",
-      {name, now, now});
-}
-
-Result<bool> Exists(store::Conn& c, const char* table, const std::string& name) {
-  std::string t = std::string_view(table) == "campaigns"     ? "campaigns"
-                  : std::string_view(table) == "automations" ? "automations"
-                                                             : "sequences";
-  auto row = c.QueryOne("SELECT 1 FROM " + t + " WHERE name = ?", {name});
-  if (!row) return Fail(row.error());
-  return row->has_value();
+  if (*row) return (*row)->id;
+  return group_repo::Insert(c, kind, name, "", now);
 }
 
 }  // namespace
@@ -98,14 +89,14 @@ Result<bool> Exists(store::Conn& c, const char* table, const std::string& name) 
 Status SeedMarketing(Services& s, const Actor& actor) {
   int64_t now = s.options.clock->NowUnix();
   auto r = s.options.db->Write([&](store::Conn& c) -> Result<bool> {
-    auto news = EnsureNamed(c, "lists", "Newsletter", now);
+    auto news = EnsureNamed(c, GroupKind::kList, "Newsletter", now);
     if (!news) return Fail(news.error());
-    auto welcome = EnsureNamed(c, "tags", "welcome", now);
+    auto welcome = EnsureNamed(c, GroupKind::kTag, "welcome", now);
     if (!welcome) return Fail(welcome.error());
-    auto unsub = EnsureNamed(c, "tags", "do-not-email", now);
+    auto unsub = EnsureNamed(c, GroupKind::kTag, "do-not-email", now);
     if (!unsub) return Fail(unsub.error());
 
-    auto have = Exists(c, "campaigns", "Monthly newsletter");
+    auto have = campaign_repo::NameTaken(c, "Monthly newsletter");
     if (!have) return Fail(have.error());
     if (!*have) {
       auto k = s.campaigns->CreateIn(
@@ -120,7 +111,7 @@ Status SeedMarketing(Services& s, const Actor& actor) {
            {"audience", {{"lists", {*news}}, {"exclude_tags", {*unsub}}}}});
       if (!k) return Fail(k.error());
     }
-    have = Exists(c, "campaigns", "Spring sale");
+    have = campaign_repo::NameTaken(c, "Spring sale");
     if (!have) return Fail(have.error());
     if (!*have) {
       auto k = s.campaigns->CreateIn(c, actor,
@@ -131,7 +122,7 @@ Status SeedMarketing(Services& s, const Actor& actor) {
                                       {"audience", {{"tags", {*welcome}}}}});
       if (!k) return Fail(k.error());
     }
-    have = Exists(c, "automations", "Welcome series");
+    have = automations_repo::NameTaken(c, "Welcome series");
     if (!have) return Fail(have.error());
     if (!*have) {
       auto a = s.automations->CreateIn(
@@ -145,7 +136,7 @@ Status SeedMarketing(Services& s, const Actor& actor) {
                                   {{"type", "add_list"}, {"list_id", *news}}})}});
       if (!a) return Fail(a.error());
     }
-    have = Exists(c, "sequences", "Onboarding drip");
+    have = sequences_repo::NameTaken(c, "Onboarding drip");
     if (!have) return Fail(have.error());
     if (!*have) {
       auto q = s.sequences->CreateIn(

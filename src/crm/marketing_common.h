@@ -45,28 +45,19 @@ Result<int64_t> DecodeIdCursor(std::string_view cursor);
 // Clamps a requested limit to [1, kMaxPageSize]; 0 or absent -> kDefaultPageSize.
 int ClampLimit(std::optional<int64_t> limit);
 
-// One page of `table` by ascending id after `cursor`, optionally filtered on its status
-// column: {items, next_cursor}. `columns` and `table` are fixed names, never input;
-// `from_row` turns a row into a record with an `id`.
-template <typename Page, typename StatusT, typename FromRow>
-Result<Page> ListPageByStatus(store::Database& db, std::string_view table,
-                              std::string_view columns, std::optional<StatusT> status,
-                              std::string_view cursor, int limit, FromRow from_row) {
+// One page of `list(c, after_id, limit + 1)` (records with an `id`, ascending) after
+// `cursor`, in a read transaction of its own: {items, next_cursor}. No SQL here; `list`
+// is a repository function.
+template <typename Page, typename List>
+Result<Page> ListPageAfterCursor(store::Database& db, std::string_view cursor, int limit,
+                                 List list) {
   auto after = DecodeIdCursor(cursor);
   if (!after) return Fail(after.error());
   return db.Read([&](store::Conn& c) -> Result<Page> {
-    std::string sql = "SELECT " + std::string(columns) + " FROM " + std::string(table) + " WHERE id > ?";
-    std::vector<store::Value> params{*after};
-    if (status) {
-      sql += " AND status = ?";
-      params.emplace_back(std::string(ToString(*status)));
-    }
-    sql += " ORDER BY id LIMIT ?";
-    params.emplace_back(static_cast<int64_t>(limit + 1));
-    auto rows = c.Query(sql, params);
+    auto rows = list(c, *after, static_cast<int64_t>(limit + 1));
     if (!rows) return Fail(rows.error());
     Page page;
-    for (const auto& r : *rows) page.items.push_back(from_row(r));
+    page.items = std::move(*rows);
     if (static_cast<int>(page.items.size()) > limit) {
       page.items.resize(limit);
       page.next_cursor = EncodeIdCursor(page.items.back().id);

@@ -1,36 +1,31 @@
 #include "src/crm/marketing_usage.h"
 
+#include "src/crm/automations_repo.h"
+#include "src/crm/campaign_repo.h"
+
 namespace crmd::crm {
 
 Result<std::vector<Usage>> FindMarketingUses(store::Conn& c, const std::string& kind, int64_t id) {
   std::vector<Usage> out;
-  auto campaigns = c.Query(
-      "SELECT k.id, k.name, k.status, a.mode FROM campaign_audience a JOIN campaigns k ON k.id = "
-      "a.campaign_id WHERE a.kind = ? AND a.ref_id = ? ORDER BY k.id, a.mode",
-      {kind, id});
+  auto campaigns = campaign_repo::AudienceUses(c, kind, id);
   if (!campaigns) return Fail(campaigns.error());
-  for (const auto& r : *campaigns) {
-    std::string status = r.Str(2);
+  for (const auto& u : *campaigns) {
     out.push_back({.kind = "campaign",
-                   .id = r.Int(0),
-                   .name = r.Str(1),
-                   .status = status,
-                   .role = r.Str(3) == "exclude" ? "exclusion" : "audience",
-                   .blocking = status == "scheduled" || status == "sending"});
+                   .id = u.campaign_id,
+                   .name = u.name,
+                   .status = u.status,
+                   .role = u.mode == "exclude" ? "exclusion" : "audience",
+                   .blocking = u.status == "scheduled" || u.status == "sending"});
   }
-  auto automations = c.Query(
-      "SELECT a.id, a.name, a.status, r.role FROM automation_refs r JOIN automations a ON a.id = "
-      "r.automation_id WHERE r.kind = ? AND r.ref_id = ? ORDER BY a.id, r.role",
-      {kind, id});
+  auto automations = automations_repo::RefUses(c, kind, id);
   if (!automations) return Fail(automations.error());
-  for (const auto& r : *automations) {
-    std::string status = r.Str(2);
+  for (const auto& u : *automations) {
     out.push_back({.kind = "automation",
-                   .id = r.Int(0),
-                   .name = r.Str(1),
-                   .status = status,
-                   .role = r.Str(3),
-                   .blocking = status == "active"});
+                   .id = u.automation_id,
+                   .name = u.name,
+                   .status = u.status,
+                   .role = u.role,
+                   .blocking = u.status == "active"});
   }
   return out;
 }

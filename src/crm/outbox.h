@@ -25,10 +25,12 @@ struct OutboxEvent {
 class Outbox {
  public:
   explicit Outbox(Clock* clock) : clock_(clock) {}
+  // For use inside another service's transaction (REQUIRES: Database::Write).
   // REQUIRES: event_type is one of events::kAll.
   Status Append(store::Conn& conn, std::string_view event_type, int64_t contact_id,
                 const nlohmann::json& data);
-  // Events with id > after_id, oldest first (for consumers and tests).
+  // Events with id > after_id, oldest first (for consumers and tests); inside the
+  // caller's Read or Write.
   Result<std::vector<OutboxEvent>> After(store::Conn& conn, int64_t after_id, int limit);
 
  private:

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "src/crm/sequences_repo.h"
+
 namespace crmd::crm {
 namespace {
 
@@ -14,40 +16,19 @@ constexpr std::array<std::pair<SequenceStatus, const char*>, 3> kNames{{
     {SequenceStatus::kPaused, "paused"},
 }};
 
-constexpr const char* kColumns =
-    "id, name, description, emails, status, revision, created_at, updated_at";
-
-Sequence FromRow(const store::Row& r) {
-  Sequence s;
-  s.id = r.Int(0);
-  s.name = r.Str(1);
-  s.description = r.Str(2);
-  s.emails = json::parse(r.Str(3), nullptr, false);
-  if (!s.emails.is_array()) s.emails = json::array();
-  s.status = ParseSequenceStatus(r.Str(4)).value_or(SequenceStatus::kDraft);
-  s.revision = r.Int(5);
-  s.created_at = r.Int(6);
-  s.updated_at = r.Int(7);
-  return s;
-}
-
 Error NotFound(int64_t id) { return Error::NotFound("sequence " + std::to_string(id) + " not found"); }
 
 Result<Sequence> LoadOr404(store::Conn& c, int64_t id) {
-  auto row = c.QueryOne(std::string("SELECT ") + kColumns + " FROM sequences WHERE id = ?", {id});
+  auto row = sequences_repo::Find(c, id);
   if (!row) return Fail(row.error());
   if (!*row) return Fail(NotFound(id));
-  return FromRow(**row);
+  return std::move(**row);
 }
 
 Status Save(store::Conn& c, Sequence& s) {
-  auto n = c.Exec(
-      "UPDATE sequences SET name = ?, description = ?, emails = ?, status = ?, "
-      "revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ?",
-      {s.name, s.description, s.emails.dump(), std::string(ToString(s.status)), s.updated_at, s.id,
-       s.revision});
+  auto n = sequences_repo::Update(c, s);
   if (!n) return Fail(n.error());
-  if (*n == 0) return Fail(Errc::kRevisionConflict, "the sequence was changed by someone else");
+  if (!*n) return Fail(Errc::kRevisionConflict, "the sequence was changed by someone else");
   s.revision += 1;
   return Ok();
 }
@@ -179,7 +160,10 @@ Result<json> ValidateSequenceEmails(const json& emails) {
 
 Result<SequencePage> SequenceService::List(std::optional<SequenceStatus> status,
                                            std::string_view cursor, int limit) const {
-  return ListPageByStatus<SequencePage>(db_, "sequences", kColumns, status, cursor, limit, FromRow);
+  return ListPageAfterCursor<SequencePage>(
+      db_, cursor, limit, [&](store::Conn& c, int64_t after, int64_t n) {
+        return sequences_repo::ListAfter(c, after, status, n);
+      });
 }
 
 Result<Sequence> SequenceService::Get(int64_t id) const {
@@ -202,10 +186,7 @@ Result<Sequence> SequenceService::CreateIn(store::Conn& c, const Actor& actor, c
   Sequence s;
   if (auto st = ApplyFields(fields, s); !st) return Fail(st.error());
   s.created_at = s.updated_at = clock_.NowUnix();
-  auto id = c.InsertReturningId(
-      "INSERT INTO sequences (id, name, description, emails, status, revision, created_at, "
-      "updated_at) VALUES (" + store::NextIdSql("sequences") + ", ?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
-      {s.name, s.description, s.emails.dump(), s.created_at, s.updated_at});
+  auto id = sequences_repo::Insert(c, s);
   if (!id) return Fail(id.error());
   s.id = *id;
   if (auto st = Audit(c, actor, "create_sequence", s, std::nullopt); !st) return Fail(st.error());

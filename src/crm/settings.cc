@@ -2,6 +2,7 @@
 
 #include "src/crm/audit.h"
 #include "src/crm/email_validation.h"
+#include "src/crm/settings_repo.h"
 
 namespace crmd::crm {
 
@@ -73,15 +74,15 @@ json Merge(json base, const json& patch) {
 SettingsService::SettingsService(SettingsOptions options) : o_(options) {}
 
 Result<SettingsDoc> SettingsService::GetIn(store::Conn& conn) {
-  auto row = conn.QueryOne("SELECT document, revision, updated_at FROM settings WHERE id = 1");
+  auto row = settings_repo::Find(conn);
   if (!row) return Fail(row.error());
   SettingsDoc s;
   s.document = DefaultSettings();
   if (*row) {
-    auto stored = json::parse((*row)->Str(0), nullptr, false);
+    auto stored = json::parse((*row)->document, nullptr, false);
     if (stored.is_object()) s.document = Merge(s.document, stored);
-    s.revision = (*row)->Int(1);
-    s.updated_at = (*row)->Int(2);
+    s.revision = (*row)->revision;
+    s.updated_at = (*row)->updated_at;
   }
   return s;
 }
@@ -104,12 +105,10 @@ Result<SettingsDoc> SettingsService::Update(const Actor& actor, int64_t expected
     next.document = Merge(cur->document, patch);
     next.revision = cur->revision + 1;
     next.updated_at = o_.clock->NowUnix();
-    auto n = c.Exec(
-        "UPDATE settings SET document = ?, revision = ?, updated_at = ? WHERE id = 1 AND "
-        "revision = ?",
-        {next.document.dump(), next.revision, next.updated_at, cur->revision});
+    auto n = settings_repo::Update(c, next.document.dump(), next.revision, next.updated_at,
+                                   cur->revision);
     if (!n) return Fail(n.error());
-    if (*n != 1) return Fail(Errc::kRevisionConflict, "settings changed; read them again");
+    if (!*n) return Fail(Errc::kRevisionConflict, "settings changed; read them again");
     if (o_.audit) {
       json keys = json::array();
       for (const auto& [k, v] : patch.items()) keys.push_back(k);

@@ -37,6 +37,7 @@ class SettingsService {
  public:
   explicit SettingsService(SettingsOptions options);
   Result<SettingsDoc> Get();
+  // For use inside another service's transaction (Read or Write).
   Result<SettingsDoc> GetIn(store::Conn& conn);
   // Merges `patch` (objects merge one level deep, like RFC 7386 without deletion) after
   // validating it. kRevisionConflict when expected_revision is stale.

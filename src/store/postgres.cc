@@ -117,7 +117,20 @@ class PgConn final : public Conn {
     PGresult* res = PQexec(conn_, s.c_str());
     Status st = Check(res, "script");
     PQclear(res);
+    if (st) ForgiveAfterSavepointRollback(sql);
     return st;
+  }
+
+  // A failed statement inside a savepoint that was rolled back to no longer dooms the
+  // transaction (PostgreSQL resumes it), so the commit may go ahead.
+  void ForgiveAfterSavepointRollback(std::string_view sql) {
+    constexpr std::string_view kRollbackTo = "ROLLBACK TO";
+    if (sql.size() >= kRollbackTo.size()) {
+      bool match = true;
+      for (size_t i = 0; i < kRollbackTo.size() && match; ++i)
+        match = std::toupper(static_cast<unsigned char>(sql[i])) == kRollbackTo[i];
+      if (match) failed_in_tx_ = false;
+    }
   }
 
   // Transaction control: true when the connection is usable afterwards.
@@ -257,6 +270,7 @@ class PgConn final : public Conn {
       e.detail += " in: " + std::string(sql);
       return Fail(std::move(e));
     }
+    ForgiveAfterSavepointRollback(sql);
     const char* tuples = PQcmdTuples(res);
     *changed = tuples && *tuples ? std::strtoll(tuples, nullptr, 10) : 0;
     if (rows) {

@@ -6,31 +6,11 @@
 
 #include "src/core/http_client.h"
 #include "src/crm/events.h"
+#include "src/webhooks/endpoints_repo.h"
 #include "src/webhooks/signing.h"
 
 namespace crmd::webhooks {
 namespace {
-
-constexpr std::string_view kColumns =
-    "id, url, events, description, enabled, consecutive_failures, disabled_reason, created_at, "
-    "updated_at";
-
-Endpoint FromRow(const store::Row& r) {
-  Endpoint e;
-  e.id = r.Int(0);
-  e.url = r.Str(1);
-  auto events = nlohmann::json::parse(r.Str(2), nullptr, false);
-  if (events.is_array())
-    for (const auto& v : events)
-      if (v.is_string()) e.events.push_back(v.get<std::string>());
-  e.description = r.Str(3);
-  e.enabled = r.Int(4) != 0;
-  e.consecutive_failures = r.Int(5);
-  e.disabled_reason = r.OptStr(6);
-  e.created_at = r.Int(7);
-  e.updated_at = r.Int(8);
-  return e;
-}
 
 std::string Lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -139,11 +119,8 @@ Result<std::pair<Endpoint, std::string>> Endpoints::Create(const EndpointInput& 
   std::sort(events.begin(), events.end());
   events.erase(std::unique(events.begin(), events.end()), events.end());
   auto id = db_.Write([&](store::Conn& c) {
-    return c.InsertReturningId(
-        "INSERT INTO webhook_endpoints (id, url, secret, events, description, enabled, created_at, "
-        "updated_at) VALUES (" + store::NextIdSql("webhook_endpoints") + ", ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        {*in.url, secret, nlohmann::json(events).dump(), in.description.value_or(""),
-         int64_t{in.enabled.value_or(true) ? 1 : 0}, now, now});
+    return endpoints_repo::Insert(c, *in.url, secret, nlohmann::json(events).dump(),
+                                  in.description.value_or(""), in.enabled.value_or(true), now);
   });
   if (!id) return Fail(id.error());
   auto e = Get(*id);
@@ -152,76 +129,47 @@ Result<std::pair<Endpoint, std::string>> Endpoints::Create(const EndpointInput& 
 }
 
 Result<std::vector<Endpoint>> Endpoints::List() {
-  return db_.Read([](store::Conn& c) -> Result<std::vector<Endpoint>> {
-    auto rows = c.Query("SELECT " + std::string(kColumns) + " FROM webhook_endpoints ORDER BY id");
-    if (!rows) return Fail(rows.error());
-    std::vector<Endpoint> out;
-    for (const auto& r : *rows) out.push_back(FromRow(r));
-    return out;
-  });
+  return db_.Read([](store::Conn& c) { return endpoints_repo::List(c); });
 }
 
 Result<Endpoint> Endpoints::Get(int64_t id) {
   return db_.Read([&](store::Conn& c) -> Result<Endpoint> {
-    auto row = c.QueryOne("SELECT " + std::string(kColumns) + " FROM webhook_endpoints WHERE id = ?", {id});
+    auto row = endpoints_repo::Find(c, id);
     if (!row) return Fail(row.error());
     if (!*row) return Fail(Errc::kNotFound, "no webhook endpoint " + std::to_string(id));
-    return FromRow(**row);
+    return std::move(**row);
   });
 }
 
 Result<Endpoint> Endpoints::Update(int64_t id, const EndpointInput& in) {
   if (auto st = Check(in, false); !st) return Fail(st.error());
   const int64_t now = clock_.NowUnix();
-  auto changed = db_.Write([&](store::Conn& c) -> Result<int64_t> {
-    auto exists = c.QueryOne("SELECT id FROM webhook_endpoints WHERE id = ?", {id});
+  auto changed = db_.Write([&](store::Conn& c) -> Status {
+    auto exists = endpoints_repo::Exists(c, id);
     if (!exists) return Fail(exists.error());
     if (!*exists) return Fail(Errc::kNotFound, "no webhook endpoint " + std::to_string(id));
     if (in.url)
-      if (auto r = c.Exec("UPDATE webhook_endpoints SET url = ? WHERE id = ?", {*in.url, id}); !r)
-        return Fail(r.error());
+      if (auto r = endpoints_repo::SetUrl(c, id, *in.url); !r) return r;
     if (in.events) {
       std::vector<std::string> events = *in.events;
       std::sort(events.begin(), events.end());
       events.erase(std::unique(events.begin(), events.end()), events.end());
-      if (auto r = c.Exec("UPDATE webhook_endpoints SET events = ? WHERE id = ?",
-                          {nlohmann::json(events).dump(), id});
-          !r)
-        return Fail(r.error());
+      if (auto r = endpoints_repo::SetEvents(c, id, nlohmann::json(events).dump()); !r) return r;
     }
     if (in.description)
-      if (auto r = c.Exec("UPDATE webhook_endpoints SET description = ? WHERE id = ?", {*in.description, id}); !r)
-        return Fail(r.error());
-    if (in.enabled) {
-      auto r = *in.enabled
-                   ? c.Exec("UPDATE webhook_endpoints SET enabled = 1, consecutive_failures = 0, "
-                            "disabled_reason = NULL WHERE id = ?",
-                            {id})
-                   : c.Exec("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'disabled "
-                            "by an operator' WHERE id = ?",
-                            {id});
-      if (!r) return Fail(r.error());
-    }
-    return c.Exec("UPDATE webhook_endpoints SET updated_at = ? WHERE id = ?", {now, id});
+      if (auto r = endpoints_repo::SetDescription(c, id, *in.description); !r) return r;
+    if (in.enabled)
+      if (auto r = endpoints_repo::SetEnabled(c, id, *in.enabled); !r) return r;
+    return endpoints_repo::SetUpdatedAt(c, id, now);
   });
   if (!changed) return Fail(changed.error());
   return Get(id);
 }
 
 Status Endpoints::Delete(int64_t id) {
-  auto changed = db_.Write([&](store::Conn& c) -> Result<int64_t> {
-    // Explicit, in case the connection runs without foreign-key enforcement.
-    if (auto r = c.Exec("DELETE FROM webhook_attempts WHERE delivery_id IN "
-                        "(SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)",
-                        {id});
-        !r)
-      return Fail(r.error());
-    if (auto r = c.Exec("DELETE FROM webhook_deliveries WHERE endpoint_id = ?", {id}); !r)
-      return Fail(r.error());
-    return c.Exec("DELETE FROM webhook_endpoints WHERE id = ?", {id});
-  });
+  auto changed = db_.Write([&](store::Conn& c) { return endpoints_repo::Delete(c, id); });
   if (!changed) return Fail(changed.error());
-  if (*changed == 0) return Fail(Errc::kNotFound, "no webhook endpoint " + std::to_string(id));
+  if (!*changed) return Fail(Errc::kNotFound, "no webhook endpoint " + std::to_string(id));
   return Ok();
 }
 

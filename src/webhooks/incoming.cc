@@ -4,30 +4,11 @@
 
 #include "src/core/crypto.h"
 #include "src/crm/lists.h"
+#include "src/webhooks/incoming_repo.h"
 #include "src/webhooks/signing.h"
 
 namespace crmd::webhooks {
 namespace {
-
-constexpr std::string_view kColumns =
-    "id, name, token_prefix, mapping, applies, hmac_secret IS NOT NULL, enabled, received_count, "
-    "created_at, updated_at, last_received_at";
-
-IncomingHook FromRow(const store::Row& r) {
-  IncomingHook h;
-  h.id = r.Int(0);
-  h.name = r.Str(1);
-  h.token_prefix = r.Str(2);
-  h.mapping = nlohmann::json::parse(r.Str(3), nullptr, false);
-  h.applies = nlohmann::json::parse(r.Str(4), nullptr, false);
-  h.has_hmac_secret = r.Int(5) != 0;
-  h.enabled = r.Int(6) != 0;
-  h.received_count = r.Int(7);
-  h.created_at = r.Int(8);
-  h.updated_at = r.Int(9);
-  h.last_received_at = r.OptInt(10);
-  return h;
-}
 
 // Lower-case base32, as API key prefixes: easy to read out, never contains '_'.
 std::string PrefixChars(Random& random, size_t n) {
@@ -120,20 +101,22 @@ Status IncomingHooks::Check(const IncomingHookInput& in, bool creating) {
 Result<CreatedIncomingHook> IncomingHooks::Create(const IncomingHookInput& in) {
   if (auto st = Check(in, true); !st) return Fail(st.error());
   const int64_t now = o_.clock->NowUnix();
-  store::Value hmac = nullptr;
+  std::optional<std::string> hmac;
   if (in.hmac_secret && *in.hmac_secret) hmac = **in.hmac_secret;
   // A prefix collision (40 random bits) is retried rather than failing the caller.
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::string prefix = std::string(kTokenPrefix) + PrefixChars(*o_.random, 8);
     std::string token = prefix + "_" + o_.random->Token(32);
     auto id = o_.db->Write([&](store::Conn& c) {
-      return c.InsertReturningId(
-          "INSERT INTO incoming_webhooks (id, name, token_prefix, token_hash, mapping, applies, "
-          "hmac_secret, enabled, created_at, updated_at) VALUES (" +
-              store::NextIdSql("incoming_webhooks") + ", ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-          {*in.name, prefix, crypto::HashSecret(token), in.mapping->dump(),
-           in.applies.value_or(nlohmann::json::object()).dump(), hmac,
-           int64_t{in.enabled.value_or(true) ? 1 : 0}, now, now});
+      return incoming_repo::Insert(
+          c, {.name = *in.name,
+              .token_prefix = prefix,
+              .token_hash = crypto::HashSecret(token),
+              .mapping = in.mapping->dump(),
+              .applies = in.applies.value_or(nlohmann::json::object()).dump(),
+              .hmac_secret = hmac,
+              .enabled = in.enabled.value_or(true),
+              .now = now});
     });
     if (!id && id.error().code == Errc::kAlreadyExists) continue;
     if (!id) return Fail(id.error());
@@ -145,22 +128,15 @@ Result<CreatedIncomingHook> IncomingHooks::Create(const IncomingHookInput& in) {
 }
 
 Result<std::vector<IncomingHook>> IncomingHooks::List() {
-  return o_.db->Read([](store::Conn& c) -> Result<std::vector<IncomingHook>> {
-    auto rows = c.Query("SELECT " + std::string(kColumns) + " FROM incoming_webhooks ORDER BY id");
-    if (!rows) return Fail(rows.error());
-    std::vector<IncomingHook> out;
-    for (const auto& r : *rows) out.push_back(FromRow(r));
-    return out;
-  });
+  return o_.db->Read([](store::Conn& c) { return incoming_repo::List(c); });
 }
 
 Result<IncomingHook> IncomingHooks::Get(int64_t id) {
   return o_.db->Read([&](store::Conn& c) -> Result<IncomingHook> {
-    auto row = c.QueryOne("SELECT " + std::string(kColumns) + " FROM incoming_webhooks WHERE id = ?",
-                          {id});
+    auto row = incoming_repo::Find(c, id);
     if (!row) return Fail(row.error());
     if (!*row) return NoSuchHook(id);
-    return FromRow(**row);
+    return std::move(**row);
   });
 }
 
@@ -168,7 +144,7 @@ Result<IncomingHook> IncomingHooks::Update(int64_t id, const IncomingHookInput& 
   if (auto st = Check(in, false); !st) return Fail(st.error());
   const int64_t now = o_.clock->NowUnix();
   auto changed = o_.db->Write([&](store::Conn& c) -> Result<int64_t> {
-    auto exists = c.QueryOne("SELECT id FROM incoming_webhooks WHERE id = ?", {id});
+    auto exists = incoming_repo::Exists(c, id);
     if (!exists) return Fail(exists.error());
     if (!*exists) return NoSuchHook(id);
     std::vector<std::pair<const char*, store::Value>> sets;
@@ -179,12 +155,8 @@ Result<IncomingHook> IncomingHooks::Update(int64_t id, const IncomingHookInput& 
       sets.emplace_back("hmac_secret", *in.hmac_secret ? store::Value(**in.hmac_secret) : nullptr);
     if (in.enabled) sets.emplace_back("enabled", int64_t{*in.enabled ? 1 : 0});
     sets.emplace_back("updated_at", now);
-    for (const auto& [column, value] : sets) {
-      // Column names come from the fixed list above, never from input.
-      auto r = c.Exec(std::string("UPDATE incoming_webhooks SET ") + column + " = ? WHERE id = ?",
-                      {value, id});
-      if (!r) return Fail(r.error());
-    }
+    // Column names come from the fixed list above, never from input.
+    if (auto r = incoming_repo::SetColumns(c, id, sets); !r) return Fail(r.error());
     return int64_t{1};
   });
   if (!changed) return Fail(changed.error());
@@ -192,11 +164,9 @@ Result<IncomingHook> IncomingHooks::Update(int64_t id, const IncomingHookInput& 
 }
 
 Status IncomingHooks::Delete(int64_t id) {
-  auto changed = o_.db->Write([&](store::Conn& c) {
-    return c.Exec("DELETE FROM incoming_webhooks WHERE id = ?", {id});
-  });
+  auto changed = o_.db->Write([&](store::Conn& c) { return incoming_repo::Delete(c, id); });
   if (!changed) return Fail(changed.error());
-  if (*changed == 0) return NoSuchHook(id);
+  if (!*changed) return NoSuchHook(id);
   return Ok();
 }
 
@@ -205,20 +175,10 @@ Result<Received> IncomingHooks::Receive(const IncomingRequest& req,
   const auto not_found = [] { return Fail(Errc::kNotFound, "no such incoming webhook"); };
   // 1. The token: the prefix finds the row, the whole token is checked against the hash.
   auto prefix = TokenPrefix(req.token);
-  struct Found {
-    IncomingHook hook;
-    std::string token_hash;
-    std::optional<std::string> hmac_secret;
-  };
+  using Found = incoming_repo::HookWithSecrets;
   auto found = o_.db->Read([&](store::Conn& c) -> Result<std::optional<Found>> {
     if (!prefix) return std::optional<Found>();
-    auto row = c.QueryOne("SELECT " + std::string(kColumns) +
-                              ", token_hash, hmac_secret FROM incoming_webhooks "
-                              "WHERE token_prefix = ?",
-                          {*prefix});
-    if (!row) return Fail(row.error());
-    if (!*row) return std::optional<Found>();
-    return std::optional<Found>(Found{FromRow(**row), (*row)->Str(11), (*row)->OptStr(12)});
+    return incoming_repo::FindByPrefix(c, *prefix);
   });
   if (!found) return Fail(found.error());
   // Hash the presented token even when no row matched so both paths cost about the same.
@@ -268,11 +228,8 @@ Result<Received> IncomingHooks::Receive(const IncomingRequest& req,
   auto upserted = o_.db->Write([&](store::Conn& c) -> Result<crm::UpsertResult> {
     auto r = o_.contacts->UpsertIn(c, actor, *input, verdict);
     if (!r) return Fail(r.error());
-    auto counted = c.Exec(
-        "UPDATE incoming_webhooks SET received_count = received_count + 1, last_received_at = ? "
-        "WHERE id = ?",
-        {now, hook.id});
-    if (!counted) return Fail(counted.error());
+    if (auto counted = incoming_repo::CountReceived(c, hook.id, now); !counted)
+      return Fail(counted.error());
     return r;
   });
   if (!upserted) {

@@ -131,6 +131,23 @@ TEST_F(StoreContract, AFailedStatementIgnoredByTheCallbackCommitsNothing) {
   }
 }
 
+TEST_F(StoreContract, AFailureRolledBackToASavepointLetsTheRestCommit) {
+  // The shape of upsert_contacts_bulk: each item in a savepoint, a failed item undone alone.
+  ASSERT_TRUE(db_->Write([](Conn& c) { return c.Exec("INSERT INTO kv (id, name) VALUES (1, 'a')"); }));
+  auto r = db_->Write([](Conn& c) -> Result<int64_t> {
+    if (auto sp = c.Exec("SAVEPOINT item"); !sp) return sp;
+    auto dup = c.Exec("INSERT INTO kv (id, name) VALUES (2, 'a')");
+    EXPECT_FALSE(dup);
+    if (dup) return Fail(Errc::kInternal, "duplicate accepted");
+    EXPECT_EQ(dup.error().code, Errc::kAlreadyExists);
+    if (auto rb = c.Exec("ROLLBACK TO SAVEPOINT item"); !rb) return rb;
+    if (auto rel = c.Exec("RELEASE SAVEPOINT item"); !rel) return rel;
+    return c.Exec("INSERT INTO kv (id, name) VALUES (3, 'c')");
+  });
+  ASSERT_TRUE(r) << r.error().detail;
+  EXPECT_EQ(*Count(), 2);
+}
+
 TEST_F(StoreContract, InsertReturningIdAndNextIdNeverReuseADeletedId) {
   ASSERT_TRUE(db_->Write([](Conn& c) -> Status {
     return c.ExecScript("CREATE TABLE IF NOT EXISTS id_high_water (tbl TEXT PRIMARY KEY, last_id BIGINT NOT NULL)");

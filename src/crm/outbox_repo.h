@@ -1,0 +1,45 @@
+#pragma once
+// SQL for contact events (table outbox_events). Promises: Insert appends one event whose
+// id is greater than every id handed out before it, on both engines, and is never reused
+// (so consumers can keep a high-water mark); After answers events oldest first.
+// Consumers' high-water marks (table outbox_cursors) live here too. Stateless; any
+// thread, with its own Conn.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/result.h"
+#include "src/crm/outbox.h"
+#include "src/store/db.h"
+
+namespace crmd::crm::outbox_repo {
+
+// REQUIRES: inside Database::Write, the transaction of the change the event describes.
+Status Insert(store::Conn& c, const std::string& event_type, int64_t contact_id,
+              const std::string& data_json, int64_t occurred_at);
+// Events with id > after_id, ascending, at most `limit`.
+// REQUIRES: inside Database::Read or Write.
+Result<std::vector<OutboxEvent>> After(store::Conn& c, int64_t after_id, int limit);
+
+// An event as stored: contact_id may be NULL, data is the JSON text as written.
+struct StoredEvent {
+  int64_t id = 0;
+  std::string event_type;
+  std::optional<int64_t> contact_id;
+  std::string data;
+  int64_t occurred_at = 0;
+};
+// Like After, without interpreting the row. REQUIRES: inside Database::Read or Write.
+Result<std::vector<StoredEvent>> StoredAfter(store::Conn& c, int64_t after_id, int limit);
+
+// Creates `consumer`'s cursor at 0 unless it exists; creating it first also serialises
+// concurrent claimers on the row. REQUIRES: inside Database::Write.
+Status EnsureCursor(store::Conn& c, const std::string& consumer);
+// The last event id `consumer` has handled (0 when it has no cursor).
+// REQUIRES: inside Database::Read or Write.
+Result<int64_t> CursorPosition(store::Conn& c, const std::string& consumer);
+// REQUIRES: inside Database::Write, after EnsureCursor.
+Status AdvanceCursor(store::Conn& c, const std::string& consumer, int64_t last_event_id);
+
+}  // namespace crmd::crm::outbox_repo
