@@ -1,5 +1,7 @@
 #include "src/crm/dashboard.h"
 
+#include "src/store/schema_info.h"
+
 #include "src/crm/marketing_common.h"
 #include "src/crm/reports.h"
 
@@ -44,7 +46,7 @@ Result<json> ContactGrowth(store::Conn& c, int64_t now) {
 }
 
 Result<json> FormCounts(store::Conn& c, int limit) {
-  auto exists = TableExists(c, "forms");
+  auto exists = store::TableExists(c, "forms");
   if (!exists) return Fail(exists.error());
   if (!*exists) return json{{"available", false}, {"total_generated", 0}, {"top", json::array()}};
   auto total = c.QueryOne("SELECT COALESCE(SUM(generated_contacts), 0), COUNT(*) FROM forms");
@@ -103,6 +105,64 @@ Result<json> SequenceSummary(store::Conn& c) {
   auto by = GroupCounts(c, "SELECT status, COUNT(*) FROM sequences GROUP BY status", {});
   if (!by) return Fail(by.error());
   return json{{"by_status", *by}};
+}
+
+Result<std::vector<std::pair<int64_t, int64_t>>> NewContactsPerBucket(store::Conn& c, int64_t from,
+                                                                      int64_t to, int64_t bucket) {
+  // The bucket is named once in a derived table: PostgreSQL does not match a GROUP BY
+  // expression whose parameters are different placeholders.
+  auto rows = c.Query(
+      "SELECT b, COUNT(*) FROM (SELECT (created_at - ?) / ? AS b FROM contacts "
+      "WHERE created_at >= ? AND created_at < ?) AS buckets GROUP BY b",
+      {from, bucket, from, to});
+  if (!rows) return Fail(rows.error());
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& r : *rows) out.emplace_back(r.Int(0), r.Int(1));
+  return out;
+}
+
+Result<int64_t> ContactsCreatedBefore(store::Conn& c, int64_t before) {
+  auto row = c.QueryOne("SELECT COUNT(*) FROM contacts WHERE created_at < ?", {before});
+  if (!row) return Fail(row.error());
+  return *row ? (*row)->Int(0) : 0;
+}
+
+Result<json> NewContactsBySource(store::Conn& c, int64_t from, int64_t to) {
+  return GroupCounts(
+      c, "SELECT source, COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ? GROUP BY source",
+      {from, to});
+}
+
+Result<json> NewContactsByStatus(store::Conn& c, int64_t from, int64_t to) {
+  return GroupCounts(
+      c, "SELECT status, COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ? GROUP BY status",
+      {from, to});
+}
+
+Result<json> RecipientsByStatus(store::Conn& c, int64_t campaign_id) {
+  return GroupCounts(
+      c, "SELECT status, COUNT(*) FROM campaign_recipients WHERE campaign_id = ? GROUP BY status",
+      {campaign_id});
+}
+
+Result<std::optional<AutomationHead>> FindAutomationHead(store::Conn& c, int64_t id) {
+  auto row = c.QueryOne("SELECT name, status, steps, trigger_type FROM automations WHERE id = ?", {id});
+  if (!row) return Fail(row.error());
+  if (!*row) return std::optional<AutomationHead>{};
+  return std::optional<AutomationHead>(
+      AutomationHead{(*row)->Str(0), (*row)->Str(1), (*row)->Str(2), (*row)->Str(3)});
+}
+
+Result<std::vector<std::tuple<int64_t, std::string, int64_t>>> EnrolmentsByStepAndStatus(store::Conn& c,
+                                                                                       int64_t id) {
+  auto rows = c.Query(
+      "SELECT current_step, status, COUNT(*) FROM automation_enrolments WHERE automation_id = ? "
+      "GROUP BY current_step, status",
+      {id});
+  if (!rows) return Fail(rows.error());
+  std::vector<std::tuple<int64_t, std::string, int64_t>> out;
+  for (const auto& r : *rows) out.emplace_back(r.Int(0), r.Str(1), r.Int(2));
+  return out;
 }
 
 }  // namespace crmd::crm::dashboard

@@ -1,8 +1,17 @@
 #pragma once
-// The dashboard's building blocks, one aggregate query each, so that reports and tests can
-// use them separately. Stateless; run inside a Database::Read.
+// The repository of the reporting read model: every read-only query that summarises
+// across aggregates (contacts, forms, campaigns, automations, sequences) for the dashboard
+// and the reports lives here, and nowhere else. It promises counts consistent within the
+// caller's snapshot and never writes.
+//
+// Stateless; any thread, with its own Conn.
+// REQUIRES: inside a Database::Read (or Write) transaction.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,5 +34,23 @@ Result<nlohmann::json> SequenceSummary(store::Conn& c);
 // Runs "SELECT key, COUNT(*) ... GROUP BY key" and folds the rows into an object.
 Result<nlohmann::json> GroupCounts(store::Conn& c, const std::string& sql,
                                    const std::vector<store::Value>& params);
+
+// New contacts per bucket: bucket index ((created_at - from) / bucket) -> count, for
+// from <= created_at < to.
+Result<std::vector<std::pair<int64_t, int64_t>>> NewContactsPerBucket(store::Conn& c, int64_t from,
+                                                                      int64_t to, int64_t bucket);
+Result<int64_t> ContactsCreatedBefore(store::Conn& c, int64_t before);
+// {source|status: count} of contacts created in [from, to).
+Result<nlohmann::json> NewContactsBySource(store::Conn& c, int64_t from, int64_t to);
+Result<nlohmann::json> NewContactsByStatus(store::Conn& c, int64_t from, int64_t to);
+// {status: count} of one campaign's recipients.
+Result<nlohmann::json> RecipientsByStatus(store::Conn& c, int64_t campaign_id);
+struct AutomationHead {
+  std::string name, status, steps, trigger_type;
+};
+Result<std::optional<AutomationHead>> FindAutomationHead(store::Conn& c, int64_t id);
+// (current_step, status, count) of one automation's enrolments.
+Result<std::vector<std::tuple<int64_t, std::string, int64_t>>> EnrolmentsByStepAndStatus(store::Conn& c,
+                                                                                       int64_t id);
 
 }  // namespace crmd::crm::dashboard

@@ -9,19 +9,13 @@
 #include "src/crm/campaigns.h"
 #include "src/crm/dashboard.h"
 #include "src/crm/marketing_common.h"
+#include "src/store/schema_info.h"
 
 namespace crmd::crm {
 
 using nlohmann::json;
 
-Result<bool> TableExists(store::Conn& c, const std::string& table) {
-  auto row = c.QueryOne(c.dialect() == store::Dialect::kSqlite
-                            ? "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
-                            : "SELECT 1 FROM information_schema.tables WHERE table_name = ?",
-                        {table});
-  if (!row) return Fail(row.error());
-  return row->has_value();
-}
+Result<bool> TableExists(store::Conn& c, const std::string& table) { return store::TableExists(c, table); }
 
 Result<json> ReportService::Dashboard() const {
   int64_t now = clock_.NowUnix();
@@ -62,15 +56,9 @@ Result<json> ReportService::ContactsReport(const ContactsReportRequest& req) con
   }
   return db_.Read([&](store::Conn& c) -> Result<json> {
     // Integer division groups rows into buckets inside the database (portable SQL).
-    // The bucket is named once in a derived table: PostgreSQL does not match a GROUP BY
-    // expression whose parameters are different placeholders.
-    auto rows = c.Query(
-        "SELECT b, COUNT(*) FROM (SELECT (created_at - ?) / ? AS b FROM contacts "
-        "WHERE created_at >= ? AND created_at < ?) AS buckets GROUP BY b",
-        {req.from, bucket, req.from, req.to});
-    if (!rows) return Fail(rows.error());
-    std::map<int64_t, int64_t> counts;
-    for (const auto& r : *rows) counts[r.Int(0)] = r.Int(1);
+    auto per_bucket = dashboard::NewContactsPerBucket(c, req.from, req.to, bucket);
+    if (!per_bucket) return Fail(per_bucket.error());
+    std::map<int64_t, int64_t> counts(per_bucket->begin(), per_bucket->end());
     json series = json::array();
     int64_t in_range = 0;
     for (int64_t i = 0; i < buckets; ++i) {
@@ -78,17 +66,13 @@ Result<json> ReportService::ContactsReport(const ContactsReportRequest& req) con
       in_range += n;
       series.push_back({{"start", FormatRfc3339(req.from + i * bucket)}, {"new_contacts", n}});
     }
-    auto before = c.QueryOne("SELECT COUNT(*) FROM contacts WHERE created_at < ?", {req.from});
+    auto before = dashboard::ContactsCreatedBefore(c, req.from);
     if (!before) return Fail(before.error());
-    auto by_source = dashboard::GroupCounts(
-        c, "SELECT source, COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ? GROUP BY source",
-        {req.from, req.to});
+    auto by_source = dashboard::NewContactsBySource(c, req.from, req.to);
     if (!by_source) return Fail(by_source.error());
-    auto by_status = dashboard::GroupCounts(
-        c, "SELECT status, COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ? GROUP BY status",
-        {req.from, req.to});
+    auto by_status = dashboard::NewContactsByStatus(c, req.from, req.to);
     if (!by_status) return Fail(by_status.error());
-    int64_t start_total = (*before)->Int(0);
+    int64_t start_total = *before;
     return json{{"from", FormatRfc3339(req.from)},
                 {"to", FormatRfc3339(req.to)},
                 {"interval", req.interval},
@@ -106,9 +90,7 @@ Result<json> ReportService::CampaignReport(int64_t id) const {
     auto k = campaign_repo::Load(c, id);
     if (!k) return Fail(k.error());
     if (!*k) return Fail(Error::NotFound("campaign " + std::to_string(id) + " not found"));
-    auto by = dashboard::GroupCounts(
-        c, "SELECT status, COUNT(*) FROM campaign_recipients WHERE campaign_id = ? GROUP BY status",
-        {id});
+    auto by = dashboard::RecipientsByStatus(c, id);
     if (!by) return Fail(by.error());
     json outcomes = json::object();
     int64_t recorded = 0;
@@ -142,15 +124,12 @@ Result<json> ReportService::CampaignReport(int64_t id) const {
 
 Result<json> ReportService::AutomationReport(int64_t id) const {
   return db_.Read([&](store::Conn& c) -> Result<json> {
-    auto row = c.QueryOne("SELECT name, status, steps, trigger_type FROM automations WHERE id = ?", {id});
-    if (!row) return Fail(row.error());
-    if (!*row) return Fail(Error::NotFound("automation " + std::to_string(id) + " not found"));
-    json steps = json::parse((*row)->Str(2), nullptr, false);
+    auto head = dashboard::FindAutomationHead(c, id);
+    if (!head) return Fail(head.error());
+    if (!*head) return Fail(Error::NotFound("automation " + std::to_string(id) + " not found"));
+    json steps = json::parse((*head)->steps, nullptr, false);
     if (!steps.is_array()) steps = json::array();
-    auto rows = c.Query(
-        "SELECT current_step, status, COUNT(*) FROM automation_enrolments WHERE automation_id = ? "
-        "GROUP BY current_step, status",
-        {id});
+    auto rows = dashboard::EnrolmentsByStepAndStatus(c, id);
     if (!rows) return Fail(rows.error());
     int64_t total = 0;
     std::map<std::string, int64_t> by_status{{"active", 0}, {"completed", 0}, {"exited", 0}};
@@ -158,10 +137,8 @@ Result<json> ReportService::AutomationReport(int64_t id) const {
     const int64_t n_steps = static_cast<int64_t>(steps.size());
     std::vector<int64_t> at(n_steps + 1, 0);  // enrolments whose current_step == i (not completed)
     int64_t completed = 0;
-    for (const auto& r : *rows) {
-      int64_t step = std::min<int64_t>(std::max<int64_t>(r.Int(0), 0), n_steps);
-      std::string status = r.Str(1);
-      int64_t n = r.Int(2);
+    for (const auto& [raw_step, status, n] : *rows) {
+      int64_t step = std::min<int64_t>(std::max<int64_t>(raw_step, 0), n_steps);
       total += n;
       by_status[status] += n;
       if (status == "completed") {
@@ -188,8 +165,8 @@ Result<json> ReportService::AutomationReport(int64_t id) const {
                           {"exited", exited_at[i]},
                           {"drop_off", exited_at[i]}});
     }
-    return json{{"automation", {{"id", id}, {"name", (*row)->Str(0)}, {"status", (*row)->Str(1)},
-                                {"trigger", (*row)->Str(3)}}},
+    return json{{"automation", {{"id", id}, {"name", (*head)->name}, {"status", (*head)->status},
+                                {"trigger", (*head)->trigger_type}}},
                 {"enrolments", {{"total", total},
                                 {"active", by_status["active"]},
                                 {"completed", by_status["completed"]},

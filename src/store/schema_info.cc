@@ -82,4 +82,14 @@ std::string QuoteIdentifier(std::string_view name) {
   return out;
 }
 
+Result<bool> TableExists(Conn& c, std::string_view table) {
+  auto row = c.QueryOne(c.dialect() == Dialect::kSqlite
+                            ? "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+                            : "SELECT 1 FROM information_schema.tables "
+                              "WHERE table_schema = current_schema() AND table_name = ?",
+                        {std::string(table)});
+  if (!row) return Fail(row.error());
+  return row->has_value();
+}
+
 }  // namespace crmd::store

@@ -22,6 +22,8 @@ struct ColumnInfo {
 // Every ordinary table of the schema in use, sorted by name; the engine's own tables
 // (sqlite_*) are left out.
 Result<std::vector<std::string>> ListTables(Conn& c);
+// Whether `table` exists in the current database (schema, on PostgreSQL).
+Result<bool> TableExists(Conn& c, std::string_view table);
 // The columns of `table` in declaration order. An unknown table answers an empty list.
 Result<std::vector<ColumnInfo>> ListColumns(Conn& c, std::string_view table);
 // The tables that `table`'s foreign keys refer to (itself included when it refers to
