@@ -66,6 +66,12 @@ Status LoadMemberships(store::Conn& c, Contact* contact) {
   return Ok();
 }
 
+Result<int64_t> MaxContactId(store::Conn& c) {
+  auto row = c.QueryOne("SELECT COALESCE(MAX(id), 0) FROM contacts");
+  if (!row) return Fail(row.error());
+  return *row ? (*row)->Int(0) : 0;
+}
+
 Result<int64_t> InsertContact(store::Conn& c, const Contact& k) {
   return c.InsertReturningId(
       "INSERT INTO contacts (id, email, first_name, last_name, phone, status, type, source, "

@@ -21,6 +21,8 @@ Result<std::optional<Contact>> FindContactByEmail(store::Conn& c, const std::str
 Status LoadMemberships(store::Conn& c, Contact* contact);
 // Inserts and answers the id; kAlreadyExists when the email is taken.
 Result<int64_t> InsertContact(store::Conn& c, const Contact& contact);
+// The highest contact id in the table (0 when empty).
+Result<int64_t> MaxContactId(store::Conn& c);
 // Writes every field of `contact` (its revision included) when the row still has
 // `expected_revision`; false when it does not.
 Result<bool> UpdateContact(store::Conn& c, const Contact& contact, int64_t expected_revision);

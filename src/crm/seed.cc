@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "src/crm/contact_repo.h"
+#include "src/crm/group_repo.h"
+#include "src/crm/lists.h"
+
 namespace crmd::crm {
 namespace {
 
@@ -35,20 +39,21 @@ const char* Pick(std::mt19937& rng, const char* const (&arr)[N]) {
   return arr[std::uniform_int_distribution<size_t>(0, N - 1)(rng)];
 }
 
-Result<std::vector<int64_t>> EnsureGroups(store::Database& db, const char* table,
+Result<std::vector<int64_t>> EnsureGroups(store::Database& db, GroupKind kind,
                                           const char* const* names, int count, int64_t now) {
   return db.Write([&](store::Conn& c) -> Result<std::vector<int64_t>> {
     std::vector<int64_t> ids;
-    std::string ins = std::string("INSERT INTO ") + table +
-                      " (id, name, description, revision, created_at, updated_at) VALUES (" +
-                      store::NextIdSql(table) + ", ?, ?, 1, ?, ?) ON CONFLICT (name) DO NOTHING";
-    std::string sel = std::string("SELECT id FROM ") + table + " WHERE name = ?";
     for (int i = 0; i < count; ++i) {
       std::string name = names[i];
-      if (auto r = c.Exec(ins, {name, "Seeded " + name, now, now}); !r) return Fail(r.error());
-      auto row = c.QueryOne(sel, {name});
-      if (!row) return Fail(row.error());
-      if (*row) ids.push_back((*row)->Int(0));
+      auto found = group_repo::FindRefByName(c, kind, name);
+      if (!found) return Fail(found.error());
+      if (*found) {
+        ids.push_back((*found)->id);
+        continue;
+      }
+      auto id = group_repo::Insert(c, kind, name, "Seeded " + name, now);
+      if (!id) return Fail(id.error());
+      ids.push_back(*id);
     }
     return ids;
   });
@@ -61,19 +66,15 @@ Result<SeedReport> Seed(store::Database& db, const SeedOptions& o) {
   std::mt19937 rng(o.seed);
   int lists = std::min<int>(o.lists, std::size(kLists));
   int tags = std::min<int>(o.tags, std::size(kTags));
-  auto list_ids = EnsureGroups(db, "lists", kLists, lists, o.now);
+  auto list_ids = EnsureGroups(db, GroupKind::kList, kLists, lists, o.now);
   if (!list_ids) return Fail(list_ids.error());
-  auto tag_ids = EnsureGroups(db, "tags", kTags, tags, o.now);
+  auto tag_ids = EnsureGroups(db, GroupKind::kTag, kTags, tags, o.now);
   if (!tag_ids) return Fail(tag_ids.error());
   report.lists = static_cast<int64_t>(list_ids->size());
   report.tags = static_cast<int64_t>(tag_ids->size());
 
   // Email uniqueness across repeated seeds: a run tag from the seed and the current max id.
-  auto base = db.Read([](store::Conn& c) -> Result<int64_t> {
-    auto row = c.QueryOne("SELECT COALESCE(MAX(id), 0) FROM contacts");
-    if (!row) return Fail(row.error());
-    return (*row)->Int(0);
-  });
+  auto base = db.Read([](store::Conn& c) { return repo::MaxContactId(c); });
   if (!base) return Fail(base.error());
 
   std::discrete_distribution<int> status_dist({10, 70, 12, 5, 3});
@@ -87,32 +88,30 @@ Result<SeedReport> Seed(store::Database& db, const SeedOptions& o) {
         std::string email = first + "." + last + "." + std::to_string(seq) + "@" + Pick(rng, kDomains);
         for (auto& ch : email) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
         int64_t created = o.now - std::uniform_int_distribution<int64_t>(0, 365 * 86400)(rng);
-        auto id = c.InsertReturningId(
-            "INSERT INTO contacts (id, email, first_name, last_name, phone, status, type, source, "
-            "custom_fields, revision, created_at, updated_at) VALUES (" + store::NextIdSql("contacts") +
-            ", ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING id",
-            {email, first, last, "+1 555 " + std::to_string(1000000 + seq % 9000000),
-             std::string(kStatus[status_dist(rng)]),
-             std::string(std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? "customer" : "lead"),
-             std::string(Pick(rng, kSources)), std::string("{}"), created, created});
+        Contact k;
+        k.email = email;
+        k.first_name = first;
+        k.last_name = last;
+        k.phone = "+1 555 " + std::to_string(1000000 + seq % 9000000);
+        k.status = kStatus[status_dist(rng)];
+        k.type = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? "customer" : "lead";
+        k.source = Pick(rng, kSources);
+        k.revision = 1;
+        k.created_at = k.updated_at = created;
+        auto id = repo::InsertContact(c, k);
         if (!id) return Fail(id.error());
         if (!list_ids->empty()) {
           int64_t l = (*list_ids)[std::uniform_int_distribution<size_t>(0, list_ids->size() - 1)(rng)];
-          if (auto r = c.Exec("INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, ?)",
-                              {*id, l, created});
-              !r)
-            return Fail(r.error());
-          ++report.memberships;
+          auto added = repo::AddMembership(c, /*tags=*/false, *id, l, created);
+          if (!added) return Fail(added.error());
+          report.memberships += *added ? 1 : 0;
         }
         int ntags = std::uniform_int_distribution<int>(0, 2)(rng);
         for (int t = 0; t < ntags && !tag_ids->empty(); ++t) {
           int64_t tag = (*tag_ids)[std::uniform_int_distribution<size_t>(0, tag_ids->size() - 1)(rng)];
-          auto r = c.Exec(
-              "INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?) "
-              "ON CONFLICT (contact_id, tag_id) DO NOTHING",
-              {*id, tag, created});
-          if (!r) return Fail(r.error());
-          report.memberships += *r;
+          auto added = repo::AddMembership(c, /*tags=*/true, *id, tag, created);
+          if (!added) return Fail(added.error());
+          report.memberships += *added ? 1 : 0;
         }
       }
       return n;
