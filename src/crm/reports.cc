@@ -9,13 +9,10 @@
 #include "src/crm/campaigns.h"
 #include "src/crm/dashboard.h"
 #include "src/crm/marketing_common.h"
-#include "src/store/schema_info.h"
 
 namespace crmd::crm {
 
 using nlohmann::json;
-
-Result<bool> TableExists(store::Conn& c, const std::string& table) { return store::TableExists(c, table); }
 
 Result<json> ReportService::Dashboard() const {
   int64_t now = clock_.NowUnix();

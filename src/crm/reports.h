@@ -43,7 +43,5 @@ class ReportService {
   const Clock& clock_;
 };
 
-// True when `table` exists (forms are another module's and may not be installed).
-Result<bool> TableExists(store::Conn& c, const std::string& table);
 
 }  // namespace crmd::crm
