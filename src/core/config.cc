@@ -79,6 +79,17 @@ Status Config::Set(const std::string& key, const std::string& v) {
   else if (key == "auth_code_ttl") return set_int(auth_code_ttl);
   else if (key == "signing_key_rotation") return set_int(signing_key_rotation);
   else if (key == "allowed_origins") allowed_origins = SplitList(v);
+  else if (key == "allowed_hosts") allowed_hosts = SplitList(v);
+  else if (key == "trusted_proxies") trusted_proxies = SplitList(v);
+  else if (key == "smtp_url") smtp_url = v;
+  else if (key == "mail_from") mail_from = v;
+  else if (key == "mail_concurrency") return set_int(mail_concurrency);
+  else if (key == "mail_dir") mail_dir = v;
+  else if (key == "mail_poll_interval_ms") return set_int(mail_poll_interval_ms);
+  else if (key == "mail_lease_s") return set_int(mail_lease_s);
+  else if (key == "dkim_private_key_file") dkim_private_key_file = v;
+  else if (key == "dkim_selector") dkim_selector = v;
+  else if (key == "dkim_domain") dkim_domain = v;
   else if (key == "max_header_bytes") return set_int(max_header_bytes);
   else if (key == "max_body_bytes") return set_int(max_body_bytes);
   else if (key == "read_timeout_s") return set_int(read_timeout_s);
@@ -86,12 +97,16 @@ Status Config::Set(const std::string& key, const std::string& v) {
   else if (key == "max_connections") return set_int(max_connections);
   else if (key == "shutdown_grace_s") return set_int(shutdown_grace_s);
   else if (key == "allow_private_network_targets") return set_bool(allow_private_network_targets);
-  else if (key == "mcp_calls_per_second" || key == "mcp_calls_burst") {
+  else if (key == "mcp_calls_per_second" || key == "mcp_calls_burst" ||
+           key == "mail_rate_per_second") {
     try {
       size_t pos = 0;
       double d = std::stod(v, &pos);
       if (pos != v.size()) throw std::invalid_argument("trailing");
-      (key == "mcp_calls_per_second" ? mcp_calls_per_second : mcp_calls_burst) = d;
+      if (!(d >= 0) && key == "mail_rate_per_second") throw std::invalid_argument("negative");
+      (key == "mcp_calls_per_second"   ? mcp_calls_per_second
+       : key == "mcp_calls_burst"      ? mcp_calls_burst
+                                       : mail_rate_per_second) = d;
     } catch (...) {
       return Fail(Errc::kInvalidArgument, "config " + key + ": not a number: " + v);
     }
@@ -131,6 +146,17 @@ Status Config::Validate() const {
     return Fail(Errc::kInvalidArgument, "log_format must be json or text");
   if (io_threads < 1 || worker_threads < 1)
     return Fail(Errc::kInvalidArgument, "io_threads and worker_threads must be >= 1");
+  if (mail_concurrency < 1 || mail_concurrency > 64)
+    return Fail(Errc::kInvalidArgument, "mail_concurrency must be between 1 and 64");
+  if (mail_lease_s < 10) return Fail(Errc::kInvalidArgument, "mail_lease_s must be >= 10");
+  if (!smtp_url.empty() && smtp_url.rfind("smtp://", 0) != 0 && smtp_url.rfind("smtps://", 0) != 0)
+    return Fail(Errc::kInvalidArgument, "smtp_url must start with smtp:// or smtps://");
+  {
+    int dkim = !dkim_private_key_file.empty() + !dkim_selector.empty() + !dkim_domain.empty();
+    if (dkim != 0 && dkim != 3)
+      return Fail(Errc::kInvalidArgument,
+                  "dkim_private_key_file, dkim_selector and dkim_domain must be set together");
+  }
   if (access_token_ttl < 60) return Fail(Errc::kInvalidArgument, "access_token_ttl must be >= 60");
   return Ok();
 }

@@ -32,6 +32,12 @@ struct Config {
 
   // HTTP hygiene
   std::vector<std::string> allowed_origins;  // exact origins allowed on /mcp and forms
+  // Host header values (host or host:port, case-insensitive) accepted on every route; others
+  // get 421. Empty: the host of public_base_url plus loopback names (docs/http.md).
+  std::vector<std::string> allowed_hosts;
+  // Peers (IP addresses or CIDR ranges) whose X-Forwarded-For/-Proto/-Host and Forwarded
+  // (RFC 7239) headers are believed. Empty: nobody's; the socket peer is the client.
+  std::vector<std::string> trusted_proxies;
   size_t max_header_bytes = 16 * 1024;
   size_t max_body_bytes = 1024 * 1024;
   int read_timeout_s = 30;
@@ -66,6 +72,17 @@ struct Config {
                                                 // node's delivery is retried elsewhere)
   int webhook_disable_after_failures = 50;      // consecutive failures: endpoint disabled
 
+  // Email (docs/mail.md). smtp_url empty: messages are written as .eml files to mail_dir.
+  std::string smtp_url;                 // smtp://[user:pass@]host[:port] or smtps://...
+  std::string mail_from;                // default sender; empty: crmd@<public_base_url host>
+  double mail_rate_per_second = 20;     // per node; 0 = unthrottled
+  int mail_concurrency = 2;             // SMTP connections (sending threads) per node
+  std::string mail_dir = "var/mail";    // where the file transport writes
+  int mail_poll_interval_ms = 1000;     // send queue and automation steps poll
+  int64_t mail_lease_s = 120;           // a recipient or step being worked on: retried elsewhere after
+  std::string dkim_private_key_file;    // PEM, RSA; DKIM is on when all three are set
+  std::string dkim_selector;
+  std::string dkim_domain;
   // Housekeeping (src/app/housekeeping.h): expired rows are deleted every interval.
   int64_t housekeeping_interval_s = 600;  // 0 disables the background sweep
   int64_t retention_days = 30;            // confirmations and webhook attempts kept this long
