@@ -35,7 +35,10 @@ Status RegisterCampaignTools(mcp::ToolRegistry& r, crm::Services& s) {
        }},
       {"activate_campaign",
        [&s](const ToolContext& ctx, const json& a) {
-         return RequestConfirmation(s, ctx, "activate_campaign", {{"id", IntArg(a, "id")}});
+         // resend=undelivered is its own confirmable action (its preview counts the failed).
+         const char* action = a.value("resend", "") == "undelivered" ? "resend_campaign"
+                                                                     : "activate_campaign";
+         return RequestConfirmation(s, ctx, action, {{"id", IntArg(a, "id")}});
        }},
       {"delete_campaign",
        [&s](const ToolContext& ctx, const json& a) {

@@ -1,5 +1,6 @@
 #include "tools/reports.h"
 
+#include "src/crm/campaign_delivery.h"
 #include "src/crm/marketing_common.h"
 #include "src/crm/reports.h"
 #include "tools/marketing_support.h"
@@ -42,7 +43,20 @@ Status RegisterReportTools(mcp::ToolRegistry& r, crm::Services& s) {
       {"get_contacts_report", [&s](const ToolContext&, const json& a) { return ContactsReport(s, a); }},
       {"get_campaign_report",
        [&s](const ToolContext&, const json& a) {
-         return FromResult(s.reports->CampaignReport(IntArg(a, "id")));
+         auto report = s.reports->CampaignReport(IntArg(a, "id"));
+         if (report && a.contains("recipients") && a["recipients"].is_object()) {
+           const json& q = a["recipients"];
+           auto page = s.delivery->Recipients(IntArg(a, "id"), q.value("status", ""),
+                                              q.value("cursor", ""), q.value("limit", 50));
+           if (!page) return FromResult(Fail(page.error()));
+           json items = json::array();
+           for (const auto& row : page->items) items.push_back(crm::ToJson(row));
+           (*report)["recipients"] = {{"items", std::move(items)},
+                                      {"next_cursor", page->next_cursor
+                                                          ? json(*page->next_cursor)
+                                                          : json(nullptr)}};
+         }
+         return FromResult(std::move(report));
        }},
       {"get_automation_report",
        [&s](const ToolContext&, const json& a) {

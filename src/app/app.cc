@@ -1,5 +1,8 @@
 #include "src/app/app.h"
 
+#include "src/app/shared_secrets.h"
+#include "src/console/links.h"
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -9,6 +12,7 @@
 #include "auth/token_routes.h"
 #include "src/app/services.h"
 #include "src/app/shared_secrets.h"
+#include "src/console/links.h"
 #include "src/http/client.h"
 #include "src/mcp/origin.h"
 #include "src/crm/marketing.h"
@@ -185,6 +189,56 @@ Status WireAuthz(App::Services& s) {
   return Ok();
 }
 
+// The host of an http(s) URL, for the default sender address.
+std::string UrlHost(const std::string& url) {
+  auto scheme = url.find("://");
+  std::string rest = scheme == std::string::npos ? url : url.substr(scheme + 3);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (!rest.empty() && rest.front() == '[') return "localhost";
+  rest = rest.substr(0, rest.find(':'));
+  if (rest.empty() || rest.find('.') == std::string::npos) return "localhost";
+  return rest;
+}
+
+Status WireMail(App::Services& s) {
+  auto secret = SharedSecret(*s.db, "mail_link_tokens_v1", *s.random, *s.clock);
+  if (!secret) return Fail(secret.error());
+  s.link_tokens = std::make_unique<mail::LinkTokens>(*secret, *s.clock);
+  std::string from = s.config.mail_from;
+  if (from.empty()) from = "crmd@" + UrlHost(s.config.Issuer());
+  jobs::MailRuntimeOptions options{
+      .smtp_url = s.config.smtp_url,
+      .mail_dir = s.config.mail_dir,
+      .rate_per_second = s.config.mail_rate_per_second,
+      .context = {.public_base_url = s.config.Issuer(),
+                  .default_sender = {"", from},
+                  .links = s.link_tokens.get()},
+  };
+  if (!s.config.dkim_private_key_file.empty()) {
+    options.dkim = mail::DkimOptions{.private_key_file = s.config.dkim_private_key_file,
+                                     .selector = s.config.dkim_selector,
+                                     .domain = s.config.dkim_domain};
+  }
+  auto runtime = jobs::MailRuntime::Create(std::move(options), *s.clock);
+  if (!runtime) return Fail(runtime.error());
+  s.mail_runtime = std::move(*runtime);
+  s.crm->delivery->set_policy({.lease_s = s.config.mail_lease_s});
+  s.crm->campaigns->SetMail(&s.mail_runtime->context(), s.crm->settings.get());
+  s.campaign_sender = std::make_unique<jobs::CampaignSender>(
+      *s.crm->delivery, *s.crm->campaigns, *s.crm->settings, *s.mail_runtime, *s.clock,
+      jobs::CampaignSenderOptions{.concurrency = s.config.mail_concurrency,
+                                  .poll_interval_ms = s.config.mail_poll_interval_ms});
+  std::string business;
+  if (auto doc = s.crm->settings->Get(); doc && doc->document.contains("business"))
+    business = doc->document["business"].value("name", "");
+  for (auto& [prefix, handler] : console::LinkRoutes({.delivery = s.crm->delivery.get(),
+                                                      .contacts = s.crm->contacts.get(),
+                                                      .tokens = s.link_tokens.get(),
+                                                      .business_name = business}))
+    s.router.Prefix(prefix, std::move(handler));
+  return Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<App>> App::Create(Config config) {
@@ -309,6 +363,9 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   s.router.Prefix(s.rest_api->base_path() + "/",
                   [api = s.rest_api.get()](const http::Request& req) { return api->Handle(req); });
 
+  // jobs: email (docs/mail.md).
+  if (auto st = WireMail(s); !st) return Fail(st.error());
+
   s.housekeeping = std::make_unique<Housekeeping>(
       *s.db, *s.clock,
       HousekeepingOptions{.interval_s = s.config.housekeeping_interval_s,
@@ -321,6 +378,7 @@ Result<uint16_t> App::Start() {
   s_->server->Run();
   if (s_->webhook_worker) s_->webhook_worker->Start();  // rest: outgoing webhooks
   if (s_->housekeeping) s_->housekeeping->Start();
+  if (s_->campaign_sender) s_->campaign_sender->Start();
   spdlog::info(R"("event":"listening","issuer":"{}")", s_->config.Issuer());
   return s_->config.port;
 }
@@ -329,6 +387,7 @@ void App::Stop() {
   s_->server->Stop();
   if (s_->webhook_worker) s_->webhook_worker->Stop();  // rest: outgoing webhooks
   if (s_->housekeeping) s_->housekeeping->Stop();
+  if (s_->campaign_sender) s_->campaign_sender->Stop();
 }
 void App::Wait() { s_->server->Wait(); }
 void App::StopOnSignals() { s_->server->StopOnSignals(); }

@@ -30,6 +30,9 @@
 #include "src/webhooks/endpoints.h"
 #include "src/webhooks/incoming.h"
 #include "src/webhooks/worker.h"
+#include "src/jobs/campaign_sender.h"
+#include "src/jobs/mail_runtime.h"
+#include "src/mail/unsubscribe.h"
 #include "src/http/server.h"
 #include "src/crm/services.h"
 #include "src/mcp/endpoint.h"
@@ -85,6 +88,11 @@ struct App::Services {
   std::unique_ptr<webhooks::Endpoints> webhook_endpoints;
   std::unique_ptr<webhooks::Deliveries> webhook_deliveries;
   std::unique_ptr<webhooks::DeliveryWorker> webhook_worker;
+  // jobs: email. Link tokens (unsubscribe, tracking, confirmation) are signed with a secret
+  // every node shares; the sender threads run between App::Start and App::Stop.
+  std::unique_ptr<mail::LinkTokens> link_tokens;
+  std::unique_ptr<jobs::MailRuntime> mail_runtime;
+  std::unique_ptr<jobs::CampaignSender> campaign_sender;
   // app: the housekeeping sweep (started in App::Start, stopped in App::Stop).
   std::unique_ptr<Housekeeping> housekeeping;
   // rest: incoming webhooks (POST <rest base>/hooks/<token>), upserting via crm->contacts.

@@ -9,7 +9,8 @@ using store::Value;
 
 constexpr const char* kColumns =
     "id, name, subject, preheader, from_name, from_email, html_body, text_body, send_at, "
-    "status, audience_size, activated_at, revision, created_at, updated_at";
+    "status, audience_size, activated_at, revision, created_at, updated_at, track_opens, "
+    "track_clicks, send_round, finished_at";
 
 Campaign FromRow(const store::Row& r) {
   Campaign c;
@@ -28,6 +29,10 @@ Campaign FromRow(const store::Row& r) {
   c.revision = r.Int(12);
   c.created_at = r.Int(13);
   c.updated_at = r.Int(14);
+  c.track_opens = r.Int(15) != 0;
+  c.track_clicks = r.Int(16) != 0;
+  c.send_round = r.Int(17);
+  c.finished_at = r.OptInt(18);
   return c;
 }
 
@@ -96,10 +101,12 @@ std::vector<Value> AudienceParams(int64_t id) {
 Result<int64_t> Insert(store::Conn& c, const Campaign& k) {
   auto id = c.InsertReturningId(
       "INSERT INTO campaigns (id, name, subject, preheader, from_name, from_email, html_body, "
-      "text_body, send_at, status, revision, created_at, updated_at) "
-      "VALUES (" + store::NextIdSql("campaigns") + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING id",
+      "text_body, send_at, status, revision, created_at, updated_at, track_opens, track_clicks) "
+      "VALUES (" + store::NextIdSql("campaigns") +
+          ", ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?) RETURNING id",
       {k.name, k.subject, k.preheader, k.from_name, k.from_email, k.html_body, k.text_body,
-       store::Opt(k.send_at), std::string(ToString(k.status)), k.created_at, k.updated_at});
+       store::Opt(k.send_at), std::string(ToString(k.status)), k.created_at, k.updated_at,
+       int64_t{k.track_opens}, int64_t{k.track_clicks}});
   if (!id) return Fail(id.error());
   Campaign saved = k;
   saved.id = *id;
@@ -120,10 +127,12 @@ Status Save(store::Conn& c, Campaign& k, int64_t expected_revision) {
   auto n = c.Exec(
       "UPDATE campaigns SET name = ?, subject = ?, preheader = ?, from_name = ?, from_email = ?, "
       "html_body = ?, text_body = ?, send_at = ?, status = ?, audience_size = ?, activated_at = ?, "
+      "track_opens = ?, track_clicks = ?, send_round = ?, finished_at = ?, "
       "revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ?",
       {k.name, k.subject, k.preheader, k.from_name, k.from_email, k.html_body, k.text_body,
        store::Opt(k.send_at), std::string(ToString(k.status)), k.audience_size,
-       store::Opt(k.activated_at), k.updated_at, k.id, expected_revision});
+       store::Opt(k.activated_at), int64_t{k.track_opens}, int64_t{k.track_clicks},
+       k.send_round, store::Opt(k.finished_at), k.updated_at, k.id, expected_revision});
   if (!n) return Fail(n.error());
   if (*n == 0) return Fail(Errc::kRevisionConflict, "the campaign was changed by someone else");
   k.revision = expected_revision + 1;

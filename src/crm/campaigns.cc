@@ -3,7 +3,12 @@
 #include <array>
 #include <utility>
 
+#include "src/crm/campaign_delivery.h"
+#include "src/crm/campaign_render.h"
 #include "src/crm/campaign_repo.h"
+#include "src/crm/contact_repo.h"
+#include "src/crm/settings.h"
+#include "src/mail/merge.h"
 
 namespace crmd::crm {
 namespace {
@@ -129,6 +134,10 @@ nlohmann::json ToJson(const Campaign& c, bool full) {
     j["text_body"] = c.text_body;
     j["audience"] = AudienceJson(c.audience);
     j["activated_at"] = TimeJson(c.activated_at);
+    j["finished_at"] = TimeJson(c.finished_at);
+    j["track_opens"] = c.track_opens;
+    j["track_clicks"] = c.track_clicks;
+    j["send_round"] = c.send_round;
     j["created_at"] = TimeJson(c.created_at);
   }
   return j;
@@ -161,6 +170,21 @@ Status ApplyCampaignFields(const nlohmann::json& j, Campaign& out) {
       c.send_at = *t;
     }
   }
+  for (auto [key, dst] : {std::pair{"track_opens", &c.track_opens},
+                          std::pair{"track_clicks", &c.track_clicks}}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_boolean()) return Fail(Errc::kInvalidArgument, std::string(key) + ": must be a boolean");
+    *dst = j[key].get<bool>();
+  }
+  // Merge tags are checked when saved, so that a typo is an error now, not a blank later.
+  for (auto [key, text] : {std::pair{"subject", &c.subject}, std::pair{"preheader", &c.preheader},
+                           std::pair{"html_body", &c.html_body},
+                           std::pair{"text_body", &c.text_body}}) {
+    if (!j.contains(key)) continue;
+    if (auto t = mail::MergeTemplate::Parse(*text); !t) {
+      return Fail(Errc::kInvalidArgument, std::string(key) + ": " + t.error().message);
+    }
+  }
   if (j.contains("audience")) {
     const auto& a = j["audience"];
     if (!a.is_object()) return Fail(Errc::kInvalidArgument, "audience: must be an object");
@@ -183,9 +207,6 @@ Status ApplyCampaignFields(const nlohmann::json& j, Campaign& out) {
 
 Status CheckReadyToSend(const Campaign& c) {
   if (c.subject.empty()) return Fail(Errc::kInvalidArgument, "subject: required before activation");
-  if (c.from_email.empty()) {
-    return Fail(Errc::kInvalidArgument, "from_email: required before activation");
-  }
   if (c.html_body.empty() && c.text_body.empty()) {
     return Fail(Errc::kInvalidArgument, "html_body or text_body: required before activation");
   }
@@ -363,6 +384,34 @@ Result<Preview> CampaignService::PreviewActivate(store::Conn& c, int64_t id) con
                        : nlohmann::json{{"mode", "immediately"}, {"send_at", nullptr}}},
       {"new_status", ToString(plan->next)},
   };
+  if (mail_ && mail_->links) {
+    // The message as the first recipient will get it: what is confirmed is what is sent.
+    auto sample = campaign_repo::SampleAudience(c, id, 1);
+    if (!sample) return Fail(sample.error());
+    if (!sample->empty()) {
+      auto contact = repo::FindContact(c, sample->front());
+      if (!contact) return Fail(contact.error());
+      auto templates = CampaignTemplates::Parse(k);
+      if (!templates) return Fail(templates.error());
+      if (*contact) {
+        MailContext ctx = *mail_;
+        if (settings_) {
+          auto doc = settings_->GetIn(c);
+          if (doc) ctx.default_sender = DefaultSender(doc->document, ctx.default_sender);
+        }
+        MailRecipient to{.contact_id = (*contact)->id,
+                         .email = (*contact)->email,
+                         .first_name = (*contact)->first_name,
+                         .last_name = (*contact)->last_name,
+                         .phone = (*contact)->phone,
+                         .custom_fields_json = (*contact)->custom_fields.dump()};
+        auto message = templates->Build(to, k.send_round, ctx);
+        if (!message) return Fail(message.error());
+        p.preview["sample_message"] = MessagePreviewJson(*message);
+        p.preview["sender"] = {{"name", message->from.name}, {"email", message->from.address}};
+      }
+    }
+  }
   p.revisions[RevisionKey(k.id)] = k.revision;
   return p;
 }
@@ -374,6 +423,7 @@ Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const Actor& ac
   Campaign& k = plan->campaign;
   auto recorded = campaign_repo::RecordRecipients(c, id, now);
   if (!recorded) return Fail(recorded.error());
+  if (auto s = CampaignDelivery::OnActivated(c, id, *recorded); !s) return Fail(s.error());
   int64_t before = k.revision;
   k.status = plan->next;
   k.audience_size = *recorded;

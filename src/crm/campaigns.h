@@ -31,7 +31,9 @@
 
 namespace crmd::crm {
 
-class Idempotency;  // src/crm/idempotency.h
+class Idempotency;      // src/crm/idempotency.h
+class SettingsService;  // src/crm/settings.h
+struct MailContext;     // src/crm/campaign_render.h
 
 enum class CampaignStatus { kDraft, kScheduled, kSending, kSent, kPaused, kCancelled };
 
@@ -55,6 +57,10 @@ struct Campaign {
   CampaignStatus status = CampaignStatus::kDraft;
   int64_t audience_size = 0;
   std::optional<int64_t> activated_at;
+  bool track_opens = false;   // a 1x1 image per message (docs/mail.md)
+  bool track_clicks = false;  // links through a signed redirect
+  int64_t send_round = 1;     // bumped by each resend of the undelivered; part of Message-IDs
+  std::optional<int64_t> finished_at;  // when the last recipient reached a final state
   int64_t revision = 1;
   int64_t created_at = 0, updated_at = 0;
 };
@@ -99,6 +105,13 @@ class CampaignService {
   // scheduled | sending -> paused. expected_revision is optional (0 = any).
   Result<Campaign> Pause(const Actor& actor, int64_t id, int64_t expected_revision);
 
+  // With a mail context, the activation preview shows the message rendered for one real
+  // recipient. REQUIRES: start-up only; both outlive the service.
+  void SetMail(const MailContext* mail, SettingsService* settings) {
+    mail_ = mail;
+    settings_ = settings;
+  }
+
   // Confirmable actions (ConfirmationService runs them inside its transaction). Previews
   // only read; a sending campaign's delete preview carries a blocker. Execute functions
   // redo every check, so a confirm never acts on a state the preview did not allow.
@@ -115,6 +128,8 @@ class CampaignService {
   const Clock& clock_;
   const AuditSink audit_;
   Idempotency* const idempotency_;
+  const MailContext* mail_ = nullptr;
+  SettingsService* settings_ = nullptr;
 };
 
 }  // namespace crmd::crm

@@ -34,6 +34,7 @@ Status InstallMarketing(Services& s) {
     return audit->Record(c, actor, e);
   };
   s.campaigns = std::make_unique<CampaignService>(db, clock, sink, s.idempotency.get());
+  s.delivery = std::make_unique<CampaignDelivery>(db, clock, *s.contacts);
   s.automations = std::make_unique<AutomationService>(db, clock, sink, s.idempotency.get());
   s.sequences = std::make_unique<SequenceService>(db, clock, sink, s.idempotency.get());
   s.reports = std::make_unique<ReportService>(db, clock);
@@ -42,12 +43,19 @@ Status InstallMarketing(Services& s) {
 
   CampaignService* campaigns = s.campaigns.get();
   AutomationService* automations = s.automations.get();
+  CampaignDelivery* delivery = s.delivery.get();
   ActionSpec specs[] = {
       {.name = "activate_campaign",
        .scope = "campaigns:activate",
        .preview = [campaigns](store::Conn& c, const json& a) { return campaigns->PreviewActivate(c, IdArg(a)); },
        .execute = [campaigns](store::Conn& c, const json& a, const Actor& actor) {
          return campaigns->Activate(c, actor, IdArg(a));
+       }},
+      {.name = "resend_campaign",
+       .scope = "campaigns:activate",
+       .preview = [delivery](store::Conn& c, const json& a) { return delivery->PreviewResend(c, IdArg(a)); },
+       .execute = [delivery](store::Conn& c, const json& a, const Actor& actor) {
+         return delivery->Resend(c, actor, IdArg(a));
        }},
       {.name = "delete_campaign",
        .scope = "campaigns:delete",

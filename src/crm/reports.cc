@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "src/crm/automations.h"
+#include "src/crm/campaign_delivery.h"
 #include "src/crm/campaign_repo.h"
+#include "src/crm/campaign_send_repo.h"
 #include "src/crm/campaigns.h"
 #include "src/crm/dashboard.h"
 #include "src/crm/marketing_common.h"
@@ -87,35 +89,31 @@ Result<json> ReportService::CampaignReport(int64_t id) const {
     auto k = campaign_repo::Load(c, id);
     if (!k) return Fail(k.error());
     if (!*k) return Fail(Error::NotFound("campaign " + std::to_string(id) + " not found"));
-    auto by = dashboard::RecipientsByStatus(c, id);
-    if (!by) return Fail(by.error());
-    json outcomes = json::object();
-    int64_t recorded = 0;
-    for (const char* s : {"pending", "sent", "delivered", "opened", "clicked", "bounced", "failed",
-                          "unsubscribed"}) {
-      outcomes[s] = by->value(s, int64_t{0});
-    }
-    for (const auto& [s, n] : by->items()) recorded += n.get<int64_t>();
-    // Statuses are a recipient's furthest state, so "opened" also counts clicks.
-    int64_t delivered = outcomes["delivered"].get<int64_t>() + outcomes["opened"].get<int64_t>() +
-                        outcomes["clicked"].get<int64_t>() + outcomes["unsubscribed"].get<int64_t>();
-    int64_t opened = outcomes["opened"].get<int64_t>() + outcomes["clicked"].get<int64_t>();
-    int64_t clicked = outcomes["clicked"].get<int64_t>();
-    int64_t sent = delivered + outcomes["sent"].get<int64_t>() + outcomes["bounced"].get<int64_t>();
+    // Counters kept as each message and event is recorded (campaign_stats): no scan.
+    auto st = campaign_send_repo::LoadStats(c, id);
+    if (!st) return Fail(st.error());
+    const auto& s = *st;
+    json outcomes = ToJson(s);
     auto rate = [](int64_t n, int64_t d) { return d == 0 ? 0.0 : static_cast<double>(n) / d; };
-    json audience = {{"recipients_recorded", recorded}};
+    json audience = {{"recipients_recorded", s.queued}};
     if (IsEditable((*k)->status)) {
       auto now = campaign_repo::CountAudience(c, id);
       if (!now) return Fail(now.error());
       audience["resolves_now"] = *now;
     }
-    return json{{"campaign", ToJson(**k, false)},
+    int64_t delivered = s.sent - s.bounced;
+    if (delivered < 0) delivered = 0;
+    return json{{"campaign", ToJson(**k, true)},
                 {"audience", audience},
                 {"outcomes", outcomes},
-                {"totals", {{"sent", sent}, {"delivered", delivered}, {"opened", opened},
-                            {"clicked", clicked}}},
-                {"rates", {{"delivery", rate(delivered, sent)}, {"open", rate(opened, delivered)},
-                           {"click", rate(clicked, delivered)}}}};
+                {"totals", {{"sent", s.sent}, {"delivered", delivered}, {"opened", s.opened},
+                            {"clicked", s.clicked}, {"undelivered", s.failed}}},
+                {"rates", {{"delivery", rate(delivered, s.sent)},
+                           {"open", rate(s.opened, delivered)},
+                           {"click", rate(s.clicked, delivered)},
+                           {"bounce", rate(s.bounced, s.sent)},
+                           {"complaint", rate(s.complained, s.sent)},
+                           {"unsubscribe", rate(s.unsubscribed, delivered)}}}};
   });
 }
 

@@ -12,6 +12,7 @@
 #include "src/core/result.h"
 #include "src/crm/audit.h"
 #include "src/crm/automations.h"
+#include "src/crm/campaign_delivery.h"
 #include "src/crm/campaigns.h"
 #include "src/crm/confirmations.h"
 #include "src/crm/contacts.h"
@@ -60,6 +61,7 @@ struct Services {
   // --- marketing services (owned by the marketing helper; add members below) ---
   // Built by InstallMarketing (src/crm/marketing.h) after MakeServices.
   std::unique_ptr<CampaignService> campaigns;
+  std::unique_ptr<CampaignDelivery> delivery;  // the send queue and delivery events
   std::unique_ptr<AutomationService> automations;
   std::unique_ptr<SequenceService> sequences;
   std::unique_ptr<ReportService> reports;

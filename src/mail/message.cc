@@ -274,6 +274,16 @@ std::string QuotedPrintable(std::string_view text) {
   return out;
 }
 
+bool SupportsOneClick(std::string_view uri) {
+  if (uri.rfind("https://", 0) == 0) return true;
+  if (uri.rfind("http://", 0) != 0) return false;
+  std::string_view rest = uri.substr(7);
+  std::string_view host = rest.substr(0, rest.find_first_of("/?#"));
+  if (host.rfind("[::1]", 0) == 0) return true;
+  host = host.substr(0, host.find(':'));
+  return host == "localhost" || host.rfind("127.", 0) == 0;
+}
+
 Result<std::string> RenderMessage(const Message& m, const Clock& clock) {
   if (m.html.empty()) return Fail(Errc::kInvalidArgument, "the message has no HTML part");
   for (const Mailbox* mb : {&m.from, &m.to}) {
@@ -302,7 +312,7 @@ Result<std::string> RenderMessage(const Message& m, const Clock& clock) {
     if (uri.find_first_of("<>, \r\n") != uri.npos || uri.empty()) {
       return Fail(Errc::kInvalidArgument, "malformed List-Unsubscribe URI");
     }
-    if (uri.rfind("https://", 0) == 0) has_https = true;
+    if (SupportsOneClick(uri)) has_https = true;
     if (!unsubscribe.empty()) unsubscribe += ", ";
     unsubscribe += "<" + uri + ">";
   }

@@ -44,7 +44,8 @@ struct Message {
   // each is written inside angle brackets. Empty: no header.
   std::vector<std::string> list_unsubscribe;
   // Adds "List-Unsubscribe-Post: List-Unsubscribe=One-Click" (RFC 8058 §3.1).
-  // REQUIRES: list_unsubscribe holds an https URI.
+  // REQUIRES: list_unsubscribe holds an https URI (or an http URI on a loopback host: a
+  // development server without a certificate).
   bool one_click_unsubscribe = false;
   // Further header fields, written after the standard ones (name, ASCII value), e.g.
   // X-Campaign-ID or Feedback-ID. Never one of the fields above, Cc, Bcc, Sender or
@@ -56,7 +57,7 @@ struct Message {
 // is `clock`'s time now. Fails (kInvalidArgument) on a header-injection attempt (CR or LF
 // in a header value or name, an extra header that is a reserved field), an address that is
 // not a plain addr-spec, a Message-ID not of the form <left@right>, a missing html part,
-// or one-click unsubscribe without an https URI.
+// or one-click unsubscribe without an https (or loopback http) URI.
 Result<std::string> RenderMessage(const Message& message, const Clock& clock);
 
 // Message-ID (RFC 5322 §3.6.4) that is the same for the same (send id, recipient) and
@@ -65,6 +66,10 @@ Result<std::string> RenderMessage(const Message& message, const Clock& clock);
 // case-insensitively.
 std::string MakeMessageId(std::string_view send_id, std::string_view recipient,
                           std::string_view domain);
+
+// Whether `uri` may carry an RFC 8058 one-click unsubscribe: https, or http on a loopback
+// host (localhost, 127.x.y.z, [::1]), a development server without a certificate.
+bool SupportsOneClick(std::string_view uri);
 
 // "Tue, 25 Nov 2026 02:33:06 +0000" (RFC 5322 §3.3), always UTC.
 std::string FormatRfc5322Date(int64_t unix_seconds);

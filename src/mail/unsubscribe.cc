@@ -37,12 +37,24 @@ std::string LinkTokens::Mac(std::string_view payload) const {
 
 std::string LinkTokens::Issue(int64_t contact_id, std::string_view purpose,
                               int64_t ttl_seconds) const {
-  std::string payload = std::to_string(contact_id) + ":" + std::string(purpose) + ":" +
-                        std::to_string(clock_.NowUnix() + ttl_seconds);
-  return crypto::Base64UrlEncode(payload) + "." + crypto::Base64UrlEncode(Mac(payload));
+  return Issue(contact_id, purpose, ttl_seconds, 0);
 }
 
-Result<LinkClaims> LinkTokens::Verify(std::string_view token, std::string_view purpose) const {
+std::string LinkTokens::Issue(int64_t contact_id, std::string_view purpose, int64_t ttl_seconds,
+                              int64_t ref, std::string_view bound) const {
+  std::string payload = std::to_string(contact_id) + ":" + std::string(purpose) + ":" +
+                        std::to_string(clock_.NowUnix() + ttl_seconds);
+  if (ref > 0) payload += ":" + std::to_string(ref);
+  std::string signed_text = payload;
+  if (!bound.empty()) {
+    signed_text += '\n';
+    signed_text += bound;
+  }
+  return crypto::Base64UrlEncode(payload) + "." + crypto::Base64UrlEncode(Mac(signed_text));
+}
+
+Result<LinkClaims> LinkTokens::Verify(std::string_view token, std::string_view purpose,
+                                      std::string_view bound) const {
   auto invalid = [] { return Fail(Errc::kInvalidArgument, "invalid link"); };
   if (token.size() > 512) return invalid();
   size_t dot = token.find('.');
@@ -51,17 +63,24 @@ Result<LinkClaims> LinkTokens::Verify(std::string_view token, std::string_view p
   auto mac = crypto::Base64UrlDecode(token.substr(dot + 1));
   if (!payload || !mac) return invalid();
   // The MAC is checked before anything in the payload is believed.
-  if (!crypto::ConstantTimeEqual(*mac, Mac(*payload))) return invalid();
+  std::string signed_text = *payload;
+  if (!bound.empty()) {
+    signed_text += '\n';
+    signed_text += bound;
+  }
+  if (!crypto::ConstantTimeEqual(*mac, Mac(signed_text))) return invalid();
 
   std::string_view p = *payload;
   size_t c1 = p.find(':');
   size_t c2 = c1 == p.npos ? p.npos : p.find(':', c1 + 1);
   if (c2 == p.npos) return invalid();
+  size_t c3 = p.find(':', c2 + 1);
   LinkClaims claims;
   claims.purpose = std::string(p.substr(c1 + 1, c2 - c1 - 1));
-  if (!ParseInt(p.substr(0, c1), claims.contact_id) ||
-      !ParseInt(p.substr(c2 + 1), claims.expires_at) || !IsPurpose(claims.purpose) ||
-      claims.purpose != purpose) {
+  std::string_view expires = c3 == p.npos ? p.substr(c2 + 1) : p.substr(c2 + 1, c3 - c2 - 1);
+  if (!ParseInt(p.substr(0, c1), claims.contact_id) || !ParseInt(expires, claims.expires_at) ||
+      (c3 != p.npos && (!ParseInt(p.substr(c3 + 1), claims.ref) || claims.ref <= 0)) ||
+      !IsPurpose(claims.purpose) || claims.purpose != purpose) {
     return invalid();
   }
   if (clock_.NowUnix() >= claims.expires_at) {

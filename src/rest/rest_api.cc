@@ -87,6 +87,7 @@ RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config))
   }
   if (deps_.endpoints && deps_.deliveries) AddAdminWebhookRoutes(router_, deps_);
   if (deps_.incoming) AddIncomingHookRoutes(router_, deps_);
+  if (deps_.crm && deps_.crm->delivery) AddMailRoutes(router_, deps_);
 }
 
 RestApi::~RestApi() = default;

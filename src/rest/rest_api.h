@@ -79,6 +79,7 @@ void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.incoming. POST /hooks/{token} and /admin/incoming-hooks[/{id}].
 void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps);
+void AddMailRoutes(RestRouter& router, const RestDeps& deps);  // crm->delivery
 // The full receiving URL of an incoming webhook: <issuer><rest base>/hooks/<token>.
 std::string IncomingHookUrl(const Config& config, const std::string& token);
 

@@ -31,6 +31,8 @@ TestServer::TestServer(TestServerOptions options) {
   cfg.allow_private_network_targets = true;
   cfg.shutdown_grace_s = 2;
   cfg.mcp_validate_output = true;  // every tool result in the tests is checked against its schema
+  cfg.mail_dir = dir_.path() + "/mail";  // no smtp_url: .eml files, never in the working dir
+  cfg.mail_poll_interval_ms = 200;
   if (options.configure) options.configure(cfg);
   auto app = app::App::Create(cfg);
   if (!app) throw std::runtime_error("App::Create: " + app.error().message + " " + app.error().detail);

@@ -18,5 +18,6 @@ int FormCommand(Context& ctx, const Args& args);      // forms.cc
 int WebhookCommand(Context& ctx, const Args& args);   // webhooks.cc
 int HookCommand(Context& ctx, const Args& args);      // hooks.cc
 int CopyCommand(Context& ctx, const Args& args);      // copy.cc
+int CampaignCommand(Context& ctx, const Args& args);  // campaigns.cc
 
 }  // namespace crmd::app::cli

@@ -8,7 +8,9 @@ namespace crmd::testing {
 
 using nlohmann::json;
 
-CrmTools::CrmTools() : server_(TestServerOptions{}) {
+// Campaigns send one message, then one per 100 s: "sending" stays observable.
+CrmTools::CrmTools()
+    : server_(TestServerOptions{.configure = [](Config& c) { c.mail_rate_per_second = 0.01; }}) {
   auto db = store::Open(server_.database_url(), 1);
   EXPECT_TRUE(db.has_value());
   if (db) db_ = std::move(*db);

@@ -4,8 +4,19 @@ namespace crmd::testing {
 
 using nlohmann::json;
 
-MarketingTools::MarketingTools()
-    : server_(TestServerOptions{}) {
+namespace {
+
+// Unless a test says otherwise, a campaign sends one message and then one per 100 s, so
+// that "sending" is a state the tests can look at (delivery_test.cc sends for real).
+TestServerOptions SlowSending(TestServerOptions options) {
+  if (!options.configure) options.configure = [](Config& c) { c.mail_rate_per_second = 0.01; };
+  return options;
+}
+
+}  // namespace
+
+MarketingTools::MarketingTools(TestServerOptions options)
+    : server_(SlowSending(std::move(options))) {
   auto db = store::Open(server_.database_url(), 1);
   EXPECT_TRUE(db.has_value());
   if (db) db_ = std::move(*db);

@@ -26,7 +26,7 @@ inline const char* kAllMarketingScopes =
 
 class MarketingTools : public ::testing::Test {
  protected:
-  MarketingTools();
+  explicit MarketingTools(TestServerOptions options = {});
 
   // A client that has run initialize. `scopes` comma-separated.
   std::unique_ptr<McpClient> Client(const std::string& scopes = kAllMarketingScopes,

@@ -68,3 +68,29 @@ TEST(LinkTokens, TamperedPayloadOrMacIsRejected) {
 
 }  // namespace
 }  // namespace crmd::mail
+
+namespace crmd::mail {
+namespace {
+
+TEST(LinkTokens, ReferenceTravelsInTheTokenAndBoundTextInTheMac) {
+  FakeClock clock(1'000'000);
+  LinkTokens tokens(std::string(40, 'k'), clock);
+  std::string t = tokens.Issue(7, "unsubscribe", 3600, 42);
+  auto claims = tokens.Verify(t, "unsubscribe");
+  ASSERT_TRUE(claims.has_value()) << claims.error().message;
+  EXPECT_EQ(claims->contact_id, 7);
+  EXPECT_EQ(claims->ref, 42);
+  EXPECT_EQ(claims->expires_at, 1'003'600);
+  // Without a reference the token is the old shape and ref is 0.
+  auto plain = tokens.Verify(tokens.Issue(7, "unsubscribe", 3600), "unsubscribe");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->ref, 0);
+  // Bound text: only the same text verifies.
+  std::string click = tokens.Issue(7, "click", 3600, 42, "https://a.example/x?y=1");
+  EXPECT_TRUE(tokens.Verify(click, "click", "https://a.example/x?y=1").has_value());
+  EXPECT_FALSE(tokens.Verify(click, "click", "https://evil.example/").has_value());
+  EXPECT_FALSE(tokens.Verify(click, "click").has_value());
+}
+
+}  // namespace
+}  // namespace crmd::mail

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "src/crm/campaign_send_repo.h"
 #include "src/crm/campaigns.h"
 #include "src/crm/marketing_common.h"
 #include "src/crm/reports.h"
@@ -100,13 +101,29 @@ TEST_F(ReportsTest, CampaignReportCountsRecipientOutcomes) {
   ASSERT_TRUE(before);
   EXPECT_EQ((*before)["audience"]["resolves_now"], 4);  // d is unsubscribed
   ASSERT_TRUE(db_->Write([&](store::Conn& c) { return campaigns.Activate(c, actor_, k->id); }));
-  Exec("UPDATE campaign_recipients SET status = 'opened' WHERE contact_id = 1", {});
-  Exec("UPDATE campaign_recipients SET status = 'bounced' WHERE contact_id = 2", {});
+  // What the send loop records: two sent, one failed, one still pending; then an open of
+  // one and a bounce report of the other. The report reads the counters, not the rows.
+  ASSERT_TRUE(db_->Write([&](store::Conn& c) -> Result<bool> {
+    namespace send = campaign_send_repo;
+    for (int64_t contact : {1, 2})
+      if (auto s = send::MarkSent(c, k->id, contact, "<m" + std::to_string(contact) + "@b.io>", 5); !s || !*s)
+        return Fail(Errc::kInternal, "mark sent");
+    if (auto s = send::MarkFailed(c, k->id, 3, "550 no such user", 550, 5); !s || !*s)
+      return Fail(Errc::kInternal, "mark failed");
+    if (auto s = send::MarkEvent(c, k->id, 1, "opened", 6); !s || !*s) return Fail(Errc::kInternal, "open");
+    if (auto s = send::MarkEvent(c, k->id, 1, "opened", 7); !s || *s) return Fail(Errc::kInternal, "twice");
+    if (auto s = send::MarkEvent(c, k->id, 2, "bounced", 6); !s || !*s) return Fail(Errc::kInternal, "bounce");
+    return true;
+  }));
   auto rep = r.CampaignReport(k->id);
   ASSERT_TRUE(rep);
   EXPECT_EQ((*rep)["audience"]["recipients_recorded"], 4);
-  EXPECT_EQ((*rep)["outcomes"]["pending"], 2);
+  EXPECT_EQ((*rep)["outcomes"]["queued"], 4);
+  EXPECT_EQ((*rep)["outcomes"]["pending"], 1);
+  EXPECT_EQ((*rep)["outcomes"]["sent"], 2);
+  EXPECT_EQ((*rep)["outcomes"]["failed"], 1);
   EXPECT_EQ((*rep)["outcomes"]["opened"], 1);
+  EXPECT_EQ((*rep)["outcomes"]["bounced"], 1);
   EXPECT_EQ((*rep)["totals"]["sent"], 2);
   EXPECT_EQ((*rep)["totals"]["delivered"], 1);
   EXPECT_DOUBLE_EQ((*rep)["rates"]["delivery"].get<double>(), 0.5);

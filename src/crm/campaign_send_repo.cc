@@ -1,0 +1,286 @@
+#include "src/crm/campaign_send_repo.h"
+
+namespace crmd::crm::campaign_send_repo {
+
+using store::Value;
+
+namespace {
+
+// `column` is one of the fixed counter names below, never input.
+Status Bump(store::Conn& c, int64_t campaign_id, const char* column, int64_t by) {
+  std::string sql = std::string("INSERT INTO campaign_stats (campaign_id, ") + column +
+                    ") VALUES (?, ?) ON CONFLICT (campaign_id) DO UPDATE SET " + column +
+                    " = campaign_stats." + column + " + excluded." + column;
+  auto r = c.Exec(sql, {campaign_id, by});
+  if (!r) return Fail(r.error());
+  return Ok();
+}
+
+Result<std::vector<int64_t>> Ids(store::Conn& c, const std::string& sql,
+                                 const std::vector<Value>& params) {
+  auto rows = c.Query(sql, params);
+  if (!rows) return Fail(rows.error());
+  std::vector<int64_t> out;
+  out.reserve(rows->size());
+  for (const auto& r : *rows) out.push_back(r.Int(0));
+  return out;
+}
+
+// Moves a pending row to a final state; false when it was not pending any more.
+Result<bool> Finalise(store::Conn& c, int64_t campaign_id, int64_t contact_id,
+                      const char* status, const std::vector<std::pair<const char*, Value>>& sets,
+                      int64_t now) {
+  std::string sql = std::string("UPDATE campaign_recipients SET status = '") + status +
+                    "', updated_at = ?";
+  std::vector<Value> params{now};
+  for (const auto& [column, value] : sets) {
+    sql += std::string(", ") + column + " = ?";
+    params.push_back(value);
+  }
+  sql += " WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'";
+  params.push_back(campaign_id);
+  params.push_back(contact_id);
+  auto n = c.Exec(sql, params);
+  if (!n) return Fail(n.error());
+  if (*n == 0) return false;
+  if (auto st = Bump(c, campaign_id, status, 1); !st) return Fail(st.error());
+  return true;
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> PromoteDue(store::Conn& c, int64_t now) {
+  auto ids = Ids(c,
+                 "SELECT id FROM campaigns WHERE status = 'scheduled' AND send_at <= ? ORDER BY id",
+                 {now});
+  if (!ids) return Fail(ids.error());
+  for (int64_t id : *ids) {
+    auto r = c.Exec(
+        "UPDATE campaigns SET status = 'sending', updated_at = ?, revision = revision + 1 "
+        "WHERE id = ? AND status = 'scheduled'",
+        {now, id});
+    if (!r) return Fail(r.error());
+  }
+  return ids;
+}
+
+Result<std::vector<int64_t>> FinishDrained(store::Conn& c, int64_t now) {
+  auto ids = Ids(c,
+                 "SELECT k.id FROM campaigns k WHERE k.status = 'sending' AND NOT EXISTS ("
+                 "SELECT 1 FROM campaign_recipients r WHERE r.campaign_id = k.id "
+                 "AND r.status = 'pending') ORDER BY k.id",
+                 {});
+  if (!ids) return Fail(ids.error());
+  for (int64_t id : *ids) {
+    auto r = c.Exec(
+        "UPDATE campaigns SET status = 'sent', finished_at = ?, updated_at = ?, "
+        "revision = revision + 1 WHERE id = ? AND status = 'sending'",
+        {now, now, id});
+    if (!r) return Fail(r.error());
+  }
+  return ids;
+}
+
+Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64_t lease_s,
+                                              int limit) {
+  auto rows = c.Query(
+      "SELECT r.campaign_id, r.contact_id, r.round, r.attempts, ct.email, ct.first_name, "
+      "ct.last_name, ct.phone, ct.custom_fields, ct.status "
+      "FROM campaign_recipients r JOIN campaigns k ON k.id = r.campaign_id "
+      "JOIN contacts ct ON ct.id = r.contact_id "
+      "WHERE r.status = 'pending' AND r.due_at <= ? AND k.status = 'sending' "
+      "ORDER BY r.due_at, r.campaign_id, r.contact_id LIMIT ?" +
+          store::SkipLocked(c.dialect(), "r"),
+      {now, int64_t{limit}});
+  if (!rows) return Fail(rows.error());
+  std::vector<QueuedRecipient> out;
+  out.reserve(rows->size());
+  for (const auto& r : *rows) {
+    QueuedRecipient q{.campaign_id = r.Int(0),
+                      .contact_id = r.Int(1),
+                      .round = r.Int(2),
+                      .attempts = r.Int(3),
+                      .email = r.Str(4),
+                      .first_name = r.Str(5),
+                      .last_name = r.Str(6),
+                      .phone = r.Str(7),
+                      .custom_fields_json = r.Str(8),
+                      .contact_status = r.Str(9)};
+    auto upd = c.Exec(
+        "UPDATE campaign_recipients SET due_at = ?, attempts = attempts + 1 "
+        "WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'",
+        {now + lease_s, q.campaign_id, q.contact_id});
+    if (!upd) return Fail(upd.error());
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+Result<bool> MarkSent(store::Conn& c, int64_t campaign_id, int64_t contact_id,
+                      const std::string& message_id, int64_t now) {
+  return Finalise(c, campaign_id, contact_id, "sent",
+                  {{"message_id", message_id}, {"sent_at", now}, {"reason", store::Null()},
+                   {"smtp_code", store::Null()}},
+                  now);
+}
+
+Result<bool> MarkFailed(store::Conn& c, int64_t campaign_id, int64_t contact_id,
+                        const std::string& reason, int smtp_code, int64_t now) {
+  return Finalise(c, campaign_id, contact_id, "failed",
+                  {{"reason", reason},
+                   {"smtp_code", smtp_code > 0 ? Value(int64_t{smtp_code}) : store::Null()}},
+                  now);
+}
+
+Result<bool> MarkSkipped(store::Conn& c, int64_t campaign_id, int64_t contact_id,
+                         const std::string& reason, int64_t now) {
+  return Finalise(c, campaign_id, contact_id, "skipped", {{"reason", reason}}, now);
+}
+
+Status Retry(store::Conn& c, int64_t campaign_id, int64_t contact_id, const std::string& reason,
+             int smtp_code, int64_t due_at, int64_t now) {
+  auto r = c.Exec(
+      "UPDATE campaign_recipients SET due_at = ?, reason = ?, smtp_code = ?, updated_at = ? "
+      "WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'",
+      {due_at, reason, smtp_code > 0 ? Value(int64_t{smtp_code}) : store::Null(), now,
+       campaign_id, contact_id});
+  if (!r) return Fail(r.error());
+  return Ok();
+}
+
+Status Release(store::Conn& c, int64_t campaign_id, int64_t contact_id, int64_t due_at) {
+  auto r = c.Exec(
+      "UPDATE campaign_recipients SET due_at = ?, attempts = CASE WHEN attempts > 0 "
+      "THEN attempts - 1 ELSE 0 END WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'",
+      {due_at, campaign_id, contact_id});
+  if (!r) return Fail(r.error());
+  return Ok();
+}
+
+Result<bool> MarkEvent(store::Conn& c, int64_t campaign_id, int64_t contact_id,
+                       const std::string& kind, int64_t now) {
+  const char* column = nullptr;
+  for (const char* k : {"bounced", "complained", "unsubscribed", "opened", "clicked"})
+    if (kind == k) column = k;
+  if (!column) return Fail(Errc::kInvalidArgument, "unknown delivery event " + kind);
+  std::string at = std::string(column) + "_at";
+  auto n = c.Exec("UPDATE campaign_recipients SET " + at + " = ? WHERE campaign_id = ? AND "
+                      "contact_id = ? AND " + at + " IS NULL",
+                  {now, campaign_id, contact_id});
+  if (!n) return Fail(n.error());
+  if (*n == 0) return false;
+  if (auto st = Bump(c, campaign_id, column, 1); !st) return Fail(st.error());
+  return true;
+}
+
+Result<std::optional<int64_t>> LastCampaignFor(store::Conn& c, int64_t contact_id) {
+  auto row = c.QueryOne(
+      "SELECT campaign_id FROM campaign_recipients WHERE contact_id = ? AND status = 'sent' "
+      "ORDER BY sent_at DESC, campaign_id DESC LIMIT 1",
+      {contact_id});
+  if (!row) return Fail(row.error());
+  if (!*row) return std::optional<int64_t>();
+  return std::optional<int64_t>((*row)->Int(0));
+}
+
+Result<std::optional<std::pair<int64_t, int64_t>>> FindByMessageId(store::Conn& c,
+                                                                   const std::string& message_id) {
+  auto row = c.QueryOne(
+      "SELECT campaign_id, contact_id FROM campaign_recipients WHERE message_id = ?",
+      {message_id});
+  if (!row) return Fail(row.error());
+  if (!*row) return std::optional<std::pair<int64_t, int64_t>>();
+  return std::optional<std::pair<int64_t, int64_t>>(std::pair{(*row)->Int(0), (*row)->Int(1)});
+}
+
+Result<Stats> LoadStats(store::Conn& c, int64_t campaign_id) {
+  auto row = c.QueryOne(
+      "SELECT queued, sent, failed, skipped, bounced, complained, unsubscribed, opened, "
+      "clicked FROM campaign_stats WHERE campaign_id = ?",
+      {campaign_id});
+  if (!row) return Fail(row.error());
+  Stats s;
+  if (!*row) return s;
+  const auto& r = **row;
+  s.queued = r.Int(0);
+  s.sent = r.Int(1);
+  s.failed = r.Int(2);
+  s.skipped = r.Int(3);
+  s.bounced = r.Int(4);
+  s.complained = r.Int(5);
+  s.unsubscribed = r.Int(6);
+  s.opened = r.Int(7);
+  s.clicked = r.Int(8);
+  return s;
+}
+
+Status SetQueued(store::Conn& c, int64_t campaign_id, int64_t n) {
+  auto r = c.Exec(
+      "INSERT INTO campaign_stats (campaign_id, queued) VALUES (?, ?) "
+      "ON CONFLICT (campaign_id) DO UPDATE SET queued = excluded.queued",
+      {campaign_id, n});
+  if (!r) return Fail(r.error());
+  return Ok();
+}
+
+Result<std::vector<RecipientRow>> ListRecipients(store::Conn& c, int64_t campaign_id,
+                                                 const std::string& status,
+                                                 int64_t after_contact_id, int limit) {
+  std::string sql =
+      "SELECT r.contact_id, ct.email, r.status, r.reason, r.attempts, r.round, r.smtp_code, "
+      "r.sent_at, r.opened_at, r.clicked_at, r.bounced_at, r.complained_at, r.unsubscribed_at, "
+      "r.message_id, r.updated_at FROM campaign_recipients r "
+      "JOIN contacts ct ON ct.id = r.contact_id WHERE r.campaign_id = ? AND r.contact_id > ?";
+  std::vector<Value> params{campaign_id, after_contact_id};
+  if (!status.empty()) {
+    sql += " AND r.status = ?";
+    params.push_back(status);
+  }
+  sql += " ORDER BY r.contact_id LIMIT ?";
+  params.push_back(int64_t{limit} + 1);
+  auto rows = c.Query(sql, params);
+  if (!rows) return Fail(rows.error());
+  std::vector<RecipientRow> out;
+  out.reserve(rows->size());
+  for (const auto& r : *rows) {
+    out.push_back(RecipientRow{.contact_id = r.Int(0),
+                               .email = r.Str(1),
+                               .status = r.Str(2),
+                               .reason = r.OptStr(3),
+                               .attempts = r.Int(4),
+                               .round = r.Int(5),
+                               .smtp_code = r.OptInt(6),
+                               .sent_at = r.OptInt(7),
+                               .opened_at = r.OptInt(8),
+                               .clicked_at = r.OptInt(9),
+                               .bounced_at = r.OptInt(10),
+                               .complained_at = r.OptInt(11),
+                               .unsubscribed_at = r.OptInt(12),
+                               .message_id = r.OptStr(13),
+                               .updated_at = r.Int(14)});
+  }
+  return out;
+}
+
+Result<int64_t> CountResendable(store::Conn& c, int64_t campaign_id) {
+  auto row = c.QueryOne(
+      "SELECT COUNT(*) FROM campaign_recipients r JOIN contacts ct ON ct.id = r.contact_id "
+      "WHERE r.campaign_id = ? AND r.status = 'failed' AND ct.status = 'subscribed'",
+      {campaign_id});
+  if (!row) return Fail(row.error());
+  return (*row)->Int(0);
+}
+
+Result<int64_t> RequeueFailed(store::Conn& c, int64_t campaign_id, int64_t round, int64_t now) {
+  auto n = c.Exec(
+      "UPDATE campaign_recipients SET status = 'pending', round = ?, due_at = 0, attempts = 0, "
+      "reason = NULL, smtp_code = NULL, updated_at = ? WHERE campaign_id = ? AND status = 'failed' "
+      "AND contact_id IN (SELECT id FROM contacts WHERE status = 'subscribed')",
+      {round, now, campaign_id});
+  if (!n) return Fail(n.error());
+  if (*n > 0)
+    if (auto st = Bump(c, campaign_id, "failed", -*n); !st) return Fail(st.error());
+  return *n;
+}
+
+}  // namespace crmd::crm::campaign_send_repo

@@ -1,0 +1,182 @@
+#include "src/jobs/campaign_sender.h"
+
+#include <chrono>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "src/core/log.h"
+
+namespace crmd::jobs {
+
+using crm::SendReport;
+using Queued = crm::campaign_send_repo::QueuedRecipient;
+
+void CampaignSender::Start() {
+  std::lock_guard lock(mu_);
+  if (!threads_.empty()) return;
+  stop_ = false;
+  if (runtime_.writes_files())
+    spdlog::warn(R"("event":"mail_to_files","dir":"{}","detail":"smtp_url is not set: messages are written as .eml files, nothing is delivered")",
+                 JsonEscape(runtime_.options().mail_dir));
+  for (int i = 0; i < std::max(1, options_.concurrency); ++i)
+    threads_.emplace_back([this, i] { Loop(i); });
+}
+
+void CampaignSender::Stop() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+    threads.swap(threads_);
+  }
+  cv_.notify_all();
+  for (auto& t : threads)
+    if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
+}
+
+void CampaignSender::Loop(int index) {
+  auto transport = runtime_.NewTransport();
+  while (true) {
+    int handled = 0;
+    if (runtime_.PausedUntil() == 0) {
+      if (index == 0) {
+        if (auto st = delivery_.Advance(); !st)
+          spdlog::warn(R"("event":"campaign_advance_failed","detail":"{}")", JsonEscape(st.error().message));
+      }
+      handled = RunOnce(*transport);
+    }
+    std::unique_lock lock(mu_);
+    if (stop_) return;
+    if (handled > 0) continue;  // more may be due right away
+    cv_.wait_for(lock, std::chrono::milliseconds(options_.poll_interval_ms), [this] { return stop_; });
+    if (stop_) return;
+  }
+}
+
+std::shared_ptr<const crm::CampaignTemplates> CampaignSender::TemplatesFor(int64_t campaign_id) {
+  auto k = campaigns_.Get(campaign_id);
+  if (!k) return nullptr;
+  {
+    std::lock_guard lock(cache_mu_);
+    auto it = templates_.find(campaign_id);
+    if (it != templates_.end() && it->second->campaign().revision == k->revision) return it->second;
+  }
+  auto parsed = crm::CampaignTemplates::Parse(*k);
+  if (!parsed) {
+    spdlog::error(R"("event":"campaign_template_invalid","campaign_id":{},"detail":"{}")", campaign_id,
+                  JsonEscape(parsed.error().message));
+    return nullptr;
+  }
+  auto shared = std::make_shared<const crm::CampaignTemplates>(std::move(*parsed));
+  std::lock_guard lock(cache_mu_);
+  templates_[campaign_id] = shared;
+  return shared;
+}
+
+SendReport CampaignSender::SendOne(mail::Transport& transport,
+                                   const crm::CampaignTemplates& templates, const Queued& r,
+                                   const crm::MailContext& ctx) {
+  SendReport report;
+  crm::MailRecipient to{.contact_id = r.contact_id,
+                        .email = r.email,
+                        .first_name = r.first_name,
+                        .last_name = r.last_name,
+                        .phone = r.phone,
+                        .custom_fields_json = r.custom_fields_json};
+  auto message = templates.Build(to, r.round, ctx);
+  std::optional<std::string> bytes;
+  if (message) {
+    auto rendered = runtime_.Render(*message);
+    if (rendered) bytes = std::move(*rendered);
+    else message = Fail(rendered.error());
+  }
+  if (!message) {
+    report.kind = SendReport::Kind::kRejected;
+    report.reason = "message could not be built: " + message.error().message;
+    return report;
+  }
+  mail::Envelope envelope{.mail_from = message->from.address, .recipients = {r.email}};
+  mail::SendResult sent = transport.Send(envelope, *bytes);
+  report.smtp_code = sent.smtp_code;
+  report.reason = sent.detail;
+  report.message_id = message->message_id;
+  if (sent.ok()) {
+    report.kind = SendReport::Kind::kSent;
+    report.reason.clear();
+  } else if (sent.permanent()) {
+    report.kind = sent.stage == mail::SendStage::kRecipient ? SendReport::Kind::kRecipientRejected
+                                                           : SendReport::Kind::kRejected;
+  } else if (sent.stage == mail::SendStage::kConnection || sent.stage == mail::SendStage::kSender) {
+    report.kind = SendReport::Kind::kNotAttempted;  // the relay, not this recipient
+  } else {
+    report.kind = SendReport::Kind::kTemporary;
+  }
+  return report;
+}
+
+int CampaignSender::RunOnce(mail::Transport& transport) {
+  auto leased = delivery_.Lease(options_.batch);
+  if (!leased) {
+    spdlog::warn(R"("event":"campaign_lease_failed","detail":"{}")", JsonEscape(leased.error().message));
+    return 0;
+  }
+  if (leased->empty()) return 0;
+  crm::MailContext ctx = runtime_.context();
+  if (auto doc = settings_.Get(); doc) ctx.default_sender = crm::DefaultSender(doc->document, ctx.default_sender);
+  std::map<int64_t, std::shared_ptr<const crm::CampaignTemplates>> templates;
+  int handled = 0;
+  for (size_t i = 0; i < leased->size(); ++i) {
+    const Queued& r = (*leased)[i];
+    auto give_back = [&](int64_t at) {
+      for (size_t j = i; j < leased->size(); ++j)
+        (void)delivery_.Record((*leased)[j], SendReport{.kind = SendReport::Kind::kNotAttempted,
+                                                        .retry_at = at});
+    };
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) {
+        give_back(0);
+        break;
+      }
+    }
+    if (int64_t until = runtime_.PausedUntil(); until != 0) {
+      give_back(until);
+      break;
+    }
+    auto& t = templates[r.campaign_id];
+    if (!t) t = TemplatesFor(r.campaign_id);
+    SendReport report;
+    if (!t) {
+      report = SendReport{.kind = SendReport::Kind::kNotAttempted,
+                          .retry_at = clock_.NowUnix() + 60};
+    } else {
+      if (!runtime_.Throttle(stop_, mu_, cv_)) {
+        give_back(0);
+        break;
+      }
+      report = SendOne(transport, *t, r, ctx);
+    }
+    if (report.kind == SendReport::Kind::kNotAttempted && t) {
+      report.retry_at = runtime_.RelayDown();
+      spdlog::warn(R"("event":"mail_relay_unavailable","code":{},"detail":"{}")", report.smtp_code,
+                   JsonEscape(report.reason));
+    } else if (report.kind != SendReport::Kind::kNotAttempted) {
+      runtime_.RelayUp();
+    }
+    if (auto st = delivery_.Record(r, report); !st)
+      spdlog::warn(R"("event":"campaign_record_failed","campaign_id":{},"contact_id":{},"detail":"{}")",
+                   r.campaign_id, r.contact_id, JsonEscape(st.error().message));
+    ++handled;
+    if (report.kind == SendReport::Kind::kNotAttempted) {
+      if (i + 1 < leased->size()) {
+        ++i;
+        give_back(report.retry_at);
+      }
+      break;
+    }
+  }
+  return handled;
+}
+
+}  // namespace crmd::jobs
