@@ -2,9 +2,11 @@
 // A realistic assistant session, end to end over OAuth with the MCP TypeScript SDK:
 // set up a list and tags, import contacts in bulk, create a campaign and activate it
 // through the confirmation flow, read the dashboard and reports, and delete a contact
-// through preview + confirm_action. Every step is asserted.
+// through preview + confirm_action, and finally find the campaign's message in the SMTP
+// server the suite started (E2E_MAIL_DIR). Every step is asserted.
 // Usage: node assistant-session.mjs http://127.0.0.1:<port>/mcp  (env as sdk-oauth.mjs)
 import { connectWithOAuth, log } from './lib/oauth.mjs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Checks, call, callExpectingError } from './lib/assert.mjs';
 
 const serverUrl = process.argv[2] ?? process.env.E2E_MCP_URL;
@@ -95,7 +97,7 @@ if (has('upsert_contacts_bulk', 'get_contact') && state.listId) await checks.ste
 if (has('create_campaign') && state.listId) await checks.step('create_campaign', async () => {
   const campaign = record(await call(client, 'create_campaign', {
     name: `Launch ${stamp}`,
-    subject: 'Our launch',
+    subject: 'Our launch, {{first_name | "friend"}}',
     from_name: 'crmd e2e',
     from_email: 'news@example.com',
     text_body: 'Hello! We launched.',
@@ -120,6 +122,8 @@ if (has('activate_campaign', 'get_campaign', 'confirm_action') && state.campaign
   checks.equal(done.status, 'done', 'confirm_action performs the action');
   const after = record(await call(client, 'get_campaign', { id: state.campaignId }), 'campaign');
   checks.ok(['sending', 'sent', 'scheduled'].includes(after.status), 'the campaign is sending after confirmation', after.status);
+  checks.equal(preview.preview.audience_size, 1, 'the preview counts the audience: the list minus the trial tag');
+  checks.ok(preview.preview.sample_message?.subject === 'Our launch, Grace', 'the preview shows the message for a real recipient', preview.preview.sample_message);
   const replay = await callExpectingError(client, 'confirm_action', { [tokenArg(byName.get('confirm_action'))]: preview.confirmation_token });
   checks.ok(/confirmation_invalid|already|used/i.test(replay.text + JSON.stringify(replay.structured ?? {})), 'a used token is refused', replay.text);
 });
@@ -154,6 +158,26 @@ if (has('delete_contacts', 'confirm_action', 'get_contact') && state.contactIds)
   checks.equal(done.status, 'done', 'confirm_action deletes');
   const gone = await callExpectingError(client, 'get_contact', { id: victim });
   checks.ok(/not_found/.test(gone.text + JSON.stringify(gone.structured ?? {})), 'the contact is gone', gone.text);
+});
+
+const mailDir = process.env.E2E_MAIL_DIR;
+if (mailDir && has('get_campaign', 'get_campaign_report') && state.campaignId) await checks.step('the campaign is delivered to the SMTP server', async () => {
+  let campaign;
+  for (let i = 0; i < 100; i++) {
+    campaign = record(await call(client, 'get_campaign', { id: state.campaignId }), 'campaign');
+    if (campaign.status === 'sent') break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  checks.equal(campaign.status, 'sent', 'the campaign is sent once every recipient has a final state');
+  const metas = readdirSync(mailDir).filter((f) => f.endsWith('.json'));
+  const mine = metas.map((f) => ({ meta: JSON.parse(readFileSync(`${mailDir}/${f}`, 'utf8')), eml: readFileSync(`${mailDir}/${f.replace('.json', '.eml')}`, 'latin1') }))
+    .filter((m) => m.meta.rcpt_tos.some((r) => r.endsWith(`.${stamp}@example.com`)));
+  checks.equal(mine.length, 1, 'exactly one message: to the one recipient of the audience');
+  checks.equal(mine[0]?.meta.rcpt_tos[0], `grace.${stamp}@example.com`, 'it went to Grace');
+  checks.ok(/^Subject: Our launch, Grace\r?$/m.test(mine[0]?.eml ?? ''), 'the merge tag is filled in', mine[0]?.eml.slice(0, 600));
+  checks.ok(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click\r?$/m.test(mine[0]?.eml ?? ''), 'it carries the one-click unsubscribe header');
+  const report = await call(client, 'get_campaign_report', { id: state.campaignId });
+  checks.equal(report.outcomes.sent, 1, 'the report counts the message sent');
 });
 
 await client.close();

@@ -35,8 +35,10 @@ say "node $("$NODE" --version), crmd $CRMD"
 TMP=$(mktemp -d /tmp/crmd-e2e.XXXXXX)
 CRMD_PID=""
 PROXY_PID=""
+SINK_PID=""
 cleanup() {
   [[ -n $PROXY_PID ]] && kill "$PROXY_PID" 2>/dev/null
+  [[ -n $SINK_PID ]] && kill "$SINK_PID" 2>/dev/null
   if [[ -n $CRMD_PID ]]; then
     kill "$CRMD_PID" 2>/dev/null
     wait "$CRMD_PID" 2>/dev/null
@@ -72,8 +74,27 @@ if ! "$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" <<<"$E2E_PASSWORD" 
   exit 1
 fi
 
+# A real SMTP server: the assistant session ends with its campaign's messages received here.
+export E2E_MAIL_DIR="$TMP/mail"
+mkdir -p "$E2E_MAIL_DIR"
+/usr/bin/python3 "$E2E_DIR/smtp-sink.py" "$E2E_MAIL_DIR" >"$TMP/sink.port" 2>"$TMP/sink.log" &
+SINK_PID=$!
+SMTP_PORT=""
+for _ in $(seq 1 100); do
+  SMTP_PORT=$(head -1 "$TMP/sink.port" 2>/dev/null)
+  [[ -n $SMTP_PORT ]] && break
+  sleep 0.1
+done
+if [[ -z $SMTP_PORT ]]; then
+  say "the SMTP sink did not start:"
+  cat "$TMP/sink.log" >&2
+  exit 1
+fi
+say "SMTP sink on 127.0.0.1:$SMTP_PORT"
+
 say "starting crmd on $BASE"
-"$CRMD" --port="$PORT" --database_url="$DB" --log_level="${E2E_LOG_LEVEL:-warn}" --mcp_validate_output=true >"$TMP/crmd.log" 2>&1 &
+"$CRMD" --port="$PORT" --database_url="$DB" --log_level="${E2E_LOG_LEVEL:-warn}" --mcp_validate_output=true \
+  --smtp_url="smtp://127.0.0.1:$SMTP_PORT" --mail_poll_interval_ms=200 >"$TMP/crmd.log" 2>&1 &
 CRMD_PID=$!
 ready=0
 for _ in $(seq 1 100); do
