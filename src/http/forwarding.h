@@ -10,10 +10,10 @@
 // address reached.
 //
 // Sources, one per request:
-//   - X-Forwarded-For (with X-Forwarded-Proto and X-Forwarded-Host) when present. It is
-//     what nginx, HAProxy and the cloud load balancers set, and a proxy that sets it
-//     passes a client's own Forwarded field through untouched, so a client could forge
-//     one if Forwarded won.
+//   - X-Forwarded-For, X-Forwarded-Proto, X-Forwarded-Host when any of them is present.
+//     They are what nginx, HAProxy and the cloud load balancers set, and a proxy that sets
+//     them passes a client's own Forwarded field through untouched, so a client could
+//     forge one if Forwarded won.
 //   - otherwise Forwarded (RFC 7239 §4: for=, proto=, host= of the chosen element). A
 //     Forwarded field that does not parse is ignored as a whole.
 //
