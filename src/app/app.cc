@@ -13,6 +13,7 @@
 #include "src/app/services.h"
 #include "src/app/shared_secrets.h"
 #include "src/console/links.h"
+#include "src/http/allowed_hosts.h"
 #include "src/http/client.h"
 #include "src/mcp/origin.h"
 #include "src/crm/marketing.h"
@@ -268,6 +269,12 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
           .max_connections = s.config.max_connections,
           .shutdown_grace_s = s.config.shutdown_grace_s,
           .access_log = spdlog::get_level() <= spdlog::level::info,
+          // The issuer's host does not depend on the port, so a port-0 listener's default
+          // is right before Listen() knows the port.
+          .allowed_hosts = s.config.allowed_hosts.empty()
+                               ? http::DefaultAllowedHosts(s.config.Issuer())
+                               : s.config.allowed_hosts,
+          .trusted_proxies = s.config.trusted_proxies,
       },
       [&s](const http::Request& req) { return s.router.Dispatch(req); });
   // Bind now so that a port-0 listener's real port is known before the issuer is fixed.

@@ -32,8 +32,9 @@ struct Config {
 
   // HTTP hygiene
   std::vector<std::string> allowed_origins;  // exact origins allowed on /mcp and forms
-  // Host header values (host or host:port, case-insensitive) accepted on every route; others
-  // get 421. Empty: the host of public_base_url plus loopback names (docs/http.md).
+  // Hosts a request may name on every route (host: any port, host:port, *.domain, or *;
+  // case-insensitive); others get 421. Empty: the host of public_base_url plus the loopback
+  // names, any port (docs/http.md).
   std::vector<std::string> allowed_hosts;
   // Peers (IP addresses or CIDR ranges) whose X-Forwarded-For/-Proto/-Host and Forwarded
   // (RFC 7239) headers are believed. Empty: nobody's; the socket peer is the client.

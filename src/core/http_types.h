@@ -24,11 +24,15 @@ struct Request {
   std::string target;      // raw request target, e.g. "/oauth/authorize?x=1"
   std::string path;        // target without the query, not percent-decoded
   std::string query;       // after '?', without it; may be empty
-  Headers headers;         // as received
+  Headers headers;         // as received; Host is the host the request named (docs/http.md)
   std::string body;
-  std::string remote_ip;   // peer address
+  // The client's address: the TCP peer, or the client a trusted proxy forwarded
+  // (config trusted_proxies). Rate limits and logs key on it.
+  std::string remote_ip;
+  std::string peer_ip;     // the TCP peer itself (a proxy's address behind one)
   std::string request_id;  // assigned by the server, echoed as X-Request-Id
-  bool tls = false;
+  bool tls = false;        // the connection to crmd is TLS
+  std::string scheme = "http";  // what the client used: "https" with tls or a trusted proxy's word
 
   // First header with this name (case-insensitive), if any.
   std::optional<std::string_view> Header(std::string_view name) const;

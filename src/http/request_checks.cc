@@ -290,6 +290,7 @@ tl::expected<CheckedHead, Rejection> CheckRequestHead(const RequestHead& head) {
                   "the request-target form is not valid for this method");
   }
   if (!out.absolute_form && !hosts.empty()) out.host = std::string(hosts[0]);
+  out.has_host = out.absolute_form || !hosts.empty();
 
   // Expect (RFC 9110 §10.1.1). A server MUST ignore 100-continue in an HTTP/1.0 request.
   if (head.version >= 11) {
@@ -314,6 +315,8 @@ std::string_view StatusTitle(int status) {
       return "URI Too Long";
     case 417:
       return "Expectation Failed";
+    case 421:
+      return "Misdirected Request";
     case 431:
       return "Request Header Fields Too Large";
     case 501:

@@ -60,6 +60,7 @@ struct CheckedHead {
   std::string target;            // origin-form ("/path?query"), or "*" for OPTIONS *
   bool absolute_form = false;    // the target was absolute-form; `host` came from it
   std::string host;              // the authority: from the absolute-form target, else Host
+  bool has_host = false;         // false only for HTTP/1.0 without Host
   bool expect_continue = false;  // HTTP/1.1 `Expect: 100-continue`
 };
 

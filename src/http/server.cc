@@ -19,6 +19,8 @@
 #include "src/core/log.h"
 #include "src/core/random.h"
 #include "src/core/crypto.h"
+#include "src/http/allowed_hosts.h"
+#include "src/http/forwarding.h"
 #include "src/http/request_checks.h"
 
 namespace crmd::http {
@@ -92,6 +94,12 @@ class Server::Impl {
   }
 
   Result<uint16_t> Listen() {
+    auto hosts = HostAllowList::Parse(options_.allowed_hosts);
+    if (!hosts) return Fail(hosts.error());
+    allowed_hosts_ = std::move(*hosts);
+    auto trust = ProxyTrust::Parse(options_.trusted_proxies);
+    if (!trust) return Fail(trust.error());
+    trust_ = std::move(*trust);
     if (!options_.tls_cert_file.empty() && !options_.tls_key_file.empty()) {
       tls_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
       tls_->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
@@ -165,6 +173,13 @@ class Server::Impl {
   void Wait() { WaitStopped(); }
 
  private:
+  // The TCP peer of a connection.
+  struct Peer {
+    std::string text;      // canonical address text (IPv4-mapped IPv6 as IPv4)
+    IpAddress ip;
+    bool trusted = false;  // in trusted_proxies
+  };
+
   struct Conn {
     std::function<void()> cancel;  // closes the socket (posted to its executor)
     bool busy = false;             // a request is being handled
@@ -209,11 +224,21 @@ class Server::Impl {
   }
 
   awaitable<void> Session(tcp::socket socket) {
-    std::string remote;
+    Peer peer;
     {
       beast::error_code ec;
       auto ep = socket.remote_endpoint(ec);
-      if (!ec) remote = ep.address().to_string();
+      if (!ec) {
+        auto addr = ep.address();
+        if (addr.is_v6() && addr.to_v6().is_v4_mapped())
+          addr = asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6());
+        peer.text = addr.to_string();
+        if (auto ip = ParseIp(peer.text)) {
+          peer.ip = *ip;
+          // Once per connection: the peer does not change.
+          peer.trusted = !trust_.empty() && trust_.Trusts(*ip);
+        }
+      }
     }
     uint64_t conn_id = next_conn_.fetch_add(1);
     if (tls_) {
@@ -221,12 +246,12 @@ class Server::Impl {
       beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(options_.read_timeout_s));
       auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, kTuple);
       if (ec) co_return;
-      co_await Serve(stream, remote, conn_id, true);
+      co_await Serve(stream, peer, conn_id, true);
       beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
       co_await stream.async_shutdown(kTuple);
     } else {
       beast::tcp_stream stream(std::move(socket));
-      co_await Serve(stream, remote, conn_id, false);
+      co_await Serve(stream, peer, conn_id, false);
       beast::error_code ec;
       stream.socket().shutdown(tcp::socket::shutdown_send, ec);
       // RFC 9112 §9.6 staged close: after the half-close, read (and drop) what the client
@@ -262,7 +287,8 @@ class Server::Impl {
   }
 
   template <typename Stream>
-  awaitable<void> Serve(Stream& stream, const std::string& remote, uint64_t conn_id, bool tls) {
+  awaitable<void> Serve(Stream& stream, const Peer& peer, uint64_t conn_id, bool tls) {
+    const std::string& remote = peer.text;
     auto& lowest = beast::get_lowest_layer(stream);
     auto executor = co_await asio::this_coro::executor;
     Register(conn_id, [&lowest, executor] {
@@ -336,6 +362,21 @@ class Server::Impl {
                             std::string(checked.error().detail), remote);
         co_return;
       }
+      // 4. Who the client is (forwarding fields believed from trusted proxies only), and
+      //    whether the host it named is one this server answers for.
+      ClientView client =
+          peer.trusted ? ResolveClient(peer.ip, true, tls, facts.fields, trust_)
+                       : ClientView{.ip = remote, .https = tls, .host = {}, .forwarded = false};
+      const bool host_forwarded = !client.host.empty();
+      if (host_forwarded) checked->host = std::move(client.host);
+      if ((checked->has_host || host_forwarded) &&
+          !allowed_hosts_.Allows(checked->host, client.https)) {
+        // RFC 9110 §15.5.20. The detail does not echo the host.
+        co_await WriteError(stream, 421, "misdirected_request",
+                            "this server does not answer for the host the request names",
+                            client.ip);
+        co_return;
+      }
       // The header section as the handler will see it, taken now: Beast adds chunked
       // trailer fields to the same container (next to fields of the same name), and
       // RFC 9112 §7.1.2 forbids merging them into the header section. Trailers are dropped.
@@ -371,15 +412,18 @@ class Server::Impl {
       auto q = req.target.find('?');
       req.path = req.target.substr(0, q);
       if (q != std::string::npos) req.query = req.target.substr(q + 1);
-      // RFC 9112 §3.2.2: for an absolute-form target the host comes from the target.
-      if (checked->absolute_form) {
+      // RFC 9112 §3.2.2: for an absolute-form target the host comes from the target; behind
+      // a trusted proxy, from its X-Forwarded-Host or Forwarded host=.
+      if (checked->absolute_form || host_forwarded) {
         auto it = std::find_if(req.headers.begin(), req.headers.end(),
                                [](const auto& h) { return IEquals(h.first, "Host"); });
         if (it != req.headers.end()) it->second = checked->host;
         else req.headers.emplace_back("Host", checked->host);
       }
       req.body = std::move(msg.body());
-      req.remote_ip = remote;
+      req.remote_ip = client.ip;
+      req.peer_ip = remote;
+      req.scheme = client.https ? "https" : "http";
       req.request_id = NextRequestId();
       req.tls = tls;
       bool keep_alive = msg.keep_alive();
@@ -422,8 +466,11 @@ class Server::Impl {
       if (options_.access_log) {
         auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - started).count();
-        spdlog::info(R"("event":"request","request_id":"{}","method":"{}","path":"{}","status":{},"duration_us":{},"remote":"{}")",
-                     req.request_id, JsonEscape(req.method), JsonEscape(LoggablePath(req.path)), res.status, us, remote);
+        // Behind a trusted proxy "remote" is the forwarded client and "peer" the proxy.
+        std::string peer_field = client.forwarded ? R"(,"peer":")" + remote + "\"" : "";
+        spdlog::info(R"("event":"request","request_id":"{}","method":"{}","path":"{}","status":{},"duration_us":{},"remote":"{}"{})",
+                     req.request_id, JsonEscape(req.method), JsonEscape(LoggablePath(req.path)), res.status, us,
+                     req.remote_ip, peer_field);
       }
       if (wec || close) co_return;
     }
@@ -498,6 +545,9 @@ class Server::Impl {
   tcp::acceptor acceptor_;
   asio::signal_set signals_;
   std::unique_ptr<asio::ssl::context> tls_;
+  // Set by Listen(), before Run() starts the threads that read them; immutable after.
+  HostAllowList allowed_hosts_;
+  ProxyTrust trust_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> connections_{0};

@@ -2,13 +2,17 @@
 // The HTTP(S) listener. Transport only: it reads a request (header limit, body limit
 // checked on the headers so an oversized body is refused with 413 before it is read, read
 // and idle timeouts, a connection cap), hands a plain Request to the Handler on the worker
-// pool (never on an I/O thread) and writes the Response. Graceful Stop(): stop accepting,
-// let in-flight requests finish within the grace period, close idle connections.
+// pool (never on an I/O thread) and writes the Response. Before routing it refuses a
+// request that breaks RFC 9112 (request_checks.h) or names a host not allowed (421), and
+// tells the handler who the client is, believing forwarding fields from trusted proxies
+// only (forwarding.h). Graceful Stop(): stop accepting, let in-flight requests finish
+// within the grace period, close idle connections.
 //
 // Thread-safe: Start/Stop/Wait may be called from any thread.
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "src/core/http_types.h"
 #include "src/core/result.h"
@@ -29,6 +33,12 @@ struct ServerOptions {
   int max_connections = 10000;
   int shutdown_grace_s = 10;
   bool access_log = true;
+  // Hosts a request may name; any other gets 421 (src/http/allowed_hosts.h). Empty: any
+  // host. The composition root passes config.allowed_hosts or DefaultAllowedHosts().
+  std::vector<std::string> allowed_hosts;
+  // Peers whose X-Forwarded-*/Forwarded fields are believed (src/http/forwarding.h): IP
+  // addresses or CIDR ranges. Empty: nobody's.
+  std::vector<std::string> trusted_proxies;
 };
 
 class Server {
@@ -38,7 +48,8 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds and listens (connections queue in the backlog); returns the bound port.
+  // Binds and listens (connections queue in the backlog); returns the bound port. Fails
+  // (kInvalidArgument) on a bad allowed_hosts or trusted_proxies entry.
   Result<uint16_t> Listen();
   // Starts accepting and serving. REQUIRES: Listen() succeeded.
   void Run();

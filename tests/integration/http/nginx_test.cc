@@ -1,18 +1,24 @@
 // The RFC 9112 rows again, through nginx (Debian's, started by the test) in front of crmd:
 // whatever nginx does with a request, it and crmd agree on where the request ends. A row
 // crmd refuses is refused through nginx too (by nginx or by crmd), a row crmd serves is
-// served, and a request hidden behind bad framing is never answered. Skipped when
+// served, and a request hidden behind bad framing is never answered. crmd trusts nginx
+// (trusted_proxies=127.0.0.1), so the client it sees is the one nginx forwarded in
+// X-Forwarded-For, and allowed_hosts applies to the Host nginx passes on. Skipped when
 // /usr/sbin/nginx is not installed.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "src/app/services.h"
 #include "tests/support/raw_http.h"
 #include "tests/support/test_server.h"
 
@@ -35,11 +41,50 @@ uint16_t FreePort() {
   return ntohs(addr.sin_port);
 }
 
+// One request from the loopback address `from` (e.g. 127.0.0.2, so that nginx sees a
+// client other than itself); the whole answer, read until the server closes.
+std::string RequestFrom(const char* from, uint16_t port, const std::string& request) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  inet_pton(AF_INET, from, &src.sin_addr);
+  sockaddr_in dst{};
+  dst.sin_family = AF_INET;
+  dst.sin_port = htons(port);
+  dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0 &&
+      connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0 &&
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+    timeval tv{.tv_sec = 5, .tv_usec = 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buf[4096];
+    for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, n);
+  }
+  close(fd);
+  return out;
+}
+
+// What crmd's handler was told about the client (the test route below).
+void AddWhoAmI(app::App::Services& s) {
+  s.router.Exact("/test/whoami", [](const http::Request& req) {
+    return http::Response::Json(200, {{"remote_ip", req.remote_ip},
+                                      {"peer_ip", req.peer_ip},
+                                      {"scheme", req.scheme},
+                                      {"host", std::string(req.Header("Host").value_or(""))}});
+  });
+}
+
 class ThroughNginx : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (access(kNginx, X_OK) != 0) return;
-    crmd_ = new testing::TestServer();
+    crmd_ = new testing::TestServer({.configure =
+                                         [](Config& c) {
+                                           c.trusted_proxies = {"127.0.0.1"};
+                                           c.allowed_hosts = {"crm.example.com", "127.0.0.1"};
+                                         },
+                                     .before_start = AddWhoAmI});
     dir_ = new testing::TempDir();
     port_ = FreePort();
     const std::string d = dir_->path();
@@ -58,7 +103,9 @@ class ThroughNginx : public ::testing::Test {
         << "; keepalive 4; }\n"
         << "  server {\n    listen 127.0.0.1:" << port_ << "; server_name crm.example.com;\n"
         << "    location / { proxy_pass http://crmd; proxy_http_version 1.1;\n"
-        << "      proxy_set_header Connection \"\"; proxy_set_header Host $host; }\n"
+        << "      proxy_set_header Connection \"\"; proxy_set_header Host $host;\n"
+        << "      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n"
+        << "      proxy_set_header X-Forwarded-Proto $scheme; }\n"
         << "  }\n}\n";
     pid_ = fork();
     if (pid_ == 0) {
@@ -132,6 +179,9 @@ TEST_F(ThroughNginx, RefusedAndServedRowsAgree_Rfc9112) {
       {"obs-fold §5.2", "GET /healthz HTTP/1.1\r\n" + h + "X-A: a\r\n b\r\n\r\n"},
       {"bare CR §2.2", "GET /healthz HTTP/1.1\r\n" + h + "X-A: a\rb\r\n\r\n"},
       {"HTTP/2 preface §2.3", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"},
+      {"allowed Host", "GET /healthz HTTP/1.1\r\nHost: crm.example.com\r\n\r\n"},
+      {"misdirected Host RFC 9110 §15.5.20",
+       "GET /healthz HTTP/1.1\r\nHost: zqx.evil.example\r\n\r\n"},
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.name);
@@ -163,6 +213,39 @@ TEST_F(ThroughNginx, RequestHiddenBehindBadFramingIsNeverAnswered_Rfc9112_6_1) {
   auto ok = testing::RoundTrip(port_, hidden);
   ASSERT_TRUE(ok.has_value());
   EXPECT_EQ(ok->status, 200);
+}
+
+TEST_F(ThroughNginx, CrmdSeesTheClientNginxForwards_Rfc7239_XForwardedFor) {
+  // The client connects to nginx from 127.0.0.2 and forges an X-Forwarded-For of its own;
+  // nginx appends the address it saw, crmd trusts nginx (127.0.0.1) and nobody else, so
+  // the client is 127.0.0.2 and the forged part is never believed.
+  auto raw = RequestFrom("127.0.0.2", port_,
+                         "GET /test/whoami HTTP/1.1\r\nHost: crm.example.com\r\n"
+                         "X-Forwarded-For: 203.0.113.9\r\nConnection: close\r\n\r\n");
+  ASSERT_EQ(raw.rfind("HTTP/1.1 200", 0), 0u) << raw;
+  auto j = nlohmann::json::parse(raw.substr(raw.find("\r\n\r\n") + 4), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << raw;
+  EXPECT_EQ(j["remote_ip"], "127.0.0.2");
+  EXPECT_EQ(j["peer_ip"], "127.0.0.1");
+  EXPECT_EQ(j["scheme"], "http");
+  EXPECT_EQ(j["host"], "crm.example.com");
+
+  // Straight to crmd from 127.0.0.2 (not a trusted proxy), the same field is ignored.
+  auto direct = RequestFrom("127.0.0.2", testing::PortOf(crmd_->base_url()),
+                            "GET /test/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                            "X-Forwarded-For: 203.0.113.9\r\nConnection: close\r\n\r\n");
+  ASSERT_EQ(direct.rfind("HTTP/1.1 200", 0), 0u) << direct;
+  auto d = nlohmann::json::parse(direct.substr(direct.find("\r\n\r\n") + 4), nullptr, false);
+  ASSERT_TRUE(d.is_object()) << direct;
+  EXPECT_EQ(d["remote_ip"], "127.0.0.2");
+  EXPECT_EQ(d["peer_ip"], "127.0.0.2");
+}
+
+TEST_F(ThroughNginx, MisdirectedHostIs421ThroughNginxToo_Rfc9110_15_5_20) {
+  auto r = testing::RoundTrip(port_, "GET /healthz HTTP/1.1\r\nHost: zqx.evil.example\r\n\r\n");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 421);
+  EXPECT_EQ(r->body.find("zqx"), std::string::npos) << r->body;
 }
 
 }  // namespace

@@ -270,6 +270,41 @@ TEST_F(RestFormsLimited, KeylessSubmissionsAreLimitedPerIpWithRetryAfter) {
   EXPECT_EQ(Generated(), 4);
 }
 
+// trusted_proxies: the per-IP limit counts the client a trusted proxy forwarded, and only
+// then (docs/http.md).
+class RestFormsBehindProxy : public RestForms {
+ protected:
+  explicit RestFormsBehindProxy(std::string trusted = "127.0.0.1")
+      : RestForms({.configure = [trusted](Config& c) {
+          c.form_rate_limit_per_minute = 1;
+          c.trusted_proxies = {trusted};
+        }}) {}
+  int SubmitAs(const std::string& client, const std::string& email) {
+    return server_.PostJson(Submit(), {{"fields", GoodFields(email)}},
+                            {{"X-Forwarded-For", client}}).status;
+  }
+};
+
+class RestFormsBehindUntrustedProxy : public RestFormsBehindProxy {
+ protected:
+  RestFormsBehindUntrustedProxy() : RestFormsBehindProxy("10.0.0.0/8") {}
+};
+
+TEST_F(RestFormsBehindProxy, PerIpLimitCountsTheForwardedClient) {
+  EXPECT_EQ(SubmitAs("198.51.100.1", "p1@example.com"), 201);
+  EXPECT_EQ(SubmitAs("198.51.100.1", "p2@example.com"), 429);  // the same client again
+  EXPECT_EQ(SubmitAs("198.51.100.2", "p3@example.com"), 201);  // another client, same proxy
+  EXPECT_EQ(SubmitAs("203.0.113.5, 198.51.100.2", "p4@example.com"), 429);  // forged left part
+  EXPECT_EQ(Generated(), 2);
+}
+
+TEST_F(RestFormsBehindUntrustedProxy, PerIpLimitIgnoresForwardingFromAnUntrustedPeer) {
+  EXPECT_EQ(SubmitAs("198.51.100.1", "u1@example.com"), 201);
+  // A different X-Forwarded-For does not make the loopback peer another client.
+  EXPECT_EQ(SubmitAs("198.51.100.2", "u2@example.com"), 429);
+  EXPECT_EQ(Generated(), 1);
+}
+
 TEST_F(RestForms, AdminDefinitionErrorsNameTheirPaths) {
   json def = SignupForm();
   def["fields"][3]["options"] = "free";

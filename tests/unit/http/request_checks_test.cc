@@ -109,6 +109,20 @@ TEST(CheckRequestHead, AbsoluteFormGivesTheHost_Rfc9112_3_2_2) {
   EXPECT_EQ(CheckStatus(Head("GET", "mailto://b/x", 11, {{"Host", "b"}})), 400);
 }
 
+TEST(CheckRequestHead, SaysWhetherTheRequestNamesAHost_Rfc9112_3_2) {
+  // allowed_hosts is not applied to an HTTP/1.0 request that names no host.
+  auto none = CheckRequestHead(Head("GET", "/", 10, {}));
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_host);
+  auto empty = CheckRequestHead(Head("GET", "/", 11, {{"Host", ""}}));
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_TRUE(empty->has_host);
+  EXPECT_EQ(empty->host, "");
+  auto absolute = CheckRequestHead(Head("GET", "http://b/", 10, {}));
+  ASSERT_TRUE(absolute.has_value());
+  EXPECT_TRUE(absolute->has_host);
+}
+
 TEST(CheckRequestHead, TargetFormsPerMethod_Rfc9112_3_2_3_3_2_4) {
   EXPECT_EQ(CheckStatus(Head("OPTIONS", "*", 11, {{"Host", "a"}})), 0);
   EXPECT_EQ(CheckStatus(Head("GET", "*", 11, {{"Host", "a"}})), 400);
