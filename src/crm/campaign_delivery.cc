@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
+#include "src/core/log.h"
 #include "src/crm/campaign_repo.h"
 #include "src/crm/contact_repo.h"
 #include "src/crm/contacts.h"
@@ -142,6 +144,16 @@ Status CampaignDelivery::Record(const send_repo::QueuedRecipient& r, const SendR
     return false;
   });
   if (!done) return Fail(done.error());
+  return Ok();
+}
+
+Status CampaignDelivery::Suspend(int64_t campaign_id, const std::string& reason) {
+  int64_t now = clock_.NowUnix();
+  auto done = db_.Write([&](store::Conn& c) { return send_repo::Suspend(c, campaign_id, now); });
+  if (!done) return Fail(done.error());
+  if (*done)
+    spdlog::error(R"("event":"campaign_suspended","campaign_id":{},"reason":"{}")", campaign_id,
+                  JsonEscape(reason));
   return Ok();
 }
 

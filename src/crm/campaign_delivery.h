@@ -76,6 +76,10 @@ class CampaignDelivery {
   Result<std::vector<campaign_send_repo::QueuedRecipient>> Lease(int limit);
   Status Record(const campaign_send_repo::QueuedRecipient& r, const SendReport& report);
 
+  // Pauses a sending campaign whose content cannot be rendered (audited with `reason`);
+  // its queue stays as it is, to continue once it is fixed and activated again.
+  Status Suspend(int64_t campaign_id, const std::string& reason);
+
   Result<campaign_send_repo::Stats> Stats(int64_t campaign_id) const;
   // status: "" (any) | pending | sent | failed | skipped.
   Result<RecipientPage> Recipients(int64_t campaign_id, const std::string& status,

@@ -81,6 +81,15 @@ Result<std::vector<int64_t>> FinishDrained(store::Conn& c, int64_t now) {
   return ids;
 }
 
+Result<bool> Suspend(store::Conn& c, int64_t campaign_id, int64_t now) {
+  auto n = c.Exec(
+      "UPDATE campaigns SET status = 'paused', updated_at = ?, revision = revision + 1 "
+      "WHERE id = ? AND status = 'sending'",
+      {now, campaign_id});
+  if (!n) return Fail(n.error());
+  return *n > 0;
+}
+
 Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64_t lease_s,
                                               int limit) {
   auto rows = c.Query(

@@ -30,6 +30,10 @@ Result<std::vector<int64_t>> PromoteDue(store::Conn& c, int64_t now);
 // Returns their ids.
 Result<std::vector<int64_t>> FinishDrained(store::Conn& c, int64_t now);
 
+// A sending campaign that cannot be sent as it is (its content no longer parses): paused,
+// so that it can be edited and activated again. False when it was not sending.
+Result<bool> Suspend(store::Conn& c, int64_t campaign_id, int64_t now);
+
 // Up to `limit` pending recipients of sending campaigns whose due_at has passed, leased
 // until now + lease_s (attempts + 1). Oldest due first.
 Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64_t lease_s,

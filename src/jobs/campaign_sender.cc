@@ -64,8 +64,9 @@ std::shared_ptr<const crm::CampaignTemplates> CampaignSender::TemplatesFor(int64
   }
   auto parsed = crm::CampaignTemplates::Parse(*k);
   if (!parsed) {
-    spdlog::error(R"("event":"campaign_template_invalid","campaign_id":{},"detail":"{}")", campaign_id,
-                  JsonEscape(parsed.error().message));
+    // Saved content is checked, so this is a campaign changed behind the service's back:
+    // pause it rather than fail every recipient or retry forever.
+    (void)delivery_.Suspend(campaign_id, "its content cannot be rendered: " + parsed.error().message);
     return nullptr;
   }
   auto shared = std::make_shared<const crm::CampaignTemplates>(std::move(*parsed));
@@ -148,8 +149,9 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
     if (!t) t = TemplatesFor(r.campaign_id);
     SendReport report;
     if (!t) {
+      // Suspended (paused) or unreadable just now: back in the queue, untouched.
       report = SendReport{.kind = SendReport::Kind::kNotAttempted,
-                          .retry_at = clock_.NowUnix() + 60};
+                          .retry_at = clock_.NowUnix() + 5};
     } else {
       if (!runtime_.Throttle(stop_, mu_, cv_)) {
         give_back(0);

@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kUsage =
     "campaign report ID | campaign recipients ID [--status pending|sent|failed|skipped] "
-    "[--limit N] [--cursor C] | campaign resend ID [--yes]";
+    "[--limit N] [--cursor C] | campaign activate ID [--yes] | campaign resend ID [--yes]";
 
 }  // namespace
 
@@ -48,21 +48,24 @@ int CampaignCommand(Context& ctx, const Args& args) {
     if (page->next_cursor) std::printf("next: --cursor %s\n", page->next_cursor->c_str());
     return 0;
   }
-  if (verb == "resend") {
+  if (verb == "resend" || verb == "activate") {
+    // The operator's confirmation is --yes: without it, the preview only.
     bool yes = false;
     for (const auto& a : args) yes = yes || a == "--yes";
-    auto& delivery = *crm.delivery;
     crm::Actor actor{.kind = "cli", .subject = "crmctl"};
+    bool resend = verb == "resend";
     auto out = crm.options.db->Write([&](store::Conn& c) -> Result<nlohmann::json> {
-      auto preview = delivery.PreviewResend(c, *id);
+      auto preview = resend ? crm.delivery->PreviewResend(c, *id) : crm.campaigns->PreviewActivate(c, *id);
       if (!preview) return Fail(preview.error());
+      if (!preview->blockers.empty())
+        return Fail(Errc::kDependencyBlocked, preview->blockers.front().reason);
       if (!yes) return nlohmann::json{{"preview", preview->preview}};
-      return delivery.Resend(c, actor, *id);
+      return resend ? crm.delivery->Resend(c, actor, *id) : crm.campaigns->Activate(c, actor, *id);
     });
-    if (!out) return PrintError(out.error(), "crmctl campaign resend");
+    if (!out) return PrintError(out.error(), resend ? "crmctl campaign resend" : "crmctl campaign activate");
     PrintJson(*out);
     if (!yes) {
-      std::fprintf(stderr, "nothing was changed: run again with --yes to resend\n");
+      std::fprintf(stderr, "nothing was changed: run again with --yes to %s\n", verb.c_str());
       return 1;
     }
     return 0;

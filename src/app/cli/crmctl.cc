@@ -30,7 +30,7 @@ std::map<std::string, Entry> Commands() {
   c["consent"] = {"consent list | revoke <client_id> <user_email>", cli::ConsentCommand};
   c["seed"] = {"seed [--contacts N] [--lists N] [--tags N] [--seed S]  fake contacts, lists, tags",
                cli::SeedCommand};
-  c["campaign"] = {"campaign report|recipients|resend ID   delivery counts, per-recipient log, resend to the undelivered",
+  c["campaign"] = {"campaign report|recipients|activate|resend ID [--yes]   delivery counts, per-recipient log, send",
                    cli::CampaignCommand};
   c["audit"] = {"audit [--limit N]            newest audit log rows (who changed what)",
                 cli::AuditCommand};

@@ -439,6 +439,22 @@ TEST_F(Delivery, TrackedOpensAndClicksCountOnceAndRedirectOnlyWhereTheMessagePoi
   EXPECT_EQ(report["outcomes"]["clicked"], 1);
 }
 
+TEST_F(Delivery, ContentBrokenBehindTheServiceBackPausesTheCampaignInsteadOfSending) {
+  auto c = Client();
+  int64_t list = AddList("L");
+  InList(AddContact("a@example.com"), list);
+  auto at = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&at));
+  int64_t id = NewCampaign(*c, list, {{"send_at", when}});
+  Confirm(*c, {{"id", id}});
+  // Saved content is always checked; a row changed by hand is not.
+  Exec("UPDATE campaigns SET subject = 'Hi {{first_name', revision = revision + 1 WHERE id = ?", {id});
+  ASSERT_TRUE(WaitStatus(id, "paused", 20)) << CampaignStatus(id);
+  EXPECT_EQ(Received(), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ? AND status = 'pending'", {id}), 1);
+}
+
 TEST_F(Delivery, UnknownMergeTagIsRefusedWhenSaved) {
   auto c = Client();
   json err = ExpectToolError(*c, "create_campaign",
