@@ -17,6 +17,11 @@ fi
 # Tests only: the SMTP server and the independent DKIM verifier that tests/unit/mail drives
 # through Debian's /usr/bin/python3.
 $APT python3-aiosmtpd python3-dkim
+# Benchmarks only (bench/mail/campaign.sh): Postfix's smtp-sink and smtp-source. Postfix's
+# own service is not used. Set CRMD_BENCH=1 to install it.
+if [[ ${CRMD_BENCH:-0} == 1 ]] && ! command -v smtp-sink >/dev/null 2>&1 && [[ ! -x /usr/sbin/smtp-sink ]]; then
+  $APT postfix
+fi
 # Node.js and npm run only the end-to-end tests and tooling. A machine that already has
 # them (e.g. from NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.
 if ! command -v npm >/dev/null 2>&1; then
