@@ -328,6 +328,8 @@ Result<nlohmann::json> CampaignDelivery::Resend(store::Conn& c, const Actor& act
   k.send_round += 1;
   auto n = campaign_send_repo::RequeueFailed(c, id, k.send_round, now);
   if (!n) return Fail(n.error());
+  if (k.status == CampaignStatus::kPaused)  // they wait for the campaign's resumption
+    if (auto s = campaign_send_repo::Park(c, id, now); !s) return Fail(s.error());
   if (k.status == CampaignStatus::kSent) k.status = CampaignStatus::kSending;
   k.finished_at.reset();
   k.updated_at = now;

@@ -27,25 +27,27 @@ Result<std::vector<int64_t>> Ids(store::Conn& c, const std::string& sql,
 }
 
 // Moves a pending row to a final state; false when it was not pending any more.
+// `assignments` is a fixed ", column = ?" list whose values are `values`, in order.
 Result<bool> Finalise(store::Conn& c, int64_t campaign_id, int64_t contact_id,
-                      const char* status, const std::vector<std::pair<const char*, Value>>& sets,
+                      const char* status, const char* assignments, std::vector<Value> values,
                       int64_t now) {
   std::string sql = std::string("UPDATE campaign_recipients SET status = '") + status +
-                    "', updated_at = ?";
-  std::vector<Value> params{now};
-  for (const auto& [column, value] : sets) {
-    sql += std::string(", ") + column + " = ?";
-    params.push_back(value);
-  }
-  sql += " WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'";
-  params.push_back(campaign_id);
-  params.push_back(contact_id);
+                    "', updated_at = ?" + assignments +
+                    " WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'";
+  std::vector<Value> params;
+  params.reserve(values.size() + 3);
+  params.emplace_back(now);
+  for (auto& v : values) params.push_back(std::move(v));
+  params.emplace_back(campaign_id);
+  params.emplace_back(contact_id);
   auto n = c.Exec(sql, params);
   if (!n) return Fail(n.error());
   if (*n == 0) return false;
   if (auto st = Bump(c, campaign_id, status, 1); !st) return Fail(st.error());
   return true;
 }
+
+Value OptCode(int smtp_code) { return smtp_code > 0 ? Value(int64_t{smtp_code}) : store::Null(); }
 
 }  // namespace
 
@@ -60,6 +62,7 @@ Result<std::vector<int64_t>> PromoteDue(store::Conn& c, int64_t now) {
         "WHERE id = ? AND status = 'scheduled'",
         {now, id});
     if (!r) return Fail(r.error());
+    if (auto st = Unpark(c, id); !st) return Fail(st.error());
   }
   return ids;
 }
@@ -81,13 +84,33 @@ Result<std::vector<int64_t>> FinishDrained(store::Conn& c, int64_t now) {
   return ids;
 }
 
+Status Park(store::Conn& c, int64_t campaign_id, int64_t now) {
+  auto n = c.Exec(
+      "UPDATE campaign_recipients SET due_at = ? WHERE campaign_id = ? AND status = 'pending' "
+      "AND due_at <= ?",
+      {kParkedDueAt, campaign_id, now});
+  if (!n) return Fail(n.error());
+  return Ok();
+}
+
+Status Unpark(store::Conn& c, int64_t campaign_id) {
+  auto n = c.Exec(
+      "UPDATE campaign_recipients SET due_at = 0 WHERE campaign_id = ? AND status = 'pending' "
+      "AND due_at = ?",
+      {campaign_id, kParkedDueAt});
+  if (!n) return Fail(n.error());
+  return Ok();
+}
+
 Result<bool> Suspend(store::Conn& c, int64_t campaign_id, int64_t now) {
   auto n = c.Exec(
       "UPDATE campaigns SET status = 'paused', updated_at = ?, revision = revision + 1 "
       "WHERE id = ? AND status = 'sending'",
       {now, campaign_id});
   if (!n) return Fail(n.error());
-  return *n > 0;
+  if (*n == 0) return false;
+  if (auto st = Park(c, campaign_id, now); !st) return Fail(st.error());
+  return true;
 }
 
 Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64_t lease_s,
@@ -127,23 +150,28 @@ Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64
 
 Result<bool> MarkSent(store::Conn& c, int64_t campaign_id, int64_t contact_id,
                       const std::string& message_id, int64_t now) {
+  std::vector<Value> values;
+  values.emplace_back(message_id);
+  values.emplace_back(now);
   return Finalise(c, campaign_id, contact_id, "sent",
-                  {{"message_id", message_id}, {"sent_at", now}, {"reason", store::Null()},
-                   {"smtp_code", store::Null()}},
+                  ", message_id = ?, sent_at = ?, reason = NULL, smtp_code = NULL", std::move(values),
                   now);
 }
 
 Result<bool> MarkFailed(store::Conn& c, int64_t campaign_id, int64_t contact_id,
                         const std::string& reason, int smtp_code, int64_t now) {
-  return Finalise(c, campaign_id, contact_id, "failed",
-                  {{"reason", reason},
-                   {"smtp_code", smtp_code > 0 ? Value(int64_t{smtp_code}) : store::Null()}},
-                  now);
+  std::vector<Value> values;
+  values.emplace_back(reason);
+  values.push_back(OptCode(smtp_code));
+  return Finalise(c, campaign_id, contact_id, "failed", ", reason = ?, smtp_code = ?",
+                  std::move(values), now);
 }
 
 Result<bool> MarkSkipped(store::Conn& c, int64_t campaign_id, int64_t contact_id,
                          const std::string& reason, int64_t now) {
-  return Finalise(c, campaign_id, contact_id, "skipped", {{"reason", reason}}, now);
+  std::vector<Value> values;
+  values.emplace_back(reason);
+  return Finalise(c, campaign_id, contact_id, "skipped", ", reason = ?", std::move(values), now);
 }
 
 Status Retry(store::Conn& c, int64_t campaign_id, int64_t contact_id, const std::string& reason,
@@ -151,8 +179,7 @@ Status Retry(store::Conn& c, int64_t campaign_id, int64_t contact_id, const std:
   auto r = c.Exec(
       "UPDATE campaign_recipients SET due_at = ?, reason = ?, smtp_code = ?, updated_at = ? "
       "WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'",
-      {due_at, reason, smtp_code > 0 ? Value(int64_t{smtp_code}) : store::Null(), now,
-       campaign_id, contact_id});
+      {due_at, reason, OptCode(smtp_code), now, campaign_id, contact_id});
   if (!r) return Fail(r.error());
   return Ok();
 }

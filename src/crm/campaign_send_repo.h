@@ -30,6 +30,14 @@ Result<std::vector<int64_t>> PromoteDue(store::Conn& c, int64_t now);
 // Returns their ids.
 Result<std::vector<int64_t>> FinishDrained(store::Conn& c, int64_t now);
 
+// The due_at of pending recipients of a campaign that is not sending (scheduled, paused):
+// past every real time, so the queue's index walk never meets them.
+inline constexpr int64_t kParkedDueAt = 4'000'000'000'000'000'000;
+// Parks the campaign's pending recipients that are not leased right now; Unpark makes the
+// parked ones due now. Both are one indexed update.
+Status Park(store::Conn& c, int64_t campaign_id, int64_t now);
+Status Unpark(store::Conn& c, int64_t campaign_id);
+
 // A sending campaign that cannot be sent as it is (its content no longer parses): paused,
 // so that it can be edited and activated again. False when it was not sending.
 Result<bool> Suspend(store::Conn& c, int64_t campaign_id, int64_t now);

@@ -6,6 +6,7 @@
 #include "src/crm/campaign_delivery.h"
 #include "src/crm/campaign_render.h"
 #include "src/crm/campaign_repo.h"
+#include "src/crm/campaign_send_repo.h"
 #include "src/crm/contact_repo.h"
 #include "src/crm/settings.h"
 #include "src/mail/merge.h"
@@ -330,6 +331,8 @@ Result<Campaign> CampaignService::Pause(const Actor& actor, int64_t id, int64_t 
     k.status = CampaignStatus::kPaused;
     k.updated_at = clock_.NowUnix();
     if (auto s = campaign_repo::Save(c, k, k.revision); !s) return Fail(s.error());
+    // Out of the queue's way until it is activated again (leased ones finish their turn).
+    if (auto s = campaign_send_repo::Park(c, id, k.updated_at); !s) return Fail(s.error());
     if (auto s = Audit(c, actor, "pause_campaign", k, before); !s) return Fail(s.error());
     return k;
   });
@@ -424,6 +427,12 @@ Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const Actor& ac
   auto recorded = campaign_repo::RecordRecipients(c, id, now);
   if (!recorded) return Fail(recorded.error());
   if (auto s = CampaignDelivery::OnActivated(c, id, *recorded); !s) return Fail(s.error());
+  // Scheduled: parked until its time (Advance unparks). Sending: due now, including the
+  // recipients a pause parked.
+  if (auto s = plan->next == CampaignStatus::kScheduled ? campaign_send_repo::Park(c, id, now)
+                                                        : campaign_send_repo::Unpark(c, id);
+      !s)
+    return Fail(s.error());
   int64_t before = k.revision;
   k.status = plan->next;
   k.audience_size = *recorded;

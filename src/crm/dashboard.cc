@@ -68,9 +68,12 @@ Result<json> FormCounts(store::Conn& c, int limit) {
 Result<json> CampaignSummary(store::Conn& c, int limit) {
   auto by = GroupCounts(c, "SELECT status, COUNT(*) FROM campaigns GROUP BY status", {});
   if (!by) return Fail(by.error());
+  // Delivery figures come from the counters kept as messages go out (campaign_stats).
   auto rows = c.Query(
-      "SELECT id, name, status, send_at, audience_size FROM campaigns "
-      "WHERE status IN ('scheduled', 'sending') ORDER BY id DESC LIMIT ?",
+      "SELECT k.id, k.name, k.status, k.send_at, k.audience_size, COALESCE(s.sent, 0), "
+      "COALESCE(s.failed, 0), COALESCE(s.opened, 0), COALESCE(s.clicked, 0) FROM campaigns k "
+      "LEFT JOIN campaign_stats s ON s.campaign_id = k.id "
+      "WHERE k.status IN ('scheduled', 'sending') ORDER BY k.id DESC LIMIT ?",
       {static_cast<int64_t>(limit)});
   if (!rows) return Fail(rows.error());
   json active = json::array();
@@ -79,9 +82,26 @@ Result<json> CampaignSummary(store::Conn& c, int limit) {
                       {"name", r.Str(1)},
                       {"status", r.Str(2)},
                       {"send_at", TimeJson(r.OptInt(3))},
-                      {"audience_size", r.Int(4)}});
+                      {"audience_size", r.Int(4)},
+                      {"sent", r.Int(5)},
+                      {"failed", r.Int(6)},
+                      {"opened", r.Int(7)},
+                      {"clicked", r.Int(8)}});
   }
-  return json{{"by_status", *by}, {"active", active}};
+  auto totals = c.QueryOne(
+      "SELECT COALESCE(SUM(sent), 0), COALESCE(SUM(failed), 0), COALESCE(SUM(bounced), 0), "
+      "COALESCE(SUM(complained), 0), COALESCE(SUM(unsubscribed), 0), COALESCE(SUM(opened), 0), "
+      "COALESCE(SUM(clicked), 0) FROM campaign_stats",
+      {});
+  if (!totals) return Fail(totals.error());
+  json delivery = json::object();
+  if (*totals) {
+    const auto& t = **totals;
+    delivery = {{"sent", t.Int(0)},         {"failed", t.Int(1)},  {"bounced", t.Int(2)},
+                {"complained", t.Int(3)},   {"unsubscribed", t.Int(4)},
+                {"opened", t.Int(5)},       {"clicked", t.Int(6)}};
+  }
+  return json{{"by_status", *by}, {"active", active}, {"delivery", delivery}};
 }
 
 Result<json> AutomationSummary(store::Conn& c, int limit) {

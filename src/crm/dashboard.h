@@ -26,7 +26,9 @@ Result<nlohmann::json> ContactCounts(store::Conn& c);
 Result<nlohmann::json> ContactGrowth(store::Conn& c, int64_t now);
 // {"available": bool, "total_generated": n, "top": [{id, name, generated_contacts}]}
 Result<nlohmann::json> FormCounts(store::Conn& c, int limit);
-// {"by_status": {...}, "active": [{id, name, status, ...}]} for "campaigns" | "automations"
+// {"by_status": {...}, "active": [{id, name, status, ..., sent, failed, opened, clicked}],
+//  "delivery": {sent, failed, bounced, complained, unsubscribed, opened, clicked}} (all
+// campaigns, from campaign_stats).
 Result<nlohmann::json> CampaignSummary(store::Conn& c, int limit);
 Result<nlohmann::json> AutomationSummary(store::Conn& c, int limit);
 Result<nlohmann::json> SequenceSummary(store::Conn& c);

@@ -17,8 +17,8 @@ ALTER TABLE campaign_recipients ADD COLUMN clicked_at BIGINT;
 ALTER TABLE campaign_recipients ADD COLUMN bounced_at BIGINT;
 ALTER TABLE campaign_recipients ADD COLUMN complained_at BIGINT;
 ALTER TABLE campaign_recipients ADD COLUMN unsubscribed_at BIGINT;
--- The queue: due pending rows of any campaign.
-CREATE INDEX campaign_recipients_due ON campaign_recipients(status, due_at);
+-- The queue: due pending rows of any campaign, in the order they are leased (no sort).
+CREATE INDEX campaign_recipients_due ON campaign_recipients(status, due_at, campaign_id, contact_id);
 CREATE INDEX campaign_recipients_message ON campaign_recipients(message_id);
 
 ALTER TABLE campaigns ADD COLUMN send_round BIGINT NOT NULL DEFAULT 1;

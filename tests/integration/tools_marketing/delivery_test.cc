@@ -229,6 +229,8 @@ TEST_F(Delivery, CampaignReachesEveryRecipientOnceAsProperMime) {
   EXPECT_NE(ada_msg["text"].get<std::string>().find("https://example.com/menu?a=1&b=2"), std::string::npos);
   EXPECT_NE(got["bob@example.com"][0]["subject"].get<std::string>().find("Hello there,"), std::string::npos);
 
+  json dash = Call(*c, "get_dashboard", json::object());
+  EXPECT_EQ(dash["campaigns"]["delivery"]["sent"], 3) << dash["campaigns"].dump();
   json report = Report(*c, id, json::object());
   EXPECT_EQ(report["outcomes"]["queued"], 3) << report.dump();
   EXPECT_EQ(report["outcomes"]["sent"], 3);
@@ -344,6 +346,10 @@ TEST_F(Delivery, ContactUnsubscribedBeforeItsTurnIsSkipped) {
   Confirm(*c, {{"id", id}});
   EXPECT_EQ(last_preview_["preview"]["new_status"], "scheduled");
   EXPECT_EQ(CampaignStatus(id), "scheduled");
+  // Parked until its time: the queue's index walk never meets a scheduled campaign's rows.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ? AND due_at >= ?",
+                  {id, int64_t{4'000'000'000'000'000'000}}),
+            2);
   Call(*c, "set_contact_status", {{"id", leave}, {"status", "unsubscribed"}});
   ASSERT_TRUE(WaitStatus(id, "sent", 20)) << CampaignStatus(id);
   auto got = ByRecipient();
