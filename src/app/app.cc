@@ -13,8 +13,10 @@
 #include "src/app/services.h"
 #include "src/app/shared_secrets.h"
 #include "src/console/links.h"
+#include "src/core/crypto.h"
 #include "src/http/allowed_hosts.h"
 #include "src/http/client.h"
+#include "src/webhooks/signing.h"
 #include "src/mcp/origin.h"
 #include "src/crm/marketing.h"
 #include "tools/automations.h"
@@ -229,6 +231,25 @@ Status WireMail(App::Services& s) {
       *s.crm->delivery, *s.crm->campaigns, *s.crm->settings, *s.mail_runtime, *s.clock,
       jobs::CampaignSenderOptions{.concurrency = s.config.mail_concurrency,
                                   .poll_interval_ms = s.config.mail_poll_interval_ms});
+  s.automation_runs = std::make_unique<crm::AutomationRuns>(
+      *s.db, *s.clock, *s.crm->contacts, crm::RunPolicy{.lease_s = s.config.mail_lease_s});
+  // call_webhook steps are signed with the secret of a webhook endpoint registered at the
+  // same URL, else with this site's automation secret (docs/marketing.md).
+  auto node_secret = SharedSecret(*s.db, "automation_webhooks_v1", *s.random, *s.clock);
+  if (!node_secret) return Fail(node_secret.error());
+  std::string fallback = std::string(webhooks::kSecretPrefix) + crypto::Base64Encode(*node_secret);
+  jobs::WebhookSecretFor secret_for =
+      [endpoints = s.webhook_endpoints.get(), fallback](const std::string& url) -> Result<std::string> {
+    auto found = endpoints->SecretForUrl(url);
+    if (!found) return Fail(found.error());
+    return found->value_or(fallback);
+  };
+  s.automation_runner = std::make_unique<jobs::AutomationRunner>(
+      *s.automation_runs, *s.crm->settings, *s.mail_runtime, *s.http_client, std::move(secret_for),
+      *s.clock,
+      jobs::AutomationRunnerOptions{.poll_interval_ms = s.config.mail_poll_interval_ms,
+                                    .allow_private = s.config.allow_private_network_targets,
+                                    .webhook_timeout_ms = s.config.webhook_timeout_ms});
   std::string business;
   if (auto doc = s.crm->settings->Get(); doc && doc->document.contains("business"))
     business = doc->document["business"].value("name", "");
@@ -386,6 +407,7 @@ Result<uint16_t> App::Start() {
   if (s_->webhook_worker) s_->webhook_worker->Start();  // rest: outgoing webhooks
   if (s_->housekeeping) s_->housekeeping->Start();
   if (s_->campaign_sender) s_->campaign_sender->Start();
+  if (s_->automation_runner) s_->automation_runner->Start();
   spdlog::info(R"("event":"listening","issuer":"{}")", s_->config.Issuer());
   return s_->config.port;
 }
@@ -395,6 +417,7 @@ void App::Stop() {
   if (s_->webhook_worker) s_->webhook_worker->Stop();  // rest: outgoing webhooks
   if (s_->housekeeping) s_->housekeeping->Stop();
   if (s_->campaign_sender) s_->campaign_sender->Stop();
+  if (s_->automation_runner) s_->automation_runner->Stop();
 }
 void App::Wait() { s_->server->Wait(); }
 void App::StopOnSignals() { s_->server->StopOnSignals(); }

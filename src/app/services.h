@@ -30,6 +30,7 @@
 #include "src/webhooks/endpoints.h"
 #include "src/webhooks/incoming.h"
 #include "src/webhooks/worker.h"
+#include "src/jobs/automation_runner.h"
 #include "src/jobs/campaign_sender.h"
 #include "src/jobs/mail_runtime.h"
 #include "src/mail/unsubscribe.h"
@@ -93,6 +94,9 @@ struct App::Services {
   std::unique_ptr<mail::LinkTokens> link_tokens;
   std::unique_ptr<jobs::MailRuntime> mail_runtime;
   std::unique_ptr<jobs::CampaignSender> campaign_sender;
+  // jobs: automations, sequences and double opt-in (src/jobs/automation_runner.h).
+  std::unique_ptr<crm::AutomationRuns> automation_runs;
+  std::unique_ptr<jobs::AutomationRunner> automation_runner;
   // app: the housekeeping sweep (started in App::Start, stopped in App::Stop).
   std::unique_ptr<Housekeeping> housekeeping;
   // rest: incoming webhooks (POST <rest base>/hooks/<token>), upserting via crm->contacts.

@@ -4,6 +4,7 @@
 #include <tuple>
 #include <utility>
 
+#include "src/crm/automation_runs_repo.h"
 #include "src/crm/automation_steps.h"
 #include "src/crm/automations_repo.h"
 
@@ -87,7 +88,7 @@ json EnrolmentSummary(store::Conn& c, int64_t id, Status* st) {
     *st = Fail(rows.error());
     return nullptr;
   }
-  json by = {{"active", 0}, {"completed", 0}, {"exited", 0}};
+  json by = {{"active", 0}, {"completed", 0}, {"exited", 0}, {"cancelled", 0}};
   int64_t total = 0;
   for (const auto& [status, count] : *rows) {
     by[status] = count;
@@ -192,11 +193,12 @@ Result<Automation> AutomationService::Update(const Actor& actor, int64_t id,
     auto a = LoadOr404(c, id);
     if (!a) return Fail(a.error());
     if (auto s = CheckRevision(*a, expected_revision); !s) return Fail(s.error());
-    if (a->status == AutomationStatus::kActive) {
-      return Fail(Errc::kInvalidTransition,
-                  "an active automation cannot be edited; deactivate it first");
-    }
+    // An active automation may be edited: each run keeps the steps copied at its
+    // enrolment, so the edit applies to new enrolments only.
     if (auto s = ApplyFields(fields, *a); !s) return Fail(s.error());
+    if (a->status == AutomationStatus::kActive && a->steps.empty()) {
+      return Fail(Errc::kInvalidArgument, "steps: an active automation needs at least one step");
+    }
     if (auto s = CheckRefsExist(c, CollectRefs(a->trigger, a->steps), a->trigger); !s) {
       return Fail(s.error());
     }
@@ -221,6 +223,8 @@ Result<Automation> AutomationService::Deactivate(const Actor& actor, int64_t id,
     int64_t before = a->revision;
     a->status = AutomationStatus::kInactive;
     a->updated_at = clock_.NowUnix();
+    // Pending steps of every run are cancelled with the deactivation, atomically.
+    if (auto n = automation_runs_repo::CancelActive(c, id, a->updated_at); !n) return Fail(n.error());
     if (auto s = Save(c, *a, a->revision); !s) return Fail(s.error());
     if (auto s = Audit(c, actor, "deactivate_automation", *a, before); !s) return Fail(s.error());
     return a;
@@ -280,7 +284,7 @@ Result<json> AutomationService::Activate(store::Conn& c, const Actor& actor, int
   if (auto s = CheckActivatable(c, *a); !s) return Fail(s.error());
   int64_t enrolled = 0;
   {
-    auto n = automations_repo::EnrolMatching(c, id, a->trigger, now);
+    auto n = automations_repo::EnrolMatching(c, id, a->trigger, a->steps, now);
     if (!n) return Fail(n.error());
     enrolled = *n;
   }

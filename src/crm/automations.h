@@ -1,11 +1,14 @@
 #pragma once
 // Automations: one trigger and ordered steps (automation_steps.h), status draft | active |
-// inactive, and the confirmable activate and delete. Running steps is a later worker; on
-// activation, contacts that already match a state-based trigger (having the tag, being in
-// the list, having the status) are recorded in automation_enrolments.
+// inactive, and the confirmable activate and delete. On activation, contacts that already
+// match a state-based trigger (having the tag, being in the list, having the status) are
+// enrolled; while active, trigger events enrol contacts (AutomationRuns, automation_runs.h)
+// and the job loop runs their steps.
 //
 // Moves: draft | inactive -> active (activate_automation, confirmed); active -> inactive
-// (deactivate_automation). Editing and deleting need a non-active automation.
+// (deactivate_automation, which cancels the pending steps of every run). Editing is
+// allowed in any status: each run keeps the steps copied at its enrolment, so an edit
+// applies to new enrolments only. Deleting needs a non-active automation.
 //
 // AutomationService is thread-safe (all state is in the database).
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "src/crm/automations_repo.h"
 
+#include "src/crm/automation_runs_repo.h"
+
 namespace crmd::crm::automations_repo {
 namespace {
 
@@ -51,7 +53,7 @@ std::pair<std::string, Value> TriggerSet(const json& trigger) {
 
 std::string CandidatesFrom(const std::string& ids) {
   return " FROM contacts k WHERE k.id IN (" + ids +
-         ") AND NOT EXISTS (SELECT 1 FROM automation_enrolments e"
+         ") AND NOT EXISTS (SELECT 1 FROM automation_runs e"
          " WHERE e.automation_id = ? AND e.contact_id = k.id)";
 }
 
@@ -82,23 +84,19 @@ Result<std::vector<Automation>> ListAfter(store::Conn& c, int64_t after_id,
 }
 
 Result<std::vector<std::pair<std::string, int64_t>>> EnrolmentCounts(store::Conn& c, int64_t id) {
-  auto rows = c.Query(
-      "SELECT status, COUNT(*) FROM automation_enrolments WHERE automation_id = ? GROUP BY status",
-      {id});
-  if (!rows) return Fail(rows.error());
-  std::vector<std::pair<std::string, int64_t>> out;
-  for (const auto& r : *rows) out.emplace_back(r.Str(0), r.Int(1));
-  return out;
+  auto st = automation_runs_repo::LoadStats(c, id);
+  if (!st) return Fail(st.error());
+  return std::vector<std::pair<std::string, int64_t>>{{"active", st->active()},
+                                                       {"completed", st->completed},
+                                                       {"exited", st->exited},
+                                                       {"cancelled", st->cancelled}};
 }
 
 Result<std::vector<EnrolledContact>> EnrolmentSample(store::Conn& c, int64_t id, int64_t limit) {
-  auto sample = c.Query(
-      "SELECT k.id, k.email, e.status FROM automation_enrolments e JOIN contacts k ON k.id = "
-      "e.contact_id WHERE e.automation_id = ? ORDER BY k.id LIMIT ?",
-      {id, limit});
-  if (!sample) return Fail(sample.error());
+  auto rows = automation_runs_repo::Sample(c, id, limit);
+  if (!rows) return Fail(rows.error());
   std::vector<EnrolledContact> out;
-  for (const auto& r : *sample) out.push_back({r.Int(0), r.Str(1), r.Str(2)});
+  for (auto& r : *rows) out.push_back({r.id, std::move(r.email), std::move(r.status)});
   return out;
 }
 
@@ -171,14 +169,11 @@ Status ReplaceRefs(store::Conn& c, int64_t id, const std::vector<AutomationRef>&
   return Ok();
 }
 
-Result<int64_t> EnrolMatching(store::Conn& c, int64_t id, const json& trigger, int64_t now) {
+Result<int64_t> EnrolMatching(store::Conn& c, int64_t id, const json& trigger,
+                              const json& steps, int64_t now) {
   auto [ids, param] = TriggerSet(trigger);
   if (ids.empty()) return int64_t{0};
-  return c.Exec(
-      "INSERT INTO automation_enrolments (automation_id, contact_id, status, current_step, "
-      "enrolled_at, updated_at) SELECT ?, k.id, 'active', 0, ?, ? FROM contacts k WHERE k.id IN (" +
-          ids + ") ON CONFLICT (automation_id, contact_id) DO NOTHING",
-      {id, now, now, param});
+  return automation_runs_repo::EnrolMatching(c, id, ids, param, steps.dump(), now);
 }
 
 Status Delete(store::Conn& c, int64_t id) {

@@ -1,6 +1,6 @@
 #pragma once
 // SQL for automations, their list/tag references (automation_refs) and enrolments
-// (automation_enrolments). Promises: ids come from store::NextIdSql, so an id is never
+// (automation_runs, automation_runs_repo.h). Promises: ids come from store::NextIdSql, so an id is never
 // reused after Delete; Update writes only at the expected revision; EnrolMatching enrols
 // a contact at most once per automation however often it runs. The trigger's contact set (tag_added, list_added,
 // status_changed) is computed here; other triggers are events and match no one now.
@@ -25,7 +25,8 @@ Result<std::optional<Automation>> Find(store::Conn& c, int64_t id);
 // Ids > after_id ascending, at most `limit`, optionally only those in `status`.
 Result<std::vector<Automation>> ListAfter(store::Conn& c, int64_t after_id,
                                           std::optional<AutomationStatus> status, int64_t limit);
-// (status, count) of the automation's enrolments.
+// (status, count) of the automation's runs, from its counters: active, completed,
+// exited, cancelled.
 Result<std::vector<std::pair<std::string, int64_t>>> EnrolmentCounts(store::Conn& c, int64_t id);
 struct EnrolledContact {
   int64_t id = 0;
@@ -52,10 +53,11 @@ Result<int64_t> Insert(store::Conn& c, const Automation& a);
 Result<bool> Update(store::Conn& c, const Automation& a, int64_t expected_revision);
 // Replaces the automation's references with `refs`.
 Status ReplaceRefs(store::Conn& c, int64_t id, const std::vector<AutomationRef>& refs);
-// Enrols (active, step 0) every contact matching a state-based trigger; answers how many
-// were new. 0 for event triggers.
+// Enrols (a run at step 0 with `steps`, due now) every contact matching a state-based
+// trigger that has no run of the automation yet; answers how many were new. 0 for event
+// triggers.
 Result<int64_t> EnrolMatching(store::Conn& c, int64_t id, const nlohmann::json& trigger,
-                              int64_t now);
+                              const nlohmann::json& steps, int64_t now);
 Status Delete(store::Conn& c, int64_t id);
 
 // An automation whose trigger or a step names a list or tag.

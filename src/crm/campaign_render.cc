@@ -167,4 +167,44 @@ Result<mail::Message> CampaignTemplates::Build(const MailRecipient& to, int64_t 
   return m;
 }
 
+Result<mail::Message> BuildSimpleMessage(const SimpleEmail& e, const MailRecipient& to,
+                                         const MailContext& ctx) {
+  std::string unsubscribe = e.unsubscribe ? UnsubscribeUrl(ctx, to.contact_id, 0) : "";
+  mail::MergeValues values = MergeValuesFor(to, unsubscribe);
+  auto render = [&](const char* field, const std::string& source, bool html,
+                    std::string& out) -> Status {
+    if (!e.merge) {
+      out = source;
+      return Ok();
+    }
+    auto parsed = mail::MergeTemplate::Parse(source);
+    if (!parsed) return Fail(Errc::kInvalidArgument, std::string(field) + ": " + parsed.error().message);
+    out = html ? parsed->RenderHtml(values) : parsed->RenderText(values);
+    return Ok();
+  };
+  mail::Message m;
+  m.from = e.from.address.empty() ? ctx.default_sender : e.from;
+  if (m.from.name.empty() && e.from.address.empty()) m.from.name = ctx.default_sender.name;
+  std::string name = to.first_name;
+  if (!to.last_name.empty()) name += (name.empty() ? "" : " ") + to.last_name;
+  m.to = {name, to.email};
+  if (auto s = render("subject", e.subject, false, m.subject); !s) return Fail(s.error());
+  std::string html = e.html_body;
+  if (html.empty())
+    html = "<div style=\"white-space:pre-wrap\">" + mail::HtmlEscape(e.text_body) + "</div>";
+  if (auto s = render("html_body", html, true, m.html); !s) return Fail(s.error());
+  if (!e.text_body.empty()) {
+    std::string text;
+    if (auto s = render("text_body", e.text_body, false, text); !s) return Fail(s.error());
+    m.text = std::move(text);
+  }
+  m.message_id = mail::MakeMessageId(e.send_id, to.email, DomainOf(m.from.address));
+  if (e.unsubscribe) {
+    m.list_unsubscribe = {unsubscribe};
+    m.one_click_unsubscribe = mail::SupportsOneClick(unsubscribe);
+  }
+  m.extra_headers = e.extra_headers;
+  return m;
+}
+
 }  // namespace crmd::crm

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -61,6 +63,23 @@ class CampaignTemplates {
   mail::MergeTemplate subject_, preheader_, html_, text_;
   bool has_text_ = false;
 };
+
+// A message outside campaigns (an automation's send_email step, a sequence email, the
+// double opt-in confirmation): merge tags of subject and bodies filled for the recipient,
+// the sender (ctx.default_sender when from.address is empty), the Message-ID
+// MakeMessageId(send_id, address) -- stable, so that a retry after a crash can be
+// de-duplicated -- and, with `unsubscribe`, the per-recipient List-Unsubscribe link.
+struct SimpleEmail {
+  std::string subject, html_body, text_body;
+  mail::Mailbox from;
+  std::string send_id;  // e.g. "a3r17s2": automation 3, run 17, step 2
+  bool unsubscribe = true;
+  std::vector<std::pair<std::string, std::string>> extra_headers;
+  bool merge = true;  // false: subject and bodies are final text, not templates
+};
+// Fails (kInvalidArgument naming the field) when a merge tag is unknown or malformed.
+Result<mail::Message> BuildSimpleMessage(const SimpleEmail& e, const MailRecipient& to,
+                                         const MailContext& ctx);
 
 // A rendered message as a preview shows it: from, to, subject, preheader, text, html
 // (html cut at 64 KiB, with html_truncated).

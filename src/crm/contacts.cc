@@ -6,6 +6,7 @@
 #include "src/crm/events.h"
 #include "src/crm/idempotency.h"
 #include "src/crm/lists.h"
+#include "src/crm/optin_repo.h"
 #include "src/crm/outbox.h"
 #include "src/crm/settings.h"
 #include "src/crm/status.h"
@@ -294,6 +295,10 @@ Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const Actor& actor
     data["source"] = k.source;
     if (auto st = o_.outbox->Append(c, events::kContactCreated, k.id, data); !st)
       return Fail(st.error());
+    // A signup left pending by double opt-in gets its confirmation email, queued in this
+    // transaction and sent by the job loop (docs/mail.md, "Double opt-in").
+    if (!in.status && k.status == "pending")
+      if (auto st = optin_repo::Enqueue(c, k.id, now); !st) return Fail(st.error());
     auto m = AddMembershipsIn(c, *o_.outbox, k, in, now);
     if (!m) return Fail(m.error());
     out.created = out.changed = true;

@@ -109,7 +109,7 @@ Result<json> AutomationSummary(store::Conn& c, int limit) {
   if (!by) return Fail(by.error());
   auto rows = c.Query(
       "SELECT a.id, a.name, a.trigger_type, "
-      "(SELECT COUNT(*) FROM automation_enrolments e WHERE e.automation_id = a.id) "
+      "(SELECT COALESCE(MAX(s.enrolled), 0) FROM automation_stats s WHERE s.automation_id = a.id) "
       "FROM automations a WHERE a.status = 'active' ORDER BY a.id DESC LIMIT ?",
       {static_cast<int64_t>(limit)});
   if (!rows) return Fail(rows.error());
@@ -171,18 +171,6 @@ Result<std::optional<AutomationHead>> FindAutomationHead(store::Conn& c, int64_t
   if (!*row) return std::optional<AutomationHead>{};
   return std::optional<AutomationHead>(
       AutomationHead{(*row)->Str(0), (*row)->Str(1), (*row)->Str(2), (*row)->Str(3)});
-}
-
-Result<std::vector<std::tuple<int64_t, std::string, int64_t>>> EnrolmentsByStepAndStatus(store::Conn& c,
-                                                                                       int64_t id) {
-  auto rows = c.Query(
-      "SELECT current_step, status, COUNT(*) FROM automation_enrolments WHERE automation_id = ? "
-      "GROUP BY current_step, status",
-      {id});
-  if (!rows) return Fail(rows.error());
-  std::vector<std::tuple<int64_t, std::string, int64_t>> out;
-  for (const auto& r : *rows) out.emplace_back(r.Int(0), r.Str(1), r.Int(2));
-  return out;
 }
 
 }  // namespace crmd::crm::dashboard

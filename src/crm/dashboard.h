@@ -52,7 +52,6 @@ struct AutomationHead {
 };
 Result<std::optional<AutomationHead>> FindAutomationHead(store::Conn& c, int64_t id);
 // (current_step, status, count) of one automation's enrolments.
-Result<std::vector<std::tuple<int64_t, std::string, int64_t>>> EnrolmentsByStepAndStatus(store::Conn& c,
-                                                                                       int64_t id);
+
 
 }  // namespace crmd::crm::dashboard

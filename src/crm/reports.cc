@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "src/crm/automation_runs_repo.h"
 #include "src/crm/automations.h"
 #include "src/crm/campaign_delivery.h"
 #include "src/crm/campaign_repo.h"
@@ -124,49 +125,34 @@ Result<json> ReportService::AutomationReport(int64_t id) const {
     if (!*head) return Fail(Error::NotFound("automation " + std::to_string(id) + " not found"));
     json steps = json::parse((*head)->steps, nullptr, false);
     if (!steps.is_array()) steps = json::array();
-    auto rows = dashboard::EnrolmentsByStepAndStatus(c, id);
-    if (!rows) return Fail(rows.error());
-    int64_t total = 0;
-    std::map<std::string, int64_t> by_status{{"active", 0}, {"completed", 0}, {"exited", 0}};
-    std::map<int64_t, int64_t> waiting, exited_at, past;  // past: current_step > i
-    const int64_t n_steps = static_cast<int64_t>(steps.size());
-    std::vector<int64_t> at(n_steps + 1, 0);  // enrolments whose current_step == i (not completed)
-    int64_t completed = 0;
-    for (const auto& [raw_step, status, n] : *rows) {
-      int64_t step = std::min<int64_t>(std::max<int64_t>(raw_step, 0), n_steps);
-      total += n;
-      by_status[status] += n;
-      if (status == "completed") {
-        completed += n;
-      } else {
-        at[step] += n;
-        if (status == "active") waiting[step] += n;
-        else exited_at[step] += n;
-      }
-    }
+    // Counters kept as runs move (automation_runs_repo.h), never a scan of the runs.
+    auto stats = automation_runs_repo::LoadStats(c, id);
+    if (!stats) return Fail(stats.error());
+    auto step_rows = automation_runs_repo::LoadStepStats(c, id);
+    if (!step_rows) return Fail(step_rows.error());
+    std::map<int64_t, automation_runs_repo::StepStats> by_step(step_rows->begin(), step_rows->end());
+    const int64_t n_steps = std::max<int64_t>(static_cast<int64_t>(steps.size()),
+                                              by_step.empty() ? 0 : by_step.rbegin()->first + 1);
     json per_step = json::array();
-    // reached(i) = enrolments now at step i or beyond, plus those that completed.
-    int64_t beyond = completed;
-    std::vector<int64_t> reached(n_steps + 1, 0);
-    for (int64_t i = n_steps; i >= 0; --i) {
-      beyond += at[i];
-      reached[i] = beyond;
-    }
     for (int64_t i = 0; i < n_steps; ++i) {
-      per_step.push_back({{"index", i},
-                          {"type", steps[i].value("type", "")},
-                          {"reached", reached[i]},
-                          {"waiting", waiting[i]},
-                          {"exited", exited_at[i]},
-                          {"drop_off", exited_at[i]}});
+      const auto& st = by_step[i];
+      int64_t reached = st.done + st.failed + st.skipped;  // runs that got past step i
+      std::string type = i < static_cast<int64_t>(steps.size()) ? steps[i].value("type", "") : "";
+      json row = {{"index", i},      {"type", type},        {"reached", reached},
+                  {"done", st.done}, {"failed", st.failed}, {"skipped", st.skipped}};
+      if (type == "send_email") row["sent"] = st.done;
+      per_step.push_back(std::move(row));
     }
+    const int64_t total = stats->enrolled;
     return json{{"automation", {{"id", id}, {"name", (*head)->name}, {"status", (*head)->status},
                                 {"trigger", (*head)->trigger_type}}},
                 {"enrolments", {{"total", total},
-                                {"active", by_status["active"]},
-                                {"completed", by_status["completed"]},
-                                {"exited", by_status["exited"]}}},
-                {"completion_rate", total == 0 ? 0.0 : static_cast<double>(completed) / total},
+                                {"active", stats->active()},
+                                {"completed", stats->completed},
+                                {"exited", stats->exited},
+                                {"cancelled", stats->cancelled}}},
+                {"completion_rate",
+                 total == 0 ? 0.0 : static_cast<double>(stats->completed) / total},
                 {"steps", per_step}};
   });
 }

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "src/crm/campaign_repo.h"
+#include "src/crm/sequence_runs_repo.h"
 #include "src/crm/sequences_repo.h"
 
 namespace crmd::crm {
@@ -22,7 +24,46 @@ Result<Sequence> LoadOr404(store::Conn& c, int64_t id) {
   auto row = sequences_repo::Find(c, id);
   if (!row) return Fail(row.error());
   if (!*row) return Fail(NotFound(id));
+  auto stats = sequence_runs_repo::LoadStats(c, id);
+  if (!stats) return Fail(stats.error());
+  (*row)->enrolments = {{"enrolled", stats->enrolled},
+                        {"active", stats->enrolled - stats->completed - stats->exited},
+                        {"sent", stats->sent},
+                        {"failed", stats->failed},
+                        {"completed", stats->completed},
+                        {"exited", stats->exited}};
   return std::move(**row);
+}
+
+Status CheckList(store::Conn& c, const Sequence& s) {
+  if (!s.list_id) return Ok();
+  auto missing = campaign_repo::MissingIds(c, "lists", {*s.list_id});
+  if (!missing) return Fail(missing.error());
+  if (!missing->empty())
+    return Fail(Errc::kInvalidArgument, "list_id: list " + std::to_string(*s.list_id) + " does not exist");
+  return Ok();
+}
+
+// The contact ids of enroll_contact_ids; empty when absent.
+Result<std::vector<int64_t>> EnrolIds(const json& j) {
+  std::vector<int64_t> ids;
+  if (!j.contains("enroll_contact_ids")) return ids;
+  const auto& a = j["enroll_contact_ids"];
+  if (!a.is_array() || a.size() > kMaxSequenceEnrol)
+    return Fail(Errc::kInvalidArgument, "enroll_contact_ids: an array of at most " +
+                                            std::to_string(kMaxSequenceEnrol) + " contact ids");
+  for (const auto& v : a) {
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+      return Fail(Errc::kInvalidArgument, "enroll_contact_ids: must be positive integer ids");
+    ids.push_back(v.get<int64_t>());
+  }
+  return ids;
+}
+
+bool HasEdits(const json& j) {
+  for (const char* k : {"name", "description", "emails", "list_id"})
+    if (j.contains(k)) return true;
+  return false;
 }
 
 Status Save(store::Conn& c, Sequence& s) {
@@ -51,6 +92,12 @@ Status ApplyFields(const json& j, Sequence& s) {
     auto e = ValidateSequenceEmails(j["emails"]);
     if (!e) return Fail(e.error());
     s.emails = std::move(*e);
+  }
+  if (j.contains("list_id")) {
+    const auto& v = j["list_id"];
+    if (v.is_null()) s.list_id.reset();
+    else if (v.is_number_integer() && v.get<int64_t>() > 0) s.list_id = v.get<int64_t>();
+    else return Fail(Errc::kInvalidArgument, "list_id: must be a list id or null");
   }
   return Ok();
 }
@@ -96,9 +143,11 @@ json ToJson(const Sequence& s, bool full) {
             {"total_delay_seconds", total},
             {"revision", s.revision},
             {"updated_at", TimeJson(s.updated_at)}};
+  j["list_id"] = s.list_id ? json(*s.list_id) : json(nullptr);
   if (full) {
     j["description"] = s.description;
     j["emails"] = s.emails;
+    j["enrolments"] = s.enrolments;
     j["created_at"] = TimeJson(s.created_at);
   }
   return j;
@@ -185,6 +234,7 @@ Status SequenceService::Audit(store::Conn& c, const Actor& actor, const char* ac
 Result<Sequence> SequenceService::CreateIn(store::Conn& c, const Actor& actor, const json& fields) {
   Sequence s;
   if (auto st = ApplyFields(fields, s); !st) return Fail(st.error());
+  if (auto st = CheckList(c, s); !st) return Fail(st.error());
   s.created_at = s.updated_at = clock_.NowUnix();
   auto id = sequences_repo::Insert(c, s);
   if (!id) return Fail(id.error());
@@ -216,15 +266,38 @@ Result<Sequence> SequenceService::Update(const Actor& actor, int64_t id, int64_t
     auto s = LoadOr404(c, id);
     if (!s) return Fail(s.error());
     if (auto st = CheckRevision(*s, expected_revision); !st) return Fail(st.error());
-    if (s->status == SequenceStatus::kActive) {
+    auto enrol = EnrolIds(fields);
+    if (!enrol) return Fail(enrol.error());
+    const bool edits = HasEdits(fields);
+    if (edits && s->status == SequenceStatus::kActive) {
       return Fail(Errc::kInvalidTransition, "an active sequence cannot be edited; pause it first");
     }
     if (auto st = ApplyFields(fields, *s); !st) return Fail(st.error());
+    if (auto st = CheckList(c, *s); !st) return Fail(st.error());
+    const int64_t now = clock_.NowUnix();
+    if (!enrol->empty()) {
+      if (s->emails.empty())
+        return Fail(Errc::kInvalidArgument, "enroll_contact_ids: add emails before enrolling");
+      auto missing = sequence_runs_repo::FirstMissingContact(c, *enrol);
+      if (!missing) return Fail(missing.error());
+      if (*missing)
+        return Fail(Error::NotFound("enroll_contact_ids: contact " + std::to_string(**missing) +
+                                    " not found"));
+      const int64_t first = s->emails[0].value("delay_seconds", int64_t{0});
+      for (int64_t contact : *enrol) {
+        auto n = sequence_runs_repo::Enrol(c, id, contact, now + first, now);
+        if (!n) return Fail(n.error());
+      }
+    }
     int64_t before = s->revision;
-    s->updated_at = clock_.NowUnix();
-    if (auto st = Save(c, *s); !st) return Fail(st.error());
-    if (auto st = Audit(c, actor, "update_sequence", *s, before); !st) return Fail(st.error());
-    return s;
+    if (edits) {
+      s->updated_at = now;
+      if (auto st = Save(c, *s); !st) return Fail(st.error());
+      if (auto st = Audit(c, actor, "update_sequence", *s, before); !st) return Fail(st.error());
+    } else if (!enrol->empty()) {
+      if (auto st = Audit(c, actor, "enroll_sequence", *s, before); !st) return Fail(st.error());
+    }
+    return LoadOr404(c, id);
   });
 }
 
@@ -242,6 +315,8 @@ Result<Sequence> SequenceService::SetStatus(const Actor& actor, int64_t id, Sequ
       return Fail(Errc::kInvalidArgument, "emails: add at least one email before activating");
     }
     int64_t before = s->revision;
+    if (s->status == SequenceStatus::kDraft && to == SequenceStatus::kActive)
+      s->activated_at = clock_.NowUnix();  // list members from now on are enrolled
     s->status = to;
     s->updated_at = clock_.NowUnix();
     if (auto st = Save(c, *s); !st) return Fail(st.error());

@@ -2,7 +2,11 @@
 // Sequences: an ordered series of emails, each sent a delay after the previous one (the
 // first after its delay from enrolment). Status draft | active | paused:
 //   draft -> active; active -> paused; paused -> active | draft.
-// Editing is allowed in draft and paused. Sending is a later worker.
+// Editing is allowed in draft and paused. Contacts are enrolled by update_sequence's
+// enroll_contact_ids (any status) and, when list_id is set, by being added to that list
+// while the sequence is active (AutomationRuns::ClaimEvents). The job loop sends each
+// enrolment's emails with their delays while the sequence is active (paused holds them)
+// and ends the enrolment when the contact is no longer subscribed at send time.
 //
 // SequenceService is thread-safe (all state is in the database).
 #include <cstdint>
@@ -26,6 +30,7 @@ namespace crmd::crm {
 class Idempotency;  // src/crm/idempotency.h
 
 inline constexpr size_t kMaxSequenceEmails = 50;
+inline constexpr size_t kMaxSequenceEnrol = 500;
 
 enum class SequenceStatus { kDraft, kActive, kPaused };
 const char* ToString(SequenceStatus s);
@@ -38,6 +43,10 @@ struct Sequence {
   // [{subject, html_body, text_body, delay_seconds}], validated by ValidateSequenceEmails.
   nlohmann::json emails = nlohmann::json::array();
   SequenceStatus status = SequenceStatus::kDraft;
+  std::optional<int64_t> list_id;       // contacts added to this list are enrolled
+  std::optional<int64_t> activated_at;  // last draft -> active
+  // {enrolled, sent, failed, completed, exited, active}: counters, filled by reads.
+  nlohmann::json enrolments = nlohmann::json::object();
   int64_t revision = 1;
   int64_t created_at = 0, updated_at = 0;
 };
@@ -71,6 +80,9 @@ class SequenceService {
                             const std::string& idempotency_key = "");
   // The same in the caller's transaction, for another service composing one (the seed).
   Result<Sequence> CreateIn(store::Conn& c, const Actor& actor, const nlohmann::json& fields);
+  // Edits need a draft or paused sequence. `fields` may also hold enroll_contact_ids (up
+  // to kMaxSequenceEnrol), allowed alone in any status: each contact not yet enrolled is
+  // scheduled for the first email.
   Result<Sequence> Update(const Actor& actor, int64_t id, int64_t expected_revision,
                           const nlohmann::json& fields);
   // expected_revision 0 = any.

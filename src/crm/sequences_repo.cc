@@ -8,7 +8,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kColumns =
-    "id, name, description, emails, status, revision, created_at, updated_at";
+    "id, name, description, emails, status, revision, created_at, updated_at, list_id, "
+    "activated_at";
 
 Sequence FromRow(const store::Row& r) {
   Sequence s;
@@ -21,6 +22,8 @@ Sequence FromRow(const store::Row& r) {
   s.revision = r.Int(5);
   s.created_at = r.Int(6);
   s.updated_at = r.Int(7);
+  s.list_id = r.OptInt(8);
+  s.activated_at = r.OptInt(9);
   return s;
 }
 
@@ -53,16 +56,17 @@ Result<std::vector<Sequence>> ListAfter(store::Conn& c, int64_t after_id,
 Result<int64_t> Insert(store::Conn& c, const Sequence& s) {
   return c.InsertReturningId(
       "INSERT INTO sequences (id, name, description, emails, status, revision, created_at, "
-      "updated_at) VALUES (" + store::NextIdSql("sequences") + ", ?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
-      {s.name, s.description, s.emails.dump(), s.created_at, s.updated_at});
+      "updated_at, list_id) VALUES (" + store::NextIdSql("sequences") +
+          ", ?, ?, ?, 'draft', 1, ?, ?, ?) RETURNING id",
+      {s.name, s.description, s.emails.dump(), s.created_at, s.updated_at, store::Opt(s.list_id)});
 }
 
 Result<bool> Update(store::Conn& c, const Sequence& s) {
   auto n = c.Exec(
-      "UPDATE sequences SET name = ?, description = ?, emails = ?, status = ?, "
-      "revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ?",
-      {s.name, s.description, s.emails.dump(), std::string(ToString(s.status)), s.updated_at, s.id,
-       s.revision});
+      "UPDATE sequences SET name = ?, description = ?, emails = ?, status = ?, list_id = ?, "
+      "activated_at = ?, revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ?",
+      {s.name, s.description, s.emails.dump(), std::string(ToString(s.status)),
+       store::Opt(s.list_id), store::Opt(s.activated_at), s.updated_at, s.id, s.revision});
   if (!n) return Fail(n.error());
   return *n != 0;
 }

@@ -132,6 +132,10 @@ Result<std::vector<Endpoint>> Endpoints::List() {
   return db_.Read([](store::Conn& c) { return endpoints_repo::List(c); });
 }
 
+Result<std::optional<std::string>> Endpoints::SecretForUrl(const std::string& url) {
+  return db_.Read([&](store::Conn& c) { return endpoints_repo::SecretForUrl(c, url); });
+}
+
 Result<Endpoint> Endpoints::Get(int64_t id) {
   return db_.Read([&](store::Conn& c) -> Result<Endpoint> {
     auto row = endpoints_repo::Find(c, id);

@@ -64,6 +64,9 @@ class Endpoints {
   // Enabling clears the failure counter and the disabled reason.
   Result<Endpoint> Update(int64_t id, const EndpointInput& in);
   Status Delete(int64_t id);  // its deliveries go with it
+  // The signing secret of the endpoint registered at exactly `url`, for automation
+  // call_webhook steps; nullopt when none is.
+  Result<std::optional<std::string>> SecretForUrl(const std::string& url);
 
  private:
   Status Check(const EndpointInput& in, bool creating) const;

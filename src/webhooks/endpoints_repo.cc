@@ -144,4 +144,11 @@ Status DisableForFailures(store::Conn& c, int64_t id, const std::string& reason,
                      {reason, now, id}));
 }
 
+Result<std::optional<std::string>> SecretForUrl(store::Conn& c, const std::string& url) {
+  auto row = c.QueryOne("SELECT secret FROM webhook_endpoints WHERE url = ? ORDER BY id LIMIT 1", {url});
+  if (!row) return Fail(row.error());
+  if (!*row) return std::optional<std::string>{};
+  return std::optional<std::string>((*row)->Str(0));
+}
+
 }  // namespace crmd::webhooks::endpoints_repo

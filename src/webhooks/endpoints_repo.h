@@ -36,6 +36,10 @@ Status SetUpdatedAt(store::Conn& c, int64_t id, int64_t now);
 // endpoint. REQUIRES: inside Database::Write.
 Result<bool> Delete(store::Conn& c, int64_t id);
 
+// The signing secret of the endpoint at exactly `url` (the lowest id when several), for
+// automation call_webhook steps. REQUIRES: inside Database::Read or Write.
+Result<std::optional<std::string>> SecretForUrl(store::Conn& c, const std::string& url);
+
 // Delivery bookkeeping on the endpoint row.
 struct Subscription {
   int64_t id = 0;

@@ -118,10 +118,10 @@ TEST_F(MarketingConfirmations, ActivateAutomationEnrolsMatchingContactsAndDelete
   int64_t id = created["automation"]["id"];
   json preview = Call(*c, "activate_automation", {{"id", id}});
   EXPECT_EQ(preview["preview"]["enrol_now"]["count"], 3);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_enrolments"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs"), 0);
   Call(*c, "confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
   EXPECT_EQ(Status("automations", id), "active");
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_enrolments WHERE automation_id = ?", {id}), 3);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE automation_id = ?", {id}), 3);
 
   ExpectToolError(*c, "delete_automation", {{"id", id}}, "dependency_blocked");
   Call(*c, "deactivate_automation", {{"id", id}});

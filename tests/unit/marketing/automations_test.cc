@@ -117,12 +117,12 @@ TEST_F(AutomationServiceTest, ActivationPreviewShowsWhoWouldEnrolAndConfirmEnrol
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->preview["enrol_now"]["count"], 2);
   EXPECT_EQ(p->preview["steps"].size(), 2u);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_enrolments"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs"), 0);
   auto done = Activate(a->id);
   ASSERT_TRUE(done) << done.error().message;
   EXPECT_EQ((*done)["enrolled"], 2);
   EXPECT_EQ(svc_->Get(a->id)->status, AutomationStatus::kActive);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_enrolments WHERE automation_id = ?", {a->id}), 2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE automation_id = ?", {a->id}), 2);
 }
 
 TEST_F(AutomationServiceTest, EventTriggerEnrolsNobodyNow) {
@@ -134,12 +134,29 @@ TEST_F(AutomationServiceTest, EventTriggerEnrolsNobodyNow) {
   EXPECT_EQ(p->preview["enrol_now"]["count"], 0);
 }
 
-TEST_F(AutomationServiceTest, ActiveAutomationCannotBeEditedOrDeletedUntilDeactivated) {
+TEST_F(AutomationServiceTest, EditOfAnActiveAutomationAppliesToNewEnrolmentsOnly) {
   auto a = svc_->Create(actor_, Fields());
   ASSERT_TRUE(Activate(a->id));
-  auto edit = svc_->Update(actor_, a->id, 2, {{"name", "x"}});
-  ASSERT_FALSE(edit);
-  EXPECT_EQ(edit.error().code, Errc::kInvalidTransition);
+  const std::string before = json::array({{{"type", "wait"}, {"days", 1}},
+                                          {{"type", "add_list"}, {"list_id", list_}}})
+                                 .dump();
+  auto edit = svc_->Update(actor_, a->id, 2,
+                           {{"steps", json::array({{{"type", "wait"}, {"seconds", 5}}})}});
+  ASSERT_TRUE(edit) << edit.error().message;
+  EXPECT_EQ(edit->status, AutomationStatus::kActive);
+  EXPECT_EQ(edit->steps.size(), 1u);
+  // The runs enrolled at activation keep the steps they started with.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE automation_id = ? AND steps = ?",
+                  {a->id, before}),
+            2);
+  auto empty = svc_->Update(actor_, a->id, 3, {{"steps", json::array()}});
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().code, Errc::kInvalidArgument);
+}
+
+TEST_F(AutomationServiceTest, ActiveAutomationCannotBeDeletedAndDeactivationCancelsItsRuns) {
+  auto a = svc_->Create(actor_, Fields());
+  ASSERT_TRUE(Activate(a->id));
   auto del = PreviewDelete(a->id);
   ASSERT_TRUE(del);
   ASSERT_EQ(del->blockers.size(), 1u);
@@ -147,13 +164,15 @@ TEST_F(AutomationServiceTest, ActiveAutomationCannotBeEditedOrDeletedUntilDeacti
   auto off = svc_->Deactivate(actor_, a->id, 0);
   ASSERT_TRUE(off);
   EXPECT_EQ(off->status, AutomationStatus::kInactive);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE status = 'cancelled'"), 2);
+  EXPECT_EQ(Count("SELECT cancelled FROM automation_stats WHERE automation_id = ?", {a->id}), 2);
   del = PreviewDelete(a->id);
   ASSERT_TRUE(del) << del.error().message;
   EXPECT_TRUE(del->blockers.empty());
   EXPECT_EQ(del->preview["enrolled_contacts"]["total"], 2);
   EXPECT_EQ(del->preview["enrolled_contacts"]["sample"].size(), 2u);
   ASSERT_TRUE(Delete(a->id));
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_enrolments"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs"), 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_refs"), 0);
 }
 

@@ -130,32 +130,30 @@ TEST_F(ReportsTest, CampaignReportCountsRecipientOutcomes) {
   EXPECT_EQ(r.CampaignReport(999).error().code, Errc::kNotFound);
 }
 
-TEST_F(ReportsTest, AutomationReportShowsCompletionsAndStepDropOff) {
+TEST_F(ReportsTest, AutomationReportReadsTheCountersKeptAsRunsMove) {
   Exec("INSERT INTO automations (id, name, trigger_type, steps, status, created_at, updated_at) "
-       "VALUES (7, 'a', 'contact_created', '[{\"type\":\"wait\",\"days\":1},{\"type\":\"add_tag\",\"tag_id\":1}]', 'active', 0, 0)", {});
-  auto enrol = [&](int64_t contact, const char* status, int64_t step) {
-    Exec("INSERT INTO automation_enrolments (automation_id, contact_id, status, current_step, enrolled_at, updated_at) VALUES (7, ?, ?, ?, 0, 0)",
-         {contact, std::string(status), step});
-  };
-  enrol(1, "active", 0);
-  enrol(2, "exited", 0);
-  enrol(3, "active", 1);
-  enrol(4, "completed", 2);
-  enrol(5, "completed", 2);
+       "VALUES (7, 'a', 'contact_created', '[{\"type\":\"wait\",\"days\":1},{\"type\":\"send_email\",\"subject\":\"s\",\"text_body\":\"t\"}]', 'active', 0, 0)", {});
+  Exec("INSERT INTO automation_stats (automation_id, enrolled, completed, exited, cancelled) "
+       "VALUES (7, 5, 2, 0, 1)", {});
+  Exec("INSERT INTO automation_step_stats (automation_id, step_index, done, failed, skipped) "
+       "VALUES (7, 0, 3, 0, 0), (7, 1, 1, 1, 1)", {});
   ReportService r(*db_, clock_);
   auto rep = r.AutomationReport(7);
   ASSERT_TRUE(rep) << rep.error().message;
   EXPECT_EQ((*rep)["enrolments"]["total"], 5);
   EXPECT_EQ((*rep)["enrolments"]["completed"], 2);
+  EXPECT_EQ((*rep)["enrolments"]["cancelled"], 1);
+  EXPECT_EQ((*rep)["enrolments"]["active"], 2);
   EXPECT_DOUBLE_EQ((*rep)["completion_rate"].get<double>(), 0.4);
   auto& steps = (*rep)["steps"];
   ASSERT_EQ(steps.size(), 2u);
-  EXPECT_EQ(steps[0]["reached"], 5);
-  EXPECT_EQ(steps[0]["waiting"], 1);
-  EXPECT_EQ(steps[0]["drop_off"], 1);
+  EXPECT_EQ(steps[0]["reached"], 3);
+  EXPECT_EQ(steps[0]["done"], 3);
+  EXPECT_EQ(steps[1]["type"], "send_email");
+  EXPECT_EQ(steps[1]["sent"], 1);
+  EXPECT_EQ(steps[1]["failed"], 1);
+  EXPECT_EQ(steps[1]["skipped"], 1);
   EXPECT_EQ(steps[1]["reached"], 3);
-  EXPECT_EQ(steps[1]["waiting"], 1);
-  EXPECT_EQ(steps[1]["drop_off"], 0);
 }
 
 TEST(MarketingTime, ParsesRfc3339AndDates) {

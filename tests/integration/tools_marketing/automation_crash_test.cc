@@ -1,0 +1,258 @@
+// Automation proof with the real crmd binary: a run with a wait step (seconds) is killed
+// with SIGKILL while it waits and the node restarted on the same database; the steps after
+// the wait still run, in order, exactly once per contact (the wait is a due time in the
+// database, never a sleeping thread). docs/marketing.md, "Automations that run".
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "src/core/clock.h"
+#include "src/core/http_client.h"
+#include "src/core/random.h"
+#include "src/crm/automations.h"
+#include "src/crm/marketing.h"
+#include "src/crm/services.h"
+#include "src/http/client.h"
+#include "src/store/db.h"
+#include "tests/support/test_database.h"
+#include "tests/support/test_server.h"
+#include "tests/unit/mail/python.h"
+
+extern char** environ;
+
+namespace crmd::testing {
+namespace {
+
+const std::string kCrmd = std::string(CRMD_BINARY_DIR) + "/src/app/crmd";
+
+uint16_t FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    close(fd);
+    return 0;
+  }
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+class CrmdProcess {
+ public:
+  CrmdProcess(const std::vector<std::string>& args, const std::string& log_path) {
+    std::vector<std::string> argv_s = {kCrmd};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (posix_spawn(&pid_, kCrmd.c_str(), &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~CrmdProcess() { Kill(); }
+  void Kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Messages the sink holds: envelope recipient -> Message-IDs (one per message received).
+std::map<std::string, std::vector<std::string>> Received(const mail::testing::SmtpSink& sink) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& entry : std::filesystem::directory_iterator(sink.dir())) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    auto meta = nlohmann::json::parse(in, nullptr, false);
+    if (meta.is_discarded()) continue;  // being written
+    std::string eml = mail::testing::ReadFile(entry.path().parent_path().string() + "/" +
+                                              entry.path().stem().string() + ".eml");
+    std::string id;
+    size_t p = eml.find("\r\nMessage-ID: ");
+    if (p != std::string::npos) id = eml.substr(p + 14, eml.find("\r\n", p + 14) - p - 14);
+    for (const auto& r : meta["rcpt_tos"]) out[r.get<std::string>()].push_back(id);
+  }
+  return out;
+}
+
+size_t Messages(const mail::testing::SmtpSink& sink) {
+  size_t n = 0;
+  for (const auto& [r, ids] : Received(sink)) n += ids.size();
+  return n;
+}
+
+class AutomationCrash : public ::testing::Test {
+ protected:
+  AutomationCrash() : db_(dir_.path() + "/crmd.db") {}
+
+  // `n` subscribed contacts tagged "vip" and an automation on that tag -- send "One",
+  // wait 2 s, add the tag "done", send "Two" -- activated through the services (the
+  // confirmed action's execute step), which enrols the tagged contacts.
+  int64_t ActivatedAutomation(int n) {
+    auto db = store::Open(db_.url(), 2);
+    EXPECT_TRUE(db.has_value());
+    if (!db) return 0;
+    SystemClock clock;
+    SecureRandom random;
+    auto crm = crm::MakeServices({.db = db->get(), .clock = &clock, .random = &random});
+    EXPECT_TRUE(crm.has_value());
+    if (!crm) return 0;
+    EXPECT_TRUE(crm::InstallMarketing(**crm).has_value());
+    crm::Actor actor{.kind = "cli", .subject = "test"};
+    auto tags = (*db)->Write([&](store::Conn& c) -> Result<std::pair<int64_t, int64_t>> {
+      auto vip = c.InsertReturningId(
+          "INSERT INTO tags (name, created_at, updated_at) VALUES ('vip', 0, 0) RETURNING id");
+      if (!vip) return Fail(vip.error());
+      auto done = c.InsertReturningId(
+          "INSERT INTO tags (name, created_at, updated_at) VALUES ('done', 0, 0) RETURNING id");
+      if (!done) return Fail(done.error());
+      for (int i = 0; i < n; ++i) {
+        auto contact = c.InsertReturningId(
+            "INSERT INTO contacts (email, status, first_name, source, created_at, updated_at) "
+            "VALUES (?, 'subscribed', ?, 'test', 0, 0) RETURNING id",
+            {"r" + std::to_string(i) + "@example.com", "R" + std::to_string(i)});
+        if (!contact) return Fail(contact.error());
+        auto m = c.Exec("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, 0)",
+                        {*contact, *vip});
+        if (!m) return Fail(m.error());
+      }
+      return std::pair{*vip, *done};
+    });
+    EXPECT_TRUE(tags.has_value());
+    if (!tags) return 0;
+    auto a = (*crm)->automations->Create(
+        actor, {{"name", "Welcome"},
+                {"trigger", {{"type", "tag_added"}, {"tag_id", tags->first}}},
+                {"steps", nlohmann::json::array(
+                              {{{"type", "send_email"}, {"subject", "One {{first_name}}"},
+                                {"text_body", "First"}, {"from_email", "news@example.com"}},
+                               {{"type", "wait"}, {"seconds", 2}},
+                               {{"type", "add_tag"}, {"tag_id", tags->second}},
+                               {{"type", "send_email"}, {"subject", "Two {{first_name}}"},
+                                {"text_body", "Second"}, {"from_email", "news@example.com"}}})}});
+    EXPECT_TRUE(a.has_value()) << (a ? "" : a.error().message);
+    if (!a) return 0;
+    auto done = (*db)->Write([&](store::Conn& c) { return (*crm)->automations->Activate(c, actor, a->id); });
+    EXPECT_TRUE(done.has_value()) << (done ? "" : done.error().message);
+    return a->id;
+  }
+
+  int64_t Count(const std::string& sql) {
+    auto db = store::Open(db_.url(), 1);
+    if (!db) return -1;
+    auto n = (*db)->Read([&](store::Conn& c) -> Result<int64_t> {
+      auto row = c.QueryOne(sql);
+      if (!row) return Fail(row.error());
+      return *row ? (*row)->Int(0) : 0;
+    });
+    return n.value_or(-1);
+  }
+
+  std::vector<std::string> Args() {
+    return {"--listen_address=127.0.0.1",
+            "--port=" + std::to_string(port_),
+            "--database_url=" + db_.url(),
+            "--smtp_url=smtp://127.0.0.1:" + std::to_string(sink_.port()),
+            "--mail_rate_per_second=0",
+            "--mail_poll_interval_ms=100",
+            "--mail_lease_s=10",
+            "--housekeeping_interval_s=0",
+            "--log_level=warn"};
+  }
+
+  template <typename F>
+  bool WaitUntil(int seconds, F f) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      if (f()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+  // Subjects received per envelope recipient, in arrival order (file names are ordered).
+  std::map<std::string, std::vector<std::string>> Subjects() {
+    std::map<std::string, std::vector<std::string>> out;
+    std::vector<std::filesystem::path> metas;
+    for (const auto& entry : std::filesystem::directory_iterator(sink_.dir()))
+      if (entry.path().extension() == ".json") metas.push_back(entry.path());
+    std::sort(metas.begin(), metas.end());
+    for (const auto& p : metas) {
+      std::ifstream in(p);
+      auto meta = nlohmann::json::parse(in, nullptr, false);
+      if (meta.is_discarded()) continue;
+      std::string eml = mail::testing::ReadFile(p.parent_path().string() + "/" + p.stem().string() + ".eml");
+      size_t s = eml.find("\r\nSubject: ");
+      std::string subject = s == std::string::npos ? "" : eml.substr(s + 11, eml.find("\r\n", s + 11) - s - 11);
+      for (const auto& r : meta["rcpt_tos"]) out[r.get<std::string>()].push_back(subject);
+    }
+    return out;
+  }
+
+  TempDir dir_;
+  ScratchDatabase db_;
+  mail::testing::SmtpSink sink_;
+  uint16_t port_ = FreePort();
+  std::string log_ = dir_.path() + "/crmd.log";
+};
+
+TEST_F(AutomationCrash, SigkillWhileWaitingThenRestartRunsTheRestOnceInOrder) {
+  const int kContacts = 5;
+  int64_t id = ActivatedAutomation(kContacts);
+  ASSERT_GT(id, 0);
+  {
+    CrmdProcess crmd(Args(), log_);
+    ASSERT_TRUE(WaitUntil(20, [&] { return Messages(sink_) >= kContacts; })) << Messages(sink_);
+    crmd.Kill();  // every run is now inside its 2-second wait
+  }
+  EXPECT_EQ(Messages(sink_), static_cast<size_t>(kContacts));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE current_step = 2"), kContacts);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the wait is over while nobody runs
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags t JOIN tags g ON g.id = t.tag_id WHERE g.name = 'done'"), 0);
+  CrmdProcess again(Args(), log_);
+  ASSERT_TRUE(WaitUntil(20, [&] {
+    return Count("SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'") == kContacts;
+  })) << mail::testing::ReadFile(log_);
+  auto got = Subjects();
+  ASSERT_EQ(got.size(), static_cast<size_t>(kContacts));
+  for (const auto& [rcpt, subjects] : got) {
+    ASSERT_EQ(subjects.size(), 2u) << rcpt;
+    EXPECT_EQ(subjects[0].rfind("One ", 0), 0u) << rcpt;
+    EXPECT_EQ(subjects[1].rfind("Two ", 0), 0u) << rcpt;
+  }
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags t JOIN tags g ON g.id = t.tag_id WHERE g.name = 'done'"),
+            kContacts);
+  EXPECT_EQ(Count("SELECT completed FROM automation_stats"), kContacts);
+  EXPECT_EQ(Count("SELECT done FROM automation_step_stats WHERE step_index = 3"), kContacts);
+}
+
+}  // namespace
+}  // namespace crmd::testing
