@@ -6,6 +6,7 @@
 #include "src/crm/automations_repo.h"
 #include "src/crm/campaign_repo.h"
 #include "src/crm/status.h"
+#include "src/mail/merge.h"
 
 namespace crmd::crm {
 namespace {
@@ -103,6 +104,12 @@ Result<json> ValidateStep(const json& in, const std::string& where) {
     if (st) st = TakeString(in, "from_email", where, 320, false, out);
     if (st && out.value("html_body", "").empty() && out.value("text_body", "").empty()) {
       st = Bad(where, "send_email needs html_body or text_body");
+    }
+    // Merge tags are checked when saved: a typo is an error now, not a blank at send time.
+    for (const char* key : {"subject", "html_body", "text_body"}) {
+      if (!st || !out.contains(key)) continue;
+      if (auto t = mail::MergeTemplate::Parse(out[key].get<std::string>()); !t)
+        st = Bad(where + "." + key, t.error().message);
     }
   } else if (type == "call_webhook") {
     st = CheckKnownKeys(in, where, {"url"});

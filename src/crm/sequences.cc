@@ -6,6 +6,7 @@
 #include "src/crm/campaign_repo.h"
 #include "src/crm/sequence_runs_repo.h"
 #include "src/crm/sequences_repo.h"
+#include "src/mail/merge.h"
 
 namespace crmd::crm {
 namespace {
@@ -182,6 +183,11 @@ Result<json> ValidateSequenceEmails(const json& emails) {
     }
     if (o["html_body"].get<std::string>().empty() && o["text_body"].get<std::string>().empty()) {
       return Fail(Errc::kInvalidArgument, where + ": needs html_body or text_body");
+    }
+    // Merge tags are checked when saved: a typo is an error now, not a blank at send time.
+    for (const char* key : {"subject", "html_body", "text_body"}) {
+      if (auto t = mail::MergeTemplate::Parse(o[key].get<std::string>()); !t)
+        return Fail(Errc::kInvalidArgument, where + "." + key + ": " + t.error().message);
     }
     if (e.contains("delay_days") && e.contains("delay_seconds")) {
       return Fail(Errc::kInvalidArgument, where + ": give delay_days or delay_seconds, not both");

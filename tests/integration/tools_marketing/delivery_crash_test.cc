@@ -256,5 +256,40 @@ TEST_F(DeliveryCrash, PauseStopsWithinABatchAndResumeContinuesWhereItStopped) {
   for (const auto& [rcpt, ids] : got) EXPECT_EQ(ids.size(), 1u) << rcpt;
 }
 
+TEST_F(DeliveryCrash, RelayDownHoldsTheQueueAndSendingResumesOnItsOwn) {
+  const int kRecipients = 20;
+  int64_t id = ActivatedCampaign(kRecipients);
+  ASSERT_GT(id, 0);
+  uint16_t relay_port = FreePort();  // nobody listens there yet
+  std::vector<std::string> args = Args(0);
+  for (auto& a : args)
+    if (a.rfind("--smtp_url=", 0) == 0) a = "--smtp_url=smtp://127.0.0.1:" + std::to_string(relay_port);
+  CrmdProcess crmd(args, log_);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  // Connection refused is the relay's trouble, not the recipients': nobody failed, no
+  // attempt counted, the campaign is still sending.
+  EXPECT_EQ(Status(id), "sending");
+  auto db = store::Open(db_.url(), 1);
+  ASSERT_TRUE(db.has_value());
+  auto counts = (*db)->Read([&](store::Conn& c) -> Result<std::vector<int64_t>> {
+    auto row = c.QueryOne(
+        "SELECT SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END), SUM(attempts) "
+        "FROM campaign_recipients WHERE campaign_id = ?",
+        {id});
+    if (!row) return Fail(row.error());
+    return std::vector<int64_t>{(*row)->Int(0), (*row)->Int(1)};
+  });
+  ASSERT_TRUE(counts.has_value());
+  EXPECT_EQ((*counts)[0], kRecipients);
+  EXPECT_EQ((*counts)[1], 0);
+  // The relay comes back on its port: sending resumes without anyone's help.
+  mail::testing::SmtpSink relay("plain", relay_port);
+  ASSERT_EQ(relay.port(), relay_port);
+  ASSERT_TRUE(WaitUntil(60, [&] { return Status(id) == "sent"; })) << Status(id);
+  auto got = Received(relay);
+  EXPECT_EQ(got.size(), static_cast<size_t>(kRecipients));
+  for (const auto& [rcpt, ids] : got) EXPECT_EQ(ids.size(), 1u) << rcpt;
+}
+
 }  // namespace
 }  // namespace crmd::testing

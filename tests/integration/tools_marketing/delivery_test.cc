@@ -467,6 +467,19 @@ TEST_F(Delivery, UnknownMergeTagIsRefusedWhenSaved) {
                              {{"name", "x"}, {"subject", "Hi {{frist_name}}"}}, "validation_failed");
   EXPECT_NE(err.dump().find("frist_name"), std::string::npos) << err.dump();
   EXPECT_EQ(Count("SELECT COUNT(*) FROM campaigns"), 0);
+  // The same for an automation's send_email step and a sequence's emails.
+  err = ExpectToolError(*c, "create_automation",
+                        {{"name", "a"},
+                         {"trigger", {{"type", "contact_created"}}},
+                         {"steps", {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "Yo {{lats_name}}"}}}}},
+                        "validation_failed");
+  EXPECT_NE(err.dump().find("lats_name"), std::string::npos) << err.dump();
+  err = ExpectToolError(*c, "create_sequence",
+                        {{"name", "s"}, {"emails", {{{"subject", "Hi {{email"}, {"text_body", "b"}}}}},
+                        "validation_failed");
+  EXPECT_NE(err.dump().find("emails[0].subject"), std::string::npos) << err.dump();
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automations"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM sequences"), 0);
 }
 
 }  // namespace

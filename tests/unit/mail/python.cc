@@ -25,6 +25,7 @@ import asyncio, json, os, ssl, subprocess, sys
 from aiosmtpd.smtp import SMTP, AuthResult, LoginPassword
 
 outdir, mode = sys.argv[1], sys.argv[2]
+port = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 
 class Handler:
     count = 0
@@ -81,8 +82,8 @@ async def main():
     elif mode == 'idle1s':
         kwargs = dict(timeout=1)
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: SMTP(Handler(), **kwargs), '127.0.0.1', 0,
-                                      ssl=server_ssl)
+    server = await loop.create_server(lambda: SMTP(Handler(), **kwargs), '127.0.0.1', port,
+                                      ssl=server_ssl, reuse_address=True)
     print(server.sockets[0].getsockname()[1], flush=True)
     await server.serve_forever()
 
@@ -149,13 +150,13 @@ PythonRun RunPython(const std::string& script, const std::vector<std::string>& a
   return run;
 }
 
-SmtpSink::SmtpSink(const std::string& mode) {
+SmtpSink::SmtpSink(const std::string& mode, int port) {
   std::string script = dir_.Write("sink.py", kSinkScript);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return;
   std::string log = dir_.path() + "/sink.log";
   int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  pid_ = Spawn({kPython, script, dir_.path(), mode}, fds[1], err);
+  pid_ = Spawn({kPython, script, dir_.path(), mode, std::to_string(port)}, fds[1], err);
   close(fds[1]);
   close(err);
   // The server prints its port once it listens.

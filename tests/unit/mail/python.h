@@ -45,7 +45,8 @@ PythonRun RunPython(const std::string& script, const std::vector<std::string>& a
 // to <dir>/cert.pem.
 class SmtpSink {
  public:
-  explicit SmtpSink(const std::string& mode = "plain");
+  // `port` 0: one of the system's choosing; otherwise that port (a relay coming back).
+  explicit SmtpSink(const std::string& mode = "plain", int port = 0);
   ~SmtpSink();
   SmtpSink(const SmtpSink&) = delete;
   SmtpSink& operator=(const SmtpSink&) = delete;
