@@ -79,6 +79,7 @@ Result<CopyReport> CopyDatabase(Database& from, Database& to, const CopyOptions&
 struct TableSum {
   int64_t rows = 0;
   std::string sum;
+  bool operator==(const TableSum&) const = default;
 };
 Result<TableSum> ChecksumTable(Conn& c, std::string_view table, int64_t batch = 1000);
 

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <thread>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -83,6 +84,25 @@ class CopyTest : public ::testing::Test {
     ASSERT_EQ(Crmctl(db + " form create " + dir_.path() + "/form.json").status, 0);
     CtlRun seeded = Crmctl(db + " seed --contacts 150");
     ASSERT_EQ(seeded.status, 0) << seeded.out;
+    WaitUntilQuiet();
+  }
+
+  // The site's background loops (webhook deliveries, automation triggers) consume the
+  // events made above within a moment; the first copy is of a site at rest, so that its
+  // verification compares like with like. Rows that change later are what --resync is for.
+  void WaitUntilQuiet() {
+    auto from = store::Open("sqlite:" + src(), 1);
+    ASSERT_TRUE(from);
+    auto before = Sums(**from);
+    int still = 0;  // consecutive unchanged looks; 3 x 700 ms outlasts every poll interval
+    for (int i = 0; i < 100 && still < 3; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+      auto now = Sums(**from);
+      still = now == before ? still + 1 : 0;
+      before = std::move(now);
+    }
+    if (still >= 3) return;
+    FAIL() << "the site never came to rest";
   }
 
   std::string src() const { return server_.db_path(); }
