@@ -11,6 +11,7 @@
 //     webhook-id and body); the surviving node delivers the rest
 //   - a token revoked on node A is refused by node B within 5 seconds
 import http from 'node:http';
+import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { connectWithOAuth, log } from './lib/oauth.mjs';
 import { Checks, call } from './lib/assert.mjs';
@@ -153,6 +154,44 @@ await checks.step('a token revoked on node A is refused on node B within 5 s', a
   await second.client.close().catch(() => {});
 });
 
+
+// 3b. One campaign sent by both nodes from one queue (PostgreSQL, SKIP LOCKED leases):
+// every recipient gets exactly one message, and both nodes did part of the sending.
+await checks.step('a 300-recipient campaign is sent by both nodes, once per recipient', async () => {
+  const sid = await openSession(LB, token);
+  const list = await tool(LB, token, sid, 'create_list', { name: 'Multinode news' });
+  const listId = list.data?.list?.id;
+  checks.ok(Number.isInteger(listId), 'list created', list);
+  const items = Array.from({ length: 300 }, (_, i) => ({
+    email: `mail${i}@multinode.example`, first_name: `M${i}`, status: 'subscribed', lists: [listId] }));
+  const bulk = await tool(LB, token, sid, 'upsert_contacts_bulk', { contacts: items });
+  checks.ok(!bulk.isError, 'contacts imported', bulk.isError ? bulk : '');
+  const made = await tool(LB, token, sid, 'create_campaign', {
+    name: 'Multinode', subject: 'Hello {{first_name}}', from_email: 'news@example.com',
+    text_body: 'Hi {{first_name}}', audience: { lists: [listId] } });
+  const id = made.data?.campaign?.id;
+  const preview = await tool(LB, token, sid, 'activate_campaign', { id });
+  checks.equal(preview.data?.preview?.audience_size, 300, 'the preview counts 300 recipients');
+  const done = await tool(LB, token, sid, 'confirm_action', { confirmation_token: preview.data?.confirmation_token });
+  checks.ok(!done.isError, 'activation confirmed', done);
+  let status = '';
+  for (let i = 0; i < 120 && status !== 'sent'; i++) {
+    await sleep(500);
+    status = psql(`SELECT status FROM campaigns WHERE id = ${Number(id)}`);
+  }
+  checks.equal(status, 'sent', 'the campaign is sent');
+  const perRecipient = new Map();
+  const helos = new Map();
+  for (const f of readdirSync(process.env.MAIL_DIR).filter((n) => n.endsWith('.json'))) {
+    const meta = JSON.parse(readFileSync(`${process.env.MAIL_DIR}/${f}`, 'utf8'));
+    for (const r of meta.rcpt_tos) if (r.startsWith('mail')) perRecipient.set(r, (perRecipient.get(r) ?? 0) + 1);
+    helos.set(meta.helo, (helos.get(meta.helo) ?? 0) + 1);
+  }
+  checks.equal(perRecipient.size, 300, 'all 300 recipients got the message');
+  checks.equal([...perRecipient.values()].filter((n) => n !== 1).length, 0, 'nobody got it twice');
+  checks.ok((helos.get('node-a') ?? 0) > 0 && (helos.get('node-b') ?? 0) > 0, 'both nodes sent part of it', Object.fromEntries(helos));
+  log(`messages per node: ${JSON.stringify(Object.fromEntries(helos))}`);
+});
 
 // 4. 1,000 creations over both nodes, node B killed in the middle.
 const N = 1000;

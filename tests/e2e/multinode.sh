@@ -40,6 +40,13 @@ export E2E_EMAIL=e2e@example.com E2E_PASSWORD=e2e-correct-horse-battery
   || { cat "$TMP/crmctl.log" >&2; say "crmctl user create failed"; exit 1; }
 
 LB_PORT=$(free_port); PORT_A=$(free_port); PORT_B=$(free_port); RECEIVER_PORT=$(free_port)
+# One SMTP server for both nodes; each node says who it is in EHLO (smtp_url's path).
+MAIL_DIR="$TMP/mail"; mkdir -p "$MAIL_DIR"
+/usr/bin/python3 "$E2E_DIR/smtp-sink.py" "$MAIL_DIR" >"$TMP/sink.port" 2>"$TMP/sink.log" &
+PIDS+=($!)
+SMTP_PORT=""
+for _ in $(seq 1 100); do SMTP_PORT=$(head -1 "$TMP/sink.port" 2>/dev/null); [[ -n $SMTP_PORT ]] && break; sleep 0.1; done
+[[ -n $SMTP_PORT ]] || { cat "$TMP/sink.log" >&2; say "the SMTP sink did not start"; exit 1; }
 LB="http://127.0.0.1:$LB_PORT"
 # The receiver: every contact event, to multinode.mjs's HTTP server.
 "$CRMCTL" --database_url="$DB" --allow_private_network_targets=true webhook create \
@@ -49,7 +56,8 @@ LB="http://127.0.0.1:$LB_PORT"
 start_node() {  # name port
   "$CRMD" --port="$2" --database_url="$DB" --public_base_url="$LB" --log_level=warn \
     --allow_private_network_targets=true --mcp_calls_per_second=0 --webhook_lease_grace_s=1 \
-    --webhook_poll_interval_ms=200 >"$TMP/crmd-$1.log" 2>&1 &
+    --webhook_poll_interval_ms=200 --smtp_url="smtp://127.0.0.1:$SMTP_PORT/node-$1" \
+    --mail_rate_per_second=100 --mail_poll_interval_ms=100 >"$TMP/crmd-$1.log" 2>&1 &
   echo $!
 }
 PID_A=$(start_node a "$PORT_A"); PIDS+=("$PID_A")
@@ -100,7 +108,7 @@ for _ in $(seq 1 50); do curl -fsS -o /dev/null "$LB/healthz" 2>/dev/null && bre
 
 say "nodes a=:$PORT_A b=:$PORT_B behind nginx $LB"
 LB_URL="$LB" NODE_A="http://127.0.0.1:$PORT_A" NODE_B="http://127.0.0.1:$PORT_B" PID_B="$PID_B" \
-  RECEIVER_PORT="$RECEIVER_PORT" DATABASE_URL="$DB" \
+  RECEIVER_PORT="$RECEIVER_PORT" DATABASE_URL="$DB" MAIL_DIR="$MAIL_DIR" \
   "$NODE" "$E2E_DIR/multinode.mjs"
 rc=$?
 if [[ $rc != 0 ]]; then

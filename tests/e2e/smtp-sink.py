@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # A real SMTP server for the e2e suite (Debian's python3-aiosmtpd): accepts every message
 # on 127.0.0.1, writes each one to <dir>/NNNN.eml with NNNN.json beside it
-# ({"mail_from", "rcpt_tos"}), and prints its port once it listens.
+# ({"mail_from", "rcpt_tos", "helo"}), and prints its port once it listens.
 # Usage: smtp-sink.py <dir>
 import asyncio, json, os, sys
 from aiosmtpd.smtp import SMTP
@@ -16,7 +16,8 @@ class Handler:
         with open(base + '.eml.tmp', 'wb') as f:
             f.write(envelope.original_content)
         with open(base + '.json.tmp', 'w') as f:
-            json.dump({'mail_from': envelope.mail_from, 'rcpt_tos': envelope.rcpt_tos}, f)
+            json.dump({'mail_from': envelope.mail_from, 'rcpt_tos': envelope.rcpt_tos,
+                       'helo': session.host_name}, f)
         os.rename(base + '.eml.tmp', base + '.eml')
         os.rename(base + '.json.tmp', base + '.json')
         return '250 2.0.0 Message accepted'
