@@ -10,4 +10,21 @@ namespace crmd::store {
 
 Result<std::unique_ptr<Database>> OpenSqlite(const std::string& path, int readers);
 
+// A consistent copy of the SQLite database at `from` into the file `to` with SQLite's
+// online backup API, while other processes keep reading and writing `from`: pages are
+// copied in steps, and a write by another connection restarts the copy, so the result is
+// one committed state. `to` is written next to itself and renamed into place, never left
+// half-written. Returns the number of pages copied. Fails when `from` is not a SQLite
+// database or `to` cannot be written.
+Result<int64_t> BackupSqlite(const std::string& from, const std::string& to);
+
+// Replaces the content of the SQLite database at `to` (created when missing; WAL kept
+// consistent) with the backup `from`, in one transaction of the backup API.
+// REQUIRES: no crmd is running on `to`. Returns the number of pages copied.
+Result<int64_t> RestoreSqlite(const std::string& from, const std::string& to);
+
+// Checks `file` with PRAGMA integrity_check and that it holds crmd's tables
+// (schema_migrations); returns the highest migration applied.
+Result<int64_t> CheckSqliteBackup(const std::string& file);
+
 }  // namespace crmd::store

@@ -19,5 +19,7 @@ int WebhookCommand(Context& ctx, const Args& args);   // webhooks.cc
 int HookCommand(Context& ctx, const Args& args);      // hooks.cc
 int CopyCommand(Context& ctx, const Args& args);      // copy.cc
 int CampaignCommand(Context& ctx, const Args& args);  // campaigns.cc
+int BackupCommand(Context& ctx, const Args& args);    // backup.cc
+int RestoreCommand(Context& ctx, const Args& args);   // backup.cc
 
 }  // namespace crmd::app::cli

@@ -32,6 +32,9 @@ std::map<std::string, Entry> Commands() {
                cli::SeedCommand};
   c["campaign"] = {"campaign report|recipients|activate|resend ID [--yes]   delivery counts, per-recipient log, send",
                    cli::CampaignCommand};
+  c["backup"] = {"backup <file>                online consistent copy of a SQLite database (crmd may run)",
+                 cli::BackupCommand};
+  c["restore"] = {"restore <file> --yes         put a backup back (stop crmd first)", cli::RestoreCommand};
   c["audit"] = {"audit [--limit N]            newest audit log rows (who changed what)",
                 cli::AuditCommand};
   c["apikey"] = {"apikey create <name> [--admin]|list|enable <id>|disable <id>|delete <id>",
