@@ -1,10 +1,39 @@
 // crmd: the server. Configuration: see src/core/config.h and the README.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstddef>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include <spdlog/spdlog.h>
 
 #include "src/app/app.h"
 #include "src/core/log.h"
+
+namespace {
+
+// systemd's readiness protocol (sd_notify(3)) without libsystemd: one datagram to the
+// socket in $NOTIFY_SOCKET. Nothing happens outside a Type=notify unit.
+void NotifySystemd(const char* state) {
+  const char* path = std::getenv("NOTIFY_SOCKET");
+  if (!path || (path[0] != '/' && path[0] != '@') || std::strlen(path) >= sizeof(sockaddr_un::sun_path))
+    return;
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  size_t len = std::strlen(path);
+  std::memcpy(addr.sun_path, path, len);
+  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';  // abstract namespace
+  (void)sendto(fd, state, std::strlen(state), MSG_NOSIGNAL, reinterpret_cast<sockaddr*>(&addr),
+               static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len));
+  close(fd);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   auto config = crmd::LoadConfig(argc, argv);
@@ -25,7 +54,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "crmd: %s\n", port.error().message.c_str());
     return 1;
   }
+  NotifySystemd("READY=1");
   (*app)->Wait();
+  NotifySystemd("STOPPING=1");
   spdlog::info(R"("event":"stopped")");
   return 0;
 }

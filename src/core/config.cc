@@ -181,7 +181,8 @@ Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest)
   if (!config_file.empty()) {
     std::ifstream in(config_file);
     if (!in) return Fail(Errc::kInvalidArgument, "cannot read config file " + config_file);
-    auto j = nlohmann::json::parse(in, nullptr, false);
+    // Comments (// and /* */) are allowed: the packaged config file explains itself.
+    auto j = nlohmann::json::parse(in, nullptr, false, /*ignore_comments=*/true);
     if (j.is_discarded() || !j.is_object())
       return Fail(Errc::kInvalidArgument, "config file is not a JSON object: " + config_file);
     for (auto& [k, v] : j.items()) {
