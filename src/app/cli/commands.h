@@ -19,5 +19,6 @@ int WebhookCommand(Context& ctx, const Args& args);   // webhooks.cc
 int HookCommand(Context& ctx, const Args& args);      // hooks.cc
 int CopyCommand(Context& ctx, const Args& args);      // copy.cc
 int CampaignCommand(Context& ctx, const Args& args);  // campaigns.cc
+int SettingsCommand(Context& ctx, const Args& args);  // settings.cc
 
 }  // namespace crmd::app::cli

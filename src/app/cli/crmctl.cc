@@ -32,6 +32,8 @@ std::map<std::string, Entry> Commands() {
                cli::SeedCommand};
   c["campaign"] = {"campaign report|recipients|activate|resend ID [--yes]   delivery counts, per-recipient log, send",
                    cli::CampaignCommand};
+  c["settings"] = {"settings show | settings approval-policy show|set JSON|reset   the settings; who approves",
+                   cli::SettingsCommand};
   c["audit"] = {"audit [--limit N]            newest audit log rows (who changed what)",
                 cli::AuditCommand};
   c["apikey"] = {"apikey create <name> [--admin]|list|enable <id>|disable <id>|delete <id>",

@@ -135,7 +135,9 @@ class CopyTest : public ::testing::Test {
   }
 
   // The source site is SQLite on every run (copy reads sqlite:PATH).
-  testing::TestServer server_{testing::TestServerOptions{.sqlite = true}};
+  // The assistant confirms the campaign alone: this suite is about copying, not approval.
+  testing::TestServer server_{testing::TestServerOptions{
+      .sqlite = true, .approval_policy = testing::AssistantMayConfirmAlone()}};
   testing::TempDir dir_;
   std::unique_ptr<testing::ScratchDatabase> dst_ =
       std::make_unique<testing::ScratchDatabase>(dir_.path() + "/copy.db");
