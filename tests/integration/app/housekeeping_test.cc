@@ -54,7 +54,7 @@ TEST(Housekeeping, DeletesExpiredRowsAndKeepsLiveOnes) {
   Housekeeping hk(db, clock, {.interval_s = 0, .retention_days = 30});
   auto n = hk.RunOnce();
   ASSERT_TRUE(n) << n.error().message;
-  EXPECT_EQ(*n, 3);
+  EXPECT_EQ(*n, 4);  // idempotency key, rate-limit window, confirmation, approval
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM idempotency_keys WHERE key_hash = 'old'"), 0);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM idempotency_keys WHERE key_hash = 'new'"), 1);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM rate_limits WHERE bucket = 'old'"), 0);
