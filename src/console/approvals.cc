@@ -246,8 +246,15 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
         return Message(410, "Expired", e.message, p.email);
       case Errc::kConfirmationInvalid:
       case Errc::kStalePreview:
-        return Message(409, "Not decided", e.message, p.email, "/console/approvals/" + id,
-                       "Back to the request");
+      case Errc::kNotFound:            // a record of the preview is gone
+      case Errc::kDependencyBlocked:   // the action became impossible
+      case Errc::kInvalidArgument:
+        return Message(409, "Not decided",
+                       e.code == Errc::kNotFound || e.code == Errc::kDependencyBlocked
+                           ? "Nothing was approved: " + e.message +
+                                 ". Ask the assistant for a fresh preview."
+                           : e.message,
+                       p.email, "/console/approvals/" + id, "Back to the request");
       default:
         spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(e.detail));
         return Message(500, "Error", "Something went wrong. Try again in a minute.", p.email);

@@ -335,6 +335,20 @@ TEST_P(OneDeletion, AStalePreviewAfterApprovalIsStillRefused) {
   EXPECT_EQ(c->CallToolError("confirm_action", fresh)["code"], "approval_pending");
 }
 
+TEST_P(OneDeletion, ApprovingWhenTheRecordsMovedApprovesNothing) {
+  auto c = Assistant(GetParam());
+  Pending p = PreviewDeletion(*c);
+  auto alice = Person("alice@example.com");
+  auto form = alice->Get(p.url).form();
+  ASSERT_TRUE(form);
+  // Someone else deletes the contact while the page is open.
+  Exec("DELETE FROM contacts WHERE id = ?", {p.contact});
+  Page r = alice->Submit(*form);
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_NE(r.body.find("Nothing was approved"), std::string::npos) << r.body;
+  EXPECT_EQ(c->CallToolError("confirm_action", p.token)["code"], "approval_pending");
+}
+
 TEST_P(OneDeletion, ThePageShowsThePreviewEscapedUnderAStrictPolicy) {
   auto c = Assistant(GetParam());
   int64_t id = AddContact("esc@example.com");
