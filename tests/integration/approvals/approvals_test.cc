@@ -98,6 +98,10 @@ struct ActionCase {
   std::function<bool(Approvals&, const json& args)> happened;
 };
 
+// Readable parameters in gtest's output.
+void PrintTo(const ActionCase& c, std::ostream* os) { *os << c.tool; }
+void PrintTo(Era e, std::ostream* os) { *os << EraName(e); }
+
 int64_t Id(const json& args) { return args.value("id", int64_t{0}); }
 
 std::vector<ActionCase> Cases() {
