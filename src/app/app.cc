@@ -1,6 +1,7 @@
 #include "src/app/app.h"
 
 #include "src/app/shared_secrets.h"
+#include "src/console/approvals.h"
 #include "src/console/links.h"
 
 #include <nlohmann/json.hpp>
@@ -69,6 +70,8 @@ constexpr const char* kMcpInstructions =
     "on the first call; they return status \"confirmation_required\", a preview of the impact "
     "and a confirmation token. Show the preview to the user and, only after the user agrees, "
     "call confirm_action with that token (it expires after a few minutes and works once). "
+    "Some actions also need the user's own approval (approval_required in the preview): "
+    "show the user approval_url, where they sign in and approve; you cannot approve. "
     "Revisions: every updatable record has an integer revision; updates take "
     "expected_revision, and a revision_conflict error returns the current record: re-read, "
     "re-apply the change, retry. Errors come back as tool results with isError and a stable "
@@ -170,6 +173,39 @@ Status WireAuthz(App::Services& s) {
   s.router.Exact("/oauth/authorize", [&s](const http::Request& r) { return s.authorization->HandleAuthorize(r); });
   s.router.Exact("/oauth/login", [&s](const http::Request& r) { return s.authorization->HandleLogin(r); });
   s.router.Exact("/oauth/consent", [&s](const http::Request& r) { return s.authorization->HandleConsent(r); });
+
+  // The console's approval pages (docs/mcp.md "Human approval"): the person signs in with
+  // the same accounts and session cookie as the OAuth login page.
+  s.person_sign_in = std::make_unique<auth::PersonSignIn>(
+      *s.users, *s.login_sessions, *s.rate_limiter,
+      auth::PersonSignInOptions{.issuer = s.config.Issuer(),
+                                .allowed_origins = s.config.allowed_origins});
+  auth::PersonSignIn* sign_in = s.person_sign_in.get();
+  console::ConsolePeople people{
+      .current = [sign_in](const http::Request& req) -> Result<std::optional<console::Person>> {
+        auto who = sign_in->Current(req);
+        if (!who) return Fail(who.error());
+        if (!*who) return std::optional<console::Person>{};
+        // The subject of this person's OAuth grants (auth/grant_common.cc GrantSubject).
+        return std::optional<console::Person>(
+            console::Person{.subject = std::to_string((*who)->user.id),
+                            .email = (*who)->user.email,
+                            .csrf_token = (*who)->session.csrf_token});
+      },
+      .sign_in = [sign_in](const http::Request& req, const std::string& email,
+                           const std::string& password) {
+        auto attempt = sign_in->SignIn(req, email, password);
+        return console::SignInResult{.ok = attempt.user.has_value(),
+                                     .status = attempt.status,
+                                     .error = attempt.error,
+                                     .set_cookies = std::move(attempt.set_cookies)};
+      },
+      .origin_allowed = [sign_in](const http::Request& req) { return sign_in->OriginAllowed(req); },
+  };
+  auto console_routes = console::ApprovalRoutes(
+      {.confirmations = s.crm->confirmations.get(), .people = std::move(people)});
+  for (auto& [path, handler] : console_routes.exact) s.router.Exact(path, std::move(handler));
+  for (auto& [prefix, handler] : console_routes.prefix) s.router.Prefix(prefix, std::move(handler));
 
   // First start: without any admin there is no way to sign in, so create one and show its
   // password once, on stdout (never in the log).
@@ -327,6 +363,8 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
                                          .random = s.random.get(), .resolver = s.resolver.get()});
   if (!crm_services) return Fail(crm_services.error());
   s.crm = std::move(*crm_services);
+  // Approval links point at this server's console (its public URL).
+  s.crm->confirmations->SetApprovalUrlBase(s.config.Issuer());
   // --- marketing: campaigns, automations, sequences, reports; confirmation actions; usage ---
   if (auto st = crm::InstallMarketing(*s.crm); !st) return Fail(st.error());
 

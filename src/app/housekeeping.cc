@@ -12,6 +12,7 @@
 #include "auth/repo/rate_limits_repo.h"
 #include "auth/repo/tokens_repo.h"
 #include "src/app/mcp_sessions.h"
+#include "src/crm/approvals_repo.h"
 #include "src/crm/confirmations_repo.h"
 #include "src/crm/idempotency_repo.h"
 #include "src/webhooks/deliveries_repo.h"
@@ -45,6 +46,8 @@ constexpr Rule kRules[] = {
      [](int64_t now, int64_t) { return now; }},
     {"login_sessions", &auth::repo::DeleteExpiredSessions, [](int64_t now, int64_t) { return now; }},
     {"confirmations", &crm::confirmations_repo::DeleteExpiredBefore,
+     [](int64_t now, int64_t retention) { return now - retention; }},
+    {"approvals", &crm::approvals_repo::DeleteExpiredBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},
     {"webhook_attempts", &webhooks::deliveries_repo::DeleteAttemptsBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},

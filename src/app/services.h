@@ -14,6 +14,7 @@
 #include "auth/clients.h"
 #include "auth/consent.h"
 #include "auth/login_session.h"
+#include "auth/person_sign_in.h"
 #include "auth/rate_limit.h"
 #include "auth/registration.h"
 #include "auth/users.h"
@@ -76,6 +77,8 @@ struct App::Services {
   std::unique_ptr<auth::Consents> consents;
   std::unique_ptr<auth::Registration> registration;
   std::unique_ptr<auth::AuthorizationEndpoint> authorization;
+  // The console's sign-in (approval pages): same accounts, sessions and rate limits.
+  std::unique_ptr<auth::PersonSignIn> person_sign_in;
 
   // crm (contacts helper): the CRM core services and the DNS resolver email validation
   // uses. Marketing hands its UsageSource to crm->SetUsageSource().

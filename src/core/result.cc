@@ -13,6 +13,8 @@ const char* ErrcCode(Errc code) {
     case Errc::kConfirmationInvalid: return "confirmation_invalid";
     case Errc::kConfirmationExpired: return "confirmation_expired";
     case Errc::kStalePreview: return "stale_preview";
+    case Errc::kApprovalPending: return "approval_pending";
+    case Errc::kApprovalDenied: return "approval_denied";
     case Errc::kUnauthenticated: return "unauthenticated";
     case Errc::kPermissionDenied: return "forbidden";
     case Errc::kRateLimited: return "rate_limited";

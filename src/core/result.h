@@ -18,6 +18,8 @@ enum class Errc {
   kConfirmationInvalid, // confirmation_invalid
   kConfirmationExpired, // confirmation_expired
   kStalePreview,        // stale_preview
+  kApprovalPending,     // approval_pending: the person has not approved yet
+  kApprovalDenied,      // approval_denied: the person said no
   kUnauthenticated,     // 401
   kPermissionDenied,    // 403
   kRateLimited,         // 429 / rate_limited

@@ -1,6 +1,8 @@
 #include "src/crm/confirmations.h"
 
 #include "src/core/crypto.h"
+#include "src/crm/approval_policy.h"
+#include "src/crm/approvals_repo.h"
 #include "src/crm/audit.h"
 #include "src/crm/confirmations_repo.h"
 #include "src/crm/settings.h"
@@ -36,6 +38,11 @@ std::string BlockedMessage(const std::vector<Blocker>& b) {
 constexpr const char* kNextStep =
     "Nothing has changed yet. Show this preview to the user; only after they agree, call "
     "confirm_action with confirmation_token.";
+constexpr const char* kNextStepApproval =
+    "Nothing has changed yet. This action needs the user's own approval: show the user "
+    "approval_url and ask them to open it, sign in and approve (you cannot approve it). "
+    "Then call confirm_action with confirmation_token; before they approve it answers "
+    "approval_pending.";
 
 }  // namespace
 
@@ -48,18 +55,31 @@ struct ConfirmationService::Issued {
   std::string token;
   int64_t expires_at = 0;
   int64_t ttl = 0;
+  std::string approval_id;   // empty: the assistant may confirm alone
+  std::string approval_url;
   json ToReply(const std::string& action, const json& preview) const {
-    return {{"status", "confirmation_required"},
-            {"action", action},
-            {"preview", preview},
-            {"confirmation_token", token},
-            {"expires_at", FormatRfc3339(expires_at)},
-            {"expires_in", ttl},
-            {"next_step", kNextStep}};
+    json j = {{"status", "confirmation_required"},
+              {"action", action},
+              {"preview", preview},
+              {"confirmation_token", token},
+              {"expires_at", FormatRfc3339(expires_at)},
+              {"expires_in", ttl},
+              {"approval_required", !approval_id.empty()},
+              {"next_step", approval_id.empty() ? kNextStep : kNextStepApproval}};
+    if (!approval_id.empty()) {
+      j["approval"] = {{"id", approval_id}, {"url", approval_url}, {"status", "pending"}};
+      j["approval_url"] = approval_url;
+    }
+    return j;
   }
 };
 
-ConfirmationService::ConfirmationService(ConfirmationOptions options) : o_(options) {}
+ConfirmationService::ConfirmationService(ConfirmationOptions options)
+    : o_(options), approval_url_base_(options.approval_url_base) {}
+
+std::string ConfirmationService::ApprovalUrl(const std::string& approval_id) const {
+  return approval_url_base_ + "/console/approvals/" + approval_id;
+}
 
 Status ConfirmationService::RegisterAction(ActionSpec spec) {
   if (spec.name.empty() || spec.scope.empty() || !spec.preview || !spec.execute)
@@ -81,10 +101,14 @@ Result<ConfirmationService::Issued> ConfirmationService::Issue(store::Conn& conn
                                                                const json& args,
                                                                const Preview& preview) {
   int64_t ttl = 600;
+  json policy = DefaultApprovalPolicy();
   if (o_.settings) {
     auto s = o_.settings->GetIn(conn);
-    if (s) ttl = s->document.value("confirmation_ttl_seconds", int64_t{600});
+    if (!s) return Fail(s.error());  // never fall back to a weaker policy
+    ttl = s->document.value("confirmation_ttl_seconds", int64_t{600});
+    policy = s->document.value("approval_policy", policy);
   }
+  const bool needs_person = NeedsPerson(policy, spec.name, preview.preview);
   Issued out;
   out.token = o_.random->Token(32);
   out.ttl = ttl;
@@ -102,9 +126,24 @@ Result<ConfirmationService::Issued> ConfirmationService::Issue(store::Conn& conn
              .revisions = RevisionsJson(preview.revisions).dump(),
              .preview = preview.preview.dump(),
              .created_at = now,
-             .expires_at = out.expires_at});
+             .expires_at = out.expires_at,
+             .requires_approval = needs_person});
   if (!id) return Fail(id.error());
   out.id = *id;
+  if (needs_person) {
+    out.approval_id = o_.random->Token(16);
+    out.approval_url = ApprovalUrl(out.approval_id);
+    auto st = approvals_repo::Insert(conn, {.id = out.approval_id,
+                                            .confirmation_id = out.id,
+                                            .action = spec.name,
+                                            .client_id = actor.client_id,
+                                            .subject = actor.subject,
+                                            .args_hash = crypto::Sha256Hex(canonical),
+                                            .revisions = RevisionsJson(preview.revisions).dump(),
+                                            .created_at = now,
+                                            .expires_at = out.expires_at});
+    if (!st) return Fail(st.error());
+  }
   return out;
 }
 
@@ -157,10 +196,27 @@ ConfirmOutcome ConfirmationService::Confirm(const Actor& actor,
       return Fail(Errc::kConfirmationExpired,
                   "this confirmation token has expired; call the tool again for a new preview");
     if (status != "pending" && status != "approved") return invalid();
-    if (x.requires_approval && status != "approved")
-      return Fail(Errc::kConfirmationInvalid,
-                  "this action is waiting for a person to approve it; it cannot be confirmed "
-                  "with confirm_action alone");
+    if (x.requires_approval) {
+      auto approval = approvals_repo::FindByConfirmation(c, id);
+      if (!approval) return Fail(approval.error());
+      if (!*approval) return invalid();
+      const approvals_repo::ApprovalRow& a = **approval;
+      // The approval must be the one made for exactly this preview.
+      if (a.args_hash != x.args_hash || a.revisions != x.revisions ||
+          a.client_id != x.client_id || a.subject != x.subject)
+        return invalid();
+      if (a.status == "denied")
+        return Fail(Errc::kApprovalDenied,
+                    "the user denied this action on the approval page; do not retry it unless "
+                    "the user asks again");
+      if (a.status != "approved") {
+        details = {{"approval_id", a.id}, {"approval_url", ApprovalUrl(a.id)}};
+        return Fail(Errc::kApprovalPending,
+                    "this action is waiting for the user's approval: show the user "
+                    "approval_url, ask them to sign in and approve, then call confirm_action "
+                    "again with the same token");
+      }
+    }
     auto it = actions_.find(x.action);
     if (it == actions_.end()) return invalid();
     const ActionSpec& spec = it->second;
@@ -232,17 +288,103 @@ Result<ConfirmationInfo> ConfirmationService::Get(int64_t id) {
   });
 }
 
-Status ConfirmationService::Approve(int64_t id, const Actor& approver) {
+namespace {
+
+ApprovalInfo MakeApprovalInfo(const approvals_repo::ApprovalRow& a, const ConfirmationInfo& c,
+                              int64_t now) {
+  ApprovalInfo info{.id = a.id,
+                    .status = a.status,
+                    .action = a.action,
+                    .client_id = a.client_id,
+                    .subject = a.subject,
+                    .args = c.args,
+                    .preview = c.preview,
+                    .decided_by = a.decided_by,
+                    .created_at = a.created_at,
+                    .expires_at = a.expires_at};
+  // The confirmation's fate wins once it is final: used or replaced by a fresh preview.
+  if (c.status == "used" || c.status == "superseded") info.status = c.status;
+  else if (a.status == "pending" && a.expires_at <= now) info.status = "expired";
+  else if (c.status == "expired") info.status = "expired";
+  return info;
+}
+
+}  // namespace
+
+Result<ApprovalInfo> ConfirmationService::GetApproval(const std::string& approval_id) {
+  return o_.db->Read([&](store::Conn& c) -> Result<ApprovalInfo> {
+    auto a = approvals_repo::Find(c, approval_id);
+    if (!a) return Fail(a.error());
+    if (!*a) return Fail(Error::NotFound("no such approval"));
+    auto conf = confirmations_repo::FindInfo(c, (*a)->confirmation_id);
+    if (!conf) return Fail(conf.error());
+    if (!*conf) return Fail(Error::NotFound("no such approval"));
+    return MakeApprovalInfo(**a, **conf, o_.clock->NowUnix());
+  });
+}
+
+Result<std::vector<ApprovalInfo>> ConfirmationService::PendingApprovals(const std::string& subject) {
+  return o_.db->Read([&](store::Conn& c) -> Result<std::vector<ApprovalInfo>> {
+    int64_t now = o_.clock->NowUnix();
+    auto rows = approvals_repo::ListPending(c, subject, now, 100);
+    if (!rows) return Fail(rows.error());
+    std::vector<ApprovalInfo> out;
+    for (const auto& a : *rows) {
+      auto conf = confirmations_repo::FindInfo(c, a.confirmation_id);
+      if (!conf) return Fail(conf.error());
+      if (!*conf) continue;
+      ApprovalInfo info = MakeApprovalInfo(a, **conf, now);
+      if (info.status == "pending") out.push_back(std::move(info));
+    }
+    return out;
+  });
+}
+
+Status ConfirmationService::Decide(const std::string& approval_id, const Actor& person,
+                                   bool approve) {
   return o_.db->Write([&](store::Conn& c) -> Status {
-    auto n = confirmations_repo::Approve(c, id, approver.kind + ":" + approver.subject,
-                                         o_.clock->NowUnix());
-    if (!n) return Fail(n.error());
-    if (!*n)
-      return Fail(Errc::kConfirmationInvalid, "the action is no longer waiting for approval");
+    int64_t now = o_.clock->NowUnix();
+    auto a = approvals_repo::Find(c, approval_id);
+    if (!a) return Fail(a.error());
+    if (!*a) return Fail(Error::NotFound("no such approval"));
+    const approvals_repo::ApprovalRow& row = **a;
+    // Only the grant's user decides: not another person, not an administrator.
+    if (person.subject.empty() || !crypto::ConstantTimeEqual(row.subject, person.subject))
+      return Fail(Errc::kPermissionDenied, "this approval belongs to another user");
+    auto conf = confirmations_repo::FindInfo(c, row.confirmation_id);
+    if (!conf) return Fail(conf.error());
+    if (!*conf) return Fail(Error::NotFound("no such approval"));
+    ApprovalInfo info = MakeApprovalInfo(row, **conf, now);
+    if (info.status == "expired")
+      return Fail(Errc::kConfirmationExpired, "this request has expired; ask the assistant again");
+    if (info.status != "pending")
+      return Fail(Errc::kConfirmationInvalid, "this request is no longer waiting for a decision");
+    if (approve) {
+      // The person approves what the page showed: if the records moved, nothing is approved.
+      auto it = actions_.find(row.action);
+      if (it == actions_.end()) return Fail(Error::Internal("unregistered action " + row.action));
+      auto p = it->second.preview(c, info.args);
+      if (!p) return Fail(p.error());
+      if (json::parse(row.revisions, nullptr, false) != RevisionsJson(p->revisions))
+        return Fail(Errc::kStalePreview,
+                    "the records changed since this request was made; nothing was approved. "
+                    "Ask the assistant for a fresh preview");
+    }
+    const std::string status = approve ? "approved" : "denied";
+    auto done = approvals_repo::Decide(c, row.id, person.subject, status,
+                                       person.kind + ":" + person.subject, now);
+    if (!done) return Fail(done.error());
+    if (!*done)
+      return Fail(Errc::kConfirmationInvalid, "this request is no longer waiting for a decision");
     AuditLog audit(o_.clock);
-    return audit.Record(c, approver,
-                        {.action = "approve_action", .target_type = "confirmation",
-                         .target_ids = {id}});
+    return audit.Record(c, person,
+                        {.action = approve ? "approve_action" : "deny_action",
+                         .target_type = "confirmation",
+                         .target_ids = {row.confirmation_id},
+                         .details = {{"approval_id", row.id},
+                                     {"action", row.action},
+                                     {"client_id", row.client_id},
+                                     {"args", info.args}}});
   });
 }
 

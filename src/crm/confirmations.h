@@ -16,9 +16,13 @@
 //  - at confirm time Preview runs again: changed revisions -> stale_preview with a fresh
 //    preview and token (the old one is superseded); new blockers -> dependency_blocked.
 //
-// Human approval ("Coming later" in TOOLS.md): a row may require approval; Approve()
-// is the other channel (web page, MCP elicitation) that moves pending -> approved, and
-// Get() shows the state to both channels.
+// Human approval (TOOLS.md "Confirmation" 5, docs/mcp.md "Human approval"): when the
+// settings' approval_policy reserves the action for the person (approval_policy.h),
+// Request() also creates an approval (approvals_repo) bound to the confirmation, and its
+// reply carries the approval URL. Confirm() then answers approval_pending until the
+// grant's user decided on the approval page (Decide(), through the console, with the
+// person's own login: the OAuth token can never approve), approval_denied after Deny,
+// and after Approve performs the action once, still re-checking revisions.
 //
 // Thread-safe after all actions are registered. REQUIRES: RegisterAction only during
 // start-up, before requests are served.
@@ -85,11 +89,27 @@ struct ConfirmationInfo {
   int64_t expires_at = 0;
 };
 
+// One approval as the approval page shows it.
+struct ApprovalInfo {
+  std::string id;
+  std::string status;  // pending | approved | denied | expired | used | superseded
+  std::string action;
+  std::string client_id;
+  std::string subject;  // the grant's user: the only person who may decide
+  nlohmann::json args;
+  nlohmann::json preview;
+  std::string decided_by;
+  int64_t created_at = 0;
+  int64_t expires_at = 0;
+};
+
 struct ConfirmationOptions {
   store::Database* db = nullptr;
   Clock* clock = nullptr;
   Random* random = nullptr;
-  SettingsService* settings = nullptr;  // TTL; nullptr -> 600 s
+  SettingsService* settings = nullptr;  // TTL and approval policy; nullptr -> defaults
+  // The approval page's URL is approval_url_base + "/console/approvals/" + id.
+  std::string approval_url_base;
 };
 
 class ConfirmationService {
@@ -102,9 +122,15 @@ class ConfirmationService {
   Status RegisterAction(ActionSpec spec);
   bool HasAction(const std::string& name) const;
 
+  // Where approval pages live (the issuer). REQUIRES: during start-up only.
+  void SetApprovalUrlBase(std::string base) { approval_url_base_ = std::move(base); }
+  std::string ApprovalUrl(const std::string& approval_id) const;
+
   // Step 1. On success:
   //   {"status":"confirmation_required","action":..,"preview":..,
-  //    "confirmation_token":..,"expires_at":"RFC 3339","expires_in":seconds}
+  //    "confirmation_token":..,"expires_at":"RFC 3339","expires_in":seconds,
+  //    "approval_required":bool, and when true "approval":{"id","url","status"} and
+  //    "approval_url"}
   // Failure: the preview's own error (not_found, validation_failed), or
   // dependency_blocked with details {"blockers":[...],"preview":...}.
   ConfirmOutcome Request(const Actor& actor, const std::string& action,
@@ -112,16 +138,26 @@ class ConfirmationService {
 
   // Step 2. `scopes` are the caller's granted scopes. On success:
   //   {"status":"done","action":..,"result":<Execute's json>}
-  // Failures: confirmation_invalid (unknown, used, other client/subject, awaiting
-  // approval), confirmation_expired, kPermissionDenied with details
+  // Failures: confirmation_invalid (unknown, used, other client/subject),
+  // approval_pending (details {"approval_id","approval_url"}), approval_denied,
+  // confirmation_expired, kPermissionDenied with details
   // {"required_scope":..}, stale_preview with details {"preview":..,
   // "confirmation_token":..,"expires_at":..}, dependency_blocked with {"blockers":..}.
   ConfirmOutcome Confirm(const Actor& actor, const std::set<std::string>& scopes,
                          const std::string& token);
 
-  // Other approval channels.
   Result<ConfirmationInfo> Get(int64_t id);
-  Status Approve(int64_t id, const Actor& approver);
+
+  // The approval channel (the console's approval page). kNotFound for an unknown id.
+  Result<ApprovalInfo> GetApproval(const std::string& approval_id);
+  // The subject's pending, unexpired approvals, newest first.
+  Result<std::vector<ApprovalInfo>> PendingApprovals(const std::string& subject);
+  // The person's decision. `person.subject` must be the approval's subject (the grant's
+  // user), else kPermissionDenied. kConfirmationInvalid when it is no longer pending,
+  // kConfirmationExpired after expiry, kStalePreview when approving and the records
+  // changed since the preview (nothing is approved: the assistant must ask again).
+  // Recorded in the audit log (approve_action / deny_action) with the person.
+  Status Decide(const std::string& approval_id, const Actor& person, bool approve);
   // Marks expired rows; answers how many. Safe to call from a periodic job.
   Result<int64_t> ExpireStale();
 
@@ -132,6 +168,7 @@ class ConfirmationService {
   int64_t Ttl();
 
   const ConfirmationOptions o_;
+  std::string approval_url_base_;
   std::map<std::string, ActionSpec> actions_;
 };
 

@@ -7,10 +7,10 @@ using nlohmann::json;
 Result<int64_t> Insert(store::Conn& c, const NewConfirmation& n) {
   return c.InsertReturningId(
       "INSERT INTO confirmations (token_hash, action, scope, client_id, subject, args, args_hash, "
-      "revisions, preview, status, created_at, expires_at) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
+      "revisions, preview, status, created_at, expires_at, requires_approval) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING id",
       {n.token_hash, n.action, n.scope, n.client_id, n.subject, n.args, n.args_hash, n.revisions,
-       n.preview, n.created_at, n.expires_at});
+       n.preview, n.created_at, n.expires_at, int64_t{n.requires_approval ? 1 : 0}});
 }
 
 Result<std::optional<StoredConfirmation>> FindByTokenHash(store::Conn& c,

@@ -26,6 +26,7 @@ struct NewConfirmation {
   std::string preview;    // JSON text
   int64_t created_at = 0;
   int64_t expires_at = 0;
+  bool requires_approval = false;  // the approval policy reserves it for the person
 };
 
 // The row as Confirm needs it.

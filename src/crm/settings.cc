@@ -1,5 +1,6 @@
 #include "src/crm/settings.h"
 
+#include "src/crm/approval_policy.h"
 #include "src/crm/audit.h"
 #include "src/crm/email_validation.h"
 #include "src/crm/settings_repo.h"
@@ -15,6 +16,7 @@ const json& DefaultSettings() {
       {"double_opt_in", false},
       {"email_validation_mode", "syntax"},
       {"confirmation_ttl_seconds", 600},
+      {"approval_policy", DefaultApprovalPolicy()},
   };
   return kDefaults;
 }
@@ -30,6 +32,10 @@ Status ValidateSettingsPatch(const json& patch) {
   const json& d = DefaultSettings();
   for (const auto& [key, value] : patch.items()) {
     if (!d.contains(key)) return Fail(Errc::kInvalidArgument, "unknown setting: " + key);
+    if (key == "approval_policy") {
+      if (auto st = ValidateApprovalPolicy(value); !st) return st;
+      continue;
+    }
     if (d[key].is_object()) {
       if (!value.is_object()) return Fail(Errc::kInvalidArgument, key + " must be an object");
       for (const auto& [sub, v] : value.items()) {
@@ -71,6 +77,10 @@ json Merge(json base, const json& patch) {
 
 }  // namespace
 
+bool MayChangeApprovalPolicy(const Actor& actor) {
+  return actor.kind == "cli" || actor.kind == "user";
+}
+
 SettingsService::SettingsService(SettingsOptions options) : o_(options) {}
 
 Result<SettingsDoc> SettingsService::GetIn(store::Conn& conn) {
@@ -94,6 +104,11 @@ Result<SettingsDoc> SettingsService::Get() {
 Result<SettingsDoc> SettingsService::Update(const Actor& actor, int64_t expected_revision,
                                             const json& patch) {
   if (auto st = ValidateSettingsPatch(patch); !st) return Fail(st.error());
+  if (patch.contains("approval_policy") && !MayChangeApprovalPolicy(actor))
+    return Fail(Errc::kPermissionDenied,
+                "approval_policy can only be changed by a person: an operator with `crmctl "
+                "settings approval-policy`, not an assistant (the policy decides what the "
+                "assistant may do alone)");
   return o_.db->Write([&](store::Conn& c) -> Result<SettingsDoc> {
     auto cur = GetIn(c);
     if (!cur) return cur;

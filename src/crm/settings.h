@@ -1,6 +1,7 @@
 #pragma once
 // The settings document (one row, with a revision): business details, sender defaults,
-// double opt-in, email validation mode, confirmation TTL. Unknown keys are refused.
+// double opt-in, email validation mode, confirmation TTL, the human-approval policy
+// (src/crm/approval_policy.h). Unknown keys are refused.
 // Thread-safe.
 #include <cstdint>
 #include <string>
@@ -52,6 +53,12 @@ class SettingsService {
  private:
   const SettingsOptions o_;
 };
+
+// Who may change "approval_policy": the operator (crmctl, kind "cli") or a signed-in
+// person (kind "user"), never an assistant or an API key: the policy bounds what an
+// assistant may do alone (TOOLS.md "Confirmation" 5). Update() refuses others with
+// kPermissionDenied.
+bool MayChangeApprovalPolicy(const Actor& actor);
 
 // Validates a patch; kInvalidArgument naming the field.
 Status ValidateSettingsPatch(const nlohmann::json& patch);

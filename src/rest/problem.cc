@@ -59,7 +59,9 @@ int HttpStatusFor(Errc code) {
     case Errc::kRevisionConflict:
     case Errc::kInvalidTransition:
     case Errc::kDependencyBlocked:
-    case Errc::kStalePreview: return 409;
+    case Errc::kStalePreview:
+    case Errc::kApprovalPending:
+    case Errc::kApprovalDenied: return 409;
     case Errc::kConfirmationInvalid:
     case Errc::kConfirmationExpired: return 422;
     case Errc::kUnauthenticated: return 401;

@@ -6,6 +6,7 @@
 // server the suite started (E2E_MAIL_DIR). Every step is asserted.
 // Usage: node assistant-session.mjs http://127.0.0.1:<port>/mcp  (env as sdk-oauth.mjs)
 import { connectWithOAuth, log } from './lib/oauth.mjs';
+import { approveInBrowser } from './lib/browser.mjs';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Checks, call, callExpectingError } from './lib/assert.mjs';
 
@@ -18,6 +19,24 @@ const checks = new Checks('assistant-session');
 const NEEDED = ['create_list', 'create_tag', 'upsert_contacts_bulk', 'get_contact', 'create_campaign',
   'get_campaign', 'activate_campaign', 'confirm_action', 'get_dashboard', 'get_contacts_report',
   'get_campaign_report', 'delete_contacts'];
+
+// Under crmd's default approval policy a preview may need the person: the assistant
+// alone is refused (approval_pending with the URL), then the person signs in on the
+// approval page in a "browser" and approves; only then does confirm_action go through.
+async function personApprovesIfAsked(preview, tokenName) {
+  if (!preview.approval_required) return;
+  checks.ok(typeof preview.approval_url === 'string' && preview.approval_url.includes('/console/approvals/'),
+    'the preview carries the approval URL', preview.approval_url);
+  const pending = await callExpectingError(client, 'confirm_action', { [tokenName]: preview.confirmation_token });
+  checks.ok(/approval_pending/.test(pending.text + JSON.stringify(pending.structured ?? {})),
+    'confirm_action alone answers approval_pending', pending.text);
+  const page = await approveInBrowser(preview.approval_url, {
+    email: process.env.E2E_EMAIL ?? 'e2e@example.com',
+    password: process.env.E2E_PASSWORD ?? 'password',
+    log: process.env.E2E_VERBOSE ? log : () => {},
+  });
+  checks.ok(page.status === 200 && /Approved/.test(page.text), 'the person approved on the page', page.status);
+}
 
 // The record inside a tool result: {list: {...}} / {tag: {...}} / the object itself.
 const record = (res, key) => res?.[key] ?? res;
@@ -118,6 +137,7 @@ if (has('activate_campaign', 'get_campaign', 'confirm_action') && state.campaign
   const before = record(await call(client, 'get_campaign', { id: state.campaignId }), 'campaign');
   checks.equal(before.status, 'draft', 'nothing changed before confirmation');
 
+  await personApprovesIfAsked(preview, tokenArg(byName.get('confirm_action')));
   const done = await call(client, 'confirm_action', { [tokenArg(byName.get('confirm_action'))]: preview.confirmation_token });
   checks.equal(done.status, 'done', 'confirm_action performs the action');
   const after = record(await call(client, 'get_campaign', { id: state.campaignId }), 'campaign');
@@ -154,6 +174,7 @@ if (has('delete_contacts', 'confirm_action', 'get_contact') && state.contactIds)
   checks.ok(JSON.stringify(preview.preview).includes(`katherine.${stamp}@example.com`), 'the preview names the contact', preview.preview);
   const still = record(await call(client, 'get_contact', { id: victim }), 'contact');
   checks.equal(still.id, victim, 'the contact still exists before confirmation');
+  await personApprovesIfAsked(preview, tokenArg(byName.get('confirm_action')));
   const done = await call(client, 'confirm_action', { [tokenArg(byName.get('confirm_action'))]: preview.confirmation_token });
   checks.equal(done.status, 'done', 'confirm_action deletes');
   const gone = await callExpectingError(client, 'get_contact', { id: victim });

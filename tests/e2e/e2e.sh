@@ -6,7 +6,9 @@
 #   sdk-oauth          the MCP TypeScript SDK client: OAuth (discovery, DCR, PKCE, login,
 #                      consent), tools/list, create_contact, list_contacts, wire schema
 #   assistant-session  a realistic assistant session over all tool areas (when the tools
-#                      it needs are served)
+#                      it needs are served); the person approves on the console
+#   sdk-v2-approval    the v2 SDK client (@modelcontextprotocol/client) at 2026-07-28:
+#                      a deletion approved through URL elicitation
 #   conformance-server the MCP conformance suite's server scenarios, through proxy.mjs
 #   conformance-auth   the conformance suite's authorization server scenarios
 # Exits non-zero when any step fails. Env: E2E_ENGINE=postgres runs it all on a PostgreSQL
@@ -163,6 +165,7 @@ conformance_server() {
 
 run_step sdk-oauth "$NODE" sdk-oauth.mjs "$MCP_URL"
 run_step assistant-session "$NODE" assistant-session.mjs "$MCP_URL"
+run_step sdk-v2-approval "$NODE" sdk-v2-approval.mjs "$MCP_URL"
 run_step conformance-server conformance_server
 run_step conformance-auth "$NODE" conformance-auth.mjs "$BASE" "$TMP/conformance-auth"
 

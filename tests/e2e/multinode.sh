@@ -38,6 +38,10 @@ DB="${ADMIN%/postgres}/crmd"
 export E2E_EMAIL=e2e@example.com E2E_PASSWORD=e2e-correct-horse-battery
 "$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" <<<"$E2E_PASSWORD" >"$TMP/crmctl.log" 2>&1 \
   || { cat "$TMP/crmctl.log" >&2; say "crmctl user create failed"; exit 1; }
+# This suite is about nodes sharing one database, not human approval (e2e.sh covers that):
+# the operator lets the assistant confirm alone.
+"$CRMCTL" --database_url="$DB" settings approval-policy set '{"require_person":[]}' >"$TMP/policy.log" 2>&1 \
+  || { cat "$TMP/policy.log" >&2; say "crmctl settings approval-policy failed"; exit 1; }
 
 LB_PORT=$(free_port); PORT_A=$(free_port); PORT_B=$(free_port); RECEIVER_PORT=$(free_port)
 # One SMTP server for both nodes; each node says who it is in EHLO (smtp_url's path).

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/app/services.h"
+#include "src/crm/settings.h"
 #include "src/http/client.h"
 
 namespace crmd::testing {
@@ -37,6 +39,14 @@ TestServer::TestServer(TestServerOptions options) {
   auto app = app::App::Create(cfg);
   if (!app) throw std::runtime_error("App::Create: " + app.error().message + " " + app.error().detail);
   app_ = std::move(*app);
+  if (!options.approval_policy.is_null()) {
+    crm::SettingsService& settings = *app_->services().crm->settings;
+    auto cur = settings.Get();
+    if (!cur) throw std::runtime_error("settings: " + cur.error().message);
+    auto set = settings.Update(crm::Actor{.kind = "cli", .subject = "test"}, cur->revision,
+                               {{"approval_policy", options.approval_policy}});
+    if (!set) throw std::runtime_error("approval_policy: " + set.error().message);
+  }
   if (options.before_start) options.before_start(app_->services());
   auto port = app_->Start();
   if (!port) throw std::runtime_error("App::Start: " + port.error().message);
@@ -72,6 +82,10 @@ http::ClientResponse TestServer::PostForm(const std::string& path, const std::st
                                           http::Headers headers) {
   headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
   return Send("POST", path, form_body, std::move(headers));
+}
+
+nlohmann::json AssistantMayConfirmAlone() {
+  return {{"require_person", nlohmann::json::array()}};
 }
 
 nlohmann::json JsonBody(const http::ClientResponse& r) {

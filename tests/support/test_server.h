@@ -36,7 +36,14 @@ struct TestServerOptions {
   // Called after App::Create and before Start: tests register test-only tools or set
   // hooks (e.g. services.authenticate) here.
   std::function<void(app::App::Services&)> before_start;
+  // The settings' approval_policy, set as the operator would (crmctl) before the server
+  // starts; null keeps the product default (every confirmable action needs the person).
+  // Suites about other things than human approval pass AssistantMayConfirmAlone().
+  nlohmann::json approval_policy;
 };
+
+// {"require_person": []}: the assistant confirms every action alone.
+nlohmann::json AssistantMayConfirmAlone();
 
 class TestServer {
  public:

@@ -21,5 +21,6 @@ int CopyCommand(Context& ctx, const Args& args);      // copy.cc
 int CampaignCommand(Context& ctx, const Args& args);  // campaigns.cc
 int BackupCommand(Context& ctx, const Args& args);    // backup.cc
 int RestoreCommand(Context& ctx, const Args& args);   // backup.cc
+int SettingsCommand(Context& ctx, const Args& args);  // settings.cc
 
 }  // namespace crmd::app::cli

@@ -35,6 +35,8 @@ std::map<std::string, Entry> Commands() {
   c["backup"] = {"backup <file>                online consistent copy of a SQLite database (crmd may run)",
                  cli::BackupCommand};
   c["restore"] = {"restore <file> --yes         put a backup back (stop crmd first)", cli::RestoreCommand};
+  c["settings"] = {"settings show | settings approval-policy show|set JSON|reset   the settings; who approves",
+                   cli::SettingsCommand};
   c["audit"] = {"audit [--limit N]            newest audit log rows (who changed what)",
                 cli::AuditCommand};
   c["apikey"] = {"apikey create <name> [--admin]|list|enable <id>|disable <id>|delete <id>",

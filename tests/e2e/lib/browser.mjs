@@ -172,3 +172,44 @@ export async function authorizeInBrowser(authorizationUrl, {
   }
   throw new Error('too many steps before the redirect to the client');
 }
+
+// Plays the person who approves (or denies) an action an assistant asked for: opens the
+// approval URL crmd handed out, signs in on /console/login when asked to (its own
+// account: the OAuth token cannot approve), and presses Approve or Deny. Returns the
+// final page ({status, text, url}).
+export async function approveInBrowser(approvalUrl, {
+  email, password, decision = 'approve', log = () => {}, maxSteps = 8,
+} = {}) {
+  const browser = new Browser({ log });
+  let page = await browser.request(String(approvalUrl));
+  let loggedIn = false;
+  for (let step = 0; step < maxSteps; step++) {
+    if (isRedirect(page.status)) {
+      page = await browser.request(new URL(page.location, page.url).toString());
+      continue;
+    }
+    if (page.status !== 200) throw new Error(`unexpected page: ${describe(page)}`);
+    const forms = parseForms(page.text);
+    const login = forms.find((f) => f.fields.some((x) => x.type === 'password'));
+    if (login) {
+      if (loggedIn) throw new Error(`login form shown again (wrong credentials?): ${describe(page)}`);
+      loggedIn = true;
+      const form = [];
+      for (const f of login.fields) {
+        if (!f.name) continue;
+        if (f.type === 'password') form.push([f.name, password]);
+        else if (f.type === 'email') form.push([f.name, email]);
+        else if (f.type === 'hidden') form.push([f.name, f.value]);
+      }
+      page = await browser.request(new URL(login.action || page.url, page.url).toString(),
+        { method: 'POST', form });
+      continue;
+    }
+    const choice = forms.find((f) => f.fields.some((x) => x.name === 'decision' && x.value === decision));
+    if (!choice) return page;  // the result page (Approved / Denied)
+    const form = choice.fields.filter((f) => f.name && f.type === 'hidden').map((f) => [f.name, f.value]);
+    page = await browser.request(new URL(choice.action || page.url, page.url).toString(),
+      { method: 'POST', form });
+  }
+  throw new Error('too many steps on the approval page');
+}

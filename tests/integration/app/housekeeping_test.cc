@@ -45,17 +45,24 @@ TEST(Housekeeping, DeletesExpiredRowsAndKeepsLiveOnes) {
   Exec(db, conf, {"t-old", "used", now - 40 * day, now - 40 * day + 600});
   Exec(db, conf, {"t-recent", "expired", now - 2 * day, now - 2 * day + 600});
   Exec(db, conf, {"t-live", "pending", now - 60, now + 540});
+  const std::string appr =
+      "INSERT INTO approvals (id, confirmation_id, action, client_id, subject, args_hash, "
+      "revisions, status, created_at, expires_at) VALUES (?, ?, 'a', 'c', 'u', 'h', '{}', ?, ?, ?)";
+  Exec(db, appr, {"a-old", int64_t{1}, "approved", now - 40 * day, now - 40 * day + 600});
+  Exec(db, appr, {"a-live", int64_t{3}, "pending", now - 60, now + 540});
 
   Housekeeping hk(db, clock, {.interval_s = 0, .retention_days = 30});
   auto n = hk.RunOnce();
   ASSERT_TRUE(n) << n.error().message;
-  EXPECT_EQ(*n, 3);
+  EXPECT_EQ(*n, 4);  // idempotency key, rate-limit window, confirmation, approval
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM idempotency_keys WHERE key_hash = 'old'"), 0);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM idempotency_keys WHERE key_hash = 'new'"), 1);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM rate_limits WHERE bucket = 'old'"), 0);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM rate_limits WHERE bucket = 'new'"), 1);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM confirmations WHERE token_hash = 't-old'"), 0);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM confirmations WHERE token_hash IN ('t-recent', 't-live')"), 2);
+  EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM approvals WHERE id = 'a-old'"), 0);
+  EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM approvals WHERE id = 'a-live'"), 1);
 
   // A second pass finds nothing more.
   auto again = hk.RunOnce();

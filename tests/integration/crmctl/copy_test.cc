@@ -155,7 +155,14 @@ class CopyTest : public ::testing::Test {
   }
 
   // The source site is SQLite on every run (copy reads sqlite:PATH).
-  testing::TestServer server_{testing::TestServerOptions{.sqlite = true}};
+  // The assistant confirms the campaign alone: this suite is about copying, not approval.
+  testing::TestServer server_{testing::TestServerOptions{
+      .sqlite = true,
+      // The webhook worker stays idle: otherwise it dispatches the seeded contacts' events
+      // (deliveries, attempts, cursors) between the copy and the comparison below, which
+      // then races it (seen on every pg. run on a loaded machine).
+      .configure = [](Config& c) { c.webhook_poll_interval_ms = 3'600'000; },
+      .approval_policy = testing::AssistantMayConfirmAlone()}};
   testing::TempDir dir_;
   std::unique_ptr<testing::ScratchDatabase> dst_ =
       std::make_unique<testing::ScratchDatabase>(dir_.path() + "/copy.db");

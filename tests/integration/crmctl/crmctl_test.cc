@@ -51,6 +51,34 @@ TEST(Crmctl, SeedFillsContactsListsTagsCampaignsAndAutomations) {
   EXPECT_GT(Count(**db, "automations"), 0);
 }
 
+// The approval policy is the one setting an assistant cannot change: the operator does,
+// with crmctl (docs/mcp.md "Human approval").
+TEST(Crmctl, SettingsApprovalPolicyShowSetAndReset) {
+  testing::TempDir dir;
+  std::string db_path = dir.path() + "/policy.db";
+  CliRun shown = Crmctl(db_path, "settings approval-policy show");
+  ASSERT_EQ(shown.status, 0) << shown.out;
+  EXPECT_NE(shown.out.find("delete_contacts"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("resend_campaign"), std::string::npos) << shown.out;
+
+  CliRun set = Crmctl(db_path, "settings approval-policy set "
+                               "'{\"require_person\":[\"delete_list\"],\"thresholds\":"
+                               "{\"delete_contacts\":{\"assistant_may_confirm_up_to\":5}}}'");
+  ASSERT_EQ(set.status, 0) << set.out;
+  CliRun all = Crmctl(db_path, "settings show");
+  ASSERT_EQ(all.status, 0) << all.out;
+  EXPECT_NE(all.out.find("assistant_may_confirm_up_to"), std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("delete_tag"), std::string::npos) << all.out;
+
+  CliRun bad = Crmctl(db_path, "settings approval-policy set '{\"require_person\":[\"drop\"]}'");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("approval_policy.require_person.0"), std::string::npos) << bad.out;
+
+  ASSERT_EQ(Crmctl(db_path, "settings approval-policy reset").status, 0);
+  EXPECT_NE(Crmctl(db_path, "settings approval-policy show").out.find("delete_tag"),
+            std::string::npos);
+}
+
 TEST(Crmctl, SeedRefusesAMalformedCount) {
   testing::TempDir dir;
   CliRun r = Crmctl(dir.path() + "/bad.db", "seed --contacts many");

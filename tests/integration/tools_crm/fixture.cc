@@ -9,8 +9,10 @@ namespace crmd::testing {
 using nlohmann::json;
 
 // Campaigns send one message, then one per 100 s: "sending" stays observable.
+// The CRM tools' mechanics; human approval has its own suite (tests/integration/approvals).
 CrmTools::CrmTools()
-    : server_(TestServerOptions{.configure = [](Config& c) { c.mail_rate_per_second = 0.01; }}) {
+    : server_(TestServerOptions{.configure = [](Config& c) { c.mail_rate_per_second = 0.01; },
+                                .approval_policy = AssistantMayConfirmAlone()}) {
   auto db = store::Open(server_.database_url(), 1);
   EXPECT_TRUE(db.has_value());
   if (db) db_ = std::move(*db);

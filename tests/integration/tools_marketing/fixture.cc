@@ -10,6 +10,8 @@ namespace {
 // that "sending" is a state the tests can look at (delivery_test.cc sends for real).
 TestServerOptions SlowSending(TestServerOptions options) {
   if (!options.configure) options.configure = [](Config& c) { c.mail_rate_per_second = 0.01; };
+  // These suites are about the marketing tools; human approval is tests/integration/approvals.
+  if (options.approval_policy.is_null()) options.approval_policy = AssistantMayConfirmAlone();
   return options;
 }
 

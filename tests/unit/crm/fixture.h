@@ -58,6 +58,19 @@ struct CrmFixture : public ::testing::Test {
     s = std::move(*made);
   }
 
+  // Sets the settings' approval_policy as the operator would (crmctl). Tests about other
+  // things than human approval use {"require_person": []}: the assistant may confirm alone.
+  void SetApprovalPolicy(const nlohmann::json& policy) {
+    auto cur = s->settings->Get();
+    ASSERT_TRUE(cur);
+    auto r = s->settings->Update(Actor{.kind = "cli", .subject = "test"}, cur->revision,
+                                 {{"approval_policy", policy}});
+    ASSERT_TRUE(r) << r.error().message;
+  }
+  void AssistantMayConfirmAlone() {
+    SetApprovalPolicy({{"require_person", nlohmann::json::array()}});
+  }
+
   Contact MakeContact(const std::string& email, ContactInput in = {}) {
     in.email = email;
     auto c = s->contacts->Create(alice, in);

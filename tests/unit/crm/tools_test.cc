@@ -11,6 +11,7 @@
 #include "tools/confirm.h"
 #include "tools/contacts.h"
 #include "tools/lists.h"
+#include "src/crm/approval_policy.h"
 #include "tools/settings.h"
 #include "tools/tags.h"
 
@@ -45,6 +46,9 @@ class Tools : public testing::CrmFixture {
     }
     principal = {.subject = "user-alice", .client_id = "client-a"};
     for (const auto& sc : auth::AllScopes()) principal.scopes.insert(sc);
+    // These tests are about the tools' mechanics; the default policy (the person
+    // approves) is tested below and in tests/integration/approvals.
+    AssistantMayConfirmAlone();
   }
 
   mcp::CallOutcome Raw(const std::string& name, const json& args) {
@@ -237,6 +241,28 @@ TEST_F(Tools, SettingsRoundTripWithRevision) {
             "revision_conflict");
   EXPECT_EQ(Err("update_settings", {{"expected_revision", rev + 1},
                                     {"settings", {{"unknown", 1}}}})["field"], "settings.unknown");
+}
+
+TEST_F(Tools, UnderTheDefaultPolicyConfirmActionAloneAnswersApprovalPending) {
+  SetApprovalPolicy(crm::DefaultApprovalPolicy());
+  int64_t id = Ok("create_tag", {{"name", "T"}})["tag"]["id"];
+  json p = Ok("delete_tag", {{"id", id}});
+  EXPECT_EQ(p["approval_required"], true);
+  EXPECT_NE(p["approval_url"].get<std::string>().find("/console/approvals/"), std::string::npos);
+  json e = Err("confirm_action", {{"confirmation_token", p["confirmation_token"]}});
+  EXPECT_EQ(e["code"], "approval_pending");
+  EXPECT_EQ(e["details"]["approval_url"], p["approval_url"]);
+  Ok("get_tag", {{"id", id}});  // still there
+}
+
+TEST_F(Tools, UpdateSettingsCannotChangeTheApprovalPolicy) {
+  int64_t rev = Ok("get_settings", json::object())["revision"];
+  json e = Err("update_settings",
+               {{"expected_revision", rev},
+                {"settings", {{"approval_policy", {{"require_person", json::array()}}}}}});
+  EXPECT_EQ(e["code"], "forbidden");
+  EXPECT_NE(e["message"].get<std::string>().find("crmctl"), std::string::npos);
+  EXPECT_EQ(Ok("get_settings", json::object())["revision"], rev);
 }
 
 TEST_F(Tools, ValidateEmailReportsFlags) {

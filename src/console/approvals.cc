@@ -1,0 +1,319 @@
+#include "src/console/approvals.h"
+
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "src/console/templates.h"
+#include "src/core/clock.h"
+#include "src/core/crypto.h"
+#include "src/core/log.h"
+
+namespace crmd::console {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kApprovalsPrefix = "/console/approvals/";
+
+std::string ActionTitle(const std::string& action) {
+  if (action == "delete_contacts") return "permanently delete contacts";
+  if (action == "delete_list") return "permanently delete a list";
+  if (action == "delete_tag") return "permanently delete a tag";
+  if (action == "delete_campaign") return "permanently delete a campaign";
+  if (action == "delete_automation") return "permanently delete an automation";
+  if (action == "activate_campaign") return "start sending a campaign";
+  if (action == "activate_automation") return "activate an automation";
+  if (action == "resend_campaign") return "resend a campaign to its undelivered recipients";
+  return action;
+}
+
+std::string StatusText(const std::string& status) {
+  if (status == "pending") return "waiting for your decision";
+  if (status == "approved") return "approved: the assistant may now complete it";
+  if (status == "denied") return "denied";
+  if (status == "used") return "done";
+  if (status == "expired") return "expired";
+  if (status == "superseded") return "replaced by a newer request";
+  return status;
+}
+
+std::string Label(std::string key) {
+  for (char& ch : key)
+    if (ch == '_') ch = ' ';
+  if (!key.empty() && key[0] >= 'a' && key[0] <= 'z') key[0] = static_cast<char>(key[0] - 32);
+  return key;
+}
+
+std::string Scalar(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "—";
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  return v.dump();
+}
+
+// One record of a list in the preview: its name (or email), id and a few scalar facts.
+std::string Item(const json& v) {
+  if (!v.is_object()) return Scalar(v);
+  std::string head;
+  for (const char* k : {"name", "email", "title", "subject"}) {
+    if (v.contains(k) && v[k].is_string() && !v[k].get<std::string>().empty()) {
+      head = v[k].get<std::string>();
+      break;
+    }
+  }
+  std::string rest;
+  for (const auto& [k, x] : v.items()) {
+    if (k == "name" || k == "email" || k == "title" || k == "subject" || x.is_structured())
+      continue;
+    rest += (rest.empty() ? "" : ", ") + k + ": " + Scalar(x);
+  }
+  if (head.empty()) return rest;
+  return rest.empty() ? head : head + " (" + rest + ")";
+}
+
+void AddRows(std::vector<PreviewRow>& rows, const std::string& prefix, const json& obj, int depth) {
+  for (const auto& [k, v] : obj.items()) {
+    if (depth == 0 && (k == "action" || k == "effect")) continue;  // shown separately
+    std::string label = prefix.empty() ? Label(k) : prefix + " · " + Label(k);
+    if (v.is_array()) {
+      PreviewRow row{.label = label, .value = std::to_string(v.size())};
+      for (const auto& x : v) row.items.push_back(Item(x));
+      rows.push_back(std::move(row));
+    } else if (v.is_object() && depth < 1) {
+      AddRows(rows, label, v, depth + 1);
+    } else if (v.is_object()) {
+      rows.push_back({.label = label, .value = Item(v)});
+    } else {
+      rows.push_back({.label = label, .value = Scalar(v)});
+    }
+  }
+}
+
+mstch::array RowsNode(const std::vector<PreviewRow>& rows) {
+  mstch::array out;
+  for (const auto& r : rows) {
+    mstch::array items;
+    for (const auto& i : r.items) items.emplace_back(i);
+    out.emplace_back(mstch::map{{"label", r.label},
+                                {"value", r.value},
+                                {"has_items", !items.empty()},
+                                {"items", std::move(items)}});
+  }
+  return out;
+}
+
+http::Response Message(int status, const std::string& title, const std::string& message,
+                       const std::string& email = "", const std::string& link = "",
+                       const std::string& link_text = "") {
+  mstch::map ctx{{"message", message}};
+  if (!link.empty()) {
+    ctx.emplace("link", link);
+    ctx.emplace("link_text", link_text);
+  }
+  return RenderPage(status, title, "message.mustache", ctx, email);
+}
+
+http::Response Redirect(const std::string& location) {
+  http::Response r = http::Response::Empty(303);
+  r.Set("Location", location);
+  r.Set("Cache-Control", "no-store");
+  return r;
+}
+
+// Only a console path is a place to return to after signing in (no open redirect).
+std::string SafeNext(const std::string& next) {
+  if (next.rfind("/console/", 0) != 0 || next.find("//") != std::string::npos ||
+      next.find('\\') != std::string::npos)
+    return "/console/approvals";
+  for (char ch : next)
+    if (static_cast<unsigned char>(ch) < 0x21 || ch == 0x7f) return "/console/approvals";
+  return next;
+}
+
+http::Response ToSignIn(const http::Request& req) {
+  return Redirect("/console/login?next=" + http::PercentEncode(req.path));
+}
+
+http::Response SignInForm(int status, const std::string& next, const std::string& email,
+                          const std::string& error) {
+  mstch::map ctx{{"next", SafeNext(next)}, {"email", email}};
+  if (!error.empty()) ctx.emplace("error", error);
+  return RenderPage(status, "Sign in", "sign_in.mustache", ctx);
+}
+
+http::Response HandleLogin(const ApprovalPagesDeps& d, const http::Request& req) {
+  if (req.method == "GET" || req.method == "HEAD") {
+    auto next = http::FormValue(http::ParseForm(req.query), "next").value_or("");
+    auto person = d.people.current(req);
+    if (person && *person) return Redirect(SafeNext(next));
+    return SignInForm(200, next, "", "");
+  }
+  if (req.method != "POST") {
+    auto r = Message(405, "Method not allowed", "Use the form.");
+    r.Set("Allow", "GET, HEAD, POST");
+    return r;
+  }
+  if (!d.people.origin_allowed(req))
+    return Message(403, "Forbidden", "This form was sent from another site.");
+  auto form = http::ParseForm(req.body);
+  std::string next = http::FormValue(form, "next").value_or("");
+  std::string email = http::FormValue(form, "email").value_or("");
+  std::string password = http::FormValue(form, "password").value_or("");
+  SignInResult result = d.people.sign_in(req, email, password);
+  if (!result.ok) return SignInForm(result.status, next, email, result.error);
+  http::Response r = Redirect(SafeNext(next));
+  for (auto& c : result.set_cookies) r.headers.emplace_back("Set-Cookie", std::move(c));
+  return r;
+}
+
+mstch::map ApprovalNode(const crm::ApprovalInfo& a) {
+  return mstch::map{{"id", a.id},
+                    {"action_title", ActionTitle(a.action)},
+                    {"client_id", a.client_id},
+                    {"expires_at", FormatRfc3339(a.expires_at)}};
+}
+
+http::Response HandleList(const ApprovalPagesDeps& d, const http::Request& req, const Person& p) {
+  if (req.method != "GET" && req.method != "HEAD") {
+    auto r = Message(405, "Method not allowed", "Use GET.", p.email);
+    r.Set("Allow", "GET, HEAD");
+    return r;
+  }
+  auto items = d.confirmations->PendingApprovals(p.subject);
+  if (!items) {
+    spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(items.error().detail));
+    return Message(500, "Error", "Something went wrong. Try again in a minute.", p.email);
+  }
+  mstch::array list;
+  for (const auto& a : *items) list.emplace_back(ApprovalNode(a));
+  bool any = !list.empty();
+  return RenderPage(200, "Pending approvals", "approvals.mustache",
+                    mstch::map{{"has_items", any}, {"items", std::move(list)}}, p.email);
+}
+
+http::Response ShowApproval(const crm::ApprovalInfo& a, const Person& p, int status = 200) {
+  mstch::map ctx = ApprovalNode(a);
+  ctx.emplace("status", a.status);
+  ctx.emplace("status_text", StatusText(a.status));
+  ctx.emplace("created_at", FormatRfc3339(a.created_at));
+  ctx.emplace("pending", a.status == "pending");
+  ctx.emplace("csrf_token", p.csrf_token);
+  if (a.preview.is_object() && a.preview.contains("effect") && a.preview["effect"].is_string())
+    ctx.emplace("effect", a.preview["effect"].get<std::string>());
+  ctx.emplace("rows", RowsNode(PreviewRows(a.preview)));
+  return RenderPage(status, "Approve this action?", "approval.mustache", ctx, p.email);
+}
+
+http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& req,
+                              const Person& p, const std::string& id) {
+  if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
+    auto r = Message(405, "Method not allowed", "Use the page's buttons.", p.email);
+    r.Set("Allow", "GET, HEAD, POST");
+    return r;
+  }
+  auto a = d.confirmations->GetApproval(id);
+  if (!a) {
+    if (a.error().code == Errc::kNotFound)
+      return Message(404, "Not found", "There is no such approval.", p.email);
+    spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(a.error().detail));
+    return Message(500, "Error", "Something went wrong. Try again in a minute.", p.email);
+  }
+  // Only the grant's user: another person (even an administrator) sees nothing of it.
+  if (a->subject != p.subject)
+    return Message(403, "Not yours", "This approval belongs to another user.", p.email);
+  if (req.method != "POST") return ShowApproval(*a, p);
+
+  if (!d.people.origin_allowed(req))
+    return Message(403, "Forbidden", "This form was sent from another site.", p.email);
+  auto form = http::ParseForm(req.body);
+  auto csrf = http::FormValue(form, "csrf_token");
+  if (!csrf || csrf->empty() || p.csrf_token.empty() || !crypto::ConstantTimeEqual(*csrf, p.csrf_token))
+    return Message(403, "Forbidden", "The form has expired. Reload the page and try again.",
+                   p.email);
+  std::string decision = http::FormValue(form, "decision").value_or("");
+  if (decision != "approve" && decision != "deny")
+    return Message(400, "Bad request", "Choose Approve or Deny.", p.email);
+  bool approve = decision == "approve";
+  crm::Actor person{.kind = "user", .subject = p.subject, .request_id = req.request_id};
+  auto st = d.confirmations->Decide(id, person, approve);
+  if (!st) {
+    const Error& e = st.error();
+    switch (e.code) {
+      case Errc::kPermissionDenied:
+        return Message(403, "Not yours", "This approval belongs to another user.", p.email);
+      case Errc::kConfirmationExpired:
+        return Message(410, "Expired", e.message, p.email);
+      case Errc::kConfirmationInvalid:
+      case Errc::kStalePreview:
+      case Errc::kNotFound:            // a record of the preview is gone
+      case Errc::kDependencyBlocked:   // the action became impossible
+      case Errc::kInvalidArgument:
+        return Message(409, "Not decided",
+                       e.code == Errc::kNotFound || e.code == Errc::kDependencyBlocked
+                           ? "Nothing was approved: " + e.message +
+                                 ". Ask the assistant for a fresh preview."
+                           : e.message,
+                       p.email, "/console/approvals/" + id, "Back to the request");
+      default:
+        spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(e.detail));
+        return Message(500, "Error", "Something went wrong. Try again in a minute.", p.email);
+    }
+  }
+  spdlog::info(R"("event":"approval_decided","approval_id":"{}","decision":"{}","subject":"{}")",
+               JsonEscape(id), decision, JsonEscape(p.subject));
+  return Message(200, approve ? "Approved" : "Denied",
+                 approve ? "Approved. The assistant can now complete the action; it happens once."
+                         : "Denied. The assistant cannot perform this action.",
+                 p.email, "/console/approvals", "Pending approvals");
+}
+
+http::Response WithPerson(const ApprovalPagesDeps& d, const http::Request& req,
+                          const std::function<http::Response(const Person&)>& then) {
+  auto person = d.people.current(req);
+  if (!person) {
+    spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(person.error().detail));
+    return Message(500, "Error", "Something went wrong. Try again in a minute.");
+  }
+  if (!*person) {
+    if (req.method == "POST")
+      return Message(403, "Signed out", "Your session has ended. Sign in and try again.", "",
+                     "/console/login?next=" + http::PercentEncode(req.path), "Sign in");
+    return ToSignIn(req);
+  }
+  return then(**person);
+}
+
+}  // namespace
+
+std::vector<PreviewRow> PreviewRows(const nlohmann::json& preview) {
+  std::vector<PreviewRow> rows;
+  if (preview.is_object()) AddRows(rows, "", preview, 0);
+  return rows;
+}
+
+ConsoleRoutes ApprovalRoutes(ApprovalPagesDeps deps) {
+  auto d = std::make_shared<ApprovalPagesDeps>(std::move(deps));
+  ConsoleRoutes routes;
+  routes.exact.emplace_back("/console/login",
+                            [d](const http::Request& r) { return HandleLogin(*d, r); });
+  routes.exact.emplace_back("/console/approvals", [d](const http::Request& r) {
+    return WithPerson(*d, r, [&](const Person& p) { return HandleList(*d, r, p); });
+  });
+  routes.exact.emplace_back("/console/console.css", [](const http::Request&) {
+    auto css = templates::Find("console.css");
+    http::Response r = http::Response::Text(200, std::string(css.value_or("")), "text/css; charset=utf-8");
+    r.Set("Cache-Control", "public, max-age=3600");
+    r.Set("X-Content-Type-Options", "nosniff");
+    return r;
+  });
+  routes.prefix.emplace_back(std::string(kApprovalsPrefix), [d](const http::Request& r) {
+    std::string id = r.path.substr(kApprovalsPrefix.size());
+    if (id.empty() || id.size() > 64 || id.find('/') != std::string::npos)
+      return Message(404, "Not found", "There is no such page.");
+    return WithPerson(*d, r, [&](const Person& p) { return HandleApproval(*d, r, p, id); });
+  });
+  return routes;
+}
+
+}  // namespace crmd::console

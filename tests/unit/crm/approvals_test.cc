@@ -1,0 +1,186 @@
+// Human approval (TOOLS.md "Confirmation" 5) at the service level: the policy, the
+// approval bound to the preview, the person's decision and the audit log.
+#include <gtest/gtest.h>
+
+#include "src/crm/approval_policy.h"
+#include "src/crm/audit.h"
+#include "src/crm/confirmations.h"
+#include "tests/unit/crm/fixture.h"
+
+namespace crmd::crm {
+namespace {
+
+using nlohmann::json;
+using testing::CrmFixture;
+
+const std::set<std::string> kScopes = {"contacts:delete", "lists:delete", "tags:delete"};
+
+class Approvals : public CrmFixture {
+ protected:
+  // alice's subject is the person who may decide.
+  Actor person{.kind = "user", .subject = "user-alice", .request_id = "web"};
+  Actor other_person{.kind = "user", .subject = "user-bob", .request_id = "web"};
+
+  json Preview(std::vector<int64_t> ids) {
+    auto r = s->confirmations->Request(alice, "delete_contacts", {{"ids", ids}});
+    EXPECT_TRUE(r.result) << (r.result ? "" : r.result.error().message);
+    return r.result ? *r.result : json();
+  }
+};
+
+TEST(ApprovalPolicy, DefaultReservesEveryConfirmableActionForThePerson) {
+  json p = DefaultApprovalPolicy();
+  for (const auto& a : ApprovableActions()) EXPECT_TRUE(NeedsPerson(p, a, json::object())) << a;
+  EXPECT_EQ(ApprovableActions().size(), 8u);
+}
+
+TEST(ApprovalPolicy, ThresholdComparesWithThePreviewCount) {
+  json p = {{"require_person", {"delete_contacts"}},
+            {"thresholds", {{"delete_contacts", {{"assistant_may_confirm_up_to", 5}}}}}};
+  EXPECT_FALSE(NeedsPerson(p, "delete_contacts", {{"count", 5}}));
+  EXPECT_TRUE(NeedsPerson(p, "delete_contacts", {{"count", 6}}));
+  EXPECT_TRUE(NeedsPerson(p, "delete_contacts", json::object()));  // no count: the person
+  EXPECT_FALSE(NeedsPerson(p, "delete_list", json::object()));     // not listed
+}
+
+TEST(ApprovalPolicy, ValidationNamesTheField) {
+  EXPECT_FALSE(ValidateApprovalPolicy({{"require_person", {"drop_database"}}}));
+  EXPECT_FALSE(ValidateApprovalPolicy({{"thresholds", {{"delete_contacts", 5}}}}));
+  EXPECT_FALSE(ValidateApprovalPolicy(
+      {{"thresholds", {{"delete_contacts", {{"assistant_may_confirm_up_to", 101}}}}}}));
+  EXPECT_FALSE(ValidateApprovalPolicy({{"other", 1}}));
+  auto st = ValidateApprovalPolicy({{"require_person", {"delete_list", 3}}});
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("approval_policy.require_person.1"), std::string::npos);
+  EXPECT_TRUE(ValidateApprovalPolicy(DefaultApprovalPolicy()));
+}
+
+TEST_F(Approvals, AssistantCannotChangeThePolicyButTheOperatorCan) {
+  auto cur = s->settings->Get();
+  auto refused = s->settings->Update(alice, cur->revision,
+                                     {{"approval_policy", {{"require_person", json::array()}}}});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Errc::kPermissionDenied);
+  EXPECT_NE(refused.error().message.find("crmctl"), std::string::npos);
+  EXPECT_EQ(s->settings->Get()->document["approval_policy"], DefaultApprovalPolicy());
+  AssistantMayConfirmAlone();
+  EXPECT_EQ(s->settings->Get()->document["approval_policy"]["require_person"], json::array());
+}
+
+TEST_F(Approvals, DefaultPolicyPendsUntilThePersonApprovesThenRunsOnce) {
+  Contact c = MakeContact("a@example.com");
+  json preview = Preview({c.id});
+  ASSERT_EQ(preview["approval_required"], true);
+  std::string token = preview["confirmation_token"];
+  std::string id = preview["approval"]["id"];
+  EXPECT_EQ(preview["approval_url"], "/console/approvals/" + id);  // no base set here
+
+  auto pending = s->confirmations->Confirm(alice, kScopes, token);
+  ASSERT_FALSE(pending.result);
+  EXPECT_EQ(pending.result.error().code, Errc::kApprovalPending);
+  EXPECT_EQ(pending.error_details["approval_id"], id);
+  EXPECT_TRUE(s->contacts->Get(c.id));
+
+  auto info = s->confirmations->GetApproval(id);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->status, "pending");
+  EXPECT_EQ(info->preview["count"], 1);
+  ASSERT_EQ(s->confirmations->PendingApprovals("user-alice")->size(), 1u);
+  EXPECT_TRUE(s->confirmations->PendingApprovals("user-bob")->empty());
+
+  ASSERT_TRUE(s->confirmations->Decide(id, person, true));
+  auto done = s->confirmations->Confirm(alice, kScopes, token);
+  ASSERT_TRUE(done.result) << done.result.error().message;
+  EXPECT_FALSE(s->contacts->Get(c.id));
+  auto again = s->confirmations->Confirm(alice, kScopes, token);
+  ASSERT_FALSE(again.result);
+  EXPECT_EQ(again.result.error().code, Errc::kConfirmationInvalid);
+  EXPECT_EQ(s->confirmations->GetApproval(id)->status, "used");
+
+  auto rows = db->Read([&](store::Conn& conn) { return s->audit->Recent(conn, 10); });
+  ASSERT_TRUE(rows);
+  bool approved = false;
+  for (const auto& r : *rows)
+    if (r.entry.action == "approve_action" && r.actor.subject == "user-alice" &&
+        r.actor.kind == "user")
+      approved = true;
+  EXPECT_TRUE(approved);
+}
+
+TEST_F(Approvals, DenyIsFinal) {
+  Contact c = MakeContact("a@example.com");
+  json preview = Preview({c.id});
+  std::string id = preview["approval"]["id"];
+  ASSERT_TRUE(s->confirmations->Decide(id, person, false));
+  auto r = s->confirmations->Confirm(alice, kScopes, preview["confirmation_token"]);
+  ASSERT_FALSE(r.result);
+  EXPECT_EQ(r.result.error().code, Errc::kApprovalDenied);
+  EXPECT_FALSE(s->confirmations->Decide(id, person, true));
+  EXPECT_TRUE(s->contacts->Get(c.id));
+}
+
+TEST_F(Approvals, AnotherPersonCannotDecide) {
+  Contact c = MakeContact("a@example.com");
+  json preview = Preview({c.id});
+  auto st = s->confirmations->Decide(preview["approval"]["id"], other_person, true);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, Errc::kPermissionDenied);
+  EXPECT_EQ(s->confirmations->Confirm(alice, kScopes, preview["confirmation_token"])
+                .result.error()
+                .code,
+            Errc::kApprovalPending);
+}
+
+TEST_F(Approvals, ExpiresWithThePreview) {
+  Contact c = MakeContact("a@example.com");
+  json preview = Preview({c.id});
+  clock.Advance(601);
+  auto st = s->confirmations->Decide(preview["approval"]["id"], person, true);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, Errc::kConfirmationExpired);
+  EXPECT_EQ(s->confirmations->GetApproval(preview["approval"]["id"])->status, "expired");
+}
+
+TEST_F(Approvals, StalePreviewAfterApprovalIsStillRefused) {
+  Contact c = MakeContact("a@example.com");
+  json preview = Preview({c.id});
+  ASSERT_TRUE(s->confirmations->Decide(preview["approval"]["id"], person, true));
+  ContactInput patch;
+  patch.first_name = "Changed";
+  ASSERT_TRUE(s->contacts->Update(alice, c.id, c.revision, patch));
+  auto r = s->confirmations->Confirm(alice, kScopes, preview["confirmation_token"]);
+  ASSERT_FALSE(r.result);
+  EXPECT_EQ(r.result.error().code, Errc::kStalePreview);
+  EXPECT_TRUE(s->contacts->Get(c.id));
+  // The fresh preview needs the person again.
+  ASSERT_TRUE(r.error_details.contains("approval"));
+  auto fresh = s->confirmations->Confirm(alice, kScopes, r.error_details["confirmation_token"]);
+  EXPECT_EQ(fresh.result.error().code, Errc::kApprovalPending);
+}
+
+TEST_F(Approvals, ApprovingAfterTheRecordsChangedApprovesNothing) {
+  Contact c = MakeContact("a@example.com");
+  json preview = Preview({c.id});
+  ContactInput patch;
+  patch.first_name = "Changed";
+  ASSERT_TRUE(s->contacts->Update(alice, c.id, c.revision, patch));
+  auto st = s->confirmations->Decide(preview["approval"]["id"], person, true);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, Errc::kStalePreview);
+  EXPECT_EQ(s->confirmations->GetApproval(preview["approval"]["id"])->status, "pending");
+}
+
+TEST_F(Approvals, ThresholdLetsTheAssistantConfirmASmallDeletion) {
+  SetApprovalPolicy({{"thresholds", {{"delete_contacts", {{"assistant_may_confirm_up_to", 2}}}}}});
+  Contact a = MakeContact("a@example.com");
+  Contact b = MakeContact("b@example.com");
+  Contact c = MakeContact("c@example.com");
+  json small = Preview({a.id, b.id});
+  EXPECT_EQ(small["approval_required"], false);
+  EXPECT_TRUE(s->confirmations->Confirm(alice, kScopes, small["confirmation_token"]).result);
+  json large = Preview({c.id, MakeContact("d@example.com").id, MakeContact("e@example.com").id});
+  EXPECT_EQ(large["approval_required"], true);
+}
+
+}  // namespace
+}  // namespace crmd::crm
