@@ -31,6 +31,7 @@
 #include "src/crm/services.h"
 #include "src/http/client.h"
 #include "src/store/db.h"
+#include "tests/support/crmd_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/test_server.h"
 #include "tests/unit/mail/python.h"
@@ -39,51 +40,6 @@ extern char** environ;
 
 namespace crmd::testing {
 namespace {
-
-const std::string kCrmd = std::string(CRMD_BINARY_DIR) + "/src/app/crmd";
-
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    close(fd);
-    return 0;
-  }
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-class CrmdProcess {
- public:
-  CrmdProcess(const std::vector<std::string>& args, const std::string& log_path) {
-    std::vector<std::string> argv_s = {kCrmd};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (posix_spawn(&pid_, kCrmd.c_str(), &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  ~CrmdProcess() { Kill(); }
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
 
 // Messages the sink holds: envelope recipient -> Message-IDs (one per message received).
 std::map<std::string, std::vector<std::string>> Received(const mail::testing::SmtpSink& sink) {
