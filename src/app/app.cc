@@ -15,6 +15,7 @@
 #include "src/app/shared_secrets.h"
 #include "src/console/links.h"
 #include "src/core/crypto.h"
+#include "src/core/log.h"
 #include "src/crm/automation_runs_repo.h"
 #include "src/crm/campaign_send_repo.h"
 #include "src/http/allowed_hosts.h"

@@ -17,7 +17,19 @@ namespace crmd::opstest {
 // Samples by their series as written: `name{a="x",b="y"}` (or `name`).
 class Exposition {
  public:
-  explicit Exposition(const std::string& text) {
+  explicit Exposition(const std::string& text) { Parse(text); }
+
+  // The sample's value; 0 when the series is absent (a counter not yet incremented).
+  double operator[](const std::string& series) const {
+    auto it = samples_.find(series);
+    return it == samples_.end() ? 0 : it->second;
+  }
+  bool Has(const std::string& series) const { return samples_.count(series) > 0; }
+  size_t size() const { return samples_.size(); }
+
+ private:
+  // gtest's ASSERT_* return from a void function, which a constructor is not.
+  void Parse(const std::string& text) {
     std::istringstream in(text);
     std::string line;
     std::map<std::string, std::string> types;  // family -> counter|gauge|histogram
@@ -82,15 +94,6 @@ class Exposition {
     }
   }
 
-  // The sample's value; 0 when the series is absent (a counter not yet incremented).
-  double operator[](const std::string& series) const {
-    auto it = samples_.find(series);
-    return it == samples_.end() ? 0 : it->second;
-  }
-  bool Has(const std::string& series) const { return samples_.count(series) > 0; }
-  size_t size() const { return samples_.size(); }
-
- private:
   struct Hist {
     double last = 0, inf = -1, count = -2;
     bool saw_inf = false;
