@@ -20,7 +20,7 @@ TEST(Readyz, ReportsDatabaseMigrationLevelAndJobQueues) {
   json body = JsonBody(r);
   EXPECT_EQ(body["status"], "ready");
   EXPECT_EQ(body["database"]["ok"], true);
-  EXPECT_GE(body["migrations"]["expected"].get<int>(), 49);  // 0049_trace_context
+  EXPECT_GE(body["migrations"]["expected"].get<int>(), 50);  // 0050_trace_context
   EXPECT_EQ(body["migrations"]["applied"], body["migrations"]["expected"]);
   EXPECT_EQ(body["migrations"]["pending"], 0);
   for (const char* queue : {"webhook_deliveries", "campaign_sends", "automation_steps"}) {
