@@ -173,13 +173,16 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   jsonrpc::Message& m = *parsed.message;
 
   // initialize starts a session; it carries no session id and its version is negotiated
-  // in the body, so the headers are not checked.
-  if (m.kind == jsonrpc::Kind::kRequest && m.method == "initialize") {
+  // in the body, so the headers are not checked. An initialize carrying 2026-07-28 request
+  // metadata is a stateless request for a method that revision removed (404, below).
+  auto meta_version = MetaProtocolVersion(m.params);
+  if (m.kind == jsonrpc::Kind::kRequest && m.method == "initialize" &&
+      !(meta_version && !IsSupportedProtocolVersion(*meta_version))) {
     return Initialize(m.id, m.params, principal);
   }
   // The era is chosen per request: _meta naming a version that is not session-based (or,
   // without one, a header naming a stateless version) is a 2026-07-28 request.
-  if (auto meta_version = MetaProtocolVersion(m.params)) {
+  if (meta_version) {
     if (!IsSupportedProtocolVersion(*meta_version)) return PostModern(req, m, principal);
   } else if (auto header = req.Header("MCP-Protocol-Version");
              header && IsModernProtocolVersion(Trim(*header))) {
@@ -295,8 +298,9 @@ json McpEndpoint::Complete(json result) const {
   return result;
 }
 
-// Order: the version (-32022), the mirrored headers (-32020), the other required _meta
-// fields (-32602); each is HTTP 400 (basic/transports/streamable-http "Protocol Version
+// Order: a version header that differs from the body (-32020: the two must match whatever
+// they name), the version (-32022), the other mirrored headers (-32020), the other
+// required _meta fields (-32602); each is HTTP 400 (basic/transports/streamable-http "Protocol Version
 // Header", "Server Validation"; basic/index "Per-request protocol fields").
 http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::Message& m,
                                        const Principal& principal) {
@@ -312,6 +316,13 @@ http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::
     return RpcErrorResponse(
         400, jsonrpc::kInvalidParams,
         "Invalid params: _meta.io.modelcontextprotocol/protocolVersion must be a string", m.id);
+  }
+  if (auto header = req.Header("MCP-Protocol-Version"); header && *header != *version) {
+    return RpcErrorResponse(400, kHeaderMismatch,
+                            "Header mismatch: MCP-Protocol-Version header '" + std::string(*header) +
+                                "' does not match _meta.io.modelcontextprotocol/protocolVersion '" +
+                                *version + "'",
+                            m.id);
   }
   if (!IsModernProtocolVersion(*version)) {
     return RpcErrorResponse(400, kUnsupportedProtocolVersion, "Unsupported protocol version", m.id,
@@ -396,10 +407,10 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
       round.responses = *responses;
     }
     input = &round;
-  } else if (params.contains("inputResponses")) {
-    // crmd always sends requestState with its input requests.
-    return invalid("Invalid params: inputResponses without requestState");
   }
+  // inputResponses without requestState answer nothing crmd asked (it always sends
+  // requestState with its input requests): ignored, as unrecognised information is
+  // (basic/patterns/mrtr); the call runs as a first round.
 
   CallOutcome out;
   if (!limiter_.Allow(owner)) {
