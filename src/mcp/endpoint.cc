@@ -202,7 +202,8 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   std::string session_id(Trim(*session_header));
   std::string owner = SessionStore::OwnerKey(principal.client_id, principal.subject);
   // Another principal's session answers exactly like an unknown one: no oracle.
-  auto found = sessions_->Find(session_id, owner);
+  SessionInfo session_info;
+  auto found = sessions_->Find(session_id, owner, &session_info);
   if (found == Sessions::Lookup::kUnavailable) {
     return RpcErrorResponse(503, kTransportError, "Service Unavailable: try again");
   }
@@ -232,7 +233,11 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
       out.result = ToolResult(
           ToolErrorBody(ErrcCode(Errc::kRateLimited), "too many tool calls: retry in a few seconds"), true);
     } else {
-      out = tools_.Call(ToolContext{principal, req.request_id, session_id}, m.params);
+      out = tools_.Call(ToolContext{.principal = principal,
+                                    .request_id = req.request_id,
+                                    .session_id = session_id,
+                                    .session_url_elicitation = session_info.url_elicitation},
+                        m.params);
     }
     LogToolCall(req, principal, m.params, out,
                 std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
@@ -268,7 +273,18 @@ http::Response McpEndpoint::Initialize(const json& id, const json& params, const
                             "Invalid params: protocolVersion must be a string", id);
   }
   std::string version = NegotiateProtocolVersion(params["protocolVersion"].get<std::string>());
-  auto session = sessions_->Create(SessionStore::OwnerKey(principal.client_id, principal.subject), version);
+  // capabilities.elicitation.url declares URL mode (an empty elicitation object is form
+  // only): remembered with the session for URLElicitationRequiredError.
+  bool url_elicitation = false;
+  if (auto caps = params.find("capabilities"); caps != params.end() && caps->is_object()) {
+    if (auto e = caps->find("elicitation"); e != caps->end() && e->is_object()) {
+      auto u = e->find("url");
+      url_elicitation = u != e->end() && u->is_object();
+    }
+  }
+  auto session = sessions_->Create(SessionStore::OwnerKey(principal.client_id, principal.subject),
+                                   SessionInfo{.protocol_version = version,
+                                               .url_elicitation = url_elicitation});
   if (!session) {
     return RpcErrorResponse(503, kTransportError, "Service Unavailable: too many sessions", id);
   }

@@ -54,7 +54,7 @@ class Approvals : public MarketingTools {
                                   .subject = subject.empty() ? alice_ : subject});
     auto c = std::make_unique<McpClient>(server_, McpClientOptions{.token = token});
     if (era == Era::kSession) {
-      EXPECT_TRUE(c->Initialize().ok());
+      EXPECT_TRUE(c->Initialize("2025-11-25", capabilities).ok());
     } else {
       c->UseModern({.capabilities = std::move(capabilities)});
       c->ListTools();  // the output schemas, for checking structuredContent
@@ -446,6 +446,47 @@ TEST_F(Approvals, UrlElicitationDeclinedEndsWithApprovalPending_Mrtr) {
   ASSERT_TRUE(declined.is_tool_error()) << declined.raw;
   EXPECT_EQ(declined.structured()["error"]["code"], "approval_pending");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ?", {id}), 1);
+}
+
+// MCP 2025-11-25 with URL-mode elicitation declared at initialize: confirm_action answers
+// URLElicitationRequiredError (-32042) naming the approval page (client/elicitation "URL
+// Elicitation Required Error"); after the person approves, the retried call completes.
+TEST_F(Approvals, SessionClientWithUrlElicitationGetsUrlElicitationRequiredThenCompletes) {
+  auto c = Assistant(Era::kSession, kUrlElicitation);
+  int64_t id = AddContact("s@example.com");
+  json preview = c->CallToolOk("delete_contacts", {{"ids", {id}}});
+  json token = {{"confirmation_token", preview["confirmation_token"]}};
+  auto first = c->CallTool("confirm_action", token);
+  EXPECT_EQ(first.status, 200) << first.raw;
+  ASSERT_TRUE(first.body.contains("error")) << first.raw;
+  EXPECT_EQ(first.error()["code"], -32042);
+  const json& elicitations = first.error()["data"]["elicitations"];
+  ASSERT_EQ(elicitations.size(), 1u) << first.raw;
+  EXPECT_EQ(elicitations[0]["mode"], "url");
+  EXPECT_EQ(elicitations[0]["url"], preview["approval_url"]);
+  EXPECT_FALSE(elicitations[0]["elicitationId"].get<std::string>().empty());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ?", {id}), 1);
+
+  auto again = c->CallTool("confirm_action", token);  // the person has not decided yet
+  EXPECT_EQ(again.error()["code"], -32042) << again.raw;
+
+  Decide(*Person("alice@example.com"), preview["approval_url"], true);
+  auto done = c->CallTool("confirm_action", token);
+  ASSERT_TRUE(done.ok()) << done.raw;
+  EXPECT_EQ(done.structured()["status"], "done") << done.raw;
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ?", {id}), 0);
+  auto twice = c->CallTool("confirm_action", token);
+  EXPECT_TRUE(twice.is_tool_error()) << twice.raw;  // performed once
+}
+
+TEST_F(Approvals, SessionClientWithoutUrlElicitationGetsTheLinkInTheToolError) {
+  // Form-only elicitation (an empty object) is not URL mode: the tool error with the link.
+  auto c = Assistant(Era::kSession, json{{"elicitation", json::object()}});
+  int64_t id = AddContact("f@example.com");
+  json preview = c->CallToolOk("delete_contacts", {{"ids", {id}}});
+  json err = c->CallToolError("confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
+  EXPECT_EQ(err["code"], "approval_pending");
+  EXPECT_NE(err.dump().find(preview["approval_url"].get<std::string>()), std::string::npos) << err;
 }
 
 }  // namespace
