@@ -5,8 +5,10 @@
 // decides on /console/approvals/<id>.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "src/app/services.h"
 #include "src/crm/approval_policy.h"
@@ -88,25 +90,68 @@ class Approvals : public MarketingTools {
     return b.Submit(*form);
   }
 
+ public:
+  // A campaign that went out and whose messages the relay refused for good (the real
+  // queue: activated, leased and recorded as permanent refusals), so that
+  // activate_campaign resend="undelivered" (the resend_campaign action) has recipients.
+  json SentCampaignWithFailures(McpClient& c) {
+    int64_t list = AddList("resend-" + std::to_string(Count("SELECT COUNT(*) FROM lists")));
+    for (int i = 0; i < 6; ++i) InList(AddContact("rs" + std::to_string(list) + "-" + std::to_string(i) + "@example.com"), list);
+    json created = Call(c, "create_campaign",
+                        {{"name", "Resend"}, {"subject", "Hello"}, {"from_email", "team@example.com"},
+                         {"text_body", "Hi"}, {"audience", {{"lists", {list}}}}});
+    int64_t id = created["campaign"].value("id", int64_t{0});
+    auto& s = *server_.app().services().crm;
+    crm::Actor system{.kind = "system", .subject = "test", .client_id = "", .request_id = ""};
+    auto activated = server_.app().services().db->Write(
+        [&](store::Conn& conn) { return s.campaigns->Activate(conn, system, id); });
+    EXPECT_TRUE(activated.has_value()) << activated.error().message;
+    auto leased = s.delivery->Lease(100);
+    EXPECT_TRUE(leased.has_value());
+    int failed = 0;
+    if (leased) {
+      for (const auto& r : *leased) {
+        if (r.campaign_id != id) continue;
+        crm::SendReport refused{.kind = crm::SendReport::Kind::kRejected,
+                                .reason = "554 message refused",
+                                .smtp_code = 554};
+        EXPECT_TRUE(s.delivery->Record(r, refused).has_value());
+        ++failed;
+      }
+    }
+    EXPECT_GT(failed, 0) << "no recipient of campaign " << id << " was leased";
+    // The sender marks it sent once every recipient has a final state (a revision change
+    // that would make a preview taken before it stale): wait for that, as a person would.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (Count("SELECT COUNT(*) FROM campaigns WHERE id = ? AND status = 'sent'", {id}) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(Count("SELECT COUNT(*) FROM campaigns WHERE id = ? AND status = 'sent'", {id}), 1);
+    return json{{"id", id}, {"resend", "undelivered"}};
+  }
+
+ protected:
   std::string alice_, bob_;
 };
 
 // One confirmable action: how to set it up, how to call it, and how to see it happened.
 struct ActionCase {
-  std::string tool;
+  std::string name;  // the confirmable action
+  std::string tool;  // the tool whose preview leads to it
   std::function<json(Approvals&, McpClient&)> args;   // creates what it needs
   std::function<bool(Approvals&, const json& args)> happened;
 };
 
 // Readable parameters in gtest's output.
-void PrintTo(const ActionCase& c, std::ostream* os) { *os << c.tool; }
+void PrintTo(const ActionCase& c, std::ostream* os) { *os << c.name; }
 void PrintTo(Era e, std::ostream* os) { *os << EraName(e); }
 
 int64_t Id(const json& args) { return args.value("id", int64_t{0}); }
 
 std::vector<ActionCase> Cases() {
   return {
-      {"delete_contacts",
+      {"delete_contacts", "delete_contacts",
        [](Approvals& t, McpClient&) {
          auto& u = t;
          return json{{"ids", {u.AddContact("x1@example.com"), u.AddContact("x2@example.com")}}};
@@ -115,28 +160,35 @@ std::vector<ActionCase> Cases() {
          return t.Count("SELECT COUNT(*) FROM contacts WHERE id = ?",
                                                   {a["ids"][0].get<int64_t>()}) == 0;
        }},
-      {"delete_list",
+      {"delete_list", "delete_list",
        [](Approvals& t, McpClient&) { return json{{"id", t.AddList("L")}}; },
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM lists WHERE id = ?", {Id(a)}) == 0;
        }},
-      {"delete_tag",
+      {"delete_tag", "delete_tag",
        [](Approvals& t, McpClient&) { return json{{"id", t.AddTag("T")}}; },
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM tags WHERE id = ?", {Id(a)}) == 0;
        }},
-      {"delete_campaign",
+      {"delete_campaign", "delete_campaign",
        [](Approvals& t, McpClient& c) { return json{{"id", t.ReadyCampaign(c)}}; },
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM campaigns WHERE id = ?", {Id(a)}) == 0;
        }},
-      {"activate_campaign",
+      {"activate_campaign", "activate_campaign",
        [](Approvals& t, McpClient& c) { return json{{"id", t.ReadyCampaign(c)}}; },
        [](Approvals& t, const json& a) {
          return t.Count(
                     "SELECT COUNT(*) FROM campaigns WHERE id = ? AND status <> 'draft'", {Id(a)}) == 1;
        }},
-      {"delete_automation",
+      {"resend_campaign", "activate_campaign",
+       [](Approvals& t, McpClient& c) { return t.SentCampaignWithFailures(c); },
+       [](Approvals& t, const json& a) {
+         return t.Count("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ? AND round = 2 "
+                        "AND status = 'pending'",
+                        {Id(a)}) > 0;
+       }},
+      {"delete_automation", "delete_automation",
        [](Approvals& t, McpClient& c) {
          json created = t.Call(
              c, "create_automation",
@@ -148,7 +200,7 @@ std::vector<ActionCase> Cases() {
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM automations WHERE id = ?", {Id(a)}) == 0;
        }},
-      {"activate_automation",
+      {"activate_automation", "activate_automation",
        [](Approvals& t, McpClient& c) {
          json created = t.Call(
              c, "create_automation",
@@ -221,7 +273,7 @@ INSTANTIATE_TEST_SUITE_P(
     DefaultPolicy, EveryAction,
     ::testing::Combine(::testing::ValuesIn(Cases()), ::testing::Values(Era::kSession, Era::kModern)),
     [](const auto& info) {
-      return std::get<0>(info.param).tool + "_" + EraName(std::get<1>(info.param));
+      return std::get<0>(info.param).name + "_" + EraName(std::get<1>(info.param));
     });
 
 class OneDeletion : public Approvals, public ::testing::WithParamInterface<Era> {
