@@ -122,6 +122,14 @@ Result<MigrationLevel> CheckMigrations(Database& db) {
 
 Result<int> Migrate(Database& db) {
   auto migrations = EmbeddedMigrations(db.dialect());
+  // Two files of one version would leave the second unapplied for good: refuse to start.
+  for (size_t i = 1; i < migrations.size(); ++i) {
+    if (migrations[i].first == migrations[i - 1].first) {
+      return Fail(Errc::kInternal, "two migrations share a version",
+                  std::string(migrations[i - 1].second.path) + ", " +
+                      std::string(migrations[i].second.path));
+    }
+  }
   return db.Write([&](Conn& c) -> Result<int> {
     auto st = c.ExecScript(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
