@@ -119,6 +119,37 @@ TEST(Metrics, RefusedToAddressesOutsideMetricsAllow) {
   EXPECT_EQ(server.Get("/healthz").status, 200);
 }
 
+TEST(Metrics, AllowListJudgesTheClientATrustedProxyForwards) {
+  // Behind a proxy on loopback, the proxy's own address must not open /metrics to the
+  // clients it forwards.
+  TestServer server({.configure = [](Config& c) { c.trusted_proxies = {"127.0.0.1"}; }});
+  EXPECT_EQ(server.Get("/metrics", {{"X-Forwarded-For", "203.0.113.9"}}).status, 403);
+  EXPECT_EQ(server.Get("/metrics", {{"X-Forwarded-For", "127.0.0.1"}}).status, 200);
+}
+
+TEST(Metrics, ConfirmationsCountedByStepAndOutcome) {
+  TestServer server({.approval_policy = testing::AssistantMayConfirmAlone()});
+  McpClient mcp(server, {.token = testing::MintTestToken(server)});
+  ASSERT_TRUE(mcp.Initialize().ok());
+  json created = mcp.CallToolOk("create_contact", {{"email", "gone@example.com"}});
+  ASSERT_TRUE(created.is_object());
+  Exposition before = Scrape(server);
+  json preview = mcp.CallToolOk("delete_contacts", {{"ids", {created["contact"]["id"]}}});
+  ASSERT_EQ(preview.value("status", ""), "confirmation_required") << preview.dump();
+  const std::string token = preview.value("confirmation_token", "");
+  ASSERT_TRUE(mcp.CallToolOk("confirm_action", {{"confirmation_token", token}}).is_object());
+  // The same token again: used up.
+  EXPECT_EQ(mcp.CallToolError("confirm_action", {{"confirmation_token", token}}).value("code", ""),
+            "confirmation_invalid");
+  Exposition after = Scrape(server);
+  auto delta = [&](const std::string& series) { return after[series] - before[series]; };
+  EXPECT_EQ(delta(R"(crmd_confirmations_total{step="preview",outcome="issued"})"), 1);
+  EXPECT_EQ(delta(R"(crmd_confirmations_total{step="preview",outcome="issued_needs_approval"})"), 0);
+  EXPECT_EQ(delta(R"(crmd_confirmations_total{step="confirm",outcome="done"})"), 1);
+  EXPECT_EQ(delta(R"(crmd_confirmations_total{step="confirm",outcome="confirmation_invalid"})"), 1);
+  EXPECT_EQ(delta(R"(crmd_errors_total{face="mcp",code="confirmation_invalid"})"), 1);
+}
+
 TEST(Metrics, EmptyAllowListRefusesEveryone) {
   TestServer server({.configure = [](Config& c) { c.metrics_allow.clear(); }});
   EXPECT_EQ(server.Get("/metrics").status, 403);
