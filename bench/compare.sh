@@ -79,6 +79,7 @@ cleanup() {
   if [[ -n ${KEEP:-} ]]; then say "kept $TMP"; else rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM  # so that an interrupted run still goes through cleanup
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 json() {  # python expression over the JSON document `d` read from stdin
   python3 -c 'import json,sys; d=json.load(sys.stdin); print('"$1"')'
@@ -154,8 +155,9 @@ check() {  # what, python condition over the body `b` (a string), then curl argu
 if [[ -z ${COMPARE_SKIP_LOAD:-} ]]; then
   SCOPES="contacts:read contacts:write"
   start_crmd "$TMP/load.db" "$SCOPES"
-  for i in $(seq 1 200); do
-    call create_contact '{"email":"load'"$i"'@example.com","first_name":"Load","status":"subscribed"}' >/dev/null
+  for i in $(seq 1 200); do  # grep, not python: python3 may be a slow-starting shim
+    mcp -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_contact","arguments":{"email":"load'"$i"'@example.com","first_name":"Load","status":"subscribed"}}}' |
+      grep -q '"structuredContent"' || { say "create_contact load$i failed"; exit 1; }
   done
   CONTACT=$(call get_contact '{"email":"load1@example.com"}')
   CONTACT_ID=$(echo "$CONTACT" | json 'd["contact"]["id"]')
