@@ -20,16 +20,16 @@
 namespace crmd {
 namespace {
 
-struct Run {
+struct CliResult {
   int exit_code = -1;
   std::string out;
 };
 
 // `env_prefix` is prepended to the command line (VAR=value ...); stderr goes with stdout.
-Run Shell(const std::string& env_prefix, const std::string& binary, const std::string& args) {
+CliResult Shell(const std::string& env_prefix, const std::string& binary, const std::string& args) {
   std::string cmd = "env " + env_prefix + " timeout 30 " + std::string(CRMD_BINARY_DIR) +
                     "/src/app/" + binary + " " + args + " 2>&1";
-  Run r;
+  CliResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   char buf[4096];
@@ -48,7 +48,7 @@ std::string ReadFile(const std::string& path) {
 
 TEST(ConfigEnvironment, CrmctlRunsWithAnUnknownCrmdVariableAndWarnsNamingIt) {
   testing::TempDir dir;
-  Run r = Shell("CRMD_ADMIN_EMAIL=ops@example.com",
+  CliResult r = Shell("CRMD_ADMIN_EMAIL=ops@example.com",
                 "crmctl", "--database_url=sqlite:" + dir.path() + "/a.db migrate");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("warning"), std::string::npos) << r.out;
@@ -59,17 +59,17 @@ TEST(ConfigEnvironment, CrmctlRunsWithAnUnknownCrmdVariableAndWarnsNamingIt) {
 TEST(ConfigEnvironment, CrmctlStillRefusesAnUnknownFlagAnUnknownFileKeyAndABadKnownVariable) {
   testing::TempDir dir;
   const std::string db = "--database_url=sqlite:" + dir.path() + "/b.db";
-  Run flag = Shell("", "crmctl", db + " --admin_email=ops@example.com migrate");
+  CliResult flag = Shell("", "crmctl", db + " --admin_email=ops@example.com migrate");
   EXPECT_EQ(flag.exit_code, 2) << flag.out;
   EXPECT_NE(flag.out.find("unknown config key: admin_email"), std::string::npos) << flag.out;
 
   const std::string file = dir.path() + "/crmd.json";
   std::ofstream(file) << R"({"admin_email": "ops@example.com"})";
-  Run in_file = Shell("", "crmctl", db + " --config=" + file + " migrate");
+  CliResult in_file = Shell("", "crmctl", db + " --config=" + file + " migrate");
   EXPECT_EQ(in_file.exit_code, 2) << in_file.out;
   EXPECT_NE(in_file.out.find("unknown config key: admin_email"), std::string::npos) << in_file.out;
 
-  Run bad_value = Shell("CRMD_PORT=eighty", "crmctl", db + " migrate");
+  CliResult bad_value = Shell("CRMD_PORT=eighty", "crmctl", db + " migrate");
   EXPECT_EQ(bad_value.exit_code, 2) << bad_value.out;
   EXPECT_NE(bad_value.out.find("not an integer"), std::string::npos) << bad_value.out;
 }
@@ -102,7 +102,7 @@ TEST(ConfigEnvironment, CrmdStartsWithAnUnknownCrmdVariableAndLogsAWarningNaming
 
 TEST(ConfigEnvironment, CrmdStillRefusesAnUnknownFlag) {
   testing::TempDir dir;
-  Run r = Shell("", "crmd",
+  CliResult r = Shell("", "crmd",
                 "--port=0 --database_url=sqlite:" + dir.path() + "/d.db --admin_email=ops@example.com");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("unknown config key: admin_email"), std::string::npos) << r.out;

@@ -89,10 +89,15 @@ class Https : public ::testing::Test {
     const std::string db = "sqlite:" + dir_.path() + "/crmd.db";
     int code = -1;
     std::string key = Shell(std::string(CRMD_BINARY_DIR) + "/src/app/crmctl --database_url=" + db +
-                                " apikey create tls-test 2>/dev/null",
+                                " apikey create tls-test",
                             &code);
     ASSERT_EQ(code, 0) << key;
-    api_key_ = nlohmann::json::parse(key, nullptr, false).value("key", "");
+    // The JSON on stdout, without the "store the key now" line on stderr.
+    const size_t open = key.find('{'), close = key.rfind('}');
+    ASSERT_TRUE(open != std::string::npos && close != std::string::npos) << key;
+    auto created = nlohmann::json::parse(key.substr(open, close - open + 1), nullptr, false);
+    ASSERT_TRUE(created.is_object()) << key;
+    api_key_ = created.value("key", "");
     ASSERT_FALSE(api_key_.empty()) << key;
     crmd_ = std::make_unique<testing::CrmdProcess>(
         std::vector<std::string>{"--port=" + std::to_string(port_), "--database_url=" + db,

@@ -16,9 +16,9 @@ namespace crmd::webhooktest {
 
 class Receiver {
  public:
-  explicit Receiver(uint16_t port = 0) {
+  explicit Receiver(uint16_t listen_port = 0) {
     server_ = std::make_unique<http::Server>(
-        http::ServerOptions{.address = "127.0.0.1", .port = port, .access_log = false},
+        http::ServerOptions{.address = "127.0.0.1", .port = listen_port, .access_log = false},
         [this](const http::Request& req) {
           {
             std::lock_guard lock(mu_);
