@@ -14,8 +14,8 @@
 # Exits non-zero when any step fails. Env: E2E_ENGINE=postgres runs it all on a PostgreSQL
 # server of its own (tests/support/pg.sh); E2E_TLS=1 serves HTTPS with a certificate from a
 # test CA made for the run (tests/support/make-test-certs.sh), which the clients trust
-# through NODE_EXTRA_CA_CERTS only (default steps then: the SDK clients' OAuth flows and
-# tool calls); E2E_ONLY="step ..." runs only those steps,
+# through NODE_EXTRA_CA_CERTS only (default steps then: the SDK clients' OAuth flows, tool
+# calls and the assistant session); E2E_ONLY="step ..." runs only those steps,
 # E2E_KEEP=1 keeps the temp dir (database, logs, conformance results), E2E_VERBOSE=1.
 set -uo pipefail
 
@@ -79,7 +79,7 @@ if [[ ${E2E_TLS:-0} == 1 ]]; then
   TLS_ARGS=(--tls_cert_file="$TMP/certs/server.pem" --tls_key_file="$TMP/certs/server.key")
   CURL_TLS=(--cacert "$TMP/certs/ca.pem")
   export NODE_EXTRA_CA_CERTS="$TMP/certs/ca.pem"
-  : "${E2E_ONLY:=sdk-oauth sdk-v2-approval}"
+  : "${E2E_ONLY:=sdk-oauth assistant-session sdk-v2-approval}"
   say "HTTPS, test CA $TMP/certs/ca.pem"
 fi
 MCP_URL="$BASE/mcp"
