@@ -33,6 +33,9 @@ $APT python3-aiosmtpd python3-dkim
 if [[ ${CRMD_BENCH:-0} == 1 ]] && ! command -v smtp-sink >/dev/null 2>&1 && [[ ! -x /usr/sbin/smtp-sink ]]; then
   $APT postfix
 fi
+# Tests only: clang with libFuzzer and the sanitizer runtimes for the fuzz targets
+# (scripts/fuzz.sh, ctest fuzz); g++ stays the compiler of everything else.
+$APT clang libclang-rt-14-dev
 # Node.js and npm run only the end-to-end tests and tooling. A machine that already has
 # them (e.g. from NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.
 if ! command -v npm >/dev/null 2>&1; then
