@@ -136,7 +136,7 @@ TEST(WebhookOutage, ABurstOf1000EventsDuringAnOutageIsDeliveredOnceEachAndTheEnd
   std::map<int64_t, std::vector<std::string>> per_contact;
   for (const auto& [id, body] : received) {
     ASSERT_TRUE(body.is_object()) << id;
-    per_contact[body["data"]["contact"]["id"].get<int64_t>()].push_back(body["type"]);
+    per_contact[body["data"]["id"].get<int64_t>()].push_back(body["type"]);
   }
   EXPECT_EQ(per_contact.size(), 500u);
   for (const auto& [contact, types] : per_contact)
