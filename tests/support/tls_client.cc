@@ -2,16 +2,15 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cstdio>
-
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 namespace crmd::testing {
 namespace {
@@ -63,8 +62,8 @@ TlsConnection::TlsConnection(uint16_t port, const std::string& ca_file, const st
     X509_VERIFY_PARAM_set1_host(param, host.c_str(), 0);
   }
   if (SSL_connect(ssl) != 1) {
-    error_ = "handshake failed: " + OpenSslError() + " (verify: " +
-             X509_verify_cert_error_string(SSL_get_verify_result(ssl)) + ")";
+    error_ = "handshake failed: " + OpenSslError() +
+             " (verify: " + X509_verify_cert_error_string(SSL_get_verify_result(ssl)) + ")";
     SSL_free(ssl);
     return;
   }
@@ -97,11 +96,14 @@ std::string TlsConnection::Fingerprint() const {
   return hex;
 }
 
-std::optional<TlsResponse> TlsConnection::Request(const std::string& method, const std::string& path,
-                                                  const std::string& headers, const std::string& body) {
+std::optional<TlsResponse> TlsConnection::Request(const std::string& method,
+                                                  const std::string& path,
+                                                  const std::string& headers,
+                                                  const std::string& body) {
   if (!ssl_) return std::nullopt;
   std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers;
-  if (!body.empty() || method == "POST") req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  if (!body.empty() || method == "POST")
+    req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   req += "\r\n" + body;
   if (SSL_write(S(ssl_), req.data(), static_cast<int>(req.size())) != static_cast<int>(req.size()))
     return std::nullopt;

@@ -2,6 +2,7 @@
 // CRMD_ADMIN_EMAIL for its scripts) does not stop crmd or crmctl: it is a warning naming
 // the variable. Unknown keys in the config file or on the command line stay errors
 // (typos), and so does a bad value of a known key in the environment. The real binaries.
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
@@ -11,8 +12,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/support/crmd_process.h"
 #include "tests/support/test_server.h"
@@ -48,12 +47,13 @@ std::string ReadFile(const std::string& path) {
 
 TEST(ConfigEnvironment, CrmctlRunsWithAnUnknownCrmdVariableAndWarnsNamingIt) {
   testing::TempDir dir;
-  CliResult r = Shell("CRMD_ADMIN_EMAIL=ops@example.com",
-                "crmctl", "--database_url=sqlite:" + dir.path() + "/a.db migrate");
+  CliResult r = Shell("CRMD_ADMIN_EMAIL=ops@example.com", "crmctl",
+                      "--database_url=sqlite:" + dir.path() + "/a.db migrate");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("warning"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("CRMD_ADMIN_EMAIL"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("ops@example.com"), std::string::npos) << "the value is not echoed: " << r.out;
+  EXPECT_EQ(r.out.find("ops@example.com"), std::string::npos)
+      << "the value is not echoed: " << r.out;
 }
 
 TEST(ConfigEnvironment, CrmctlStillRefusesAnUnknownFlagAnUnknownFileKeyAndABadKnownVariable) {
@@ -83,10 +83,10 @@ TEST(ConfigEnvironment, CrmdStartsWithAnUnknownCrmdVariableAndLogsAWarningNaming
   ASSERT_EQ(setenv("CRMD_ADMIN_EMAIL", "ops@example.com", 1), 0);
   std::string text;
   {
-    testing::CrmdProcess crmd({"--port=" + std::to_string(port),
-                               "--database_url=sqlite:" + dir.path() + "/c.db",
-                               "--mail_dir=" + dir.path() + "/mail"},
-                              log);
+    testing::CrmdProcess crmd(
+        {"--port=" + std::to_string(port), "--database_url=sqlite:" + dir.path() + "/c.db",
+         "--mail_dir=" + dir.path() + "/mail"},
+        log);
     unsetenv("CRMD_ADMIN_EMAIL");
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (std::chrono::steady_clock::now() < until) {
@@ -95,15 +95,17 @@ TEST(ConfigEnvironment, CrmdStartsWithAnUnknownCrmdVariableAndLogsAWarningNaming
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  EXPECT_NE(text.find("\"event\":\"listening\""), std::string::npos) << "crmd did not start:\n" << text;
+  EXPECT_NE(text.find("\"event\":\"listening\""), std::string::npos) << "crmd did not start:\n"
+                                                                     << text;
   EXPECT_NE(text.find("config_warning"), std::string::npos) << text;
   EXPECT_NE(text.find("CRMD_ADMIN_EMAIL"), std::string::npos) << text;
 }
 
 TEST(ConfigEnvironment, CrmdStillRefusesAnUnknownFlag) {
   testing::TempDir dir;
-  CliResult r = Shell("", "crmd",
-                "--port=0 --database_url=sqlite:" + dir.path() + "/d.db --admin_email=ops@example.com");
+  CliResult r =
+      Shell("", "crmd",
+            "--port=0 --database_url=sqlite:" + dir.path() + "/d.db --admin_email=ops@example.com");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("unknown config key: admin_email"), std::string::npos) << r.out;
 }

@@ -5,6 +5,7 @@
 // reloads the certificate without dropping an established connection: the old connection
 // goes on with the old certificate, a new one sees the new certificate.
 // The official MCP SDK's OAuth flow and tool calls over HTTPS: tests/e2e (E2E_TLS=1).
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -12,12 +13,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "tests/support/crmd_process.h"
 #include "tests/support/test_server.h"
@@ -42,9 +41,9 @@ std::string Shell(const std::string& cmd, int* exit_code = nullptr) {
 // Makes <dir>/<name>.pem and .key signed by <dir>/ca.pem; answers the fingerprint.
 std::string MakeCert(const std::string& dir, const std::string& name) {
   int code = -1;
-  std::string out = Shell(std::string(CRMD_SOURCE_DIR) + "/tests/support/make-test-certs.sh " + dir +
-                              " " + name,
-                          &code);
+  std::string out =
+      Shell(std::string(CRMD_SOURCE_DIR) + "/tests/support/make-test-certs.sh " + dir + " " + name,
+            &code);
   EXPECT_EQ(code, 0) << out;
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
@@ -64,7 +63,8 @@ size_t Count(const std::string& text, const std::string& what) {
 }
 
 // Waits (bounded) until crmd's log holds `what` at least `times` times.
-bool WaitForLog(const std::string& log, const std::string& what, size_t times = 1, int seconds = 30) {
+bool WaitForLog(const std::string& log, const std::string& what, size_t times = 1,
+                int seconds = 30) {
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < until) {
     if (Count(ReadFile(log), what) >= times) return true;
@@ -127,7 +127,8 @@ TEST_F(Https, TheFaceSaysHttpsAndSendsHsts_Rfc6797_7_1) {
   ASSERT_EQ(meta->status, 200) << meta->body;
   auto m = nlohmann::json::parse(meta->body);
   EXPECT_EQ(m["issuer"], base_);
-  for (const char* k : {"authorization_endpoint", "token_endpoint", "registration_endpoint", "jwks_uri"})
+  for (const char* k :
+       {"authorization_endpoint", "token_endpoint", "registration_endpoint", "jwks_uri"})
     EXPECT_EQ(m.value(k, "").rfind(base_ + "/", 0), 0u) << k << ": " << m.value(k, "");
   ASSERT_TRUE(meta->Header("strict-transport-security")) << "HSTS on every HTTPS answer";
   EXPECT_NE(meta->Header("strict-transport-security")->find("max-age="), std::string::npos);
@@ -140,14 +141,17 @@ TEST_F(Https, TheFaceSaysHttpsAndSendsHsts_Rfc6797_7_1) {
   EXPECT_EQ(r["authorization_servers"], nlohmann::json::array({base_}));
 
   // The MCP endpoint's challenge points at the https metadata (RFC 9728 §5.1).
-  auto challenge = c.Request("POST", "/mcp",
-                             "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n",
-                             R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  auto challenge =
+      c.Request("POST", "/mcp",
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n",
+                R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
   ASSERT_TRUE(challenge.has_value());
   EXPECT_EQ(challenge->status, 401);
-  EXPECT_NE(challenge->Header("www-authenticate").value_or("").find(
-                "resource_metadata=\"" + base_ + "/.well-known/oauth-protected-resource/mcp\""),
-            std::string::npos)
+  EXPECT_NE(
+      challenge->Header("www-authenticate")
+          .value_or("")
+          .find("resource_metadata=\"" + base_ + "/.well-known/oauth-protected-resource/mcp\""),
+      std::string::npos)
       << challenge->Header("www-authenticate").value_or("");
 
   // REST with an API key, on the same keep-alive connection.
@@ -162,23 +166,27 @@ TEST_F(Https, TheFaceSaysHttpsAndSendsHsts_Rfc6797_7_1) {
 
   // An authorization request with prompt=none and nobody signed in redirects back with
   // the https issuer (RFC 9207).
-  auto reg = c.Request("POST", "/oauth/register", "Content-Type: application/json\r\n",
-                       R"({"client_name":"tls test","redirect_uris":["http://127.0.0.1:9/cb"],)"
-                       R"("token_endpoint_auth_method":"none","grant_types":["authorization_code"],)"
-                       R"("response_types":["code"]})");
+  auto reg =
+      c.Request("POST", "/oauth/register", "Content-Type: application/json\r\n",
+                R"({"client_name":"tls test","redirect_uris":["http://127.0.0.1:9/cb"],)"
+                R"("token_endpoint_auth_method":"none","grant_types":["authorization_code"],)"
+                R"("response_types":["code"]})");
   ASSERT_TRUE(reg.has_value());
   ASSERT_EQ(reg->status, 201) << reg->body;
   const std::string client_id = nlohmann::json::parse(reg->body)["client_id"];
   auto authorize = c.Request(
-      "GET", "/oauth/authorize?response_type=code&client_id=" + client_id +
-                 "&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&state=s1&prompt=none"
-                 "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256"
-                 "&resource=https%3A%2F%2F127.0.0.1%3A" + std::to_string(port_) + "%2Fmcp");
+      "GET",
+      "/oauth/authorize?response_type=code&client_id=" + client_id +
+          "&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&state=s1&prompt=none"
+          "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256"
+          "&resource=https%3A%2F%2F127.0.0.1%3A" +
+          std::to_string(port_) + "%2Fmcp");
   ASSERT_TRUE(authorize.has_value());
   ASSERT_EQ(authorize->status, 302) << authorize->body;
   const std::string location = authorize->Header("location").value_or("");
   EXPECT_NE(location.find("error=login_required"), std::string::npos) << location;
-  EXPECT_NE(location.find("iss=https%3A%2F%2F127.0.0.1%3A" + std::to_string(port_)), std::string::npos)
+  EXPECT_NE(location.find("iss=https%3A%2F%2F127.0.0.1%3A" + std::to_string(port_)),
+            std::string::npos)
       << location;
 }
 

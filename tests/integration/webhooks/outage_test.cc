@@ -3,6 +3,8 @@
 // once, in per-contact order, and the endpoint was never disabled. The time rule still
 // disables an endpoint that has had no success for webhook_disable_after_s (shortened here,
 // the rule itself unchanged), and enabling it again delivers the backlog it kept.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -11,8 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "src/app/app.h"
 #include "src/app/services.h"
@@ -101,8 +101,8 @@ TEST(WebhookOutage, ABurstOf1000EventsDuringAnOutageIsDeliveredOnceEachAndTheEnd
   const crm::Actor actor{.kind = "system", .subject = "outage-test"};
   auto& contacts = *s.crm->contacts;
   for (int i = 0; i < 500; ++i) {
-    auto c = contacts.Create(actor, {.email = "burst" + std::to_string(i) + "@example.com",
-                                     .status = "subscribed"});
+    auto c = contacts.Create(
+        actor, {.email = "burst" + std::to_string(i) + "@example.com", .status = "subscribed"});
     ASSERT_TRUE(c.has_value()) << c.error().message;
     auto u = contacts.Update(actor, c->id, c->revision, {.first_name = "N" + std::to_string(i)});
     ASSERT_TRUE(u.has_value()) << u.error().message;
@@ -221,9 +221,9 @@ TEST(WebhookOutage, NoSuccessForTheWindowDisablesAndEnablingDeliversTheKeptBackl
   for (const auto& [id, n] : times) EXPECT_EQ(n, 1) << id;
   auto after_audit = s.crm->audit->Recent(5);
   ASSERT_TRUE(after_audit.has_value());
-  auto enable_entry = std::find_if(after_audit->begin(), after_audit->end(), [](const crm::AuditRecord& r) {
-    return r.entry.action == "enable_webhook_endpoint";
-  });
+  auto enable_entry = std::find_if(
+      after_audit->begin(), after_audit->end(),
+      [](const crm::AuditRecord& r) { return r.entry.action == "enable_webhook_endpoint"; });
   ASSERT_NE(enable_entry, after_audit->end());
   EXPECT_EQ(enable_entry->actor.kind, "cli");
   EXPECT_EQ(enable_entry->entry.details["resumed_deliveries"], 35);
