@@ -587,7 +587,8 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   s.api_keys = std::make_unique<crm::ApiKeys>(*s.db, *s.clock, *s.random);
   s.forms = std::make_unique<crm::FormRepo>(*s.db, *s.clock, s.crm->contacts.get());
   s.webhook_endpoints = std::make_unique<webhooks::Endpoints>(
-      *s.db, *s.clock, *s.random, s.config.allow_private_network_targets);
+      *s.db, *s.clock, *s.random, s.config.allow_private_network_targets,
+      s.config.webhook_retry_horizon_s);
   s.webhook_deliveries = std::make_unique<webhooks::Deliveries>(
       *s.db, *s.clock, *s.random,
       webhooks::DeliveryPolicy{
@@ -595,6 +596,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
           .backoff_max_s = s.config.webhook_backoff_max_s,
           .retry_horizon_s = s.config.webhook_retry_horizon_s,
           .lease_s = s.config.webhook_timeout_ms / 1000 + s.config.webhook_lease_grace_s,
+          .disable_after_s = s.config.webhook_disable_after_s,
           .disable_after_failures = s.config.webhook_disable_after_failures,
       });
   s.webhook_worker = std::make_unique<webhooks::DeliveryWorker>(

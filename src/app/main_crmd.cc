@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -53,12 +54,15 @@ int main(int argc, char** argv) {
       return help ? 0 : 2;
     }
   }
-  auto config = crmd::LoadConfig(argc, argv);
+  std::vector<std::string> warnings;
+  auto config = crmd::LoadConfig(argc, argv, nullptr, &warnings);
   if (!config) {
     std::fprintf(stderr, "crmd: %s\n", config.error().message.c_str());
     return 2;
   }
   crmd::SetupLogging(config->log_level, config->log_format);
+  for (const auto& w : warnings)
+    spdlog::warn(R"("event":"config_warning","detail":"{}")", crmd::JsonEscape(w));
   auto app = crmd::app::App::Create(*config);
   if (!app) {
     std::fprintf(stderr, "crmd: %s\n", app.error().message.c_str());

@@ -60,11 +60,13 @@ std::map<std::string, Entry> Commands() {
 
 int CrmctlMain(int argc, char** argv) {
   Args rest;
-  auto cfg = LoadConfig(argc, argv, &rest);
+  std::vector<std::string> warnings;
+  auto cfg = LoadConfig(argc, argv, &rest, &warnings);
   if (!cfg) {
     std::fprintf(stderr, "crmctl: %s\n", cfg.error().message.c_str());
     return 2;
   }
+  for (const auto& w : warnings) std::fprintf(stderr, "crmctl: warning: %s\n", w.c_str());
   auto commands = Commands();
   if (rest.empty() || rest[0] == "help" || rest[0] == "--help") {
     std::printf("usage: crmctl [--database_url=URL] [--config=FILE] <command> [args]\n\n");
