@@ -33,6 +33,9 @@ $APT python3-aiosmtpd python3-dkim
 if [[ ${CRMD_BENCH:-0} == 1 ]] && ! command -v smtp-sink >/dev/null 2>&1 && [[ ! -x /usr/sbin/smtp-sink ]]; then
   $APT postfix
 fi
+# Tests only: the console's browser tests drive Debian's Chromium (headless) with
+# puppeteer-core (tests/browser); no browser is downloaded.
+$APT chromium
 # Node.js and npm run only the end-to-end tests and tooling. A machine that already has
 # them (e.g. from NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.
 if ! command -v npm >/dev/null 2>&1; then
