@@ -132,7 +132,8 @@ http::Response HandleList(const ApprovalPagesDeps& d, const http::Request& req, 
   for (const auto& a : *items) list.emplace_back(ApprovalNode(a));
   bool any = !list.empty();
   return RenderPage(200, "Pending approvals", "approvals.mustache",
-                    mstch::map{{"has_items", any}, {"items", std::move(list)}}, &p);
+                    mstch::map{{"has_items", any}, {"items", std::move(list)}},
+                    ChromeFor(p, "approvals"));
 }
 
 http::Response ShowApproval(const crm::ApprovalInfo& a, const Person& p, int status = 200) {

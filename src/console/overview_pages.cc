@@ -104,6 +104,8 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
                    {"occurred_at", FormatRfc3339(r.occurred_at)},
                    {"actor_kind", r.actor.kind},
                    {"subject", r.actor.subject},
+                   {"has_subject", !r.actor.subject.empty()},
+                   {"has_client", !r.actor.client_id.empty()},
                    {"subject_link", link("subject", r.actor.subject)},
                    {"client_id", r.actor.client_id},
                    {"client_link", link("client_id", r.actor.client_id)},

@@ -60,6 +60,7 @@ http::Response RenderPage(int status, const std::string& title, const std::strin
     std::string body = mstch::render(std::string(*body_tpl), context);
     mstch::map page{{"title", title}, {"body", body}, {"v", AssetVersion()}};
     if (!chrome.email.empty()) {
+      page.emplace("signed_in", true);
       page.emplace("email", chrome.email);
       page.emplace("csrf_token", chrome.csrf_token);
       page.emplace("nav", Nav(chrome));
