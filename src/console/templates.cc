@@ -74,7 +74,10 @@ http::Response RenderPage(int status, const std::string& title, const std::strin
   r.Set("Content-Security-Policy", kConsoleCsp);
   r.Set("X-Frame-Options", "DENY");
   r.Set("Cache-Control", "no-store");
-  r.Set("Referrer-Policy", "no-referrer");
+  // Not no-referrer: under it a browser sends "Origin: null" with the page's own form
+  // POSTs (Fetch, "serializing a request origin"), which the Origin check must refuse.
+  // same-origin keeps the Origin and tells other sites nothing.
+  r.Set("Referrer-Policy", "same-origin");
   r.Set("X-Content-Type-Options", "nosniff");
   return r;
 }

@@ -43,7 +43,7 @@ struct PageChrome {
 const std::string& AssetVersion();
 
 // An HTML page: `body_template` rendered with `context`, inside layout.mustache. Security
-// headers set (CSP above, X-Frame-Options DENY, no-store, no-referrer, nosniff).
+// headers set (CSP above, X-Frame-Options DENY, no-store, Referrer-Policy same-origin, nosniff).
 http::Response RenderPage(int status, const std::string& title, const std::string& body_template,
                           const mstch::node& context, const PageChrome& chrome = {});
 

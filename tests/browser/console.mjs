@@ -8,7 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 
-const BASE = process.env.CRMD_BASE;
+const BASE = process.env.CONSOLE_BASE;
 const EMAIL = process.env.CONSOLE_EMAIL;
 const PASSWORD = process.env.CONSOLE_PASSWORD;
 const OUT = process.env.SCREENSHOTS;
@@ -229,11 +229,13 @@ step('connect an assistant (OAuth in the browser) and approve a pending deletion
   });
   const client = await reg.json();
   ok(reg.status === 201, 'the assistant registers (RFC 7591)', JSON.stringify(client));
+  const meta = await (await fetch(`${BASE}/.well-known/oauth-authorization-server`)).json();
+  const scope = meta.scopes_supported.join(' ');
   const verifier = crypto.randomBytes(32).toString('base64url');
   const challenge = crypto.createHash('sha256').update(verifier).digest('base64url');
   const url = new URL(`${BASE}/oauth/authorize`);
   for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: redirect,
-    code_challenge: challenge, code_challenge_method: 'S256', state: 'st1', resource: `${BASE}/mcp` })) url.searchParams.set(k, v);
+    code_challenge: challenge, code_challenge_method: 'S256', state: 'st1', resource: `${BASE}/mcp`, scope })) url.searchParams.set(k, v);
   await page.goto(url.toString());
   if (await page.$('input[type=password]')) {
     await page.type('input[type=email]', EMAIL);
@@ -262,7 +264,8 @@ step('connect an assistant (OAuth in the browser) and approve a pending deletion
   ok(s.status === 'confirmation_required' && typeof s.approval_url === 'string',
     'the deletion waits for the person', preview.text.slice(0, 300));
   const early = await mcp.tool('confirm_action', { confirmation_token: s.confirmation_token });
-  ok(early.result && early.result.isError, 'confirm_action alone is refused before approval');
+  ok(early.result && early.result.isError && early.text.includes('approval_pending'),
+    'confirm_action alone answers approval_pending', early.text.slice(0, 300));
   await page.goto(s.approval_url);
   ok(await h1() === 'Approve this action?', 'the approval page with its preview', await h1());
   ok((await page.$eval('main', (m) => m.textContent)).includes('mallory@example.com'), 'the preview names the contact');

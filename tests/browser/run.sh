@@ -48,7 +48,7 @@ cleanup() {
 trap cleanup EXIT
 
 PORT=$("$NODE" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-export CRMD_BASE="http://127.0.0.1:$PORT"
+export CONSOLE_BASE="http://127.0.0.1:$PORT"
 export CONSOLE_EMAIL=admin@example.com
 export CONSOLE_PASSWORD=browser-correct-horse-battery
 DB="sqlite:$TMP/crmd.db"
@@ -64,7 +64,7 @@ fi
 CRMD_PID=$!
 ready=0
 for _ in $(seq 1 100); do
-  if curl -fsS -o /dev/null "$CRMD_BASE/readyz" 2>/dev/null; then ready=1; break; fi
+  if curl -fsS -o /dev/null "$CONSOLE_BASE/readyz" 2>/dev/null; then ready=1; break; fi
   if ! kill -0 "$CRMD_PID" 2>/dev/null; then break; fi
   sleep 0.1
 done
@@ -74,7 +74,7 @@ if [[ $ready != 1 ]]; then
   exit 1
 fi
 mkdir -p "$OUT"
-say "crmd at $CRMD_BASE, Chromium $("$CHROMIUM" --version 2>/dev/null | head -1), screenshots in $OUT"
+say "crmd at $CONSOLE_BASE, Chromium $("$CHROMIUM" --version 2>/dev/null | head -1), screenshots in $OUT"
 CHROMIUM="$CHROMIUM" SCREENSHOTS="$OUT" "$NODE" "$DIR/console.mjs"
 status=$?
 if [[ $status != 0 ]]; then

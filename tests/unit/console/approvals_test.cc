@@ -43,6 +43,8 @@ TEST(ConsoleTemplates, AreEmbeddedAndEscapeEveryValue) {
   EXPECT_EQ(r.Header("Content-Security-Policy").value_or(""), kConsoleCsp);
   EXPECT_EQ(r.Header("X-Frame-Options").value_or(""), "DENY");
   EXPECT_EQ(r.Header("Cache-Control").value_or(""), "no-store");
+  // no-referrer would make browsers send "Origin: null" with the page's own forms.
+  EXPECT_EQ(r.Header("Referrer-Policy").value_or(""), "same-origin");
 }
 
 TEST(ConsoleTemplates, PolicyAllowsNoInlineScriptOrStyleAndNoFraming) {
