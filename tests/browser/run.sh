@@ -74,6 +74,7 @@ if [[ $ready != 1 ]]; then
   exit 1
 fi
 mkdir -p "$OUT"
+rm -f "$OUT"/*.png  # this run's screenshots only
 say "crmd at $CONSOLE_BASE, Chromium $("$CHROMIUM" --version 2>/dev/null | head -1), screenshots in $OUT"
 CHROMIUM="$CHROMIUM" SCREENSHOTS="$OUT" "$NODE" "$DIR/console.mjs"
 status=$?
