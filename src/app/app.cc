@@ -4,6 +4,7 @@
 #include "src/console/api_pages.h"
 #include "src/console/approvals.h"
 #include "src/console/apps_pages.h"
+#include "src/console/forms_pages.h"
 #include "src/console/links.h"
 #include "src/console/overview_pages.h"
 
@@ -298,6 +299,9 @@ void WireConsole(App::Services& s) {
                                     .deliveries = s.webhook_deliveries.get(),
                                     .people = ConsolePeopleOf(s),
                                     .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(console::FormsRoutes({.forms = s.forms.get(),
+                                      .people = ConsolePeopleOf(s),
+                                      .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
   for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));
   for (auto& [prefix, handler] : routes.prefix) s.router.Prefix(prefix, std::move(handler));
 }

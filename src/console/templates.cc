@@ -19,6 +19,7 @@ constexpr NavEntry kNav[] = {
     {"approvals", "/console/approvals", "Approvals", false},
     {"apps", "/console/apps", "Connected apps", false},
     {"api", "/console/api-keys", "Webhook & API", true},
+    {"forms", "/console/forms", "Forms", true},
     {"audit", "/console/audit", "Audit", true},
 };
 

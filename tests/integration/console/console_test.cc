@@ -369,5 +369,65 @@ TEST_F(Console, TheAuditPageFiltersByAppUserActionAndDate) {
   EXPECT_NE(home.body.find("id=\"contacts\""), std::string::npos) << home.body;
 }
 
+TEST_F(Console, TheFormBuilderMakesAFormWhoseEmbedCodeSubmitsFromAnotherSite) {
+  auto b = SignedIn("admin@example.com");
+  std::string csrf = Csrf(*b);
+  std::vector<std::pair<std::string, std::string>> builder = {
+      {"csrf_token", csrf}, {"action", "create"}, {"name", "Footer <b>signup</b>"},
+      {"f0_type", "Email"}, {"f0_name", "email"}, {"f0_label", "Email"}, {"f0_required", "on"},
+      {"f1_type", "Input"}, {"f1_name", "first_name"}, {"f1_label", "First <script>name"},
+      {"f2_type", "Dropdown"}, {"f2_name", "plan"}, {"f2_label", "Plan"}, {"f2_options", "free, pro"},
+      {"f3_type", "Paragraph"}, {"f3_label", "We write once a week."},
+      {"applies_status", "subscribed"}, {"applies_tags", "web, footer"},
+      {"allowed_origins", "https://shop.example"}, {"honeypot_field", "website"},
+      {"display_rules", "{\"show_after_s\": 5}"}};
+  // Bad input: a second Email field; bad display rules. Nothing is created.
+  auto two_emails = builder;
+  two_emails.push_back({"f4_type", "Email"});
+  two_emails.push_back({"f4_name", "email2"});
+  Page refused = b->PostForm("/console/forms", two_emails);
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_NE(refused.body.find("role=\"alert\""), std::string::npos);
+  EXPECT_NE(refused.body.find("value=\"first_name\""), std::string::npos);  // kept for a retry
+  auto bad_rules = builder;
+  for (auto& [k, v] : bad_rules)
+    if (k == "display_rules") v = "{not json";
+  EXPECT_EQ(b->PostForm("/console/forms", bad_rules).status, 400);
+  auto none = server_.app().services().forms->List();
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+
+  Page made = b->PostForm("/console/forms", builder);
+  ASSERT_EQ(made.status, 200) << made.body;  // the form's page, after the redirect
+  auto forms = server_.app().services().forms->List();
+  ASSERT_TRUE(forms && forms->size() == 1);
+  const auto& form = (*forms)[0];
+  EXPECT_EQ(form.fields.size(), 4u);
+  EXPECT_EQ(form.applies.status.value_or(""), "subscribed");
+  EXPECT_EQ(form.display_rules.value("show_after_s", 0), 5);
+  // The embed code is shown escaped (once in the page, once more inside the snippet).
+  EXPECT_EQ(made.body.find("<script>name"), std::string::npos);
+  EXPECT_NE(made.body.find("&lt;form data-crmd-form"), std::string::npos);
+  EXPECT_NE(made.body.find("First &amp;lt;script&amp;gt;name"), std::string::npos);
+
+  // What the embed code's script sends, from the allowed site: a contact, counted.
+  std::string submit = "/api/crm/v1/form/submit/" + std::to_string(form.id);
+  auto foreign = server_.PostJson(submit, {{"fields", {{"email", "x@example.com"}}}},
+                                  {{"Origin", "https://evil.example"}});
+  EXPECT_EQ(foreign.status, 403);
+  auto posted = server_.PostJson(
+      submit, {{"fields", {{"email", "visitor@example.com"}, {"first_name", "Vi"}, {"plan", "pro"}}}},
+      {{"Origin", "https://shop.example"}});
+  EXPECT_EQ(posted.status, 201) << posted.body;
+  Page list = b->Get("/console/forms");
+  EXPECT_NE(list.body.find("<td class=\"num\">1</td>"), std::string::npos) << list.body;
+  EXPECT_NE(list.body.find("Footer &lt;b&gt;signup&lt;&#x2F;b&gt;"), std::string::npos);
+
+  // Only administrators.
+  auto alice = SignedIn("alice@example.com");
+  EXPECT_EQ(alice->Get("/console/forms").status, 403);
+  EXPECT_EQ(alice->Get("/console/forms/view?id=" + std::to_string(form.id)).status, 403);
+}
+
 }  // namespace
 }  // namespace crmd::testing
