@@ -36,6 +36,7 @@ async function until(what, fn, ms = 20000) {
 
 // --- the test's own receiver: outgoing webhooks and the OAuth client's redirect URI.
 const hooks = [];
+let embedPage = '';  // the page "another site" serves: the form's embed code
 const receiver = http.createServer((req, res) => {
   let body = '';
   req.on('data', (c) => { body += c; });
@@ -43,6 +44,9 @@ const receiver = http.createServer((req, res) => {
     if (req.method === 'POST' && req.url === '/hook') {
       hooks.push({ headers: req.headers, body });
       res.writeHead(200).end('ok');
+    } else if (req.url === '/shop') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(
+        `<!doctype html><html lang="en"><title>Shop</title><h1>Another site</h1>${embedPage}</html>`);
     } else if (req.url.startsWith('/callback')) {
       res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>callback</title><p>done');
     } else {
@@ -142,7 +146,7 @@ step('sign in', async () => {
   await page.goto(`${BASE}/console`);
   ok(await h1() === 'Overview', 'the overview after signing in');
   const nav = await page.$$eval('header nav a', (as) => as.map((a) => a.textContent));
-  ok(['Overview', 'Approvals', 'Connected apps', 'Webhook & API', 'Audit'].every((n) => nav.includes(n)),
+  ok(['Overview', 'Approvals', 'Connected apps', 'Webhook & API', 'Forms', 'Audit'].every((n) => nav.includes(n)),
     'an administrator sees every section', nav.join(', '));
   await shot('01-overview');
 });
@@ -220,6 +224,47 @@ step('create a webhook and see a delivery in the log', async () => {
   ok(true, 'the delivery shows two attempts');
 });
 
+step('build a form and submit its embed code from a page on another origin', async () => {
+  await page.goto(`${BASE}/console/forms`);
+  await page.type('#form-name', 'Shop footer');
+  // Row 1 is the Email field already; add a first name, a plan and a paragraph.
+  await page.select('#f1_type', 'Input');
+  await page.type('#f1_name', 'first_name');
+  await page.type('#f1_label', 'First name');
+  await page.select('#f2_type', 'Dropdown');
+  await page.type('#f2_name', 'plan');
+  await page.type('#f2_label', 'Plan');
+  await page.type('#f2_options', 'free, pro');
+  await page.select('#f3_type', 'Paragraph');
+  await page.type('#f3_label', 'We write once a week.');
+  await page.select('#applies-status', 'subscribed');
+  await page.type('#applies-tags', 'shop');
+  await page.type('#allowed-origins', RECEIVER);
+  await page.type('#honeypot', 'website');
+  await clickAndWait('#builder button[type=submit]');
+  ok((await h1()).startsWith('Form: Shop footer'), 'the form page', await h1());
+  await shot('05-form-embed-code');
+  embedPage = await page.$eval('#embed', (t) => t.value);
+  ok(embedPage.includes('data-crmd-form') && embedPage.includes('/form/submit/'), 'the embed code posts to the submit endpoint');
+  const shop = await browser.newPage();
+  await shop.goto(`${RECEIVER}/shop`);
+  await shop.type('input[type=email]', 'shopper@example.com');
+  await shop.type('input[name=first_name]', 'Sam');
+  await shop.select('select[name=plan]', 'pro');
+  await shop.click('form[data-crmd-form] button[type=submit]');
+  await shop.waitForFunction(() => document.querySelector('[data-crmd-status]').textContent !== '', { timeout: 10000 });
+  const said = await shop.$eval('[data-crmd-status]', (e) => e.textContent);
+  ok(said === 'Thank you!', 'the other site\'s page submits the form (CORS, allowed origin)', said);
+  await shop.screenshot({ path: path.join(OUT, '06-embedded-form-on-another-site.png'), fullPage: true });
+  await shop.close();
+  const contact = await rest('GET', '/contact/shopper%40example.com', state.key);
+  ok(contact.status === 200 && contact.json.contact.first_name === 'Sam' && contact.json.contact.status === 'subscribed',
+    'the submission made a subscribed contact', contact.text.slice(0, 300));
+  await page.goto(`${BASE}/console/forms`);
+  const counts = await page.$$eval('#forms tbody tr', (rs) => rs.map((r) => r.children[2].textContent));
+  ok(counts[0] === '1', 'the forms list counts the generated contact', counts.join(','));
+});
+
 step('connect an assistant (OAuth in the browser) and approve a pending deletion', async () => {
   const redirect = `${RECEIVER}/callback`;
   const reg = await fetch(`${BASE}/oauth/register`, {
@@ -269,7 +314,7 @@ step('connect an assistant (OAuth in the browser) and approve a pending deletion
   await page.goto(s.approval_url);
   ok(await h1() === 'Approve this action?', 'the approval page with its preview', await h1());
   ok((await page.$eval('main', (m) => m.textContent)).includes('mallory@example.com'), 'the preview names the contact');
-  await shot('05-approval');
+  await shot('07-approval');
   await clickAndWait('button.approve');
   ok(await h1() === 'Approved', 'approved in the console', await h1());
   const done = await mcp.tool('confirm_action', { confirmation_token: s.confirmation_token });
@@ -282,7 +327,7 @@ step('revoke the connected app and see its token refused at /mcp', async () => {
   await page.goto(`${BASE}/console/apps`);
   const rows = await page.$$eval('#grants tbody tr', (rs) => rs.map((r) => r.textContent));
   ok(rows.some((r) => r.includes('Browser Assistant')), 'the app is listed with its scopes', rows.join(' | '));
-  await shot('06-connected-apps');
+  await shot('08-connected-apps');
   await clickAndWait('button[aria-label="Revoke Browser Assistant"]');
   const after = await page.$$eval('#grants tbody tr', (rs) => rs.length).catch(() => 0);
   ok(after === 0, 'no live connection is left', `${after}`);
@@ -296,18 +341,18 @@ step('the audit log, filtered', async () => {
   await clickAndWait('form.filters button[type=submit]');
   const rows = await page.$$eval('#audit tbody tr', (rs) => rs.map((r) => r.textContent));
   ok(rows.length >= 1 && rows.every((r) => r.includes('delete_contacts')), 'only delete_contacts rows', rows.join(' | '));
-  await shot('07-audit');
+  await shot('09-audit');
 });
 
 step('readable at 360 px and usable with the keyboard', async () => {
   await page.setViewport({ width: 360, height: 740 });
-  for (const p of ['/console', '/console/api-keys', '/console/webhooks', '/console/apps', '/console/audit']) {
+  for (const p of ['/console', '/console/api-keys', '/console/webhooks', '/console/forms', '/console/apps', '/console/audit']) {
     await page.goto(`${BASE}${p}`);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     ok(width <= 360, `${p} fits 360 px without sideways scrolling`, `${width}px`);
   }
   await page.goto(`${BASE}/console/api-keys`);
-  await shot('08-narrow-api-keys');
+  await shot('10-narrow-api-keys');
   await page.keyboard.press('Tab');
   ok(await page.evaluate(() => document.activeElement.textContent) === 'Skip to content', 'Tab reaches the skip link first');
   const unlabeled = await page.$$eval('main input:not([type=hidden]), main select, main textarea',
