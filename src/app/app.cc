@@ -5,6 +5,7 @@
 #include "src/console/approvals.h"
 #include "src/console/apps_pages.h"
 #include "src/console/forms_pages.h"
+#include "src/console/hooks_pages.h"
 #include "src/console/links.h"
 #include "src/console/overview_pages.h"
 
@@ -300,6 +301,9 @@ void WireConsole(App::Services& s) {
                                     .people = ConsolePeopleOf(s),
                                     .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
   routes.Append(console::FormsRoutes({.forms = s.forms.get(),
+                                      .people = ConsolePeopleOf(s),
+                                      .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(console::HooksRoutes({.hooks = s.incoming_hooks.get(),
                                       .people = ConsolePeopleOf(s),
                                       .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
   for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));

@@ -23,11 +23,11 @@ std::optional<std::string_view> Find(std::string_view path);
 namespace crmd::console {
 
 // The strict policy of every console page: scripts and styles only from crmd's own files
-// (/console/console.js, /console/console.css; never inline), forms only to crmd, no
-// fetches, never framed.
+// (/console/console.js, /console/console.css; never inline), forms and fetches (the
+// incoming-webhook preview) only to crmd, never framed.
 inline constexpr const char* kConsoleCsp =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 // What the layout shows around a page: the navigation and the sign-out button for a
 // signed-in person, nothing for a visitor.

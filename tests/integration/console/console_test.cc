@@ -429,5 +429,67 @@ TEST_F(Console, TheFormBuilderMakesAFormWhoseEmbedCodeSubmitsFromAnotherSite) {
   EXPECT_EQ(alice->Get("/console/forms/view?id=" + std::to_string(form.id)).status, 403);
 }
 
+TEST_F(Console, TheIncomingWebhookEditorPreviewsASampleAndTheHookItMakesWorks) {
+  auto b = SignedIn("admin@example.com");
+  std::string csrf = Csrf(*b);
+  std::vector<std::pair<std::string, std::string>> editor = {
+      {"csrf_token", csrf}, {"name", "Shop orders"},
+      {"m0_target", "email"}, {"m0_path", "data.customer.email"},
+      {"m1_target", "first_name"}, {"m1_path", "data.customer.name"},
+      {"m2_target", "custom_fields.plan"}, {"m2_path", "data.plan"},
+      {"applies_tags", "shop"},
+      {"sample", R"({"data":{"customer":{"email":"buyer@example.com","name":"<b>Bo</b>"},"plan":"pro"}})"}};
+  auto with = [&](std::string action) {
+    auto f = editor;
+    f.push_back({"action", std::move(action)});
+    return f;
+  };
+  // The preview page shows what the sample becomes, escaped, and saves nothing.
+  Page preview = b->PostForm("/console/hooks", with("preview"));
+  EXPECT_EQ(preview.status, 200) << preview.body;
+  EXPECT_NE(preview.body.find("buyer@example.com"), std::string::npos);
+  EXPECT_NE(preview.body.find("&lt;b&gt;Bo&lt;&#x2F;b&gt;"), std::string::npos);
+  EXPECT_NE(preview.body.find("custom_fields.plan"), std::string::npos);
+  auto none = server_.app().services().incoming_hooks->List();
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  // The live preview's JSON: the same facts; a missing path is named.
+  Page live = b->PostForm("/console/hooks/preview", with("preview"));
+  ASSERT_EQ(live.status, 200) << live.body;
+  auto answer = nlohmann::json::parse(live.body);
+  EXPECT_TRUE(answer["ok"].get<bool>());
+  EXPECT_EQ(answer["rows"][0]["value"], "buyer@example.com");
+  auto broken = with("preview");
+  for (auto& [k, v] : broken)
+    if (k == "sample") v = R"({"data":{}})";
+  auto missing = nlohmann::json::parse(b->PostForm("/console/hooks/preview", broken).body);
+  EXPECT_FALSE(missing["ok"].get<bool>());
+  EXPECT_EQ(missing["errors"][0]["path"], "data.customer.email");
+  // Without the CSRF token the preview is refused too.
+  EXPECT_EQ(b->PostForm("/console/hooks/preview", {{"sample", "{}"}}).status, 403);
+  // A bad path is refused when saving; nothing is created.
+  auto bad = with("create");
+  for (auto& [k, v] : bad)
+    if (k == "m1_path") v = "data..name";
+  EXPECT_EQ(b->PostForm("/console/hooks", bad).status, 400);
+  // Created: the URL shown once; a payload posted to it makes the contact.
+  Page made = b->PostForm("/console/hooks", with("create"));
+  ASSERT_EQ(made.status, 201) << made.body;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(made.body, m, std::regex("hooks&#x2F;(crmd_hook_[A-Za-z0-9_-]+)")))
+      << made.body;
+  auto sent = server_.PostJson("/api/crm/v1/hooks/" + std::string(m[1]),
+                               nlohmann::json::parse(R"({"data":{"customer":{"email":"buyer@example.com","name":"Bo"},"plan":"pro"}})"));
+  EXPECT_TRUE(sent.status == 200 || sent.status == 201) << sent.status << " " << sent.body;
+  auto contact = server_.app().services().crm->contacts->GetByEmail("buyer@example.com");
+  ASSERT_TRUE(contact);
+  EXPECT_EQ(contact->first_name, "Bo");
+  Page list = b->Get("/console/hooks");
+  EXPECT_EQ(list.body.find(std::string(m[1])), std::string::npos);  // never shown again
+  EXPECT_NE(list.body.find("<td class=\"num\">1</td>"), std::string::npos);
+  auto alice = SignedIn("alice@example.com");
+  EXPECT_EQ(alice->Get("/console/hooks").status, 403);
+}
+
 }  // namespace
 }  // namespace crmd::testing
