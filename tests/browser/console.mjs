@@ -265,6 +265,35 @@ step('build a form and submit its embed code from a page on another origin', asy
   ok(counts[0] === '1', 'the forms list counts the generated contact', counts.join(','));
 });
 
+step('incoming webhook: the mapping editor previews a pasted sample as you type', async () => {
+  await page.goto(`${BASE}/console/hooks`);
+  await page.type('#hook-name', 'Shop orders');
+  await page.$eval('#m0_path', (e) => { e.value = ''; });
+  await page.type('#m0_path', 'data.customer.email');
+  await page.type('#m1_target', 'first_name');
+  await page.type('#m1_path', 'data.customer.name');
+  await page.type('#h-sample', '{"data":{"customer":{"email":"hook@example.com","name":"Hanna"}}}');
+  await page.waitForFunction(() => document.querySelector('#preview-body').textContent.includes('hook@example.com'), { timeout: 10000 });
+  const shown = await page.$eval('#preview-body', (e) => e.textContent);
+  ok(shown.includes('Hanna'), 'the live preview shows what the sample becomes', shown);
+  await page.$eval('#m0_path', (e) => { e.value = ''; });
+  await page.type('#m0_path', 'data.buyer.email');
+  await page.waitForFunction(() => document.querySelector('#preview-body').textContent.includes('data.buyer.email'), { timeout: 10000 });
+  ok(true, 'a path the sample lacks is named in the preview');
+  await page.$eval('#m0_path', (e) => { e.value = ''; });
+  await page.type('#m0_path', 'data.customer.email');
+  await page.waitForFunction(() => document.querySelector('#preview-body').textContent.includes('Hanna'), { timeout: 10000 });
+  await shot('06b-incoming-webhook-preview');
+  await clickAndWait('button[name=action][value=create]');
+  const url = await page.$eval('#secret', (e) => e.value);
+  ok(/\/hooks\/crmd_hook_/.test(url), 'the hook URL is shown once', url.slice(0, 60));
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ data: { customer: { email: 'hook@example.com', name: 'Hanna' } } }) });
+  ok(r.status === 200 || r.status === 201, 'a payload posted to it is accepted', `${r.status}`);
+  const contact = await rest('GET', '/contact/hook%40example.com', state.key);
+  ok(contact.status === 200 && contact.json.contact.first_name === 'Hanna', 'and makes the contact', contact.text.slice(0, 200));
+});
+
 step('connect an assistant (OAuth in the browser) and approve a pending deletion', async () => {
   const redirect = `${RECEIVER}/callback`;
   const reg = await fetch(`${BASE}/oauth/register`, {
@@ -346,7 +375,7 @@ step('the audit log, filtered', async () => {
 
 step('readable at 360 px and usable with the keyboard', async () => {
   await page.setViewport({ width: 360, height: 740 });
-  for (const p of ['/console', '/console/api-keys', '/console/webhooks', '/console/forms', '/console/apps', '/console/audit']) {
+  for (const p of ['/console', '/console/api-keys', '/console/webhooks', '/console/hooks', '/console/forms', '/console/apps', '/console/audit']) {
     await page.goto(`${BASE}${p}`);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     ok(width <= 360, `${p} fits 360 px without sideways scrolling`, `${width}px`);
