@@ -36,6 +36,9 @@ fi
 # Tests only: the console's browser tests drive Debian's Chromium (headless) with
 # puppeteer-core (tests/browser); no browser is downloaded.
 $APT chromium
+# Tests only: clang with libFuzzer and the sanitizer runtimes for the fuzz targets
+# (scripts/fuzz.sh, ctest fuzz); g++ stays the compiler of everything else.
+$APT clang libclang-rt-14-dev
 # Node.js and npm run only the end-to-end tests and tooling. A machine that already has
 # them (e.g. from NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.
 if ! command -v npm >/dev/null 2>&1; then

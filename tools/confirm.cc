@@ -9,6 +9,9 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kApprovalInput = "approval";
+constexpr const char* kApprovalMessage =
+    "This action needs your approval. Open the page, sign in to crmd, check what will happen "
+    "and choose Approve or Deny; then continue here.";
 
 // MCP 2026-07-28 clients that declare URL-mode elicitation get the approval page as an
 // input request (basic/patterns/mrtr): the client shows the URL to the person and retries
@@ -18,10 +21,7 @@ mcp::ToolOutcome AskForApproval(const json& details, int round) {
   std::string url = details.value("approval_url", "");
   return mcp::ToolOutcome::NeedInput(
       json{{kApprovalInput,
-            mcp::ElicitUrl("This action needs your approval. Open the page, sign in to crmd, "
-                           "check what will happen and choose Approve or Deny; then continue "
-                           "here.",
-                           url)}},
+            mcp::ElicitUrl(kApprovalMessage, url)}},
       json{{"approval_id", details.value("approval_id", "")}, {"round", round}});
 }
 
@@ -47,6 +47,21 @@ Status RegisterConfirmTools(mcp::ToolRegistry& registry, crm::Services& s) {
       // Ask again (also when the client says "accept" but the page was not used yet), a
       // bounded number of times so that a looping client ends with the tool error.
       if (round < 5) return AskForApproval(out.error_details, round + 1);
+    }
+    // A 2025-era client that declared URL-mode elicitation: URLElicitationRequiredError
+    // with the approval page; the client shows it and retries confirm_action.
+    if (!out.result && out.result.error().code == Errc::kApprovalPending && ctx.session_url_elicitation) {
+      std::string url = out.error_details.value("approval_url", "");
+      std::string id = out.error_details.value("approval_id", "");
+      if (!url.empty() && !id.empty()) {
+        return mcp::ToolOutcome::UrlElicitationRequired(
+            "This action needs the person's approval: open the page, sign in to crmd and "
+            "choose Approve or Deny, then call confirm_action again.",
+            json::array({json{{"mode", "url"},
+                              {"elicitationId", id},
+                              {"url", url},
+                              {"message", kApprovalMessage}}}));
+      }
     }
     return FromConfirm(std::move(out));
   });

@@ -9,7 +9,7 @@ namespace crmd::app {
 DbSessions::DbSessions(DbSessionsOptions options, store::Database& db, const Clock& clock, Random& random)
     : options_(std::move(options)), db_(db), clock_(clock), random_(random) {}
 
-Result<std::string> DbSessions::Create(const std::string& owner, std::string protocol_version) {
+Result<std::string> DbSessions::Create(const std::string& owner, mcp::SessionInfo info) {
   const int64_t now = clock_.NowUnix();
   std::string id = random_.Token(32);
   const int64_t per_owner = static_cast<int64_t>(std::max<size_t>(1, options_.limits.max_sessions_per_owner));
@@ -28,9 +28,10 @@ Result<std::string> DbSessions::Create(const std::string& owner, std::string pro
     if ((*live)->Int(0) >= static_cast<int64_t>(options_.limits.max_sessions))
       return Fail(Errc::kUnavailable, "too many sessions");
     auto ins = c.Exec(
-        "INSERT INTO mcp_sessions (id_hash, owner, protocol_version, initialized, created_at, last_used_at) "
-        "VALUES (?, ?, ?, 0, ?, ?)",
-        {crypto::HashSecret(id), owner, protocol_version, now, now});
+        "INSERT INTO mcp_sessions (id_hash, owner, protocol_version, initialized, url_elicitation, "
+        "created_at, last_used_at) VALUES (?, ?, ?, 0, ?, ?, ?)",
+        {crypto::HashSecret(id), owner, info.protocol_version, int64_t{info.url_elicitation ? 1 : 0}, now,
+         now});
     if (!ins) return Fail(ins.error());
     return Ok();
   });
@@ -42,7 +43,9 @@ Result<std::string> DbSessions::Create(const std::string& owner, std::string pro
   std::lock_guard lock(mu_);
   if (cache_.size() >= options_.max_cached) cache_.clear();
   cache_[id] = Cached{.owner = owner,
-                      .info = {std::move(protocol_version), false},
+                      .info = {.protocol_version = std::move(info.protocol_version),
+                               .initialized = false,
+                               .url_elicitation = info.url_elicitation},
                       .checked_at = now,
                       .touched_at = now,
                       .used_at = now};
@@ -61,7 +64,8 @@ mcp::Sessions::Lookup DbSessions::Find(const std::string& id, const std::string&
   if (!hit) {
     auto row = db_.Read([&](store::Conn& c) {
       return c.QueryOne(
-          "SELECT owner, protocol_version, initialized, last_used_at FROM mcp_sessions WHERE id_hash = ?",
+          "SELECT owner, protocol_version, initialized, last_used_at, url_elicitation FROM mcp_sessions "
+          "WHERE id_hash = ?",
           {crypto::HashSecret(id)});
     });
     if (!row) {
@@ -73,7 +77,9 @@ mcp::Sessions::Lookup DbSessions::Find(const std::string& id, const std::string&
       return Lookup::kNotFound;
     }
     hit = Cached{.owner = (*row)->Str(0),
-                 .info = {(*row)->Str(1), (*row)->Int(2) != 0},
+                 .info = {.protocol_version = (*row)->Str(1),
+                          .initialized = (*row)->Int(2) != 0,
+                          .url_elicitation = (*row)->Int(4) != 0},
                  .checked_at = now,
                  .touched_at = (*row)->Int(3),
                  .used_at = (*row)->Int(3)};

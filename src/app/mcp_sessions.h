@@ -37,7 +37,8 @@ class DbSessions final : public mcp::Sessions {
   DbSessions(const DbSessions&) = delete;
   DbSessions& operator=(const DbSessions&) = delete;
 
-  Result<std::string> Create(const std::string& owner, std::string protocol_version) override;
+  using mcp::Sessions::Create;
+  Result<std::string> Create(const std::string& owner, mcp::SessionInfo info) override;
   Lookup Find(const std::string& id, const std::string& owner, mcp::SessionInfo* info = nullptr) override;
   void MarkInitialized(const std::string& id) override;
   bool End(const std::string& id, const std::string& owner) override;

@@ -173,13 +173,16 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   jsonrpc::Message& m = *parsed.message;
 
   // initialize starts a session; it carries no session id and its version is negotiated
-  // in the body, so the headers are not checked.
-  if (m.kind == jsonrpc::Kind::kRequest && m.method == "initialize") {
+  // in the body, so the headers are not checked. An initialize carrying 2026-07-28 request
+  // metadata is a stateless request for a method that revision removed (404, below).
+  auto meta_version = MetaProtocolVersion(m.params);
+  if (m.kind == jsonrpc::Kind::kRequest && m.method == "initialize" &&
+      !(meta_version && !IsSupportedProtocolVersion(*meta_version))) {
     return Initialize(m.id, m.params, principal);
   }
   // The era is chosen per request: _meta naming a version that is not session-based (or,
   // without one, a header naming a stateless version) is a 2026-07-28 request.
-  if (auto meta_version = MetaProtocolVersion(m.params)) {
+  if (meta_version) {
     if (!IsSupportedProtocolVersion(*meta_version)) return PostModern(req, m, principal);
   } else if (auto header = req.Header("MCP-Protocol-Version");
              header && IsModernProtocolVersion(Trim(*header))) {
@@ -199,7 +202,8 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   std::string session_id(Trim(*session_header));
   std::string owner = SessionStore::OwnerKey(principal.client_id, principal.subject);
   // Another principal's session answers exactly like an unknown one: no oracle.
-  auto found = sessions_->Find(session_id, owner);
+  SessionInfo session_info;
+  auto found = sessions_->Find(session_id, owner, &session_info);
   if (found == Sessions::Lookup::kUnavailable) {
     return RpcErrorResponse(503, kTransportError, "Service Unavailable: try again");
   }
@@ -229,7 +233,11 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
       out.result = ToolResult(
           ToolErrorBody(ErrcCode(Errc::kRateLimited), "too many tool calls: retry in a few seconds"), true);
     } else {
-      out = tools_.Call(ToolContext{principal, req.request_id, session_id}, m.params);
+      out = tools_.Call(ToolContext{.principal = principal,
+                                    .request_id = req.request_id,
+                                    .session_id = session_id,
+                                    .session_url_elicitation = session_info.url_elicitation},
+                        m.params);
     }
     LogToolCall(req, principal, m.params, out,
                 std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
@@ -265,7 +273,18 @@ http::Response McpEndpoint::Initialize(const json& id, const json& params, const
                             "Invalid params: protocolVersion must be a string", id);
   }
   std::string version = NegotiateProtocolVersion(params["protocolVersion"].get<std::string>());
-  auto session = sessions_->Create(SessionStore::OwnerKey(principal.client_id, principal.subject), version);
+  // capabilities.elicitation.url declares URL mode (an empty elicitation object is form
+  // only): remembered with the session for URLElicitationRequiredError.
+  bool url_elicitation = false;
+  if (auto caps = params.find("capabilities"); caps != params.end() && caps->is_object()) {
+    if (auto e = caps->find("elicitation"); e != caps->end() && e->is_object()) {
+      auto u = e->find("url");
+      url_elicitation = u != e->end() && u->is_object();
+    }
+  }
+  auto session = sessions_->Create(SessionStore::OwnerKey(principal.client_id, principal.subject),
+                                   SessionInfo{.protocol_version = version,
+                                               .url_elicitation = url_elicitation});
   if (!session) {
     return RpcErrorResponse(503, kTransportError, "Service Unavailable: too many sessions", id);
   }
@@ -295,8 +314,9 @@ json McpEndpoint::Complete(json result) const {
   return result;
 }
 
-// Order: the version (-32022), the mirrored headers (-32020), the other required _meta
-// fields (-32602); each is HTTP 400 (basic/transports/streamable-http "Protocol Version
+// Order: a version header that differs from the body (-32020: the two must match whatever
+// they name), the version (-32022), the other mirrored headers (-32020), the other
+// required _meta fields (-32602); each is HTTP 400 (basic/transports/streamable-http "Protocol Version
 // Header", "Server Validation"; basic/index "Per-request protocol fields").
 http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::Message& m,
                                        const Principal& principal) {
@@ -312,6 +332,13 @@ http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::
     return RpcErrorResponse(
         400, jsonrpc::kInvalidParams,
         "Invalid params: _meta.io.modelcontextprotocol/protocolVersion must be a string", m.id);
+  }
+  if (auto header = req.Header("MCP-Protocol-Version"); header && *header != *version) {
+    return RpcErrorResponse(400, kHeaderMismatch,
+                            "Header mismatch: MCP-Protocol-Version header '" + std::string(*header) +
+                                "' does not match _meta.io.modelcontextprotocol/protocolVersion '" +
+                                *version + "'",
+                            m.id);
   }
   if (!IsModernProtocolVersion(*version)) {
     return RpcErrorResponse(400, kUnsupportedProtocolVersion, "Unsupported protocol version", m.id,
@@ -396,10 +423,10 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
       round.responses = *responses;
     }
     input = &round;
-  } else if (params.contains("inputResponses")) {
-    // crmd always sends requestState with its input requests.
-    return invalid("Invalid params: inputResponses without requestState");
   }
+  // inputResponses without requestState answer nothing crmd asked (it always sends
+  // requestState with its input requests): ignored, as unrecognised information is
+  // (basic/patterns/mrtr); the call runs as a first round.
 
   CallOutcome out;
   if (!limiter_.Allow(owner)) {

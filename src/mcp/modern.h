@@ -27,6 +27,8 @@ inline constexpr const char* kMetaServerInfo = "io.modelcontextprotocol/serverIn
 inline constexpr int kHeaderMismatch = -32020;
 inline constexpr int kMissingRequiredClientCapability = -32021;
 inline constexpr int kUnsupportedProtocolVersion = -32022;
+// 2025-11-25 client/elicitation "URL Elicitation Required Error".
+inline constexpr int kUrlElicitationRequired = -32042;
 
 // params._meta[io.modelcontextprotocol/protocolVersion] when it is a string.
 std::optional<std::string> MetaProtocolVersion(const nlohmann::json& params);

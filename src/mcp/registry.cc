@@ -6,6 +6,7 @@
 #include "src/core/embedded.h"
 #include "src/core/log.h"
 #include "src/mcp/json_schema.h"
+#include "src/mcp/modern.h"
 
 namespace crmd::mcp {
 
@@ -214,6 +215,18 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
 
   CallOutcome o;
   if (out.needs_input) return InputRequired(tool, ctx, std::move(out));
+  if (out.url_elicitations.is_array()) {
+    if (!ctx.session_url_elicitation || out.url_elicitations.empty()) {
+      spdlog::error(R"("event":"tool_input_invalid","tool":"{}","request_id":"{}","violation":"{}")",
+                    tool.name, ctx.request_id, "URL elicitation for a client that did not declare it");
+      CallOutcome o;
+      o.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);
+      return o;
+    }
+    CallOutcome o = CallOutcome::Rpc(kUrlElicitationRequired, std::move(out.error.message));
+    o.rpc_error.data = nlohmann::json{{"elicitations", std::move(out.url_elicitations)}};
+    return o;
+  }
   if (!out.ok) {
     const Error& e = out.error;
     if (e.code == Errc::kPermissionDenied && out.error_details.is_object() &&

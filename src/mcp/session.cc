@@ -23,7 +23,7 @@ SessionStore::Shard& SessionStore::ShardFor(const std::string& id) {
   return shards_[std::hash<std::string>{}(id) % kShards];
 }
 
-Result<std::string> SessionStore::Create(const std::string& owner, std::string protocol_version) {
+Result<std::string> SessionStore::Create(const std::string& owner, SessionInfo info) {
   int64_t now = clock_.NowUnix();
   std::string id = random_.Token(32);
   std::lock_guard owners_lock(owners_mu_);
@@ -47,7 +47,8 @@ Result<std::string> SessionStore::Create(const std::string& owner, std::string p
   {
     Shard& s = ShardFor(id);
     std::lock_guard lock(s.mu);
-    s.sessions[id] = Session{owner, SessionInfo{std::move(protocol_version), false}, now};
+    info.initialized = false;
+    s.sessions[id] = Session{owner, std::move(info), now};
   }
   mine.push_back(id);
   ++total_;

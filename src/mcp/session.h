@@ -32,6 +32,9 @@ struct SessionStoreOptions {
 struct SessionInfo {
   std::string protocol_version;
   bool initialized = false;  // notifications/initialized received
+  // The client declared URL-mode elicitation at initialize (capabilities.elicitation.url):
+  // a request that needs the person may answer URLElicitationRequiredError (-32042).
+  bool url_elicitation = false;
 };
 
 // Thread-safe in every implementation.
@@ -45,7 +48,10 @@ class Sessions {
 
   // A new session id (43 visible ASCII characters). kUnavailable when full of live
   // sessions (or the store cannot be reached).
-  virtual Result<std::string> Create(const std::string& owner, std::string protocol_version) = 0;
+  virtual Result<std::string> Create(const std::string& owner, SessionInfo info) = 0;
+  Result<std::string> Create(const std::string& owner, std::string protocol_version) {
+    return Create(owner, SessionInfo{.protocol_version = std::move(protocol_version)});
+  }
 
   enum class Lookup { kOk, kNotFound, kWrongOwner, kUnavailable };
   // Finds a live session and refreshes its idle timer. An expired session is removed and
@@ -65,7 +71,8 @@ class SessionStore final : public Sessions {
   SessionStore(const SessionStore&) = delete;
   SessionStore& operator=(const SessionStore&) = delete;
 
-  Result<std::string> Create(const std::string& owner, std::string protocol_version) override;
+  using Sessions::Create;
+  Result<std::string> Create(const std::string& owner, SessionInfo info) override;
   Lookup Find(const std::string& id, const std::string& owner, SessionInfo* info = nullptr) override;
   void MarkInitialized(const std::string& id) override;
   bool End(const std::string& id, const std::string& owner) override;

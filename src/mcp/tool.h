@@ -40,6 +40,9 @@ struct ToolContext {
   const nlohmann::json* client_capabilities = nullptr;
   // A retry carrying requestState; nullptr on a first attempt.
   const InputRound* input = nullptr;
+  // A 2025-era session whose client declared URL-mode elicitation at initialize: the tool
+  // may answer ToolOutcome::UrlElicitationRequired (client/elicitation, -32042).
+  bool session_url_elicitation = false;
 
   // Whether NeedInput may be answered (a 2026-07-28 request).
   bool CanRequestInput() const { return client_capabilities != nullptr; }
@@ -65,6 +68,7 @@ struct ToolOutcome {
   bool needs_input = false;
   nlohmann::json input_requests;
   nlohmann::json input_state;
+  nlohmann::json url_elicitations;  // UrlElicitationRequired: an array
 
   static ToolOutcome Ok(nlohmann::json j) {
     ToolOutcome o;
@@ -81,6 +85,18 @@ struct ToolOutcome {
     o.needs_input = true;
     o.input_requests = std::move(requests);
     o.input_state = std::move(state);
+    return o;
+  }
+  // The request cannot go on until the person completes URL-mode elicitations out of band;
+  // the client retries it afterwards (2025-11-25 URLElicitationRequiredError, -32042).
+  // `elicitations`: an array of ElicitUrl params objects, each with an "elicitationId".
+  // REQUIRES: ctx.session_url_elicitation.
+  static ToolOutcome UrlElicitationRequired(std::string message, nlohmann::json elicitations) {
+    ToolOutcome o;
+    o.ok = false;
+    o.error.code = Errc::kApprovalPending;
+    o.error.message = std::move(message);
+    o.url_elicitations = std::move(elicitations);
     return o;
   }
   static ToolOutcome Fail(Error e, nlohmann::json details = nullptr) {

@@ -93,6 +93,14 @@ Result<int> Migrate(Database& db) {
   }
   std::sort(migrations.begin(), migrations.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Two files of one version would leave the second unapplied for good: refuse to start.
+  for (size_t i = 1; i < migrations.size(); ++i) {
+    if (migrations[i].first == migrations[i - 1].first) {
+      return Fail(Errc::kInternal, "two migrations share a version",
+                  std::string(migrations[i - 1].second.path) + ", " +
+                      std::string(migrations[i].second.path));
+    }
+  }
   return db.Write([&](Conn& c) -> Result<int> {
     auto st = c.ExecScript(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "

@@ -9,6 +9,7 @@ import { connectWithOAuth, log } from './lib/oauth.mjs';
 import { approveInBrowser } from './lib/browser.mjs';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Checks, call, callExpectingError } from './lib/assert.mjs';
+import { WireValidator } from './lib/schema.mjs';
 
 const serverUrl = process.argv[2] ?? process.env.E2E_MCP_URL;
 if (!serverUrl) {
@@ -16,6 +17,7 @@ if (!serverUrl) {
   process.exit(2);
 }
 const checks = new Checks('assistant-session');
+const wire = new WireValidator();  // every raw message against the 2025-11-25 schema
 const NEEDED = ['create_list', 'create_tag', 'upsert_contacts_bulk', 'get_contact', 'create_campaign',
   'get_campaign', 'activate_campaign', 'confirm_action', 'get_dashboard', 'get_contacts_report',
   'get_campaign_report', 'delete_contacts'];
@@ -54,6 +56,7 @@ const session = await checks.step('connect over OAuth', () => connectWithOAuth(s
   password: process.env.E2E_PASSWORD ?? 'password',
   verbose: !!process.env.E2E_VERBOSE,
   name: 'crmd-e2e-assistant',
+  fetch: wire.recordingFetch(serverUrl),
 }));
 if (!session) {
   checks.done();
@@ -202,5 +205,11 @@ if (mailDir && has('get_campaign', 'get_campaign_report') && state.campaignId) a
 });
 
 await client.close();
+const wireResult = await wire.finish();
+checks.ok(wireResult.available, 'tests/data/mcp/2025-11-25.schema.json is there');
+log('raw results schema-checked:', JSON.stringify(wireResult.counts));
+checks.ok(wireResult.errors.length === 0, 'every raw server message of the session validates against the MCP 2025-11-25 JSON Schema',
+  wireResult.errors.join('\n'));
+checks.ok((wireResult.counts.CallToolResult ?? 0) >= 10, 'the session\'s tools/call results were schema-checked', wireResult.counts);
 log('session over');
 checks.done();

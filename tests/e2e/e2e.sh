@@ -10,6 +10,7 @@
 #   sdk-v2-approval    the v2 SDK client (@modelcontextprotocol/client) at 2026-07-28:
 #                      a deletion approved through URL elicitation
 #   conformance-server the MCP conformance suite's server scenarios, through proxy.mjs
+#   conformance-server-2026  the same suite's 2026-07-28 server scenarios
 #   conformance-auth   the conformance suite's authorization server scenarios
 # Exits non-zero when any step fails. Env: E2E_ENGINE=postgres runs it all on a PostgreSQL
 # server of its own (tests/support/pg.sh); E2E_ONLY="step ..." runs only those steps,
@@ -132,8 +133,17 @@ run_step() {
 # The conformance `server` scenarios that apply to any MCP server. Scenarios needing
 # the reference server's fixture tools/resources/prompts are not run (docs/e2e.md).
 SERVER_SCENARIOS=(server-initialize server-session-lifecycle ping tools-list dns-rebinding-protection server-sse-multiple-streams)
+# The same at 2026-07-28 (stateless, request headers, caching, input-required results).
+# The input-required-result-* scenarios other than unsupported-methods call the reference
+# server's fixture tools (test_input_required_result_*), which crmd does not have; what
+# they check is covered by tests/integration/mcp/modern_test.cc (docs/e2e.md).
+SERVER_SCENARIOS_2026=(server-stateless tools-list caching http-header-validation dns-rebinding-protection
+  server-sse-multiple-streams sep-2164-resource-not-found input-required-result-unsupported-methods)
 
+# conformance_server <spec version> <baseline file> <scenario...>
 conformance_server() {
+  local version=$1 baseline=$2
+  shift 2
   local out="$TMP/proxy.out" url="" status=0
   "$NODE" proxy.mjs "$MCP_URL" >"$out" 2>&1 &
   PROXY_PID=$!
@@ -149,10 +159,10 @@ conformance_server() {
     return 1
   fi
   say "proxy $url -> $MCP_URL"
-  for s in "${SERVER_SCENARIOS[@]}"; do
-    say "--- conformance server --scenario $s"
-    if ! conformance server --url "$url" --scenario "$s" --expected-failures conformance-baseline.yml \
-      --output-dir "$TMP/conformance"; then
+  for s in "$@"; do
+    say "--- conformance server --spec-version $version --scenario $s"
+    if ! conformance server --url "$url" --spec-version "$version" --scenario "$s" \
+      --expected-failures "$baseline" --output-dir "$TMP/conformance-$version"; then
       say "--- $s: FAIL"
       status=1
     fi
@@ -166,7 +176,9 @@ conformance_server() {
 run_step sdk-oauth "$NODE" sdk-oauth.mjs "$MCP_URL"
 run_step assistant-session "$NODE" assistant-session.mjs "$MCP_URL"
 run_step sdk-v2-approval "$NODE" sdk-v2-approval.mjs "$MCP_URL"
-run_step conformance-server conformance_server
+run_step conformance-server conformance_server 2025-11-25 conformance-baseline.yml "${SERVER_SCENARIOS[@]}"
+run_step conformance-server-2026 conformance_server 2026-07-28 conformance-baseline-2026-07-28.yml \
+  "${SERVER_SCENARIOS_2026[@]}"
 run_step conformance-auth "$NODE" conformance-auth.mjs "$BASE" "$TMP/conformance-auth"
 
 if ! kill -0 "$CRMD_PID" 2>/dev/null; then

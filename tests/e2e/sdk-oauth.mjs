@@ -7,6 +7,10 @@
 import { connectWithOAuth, log } from './lib/oauth.mjs';
 import { Checks, call } from './lib/assert.mjs';
 import { WireValidator } from './lib/schema.mjs';
+import { approveInBrowser } from './lib/browser.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 
 const serverUrl = process.argv[2] ?? process.env.E2E_MCP_URL;
 if (!serverUrl) {
@@ -113,6 +117,38 @@ if (session) {
   }
   await client.close();
 }
+
+// A 2025-11-25 client that declares URL-mode elicitation (capabilities.elicitation.url):
+// under the default approval policy confirm_action answers URLElicitationRequiredError
+// (-32042) naming the approval page; the person approves there, and the retry completes.
+if (session) await checks.step('URL elicitation required at 2025-11-25: the person approves, the retry completes', async () => {
+  const client = new Client({ name: 'crmd-e2e-url-elicitation', version: '1.0.0' },
+    { capabilities: { elicitation: { form: {}, url: {} } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl),
+    { authProvider: session.provider, fetch: wire.recordingFetch(serverUrl) }));
+  const created = await call(client, 'create_contact', { email: `url-elicit.${Date.now().toString(36)}@example.com` });
+  const id = created?.contact?.id;
+  checks.ok(Number.isInteger(id), 'a contact to delete', created);
+  const preview = await call(client, 'delete_contacts', { ids: [id] });
+  checks.equal(preview?.approval_required, true, 'the default policy needs the person');
+  let thrown;
+  try {
+    await client.callTool({ name: 'confirm_action', arguments: { confirmation_token: preview.confirmation_token } });
+  } catch (e) {
+    thrown = e;
+  }
+  checks.ok(thrown instanceof UrlElicitationRequiredError, 'the SDK raises UrlElicitationRequiredError', String(thrown));
+  const elicitation = thrown?.elicitations?.[0];
+  checks.equal(elicitation?.mode, 'url', 'a URL-mode elicitation');
+  checks.equal(elicitation?.url, preview.approval_url, 'it names the approval page');
+  checks.ok(typeof elicitation?.elicitationId === 'string' && elicitation.elicitationId.length > 0, 'with an elicitationId');
+  const page = await approveInBrowser(elicitation?.url ?? preview.approval_url,
+    { email, password, log: process.env.E2E_VERBOSE ? log : () => {} });
+  checks.ok(page.status === 200 && /Approved/.test(page.text), 'the person approved on the page', page.status);
+  const done = await call(client, 'confirm_action', { confirmation_token: preview.confirmation_token });
+  checks.equal(done?.status, 'done', 'the retried confirm_action performed the deletion');
+  await client.close();
+});
 
 const wireResult = await wire.finish();
 if (!wireResult.available) {

@@ -10,6 +10,7 @@ import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@model
 import { BrowserOAuthProvider, log } from './lib/oauth.mjs';
 import { approveInBrowser } from './lib/browser.mjs';
 import { Checks } from './lib/assert.mjs';
+import { WireValidator, schemaPathFor } from './lib/schema.mjs';
 
 const serverUrl = process.argv[2] ?? process.env.E2E_MCP_URL;
 if (!serverUrl) {
@@ -21,6 +22,8 @@ const email = process.env.E2E_EMAIL ?? 'e2e@example.com';
 const password = process.env.E2E_PASSWORD ?? 'password';
 const verbose = !!process.env.E2E_VERBOSE;
 const url = new URL(serverUrl);
+// Every message crmd sends is checked against the 2026-07-28 schema, apart from the SDK.
+const wire = new WireValidator(schemaPathFor('2026-07-28'));
 
 const elicitations = [];
 function newClient() {
@@ -43,7 +46,7 @@ function newClient() {
 const provider = new BrowserOAuthProvider({ email, password, verbose });
 let client = newClient();
 const connected = await checks.step('connect at 2026-07-28 over OAuth', async () => {
-  let transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  let transport = new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: wire.recordingFetch(serverUrl) });
   try {
     await client.connect(transport);
     await client.listTools();
@@ -56,7 +59,7 @@ const connected = await checks.step('connect at 2026-07-28 over OAuth', async ()
   await transport.finishAuth(new URL(provider.callbackUrl).searchParams);
   checks.ok(!!provider.tokens()?.access_token, 'an access token after the OAuth flow');
   client = newClient();
-  transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  transport = new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: wire.recordingFetch(serverUrl) });
   await client.connect(transport);
   return true;
 });
@@ -81,4 +84,14 @@ if (connected) await checks.step('delete a contact: the person approves through 
 });
 
 await client.close?.();
+const wireResult = await wire.finish();
+checks.ok(wireResult.available, 'tests/data/mcp/2026-07-28.schema.json is there');
+log('raw results schema-checked at 2026-07-28:', JSON.stringify(wireResult.counts));
+checks.ok(wireResult.errors.length === 0, 'every raw server message validates against the MCP 2026-07-28 JSON Schema',
+  wireResult.errors.join('\n'));
+if (connected) {
+  checks.ok((wireResult.counts.ListToolsResult ?? 0) > 0, 'a tools/list result was schema-checked', wireResult.counts);
+  checks.ok((wireResult.counts.CallToolResult ?? 0) >= 4, 'the tools/call results were schema-checked', wireResult.counts);
+  checks.ok((wireResult.counts.InputRequiredResult ?? 0) >= 1, 'the input_required result was schema-checked', wireResult.counts);
+}
 checks.done();

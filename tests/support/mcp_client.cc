@@ -243,6 +243,11 @@ void McpClient::Check(const std::string& method, const McpReply& reply, const js
   }
   if (reply.body.contains("error")) {
     if (auto v = ValidateMcpType("JSONRPCErrorResponse", reply.body)) ADD_FAILURE() << method << ": " << *v;
+    // The specific error types 2025-11-25 defines.
+    if (reply.body["error"].value("code", 0) == -32042) {
+      if (auto v = ValidateMcpType("URLElicitationRequiredError", reply.body))
+        ADD_FAILURE() << method << ": " << *v;
+    }
     return;
   }
   if (auto v = ValidateMcpType("JSONRPCResultResponse", reply.body)) {
@@ -357,12 +362,12 @@ McpReply McpClient::ModernRequest(const std::string& method, json params, http::
   return Rpc(method, params, false, std::move(extra), /*check_request=*/false);
 }
 
-McpReply McpClient::Initialize(const std::string& version) {
+McpReply McpClient::Initialize(const std::string& version, const json& capabilities) {
   session_id_.clear();
   protocol_version_.clear();
   McpReply reply = Rpc("initialize",
                        json{{"protocolVersion", version},
-                            {"capabilities", json::object()},
+                            {"capabilities", capabilities.is_object() ? capabilities : json::object()},
                             {"clientInfo", {{"name", "crmd-tests"}, {"version", "1.0.0"}}}},
                        false);
   if (!reply.ok()) return reply;

@@ -70,7 +70,9 @@ class McpClient {
 
   // initialize (keeping the session id and negotiated version), then, when it succeeded,
   // notifications/initialized. Returns the initialize reply.
-  McpReply Initialize(const std::string& version = "2025-11-25");
+  // `capabilities`: the ClientCapabilities object to declare (null: none).
+  McpReply Initialize(const std::string& version = "2025-11-25",
+                      const nlohmann::json& capabilities = nullptr);
   McpReply Ping();
   McpReply ListTools(const std::optional<std::string>& cursor = std::nullopt);
   // Every page of tools/list, concatenated (fails the test on an error).

@@ -83,11 +83,11 @@ export class BrowserOAuthProvider {
 }
 
 // Returns { client, transport, provider } with a connected, authorized client.
-export async function connectWithOAuth(serverUrl, { email, password, verbose = false, fetch: fetchFn, name = 'crmd-e2e' } = {}) {
+export async function connectWithOAuth(serverUrl, { email, password, verbose = false, fetch: fetchFn, name = 'crmd-e2e', capabilities = {} } = {}) {
   const provider = new BrowserOAuthProvider({ email, password, verbose });
   const url = new URL(serverUrl);
   const opts = { authProvider: provider, ...(fetchFn ? { fetch: fetchFn } : {}) };
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: {} });
+  const client = new Client({ name, version: '1.0.0' }, { capabilities });
 
   let transport = new StreamableHTTPClientTransport(url, opts);
   try {

@@ -9,17 +9,28 @@ import Ajv2020 from 'ajv/dist/2020.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const SCHEMA_PATH = path.resolve(here, '../../data/mcp/2025-11-25.schema.json');
+export const schemaPathFor = (revision) => path.resolve(here, `../../data/mcp/${revision}.schema.json`);
 
-// Result definition per request method (the ones the e2e scripts send).
+// Result definition per request method (the ones the e2e scripts send), per revision.
 const RESULT_DEFS = {
   initialize: 'InitializeResult',
   'tools/list': 'ListToolsResult',
   'tools/call': 'CallToolResult',
   ping: 'EmptyResult',
 };
+// 2026-07-28: no initialize or ping; server/discover; a tools/call result is complete
+// (CallToolResult) or input_required (InputRequiredResult), told apart by resultType.
+const RESULT_DEFS_2026 = {
+  'server/discover': 'DiscoverResult',
+  'tools/list': 'ListToolsResult',
+  'tools/call': (result) => (result?.resultType === 'input_required' ? 'InputRequiredResult' : 'CallToolResult'),
+};
 
 export class WireValidator {
+  // new WireValidator() checks against 2025-11-25; new WireValidator(schemaPathFor('2026-07-28'))
+  // against 2026-07-28.
   constructor(schemaPath = process.env.E2E_MCP_SCHEMA ?? SCHEMA_PATH) {
+    this.resultDefs = schemaPath.includes('2026-07-28') ? RESULT_DEFS_2026 : RESULT_DEFS;
     this.available = existsSync(schemaPath);
     this.errors = [];
     this.counts = {};
@@ -47,7 +58,8 @@ export class WireValidator {
     if (err) this.errors.push(`message ${JSON.stringify(message).slice(0, 300)}: ${err}`);
     if (message && 'result' in message) {
       const method = this.methods.get(message.id);
-      const def = RESULT_DEFS[method];
+      let def = this.resultDefs[method];
+      if (typeof def === 'function') def = def(message.result);
       if (def) {
         const e = this.validate(def, message.result);
         this.counts[def] = (this.counts[def] ?? 0) + 1;
@@ -66,7 +78,9 @@ export class WireValidator {
         try { this.noteRequest(JSON.parse(init.body)); } catch { /* not JSON: not ours to check */ }
       }
       const res = await fetch(url, init);
-      if (init.method === 'POST' && res.ok && this.available) {
+      // Error answers are JSON-RPC too (400 HeaderMismatch, 404 Method not found, ...):
+      // checked as well when their body is a JSON-RPC message.
+      if (init.method === 'POST' && this.available && res.status !== 202) {
         const type = res.headers.get('content-type') ?? '';
         const copy = res.clone();
         // Read the copy in the background so streaming to the SDK is not delayed.
@@ -74,7 +88,9 @@ export class WireValidator {
           const text = await copy.text();
           if (type.includes('application/json')) {
             const parsed = JSON.parse(text);
-            for (const m of Array.isArray(parsed) ? parsed : [parsed]) this.check(m);
+            for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+              if (res.ok || (m && m.jsonrpc !== undefined)) this.check(m);
+            }
           } else if (type.includes('text/event-stream')) {
             for (const block of text.split(/\r?\n\r?\n/)) {
               const data = block.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');

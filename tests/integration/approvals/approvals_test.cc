@@ -5,8 +5,10 @@
 // decides on /console/approvals/<id>.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "src/app/services.h"
 #include "src/crm/approval_policy.h"
@@ -54,7 +56,7 @@ class Approvals : public MarketingTools {
                                   .subject = subject.empty() ? alice_ : subject});
     auto c = std::make_unique<McpClient>(server_, McpClientOptions{.token = token});
     if (era == Era::kSession) {
-      EXPECT_TRUE(c->Initialize().ok());
+      EXPECT_TRUE(c->Initialize("2025-11-25", capabilities).ok());
     } else {
       c->UseModern({.capabilities = std::move(capabilities)});
       c->ListTools();  // the output schemas, for checking structuredContent
@@ -88,25 +90,68 @@ class Approvals : public MarketingTools {
     return b.Submit(*form);
   }
 
+ public:
+  // A campaign that went out and whose messages the relay refused for good (the real
+  // queue: activated, leased and recorded as permanent refusals), so that
+  // activate_campaign resend="undelivered" (the resend_campaign action) has recipients.
+  json SentCampaignWithFailures(McpClient& c) {
+    int64_t list = AddList("resend-" + std::to_string(Count("SELECT COUNT(*) FROM lists")));
+    for (int i = 0; i < 6; ++i) InList(AddContact("rs" + std::to_string(list) + "-" + std::to_string(i) + "@example.com"), list);
+    json created = Call(c, "create_campaign",
+                        {{"name", "Resend"}, {"subject", "Hello"}, {"from_email", "team@example.com"},
+                         {"text_body", "Hi"}, {"audience", {{"lists", {list}}}}});
+    int64_t id = created["campaign"].value("id", int64_t{0});
+    auto& s = *server_.app().services().crm;
+    crm::Actor system{.kind = "system", .subject = "test", .client_id = "", .request_id = ""};
+    auto activated = server_.app().services().db->Write(
+        [&](store::Conn& conn) { return s.campaigns->Activate(conn, system, id); });
+    EXPECT_TRUE(activated.has_value()) << activated.error().message;
+    auto leased = s.delivery->Lease(100);
+    EXPECT_TRUE(leased.has_value());
+    int failed = 0;
+    if (leased) {
+      for (const auto& r : *leased) {
+        if (r.campaign_id != id) continue;
+        crm::SendReport refused{.kind = crm::SendReport::Kind::kRejected,
+                                .reason = "554 message refused",
+                                .smtp_code = 554};
+        EXPECT_TRUE(s.delivery->Record(r, refused).has_value());
+        ++failed;
+      }
+    }
+    EXPECT_GT(failed, 0) << "no recipient of campaign " << id << " was leased";
+    // The sender marks it sent once every recipient has a final state (a revision change
+    // that would make a preview taken before it stale): wait for that, as a person would.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (Count("SELECT COUNT(*) FROM campaigns WHERE id = ? AND status = 'sent'", {id}) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(Count("SELECT COUNT(*) FROM campaigns WHERE id = ? AND status = 'sent'", {id}), 1);
+    return json{{"id", id}, {"resend", "undelivered"}};
+  }
+
+ protected:
   std::string alice_, bob_;
 };
 
 // One confirmable action: how to set it up, how to call it, and how to see it happened.
 struct ActionCase {
-  std::string tool;
+  std::string name;  // the confirmable action
+  std::string tool;  // the tool whose preview leads to it
   std::function<json(Approvals&, McpClient&)> args;   // creates what it needs
   std::function<bool(Approvals&, const json& args)> happened;
 };
 
 // Readable parameters in gtest's output.
-void PrintTo(const ActionCase& c, std::ostream* os) { *os << c.tool; }
+void PrintTo(const ActionCase& c, std::ostream* os) { *os << c.name; }
 void PrintTo(Era e, std::ostream* os) { *os << EraName(e); }
 
 int64_t Id(const json& args) { return args.value("id", int64_t{0}); }
 
 std::vector<ActionCase> Cases() {
   return {
-      {"delete_contacts",
+      {"delete_contacts", "delete_contacts",
        [](Approvals& t, McpClient&) {
          auto& u = t;
          return json{{"ids", {u.AddContact("x1@example.com"), u.AddContact("x2@example.com")}}};
@@ -115,28 +160,35 @@ std::vector<ActionCase> Cases() {
          return t.Count("SELECT COUNT(*) FROM contacts WHERE id = ?",
                                                   {a["ids"][0].get<int64_t>()}) == 0;
        }},
-      {"delete_list",
+      {"delete_list", "delete_list",
        [](Approvals& t, McpClient&) { return json{{"id", t.AddList("L")}}; },
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM lists WHERE id = ?", {Id(a)}) == 0;
        }},
-      {"delete_tag",
+      {"delete_tag", "delete_tag",
        [](Approvals& t, McpClient&) { return json{{"id", t.AddTag("T")}}; },
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM tags WHERE id = ?", {Id(a)}) == 0;
        }},
-      {"delete_campaign",
+      {"delete_campaign", "delete_campaign",
        [](Approvals& t, McpClient& c) { return json{{"id", t.ReadyCampaign(c)}}; },
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM campaigns WHERE id = ?", {Id(a)}) == 0;
        }},
-      {"activate_campaign",
+      {"activate_campaign", "activate_campaign",
        [](Approvals& t, McpClient& c) { return json{{"id", t.ReadyCampaign(c)}}; },
        [](Approvals& t, const json& a) {
          return t.Count(
                     "SELECT COUNT(*) FROM campaigns WHERE id = ? AND status <> 'draft'", {Id(a)}) == 1;
        }},
-      {"delete_automation",
+      {"resend_campaign", "activate_campaign",
+       [](Approvals& t, McpClient& c) { return t.SentCampaignWithFailures(c); },
+       [](Approvals& t, const json& a) {
+         return t.Count("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ? AND round = 2 "
+                        "AND status = 'pending'",
+                        {Id(a)}) > 0;
+       }},
+      {"delete_automation", "delete_automation",
        [](Approvals& t, McpClient& c) {
          json created = t.Call(
              c, "create_automation",
@@ -148,7 +200,7 @@ std::vector<ActionCase> Cases() {
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM automations WHERE id = ?", {Id(a)}) == 0;
        }},
-      {"activate_automation",
+      {"activate_automation", "activate_automation",
        [](Approvals& t, McpClient& c) {
          json created = t.Call(
              c, "create_automation",
@@ -221,7 +273,7 @@ INSTANTIATE_TEST_SUITE_P(
     DefaultPolicy, EveryAction,
     ::testing::Combine(::testing::ValuesIn(Cases()), ::testing::Values(Era::kSession, Era::kModern)),
     [](const auto& info) {
-      return std::get<0>(info.param).tool + "_" + EraName(std::get<1>(info.param));
+      return std::get<0>(info.param).name + "_" + EraName(std::get<1>(info.param));
     });
 
 class OneDeletion : public Approvals, public ::testing::WithParamInterface<Era> {
@@ -448,6 +500,47 @@ TEST_F(Approvals, UrlElicitationDeclinedEndsWithApprovalPending_Mrtr) {
   ASSERT_TRUE(declined.is_tool_error()) << declined.raw;
   EXPECT_EQ(declined.structured()["error"]["code"], "approval_pending");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ?", {id}), 1);
+}
+
+// MCP 2025-11-25 with URL-mode elicitation declared at initialize: confirm_action answers
+// URLElicitationRequiredError (-32042) naming the approval page (client/elicitation "URL
+// Elicitation Required Error"); after the person approves, the retried call completes.
+TEST_F(Approvals, SessionClientWithUrlElicitationGetsUrlElicitationRequiredThenCompletes) {
+  auto c = Assistant(Era::kSession, kUrlElicitation);
+  int64_t id = AddContact("s@example.com");
+  json preview = c->CallToolOk("delete_contacts", {{"ids", {id}}});
+  json token = {{"confirmation_token", preview["confirmation_token"]}};
+  auto first = c->CallTool("confirm_action", token);
+  EXPECT_EQ(first.status, 200) << first.raw;
+  ASSERT_TRUE(first.body.contains("error")) << first.raw;
+  EXPECT_EQ(first.error()["code"], -32042);
+  const json& elicitations = first.error()["data"]["elicitations"];
+  ASSERT_EQ(elicitations.size(), 1u) << first.raw;
+  EXPECT_EQ(elicitations[0]["mode"], "url");
+  EXPECT_EQ(elicitations[0]["url"], preview["approval_url"]);
+  EXPECT_FALSE(elicitations[0]["elicitationId"].get<std::string>().empty());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ?", {id}), 1);
+
+  auto again = c->CallTool("confirm_action", token);  // the person has not decided yet
+  EXPECT_EQ(again.error()["code"], -32042) << again.raw;
+
+  Decide(*Person("alice@example.com"), preview["approval_url"], true);
+  auto done = c->CallTool("confirm_action", token);
+  ASSERT_TRUE(done.ok()) << done.raw;
+  EXPECT_EQ(done.structured()["status"], "done") << done.raw;
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ?", {id}), 0);
+  auto twice = c->CallTool("confirm_action", token);
+  EXPECT_TRUE(twice.is_tool_error()) << twice.raw;  // performed once
+}
+
+TEST_F(Approvals, SessionClientWithoutUrlElicitationGetsTheLinkInTheToolError) {
+  // Form-only elicitation (an empty object) is not URL mode: the tool error with the link.
+  auto c = Assistant(Era::kSession, json{{"elicitation", json::object()}});
+  int64_t id = AddContact("f@example.com");
+  json preview = c->CallToolOk("delete_contacts", {{"ids", {id}}});
+  json err = c->CallToolError("confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
+  EXPECT_EQ(err["code"], "approval_pending");
+  EXPECT_NE(err.dump().find(preview["approval_url"].get<std::string>()), std::string::npos) << err;
 }
 
 }  // namespace

@@ -136,6 +136,46 @@ TEST_F(McpModernTest, PingIsGoneIn2026_StreamableHttp_ProtocolVersionHeader) {
   EXPECT_EQ(r.error()["code"], -32601);
 }
 
+TEST_F(McpModernTest, InitializeWithRequestMetadataIsARemovedMethod_StreamableHttp_MethodNotFound) {
+  // An initialize carrying 2026-07-28 _meta is a stateless request: 404 and -32601, no
+  // session. A session client's initialize (no _meta version) still starts a session.
+  auto c = Modern();
+  auto r = c.ModernRequest("initialize", json::object());
+  EXPECT_EQ(r.status, 404) << r.raw;
+  EXPECT_EQ(r.error()["code"], -32601);
+  EXPECT_FALSE(r.Header("Mcp-Session-Id"));
+  McpClient legacy(server_, McpClientOptions{.token = MintTestToken(server_)});
+  EXPECT_TRUE(legacy.Initialize().ok());
+}
+
+TEST_F(McpModernTest, AVersionHeaderThatDiffersFromTheBodyIsAMismatchEvenForAnUnknownBody) {
+  // The header and _meta must match whatever they name: a mismatch is -32020 before the
+  // body's (unsupported) version is judged; header and body agreeing on it is -32022.
+  McpClient c(server_, McpClientOptions{.token = MintTestToken(server_)});
+  c.UseModern({.version = "v999.0.0"});
+  auto mismatch = c.ModernRequest("server/discover", json::object(),
+                                  {{"MCP-Protocol-Version", "2026-07-28"}});
+  EXPECT_EQ(mismatch.status, 400);
+  EXPECT_EQ(mismatch.error()["code"], -32020) << mismatch.raw;
+  auto unknown = c.ModernRequest("server/discover", json::object());
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_EQ(unknown.error()["code"], -32022) << unknown.raw;
+}
+
+TEST_F(McpModernTest, InputResponsesWithoutRequestStateAreIgnored_Mrtr_IgnoreUnrecognised) {
+  auto c = Modern();
+  json args{{"item", "4 tags"}};
+  auto r = c.ModernRequest(
+      "tools/call",
+      {{"name", kInputTestTool},
+       {"arguments", args},
+       {"inputResponses", {{"confirm", {{"action", "accept"}, {"content", {{"answer", "4 tags"}}}}}}}});
+  ASSERT_TRUE(r.ok()) << r.raw;
+  // A first round: crmd asks (it does not take answers to a question it never asked).
+  EXPECT_EQ(r.result()["resultType"], "input_required") << r.raw;
+  EXPECT_TRUE(r.result().contains("requestState"));
+}
+
 TEST_F(McpModernTest, ElicitationRoundTripCompletesOnRetry_Mrtr_BasicWorkflow) {
   auto c = Modern();
   c.ListTools();

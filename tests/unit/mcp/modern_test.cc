@@ -394,8 +394,7 @@ TEST_F(ModernEndpointTest, MalformedInputResponsesAreInvalidParams_Mrtr_ErrorHan
   std::string state = Call(args)["result"]["requestState"];
   for (const json& extra :
        {json{{"requestState", state}, {"inputResponses", "yes"}},
-        json{{"requestState", state}, {"inputResponses", {{"confirm", "accept"}}}},
-        json{{"inputResponses", {{"confirm", {{"action", "accept"}}}}}}}) {
+        json{{"requestState", state}, {"inputResponses", {{"confirm", "accept"}}}}}) {
     json params{{"name", testing::kInputTestTool},
                 {"arguments", args},
                 {"_meta", Meta({{"elicitation", json::object()}})}};
@@ -403,6 +402,17 @@ TEST_F(ModernEndpointTest, MalformedInputResponsesAreInvalidParams_Mrtr_ErrorHan
     auto res = Send(Body("tools/call", params));
     EXPECT_EQ(json::parse(res.body)["error"]["code"], -32602) << extra;
   }
+}
+
+TEST_F(ModernEndpointTest, InputResponsesWithoutRequestStateAreIgnored_Mrtr_ServersShouldIgnore) {
+  // Answers to a question crmd never asked (no requestState) are unrecognised
+  // information: ignored, and the call is a first round.
+  json params{{"name", testing::kInputTestTool},
+              {"arguments", {{"item", "x"}}},
+              {"inputResponses", {{"confirm", {{"action", "accept"}}}}},
+              {"_meta", Meta({{"elicitation", json::object()}})}};
+  json reply = json::parse(Send(Body("tools/call", params)).body);
+  EXPECT_EQ(reply["result"]["resultType"], "input_required") << reply;
 }
 
 TEST_F(ModernEndpointTest, ElicitationModeTheClientLacksIs32021_Basic_PerRequestProtocolFields) {

@@ -1,0 +1,20 @@
+// The strict JSON parser every face reads bodies with (src/core/json_parse.h): depth
+// limit, duplicate members, UTF-8. Whatever the input, it answers a value or a problem;
+// a value it accepts serialises and parses back to itself.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/json_parse.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto parsed = crmd::ParseJsonStrict(text);
+  if (!parsed) return 0;
+  auto again = crmd::ParseJsonStrict(parsed.value.dump());
+  if (!again || again.value != parsed.value) std::abort();
+  return 0;
+}
