@@ -1,8 +1,13 @@
 #include "src/app/app.h"
 
 #include "src/app/shared_secrets.h"
+#include "src/console/api_pages.h"
 #include "src/console/approvals.h"
+#include "src/console/apps_pages.h"
+#include "src/console/forms_pages.h"
+#include "src/console/hooks_pages.h"
 #include "src/console/links.h"
+#include "src/console/overview_pages.h"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -270,38 +275,13 @@ Status WireAuthz(App::Services& s) {
   s.router.Exact("/oauth/login", [&s](const http::Request& r) { return s.authorization->HandleLogin(r); });
   s.router.Exact("/oauth/consent", [&s](const http::Request& r) { return s.authorization->HandleConsent(r); });
 
-  // The console's approval pages (docs/mcp.md "Human approval"): the person signs in with
-  // the same accounts and session cookie as the OAuth login page.
+  // The console's sign-in (the approval pages and the web console): the same accounts,
+  // session cookie and rate limits as the OAuth login page.
   s.person_sign_in = std::make_unique<auth::PersonSignIn>(
-      *s.users, *s.login_sessions, *s.rate_limiter,
+      *s.users, *s.login_sessions, *s.rate_limiter, *s.random,
       auth::PersonSignInOptions{.issuer = s.config.Issuer(),
                                 .allowed_origins = s.config.allowed_origins});
-  auth::PersonSignIn* sign_in = s.person_sign_in.get();
-  console::ConsolePeople people{
-      .current = [sign_in](const http::Request& req) -> Result<std::optional<console::Person>> {
-        auto who = sign_in->Current(req);
-        if (!who) return Fail(who.error());
-        if (!*who) return std::optional<console::Person>{};
-        // The subject of this person's OAuth grants (auth/grant_common.cc GrantSubject).
-        return std::optional<console::Person>(
-            console::Person{.subject = std::to_string((*who)->user.id),
-                            .email = (*who)->user.email,
-                            .csrf_token = (*who)->session.csrf_token});
-      },
-      .sign_in = [sign_in](const http::Request& req, const std::string& email,
-                           const std::string& password) {
-        auto attempt = sign_in->SignIn(req, email, password);
-        return console::SignInResult{.ok = attempt.user.has_value(),
-                                     .status = attempt.status,
-                                     .error = attempt.error,
-                                     .set_cookies = std::move(attempt.set_cookies)};
-      },
-      .origin_allowed = [sign_in](const http::Request& req) { return sign_in->OriginAllowed(req); },
-  };
-  auto console_routes = console::ApprovalRoutes(
-      {.confirmations = s.crm->confirmations.get(), .people = std::move(people)});
-  for (auto& [path, handler] : console_routes.exact) s.router.Exact(path, std::move(handler));
-  for (auto& [prefix, handler] : console_routes.prefix) s.router.Prefix(prefix, std::move(handler));
+  s.grants = std::make_unique<auth::Grants>(*s.db, *s.clock);
 
   // First start: without any admin there is no way to sign in, so create one and show its
   // password once, on stdout (never in the log).
@@ -322,6 +302,108 @@ Status WireAuthz(App::Services& s) {
     }
   }
   return Ok();
+}
+
+// The web console under /console (src/console): sign-in, overview, approvals, connected
+// apps, Webhook & API, audit. It calls the same services as the tools, REST and crmctl.
+console::ConsolePeople ConsolePeopleOf(App::Services& s) {
+  auth::PersonSignIn* sign_in = s.person_sign_in.get();
+  return console::ConsolePeople{
+      .current = [sign_in](const http::Request& req) -> Result<std::optional<console::Person>> {
+        auto who = sign_in->Current(req);
+        if (!who) return Fail(who.error());
+        if (!*who) return std::optional<console::Person>{};
+        // The subject of this person's OAuth grants (auth/grant_common.cc GrantSubject).
+        return std::optional<console::Person>(
+            console::Person{.subject = std::to_string((*who)->user.id),
+                            .email = (*who)->user.email,
+                            .csrf_token = (*who)->session.csrf_token,
+                            .is_admin = (*who)->user.is_admin});
+      },
+      .sign_in = [sign_in](const http::Request& req, const std::string& email,
+                           const std::string& password) {
+        auto attempt = sign_in->SignIn(req, email, password);
+        return console::SignInResult{.ok = attempt.user.has_value(),
+                                     .status = attempt.status,
+                                     .error = attempt.error,
+                                     .set_cookies = std::move(attempt.set_cookies)};
+      },
+      .origin_allowed = [sign_in](const http::Request& req) { return sign_in->OriginAllowed(req); },
+      .sign_out = [sign_in](const http::Request& req) { return sign_in->SignOut(req); },
+      .login_form_token =
+          [sign_in](const http::Request& req) {
+            auto t = sign_in->IssueLoginFormToken(req);
+            return std::make_pair(std::move(t.token), std::move(t.set_cookie));
+          },
+      .login_form_token_valid =
+          [sign_in](const http::Request& req, const std::string& presented) {
+            return sign_in->LoginFormTokenValid(req, presented);
+          },
+  };
+}
+
+console::ConnectedAppsSource ConnectedAppsOf(App::Services& s) {
+  return console::ConnectedAppsSource{
+      .clients = [&s]() -> Result<std::vector<console::AppClient>> {
+        auto list = s.clients->List();
+        if (!list) return Fail(list.error());
+        std::vector<console::AppClient> out;
+        for (const auto& c : *list)
+          out.push_back({.client_id = c.client_id,
+                         .name = c.DisplayName(),
+                         .source = c.source,
+                         .revoked = c.revoked,
+                         .created_at = c.created_at});
+        return out;
+      },
+      .grants = [&s]() -> Result<std::vector<console::AppGrant>> {
+        auto list = s.grants->List(std::nullopt);
+        if (!list) return Fail(list.error());
+        std::vector<console::AppGrant> out;
+        for (const auto& g : *list)
+          out.push_back({.grant_id = g.grant_id,
+                         .client_id = g.client_id,
+                         .user_email = g.user_email,
+                         .scope = g.scope,
+                         .created_at = g.created_at,
+                         .revoked_at = g.revoked_at});
+        return out;
+      },
+      .revoke_grant = [&s](const std::string& grant_id) -> Status {
+        if (auto st = s.grants->Revoke(grant_id); !st) return st;
+        s.tokens->RevocationsChanged();
+        return Ok();
+      },
+      .revoke_client = [&s](const std::string& client_id) -> Status {
+        if (auto st = s.clients->Revoke(client_id); !st) return st;
+        s.tokens->RevocationsChanged();
+        return Ok();
+      },
+  };
+}
+
+void WireConsole(App::Services& s) {
+  console::ConsoleRoutes routes = console::SessionRoutes(ConsolePeopleOf(s));
+  routes.Append(console::ApprovalRoutes(
+      {.confirmations = s.crm->confirmations.get(), .people = ConsolePeopleOf(s)}));
+  routes.Append(console::OverviewRoutes({.reports = s.crm->reports.get(),
+                                         .audit = s.crm->audit.get(),
+                                         .people = ConsolePeopleOf(s)}));
+  routes.Append(console::AppsRoutes(
+      {.apps = ConnectedAppsOf(s), .audit = s.crm->audit.get(), .people = ConsolePeopleOf(s)}));
+  routes.Append(console::ApiRoutes({.api_keys = s.api_keys.get(),
+                                    .endpoints = s.webhook_endpoints.get(),
+                                    .deliveries = s.webhook_deliveries.get(),
+                                    .people = ConsolePeopleOf(s),
+                                    .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(console::FormsRoutes({.forms = s.forms.get(),
+                                      .people = ConsolePeopleOf(s),
+                                      .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(console::HooksRoutes({.hooks = s.incoming_hooks.get(),
+                                      .people = ConsolePeopleOf(s),
+                                      .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));
+  for (auto& [prefix, handler] : routes.prefix) s.router.Prefix(prefix, std::move(handler));
 }
 
 // The host of an http(s) URL, for the default sender address.
@@ -587,7 +669,8 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   s.api_keys = std::make_unique<crm::ApiKeys>(*s.db, *s.clock, *s.random);
   s.forms = std::make_unique<crm::FormRepo>(*s.db, *s.clock, s.crm->contacts.get());
   s.webhook_endpoints = std::make_unique<webhooks::Endpoints>(
-      *s.db, *s.clock, *s.random, s.config.allow_private_network_targets);
+      *s.db, *s.clock, *s.random, s.config.allow_private_network_targets,
+      s.config.webhook_retry_horizon_s);
   s.webhook_deliveries = std::make_unique<webhooks::Deliveries>(
       *s.db, *s.clock, *s.random,
       webhooks::DeliveryPolicy{
@@ -595,6 +678,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
           .backoff_max_s = s.config.webhook_backoff_max_s,
           .retry_horizon_s = s.config.webhook_retry_horizon_s,
           .lease_s = s.config.webhook_timeout_ms / 1000 + s.config.webhook_lease_grace_s,
+          .disable_after_s = s.config.webhook_disable_after_s,
           .disable_after_failures = s.config.webhook_disable_after_failures,
       });
   s.webhook_worker = std::make_unique<webhooks::DeliveryWorker>(
@@ -630,6 +714,9 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
 
   // jobs: email (docs/mail.md).
   if (auto st = WireMail(s); !st) return Fail(st.error());
+
+  // console: the web console under /console.
+  WireConsole(s);
 
   s.housekeeping = std::make_unique<Housekeeping>(
       *s.db, *s.clock,

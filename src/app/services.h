@@ -13,6 +13,7 @@
 #include "auth/cimd.h"
 #include "auth/clients.h"
 #include "auth/consent.h"
+#include "auth/grants.h"
 #include "auth/login_session.h"
 #include "auth/person_sign_in.h"
 #include "auth/rate_limit.h"
@@ -86,6 +87,8 @@ struct App::Services {
   std::unique_ptr<auth::AuthorizationEndpoint> authorization;
   // The console's sign-in (approval pages): same accounts, sessions and rate limits.
   std::unique_ptr<auth::PersonSignIn> person_sign_in;
+  // Grants as the console's Connected apps page lists and revokes them.
+  std::unique_ptr<auth::Grants> grants;
 
   // crm (contacts helper): the CRM core services and the DNS resolver email validation
   // uses. Marketing hands its UsageSource to crm->SetUsageSource().

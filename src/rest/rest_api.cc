@@ -178,6 +178,8 @@ http::Response RestApi::HandleUnguarded(const http::Request& req, const RestRout
 
 http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
                               RestContext& ctx) const {
+  if (route.admit)
+    if (auto refused = route.admit(req)) return std::move(*refused);
   if (route.access != Access::kPublic) {
     auto presented = PresentedKey(req);
     if (!presented && route.access != Access::kForm)

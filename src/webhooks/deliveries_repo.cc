@@ -92,9 +92,9 @@ Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now) {
 Result<bool> Lease(store::Conn& c, int64_t id, int64_t now, int64_t lease_until) {
   // The guard makes the lease exclusive when several workers race for the same row.
   auto leased = c.Exec(
-      "UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? "
+      "UPDATE webhook_deliveries SET next_attempt_at = ?, lease_until = ?, updated_at = ? "
       "WHERE id = ? AND status = 'pending' AND next_attempt_at <= ?",
-      {lease_until, now, id, now});
+      {lease_until, lease_until, now, id, now});
   if (!leased) return Fail(leased.error());
   return *leased != 0;
 }
@@ -120,15 +120,15 @@ Status MarkSucceeded(store::Conn& c, int64_t id, int64_t attempt,
                      std::optional<int64_t> status_code, int64_t now) {
   return Done(c.Exec(
       "UPDATE webhook_deliveries SET status = 'succeeded', attempts = ?, last_status_code = ?, "
-      "last_error = NULL, updated_at = ?, completed_at = ? WHERE id = ?",
+      "last_error = NULL, lease_until = NULL, updated_at = ?, completed_at = ? WHERE id = ?",
       {attempt, store::Opt(status_code), now, now, id}));
 }
 
 Status MarkFailed(store::Conn& c, int64_t id, int64_t attempt,
                   std::optional<int64_t> status_code, const std::string& error, int64_t now) {
   return Done(c.Exec("UPDATE webhook_deliveries SET status = 'failed', attempts = ?, "
-                     "last_status_code = ?, last_error = ?, updated_at = ?, completed_at = ? "
-                     "WHERE id = ?",
+                     "last_status_code = ?, last_error = ?, lease_until = NULL, updated_at = ?, "
+                     "completed_at = ? WHERE id = ?",
                      {attempt, store::Opt(status_code), error, now, now, id}));
 }
 
@@ -136,7 +136,8 @@ Status ScheduleRetry(store::Conn& c, int64_t id, int64_t attempt,
                      std::optional<int64_t> status_code, const std::string& error,
                      int64_t next_attempt_at, int64_t now) {
   return Done(c.Exec("UPDATE webhook_deliveries SET attempts = ?, last_status_code = ?, "
-                     "last_error = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?",
+                     "last_error = ?, next_attempt_at = ?, lease_until = NULL, updated_at = ? "
+                     "WHERE id = ?",
                      {attempt, store::Opt(status_code), error, next_attempt_at, now, id}));
 }
 
@@ -192,6 +193,21 @@ Result<bool> Redeliver(store::Conn& c, int64_t id, int64_t now, int64_t retry_un
       {now, retry_until, now, id});
   if (!n) return Fail(n.error());
   return *n != 0;
+}
+
+Result<int64_t> ReleaseWaiting(store::Conn& c, int64_t endpoint_id, int64_t now) {
+  return c.Exec(
+      "UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? "
+      "WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at > ? AND lease_until IS NULL",
+      {now, now, endpoint_id, now});
+}
+
+Result<int64_t> ResumeBacklog(store::Conn& c, int64_t endpoint_id, int64_t now, int64_t retry_until) {
+  return c.Exec(
+      "UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?, "
+      "retry_until = CASE WHEN retry_until < ? THEN ? ELSE retry_until END "
+      "WHERE endpoint_id = ? AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ?)",
+      {now, now, retry_until, retry_until, endpoint_id, now});
 }
 
 Result<int64_t> DeleteAttemptsBefore(store::Conn& c, int64_t cutoff) {

@@ -50,6 +50,12 @@ Result<std::optional<Delivery>> Find(store::Conn& c, int64_t id);
 Result<std::vector<Attempt>> Attempts(store::Conn& c, int64_t delivery_id);
 // Back to pending, due now, until retry_until; false when there is no such delivery.
 Result<bool> Redeliver(store::Conn& c, int64_t id, int64_t now, int64_t retry_until);
+// After an outage ends: the endpoint's pending deliveries waiting for a later retry become
+// due at `now` (in-flight ones are left alone). Answers how many.
+Result<int64_t> ReleaseWaiting(store::Conn& c, int64_t endpoint_id, int64_t now);
+// When an endpoint is enabled again: its kept backlog becomes due at `now`, each with a
+// retry window until at least `retry_until`. Answers how many.
+Result<int64_t> ResumeBacklog(store::Conn& c, int64_t endpoint_id, int64_t now, int64_t retry_until);
 
 // The delivery queue at `now`: pending rows, and those due to enabled endpoints (what
 // LeaseCandidates walks; a leased row's next attempt is in the future, so it is not due).
