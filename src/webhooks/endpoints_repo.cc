@@ -55,11 +55,17 @@ Result<std::vector<Endpoint>> List(store::Conn& c) {
 }
 
 Result<StateCounts> CountByState(store::Conn& c) {
+  // An operator's disable records kOperatorDisabled as the reason (older rows: none); any
+  // other reason is the failure rule's.
+  const std::string op(kOperatorDisabled);
   auto row = c.QueryOne(
       "SELECT COALESCE(SUM(CASE WHEN enabled = 1 THEN 1 ELSE 0 END), 0), "
-      "COALESCE(SUM(CASE WHEN enabled = 0 AND disabled_reason IS NULL THEN 1 ELSE 0 END), 0), "
-      "COALESCE(SUM(CASE WHEN enabled = 0 AND disabled_reason IS NOT NULL THEN 1 ELSE 0 END), 0) "
-      "FROM webhook_endpoints");
+      "COALESCE(SUM(CASE WHEN enabled = 0 AND (disabled_reason IS NULL OR disabled_reason = ?) "
+      "THEN 1 ELSE 0 END), 0), "
+      "COALESCE(SUM(CASE WHEN enabled = 0 AND disabled_reason IS NOT NULL AND disabled_reason <> ? "
+      "THEN 1 ELSE 0 END), 0) "
+      "FROM webhook_endpoints",
+      {op, op});
   if (!row) return Fail(row.error());
   return StateCounts{.enabled = (*row)->Int(0),
                      .disabled = (*row)->Int(1),

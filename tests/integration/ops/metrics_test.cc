@@ -150,6 +150,20 @@ TEST(Metrics, ConfirmationsCountedByStepAndOutcome) {
   EXPECT_EQ(delta(R"(crmd_errors_total{face="mcp",code="confirmation_invalid"})"), 1);
 }
 
+TEST(Metrics, WebhookEndpointsByState) {
+  TestServer server;
+  auto& endpoints = *server.app().services().webhook_endpoints;
+  auto a = endpoints.Create({.url = "http://127.0.0.1:9/a", .events = std::vector<std::string>{"contact.created"}});
+  auto b = endpoints.Create({.url = "http://127.0.0.1:9/b", .events = std::vector<std::string>{"contact.created"}});
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  // An operator disables one: "disabled", not "disabled_after_failures".
+  ASSERT_TRUE(endpoints.Update(b->first.id, {.enabled = false}).has_value());
+  Exposition m = Scrape(server);
+  EXPECT_EQ(m[R"(crmd_webhook_endpoints{state="enabled"})"], 1);
+  EXPECT_EQ(m[R"(crmd_webhook_endpoints{state="disabled"})"], 1);
+  EXPECT_EQ(m[R"(crmd_webhook_endpoints{state="disabled_after_failures"})"], 0);
+}
+
 TEST(Metrics, EmptyAllowListRefusesEveryone) {
   TestServer server({.configure = [](Config& c) { c.metrics_allow.clear(); }});
   EXPECT_EQ(server.Get("/metrics").status, 403);
