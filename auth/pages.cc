@@ -8,7 +8,10 @@ namespace {
 std::string Document(std::string_view title, const std::string& body) {
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-         "<meta name=\"referrer\" content=\"no-referrer\">\n<title>" +
+         // same-origin, not no-referrer: under no-referrer browsers send "Origin: null"
+         // with the page's own form POSTs, which the Origin check refuses; same-origin
+         // still tells the client's redirect URI nothing.
+         "<meta name=\"referrer\" content=\"same-origin\">\n<title>" +
          HtmlEscape(title) + "</title>\n</head>\n<body>\n<main>\n" + body + "</main>\n</body>\n</html>\n";
 }
 

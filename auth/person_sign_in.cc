@@ -1,6 +1,7 @@
 #include "auth/person_sign_in.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "auth/csrf.h"
 #include "src/core/crypto.h"
@@ -8,12 +9,14 @@
 namespace crmd::auth {
 
 PersonSignIn::PersonSignIn(Users& users, LoginSessions& sessions, RateLimiter& limiter,
-                           PersonSignInOptions options)
+                           Random& random, PersonSignInOptions options)
     : users_(users),
       sessions_(sessions),
       limiter_(limiter),
+      random_(random),
       options_(std::move(options)),
-      cookies_(CookieNamesFor(options_.issuer)) {}
+      cookies_(CookieNamesFor(options_.issuer)),
+      login_cookie_(cookies_.secure ? "__Host-crmd_login" : "crmd_login") {}
 
 Result<std::optional<SignedIn>> PersonSignIn::Current(const http::Request& req) {
   auto secret = CookieValue(req, cookies_.session);
@@ -76,6 +79,31 @@ SignInAttempt PersonSignIn::SignIn(const http::Request& req, const std::string& 
 
 bool PersonSignIn::OriginAllowed(const http::Request& req) const {
   return auth::OriginAllowed(req, options_.issuer, options_.allowed_origins);
+}
+
+std::vector<std::string> PersonSignIn::SignOut(const http::Request& req) {
+  if (auto secret = CookieValue(req, cookies_.session); secret && !secret->empty())
+    (void)sessions_.Delete(*secret);
+  return {SetCookie(cookies_.session, "", cookies_.secure, 0)};
+}
+
+LoginFormToken PersonSignIn::IssueLoginFormToken(const http::Request& req) {
+  auto existing = CookieValue(req, login_cookie_);
+  // Only a value shaped like ours is reused; anything else is replaced.
+  bool reusable = existing && existing->size() == 32 &&
+                  std::all_of(existing->begin(), existing->end(), [](char ch) {
+                    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
+                  });
+  std::string token = reusable ? *existing : random_.Token(24);
+  // SameSite=Strict: the cookie never rides on a request another site starts.
+  std::string cookie = login_cookie_ + "=" + token + "; Path=/; HttpOnly; SameSite=Strict";
+  if (cookies_.secure) cookie += "; Secure";
+  return {.token = token, .set_cookie = cookie};
+}
+
+bool PersonSignIn::LoginFormTokenValid(const http::Request& req, const std::string& presented) const {
+  auto cookie = CookieValue(req, login_cookie_);
+  return cookie && CsrfTokenMatches(presented, *cookie);
 }
 
 }  // namespace crmd::auth

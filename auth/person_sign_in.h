@@ -4,6 +4,11 @@
 // CookieNamesFor), and the same per-IP and per-account rate limits as the OAuth login
 // page (AuthorizeOptions' defaults). A new session on every sign-in, so a session id
 // planted before login is never promoted. Thread-safe (state is in the database).
+//
+// Login CSRF: the sign-in form carries a token that must equal a cookie set with the form
+// (a double-submit token, "__Host-crmd_login" over https, "crmd_login" on plain http,
+// HttpOnly, SameSite=Strict), so another site cannot sign a browser into an account of
+// its choosing; a foreign Origin is refused as well.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +18,7 @@
 #include "auth/rate_limit.h"
 #include "auth/users.h"
 #include "src/core/http_types.h"
+#include "src/core/random.h"
 #include "src/core/result.h"
 
 namespace crmd::auth {
@@ -30,6 +36,12 @@ struct SignInAttempt {
   std::vector<std::string> set_cookies;
 };
 
+// The sign-in form's token and the cookie that carries its twin.
+struct LoginFormToken {
+  std::string token;
+  std::string set_cookie;
+};
+
 struct PersonSignInOptions {
   std::string issuer;
   std::vector<std::string> allowed_origins;
@@ -39,7 +51,7 @@ struct PersonSignInOptions {
 
 class PersonSignIn {
  public:
-  PersonSignIn(Users& users, LoginSessions& sessions, RateLimiter& limiter,
+  PersonSignIn(Users& users, LoginSessions& sessions, RateLimiter& limiter, Random& random,
                PersonSignInOptions options);
   PersonSignIn(const PersonSignIn&) = delete;
   PersonSignIn& operator=(const PersonSignIn&) = delete;
@@ -51,13 +63,21 @@ class PersonSignIn {
                        const std::string& password);
   // False when a POST carries a foreign Origin (OriginAllowed, csrf.h).
   bool OriginAllowed(const http::Request& req) const;
+  // Ends the request's session (if any); the Set-Cookie values that clear the cookie.
+  std::vector<std::string> SignOut(const http::Request& req);
+  // A fresh token for the sign-in form, reusing the browser's login cookie when it has one.
+  LoginFormToken IssueLoginFormToken(const http::Request& req);
+  // True when `presented` is non-empty and equals the request's login cookie (constant time).
+  bool LoginFormTokenValid(const http::Request& req, const std::string& presented) const;
 
  private:
   Users& users_;
   LoginSessions& sessions_;
   RateLimiter& limiter_;
+  Random& random_;
   const PersonSignInOptions options_;
   const CookieNames cookies_;
+  const std::string login_cookie_;
 };
 
 }  // namespace crmd::auth

@@ -33,6 +33,9 @@ $APT python3-aiosmtpd python3-dkim
 if [[ ${CRMD_BENCH:-0} == 1 ]] && ! command -v smtp-sink >/dev/null 2>&1 && [[ ! -x /usr/sbin/smtp-sink ]]; then
   $APT postfix
 fi
+# Tests only: the console's browser tests drive Debian's Chromium (headless) with
+# puppeteer-core (tests/browser); no browser is downloaded.
+$APT chromium
 # Tests only: clang with libFuzzer and the sanitizer runtimes for the fuzz targets
 # (scripts/fuzz.sh, ctest fuzz); g++ stays the compiler of everything else.
 $APT clang libclang-rt-14-dev

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -38,6 +39,21 @@ void NotifySystemd(const char* state) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every argument is --key=value (a configuration key, README "Configuration"); anything
+  // else, --help included, shows how to run it instead of starting a server.
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a.rfind("--", 0) != 0 || a.find('=') == std::string_view::npos) {
+      bool help = a == "--help" || a == "-h";
+      std::fprintf(help ? stdout : stderr,
+                   "%susage: crmd [--config=FILE] [--<key>=<value> ...]\n"
+                   "  Configuration keys (database_url, port, public_base_url, smtp_url, ...) come\n"
+                   "  from the command line, CRMD_<KEY> environment variables and the JSON file\n"
+                   "  --config names; the README's \"Configuration\" section lists them all.\n",
+                   help ? "" : ("crmd: unexpected argument " + std::string(a) + "\n").c_str());
+      return help ? 0 : 2;
+    }
+  }
   std::vector<std::string> warnings;
   auto config = crmd::LoadConfig(argc, argv, nullptr, &warnings);
   if (!config) {

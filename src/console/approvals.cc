@@ -104,67 +104,10 @@ mstch::array RowsNode(const std::vector<PreviewRow>& rows) {
 }
 
 http::Response Message(int status, const std::string& title, const std::string& message,
-                       const std::string& email = "", const std::string& link = "",
+                       const Person* p = nullptr, const std::string& link = "",
                        const std::string& link_text = "") {
-  mstch::map ctx{{"message", message}};
-  if (!link.empty()) {
-    ctx.emplace("link", link);
-    ctx.emplace("link_text", link_text);
-  }
-  return RenderPage(status, title, "message.mustache", ctx, email);
-}
-
-http::Response Redirect(const std::string& location) {
-  http::Response r = http::Response::Empty(303);
-  r.Set("Location", location);
-  r.Set("Cache-Control", "no-store");
-  return r;
-}
-
-// Only a console path is a place to return to after signing in (no open redirect).
-std::string SafeNext(const std::string& next) {
-  if (next.rfind("/console/", 0) != 0 || next.find("//") != std::string::npos ||
-      next.find('\\') != std::string::npos)
-    return "/console/approvals";
-  for (char ch : next)
-    if (static_cast<unsigned char>(ch) < 0x21 || ch == 0x7f) return "/console/approvals";
-  return next;
-}
-
-http::Response ToSignIn(const http::Request& req) {
-  return Redirect("/console/login?next=" + http::PercentEncode(req.path));
-}
-
-http::Response SignInForm(int status, const std::string& next, const std::string& email,
-                          const std::string& error) {
-  mstch::map ctx{{"next", SafeNext(next)}, {"email", email}};
-  if (!error.empty()) ctx.emplace("error", error);
-  return RenderPage(status, "Sign in", "sign_in.mustache", ctx);
-}
-
-http::Response HandleLogin(const ApprovalPagesDeps& d, const http::Request& req) {
-  if (req.method == "GET" || req.method == "HEAD") {
-    auto next = http::FormValue(http::ParseForm(req.query), "next").value_or("");
-    auto person = d.people.current(req);
-    if (person && *person) return Redirect(SafeNext(next));
-    return SignInForm(200, next, "", "");
-  }
-  if (req.method != "POST") {
-    auto r = Message(405, "Method not allowed", "Use the form.");
-    r.Set("Allow", "GET, HEAD, POST");
-    return r;
-  }
-  if (!d.people.origin_allowed(req))
-    return Message(403, "Forbidden", "This form was sent from another site.");
-  auto form = http::ParseForm(req.body);
-  std::string next = http::FormValue(form, "next").value_or("");
-  std::string email = http::FormValue(form, "email").value_or("");
-  std::string password = http::FormValue(form, "password").value_or("");
-  SignInResult result = d.people.sign_in(req, email, password);
-  if (!result.ok) return SignInForm(result.status, next, email, result.error);
-  http::Response r = Redirect(SafeNext(next));
-  for (auto& c : result.set_cookies) r.headers.emplace_back("Set-Cookie", std::move(c));
-  return r;
+  return MessagePage(status, title, message, p ? ChromeFor(*p, "approvals") : PageChrome{}, link,
+                     link_text);
 }
 
 mstch::map ApprovalNode(const crm::ApprovalInfo& a) {
@@ -176,20 +119,21 @@ mstch::map ApprovalNode(const crm::ApprovalInfo& a) {
 
 http::Response HandleList(const ApprovalPagesDeps& d, const http::Request& req, const Person& p) {
   if (req.method != "GET" && req.method != "HEAD") {
-    auto r = Message(405, "Method not allowed", "Use GET.", p.email);
+    auto r = Message(405, "Method not allowed", "Use GET.", &p);
     r.Set("Allow", "GET, HEAD");
     return r;
   }
   auto items = d.confirmations->PendingApprovals(p.subject);
   if (!items) {
     spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(items.error().detail));
-    return Message(500, "Error", "Something went wrong. Try again in a minute.", p.email);
+    return Message(500, "Error", "Something went wrong. Try again in a minute.", &p);
   }
   mstch::array list;
   for (const auto& a : *items) list.emplace_back(ApprovalNode(a));
   bool any = !list.empty();
   return RenderPage(200, "Pending approvals", "approvals.mustache",
-                    mstch::map{{"has_items", any}, {"items", std::move(list)}}, p.email);
+                    mstch::map{{"has_items", any}, {"items", std::move(list)}},
+                    ChromeFor(p, "approvals"));
 }
 
 http::Response ShowApproval(const crm::ApprovalInfo& a, const Person& p, int status = 200) {
@@ -202,38 +146,38 @@ http::Response ShowApproval(const crm::ApprovalInfo& a, const Person& p, int sta
   if (a.preview.is_object() && a.preview.contains("effect") && a.preview["effect"].is_string())
     ctx.emplace("effect", a.preview["effect"].get<std::string>());
   ctx.emplace("rows", RowsNode(PreviewRows(a.preview)));
-  return RenderPage(status, "Approve this action?", "approval.mustache", ctx, p.email);
+  return RenderPage(status, "Approve this action?", "approval.mustache", ctx, ChromeFor(p, "approvals"));
 }
 
 http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& req,
                               const Person& p, const std::string& id) {
   if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
-    auto r = Message(405, "Method not allowed", "Use the page's buttons.", p.email);
+    auto r = Message(405, "Method not allowed", "Use the page's buttons.", &p);
     r.Set("Allow", "GET, HEAD, POST");
     return r;
   }
   auto a = d.confirmations->GetApproval(id);
   if (!a) {
     if (a.error().code == Errc::kNotFound)
-      return Message(404, "Not found", "There is no such approval.", p.email);
+      return Message(404, "Not found", "There is no such approval.", &p);
     spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(a.error().detail));
-    return Message(500, "Error", "Something went wrong. Try again in a minute.", p.email);
+    return Message(500, "Error", "Something went wrong. Try again in a minute.", &p);
   }
   // Only the grant's user: another person (even an administrator) sees nothing of it.
   if (a->subject != p.subject)
-    return Message(403, "Not yours", "This approval belongs to another user.", p.email);
+    return Message(403, "Not yours", "This approval belongs to another user.", &p);
   if (req.method != "POST") return ShowApproval(*a, p);
 
   if (!d.people.origin_allowed(req))
-    return Message(403, "Forbidden", "This form was sent from another site.", p.email);
+    return Message(403, "Forbidden", "This form was sent from another site.", &p);
   auto form = http::ParseForm(req.body);
   auto csrf = http::FormValue(form, "csrf_token");
   if (!csrf || csrf->empty() || p.csrf_token.empty() || !crypto::ConstantTimeEqual(*csrf, p.csrf_token))
     return Message(403, "Forbidden", "The form has expired. Reload the page and try again.",
-                   p.email);
+                   &p);
   std::string decision = http::FormValue(form, "decision").value_or("");
   if (decision != "approve" && decision != "deny")
-    return Message(400, "Bad request", "Choose Approve or Deny.", p.email);
+    return Message(400, "Bad request", "Choose Approve or Deny.", &p);
   bool approve = decision == "approve";
   crm::Actor person{.kind = "user", .subject = p.subject, .request_id = req.request_id};
   auto st = d.confirmations->Decide(id, person, approve);
@@ -241,9 +185,9 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
     const Error& e = st.error();
     switch (e.code) {
       case Errc::kPermissionDenied:
-        return Message(403, "Not yours", "This approval belongs to another user.", p.email);
+        return Message(403, "Not yours", "This approval belongs to another user.", &p);
       case Errc::kConfirmationExpired:
-        return Message(410, "Expired", e.message, p.email);
+        return Message(410, "Expired", e.message, &p);
       case Errc::kConfirmationInvalid:
       case Errc::kStalePreview:
       case Errc::kNotFound:            // a record of the preview is gone
@@ -254,10 +198,10 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
                            ? "Nothing was approved: " + e.message +
                                  ". Ask the assistant for a fresh preview."
                            : e.message,
-                       p.email, "/console/approvals/" + id, "Back to the request");
+                       &p, "/console/approvals/" + id, "Back to the request");
       default:
         spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(e.detail));
-        return Message(500, "Error", "Something went wrong. Try again in a minute.", p.email);
+        return Message(500, "Error", "Something went wrong. Try again in a minute.", &p);
     }
   }
   spdlog::info(R"("event":"approval_decided","approval_id":"{}","decision":"{}","subject":"{}")",
@@ -265,23 +209,7 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
   return Message(200, approve ? "Approved" : "Denied",
                  approve ? "Approved. The assistant can now complete the action; it happens once."
                          : "Denied. The assistant cannot perform this action.",
-                 p.email, "/console/approvals", "Pending approvals");
-}
-
-http::Response WithPerson(const ApprovalPagesDeps& d, const http::Request& req,
-                          const std::function<http::Response(const Person&)>& then) {
-  auto person = d.people.current(req);
-  if (!person) {
-    spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(person.error().detail));
-    return Message(500, "Error", "Something went wrong. Try again in a minute.");
-  }
-  if (!*person) {
-    if (req.method == "POST")
-      return Message(403, "Signed out", "Your session has ended. Sign in and try again.", "",
-                     "/console/login?next=" + http::PercentEncode(req.path), "Sign in");
-    return ToSignIn(req);
-  }
-  return then(**person);
+                 &p, "/console/approvals", "Pending approvals");
 }
 
 }  // namespace
@@ -295,23 +223,16 @@ std::vector<PreviewRow> PreviewRows(const nlohmann::json& preview) {
 ConsoleRoutes ApprovalRoutes(ApprovalPagesDeps deps) {
   auto d = std::make_shared<ApprovalPagesDeps>(std::move(deps));
   ConsoleRoutes routes;
-  routes.exact.emplace_back("/console/login",
-                            [d](const http::Request& r) { return HandleLogin(*d, r); });
   routes.exact.emplace_back("/console/approvals", [d](const http::Request& r) {
-    return WithPerson(*d, r, [&](const Person& p) { return HandleList(*d, r, p); });
-  });
-  routes.exact.emplace_back("/console/console.css", [](const http::Request&) {
-    auto css = templates::Find("console.css");
-    http::Response r = http::Response::Text(200, std::string(css.value_or("")), "text/css; charset=utf-8");
-    r.Set("Cache-Control", "public, max-age=3600");
-    r.Set("X-Content-Type-Options", "nosniff");
-    return r;
+    return WithPerson(d->people, r, [&](const Person& p) { return HandleList(*d, r, p); });
   });
   routes.prefix.emplace_back(std::string(kApprovalsPrefix), [d](const http::Request& r) {
     std::string id = r.path.substr(kApprovalsPrefix.size());
-    if (id.empty() || id.size() > 64 || id.find('/') != std::string::npos)
-      return Message(404, "Not found", "There is no such page.");
-    return WithPerson(*d, r, [&](const Person& p) { return HandleApproval(*d, r, p, id); });
+    return WithPerson(d->people, r, [&](const Person& p) {
+      if (id.empty() || id.size() > 64 || id.find('/') != std::string::npos)
+        return Message(404, "Not found", "There is no such page.", &p);
+      return HandleApproval(*d, r, p, id);
+    });
   });
   return routes;
 }

@@ -1,18 +1,71 @@
 #include "src/console/templates.h"
 
+#include <cstdint>
+#include <cstdio>
+
 #include <mstch/mstch.hpp>
 
 namespace crmd::console {
+namespace {
+
+struct NavEntry {
+  const char* section;
+  const char* href;
+  const char* label;
+  bool admin_only;
+};
+constexpr NavEntry kNav[] = {
+    {"overview", "/console", "Overview", false},
+    {"approvals", "/console/approvals", "Approvals", false},
+    {"apps", "/console/apps", "Connected apps", false},
+    {"api", "/console/api-keys", "Webhook & API", true},
+    {"forms", "/console/forms", "Forms", true},
+    {"audit", "/console/audit", "Audit", true},
+};
+
+mstch::array Nav(const PageChrome& chrome) {
+  mstch::array out;
+  for (const auto& e : kNav) {
+    if (e.admin_only && !chrome.is_admin) continue;
+    out.emplace_back(mstch::map{{"href", std::string(e.href)},
+                                {"label", std::string(e.label)},
+                                {"current", chrome.section == e.section}});
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::string& AssetVersion() {
+  // Computed once from the embedded files (immutable for the process's life).
+  static const std::string version = [] {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (const char* name : {"console.css", "console.js"})
+      for (char ch : templates::Find(name).value_or("")) {
+        h ^= static_cast<unsigned char>(ch);
+        h *= 1099511628211ull;
+      }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return std::string(buf, 12);
+  }();
+  return version;
+}
 
 http::Response RenderPage(int status, const std::string& title, const std::string& body_template,
-                          const mstch::node& context, const std::string& email) {
+                          const mstch::node& context, const PageChrome& chrome) {
   auto body_tpl = templates::Find(body_template);
   auto layout = templates::Find("layout.mustache");
   std::string html;
   if (body_tpl && layout) {
     std::string body = mstch::render(std::string(*body_tpl), context);
-    mstch::map page{{"title", title}, {"body", body}};
-    if (!email.empty()) page.emplace("email", email);
+    mstch::map page{{"title", title}, {"body", body}, {"v", AssetVersion()}};
+    if (!chrome.email.empty()) {
+      page.emplace("signed_in", true);
+      page.emplace("email", chrome.email);
+      page.emplace("csrf_token", chrome.csrf_token);
+      page.emplace("nav", Nav(chrome));
+    }
     html = mstch::render(std::string(*layout), page);
   } else {
     status = 500;
@@ -20,7 +73,12 @@ http::Response RenderPage(int status, const std::string& title, const std::strin
   }
   http::Response r = http::Response::Html(status, std::move(html));
   r.Set("Content-Security-Policy", kConsoleCsp);
-  r.Set("Referrer-Policy", "no-referrer");
+  r.Set("X-Frame-Options", "DENY");
+  r.Set("Cache-Control", "no-store");
+  // Not no-referrer: under it a browser sends "Origin: null" with the page's own form
+  // POSTs (Fetch, "serializing a request origin"), which the Origin check must refuse.
+  // same-origin keeps the Origin and tells other sites nothing.
+  r.Set("Referrer-Policy", "same-origin");
   r.Set("X-Content-Type-Options", "nosniff");
   return r;
 }

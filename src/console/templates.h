@@ -22,16 +22,29 @@ std::optional<std::string_view> Find(std::string_view path);
 
 namespace crmd::console {
 
-// The strict policy of every console page: no script at all, styles only from
-// /console/console.css, forms only to crmd, never framed.
+// The strict policy of every console page: scripts and styles only from crmd's own files
+// (/console/console.js, /console/console.css; never inline), forms and fetches (the
+// incoming-webhook preview) only to crmd, never framed.
 inline constexpr const char* kConsoleCsp =
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'";
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-// An HTML page: `body_template` rendered with `context`, inside layout.mustache (title,
-// the signed-in person's email when known). Security headers set (CSP above,
-// X-Frame-Options DENY, no-store, no-referrer).
+// What the layout shows around a page: the navigation and the sign-out button for a
+// signed-in person, nothing for a visitor.
+struct PageChrome {
+  std::string email;       // the signed-in person; empty: a visitor (no navigation)
+  std::string csrf_token;  // the session's form token, for the sign-out form
+  bool is_admin = false;   // shows the administrators' sections
+  std::string section;     // the navigation entry marked as the current page
+};
+
+// A short hash of console.css and console.js: the layout links them with ?v=<it>, so they
+// can be cached for a year and still change with a new build.
+const std::string& AssetVersion();
+
+// An HTML page: `body_template` rendered with `context`, inside layout.mustache. Security
+// headers set (CSP above, X-Frame-Options DENY, no-store, Referrer-Policy same-origin, nosniff).
 http::Response RenderPage(int status, const std::string& title, const std::string& body_template,
-                          const mstch::node& context, const std::string& email = "");
+                          const mstch::node& context, const PageChrome& chrome = {});
 
 }  // namespace crmd::console

@@ -126,6 +126,8 @@ Status Config::Set(const std::string& key, const std::string& v) {
   else if (key == "webhook_disable_after_s") return set_int(webhook_disable_after_s);
   else if (key == "housekeeping_interval_s") return set_int(housekeeping_interval_s);
   else if (key == "retention_days") return set_int(retention_days);
+  else if (key == "metrics_allow") metrics_allow = SplitList(v);
+  else if (key == "metrics_listen_address") metrics_listen_address = v;
   else if (key == "log_level") log_level = v;
   else if (key == "log_format") log_format = v;
   else return Fail(Errc::kNotFound, "unknown config key: " + key);

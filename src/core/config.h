@@ -95,6 +95,14 @@ struct Config {
   int64_t housekeeping_interval_s = 600;  // 0 disables the background sweep
   int64_t retention_days = 30;            // confirmations and webhook attempts kept this long
 
+  // Operations (docs/operations.md): GET /metrics (Prometheus text format) answers only
+  // clients in these IP addresses / CIDR ranges (the client as trusted_proxies resolve
+  // it); others get 403. Empty: nobody.
+  std::vector<std::string> metrics_allow = {"127.0.0.0/8", "::1"};
+  // "host:port" of a second listener that serves only /metrics, /healthz and /readyz
+  // (metrics_allow applies there too); empty: none, /metrics is on the main port only.
+  std::string metrics_listen_address;
+
   // Logging
   std::string log_level = "info";  // trace, debug, info, warn, error
   std::string log_format = "json"; // json (JSON lines) or text

@@ -29,6 +29,16 @@ Result<std::vector<AuditRecord>> AuditLog::Recent(int limit) {
   return db_->Read([&](store::Conn& c) { return Recent(c, limit); });
 }
 
+Result<std::vector<AuditRecord>> AuditLog::Find(const AuditFilter& filter) {
+  if (!db_) return Fail(Error::Internal("AuditLog built without a database"));
+  return db_->Read([&](store::Conn& c) { return audit_repo::Find(c, filter); });
+}
+
+Result<std::map<std::string, int64_t>> AuditLog::LastActivityByClient() {
+  if (!db_) return Fail(Error::Internal("AuditLog built without a database"));
+  return db_->Read([&](store::Conn& c) { return audit_repo::LastActivityByClient(c); });
+}
+
 Result<std::vector<AuditRecord>> AuditLog::Recent(store::Conn& conn, int limit) {
   return audit_repo::Recent(conn, limit);
 }

@@ -3,6 +3,7 @@
 // same services) and every confirmed action. Rows are written in the transaction of the
 // change they describe. Thread-safe (stateless apart from its options).
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,16 @@ struct AuditRecord {
 };
 nlohmann::json ToJson(const AuditRecord& r);
 
+// What the console's audit page filters on; empty strings match everything.
+struct AuditFilter {
+  std::string client_id;            // the OAuth client (the "app")
+  std::string subject;              // the actor's subject (user id, key id, ...)
+  std::string action;               // tool or action name
+  std::optional<int64_t> from, to;  // occurred_at in [from, to)
+  std::optional<int64_t> before_id; // the next page: rows older than this id
+  int limit = 100;
+};
+
 class AuditLog {
  public:
   // `db` is only needed by the Recent(limit) overload that runs its own transaction.
@@ -44,6 +55,10 @@ class AuditLog {
   Result<std::vector<AuditRecord>> Recent(store::Conn& conn, int limit);
   // The same in a read transaction of its own (crmctl audit). REQUIRES: built with a db.
   Result<std::vector<AuditRecord>> Recent(int limit);
+  // Rows matching `filter`, newest first. REQUIRES: built with a db.
+  Result<std::vector<AuditRecord>> Find(const AuditFilter& filter);
+  // The time of each OAuth client's latest audited action. REQUIRES: built with a db.
+  Result<std::map<std::string, int64_t>> LastActivityByClient();
 
  private:
   Clock* const clock_;

@@ -15,13 +15,58 @@ Status Insert(store::Conn& c, int64_t occurred_at, const Actor& actor, const Aud
   return Ok();
 }
 
+namespace {
+
+constexpr const char* kColumns =
+    "SELECT id, occurred_at, actor_kind, subject, client_id, request_id, action, target_type, "
+    "target_ids, revision_before, revision_after, details FROM audit_log ";
+
+Result<std::vector<AuditRecord>> Records(const std::vector<store::Row>& rows);
+
+}  // namespace
+
 Result<std::vector<AuditRecord>> Recent(store::Conn& c, int limit) {
-  auto rows = c.Query(
-      "SELECT id, occurred_at, actor_kind, subject, client_id, request_id, action, target_type, "
-      "target_ids, revision_before, revision_after, details FROM audit_log "
-      "ORDER BY id DESC LIMIT ?",
-      {static_cast<int64_t>(limit)});
+  auto rows = c.Query(std::string(kColumns) + "ORDER BY id DESC LIMIT ?",
+                      {static_cast<int64_t>(limit)});
   if (!rows) return Fail(rows.error());
+  return Records(*rows);
+}
+
+Result<std::vector<AuditRecord>> Find(store::Conn& c, const AuditFilter& f) {
+  // Every value is a bound parameter; only the fixed condition texts are concatenated.
+  std::string where;
+  std::vector<store::Value> params;
+  auto add = [&](const char* condition, store::Value v) {
+    where += where.empty() ? "WHERE " : " AND ";
+    where += condition;
+    params.push_back(std::move(v));
+  };
+  if (!f.client_id.empty()) add("client_id = ?", f.client_id);
+  if (!f.subject.empty()) add("subject = ?", f.subject);
+  if (!f.action.empty()) add("action = ?", f.action);
+  if (f.from) add("occurred_at >= ?", *f.from);
+  if (f.to) add("occurred_at < ?", *f.to);
+  if (f.before_id) add("id < ?", *f.before_id);
+  params.push_back(static_cast<int64_t>(f.limit));
+  auto rows = c.Query(std::string(kColumns) + where + " ORDER BY id DESC LIMIT ?", params);
+  if (!rows) return Fail(rows.error());
+  return Records(*rows);
+}
+
+Result<std::map<std::string, int64_t>> LastActivityByClient(store::Conn& c) {
+  auto rows = c.Query(
+      "SELECT client_id, MAX(occurred_at) FROM audit_log WHERE client_id <> '' GROUP BY client_id",
+      {});
+  if (!rows) return Fail(rows.error());
+  std::map<std::string, int64_t> out;
+  for (const auto& r : *rows) out[r.Str(0)] = r.Int(1);
+  return out;
+}
+
+namespace {
+
+Result<std::vector<AuditRecord>> Records(const std::vector<store::Row>& rows_in) {
+  const auto* rows = &rows_in;
   std::vector<AuditRecord> out;
   for (const auto& r : *rows) {
     AuditRecord rec;
@@ -41,5 +86,7 @@ Result<std::vector<AuditRecord>> Recent(store::Conn& c, int limit) {
   }
   return out;
 }
+
+}  // namespace
 
 }  // namespace crmd::crm::audit_repo

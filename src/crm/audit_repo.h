@@ -3,6 +3,8 @@
 // changes an existing one (the log is append-only); Recent answers rows newest first
 // (by id, which only grows). Stateless; any thread, with its own Conn.
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "src/core/result.h"
@@ -16,5 +18,9 @@ namespace crmd::crm::audit_repo {
 Status Insert(store::Conn& c, int64_t occurred_at, const Actor& actor, const AuditEntry& entry);
 // At most `limit` records, newest first. REQUIRES: inside Database::Read or Write.
 Result<std::vector<AuditRecord>> Recent(store::Conn& c, int limit);
+// At most filter.limit records matching `filter`, newest first. REQUIRES: inside Read/Write.
+Result<std::vector<AuditRecord>> Find(store::Conn& c, const AuditFilter& filter);
+// client_id -> latest occurred_at, over rows with a client. REQUIRES: inside Read/Write.
+Result<std::map<std::string, int64_t>> LastActivityByClient(store::Conn& c);
 
 }  // namespace crmd::crm::audit_repo

@@ -480,11 +480,13 @@ class Server::Impl {
       req.peer_ip = remote;
       req.scheme = client.https ? "https" : "http";
       req.request_id = NextRequestId();
+      req.trace = trace::Continue(req.Header("traceparent"), req.Header("tracestate"));
       req.tls = tls;
       bool keep_alive = msg.keep_alive();
       unsigned version = msg.version();
 
       auto started = std::chrono::steady_clock::now();
+      LogContext log_context{.request_id = req.request_id, .trace = req.trace};
       Response res;
       if (req.target == "*") {
         // OPTIONS * (RFC 9112 §3.2.4, RFC 9110 §9.3.7): about the server as a whole.
@@ -492,8 +494,16 @@ class Server::Impl {
         res.Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
       } else {
         // Run the handler on the worker pool; resume here on the connection's executor.
+        // The handler's log lines carry the request and trace ids; the handler may replace
+        // the trace (MCP _meta), and the access log line below names the final one.
         res = co_await asio::co_spawn(
-            workers_, [this, &req]() -> awaitable<Response> { co_return SafeHandle(req); },
+            workers_,
+            [this, &req, &log_context]() -> awaitable<Response> {
+              LogScope scope(std::move(log_context));
+              Response r = SafeHandle(req);
+              log_context = std::move(scope.context());
+              co_return r;
+            },
             use_awaitable);
       }
 
@@ -523,6 +533,7 @@ class Server::Impl {
                       std::chrono::steady_clock::now() - started).count();
         // Behind a trusted proxy "remote" is the forwarded client and "peer" the proxy.
         std::string peer_field = client.forwarded ? R"(,"peer":")" + remote + "\"" : "";
+        LogScope scope(std::move(log_context));
         spdlog::info(R"("event":"request","request_id":"{}","method":"{}","path":"{}","status":{},"duration_us":{},"remote":"{}"{})",
                      req.request_id, JsonEscape(req.method), JsonEscape(LoggablePath(req.path)), res.status, us,
                      req.remote_ip, peer_field);

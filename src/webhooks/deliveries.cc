@@ -98,7 +98,8 @@ Result<int> Deliveries::ClaimEvents(int limit) {
         if (std::find(s.events.begin(), s.events.end(), ev.event_type) == s.events.end()) continue;
         if (payload.empty()) payload = Payload(ev.id, ev.event_type, ev.occurred_at, ev.data);
         if (auto r = deliveries_repo::InsertPending(c, ev.id, s.id, ev.event_type, ev.contact_id,
-                                                    payload, now, now + policy_.retry_horizon_s);
+                                                    payload, now, now + policy_.retry_horizon_s,
+                                                    ev.traceparent, ev.tracestate);
             !r)
           return Fail(r.error());
       }

@@ -81,6 +81,10 @@ struct Work {
   std::string secret;
   std::string payload;
   std::string msg_id;   // webhook-id: the same for every attempt and endpoint of an event
+  // The trace context of the request whose change caused the event (empty: none); each
+  // attempt is a child span of it (src/core/trace.h).
+  std::string traceparent;
+  std::string tracestate;
 };
 
 struct Outcome {

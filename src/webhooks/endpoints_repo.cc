@@ -54,6 +54,18 @@ Result<std::vector<Endpoint>> List(store::Conn& c) {
   return out;
 }
 
+Result<StateCounts> CountByState(store::Conn& c) {
+  auto row = c.QueryOne(
+      "SELECT COALESCE(SUM(CASE WHEN enabled = 1 THEN 1 ELSE 0 END), 0), "
+      "COALESCE(SUM(CASE WHEN enabled = 0 AND disabled_reason IS NULL THEN 1 ELSE 0 END), 0), "
+      "COALESCE(SUM(CASE WHEN enabled = 0 AND disabled_reason IS NOT NULL THEN 1 ELSE 0 END), 0) "
+      "FROM webhook_endpoints");
+  if (!row) return Fail(row.error());
+  return StateCounts{.enabled = (*row)->Int(0),
+                     .disabled = (*row)->Int(1),
+                     .failing_disabled = (*row)->Int(2)};
+}
+
 Result<std::optional<Endpoint>> Find(store::Conn& c, int64_t id) {
   auto row = c.QueryOne("SELECT " + std::string(kColumns) + " FROM webhook_endpoints WHERE id = ?", {id});
   if (!row) return Fail(row.error());

@@ -21,6 +21,13 @@ Result<int64_t> Insert(store::Conn& c, const std::string& url, const std::string
                        bool enabled, int64_t now);
 // By id. REQUIRES (lookups): inside Database::Read or Write.
 Result<std::vector<Endpoint>> List(store::Conn& c);
+// How many endpoints are enabled, disabled by an operator, and disabled after failures.
+struct StateCounts {
+  int64_t enabled = 0;
+  int64_t disabled = 0;
+  int64_t failing_disabled = 0;
+};
+Result<StateCounts> CountByState(store::Conn& c);
 Result<std::optional<Endpoint>> Find(store::Conn& c, int64_t id);
 Result<bool> Exists(store::Conn& c, int64_t id);
 

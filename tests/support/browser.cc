@@ -1,5 +1,7 @@
 #include "tests/support/browser.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cctype>
 
@@ -31,6 +33,21 @@ std::string Unescape(std::string_view s) {
         i += e.size() - 1;
         done = true;
         break;
+      }
+    }
+    if (!done) {
+      // Numeric references to ASCII (mstch writes '/' as &#x2F;, '=' as &#x3D;, '`' as &#x60;).
+      size_t semi = s.find(';', i);
+      if (semi != std::string_view::npos && semi - i <= 6 && i + 2 < s.size() && s[i + 1] == '#') {
+        bool hex = s[i + 2] == 'x' || s[i + 2] == 'X';
+        std::string digits(s.substr(i + (hex ? 3 : 2), semi - i - (hex ? 3 : 2)));
+        char* end = nullptr;
+        long code = digits.empty() ? -1 : std::strtol(digits.c_str(), &end, hex ? 16 : 10);
+        if (end && *end == '\0' && code > 0 && code < 128) {
+          out += static_cast<char>(code);
+          i = semi;
+          done = true;
+        }
       }
     }
     if (!done) out += '&';

@@ -78,6 +78,13 @@ int CrmctlMain(int argc, char** argv) {
     std::fprintf(stderr, "crmctl: unknown command %s (try crmctl help)\n", rest[0].c_str());
     return 2;
   }
+  // `crmctl <command> --help` shows the command's usage and does nothing else.
+  for (size_t i = 1; i < rest.size(); ++i) {
+    if (rest[i] == "--help" || rest[i] == "-h") {
+      std::printf("usage: crmctl [--database_url=URL] [--config=FILE] %s\n", it->second.usage);
+      return 0;
+    }
+  }
   cli::Context ctx(std::move(*cfg));
   return it->second.run(ctx, Args(rest.begin() + 1, rest.end()));
 }

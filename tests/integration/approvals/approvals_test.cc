@@ -417,7 +417,9 @@ TEST_P(OneDeletion, ThePageShowsThePreviewEscapedUnderAStrictPolicy) {
   EXPECT_NE(page.body.find("esc@example.com"), std::string::npos);
   std::string csp = page.Header("Content-Security-Policy").value_or("");
   EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos);
-  EXPECT_EQ(csp.find("script-src"), std::string::npos);  // default-src 'none': no script
+  // Scripts only from crmd's own console.js, never inline (docs/console.md).
+  EXPECT_NE(csp.find("script-src 'self';"), std::string::npos);
+  EXPECT_EQ(csp.find("unsafe-inline"), std::string::npos);
   EXPECT_NE(csp.find("default-src 'none'"), std::string::npos);
 }
 

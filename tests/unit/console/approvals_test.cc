@@ -30,7 +30,10 @@ TEST(PreviewRows, CountsNamesAndDependantsBecomeRows) {
 
 TEST(ConsoleTemplates, AreEmbeddedAndEscapeEveryValue) {
   for (const char* name : {"layout.mustache", "approval.mustache", "approvals.mustache",
-                           "sign_in.mustache", "message.mustache", "console.css"})
+                           "sign_in.mustache", "message.mustache", "console.css", "console.js",
+                           "api_keys.mustache", "api_key_created.mustache", "webhooks.mustache",
+                           "webhook_created.mustache", "deliveries.mustache", "delivery.mustache",
+                           "apps.mustache", "audit.mustache", "overview.mustache"})
     EXPECT_TRUE(templates::Find(name).has_value()) << name;
   auto r = RenderPage(200, "T<i>", "message.mustache",
                       mstch::map{{"message", std::string("<script>alert(1)</script>")}});
@@ -39,6 +42,41 @@ TEST(ConsoleTemplates, AreEmbeddedAndEscapeEveryValue) {
   EXPECT_NE(r.body.find("T&lt;i&gt;"), std::string::npos);
   EXPECT_EQ(r.Header("Content-Security-Policy").value_or(""), kConsoleCsp);
   EXPECT_EQ(r.Header("X-Frame-Options").value_or(""), "DENY");
+  EXPECT_EQ(r.Header("Cache-Control").value_or(""), "no-store");
+  // no-referrer would make browsers send "Origin: null" with the page's own forms.
+  EXPECT_EQ(r.Header("Referrer-Policy").value_or(""), "same-origin");
+}
+
+TEST(ConsoleTemplates, PolicyAllowsNoInlineScriptOrStyleAndNoFraming) {
+  std::string csp = kConsoleCsp;
+  EXPECT_EQ(csp.find("unsafe-inline"), std::string::npos);
+  EXPECT_NE(csp.find("script-src 'self'"), std::string::npos);
+  EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos);
+  // No template carries an inline script, an event handler attribute or a style attribute.
+  for (const auto& f : templates::All()) {
+    std::string text(f.data);
+    EXPECT_EQ(text.find("<script>"), std::string::npos) << f.path;
+    EXPECT_EQ(text.find(" onclick="), std::string::npos) << f.path;
+    EXPECT_EQ(text.find(" style="), std::string::npos) << f.path;
+  }
+}
+
+TEST(ConsoleTemplates, NavigationShowsAdministratorsSectionsOnlyToThem) {
+  auto person = RenderPage(200, "T", "message.mustache", mstch::map{{"message", std::string("m")}},
+                           PageChrome{.email = "p@example.com", .csrf_token = "tok",
+                                      .is_admin = false, .section = "apps"});
+  // (mstch escapes '/' in values as &#x2F;, which a browser reads back as '/'.)
+  EXPECT_EQ(person.body.find(">Webhook &amp; API</a>"), std::string::npos);
+  EXPECT_EQ(person.body.find(">Audit</a>"), std::string::npos);
+  EXPECT_NE(person.body.find("aria-current=\"page\">Connected apps</a>"), std::string::npos);
+  EXPECT_NE(person.body.find("name=\"csrf_token\" value=\"tok\""), std::string::npos);
+  auto admin = RenderPage(200, "T", "message.mustache", mstch::map{{"message", std::string("m")}},
+                          PageChrome{.email = "a@example.com", .is_admin = true});
+  EXPECT_NE(admin.body.find(">Webhook &amp; API</a>"), std::string::npos);
+  EXPECT_NE(admin.body.find(">Audit</a>"), std::string::npos);
+  auto visitor = RenderPage(200, "T", "message.mustache", mstch::map{{"message", std::string("m")}});
+  EXPECT_EQ(visitor.body.find("<nav"), std::string::npos);
+  EXPECT_EQ(visitor.body.find("/console/logout"), std::string::npos);
 }
 
 }  // namespace

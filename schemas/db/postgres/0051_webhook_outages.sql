@@ -1,4 +1,4 @@
--- PostgreSQL twin of schemas/db/sqlite/0050_webhook_outages.sql (same number, same columns).
+-- PostgreSQL twin of schemas/db/sqlite/0051_webhook_outages.sql (same number, same columns).
 -- Webhook endpoints that survive outages (issue 13).
 -- failing_since: when the endpoint's current run of failed attempts began (NULL while its
 -- last attempt succeeded). Auto-disable is time-based: no success for

@@ -1,0 +1,141 @@
+#include "src/console/apps_pages.h"
+
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "src/core/clock.h"
+#include "src/core/log.h"
+
+namespace crmd::console {
+namespace {
+
+mstch::array Scopes(const std::string& scope) {
+  mstch::array out;
+  size_t pos = 0;
+  while (pos < scope.size()) {
+    size_t sp = scope.find(' ', pos);
+    std::string s = scope.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
+    if (!s.empty()) out.emplace_back(s);
+    if (sp == std::string::npos) break;
+    pos = sp + 1;
+  }
+  return out;
+}
+
+http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
+                        const std::string& notice) {
+  const PageChrome chrome = ChromeFor(p, "apps");
+  auto grants = d.apps.grants();
+  if (!grants) return InternalError(grants.error(), chrome);
+  auto last = d.audit->LastActivityByClient();
+  if (!last) return InternalError(last.error(), chrome);
+  std::map<std::string, std::string> names;
+  mstch::array clients;
+  {  // names for everyone; the clients table for administrators
+    auto list = d.apps.clients();
+    if (!list) return InternalError(list.error(), chrome);
+    for (const auto& c : *list) {
+      names[c.client_id] = c.name;
+      if (!p.is_admin) continue;
+      auto seen = last->find(c.client_id);
+      clients.emplace_back(mstch::map{
+          {"client_id", c.client_id},
+          {"name", c.name},
+          {"source", c.source},
+          {"revoked", c.revoked},
+          {"created_at", FormatRfc3339(c.created_at)},
+          {"last_activity", seen == last->end() ? std::string("none recorded")
+                                                : FormatRfc3339(seen->second)}});
+    }
+  }
+  mstch::array live, ended;
+  for (const auto& g : *grants) {
+    if (!p.is_admin && g.user_email != p.email) continue;
+    auto seen = last->find(g.client_id);
+    auto name = names.find(g.client_id);
+    mstch::map node{{"grant_id", g.grant_id},
+                    {"client_id", g.client_id},
+                    {"client_name", name == names.end() ? g.client_id : name->second},
+                    {"user_email", g.user_email},
+                    {"scopes", Scopes(g.scope)},
+                    {"created_at", FormatRfc3339(g.created_at)},
+                    {"last_activity", seen == last->end() ? std::string("none recorded")
+                                                          : FormatRfc3339(seen->second)}};
+    if (g.revoked_at) {
+      node.emplace("revoked_at", FormatRfc3339(*g.revoked_at));
+      ended.emplace_back(std::move(node));
+    } else {
+      live.emplace_back(std::move(node));
+    }
+  }
+  mstch::map ctx{{"is_admin", p.is_admin},
+                 {"csrf_token", p.csrf_token},
+                 {"has_live", !live.empty()},
+                 {"live", std::move(live)},
+                 {"has_ended", !ended.empty()},
+                 {"ended", std::move(ended)},
+                 {"has_clients", !clients.empty()},
+                 {"clients", std::move(clients)}};
+  if (!notice.empty()) ctx.emplace("notice", notice);
+  return RenderPage(status, "Connected apps", "apps.mustache", ctx, chrome);
+}
+
+http::Response PostApps(const AppsPagesDeps& d, const http::Request& req, const Person& p) {
+  auto form = http::ParseForm(req.body);
+  if (auto refused = RefuseForgedPost(d.people, req, p, form)) return *refused;
+  const PageChrome chrome = ChromeFor(p, "apps");
+  std::string action = http::FormValue(form, "action").value_or("");
+  if (action == "revoke_grant") {
+    std::string id = http::FormValue(form, "grant_id").value_or("");
+    auto grants = d.apps.grants();
+    if (!grants) return InternalError(grants.error(), chrome);
+    const AppGrant* found = nullptr;
+    for (const auto& g : *grants)
+      if (g.grant_id == id) found = &g;
+    // A person may end only the access they gave; administrators any.
+    if (!found || (!p.is_admin && found->user_email != p.email))
+      return MessagePage(404, "Not found", "There is no such connection.", chrome, "/console/apps",
+                         "Connected apps");
+    if (auto st = d.apps.revoke_grant(id); !st) return InternalError(st.error(), chrome);
+    spdlog::info(R"("event":"console_grant_revoked","grant_id":"{}","client_id":"{}","by":"{}")",
+                 JsonEscape(id), JsonEscape(found->client_id), JsonEscape(p.subject));
+    return SeeOther("/console/apps");
+  }
+  if (action == "revoke_client") {
+    if (!p.is_admin)
+      return MessagePage(403, "Administrators only", "Only an administrator can revoke an app.",
+                         chrome, "/console/apps", "Connected apps");
+    std::string id = http::FormValue(form, "client_id").value_or("");
+    auto clients = d.apps.clients();
+    if (!clients) return InternalError(clients.error(), chrome);
+    bool known = false;
+    for (const auto& c : *clients) known = known || c.client_id == id;
+    if (!known)
+      return MessagePage(404, "Not found", "There is no such app.", chrome, "/console/apps",
+                         "Connected apps");
+    if (auto st = d.apps.revoke_client(id); !st) return InternalError(st.error(), chrome);
+    spdlog::info(R"("event":"console_client_revoked","client_id":"{}","by":"{}")", JsonEscape(id),
+                 JsonEscape(p.subject));
+    return SeeOther("/console/apps");
+  }
+  return MessagePage(400, "Bad request", "Use the buttons on the Connected apps page.", chrome,
+                     "/console/apps", "Connected apps");
+}
+
+}  // namespace
+
+ConsoleRoutes AppsRoutes(AppsPagesDeps deps) {
+  auto d = std::make_shared<AppsPagesDeps>(std::move(deps));
+  ConsoleRoutes routes;
+  routes.exact.emplace_back("/console/apps", [d](const http::Request& r) {
+    return WithPerson(d->people, r, [&](const Person& p) {
+      if (auto refused = OnlyMethods(r, "GET, HEAD, POST", ChromeFor(p, "apps"))) return *refused;
+      if (r.method == "POST") return PostApps(*d, r, p);
+      return AppsPage(*d, p, 200, "");
+    });
+  });
+  return routes;
+}
+
+}  // namespace crmd::console

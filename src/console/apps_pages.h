@@ -1,0 +1,59 @@
+#pragma once
+// The console's "Connected apps": the OAuth clients (assistants) and the grants people
+// gave them, with their scopes and last recorded activity, and revocation.
+//   GET  /console/apps     administrators: every client and grant; other people: the
+//                          grants they gave themselves
+//   POST /console/apps     action=revoke_grant (grant_id): the grant with its access and
+//                          refresh tokens, refused at /mcp at once on this node (a few
+//                          seconds on the others); a person may revoke only their own;
+//                          action=revoke_client (client_id, administrators): the client and
+//                          every grant it holds
+// The console knows nothing of auth: the composition root passes the registry as
+// functions (ConnectedAppsSource), the same calls crmctl client/grant revoke make.
+// Thread-safe; handlers block on the database (worker pool).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/console/shell.h"
+#include "src/crm/audit.h"
+
+namespace crmd::console {
+
+struct AppClient {
+  std::string client_id;
+  std::string name;    // client_name, else the client_id
+  std::string source;  // dcr | cimd | admin
+  bool revoked = false;
+  int64_t created_at = 0;
+};
+
+struct AppGrant {
+  std::string grant_id;
+  std::string client_id;
+  std::string user_email;  // "-" for client_credentials grants
+  std::string scope;
+  int64_t created_at = 0;
+  std::optional<int64_t> revoked_at;
+};
+
+struct ConnectedAppsSource {
+  std::function<Result<std::vector<AppClient>>()> clients;
+  std::function<Result<std::vector<AppGrant>>()> grants;
+  // Both make this node refuse the revoked tokens at once.
+  std::function<Status(const std::string& grant_id)> revoke_grant;
+  std::function<Status(const std::string& client_id)> revoke_client;
+};
+
+struct AppsPagesDeps {
+  ConnectedAppsSource apps;
+  crm::AuditLog* audit = nullptr;  // last recorded activity per client
+  ConsolePeople people;
+};
+
+ConsoleRoutes AppsRoutes(AppsPagesDeps deps);
+
+}  // namespace crmd::console

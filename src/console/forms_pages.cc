@@ -1,0 +1,311 @@
+#include "src/console/forms_pages.h"
+
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/clock.h"
+#include "src/mail/message.h"
+
+namespace crmd::console {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kBuilderRows = 8;
+constexpr const char* kTypes[] = {"Email",    "Input", "Textarea", "Dropdown", "Radio", "Checkbox",
+                                  "List",     "Heading", "Paragraph", "Image", "Link"};
+constexpr const char* kStatuses[] = {"", "pending", "subscribed", "unsubscribed"};
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    size_t a = cur.find_first_not_of(" \t\r\n"), b = cur.find_last_not_of(" \t\r\n");
+    if (a != std::string::npos) out.push_back(cur.substr(a, b - a + 1));
+    cur.clear();
+  };
+  for (char ch : s) {
+    if (ch == ',' || ch == '\n') flush();
+    else cur += ch;
+  }
+  flush();
+  return out;
+}
+
+std::string Value(const FormFields& form, const std::string& name) {
+  return http::FormValue(form, name).value_or("");
+}
+
+// The builder's inputs as the definition FormRepo checks; `error` set when the display
+// rules are not JSON.
+json Definition(const FormFields& in, std::string* error) {
+  json fields = json::array();
+  for (int i = 0; i < kBuilderRows; ++i) {
+    std::string p = "f" + std::to_string(i) + "_";
+    std::string type = Value(in, p + "type"), name = Value(in, p + "name");
+    std::string label = Value(in, p + "label");
+    if (type.empty() || (name.empty() && label.empty())) continue;
+    json f{{"type", type}};
+    if (!name.empty()) f["name"] = name;
+    if (!label.empty()) f["label"] = label;
+    if (Value(in, p + "required") == "on") f["required"] = true;
+    auto options = SplitList(Value(in, p + "options"));
+    if (!options.empty()) f["options"] = options;
+    fields.push_back(std::move(f));
+  }
+  json applies = json::object();
+  if (!Value(in, "applies_status").empty()) applies["status"] = Value(in, "applies_status");
+  if (!Value(in, "applies_type").empty()) applies["type"] = Value(in, "applies_type");
+  if (auto tags = SplitList(Value(in, "applies_tags")); !tags.empty()) applies["tags"] = tags;
+  if (auto lists = SplitList(Value(in, "applies_lists")); !lists.empty()) applies["lists"] = lists;
+  json def{{"name", Value(in, "name")},
+           {"fields", std::move(fields)},
+           {"applies", std::move(applies)},
+           {"require_key", Value(in, "require_key") == "on"},
+           {"allowed_origins", SplitList(Value(in, "allowed_origins"))}};
+  if (!Value(in, "honeypot_field").empty()) def["honeypot_field"] = Value(in, "honeypot_field");
+  std::string rules = Value(in, "display_rules");
+  if (rules.find_first_not_of(" \t\r\n") != std::string::npos) {
+    auto parsed = json::parse(rules, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) *error = "Display rules must be a JSON object.";
+    else def["display_rules"] = parsed;
+  }
+  return def;
+}
+
+mstch::map BuilderNode(const FormFields& in) {
+  mstch::array rows;
+  for (int i = 0; i < kBuilderRows; ++i) {
+    std::string p = "f" + std::to_string(i) + "_";
+    std::string chosen = Value(in, p + "type");
+    if (in.empty() && i == 0) chosen = "Email";
+    mstch::array types;
+    for (const char* t : kTypes)
+      types.emplace_back(mstch::map{{"type", std::string(t)}, {"selected", chosen == t}});
+    rows.emplace_back(mstch::map{
+        {"i", std::to_string(i)},
+        {"n", std::to_string(i + 1)},
+        {"types", std::move(types)},
+        {"name", in.empty() && i == 0 ? std::string("email") : Value(in, p + "name")},
+        {"label", in.empty() && i == 0 ? std::string("Email") : Value(in, p + "label")},
+        {"required", (in.empty() && i == 0) || Value(in, p + "required") == "on"},
+        {"options", Value(in, p + "options")}});
+  }
+  mstch::array statuses;
+  for (const char* s : kStatuses)
+    statuses.emplace_back(mstch::map{{"status", std::string(s)},
+                                     {"label", std::string(*s ? s : "(leave as it is)")},
+                                     {"selected", Value(in, "applies_status") == s}});
+  return mstch::map{{"rows", std::move(rows)},
+                    {"statuses", std::move(statuses)},
+                    {"form_name", Value(in, "name")},
+                    {"applies_type", Value(in, "applies_type")},
+                    {"applies_tags", Value(in, "applies_tags")},
+                    {"applies_lists", Value(in, "applies_lists")},
+                    {"display_rules", Value(in, "display_rules")},
+                    {"allowed_origins", Value(in, "allowed_origins")},
+                    {"honeypot_field", Value(in, "honeypot_field")},
+                    {"require_key", Value(in, "require_key") == "on"}};
+}
+
+http::Response FormsPage(const FormsPagesDeps& d, const Person& p, int status,
+                         const std::string& error, const FormFields& in) {
+  const PageChrome chrome = ChromeFor(p, "forms");
+  auto forms = d.forms->List();
+  if (!forms) return InternalError(forms.error(), chrome);
+  mstch::array list;
+  for (const auto& f : *forms)
+    list.emplace_back(mstch::map{{"id", std::to_string(f.id)},
+                                 {"name", f.name},
+                                 {"fields", std::to_string(f.fields.size())},
+                                 {"generated", std::to_string(f.generated_contacts)},
+                                 {"public", !f.require_key},
+                                 {"updated_at", FormatRfc3339(f.updated_at)}});
+  mstch::map ctx = BuilderNode(in);
+  ctx.emplace("forms", std::move(list));
+  ctx.emplace("has_forms", !forms->empty());
+  ctx.emplace("csrf_token", p.csrf_token);
+  if (!error.empty()) ctx.emplace("error", error);
+  return RenderPage(status, "Forms", "forms.mustache", ctx, chrome);
+}
+
+std::optional<int64_t> Id(const std::string& v) {
+  if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  int64_t id = std::stoll(v);
+  return id > 0 ? std::optional<int64_t>(id) : std::nullopt;
+}
+
+http::Response PostForms(const FormsPagesDeps& d, const http::Request& req, const Person& p) {
+  auto in = http::ParseForm(req.body);
+  if (auto refused = RefuseForgedPost(d.people, req, p, in)) return *refused;
+  const PageChrome chrome = ChromeFor(p, "forms");
+  std::string action = Value(in, "action");
+  if (action == "create") {
+    std::string error;
+    json def = Definition(in, &error);
+    if (!error.empty()) return FormsPage(d, p, 400, error, in);
+    auto made = d.forms->Create(def);
+    if (!made) {
+      if (made.error().code == Errc::kInvalidArgument)
+        return FormsPage(d, p, 400, made.error().message, in);
+      return InternalError(made.error(), chrome);
+    }
+    return SeeOther("/console/forms/view?id=" + std::to_string(made->id));
+  }
+  if (action == "delete") {
+    auto id = Id(Value(in, "id"));
+    if (!id) return MessagePage(400, "Bad request", "Use the Delete button.", chrome);
+    if (auto st = d.forms->Delete(*id); !st) {
+      if (st.error().code == Errc::kNotFound) return NotFoundPage(chrome);
+      return InternalError(st.error(), chrome);
+    }
+    return SeeOther("/console/forms");
+  }
+  return MessagePage(400, "Bad request", "Use the buttons on the Forms page.", chrome,
+                     "/console/forms", "Forms");
+}
+
+http::Response ViewForm(const FormsPagesDeps& d, const http::Request& req, const Person& p) {
+  const PageChrome chrome = ChromeFor(p, "forms");
+  auto id = Id(Value(http::ParseForm(req.query), "id"));
+  if (!id) return NotFoundPage(chrome);
+  auto f = d.forms->Get(*id);
+  if (!f) {
+    if (f.error().code == Errc::kNotFound) return NotFoundPage(chrome);
+    return InternalError(f.error(), chrome);
+  }
+  std::string submit_url = d.rest_base_url + "/form/submit/" + std::to_string(f->id);
+  mstch::array fields;
+  for (const auto& x : f->fields) {
+    std::string options;
+    for (const auto& o : x.options) options += (options.empty() ? "" : ", ") + o;
+    fields.emplace_back(mstch::map{{"name", x.name},
+                                   {"type", x.type},
+                                   {"label", x.label},
+                                   {"required", x.required},
+                                   {"options", options}});
+  }
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  mstch::map ctx{{"id", std::to_string(f->id)},
+                 {"fields", std::move(fields)},
+                 {"generated", std::to_string(f->generated_contacts)},
+                 {"status", f->applies.status.value_or("(unchanged)")},
+                 {"type", f->applies.type.value_or("(unchanged)")},
+                 {"tags", join(f->applies.tags)},
+                 {"lists", join(f->applies.lists)},
+                 {"origins", join(f->allowed_origins)},
+                 {"require_key", f->require_key},
+                 {"display_rules", f->display_rules.dump(2)},
+                 {"submit_url", submit_url},
+                 {"embed", EmbedCode(*f, submit_url)},
+                 {"csrf_token", p.csrf_token}};
+  return RenderPage(200, "Form: " + f->name, "form.mustache", ctx, chrome);
+}
+
+// The embed snippet's script: collects the fields (arrays for List and multi-option
+// Checkbox fields, a boolean for a lone checkbox, nothing for empty values) and posts them
+// as JSON; shows the outcome in the form's status line.
+constexpr const char* kEmbedScript = R"JS(<script>
+document.querySelectorAll("form[data-crmd-form]").forEach(function (form) {
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var fields = {};
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name) return;
+      var kind = el.getAttribute("data-crmd-kind");
+      if (kind === "array") { fields[el.name] = fields[el.name] || []; if (el.checked) fields[el.name].push(el.value); return; }
+      if (kind === "bool") { if (el.checked) fields[el.name] = true; return; }
+      if (el.type === "radio" && !el.checked) return;
+      if (el.value !== "") fields[el.name] = el.value;
+    });
+    var status = form.querySelector("[data-crmd-status]");
+    fetch(form.action, { method: "POST", headers: { "Content-Type": "application/json" },
+                         body: JSON.stringify({ fields: fields }) })
+      .then(function (r) { status.textContent = r.ok ? "Thank you!" : "Sorry, please check the form and try again."; })
+      .catch(function () { status.textContent = "Sorry, that did not work. Try again later."; });
+  });
+});
+</script>
+)JS";
+
+}  // namespace
+
+std::string EmbedCode(const crm::Form& form, const std::string& submit_url) {
+  auto e = [](std::string_view s) { return mail::HtmlEscape(s); };
+  std::string html = "<form data-crmd-form action=\"" + e(submit_url) + "\" method=\"post\">\n";
+  int n = 0;
+  for (const auto& f : form.fields) {
+    std::string id = "crmd-" + std::to_string(form.id) + "-" + std::to_string(n++);
+    std::string label = e(f.label.empty() ? f.name : f.label);
+    std::string req = f.required ? " required" : "";
+    const std::string& t = f.type;
+    if (t == "Heading") {
+      html += "  <h3>" + label + "</h3>\n";
+    } else if (t == "Paragraph") {
+      html += "  <p>" + label + "</p>\n";
+    } else if (t == "Image") {
+      html += "  <img src=\"" + e(f.label) + "\" alt=\"\">\n";
+    } else if (t == "Link") {
+      html += "  <p><a href=\"" + e(f.label) + "\">" + e(f.label) + "</a></p>\n";
+    } else if (t == "Textarea") {
+      html += "  <p><label for=\"" + id + "\">" + label + "</label><br><textarea id=\"" + id +
+              "\" name=\"" + e(f.name) + "\"" + req + "></textarea></p>\n";
+    } else if (t == "Dropdown") {
+      html += "  <p><label for=\"" + id + "\">" + label + "</label><br><select id=\"" + id +
+              "\" name=\"" + e(f.name) + "\"" + req + ">\n    <option value=\"\"></option>\n";
+      for (const auto& o : f.options) html += "    <option>" + e(o) + "</option>\n";
+      html += "  </select></p>\n";
+    } else if (t == "Radio" || t == "List" || (t == "Checkbox" && !f.options.empty())) {
+      bool radio = t == "Radio";
+      html += "  <fieldset><legend>" + label + "</legend>\n";
+      int k = 0;
+      for (const auto& o : f.options) {
+        std::string oid = id + "-" + std::to_string(k++);
+        html += "    <label for=\"" + oid + "\"><input type=\"" + (radio ? "radio" : "checkbox") +
+                "\" id=\"" + oid + "\" name=\"" + e(f.name) + "\" value=\"" + e(o) + "\"" +
+                (radio ? "" : " data-crmd-kind=\"array\"") + "> " + e(o) + "</label>\n";
+      }
+      html += "  </fieldset>\n";
+    } else if (t == "Checkbox") {
+      html += "  <p><label for=\"" + id + "\"><input type=\"checkbox\" id=\"" + id + "\" name=\"" +
+              e(f.name) + "\" data-crmd-kind=\"bool\"" + req + "> " + label + "</label></p>\n";
+    } else {  // Email, Input
+      html += "  <p><label for=\"" + id + "\">" + label + "</label><br><input id=\"" + id +
+              "\" name=\"" + e(f.name) + "\" type=\"" + (t == "Email" ? "email" : "text") + "\"" +
+              req + "></p>\n";
+    }
+  }
+  if (!form.honeypot_field.empty())
+    html += "  <input name=\"" + e(form.honeypot_field) +
+            "\" tabindex=\"-1\" autocomplete=\"off\" aria-hidden=\"true\" "
+            "style=\"position:absolute;left:-9999px\">\n";
+  html += "  <p><button type=\"submit\">Send</button></p>\n  <p data-crmd-status role=\"status\"></p>\n</form>\n";
+  return html + kEmbedScript;
+}
+
+ConsoleRoutes FormsRoutes(FormsPagesDeps deps) {
+  auto d = std::make_shared<FormsPagesDeps>(std::move(deps));
+  ConsoleRoutes routes;
+  routes.exact.emplace_back("/console/forms", [d](const http::Request& r) {
+    return WithAdmin(d->people, r, "forms", [&](const Person& p) {
+      if (auto refused = OnlyMethods(r, "GET, HEAD, POST", ChromeFor(p, "forms"))) return *refused;
+      if (r.method == "POST") return PostForms(*d, r, p);
+      return FormsPage(*d, p, 200, "", {});
+    });
+  });
+  routes.exact.emplace_back("/console/forms/view", [d](const http::Request& r) {
+    return WithAdmin(d->people, r, "forms", [&](const Person& p) {
+      if (auto refused = OnlyMethods(r, "GET, HEAD", ChromeFor(p, "forms"))) return *refused;
+      return ViewForm(*d, r, p);
+    });
+  });
+  return routes;
+}
+
+}  // namespace crmd::console

@@ -1,0 +1,154 @@
+#include "src/console/overview_pages.h"
+
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "src/console/approvals.h"
+#include "src/core/clock.h"
+#include "src/crm/marketing_common.h"
+
+namespace crmd::console {
+namespace {
+
+using nlohmann::json;
+
+// One section of the dashboard as label/value rows (the approval preview's flattening).
+mstch::array Rows(const json& section) {
+  mstch::array out;
+  json obj = section.is_object() ? section : json{{"value", section}};
+  for (const auto& r : PreviewRows(obj)) {
+    mstch::array items;
+    for (const auto& i : r.items) items.emplace_back(i);
+    out.emplace_back(mstch::map{{"label", r.label},
+                                {"value", r.value},
+                                {"has_items", !items.empty()},
+                                {"items", std::move(items)}});
+  }
+  return out;
+}
+
+std::string Title(std::string key) {
+  for (char& ch : key)
+    if (ch == '_') ch = ' ';
+  if (!key.empty() && key[0] >= 'a' && key[0] <= 'z') key[0] = static_cast<char>(key[0] - 32);
+  return key;
+}
+
+http::Response Overview(const OverviewPagesDeps& d, const Person& p) {
+  const PageChrome chrome = ChromeFor(p, "overview");
+  auto dash = d.reports->Dashboard();
+  if (!dash) return InternalError(dash.error(), chrome);
+  mstch::array sections;
+  for (const auto& [key, value] : dash->items()) {
+    if (key == "generated_at") continue;
+    sections.emplace_back(mstch::map{{"id", key}, {"title", Title(key)}, {"rows", Rows(value)}});
+  }
+  return RenderPage(200, "Overview", "overview.mustache",
+                    mstch::map{{"sections", std::move(sections)}}, chrome);
+}
+
+std::optional<int64_t> Day(const std::string& date) {
+  if (date.size() != 10) return std::nullopt;
+  return crm::ParseRfc3339(date + "T00:00:00Z");
+}
+
+http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const Person& p) {
+  const PageChrome chrome = ChromeFor(p, "audit");
+  auto q = http::ParseForm(req.query);
+  auto text = [&](const char* name) {
+    std::string v = http::FormValue(q, name).value_or("");
+    return v.size() > 200 ? v.substr(0, 200) : v;
+  };
+  crm::AuditFilter f{.client_id = text("client_id"), .subject = text("subject"),
+                     .action = text("action")};
+  std::string from = text("from"), to = text("to"), before = text("before");
+  std::string error;
+  if (!from.empty()) {
+    f.from = Day(from);
+    if (!f.from) error = "From must be a date (YYYY-MM-DD).";
+  }
+  if (!to.empty()) {
+    auto t = Day(to);
+    if (!t) error = "To must be a date (YYYY-MM-DD).";
+    else f.to = *t + 86400;  // the whole day
+  }
+  if (!before.empty()) {
+    try {
+      f.before_id = std::stoll(before);
+    } catch (...) {
+      error = "Bad page link.";
+    }
+  }
+  mstch::map ctx{{"client_id", f.client_id}, {"subject", f.subject}, {"action", f.action},
+                 {"from", from}, {"to", to}};
+  if (!error.empty()) {
+    ctx.emplace("error", error);
+    ctx.emplace("has_rows", false);
+    return RenderPage(400, "Audit log", "audit.mustache", ctx, chrome);
+  }
+  auto records = d.audit->Find(f);
+  if (!records) return InternalError(records.error(), chrome);
+  auto link = [&](const std::string& key, const std::string& value) {
+    return "/console/audit?" + key + "=" + http::PercentEncode(value);
+  };
+  mstch::array rows;
+  for (const auto& r : *records) {
+    std::string ids;
+    for (auto id : r.entry.target_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    std::string details = r.entry.details.is_object() && !r.entry.details.empty()
+                              ? r.entry.details.dump()
+                              : "";
+    if (details.size() > 300) details = details.substr(0, 300) + "…";
+    mstch::map row{{"id", std::to_string(r.id)},
+                   {"occurred_at", FormatRfc3339(r.occurred_at)},
+                   {"actor_kind", r.actor.kind},
+                   {"subject", r.actor.subject},
+                   {"has_subject", !r.actor.subject.empty()},
+                   {"has_client", !r.actor.client_id.empty()},
+                   {"subject_link", link("subject", r.actor.subject)},
+                   {"client_id", r.actor.client_id},
+                   {"client_link", link("client_id", r.actor.client_id)},
+                   {"action", r.entry.action},
+                   {"action_link", link("action", r.entry.action)},
+                   {"target_type", r.entry.target_type},
+                   {"target_ids", ids},
+                   {"details", details}};
+    rows.emplace_back(std::move(row));
+  }
+  if (static_cast<int>(records->size()) == f.limit) {
+    std::string next = "/console/audit?before=" + std::to_string(records->back().id);
+    for (const char* k : {"client_id", "subject", "action", "from", "to"}) {
+      std::string v = text(k);
+      if (!v.empty()) next += std::string("&") + k + "=" + http::PercentEncode(v);
+    }
+    ctx.emplace("older", next);
+  }
+  ctx.emplace("has_rows", !records->empty());
+  ctx.emplace("rows", std::move(rows));
+  return RenderPage(200, "Audit log", "audit.mustache", ctx, chrome);
+}
+
+}  // namespace
+
+ConsoleRoutes OverviewRoutes(OverviewPagesDeps deps) {
+  auto d = std::make_shared<OverviewPagesDeps>(std::move(deps));
+  ConsoleRoutes routes;
+  auto overview = [d](const http::Request& r) {
+    return WithPerson(d->people, r, [&](const Person& p) {
+      if (auto refused = OnlyMethods(r, "GET, HEAD", ChromeFor(p, "overview"))) return *refused;
+      return Overview(*d, p);
+    });
+  };
+  routes.exact.emplace_back("/console", overview);
+  routes.exact.emplace_back("/console/", overview);
+  routes.exact.emplace_back("/console/audit", [d](const http::Request& r) {
+    return WithAdmin(d->people, r, "audit", [&](const Person& p) {
+      if (auto refused = OnlyMethods(r, "GET, HEAD", ChromeFor(p, "audit"))) return *refused;
+      return Audit(*d, r, p);
+    });
+  });
+  return routes;
+}
+
+}  // namespace crmd::console

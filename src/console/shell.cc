@@ -1,0 +1,202 @@
+#include "src/console/shell.h"
+
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "src/core/crypto.h"
+#include "src/core/log.h"
+
+namespace crmd::console {
+
+void ConsoleRoutes::Append(ConsoleRoutes other) {
+  for (auto& r : other.exact) exact.push_back(std::move(r));
+  for (auto& r : other.prefix) prefix.push_back(std::move(r));
+}
+
+PageChrome ChromeFor(const Person& p, std::string section) {
+  return PageChrome{.email = p.email,
+                    .csrf_token = p.csrf_token,
+                    .is_admin = p.is_admin,
+                    .section = std::move(section)};
+}
+
+http::Response MessagePage(int status, const std::string& title, const std::string& message,
+                           const PageChrome& chrome, const std::string& link,
+                           const std::string& link_text) {
+  mstch::map ctx{{"message", message}};
+  if (!link.empty()) {
+    ctx.emplace("link", link);
+    ctx.emplace("link_text", link_text);
+  }
+  return RenderPage(status, title, "message.mustache", ctx, chrome);
+}
+
+http::Response SeeOther(const std::string& location) {
+  http::Response r = http::Response::Empty(303);
+  r.Set("Location", location);
+  r.Set("Cache-Control", "no-store");
+  return r;
+}
+
+http::Response InternalError(const Error& e, const PageChrome& chrome) {
+  spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(e.detail.empty() ? e.message : e.detail));
+  return MessagePage(500, "Error", "Something went wrong. Try again in a minute.", chrome);
+}
+
+http::Response NotFoundPage(const PageChrome& chrome) {
+  return MessagePage(404, "Not found", "There is no such page.", chrome, "/console", "Overview");
+}
+
+std::optional<http::Response> OnlyMethods(const http::Request& req, std::string_view allowed,
+                                          const PageChrome& chrome) {
+  std::string list(allowed);
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    std::string m = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    while (!m.empty() && m.front() == ' ') m.erase(0, 1);
+    if (m == req.method) return std::nullopt;
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  auto r = MessagePage(405, "Method not allowed", "Use the page's links and buttons.", chrome);
+  r.Set("Allow", list);
+  return r;
+}
+
+std::string SafeNext(const std::string& next) {
+  bool console = next == "/console" || next.rfind("/console/", 0) == 0;
+  if (!console || next.find("//") != std::string::npos || next.find('\\') != std::string::npos)
+    return "/console";
+  for (char ch : next)
+    if (static_cast<unsigned char>(ch) < 0x21 || ch == 0x7f) return "/console";
+  return next;
+}
+
+http::Response WithPerson(const ConsolePeople& people, const http::Request& req,
+                          const std::function<http::Response(const Person&)>& then) {
+  auto person = people.current(req);
+  if (!person) return InternalError(person.error());
+  if (!*person) {
+    std::string back = req.path + (req.query.empty() ? "" : "?" + req.query);
+    std::string login = "/console/login?next=" + http::PercentEncode(back);
+    if (req.method != "GET" && req.method != "HEAD")
+      return MessagePage(403, "Signed out", "Your session has ended. Sign in and try again.", {},
+                         login, "Sign in");
+    return SeeOther(login);
+  }
+  return then(**person);
+}
+
+http::Response WithAdmin(const ConsolePeople& people, const http::Request& req,
+                         const std::string& section,
+                         const std::function<http::Response(const Person&)>& then) {
+  return WithPerson(people, req, [&](const Person& p) {
+    if (!p.is_admin)
+      return MessagePage(403, "Administrators only",
+                         "This page is for administrators. Ask one to make the change.",
+                         ChromeFor(p, section), "/console", "Overview");
+    return then(p);
+  });
+}
+
+std::optional<http::Response> RefuseForgedPost(const ConsolePeople& people,
+                                               const http::Request& req, const Person& p,
+                                               const FormFields& form) {
+  if (!people.origin_allowed(req))
+    return MessagePage(403, "Forbidden", "This form was sent from another site.", ChromeFor(p, ""));
+  auto csrf = http::FormValue(form, "csrf_token");
+  if (!csrf || csrf->empty() || p.csrf_token.empty() ||
+      !crypto::ConstantTimeEqual(*csrf, p.csrf_token))
+    return MessagePage(403, "Forbidden", "The form has expired. Reload the page and try again.",
+                       ChromeFor(p, ""));
+  return std::nullopt;
+}
+
+namespace {
+
+http::Response SignInForm(const ConsolePeople& people, const http::Request& req, int status,
+                          const std::string& next, const std::string& email,
+                          const std::string& error) {
+  auto [token, cookie] = people.login_form_token(req);
+  mstch::map ctx{{"next", SafeNext(next)}, {"email", email}, {"login_token", token}};
+  if (!error.empty()) ctx.emplace("error", error);
+  http::Response r = RenderPage(status, "Sign in", "sign_in.mustache", ctx);
+  r.headers.emplace_back("Set-Cookie", cookie);
+  return r;
+}
+
+http::Response HandleLogin(const ConsolePeople& people, const http::Request& req) {
+  if (auto r = OnlyMethods(req, "GET, HEAD, POST")) return *r;
+  if (req.method != "POST") {
+    auto next = http::FormValue(http::ParseForm(req.query), "next").value_or("");
+    auto person = people.current(req);
+    if (!person) return InternalError(person.error());
+    if (*person) return SeeOther(SafeNext(next));
+    return SignInForm(people, req, 200, next, "", "");
+  }
+  if (!people.origin_allowed(req))
+    return MessagePage(403, "Forbidden", "This form was sent from another site.");
+  auto form = http::ParseForm(req.body);
+  std::string next = http::FormValue(form, "next").value_or("");
+  std::string email = http::FormValue(form, "email").value_or("");
+  // Login CSRF: the form's token must match the cookie set with the form.
+  if (!people.login_form_token_valid(req, http::FormValue(form, "login_token").value_or("")))
+    return SignInForm(people, req, 403, next, email,
+                      "The sign-in form expired. Sign in again with this fresh form.");
+  std::string password = http::FormValue(form, "password").value_or("");
+  SignInResult result = people.sign_in(req, email, password);
+  if (!result.ok) {
+    auto r = SignInForm(people, req, result.status, next, email, result.error);
+    return r;
+  }
+  http::Response r = SeeOther(SafeNext(next));
+  for (auto& c : result.set_cookies) r.headers.emplace_back("Set-Cookie", std::move(c));
+  return r;
+}
+
+http::Response HandleLogout(const ConsolePeople& people, const http::Request& req) {
+  if (auto r = OnlyMethods(req, "POST")) return *r;
+  return WithPerson(people, req, [&](const Person& p) {
+    if (auto refused = RefuseForgedPost(people, req, p, http::ParseForm(req.body))) return *refused;
+    http::Response r = SeeOther("/console/login");
+    for (auto& c : people.sign_out(req)) r.headers.emplace_back("Set-Cookie", std::move(c));
+    spdlog::info(R"("event":"console_sign_out","subject":"{}")", JsonEscape(p.subject));
+    return r;
+  });
+}
+
+http::Response StaticFile(const http::Request& req, const char* name, const char* type) {
+  if (auto r = OnlyMethods(req, "GET, HEAD")) return *r;
+  auto file = templates::Find(name);
+  http::Response r = http::Response::Text(200, std::string(file.value_or("")), type);
+  // Long-lived: the layout names the files with a ?v=<content hash>.
+  r.Set("Cache-Control", "public, max-age=31536000, immutable");
+  r.Set("X-Content-Type-Options", "nosniff");
+  return r;
+}
+
+}  // namespace
+
+ConsoleRoutes SessionRoutes(ConsolePeople people) {
+  auto d = std::make_shared<ConsolePeople>(std::move(people));
+  ConsoleRoutes routes;
+  routes.exact.emplace_back("/console/login",
+                            [d](const http::Request& r) { return HandleLogin(*d, r); });
+  routes.exact.emplace_back("/console/logout",
+                            [d](const http::Request& r) { return HandleLogout(*d, r); });
+  routes.exact.emplace_back("/console/console.css", [](const http::Request& r) {
+    return StaticFile(r, "console.css", "text/css; charset=utf-8");
+  });
+  routes.exact.emplace_back("/console/console.js", [](const http::Request& r) {
+    return StaticFile(r, "console.js", "text/javascript; charset=utf-8");
+  });
+  // Every other /console page: sign in first, then 404.
+  routes.prefix.emplace_back("/console/", [d](const http::Request& r) {
+    return WithPerson(*d, r, [&](const Person& p) { return NotFoundPage(ChromeFor(p, "")); });
+  });
+  return routes;
+}
+
+}  // namespace crmd::console

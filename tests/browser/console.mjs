@@ -1,0 +1,413 @@
+// The web console in a real headless Chromium (Debian's chromium through puppeteer-core),
+// against a real crmd (run.sh starts it). Each step does what a site owner does with the
+// mouse and keyboard, checks the outcome where it shows (REST, /mcp, the webhook receiver),
+// and saves a screenshot in $SCREENSHOTS. Exits 1 when any check fails.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+
+const BASE = process.env.CONSOLE_BASE;
+const EMAIL = process.env.CONSOLE_EMAIL;
+const PASSWORD = process.env.CONSOLE_PASSWORD;
+const OUT = process.env.SCREENSHOTS;
+const REST = `${BASE}/api/crm/v1`;
+
+let failures = 0;
+const fail = (msg) => { failures++; console.log(`  FAIL ${msg}`); };
+const ok = (cond, msg, detail = '') => {
+  if (cond) console.log(`  ok   ${msg}`);
+  else fail(`${msg}${detail ? `: ${detail}` : ''}`);
+  return cond;
+};
+
+// Waits for a condition (the webhook worker and the browser run on their own time); the
+// assertion is the condition, the deadline only bounds the wait.
+async function until(what, fn, ms = 20000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// --- the test's own receiver: outgoing webhooks and the OAuth client's redirect URI.
+const hooks = [];
+let embedPage = '';  // the page "another site" serves: the form's embed code
+const receiver = http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => { body += c; });
+  req.on('end', () => {
+    if (req.method === 'POST' && req.url === '/hook') {
+      hooks.push({ headers: req.headers, body });
+      res.writeHead(200).end('ok');
+    } else if (req.url === '/shop') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(
+        `<!doctype html><html lang="en"><title>Shop</title><h1>Another site</h1>${embedPage}</html>`);
+    } else if (req.url.startsWith('/callback')) {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>callback</title><p>done');
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+});
+await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+const RECEIVER = `http://127.0.0.1:${receiver.address().port}`;
+
+async function rest(method, p, key, body) {
+  const r = await fetch(`${REST}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await r.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch { /* problem bodies are JSON; others are not needed */ }
+  return { status: r.status, json, text };
+}
+
+// --- MCP over plain fetch (2025-11-25 session), enough for initialize and tools/call.
+class Mcp {
+  constructor(token) { this.token = token; this.session = null; this.id = 0; }
+  async send(method, params, notify = false) {
+    const headers = {
+      authorization: `Bearer ${this.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    if (this.session) {
+      headers['mcp-session-id'] = this.session;
+      headers['mcp-protocol-version'] = '2025-11-25';
+    }
+    const msg = { jsonrpc: '2.0', method, params };
+    if (!notify) msg.id = ++this.id;
+    const r = await fetch(`${BASE}/mcp`, { method: 'POST', headers, body: JSON.stringify(msg) });
+    const text = await r.text();
+    if (r.headers.get('mcp-session-id')) this.session = r.headers.get('mcp-session-id');
+    let body = null;
+    if ((r.headers.get('content-type') || '').includes('text/event-stream')) {
+      const data = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim());
+      for (const d of data) { try { const j = JSON.parse(d); if (j.id === msg.id) body = j; } catch { /* keep looking */ } }
+    } else if (text) {
+      try { body = JSON.parse(text); } catch { body = null; }
+    }
+    return { status: r.status, body, text };
+  }
+  async initialize() {
+    const r = await this.send('initialize', {
+      protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'browser-test', version: '1' },
+    });
+    if (r.status === 200) await this.send('notifications/initialized', {}, true);
+    return r;
+  }
+  async tool(name, args) {
+    const r = await this.send('tools/call', { name, arguments: args });
+    const result = r.body && r.body.result;
+    return { status: r.status, result, structured: result && result.structuredContent, text: r.text };
+  }
+}
+
+// --- the browser
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+});
+await browser.defaultBrowserContext().overridePermissions(BASE, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
+const page = await browser.newPage();
+await page.setViewport({ width: 1280, height: 900 });
+const cspViolations = [];
+page.on('console', (m) => { if (/Content.Security.Policy/i.test(m.text())) cspViolations.push(m.text()); });
+page.on('pageerror', (e) => cspViolations.push(`page error: ${e.message}`));
+
+const shot = async (name) => {
+  await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
+  console.log(`  shot ${name}.png`);
+};
+const h1 = () => page.$eval('h1', (e) => e.textContent.trim());
+const clickAndWait = async (selector) => {
+  await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click(selector)]);
+};
+
+const steps = [];
+const step = (name, fn) => steps.push([name, fn]);
+const state = {};
+
+step('sign in', async () => {
+  await page.goto(`${BASE}/console/api-keys`);
+  ok(page.url().startsWith(`${BASE}/console/login?next=`), 'a visitor is sent to sign in', page.url());
+  await page.type('#email', EMAIL);
+  await page.type('#password', PASSWORD);
+  await clickAndWait('main form button[type=submit]');
+  ok(page.url() === `${BASE}/console/api-keys`, 'back on the page asked for', page.url());
+  await page.goto(`${BASE}/console`);
+  ok(await h1() === 'Overview', 'the overview after signing in');
+  const nav = await page.$$eval('header nav a', (as) => as.map((a) => a.textContent));
+  ok(['Overview', 'Approvals', 'Connected apps', 'Webhook & API', 'Forms', 'Audit'].every((n) => nav.includes(n)),
+    'an administrator sees every section', nav.join(', '));
+  await shot('01-overview');
+});
+
+step('create an API key and use it against the REST API', async () => {
+  await page.goto(`${BASE}/console/api-keys`);
+  await page.type('#key-name', 'Browser integration');
+  await clickAndWait('form:has(#key-name) button[type=submit]');
+  ok(await h1() === 'API key created', 'the key page', await h1());
+  const key = await page.$eval('#secret', (e) => e.value);
+  ok(/^crmd_live_/.test(key), 'the key is shown once', key.slice(0, 12));
+  await page.click('button[data-copy=secret]');
+  await until('the copy button to answer', async () =>
+    (await page.$eval('button[data-copy=secret]', (b) => b.textContent)) === 'Copied', 5000);
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  ok(copied === key, 'the copy button (console.js, allowed by the CSP) copies the key');
+  await shot('02-api-key-created');
+  const made = await rest('POST', '/contact', key, { email: 'ada@example.com', first_name: 'Ada' });
+  ok(made.status === 201, 'the key adds a contact over REST', `${made.status} ${made.text}`);
+  state.key = key;
+  await page.goto(`${BASE}/console/api-keys`);
+  const listed = await page.$eval('#api-keys', (t) => t.textContent);
+  ok(!listed.includes(key), 'the list never shows the key again');
+  ok(!/never/.test(await page.$eval('#api-keys tbody tr', (r) => r.children[5].textContent)),
+    'the list shows when it was last used');
+});
+
+step('disable the key and see the API refuse it', async () => {
+  await clickAndWait('button[aria-label="Disable key Browser integration"]');
+  const status = await page.$eval('#api-keys tbody tr', (r) => r.children[3].textContent.trim());
+  ok(status === 'disabled', 'the key shows disabled', status);
+  const refused = await rest('GET', '/contact/ada%40example.com', state.key);
+  ok(refused.status === 401, 'REST refuses the disabled key with 401', `${refused.status}`);
+  await shot('03-api-key-disabled');
+  await clickAndWait('button[aria-label="Enable key Browser integration"]');
+  const back = await rest('GET', '/contact/ada%40example.com', state.key);
+  ok(back.status === 200, 'enabled again, the key works', `${back.status}`);
+});
+
+step('create a webhook and see a delivery in the log', async () => {
+  await page.goto(`${BASE}/console/webhooks`);
+  await page.type('#wh-url', `${RECEIVER}/hook`);
+  await page.type('#wh-description', 'Browser test receiver');
+  await page.click('input[name=events][value="contact.created"]');
+  await clickAndWait('form:has(#wh-url) button[type=submit]');
+  ok(await h1() === 'Webhook created', 'the webhook page', await h1());
+  const secret = await page.$eval('#secret', (e) => e.value);
+  ok(secret.startsWith('whsec_'), 'the signing secret is shown once');
+  const made = await rest('POST', '/contact', state.key, { email: 'grace@example.com', first_name: 'Grace' });
+  ok(made.status === 201, 'a new contact (contact.created)', `${made.status}`);
+  const hook = await until('the webhook to arrive', () => hooks.find((h) => h.body.includes('grace@example.com')));
+  const signed = `${hook.headers['webhook-id']}.${hook.headers['webhook-timestamp']}.${hook.body}`;
+  const mac = crypto.createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(signed).digest('base64');
+  ok(String(hook.headers['webhook-signature']).split(' ').includes(`v1,${mac}`),
+    'the receiver verifies the signature with the secret the console showed');
+  await page.click('a[href^="/console/webhooks/deliveries?endpoint_id="]');
+  await page.waitForSelector('h1');
+  await until('the delivery log to show the success', async () => {
+    await page.reload({ waitUntil: 'load' });
+    return page.$$eval('#deliveries tbody tr', (rows) => rows.some((r) => r.textContent.includes('succeeded')));
+  });
+  ok(true, 'the delivery log shows the delivery succeeded');
+  await shot('04-webhook-delivery-log');
+  await clickAndWait('#deliveries tbody tr a');
+  const attempts = await page.$$eval('#attempts tbody tr', (rows) => rows.map((r) => r.children[2].textContent));
+  ok(attempts.length === 1 && attempts[0] === '200', 'one attempt, answered 200', attempts.join(','));
+  const before = hooks.length;
+  await clickAndWait('form[action="/console/webhooks/delivery"] button[type=submit]');
+  const again = await until('the redelivery', () => hooks.length > before && hooks[hooks.length - 1]);
+  ok(again.headers['webhook-id'] === hook.headers['webhook-id'], 'redelivered with the same webhook-id');
+  await until('the second attempt in the log', async () => {
+    await page.reload({ waitUntil: 'load' });
+    return (await page.$$('#attempts tbody tr')).length === 2;
+  });
+  ok(true, 'the delivery shows two attempts');
+});
+
+step('build a form and submit its embed code from a page on another origin', async () => {
+  await page.goto(`${BASE}/console/forms`);
+  await page.type('#form-name', 'Shop footer');
+  // Row 1 is the Email field already; add a first name, a plan and a paragraph.
+  await page.select('#f1_type', 'Input');
+  await page.type('#f1_name', 'first_name');
+  await page.type('#f1_label', 'First name');
+  await page.select('#f2_type', 'Dropdown');
+  await page.type('#f2_name', 'plan');
+  await page.type('#f2_label', 'Plan');
+  await page.type('#f2_options', 'free, pro');
+  await page.select('#f3_type', 'Paragraph');
+  await page.type('#f3_label', 'We write once a week.');
+  await page.select('#applies-status', 'subscribed');
+  await page.type('#applies-tags', 'shop');
+  await page.type('#allowed-origins', RECEIVER);
+  await page.type('#honeypot', 'website');
+  await clickAndWait('#builder button[type=submit]');
+  ok((await h1()).startsWith('Form: Shop footer'), 'the form page', await h1());
+  await shot('05-form-embed-code');
+  embedPage = await page.$eval('#embed', (t) => t.value);
+  ok(embedPage.includes('data-crmd-form') && embedPage.includes('/form/submit/'), 'the embed code posts to the submit endpoint');
+  const shop = await browser.newPage();
+  await shop.goto(`${RECEIVER}/shop`);
+  await shop.type('input[type=email]', 'shopper@example.com');
+  await shop.type('input[name=first_name]', 'Sam');
+  await shop.select('select[name=plan]', 'pro');
+  await shop.click('form[data-crmd-form] button[type=submit]');
+  await shop.waitForFunction(() => document.querySelector('[data-crmd-status]').textContent !== '', { timeout: 10000 });
+  const said = await shop.$eval('[data-crmd-status]', (e) => e.textContent);
+  ok(said === 'Thank you!', 'the other site\'s page submits the form (CORS, allowed origin)', said);
+  await shop.screenshot({ path: path.join(OUT, '06-embedded-form-on-another-site.png'), fullPage: true });
+  await shop.close();
+  const contact = await rest('GET', '/contact/shopper%40example.com', state.key);
+  ok(contact.status === 200 && contact.json.contact.first_name === 'Sam' && contact.json.contact.status === 'subscribed',
+    'the submission made a subscribed contact', contact.text.slice(0, 300));
+  await page.goto(`${BASE}/console/forms`);
+  const counts = await page.$$eval('#forms tbody tr', (rs) => rs.map((r) => r.children[2].textContent));
+  ok(counts[0] === '1', 'the forms list counts the generated contact', counts.join(','));
+});
+
+step('incoming webhook: the mapping editor previews a pasted sample as you type', async () => {
+  await page.goto(`${BASE}/console/hooks`);
+  await page.type('#hook-name', 'Shop orders');
+  await page.$eval('#m0_path', (e) => { e.value = ''; });
+  await page.type('#m0_path', 'data.customer.email');
+  await page.type('#m1_target', 'first_name');
+  await page.type('#m1_path', 'data.customer.name');
+  await page.type('#h-sample', '{"data":{"customer":{"email":"hook@example.com","name":"Hanna"}}}');
+  await page.waitForFunction(() => document.querySelector('#preview-body').textContent.includes('hook@example.com'), { timeout: 10000 });
+  const shown = await page.$eval('#preview-body', (e) => e.textContent);
+  ok(shown.includes('Hanna'), 'the live preview shows what the sample becomes', shown);
+  await page.$eval('#m0_path', (e) => { e.value = ''; });
+  await page.type('#m0_path', 'data.buyer.email');
+  await page.waitForFunction(() => document.querySelector('#preview-body').textContent.includes('data.buyer.email'), { timeout: 10000 });
+  ok(true, 'a path the sample lacks is named in the preview');
+  await page.$eval('#m0_path', (e) => { e.value = ''; });
+  await page.type('#m0_path', 'data.customer.email');
+  await page.waitForFunction(() => document.querySelector('#preview-body').textContent.includes('Hanna'), { timeout: 10000 });
+  await shot('06b-incoming-webhook-preview');
+  await clickAndWait('button[name=action][value=create]');
+  const url = await page.$eval('#secret', (e) => e.value);
+  ok(/\/hooks\/crmd_hook_/.test(url), 'the hook URL is shown once', url.slice(0, 60));
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ data: { customer: { email: 'hook@example.com', name: 'Hanna' } } }) });
+  ok(r.status === 200 || r.status === 201, 'a payload posted to it is accepted', `${r.status}`);
+  const contact = await rest('GET', '/contact/hook%40example.com', state.key);
+  ok(contact.status === 200 && contact.json.contact.first_name === 'Hanna', 'and makes the contact', contact.text.slice(0, 200));
+});
+
+step('connect an assistant (OAuth in the browser) and approve a pending deletion', async () => {
+  const redirect = `${RECEIVER}/callback`;
+  const reg = await fetch(`${BASE}/oauth/register`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'Browser Assistant', redirect_uris: [redirect],
+      token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
+  });
+  const client = await reg.json();
+  ok(reg.status === 201, 'the assistant registers (RFC 7591)', JSON.stringify(client));
+  const meta = await (await fetch(`${BASE}/.well-known/oauth-authorization-server`)).json();
+  const scope = meta.scopes_supported.join(' ');
+  const verifier = crypto.randomBytes(32).toString('base64url');
+  const challenge = crypto.createHash('sha256').update(verifier).digest('base64url');
+  const url = new URL(`${BASE}/oauth/authorize`);
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: redirect,
+    code_challenge: challenge, code_challenge_method: 'S256', state: 'st1', resource: `${BASE}/mcp`, scope })) url.searchParams.set(k, v);
+  await page.goto(url.toString());
+  if (await page.$('input[type=password]')) {
+    await page.type('input[type=email]', EMAIL);
+    await page.type('input[type=password]', PASSWORD);
+    await clickAndWait('form button[type=submit]');
+  }
+  await clickAndWait('button[name=decision][value=allow]');
+  const back = new URL(page.url());
+  ok(back.origin + back.pathname === redirect && back.searchParams.get('code'), 'consent sends the code back', page.url());
+  const tok = await fetch(`${BASE}/oauth/token`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code'),
+      redirect_uri: redirect, client_id: client.client_id, code_verifier: verifier, resource: `${BASE}/mcp` }),
+  });
+  const tokens = await tok.json();
+  ok(tok.status === 200 && tokens.access_token, 'the code is exchanged for a token', JSON.stringify(tokens));
+  state.client = client;
+  state.token = tokens.access_token;
+  const mcp = new Mcp(state.token);
+  const init = await mcp.initialize();
+  ok(init.status === 200, 'the token works at /mcp', `${init.status} ${init.text.slice(0, 200)}`);
+  const victim = await rest('POST', '/contact', state.key, { email: 'mallory@example.com' });
+  const id = victim.json && victim.json.contact && victim.json.contact.id;
+  const preview = await mcp.tool('delete_contacts', { ids: [id] });
+  const s = preview.structured || {};
+  ok(s.status === 'confirmation_required' && typeof s.approval_url === 'string',
+    'the deletion waits for the person', preview.text.slice(0, 300));
+  const early = await mcp.tool('confirm_action', { confirmation_token: s.confirmation_token });
+  ok(early.result && early.result.isError && early.text.includes('approval_pending'),
+    'confirm_action alone answers approval_pending', early.text.slice(0, 300));
+  await page.goto(s.approval_url);
+  ok(await h1() === 'Approve this action?', 'the approval page with its preview', await h1());
+  ok((await page.$eval('main', (m) => m.textContent)).includes('mallory@example.com'), 'the preview names the contact');
+  await shot('07-approval');
+  await clickAndWait('button.approve');
+  ok(await h1() === 'Approved', 'approved in the console', await h1());
+  const done = await mcp.tool('confirm_action', { confirmation_token: s.confirmation_token });
+  ok(done.structured && done.structured.status === 'done', 'the assistant completes the deletion', done.text.slice(0, 300));
+  const gone = await rest('GET', '/contact/mallory%40example.com', state.key);
+  ok(gone.status === 404, 'the contact is gone', `${gone.status}`);
+});
+
+step('revoke the connected app and see its token refused at /mcp', async () => {
+  await page.goto(`${BASE}/console/apps`);
+  const rows = await page.$$eval('#grants tbody tr', (rs) => rs.map((r) => r.textContent));
+  ok(rows.some((r) => r.includes('Browser Assistant')), 'the app is listed with its scopes', rows.join(' | '));
+  await shot('08-connected-apps');
+  await clickAndWait('button[aria-label="Revoke Browser Assistant"]');
+  const after = await page.$$eval('#grants tbody tr', (rs) => rs.length).catch(() => 0);
+  ok(after === 0, 'no live connection is left', `${after}`);
+  const refused = await new Mcp(state.token).initialize();
+  ok(refused.status === 401, 'the revoked token is refused at /mcp at once', `${refused.status}`);
+});
+
+step('the audit log, filtered', async () => {
+  await page.goto(`${BASE}/console/audit`);
+  await page.type('#f-action', 'delete_contacts');
+  await clickAndWait('form.filters button[type=submit]');
+  const rows = await page.$$eval('#audit tbody tr', (rs) => rs.map((r) => r.textContent));
+  ok(rows.length >= 1 && rows.every((r) => r.includes('delete_contacts')), 'only delete_contacts rows', rows.join(' | '));
+  await shot('09-audit');
+});
+
+step('readable at 360 px and usable with the keyboard', async () => {
+  await page.setViewport({ width: 360, height: 740 });
+  for (const p of ['/console', '/console/api-keys', '/console/webhooks', '/console/hooks', '/console/forms', '/console/apps', '/console/audit']) {
+    await page.goto(`${BASE}${p}`);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    ok(width <= 360, `${p} fits 360 px without sideways scrolling`, `${width}px`);
+  }
+  await page.goto(`${BASE}/console/api-keys`);
+  await shot('10-narrow-api-keys');
+  await page.keyboard.press('Tab');
+  ok(await page.evaluate(() => document.activeElement.textContent) === 'Skip to content', 'Tab reaches the skip link first');
+  const unlabeled = await page.$$eval('main input:not([type=hidden]), main select, main textarea',
+    (els) => els.filter((e) => !(e.id && document.querySelector(`label[for="${e.id}"]`)) && !e.getAttribute('aria-label')).length);
+  ok(unlabeled === 0, 'every input has a label', `${unlabeled}`);
+  await page.setViewport({ width: 1280, height: 900 });
+});
+
+step('sign out', async () => {
+  await clickAndWait('#signout button[type=submit]');
+  ok(page.url().startsWith(`${BASE}/console/login`), 'signed out, at the sign-in page', page.url());
+  await page.goto(`${BASE}/console/apps`);
+  ok(page.url().startsWith(`${BASE}/console/login`), 'the console asks to sign in again');
+});
+
+for (const [name, fn] of steps) {
+  console.log(`=== ${name}`);
+  try {
+    await fn();
+  } catch (e) {
+    fail(`${name}: ${e.stack || e}`);
+    await shot(`failed-${name.replace(/[^a-z0-9]+/gi, '-')}`).catch(() => {});
+  }
+}
+ok(cspViolations.length === 0, 'no Content-Security-Policy violation or script error', cspViolations.join(' | '));
+await browser.close();
+receiver.close();
+console.log(failures ? `${failures} check(s) failed` : 'all checks passed');
+process.exit(failures ? 1 : 0);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The web console in a real headless Chromium (ctest browser_console; docs/console.md).
+#   tests/browser/run.sh <crmd> <crmctl> <output dir>
+# Installs Node 22 and puppeteer-core from package-lock.json into tests/browser/node_modules
+# (skipped when it already matches), starts a real crmd on a free loopback port with a
+# fresh SQLite database and one administrator, and runs console.mjs against Debian's
+# /usr/bin/chromium (CHROMIUM overrides it). Screenshots go to <output dir>.
+set -uo pipefail
+if [[ $# -lt 3 ]]; then
+  echo "usage: $0 <crmd> <crmctl> <output dir>" >&2
+  exit 2
+fi
+CRMD=$(realpath "$1")
+CRMCTL=$(realpath "$2")
+OUT=$3
+DIR=$(cd "$(dirname "$0")" && pwd)
+say() { echo "[browser $(date -u +%H:%M:%S)] $*"; }
+
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+if [[ ! -x $CHROMIUM ]]; then
+  say "no Chromium at $CHROMIUM (Debian package chromium; scripts/setup-debian.sh installs it)"
+  exit 1
+fi
+
+stamp="$DIR/node_modules/.browser-lock-sha256"
+want=$(sha256sum "$DIR/package-lock.json" | cut -d' ' -f1)
+if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
+  say "npm ci"
+  if ! (cd "$DIR" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) >/tmp/browser-npm-ci.$$.log 2>&1; then
+    cat /tmp/browser-npm-ci.$$.log >&2
+    say "npm ci failed"
+    exit 1
+  fi
+  rm -f /tmp/browser-npm-ci.$$.log
+  echo "$want" >"$stamp"
+fi
+NODE="$DIR/node_modules/.bin/node"
+
+TMP=$(mktemp -d /tmp/crmd-browser.XXXXXX)
+CRMD_PID=""
+cleanup() {
+  if [[ -n $CRMD_PID ]]; then
+    kill "$CRMD_PID" 2>/dev/null
+    wait "$CRMD_PID" 2>/dev/null
+  fi
+  if [[ ${BROWSER_KEEP:-0} == 1 ]]; then say "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+
+PORT=$("$NODE" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+export CONSOLE_BASE="http://127.0.0.1:$PORT"
+export CONSOLE_EMAIL=admin@example.com
+export CONSOLE_PASSWORD=browser-correct-horse-battery
+DB="sqlite:$TMP/crmd.db"
+if ! "$CRMCTL" --database_url="$DB" user create "$CONSOLE_EMAIL" --admin <<<"$CONSOLE_PASSWORD" >"$TMP/crmctl.log" 2>&1; then
+  cat "$TMP/crmctl.log" >&2
+  say "crmctl user create failed"
+  exit 1
+fi
+# Webhook targets and the OAuth callback are on loopback (the test's own receiver).
+"$CRMD" --port="$PORT" --database_url="$DB" --log_level=warn --mcp_validate_output=true \
+  --allow_private_network_targets=true --webhook_poll_interval_ms=200 \
+  --mail_dir="$TMP/mail" >"$TMP/crmd.log" 2>&1 &
+CRMD_PID=$!
+ready=0
+for _ in $(seq 1 100); do
+  if curl -fsS -o /dev/null "$CONSOLE_BASE/readyz" 2>/dev/null; then ready=1; break; fi
+  if ! kill -0 "$CRMD_PID" 2>/dev/null; then break; fi
+  sleep 0.1
+done
+if [[ $ready != 1 ]]; then
+  say "crmd did not become ready; its log:"
+  cat "$TMP/crmd.log" >&2
+  exit 1
+fi
+mkdir -p "$OUT"
+rm -f "$OUT"/*.png  # this run's screenshots only
+say "crmd at $CONSOLE_BASE, Chromium $("$CHROMIUM" --version 2>/dev/null | head -1), screenshots in $OUT"
+CHROMIUM="$CHROMIUM" SCREENSHOTS="$OUT" "$NODE" "$DIR/console.mjs"
+status=$?
+if [[ $status != 0 ]]; then
+  say "crmd's log:"
+  tail -50 "$TMP/crmd.log" >&2
+fi
+exit $status
