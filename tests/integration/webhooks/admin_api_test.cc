@@ -6,6 +6,7 @@
 #include "src/app/app.h"
 #include "src/app/services.h"
 #include "src/crm/api_keys.h"
+#include "src/crm/audit.h"
 #include "tests/integration/rest/rest_fixture.h"
 #include "tests/integration/webhooks/receiver.h"
 #include "tests/support/test_server.h"
@@ -98,6 +99,17 @@ TEST(AdminWebhooks, CreateShowsTheSecretOnceThenListGetPatchDelete) {
   auto enabled = f.Patch(path, {{"enabled", true}});
   EXPECT_EQ(JsonBody(enabled)["enabled"], true);
   EXPECT_TRUE(JsonBody(enabled)["disabled_reason"].is_null());
+  // Both changes are in the audit log, as made by the admin key (issue 13).
+  auto audit = f.server.app().services().crm->audit->Recent(10);
+  ASSERT_TRUE(audit.has_value());
+  std::vector<std::string> actions;
+  for (const auto& r : *audit) {
+    if (r.entry.target_type != "webhook_endpoint") continue;
+    actions.push_back(r.entry.action);
+    EXPECT_EQ(r.actor.kind, "api_key");
+    EXPECT_EQ(r.entry.target_ids, std::vector<int64_t>{id});
+  }
+  EXPECT_EQ(actions, (std::vector<std::string>{"enable_webhook_endpoint", "disable_webhook_endpoint"}));
 
   auto bad = f.Patch(path, {{"events", {"contact.exploded"}}});
   EXPECT_EQ(bad.status, 422);
