@@ -20,7 +20,13 @@
 #include "src/app/shared_secrets.h"
 #include "src/console/links.h"
 #include "src/core/crypto.h"
+#include "src/core/log.h"
+#include "src/crm/automation_runs_repo.h"
+#include "src/crm/campaign_send_repo.h"
 #include "src/http/allowed_hosts.h"
+#include "src/http/forwarding.h"
+#include "src/webhooks/deliveries_repo.h"
+#include "src/webhooks/endpoints_repo.h"
 #include "src/http/client.h"
 #include "src/webhooks/signing.h"
 #include "src/mcp/origin.h"
@@ -41,6 +47,7 @@ namespace crmd::app {
 App::App() : s_(std::make_unique<Services>()) {}
 App::~App() {
   if (s_ && s_->server) s_->server->Stop();
+  if (s_ && s_->ops_server) s_->ops_server->Stop();
 }
 
 const Config& App::config() const { return s_->config; }
@@ -48,20 +55,108 @@ App::Services& App::services() { return *s_; }
 
 namespace {
 
-void AddHealthRoutes(App::Services& s) {
-  s.router.Exact("/healthz", [](const http::Request& req) {
+// The job queues /readyz and /metrics report, read in one snapshot.
+struct JobQueues {
+  store::QueueStats webhook_deliveries, campaign_sends, automation_steps;
+};
+
+Result<JobQueues> ReadJobQueues(store::Database& db, int64_t now) {
+  return db.Read([&](store::Conn& c) -> Result<JobQueues> {
+    auto w = webhooks::deliveries_repo::QueueStats(c, now);
+    if (!w) return Fail(w.error());
+    auto k = crm::campaign_send_repo::QueueStats(c, now);
+    if (!k) return Fail(k.error());
+    auto a = crm::automation_runs_repo::QueueStats(c, now);
+    if (!a) return Fail(a.error());
+    return JobQueues{*w, *k, *a};
+  });
+}
+
+nlohmann::json QueueJson(const store::QueueStats& q, int64_t now) {
+  return {{"pending", q.pending}, {"due", q.due}, {"lag_seconds", q.LagSeconds(now)}};
+}
+
+// /healthz: the process answers. /readyz: this node can serve (database reachable, schema
+// at this binary's level), with the job queues' lag for the operator (lag alone does not
+// make a node unready: more nodes would not be refused work they could take).
+void AddHealthRoutes(App::Services& s, Router& router) {
+  router.Exact("/healthz", [](const http::Request& req) {
     if (auto r = RequireMethod(req, "GET, HEAD")) return *r;
     return http::Response::Json(200, {{"status", "ok"}});
   });
-  s.router.Exact("/readyz", [&s](const http::Request& req) {
+  router.Exact("/readyz", [&s](const http::Request& req) {
     if (auto r = RequireMethod(req, "GET, HEAD")) return *r;
-    auto ok = s.db->Read([](store::Conn& c) -> Result<bool> {
-      auto row = c.QueryOne("SELECT 1");
-      if (!row) return Fail(row.error());
-      return true;
-    });
-    if (!ok) return http::Response::Json(503, {{"status", "unavailable"}});
-    return http::Response::Json(200, {{"status", "ready"}});
+    const int64_t now = s.clock->NowUnix();
+    auto level = store::CheckMigrations(*s.db);
+    if (!level) {
+      spdlog::warn(R"("event":"readyz_database_unavailable","detail":"{}")",
+                   JsonEscape(level.error().detail.empty() ? level.error().message : level.error().detail));
+      return http::Response::Json(503, {{"status", "unavailable"}, {"database", {{"ok", false}}}});
+    }
+    nlohmann::json body = {
+        {"database", {{"ok", true}, {"dialect", s.db->dialect() == store::Dialect::kSqlite ? "sqlite" : "postgresql"}}},
+        {"migrations", {{"expected", level->expected}, {"applied", level->applied}, {"pending", level->pending}}}};
+    if (auto q = ReadJobQueues(*s.db, now)) {
+      body["jobs"] = {{"webhook_deliveries", QueueJson(q->webhook_deliveries, now)},
+                      {"campaign_sends", QueueJson(q->campaign_sends, now)},
+                      {"automation_steps", QueueJson(q->automation_steps, now)}};
+    } else {
+      body["database"]["ok"] = false;
+    }
+    bool ready = body["database"]["ok"].get<bool>() && level->pending == 0;
+    body["status"] = ready ? "ready" : "unavailable";
+    return http::Response::Json(ready ? 200 : 503, body);
+  });
+}
+
+// GET /metrics (Prometheus text format 0.0.4) to clients in metrics_allow only.
+void AddMetricsRoute(App::Services& s, Router& router, std::shared_ptr<const http::ProxyTrust> allow) {
+  router.Exact("/metrics", [&s, allow](const http::Request& req) {
+    if (auto r = RequireMethod(req, "GET, HEAD")) return *r;
+    auto ip = http::ParseIp(req.remote_ip);
+    if (!ip || !allow->Trusts(*ip))
+      return http::Response::Json(403, {{"error", "forbidden"},
+                                        {"error_description", "this address may not read metrics (metrics_allow)"}});
+    return http::Response::Text(200, s.metrics->Render(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+}
+
+// Values read when scraped: process memory, the database pool, the schema level, job
+// queues and webhook endpoints (cheap indexed counts).
+void AddCollectors(App::Services& s) {
+  metrics::Registry& m = *s.metrics;
+  m.AddCollector([&s, &m] {
+    m.Gauge("crmd_process_resident_memory_bytes", "Resident set size of the crmd process.")
+        .Set(metrics::ProcessRssBytes());
+    m.Gauge("crmd_db_pool_size", "Database connections this node may open for transactions.")
+        .Set(s.config.worker_threads + 2);
+    const int64_t now = s.clock->NowUnix();
+    auto level = store::CheckMigrations(*s.db);
+    auto queues = level ? ReadJobQueues(*s.db, now) : Result<JobQueues>(Fail(level.error()));
+    auto endpoints = queues ? s.db->Read([](store::Conn& c) { return webhooks::endpoints_repo::CountByState(c); })
+                            : Result<webhooks::endpoints_repo::StateCounts>(Fail(queues.error()));
+    m.Gauge("crmd_db_up", "1 when the database answered this scrape's queries.").Set(endpoints ? 1 : 0);
+    if (level) {
+      m.Gauge("crmd_schema_migrations", "Schema migration level: this binary's (expected), the database's (applied), and how many of this binary's are missing (pending).",
+              {{"level", "expected"}}).Set(level->expected);
+      m.Gauge("crmd_schema_migrations", "", {{"level", "applied"}}).Set(level->applied);
+      m.Gauge("crmd_schema_migrations", "", {{"level", "pending"}}).Set(level->pending);
+    }
+    if (queues) {
+      for (auto [name, q] : {std::pair<std::string_view, const store::QueueStats*>{"webhook_deliveries", &queues->webhook_deliveries},
+                             {"campaign_sends", &queues->campaign_sends},
+                             {"automation_steps", &queues->automation_steps}}) {
+        m.Gauge("crmd_job_queue_pending", "Rows waiting in a job queue (leased ones included).", {{"queue", name}}).Set(q->pending);
+        m.Gauge("crmd_job_queue_due", "Rows of a job queue that are due now and not leased.", {{"queue", name}}).Set(q->due);
+        m.Gauge("crmd_job_queue_lag_seconds", "How long the oldest due row of a job queue has waited.", {{"queue", name}})
+            .Set(q->LagSeconds(now));
+      }
+    }
+    if (endpoints) {
+      m.Gauge("crmd_webhook_endpoints", "Outgoing webhook endpoints by state.", {{"state", "enabled"}}).Set(endpoints->enabled);
+      m.Gauge("crmd_webhook_endpoints", "", {{"state", "disabled"}}).Set(endpoints->disabled);
+      m.Gauge("crmd_webhook_endpoints", "", {{"state", "disabled_after_failures"}}).Set(endpoints->failing_disabled);
+    }
   });
 }
 
@@ -124,6 +219,7 @@ Status AddMcpRoutes(App::Services& s) {
           // shares (server_secrets), so any node finishes a round trip another started,
           // also after a restart.
           .request_state_keys = {{.id = "s1", .secret = std::move(*state_key)}},
+          .metrics = s.metrics.get(),
       },
       *s.tools, *s.clock, *s.random);
   auto policy = std::make_shared<mcp::OriginPolicy>(
@@ -367,7 +463,8 @@ Status WireMail(App::Services& s) {
   s.campaign_sender = std::make_unique<jobs::CampaignSender>(
       *s.crm->delivery, *s.crm->campaigns, *s.crm->settings, *s.mail_runtime, *s.clock,
       jobs::CampaignSenderOptions{.concurrency = s.config.mail_concurrency,
-                                  .poll_interval_ms = s.config.mail_poll_interval_ms});
+                                  .poll_interval_ms = s.config.mail_poll_interval_ms,
+                                  .metrics = s.metrics.get()});
   s.automation_runs = std::make_unique<crm::AutomationRuns>(
       *s.db, *s.clock, *s.crm->contacts, crm::RunPolicy{.lease_s = s.config.mail_lease_s});
   // call_webhook steps are signed with the secret of a webhook endpoint registered at the
@@ -386,7 +483,8 @@ Status WireMail(App::Services& s) {
       *s.clock,
       jobs::AutomationRunnerOptions{.poll_interval_ms = s.config.mail_poll_interval_ms,
                                     .allow_private = s.config.allow_private_network_targets,
-                                    .webhook_timeout_ms = s.config.webhook_timeout_ms});
+                                    .webhook_timeout_ms = s.config.webhook_timeout_ms,
+                                    .metrics = s.metrics.get()});
   std::string business;
   if (auto doc = s.crm->settings->Get(); doc && doc->document.contains("business"))
     business = doc->document["business"].value("name", "");
@@ -407,10 +505,28 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   s.clock = std::make_unique<SystemClock>();
   s.random = std::make_unique<SecureRandom>();
   s.http_client = http::MakeHttpClient();
+  s.metrics = std::make_unique<metrics::Registry>();
+  s.router.SetMetrics(s.metrics.get(), rest::RestBasePath(s.config));
+  s.ops_router.SetMetrics(s.metrics.get(), "");
+  auto metrics_allow = http::ProxyTrust::Parse(s.config.metrics_allow);
+  if (!metrics_allow)
+    return Fail(Errc::kInvalidArgument, "metrics_allow: an entry is not an IP address or CIDR range",
+                metrics_allow.error().message);
+  auto allow = std::make_shared<const http::ProxyTrust>(std::move(*metrics_allow));
 
   auto db = store::Open(s.config.database_url, s.config.worker_threads + 2);
   if (!db) return Fail(db.error());
   s.db = std::move(*db);
+  s.db->set_metrics(store::DbMetrics{
+      .read_seconds = &s.metrics->Histogram("crmd_db_transaction_duration_seconds",
+                                            "Database transactions (waiting for a connection included).",
+                                            {{"kind", "read"}}),
+      .write_seconds = &s.metrics->Histogram("crmd_db_transaction_duration_seconds", "", {{"kind", "write"}}),
+      .in_flight = &s.metrics->Gauge("crmd_db_transactions_in_flight",
+                                     "Transactions running or waiting for a pooled connection."),
+      .failed = &s.metrics->Counter("crmd_db_transactions_failed_total",
+                                    "Transactions that returned an error and were rolled back."),
+  });
 
   s.server = std::make_unique<http::Server>(
       http::ServerOptions{
@@ -440,7 +556,38 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   if (!port) return Fail(port.error());
   if (s.config.public_base_url.empty()) s.config.port = *port;
 
-  AddHealthRoutes(s);
+  AddHealthRoutes(s, s.router);
+  AddMetricsRoute(s, s.router, allow);
+  AddCollectors(s);
+  if (!s.config.metrics_listen_address.empty()) {
+    // "host:port", "[v6]:port".
+    const std::string& a = s.config.metrics_listen_address;
+    auto colon = a.rfind(':');
+    std::string host = colon == std::string::npos ? "" : a.substr(0, colon);
+    if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    int port = 0;
+    try {
+      port = colon == std::string::npos ? -1 : std::stoi(a.substr(colon + 1));
+    } catch (...) {
+      port = -1;
+    }
+    if (host.empty() || port < 0 || port > 65535)
+      return Fail(Errc::kInvalidArgument, "metrics_listen_address must be host:port");
+    AddHealthRoutes(s, s.ops_router);
+    AddMetricsRoute(s, s.ops_router, allow);
+    s.ops_server = std::make_unique<http::Server>(
+        http::ServerOptions{.address = host,
+                            .port = static_cast<uint16_t>(port),
+                            .io_threads = 1,
+                            .worker_threads = 1,
+                            .max_body_bytes = 1024,
+                            .max_connections = 64,
+                            .shutdown_grace_s = s.config.shutdown_grace_s,
+                            .access_log = false,
+                            .trusted_proxies = s.config.trusted_proxies},
+        [&s](const http::Request& req) { return s.ops_router.Dispatch(req); });
+    if (auto bound = s.ops_server->Listen(); !bound) return Fail(bound.error());
+  }
 
   // --- module wiring (each module adds its own section below) ---
 
@@ -454,9 +601,58 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
                                 .signing_key_rotation = s.config.signing_key_rotation},
       *s.db, *s.clock, *s.random);
   s.bearer = std::make_unique<auth::BearerGuard>(*s.tokens);
-  s.authenticate = [&s](const http::Request& req) { return s.bearer->Authenticate(req); };
-  for (auto& route : auth::TokenRoutes(*s.tokens))
+  s.authenticate = [&s](const http::Request& req) {
+    auto principal = s.bearer->Authenticate(req);
+    if (!principal) {
+      // RFC 6750 §3.1's words (missing, invalid_request, invalid_token) or "unavailable".
+      std::string_view reason = principal.error().code == Errc::kUnavailable ? "unavailable"
+                                : principal.error().detail == auth::kBearerMissing
+                                    ? auth::kBearerMissing
+                                : principal.error().detail == auth::kBearerInvalidRequest
+                                    ? auth::kBearerInvalidRequest
+                                    : auth::kBearerInvalidToken;
+      s.metrics->Counter("crmd_bearer_refused_total", "Requests whose bearer token was refused, by reason.",
+                         {{"reason", reason}})
+          .Inc();
+    }
+    return principal;
+  };
+  for (auto& route : auth::TokenRoutes(*s.tokens)) {
+    if (route.path == "/oauth/token") {
+      // Tokens issued by grant type, token requests refused by OAuth error code (RFC 6749
+      // §5.2); the label values are the RFC's fixed words, others become "other".
+      route.handler = [&s, inner = std::move(route.handler)](const http::Request& req) {
+        http::Response res = inner(req);
+        if (req.method != "POST") return res;
+        auto known = [](std::string_view v, std::initializer_list<std::string_view> words) {
+          for (auto w : words)
+            if (v == w) return w;
+          return std::string_view("other");
+        };
+        if (res.status == 200) {
+          std::string grant = http::FormValue(http::ParseForm(req.body), "grant_type").value_or("");
+          s.metrics->Counter("crmd_oauth_tokens_issued_total", "Access tokens issued, by grant type.",
+                             {{"grant_type", known(grant, {"authorization_code", "refresh_token",
+                                                           "client_credentials"})}})
+              .Inc();
+        } else {
+          auto body = nlohmann::json::parse(res.body, nullptr, false);
+          std::string error = body.is_object() ? body.value("error", "") : "";
+          auto code = known(error, {"invalid_request", "invalid_client", "invalid_grant",
+                                    "unauthorized_client", "unsupported_grant_type", "invalid_scope",
+                                    "invalid_target", "temporarily_unavailable", "server_error"});
+          s.metrics->Counter("crmd_oauth_token_refused_total", "Token requests refused, by OAuth error code.",
+                             {{"error", code}})
+              .Inc();
+          s.metrics->Counter("crmd_errors_total", "Errors answered, by face and stable error code.",
+                             {{"face", "oauth"}, {"code", code}})
+              .Inc();
+        }
+        return res;
+      };
+    }
     s.router.Exact(std::move(route.path), std::move(route.handler));
+  }
 
   // --- crm: core services (contacts, lists, tags, settings, confirmations, audit) ---
   s.resolver = crm::MakeSystemResolver();
@@ -466,6 +662,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   s.crm = std::move(*crm_services);
   // Approval links point at this server's console (its public URL).
   s.crm->confirmations->SetApprovalUrlBase(s.config.Issuer());
+  s.crm->confirmations->SetMetrics(s.metrics.get());
   // --- marketing: campaigns, automations, sequences, reports; confirmation actions; usage ---
   if (auto st = crm::InstallMarketing(*s.crm); !st) return Fail(st.error());
 
@@ -491,7 +688,8 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   s.api_keys = std::make_unique<crm::ApiKeys>(*s.db, *s.clock, *s.random);
   s.forms = std::make_unique<crm::FormRepo>(*s.db, *s.clock, s.crm->contacts.get());
   s.webhook_endpoints = std::make_unique<webhooks::Endpoints>(
-      *s.db, *s.clock, *s.random, s.config.allow_private_network_targets);
+      *s.db, *s.clock, *s.random, s.config.allow_private_network_targets,
+      s.config.webhook_retry_horizon_s);
   s.webhook_deliveries = std::make_unique<webhooks::Deliveries>(
       *s.db, *s.clock, *s.random,
       webhooks::DeliveryPolicy{
@@ -499,6 +697,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
           .backoff_max_s = s.config.webhook_backoff_max_s,
           .retry_horizon_s = s.config.webhook_retry_horizon_s,
           .lease_s = s.config.webhook_timeout_ms / 1000 + s.config.webhook_lease_grace_s,
+          .disable_after_s = s.config.webhook_disable_after_s,
           .disable_after_failures = s.config.webhook_disable_after_failures,
       });
   s.webhook_worker = std::make_unique<webhooks::DeliveryWorker>(
@@ -508,6 +707,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
           .timeout_ms = s.config.webhook_timeout_ms,
           .allow_private = s.config.allow_private_network_targets,
           .batch = 20,
+          .metrics = s.metrics.get(),
       });
   s.incoming_hooks = std::make_unique<webhooks::IncomingHooks>(webhooks::IncomingHooksOptions{
       .db = s.db.get(),
@@ -526,6 +726,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
       .endpoints = s.webhook_endpoints.get(),
       .deliveries = s.webhook_deliveries.get(),
       .incoming = s.incoming_hooks.get(),
+      .metrics = s.metrics.get(),
   });
   s.router.Prefix(s.rest_api->base_path() + "/",
                   [api = s.rest_api.get()](const http::Request& req) { return api->Handle(req); });
@@ -546,6 +747,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
 
 Result<uint16_t> App::Start() {
   s_->server->Run();
+  if (s_->ops_server) s_->ops_server->Run();
   if (s_->webhook_worker) s_->webhook_worker->Start();  // rest: outgoing webhooks
   if (s_->housekeeping) s_->housekeeping->Start();
   if (s_->campaign_sender) s_->campaign_sender->Start();
@@ -556,6 +758,7 @@ Result<uint16_t> App::Start() {
 
 void App::Stop() {
   s_->server->Stop();
+  if (s_->ops_server) s_->ops_server->Stop();
   if (s_->webhook_worker) s_->webhook_worker->Stop();  // rest: outgoing webhooks
   if (s_->housekeeping) s_->housekeeping->Stop();
   if (s_->campaign_sender) s_->campaign_sender->Stop();

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -36,12 +39,30 @@ void NotifySystemd(const char* state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto config = crmd::LoadConfig(argc, argv);
+  // Every argument is --key=value (a configuration key, README "Configuration"); anything
+  // else, --help included, shows how to run it instead of starting a server.
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a.rfind("--", 0) != 0 || a.find('=') == std::string_view::npos) {
+      bool help = a == "--help" || a == "-h";
+      std::fprintf(help ? stdout : stderr,
+                   "%susage: crmd [--config=FILE] [--<key>=<value> ...]\n"
+                   "  Configuration keys (database_url, port, public_base_url, smtp_url, ...) come\n"
+                   "  from the command line, CRMD_<KEY> environment variables and the JSON file\n"
+                   "  --config names; the README's \"Configuration\" section lists them all.\n",
+                   help ? "" : ("crmd: unexpected argument " + std::string(a) + "\n").c_str());
+      return help ? 0 : 2;
+    }
+  }
+  std::vector<std::string> warnings;
+  auto config = crmd::LoadConfig(argc, argv, nullptr, &warnings);
   if (!config) {
     std::fprintf(stderr, "crmd: %s\n", config.error().message.c_str());
     return 2;
   }
   crmd::SetupLogging(config->log_level, config->log_format);
+  for (const auto& w : warnings)
+    spdlog::warn(R"("event":"config_warning","detail":"{}")", crmd::JsonEscape(w));
   auto app = crmd::app::App::Create(*config);
   if (!app) {
     std::fprintf(stderr, "crmd: %s\n", app.error().message.c_str());

@@ -1,27 +1,72 @@
 #include "src/app/router.h"
 
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
 namespace crmd::app {
 
+void Router::SetMetrics(metrics::Registry* metrics, std::string rest_base) {
+  metrics_ = metrics;
+  rest_base_ = std::move(rest_base);
+}
+
+std::string_view Router::FaceOf(std::string_view route) const {
+  auto starts = [&](std::string_view p) { return route.substr(0, p.size()) == p; };
+  if (route == "/mcp") return "mcp";
+  if (starts("/oauth/") || starts("/.well-known/")) return "oauth";
+  if (!rest_base_.empty() && starts(rest_base_)) return "rest";
+  // The console: approval pages and the links in messages (unsubscribe, tracking, opt-in).
+  if (starts("/console/") || starts("/u/") || starts("/t/") || starts("/confirm/")) return "console";
+  if (route == "/healthz" || route == "/readyz" || route == "/metrics") return "ops";
+  return "other";
+}
+
 void Router::Exact(std::string path, http::Handler handler) {
-  routes_.push_back({std::move(path), false, std::move(handler)});
+  std::string face(FaceOf(path));
+  routes_.push_back({std::move(path), false, std::move(handler), std::move(face)});
 }
 
 void Router::Prefix(std::string prefix, http::Handler handler) {
-  routes_.push_back({std::move(prefix), true, std::move(handler)});
+  std::string face(FaceOf(prefix));
+  routes_.push_back({std::move(prefix), true, std::move(handler), std::move(face)});
+}
+
+http::Response Router::Timed(const Route* route, const http::Request& req) const {
+  if (!metrics_) {
+    if (route) return route->handler(req);
+    return http::Response::Json(404, {{"error", "not_found"}, {"error_description", "no such endpoint"}});
+  }
+  const auto started = std::chrono::steady_clock::now();
+  http::Response res =
+      route ? route->handler(req)
+            : http::Response::Json(404, {{"error", "not_found"}, {"error_description", "no such endpoint"}});
+  const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::steady_clock::now() - started).count();
+  std::string_view face = route ? std::string_view(route->face) : "other";
+  std::string_view path = route ? std::string_view(route->path) : "unmatched";
+  static constexpr std::string_view kClass[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+  std::string_view status = res.status >= 100 && res.status < 600 ? kClass[res.status / 100 - 1] : "5xx";
+  metrics_
+      ->Counter("crmd_http_requests_total", "HTTP requests by face, route and status class.",
+                {{"face", face}, {"route", path}, {"status", status}})
+      .Inc();
+  metrics_
+      ->Histogram("crmd_http_request_duration_seconds", "HTTP handler latency by face and route.",
+                  {{"face", face}, {"route", path}})
+      .ObserveMicros(us);
+  return res;
 }
 
 http::Response Router::Dispatch(const http::Request& req) const {
   for (const auto& r : routes_)
-    if (!r.prefix && r.path == req.path) return r.handler(req);
+    if (!r.prefix && r.path == req.path) return Timed(&r, req);
   const Route* best = nullptr;
   for (const auto& r : routes_) {
     if (r.prefix && req.path.rfind(r.path, 0) == 0 && (!best || r.path.size() > best->path.size()))
       best = &r;
   }
-  if (best) return best->handler(req);
-  return http::Response::Json(404, {{"error", "not_found"}, {"error_description", "no such endpoint"}});
+  return Timed(best, req);
 }
 
 std::optional<http::Response> RequireMethod(const http::Request& req, std::string_view allowed) {

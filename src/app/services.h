@@ -22,6 +22,7 @@
 #include "src/app/router.h"
 #include "src/core/clock.h"
 #include "src/core/config.h"
+#include "src/core/metrics.h"
 #include "src/core/http_client.h"
 #include "src/core/principal.h"
 #include "src/core/random.h"
@@ -46,12 +47,18 @@ namespace crmd::app {
 
 struct App::Services {
   Config config;
+  // ops: every metric GET /metrics shows (docs/operations.md); declared first so that it
+  // outlives everything that records into it.
+  std::unique_ptr<metrics::Registry> metrics;
   std::unique_ptr<Clock> clock;
   std::unique_ptr<Random> random;
   std::unique_ptr<store::Database> db;
   std::unique_ptr<http::HttpClient> http_client;
   std::unique_ptr<http::Server> server;
   Router router;
+  // ops: the optional second listener (metrics_listen_address) and its routes.
+  std::unique_ptr<http::Server> ops_server;
+  Router ops_router;
   // Set by auth: verifies a request's bearer token (signature, expiry, issuer, audience =
   // config.McpResource(), revocation). kUnauthenticated when missing or invalid; the
   // message says which (for WWW-Authenticate error_description).

@@ -115,6 +115,7 @@ Status Config::Set(const std::string& key, const std::string& v) {
   else if (key == "rest_namespace") rest_namespace = v;
   else if (key == "rest_max_body_bytes") return set_int(rest_max_body_bytes);
   else if (key == "form_rate_limit_per_minute") return set_int(form_rate_limit_per_minute);
+  else if (key == "hook_rate_limit_per_minute") return set_int(hook_rate_limit_per_minute);
   else if (key == "webhook_poll_interval_ms") return set_int(webhook_poll_interval_ms);
   else if (key == "webhook_backoff_base_s") return set_int(webhook_backoff_base_s);
   else if (key == "webhook_backoff_max_s") return set_int(webhook_backoff_max_s);
@@ -122,11 +123,14 @@ Status Config::Set(const std::string& key, const std::string& v) {
   else if (key == "webhook_timeout_ms") return set_int(webhook_timeout_ms);
   else if (key == "webhook_lease_grace_s") return set_int(webhook_lease_grace_s);
   else if (key == "webhook_disable_after_failures") return set_int(webhook_disable_after_failures);
+  else if (key == "webhook_disable_after_s") return set_int(webhook_disable_after_s);
   else if (key == "housekeeping_interval_s") return set_int(housekeeping_interval_s);
   else if (key == "retention_days") return set_int(retention_days);
+  else if (key == "metrics_allow") metrics_allow = SplitList(v);
+  else if (key == "metrics_listen_address") metrics_listen_address = v;
   else if (key == "log_level") log_level = v;
   else if (key == "log_format") log_format = v;
-  else return Fail(Errc::kInvalidArgument, "unknown config key: " + key);
+  else return Fail(Errc::kNotFound, "unknown config key: " + key);
   return Ok();
 }
 
@@ -161,7 +165,8 @@ Status Config::Validate() const {
   return Ok();
 }
 
-Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest) {
+Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest,
+                          std::vector<std::string>* warnings) {
   Config cfg;
   std::vector<std::pair<std::string, std::string>> flags;
   std::string config_file;
@@ -191,7 +196,11 @@ Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest)
       else if (v.is_array()) {
         for (auto& e : v) s += (s.empty() ? "" : ",") + (e.is_string() ? e.get<std::string>() : e.dump());
       } else s = v.dump();
-      if (auto st = cfg.Set(k, s); !st) return Fail(st.error());
+      if (auto st = cfg.Set(k, s); !st) {
+        Error e = st.error();
+        e.code = Errc::kInvalidArgument;  // an unknown key in the file is a typo
+        return Fail(std::move(e));
+      }
     }
   }
   for (char** e = environ; e && *e; ++e) {
@@ -201,10 +210,20 @@ Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest)
     std::string key = kv.substr(5, eq - 5);
     for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (key.rfind("test_", 0) == 0) continue;  // CRMD_TEST_* belong to the test harness
-    if (auto st = cfg.Set(key, kv.substr(eq + 1)); !st) return Fail(st.error());
+    if (auto st = cfg.Set(key, kv.substr(eq + 1)); !st) {
+      // Another program's variable that happens to start with CRMD_: not ours to refuse.
+      if (st.error().code != Errc::kNotFound) return Fail(st.error());
+      if (warnings)
+        warnings->push_back("ignoring environment variable " + kv.substr(0, eq) +
+                            ": not a crmd config key");
+    }
   }
   for (auto& [k, v] : flags)
-    if (auto st = cfg.Set(k, v); !st) return Fail(st.error());
+    if (auto st = cfg.Set(k, v); !st) {
+      Error e = st.error();
+      e.code = Errc::kInvalidArgument;  // an unknown flag is a typo: the same error as a bad value
+      return Fail(std::move(e));
+    }
   if (auto st = cfg.Validate(); !st) return Fail(st.error());
   return cfg;
 }

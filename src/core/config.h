@@ -62,16 +62,23 @@ struct Config {
   std::string rest_namespace = "crm";
   size_t rest_max_body_bytes = 256 * 1024;  // REST bodies over this: 413 problem JSON
   int form_rate_limit_per_minute = 30;      // keyless submissions per IP per form
+  int hook_rate_limit_per_minute = 120;     // POST /hooks/{token} per client IP (0: no limit)
 
   // Outgoing webhooks (rest helper): worker poll interval, retry schedule, auto-disable.
   int webhook_poll_interval_ms = 1000;
   int64_t webhook_backoff_base_s = 30;          // first retry delay; doubles per attempt
-  int64_t webhook_backoff_max_s = 6 * 3600;     // cap of one delay
+  int64_t webhook_backoff_max_s = 3600;         // cap of one delay (a success after an outage
+                                                // releases the waiting ones at once)
   int64_t webhook_retry_horizon_s = 72 * 3600;  // give up after retrying this long
   int webhook_timeout_ms = 15000;               // per delivery attempt
   int64_t webhook_lease_grace_s = 30;           // an attempt's lease: timeout + this (then a crashed
                                                 // node's delivery is retried elsewhere)
-  int webhook_disable_after_failures = 50;      // consecutive failures: endpoint disabled
+  // Auto-disable: an endpoint is disabled only when it has had no successful delivery for
+  // webhook_disable_after_s (counted from its first failure after a success or an enable)
+  // AND at least webhook_disable_after_failures failed attempts in that run. Its backlog
+  // stays queued while it is disabled and is delivered once it is enabled again.
+  int64_t webhook_disable_after_s = 5 * 24 * 3600;
+  int webhook_disable_after_failures = 20;
 
   // Email (docs/mail.md). smtp_url empty: messages are written as .eml files to mail_dir.
   std::string smtp_url;                 // smtp://[user:pass@]host[:port] or smtps://...
@@ -87,6 +94,14 @@ struct Config {
   // Housekeeping (src/app/housekeeping.h): expired rows are deleted every interval.
   int64_t housekeeping_interval_s = 600;  // 0 disables the background sweep
   int64_t retention_days = 30;            // confirmations and webhook attempts kept this long
+
+  // Operations (docs/operations.md): GET /metrics (Prometheus text format) answers only
+  // clients in these IP addresses / CIDR ranges (the client as trusted_proxies resolve
+  // it); others get 403. Empty: nobody.
+  std::vector<std::string> metrics_allow = {"127.0.0.0/8", "::1"};
+  // "host:port" of a second listener that serves only /metrics, /healthz and /readyz
+  // (metrics_allow applies there too); empty: none, /metrics is on the main port only.
+  std::string metrics_listen_address;
 
   // Logging
   std::string log_level = "info";  // trace, debug, info, warn, error
@@ -105,8 +120,11 @@ struct Config {
 };
 
 // Loads from file, environment and argv (flags not of the form --key=value are returned
-// in `rest` for the caller, e.g. subcommands).
-Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest = nullptr);
+// in `rest` for the caller, e.g. subcommands). An unknown key in the file or a flag is an
+// error (a typo); an unknown CRMD_* environment variable is not (deployments set their own
+// for their scripts): it is reported in `warnings`, naming the variable, and ignored.
+Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest = nullptr,
+                          std::vector<std::string>* warnings = nullptr);
 
 bool IsLoopbackAddress(const std::string& host);
 

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "src/core/trace.h"
+
 namespace crmd::http {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -31,6 +33,9 @@ struct Request {
   std::string remote_ip;
   std::string peer_ip;     // the TCP peer itself (a proxy's address behind one)
   std::string request_id;  // assigned by the server, echoed as X-Request-Id
+  // W3C Trace Context: the caller's traceparent/tracestate continued, or a new trace; the
+  // server makes it the handler thread's log context (src/core/log.h).
+  trace::Context trace;
   bool tls = false;        // the connection to crmd is TLS
   std::string scheme = "http";  // what the client used: "https" with tls or a trusted proxy's word
 

@@ -63,6 +63,20 @@ Result<int64_t> EnrolMatching(store::Conn& c, int64_t automation_id, const std::
   return *n;
 }
 
+Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now) {
+  auto pending = c.QueryOne("SELECT COUNT(*) FROM automation_runs WHERE status = 'active'");
+  if (!pending) return Fail(pending.error());
+  auto due = c.QueryOne(
+      "SELECT COUNT(*), MIN(r.due_at) FROM automation_runs r "
+      "JOIN automations a ON a.id = r.automation_id "
+      "WHERE r.status = 'active' AND r.due_at <= ? AND a.status = 'active'",
+      {now});
+  if (!due) return Fail(due.error());
+  store::QueueStats s{.pending = (*pending)->Int(0), .due = (*due)->Int(0)};
+  if (s.due > 0) s.oldest_due_at = (*due)->Int(1);
+  return s;
+}
+
 Result<std::vector<int64_t>> DueIds(store::Conn& c, int64_t now, int limit) {
   auto rows = c.Query(
       "SELECT r.id FROM automation_runs r JOIN automations a ON a.id = r.automation_id "

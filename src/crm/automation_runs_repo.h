@@ -92,4 +92,8 @@ struct EnrolledContact {
 };
 Result<std::vector<EnrolledContact>> Sample(store::Conn& c, int64_t automation_id, int64_t limit);
 
+// The step queue at `now`: active runs, and those due of active automations (what DueIds
+// walks).
+Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now);
+
 }  // namespace crmd::crm::automation_runs_repo

@@ -113,6 +113,20 @@ Result<bool> Suspend(store::Conn& c, int64_t campaign_id, int64_t now) {
   return true;
 }
 
+Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now) {
+  auto pending = c.QueryOne("SELECT COUNT(*) FROM campaign_recipients WHERE status = 'pending'");
+  if (!pending) return Fail(pending.error());
+  auto due = c.QueryOne(
+      "SELECT COUNT(*), MIN(r.due_at) FROM campaign_recipients r "
+      "JOIN campaigns k ON k.id = r.campaign_id "
+      "WHERE r.status = 'pending' AND r.due_at <= ? AND k.status = 'sending'",
+      {now});
+  if (!due) return Fail(due.error());
+  store::QueueStats s{.pending = (*pending)->Int(0), .due = (*due)->Int(0)};
+  if (s.due > 0) s.oldest_due_at = (*due)->Int(1);
+  return s;
+}
+
 Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64_t lease_s,
                                               int limit) {
   auto rows = c.Query(

@@ -104,4 +104,8 @@ Result<int64_t> CountResendable(store::Conn& c, int64_t campaign_id);
 // goes down and nothing else moves (queued already counts them).
 Result<int64_t> RequeueFailed(store::Conn& c, int64_t campaign_id, int64_t round, int64_t now);
 
+// The send queue at `now`: pending recipients, and those due of campaigns that are sending
+// (what LeaseDue walks; parked and leased rows are not due).
+Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now);
+
 }  // namespace crmd::crm::campaign_send_repo

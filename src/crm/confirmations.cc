@@ -147,7 +147,41 @@ Result<ConfirmationService::Issued> ConfirmationService::Issue(store::Conn& conn
   return out;
 }
 
+void ConfirmationService::Count(std::string_view step, std::string_view outcome) {
+  if (!metrics_) return;
+  metrics_
+      ->Counter("crmd_confirmations_total",
+                "Confirmable actions: previews issued and confirmations, by outcome (error code when refused).",
+                {{"step", step}, {"outcome", outcome}})
+      .Inc();
+}
+
 ConfirmOutcome ConfirmationService::Request(const Actor& actor, const std::string& action,
+                                            const nlohmann::json& args) {
+  ConfirmOutcome out = RequestUncounted(actor, action, args);
+  if (!out.result) Count("preview", ErrcCode(out.result.error().code));
+  else Count("preview", out.result->value("approval_required", false) ? "issued_needs_approval" : "issued");
+  return out;
+}
+
+ConfirmOutcome ConfirmationService::Confirm(const Actor& actor, const std::set<std::string>& scopes,
+                                            const std::string& token) {
+  ConfirmOutcome out = ConfirmUncounted(actor, scopes, token);
+  Count("confirm", out.result ? "done" : ErrcCode(out.result.error().code));
+  return out;
+}
+
+Status ConfirmationService::Decide(const std::string& approval_id, const Actor& person, bool approve) {
+  Status st = DecideUncounted(approval_id, person, approve);
+  if (metrics_)
+    metrics_
+        ->Counter("crmd_approvals_total", "Decisions on approval pages, by decision and outcome.",
+                  {{"decision", approve ? "approve" : "deny"}, {"outcome", st ? "ok" : ErrcCode(st.error().code)}})
+        .Inc();
+  return st;
+}
+
+ConfirmOutcome ConfirmationService::RequestUncounted(const Actor& actor, const std::string& action,
                                             const json& args) {
   auto it = actions_.find(action);
   if (it == actions_.end())
@@ -169,7 +203,7 @@ ConfirmOutcome ConfirmationService::Request(const Actor& actor, const std::strin
   return {std::move(r), ok ? json(nullptr) : details};
 }
 
-ConfirmOutcome ConfirmationService::Confirm(const Actor& actor,
+ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
                                             const std::set<std::string>& scopes,
                                             const std::string& token) {
   json details;
@@ -340,7 +374,7 @@ Result<std::vector<ApprovalInfo>> ConfirmationService::PendingApprovals(const st
   });
 }
 
-Status ConfirmationService::Decide(const std::string& approval_id, const Actor& person,
+Status ConfirmationService::DecideUncounted(const std::string& approval_id, const Actor& person,
                                    bool approve) {
   return o_.db->Write([&](store::Conn& c) -> Status {
     int64_t now = o_.clock->NowUnix();

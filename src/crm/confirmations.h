@@ -35,6 +35,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/metrics.h"
 #include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/core/result.h"
@@ -122,6 +123,10 @@ class ConfirmationService {
   Status RegisterAction(ActionSpec spec);
   bool HasAction(const std::string& name) const;
 
+  // Counts crmd_confirmations_total{step,outcome} and crmd_approvals_total{decision,outcome}
+  // (GET /metrics). REQUIRES: during start-up only; `metrics` outlives the service.
+  void SetMetrics(metrics::Registry* metrics) { metrics_ = metrics; }
+
   // Where approval pages live (the issuer). REQUIRES: during start-up only.
   void SetApprovalUrlBase(std::string base) { approval_url_base_ = std::move(base); }
   std::string ApprovalUrl(const std::string& approval_id) const;
@@ -162,6 +167,13 @@ class ConfirmationService {
   Result<int64_t> ExpireStale();
 
  private:
+  ConfirmOutcome RequestUncounted(const Actor& actor, const std::string& action,
+                                  const nlohmann::json& args);
+  ConfirmOutcome ConfirmUncounted(const Actor& actor, const std::set<std::string>& scopes,
+                                  const std::string& token);
+  Status DecideUncounted(const std::string& approval_id, const Actor& person, bool approve);
+  void Count(std::string_view step, std::string_view outcome);
+
   struct Issued;
   Result<Issued> Issue(store::Conn& conn, const Actor& actor, const ActionSpec& spec,
                        const nlohmann::json& args, const Preview& preview);
@@ -170,6 +182,7 @@ class ConfirmationService {
   const ConfirmationOptions o_;
   std::string approval_url_base_;
   std::map<std::string, ActionSpec> actions_;
+  metrics::Registry* metrics_ = nullptr;
 };
 
 }  // namespace crmd::crm

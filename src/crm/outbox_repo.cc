@@ -3,10 +3,13 @@
 namespace crmd::crm::outbox_repo {
 
 Status Insert(store::Conn& c, const std::string& event_type, int64_t contact_id,
-              const std::string& data_json, int64_t occurred_at) {
+              const std::string& data_json, int64_t occurred_at,
+              std::optional<std::string> traceparent, std::optional<std::string> tracestate) {
   auto r = c.Exec(
-      "INSERT INTO outbox_events (event_type, contact_id, data, occurred_at) VALUES (?, ?, ?, ?)",
-      {event_type, contact_id, data_json, occurred_at});
+      "INSERT INTO outbox_events (event_type, contact_id, data, occurred_at, traceparent, "
+      "tracestate) VALUES (?, ?, ?, ?, ?, ?)",
+      {event_type, contact_id, data_json, occurred_at, store::Opt(traceparent),
+       store::Opt(tracestate)});
   if (!r) return Fail(r.error());
   return Ok();
 }
@@ -30,8 +33,8 @@ Result<std::vector<OutboxEvent>> After(store::Conn& c, int64_t after_id, int lim
 
 Result<std::vector<StoredEvent>> StoredAfter(store::Conn& c, int64_t after_id, int limit) {
   auto rows = c.Query(
-      "SELECT id, event_type, contact_id, data, occurred_at FROM outbox_events WHERE id > ? "
-      "ORDER BY id LIMIT ?",
+      "SELECT id, event_type, contact_id, data, occurred_at, traceparent, tracestate "
+      "FROM outbox_events WHERE id > ? ORDER BY id LIMIT ?",
       {after_id, int64_t{limit}});
   if (!rows) return Fail(rows.error());
   std::vector<StoredEvent> out;
@@ -40,7 +43,9 @@ Result<std::vector<StoredEvent>> StoredAfter(store::Conn& c, int64_t after_id, i
                    .event_type = r.Str(1),
                    .contact_id = r.OptInt(2),
                    .data = r.Str(3),
-                   .occurred_at = r.Int(4)});
+                   .occurred_at = r.Int(4),
+                   .traceparent = r.OptStr(5),
+                   .tracestate = r.OptStr(6)});
   return out;
 }
 

@@ -16,8 +16,12 @@
 namespace crmd::crm::outbox_repo {
 
 // REQUIRES: inside Database::Write, the transaction of the change the event describes.
+// `traceparent`/`tracestate`: the W3C trace context of the request that made the change
+// (src/core/trace.h), carried to the work the event causes; nullopt outside a request.
 Status Insert(store::Conn& c, const std::string& event_type, int64_t contact_id,
-              const std::string& data_json, int64_t occurred_at);
+              const std::string& data_json, int64_t occurred_at,
+              std::optional<std::string> traceparent = std::nullopt,
+              std::optional<std::string> tracestate = std::nullopt);
 // Events with id > after_id, ascending, at most `limit`.
 // REQUIRES: inside Database::Read or Write.
 Result<std::vector<OutboxEvent>> After(store::Conn& c, int64_t after_id, int limit);
@@ -29,6 +33,8 @@ struct StoredEvent {
   std::optional<int64_t> contact_id;
   std::string data;
   int64_t occurred_at = 0;
+  std::optional<std::string> traceparent;  // see Insert
+  std::optional<std::string> tracestate;
 };
 // Like After, without interpreting the row. REQUIRES: inside Database::Read or Write.
 Result<std::vector<StoredEvent>> StoredAfter(store::Conn& c, int64_t after_id, int limit);

@@ -83,7 +83,8 @@ class Server::Impl {
         ioc_(options_.io_threads),
         workers_(static_cast<size_t>(options_.worker_threads)),
         acceptor_(ioc_),
-        signals_(ioc_) {
+        signals_(ioc_),
+        hangup_(ioc_) {
     SecureRandom rnd;
     id_prefix_ = crypto::Hex(rnd.Bytes(4));
   }
@@ -100,15 +101,11 @@ class Server::Impl {
     auto trust = ProxyTrust::Parse(options_.trusted_proxies);
     if (!trust) return Fail(trust.error());
     trust_ = std::move(*trust);
-    if (!options_.tls_cert_file.empty() && !options_.tls_key_file.empty()) {
-      tls_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
-      tls_->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                        asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                        asio::ssl::context::no_tlsv1_1);
-      beast::error_code ec;
-      tls_->use_certificate_chain_file(options_.tls_cert_file, ec);
-      if (!ec) tls_->use_private_key_file(options_.tls_key_file, asio::ssl::context::pem, ec);
-      if (ec) return Fail(Errc::kInvalidArgument, "cannot load TLS certificate/key: " + ec.message());
+    if (TlsConfigured()) {
+      auto tls = LoadTls();
+      if (!tls) return Fail(tls.error());
+      std::lock_guard lock(tls_mu_);
+      tls_ = std::move(*tls);
     }
     beast::error_code ec;
     auto addr = asio::ip::make_address(options_.address, ec);
@@ -121,6 +118,33 @@ class Server::Impl {
     if (ec) return Fail(Errc::kUnavailable, "cannot listen on " + options_.address + ":" +
                                                 std::to_string(options_.port) + ": " + ec.message());
     return acceptor_.local_endpoint().port();
+  }
+
+  bool TlsConfigured() const {
+    return !options_.tls_cert_file.empty() && !options_.tls_key_file.empty();
+  }
+
+  // A server context from the configured PEM files (TLS 1.2 and later).
+  Result<std::shared_ptr<asio::ssl::context>> LoadTls() const {
+    auto tls = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+    tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                     asio::ssl::context::no_tlsv1_1);
+    beast::error_code ec;
+    tls->use_certificate_chain_file(options_.tls_cert_file, ec);
+    if (!ec) tls->use_private_key_file(options_.tls_key_file, asio::ssl::context::pem, ec);
+    // A renewed certificate with the old key (or a half-written pair) is refused here,
+    // rather than failing every handshake afterwards.
+    if (!ec && SSL_CTX_check_private_key(tls->native_handle()) != 1)
+      return Fail(Errc::kInvalidArgument,
+                  "cannot load TLS certificate/key: the key does not match the certificate");
+    if (ec) return Fail(Errc::kInvalidArgument, "cannot load TLS certificate/key: " + ec.message());
+    return tls;
+  }
+
+  std::shared_ptr<asio::ssl::context> CurrentTls() {
+    std::lock_guard lock(tls_mu_);
+    return tls_;
   }
 
   void Run() {
@@ -136,6 +160,34 @@ class Server::Impl {
       spdlog::info(R"("event":"shutdown","signal":{})", sig);
       std::thread([this] { Stop(); }).detach();
     });
+    hangup_.add(SIGHUP);
+    WaitForHangup();
+  }
+
+  // SIGHUP: the certificate and key are read again (renewed certificates). Connections
+  // open now keep the context they were accepted with; new ones get the new one.
+  void WaitForHangup() {
+    hangup_.async_wait([this](const beast::error_code& ec, int) {
+      if (ec) return;
+      if (auto st = ReloadTls(); !st)
+        spdlog::error(R"("event":"tls_reload_failed","detail":"{}")", JsonEscape(st.error().message));
+      WaitForHangup();
+    });
+  }
+
+  Status ReloadTls() {
+    if (!TlsConfigured()) {
+      spdlog::info(R"("event":"tls_reload_skipped","detail":"no tls_cert_file/tls_key_file")");
+      return Ok();
+    }
+    auto tls = LoadTls();
+    if (!tls) return Fail(tls.error());  // the current certificate stays in use
+    {
+      std::lock_guard lock(tls_mu_);
+      tls_ = std::move(*tls);
+    }
+    spdlog::info(R"("event":"tls_reloaded","cert":"{}")", JsonEscape(options_.tls_cert_file));
+    return Ok();
   }
 
   void Stop() {
@@ -148,6 +200,7 @@ class Server::Impl {
       beast::error_code ec;
       acceptor_.close(ec);
       signals_.cancel(ec);
+      hangup_.cancel(ec);
     });
     // Let in-flight requests finish; idle keep-alive connections are closed by their reads
     // seeing stopping_ (they are woken by the cancellation below).
@@ -241,8 +294,10 @@ class Server::Impl {
       }
     }
     uint64_t conn_id = next_conn_.fetch_add(1);
-    if (tls_) {
-      beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *tls_);
+    // This connection's TLS context, held for its lifetime (a reload swaps in another).
+    std::shared_ptr<asio::ssl::context> tls = CurrentTls();
+    if (tls) {
+      beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *tls);
       beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(options_.read_timeout_s));
       auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, kTuple);
       if (ec) co_return;
@@ -425,11 +480,13 @@ class Server::Impl {
       req.peer_ip = remote;
       req.scheme = client.https ? "https" : "http";
       req.request_id = NextRequestId();
+      req.trace = trace::Continue(req.Header("traceparent"), req.Header("tracestate"));
       req.tls = tls;
       bool keep_alive = msg.keep_alive();
       unsigned version = msg.version();
 
       auto started = std::chrono::steady_clock::now();
+      LogContext log_context{.request_id = req.request_id, .trace = req.trace};
       Response res;
       if (req.target == "*") {
         // OPTIONS * (RFC 9112 §3.2.4, RFC 9110 §9.3.7): about the server as a whole.
@@ -437,8 +494,16 @@ class Server::Impl {
         res.Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
       } else {
         // Run the handler on the worker pool; resume here on the connection's executor.
+        // The handler's log lines carry the request and trace ids; the handler may replace
+        // the trace (MCP _meta), and the access log line below names the final one.
         res = co_await asio::co_spawn(
-            workers_, [this, &req]() -> awaitable<Response> { co_return SafeHandle(req); },
+            workers_,
+            [this, &req, &log_context]() -> awaitable<Response> {
+              LogScope scope(std::move(log_context));
+              Response r = SafeHandle(req);
+              log_context = std::move(scope.context());
+              co_return r;
+            },
             use_awaitable);
       }
 
@@ -468,6 +533,7 @@ class Server::Impl {
                       std::chrono::steady_clock::now() - started).count();
         // Behind a trusted proxy "remote" is the forwarded client and "peer" the proxy.
         std::string peer_field = client.forwarded ? R"(,"peer":")" + remote + "\"" : "";
+        LogScope scope(std::move(log_context));
         spdlog::info(R"("event":"request","request_id":"{}","method":"{}","path":"{}","status":{},"duration_us":{},"remote":"{}"{})",
                      req.request_id, JsonEscape(req.method), JsonEscape(LoggablePath(req.path)), res.status, us,
                      req.remote_ip, peer_field);
@@ -544,7 +610,9 @@ class Server::Impl {
   asio::thread_pool workers_;
   tcp::acceptor acceptor_;
   asio::signal_set signals_;
-  std::unique_ptr<asio::ssl::context> tls_;
+  asio::signal_set hangup_;
+  std::mutex tls_mu_;
+  std::shared_ptr<asio::ssl::context> tls_;  // guarded by tls_mu_
   // Set by Listen(), before Run() starts the threads that read them; immutable after.
   HostAllowList allowed_hosts_;
   ProxyTrust trust_;
@@ -575,5 +643,6 @@ Result<uint16_t> Server::Start() {
 void Server::Stop() { impl_->Stop(); }
 void Server::Wait() { impl_->Wait(); }
 void Server::StopOnSignals() { impl_->StopOnSignals(); }
+Status Server::ReloadTls() { return impl_->ReloadTls(); }
 
 }  // namespace crmd::http

@@ -59,8 +59,14 @@ class Server {
   void Stop();
   // Blocks until Stop() completes (from another thread or a signal).
   void Wait();
-  // Stops gracefully on SIGINT/SIGTERM.
+  // Stops gracefully on SIGINT/SIGTERM; on SIGHUP reads the TLS certificate and key again
+  // (ReloadTls).
   void StopOnSignals();
+  // Reads tls_cert_file/tls_key_file again: new connections get the new certificate,
+  // established ones keep theirs (nothing is dropped). On failure (unreadable files, a key
+  // that does not match) the current certificate stays in use and the error is returned.
+  // A no-op without TLS.
+  Status ReloadTls();
 
   class Impl;
 

@@ -99,6 +99,18 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
   if (!runtime_.Throttle(stop_, mu_, cv_)) return {.kind = K::kNotAttempted};
   mail::Envelope envelope{.mail_from = message->from.address, .recipients = {message->to.address}};
   mail::SendResult sent = transport.Send(envelope, *bytes);
+  if (options_.metrics) {
+    const char* outcome = sent.ok() ? "sent"
+                          : (!sent.permanent() && (sent.stage == mail::SendStage::kConnection ||
+                                                   sent.stage == mail::SendStage::kSender))
+                              ? "relay_unavailable"
+                          : sent.permanent() ? "failed"
+                                             : "deferred";
+    options_.metrics
+        ->Counter("crmd_mail_messages_total", "Messages handed to the relay, by source and outcome.",
+                  {{"source", "automation"}, {"outcome", outcome}})
+        .Inc();
+  }
   if (sent.ok()) {
     runtime_.RelayUp();
     return {.kind = K::kDone};

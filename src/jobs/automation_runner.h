@@ -21,6 +21,7 @@
 #include <string>
 #include <thread>
 
+#include "src/core/metrics.h"
 #include "src/core/clock.h"
 #include "src/core/http_client.h"
 #include "src/core/result.h"
@@ -36,6 +37,8 @@ struct AutomationRunnerOptions {
   bool allow_private = false;   // allow_private_network_targets, for call_webhook
   int webhook_timeout_ms = 10000;
   int64_t confirm_link_ttl_s = 7 * 24 * 3600;  // double opt-in links
+  // crmd_mail_messages_total{source,outcome} (GET /metrics); null: not counted.
+  metrics::Registry* metrics = nullptr;
 };
 
 // The Standard Webhooks secret ("whsec_...") to sign a call_webhook step's request to

@@ -158,6 +158,17 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
         break;
       }
       report = SendOne(transport, *t, r, ctx);
+      if (options_.metrics) {
+        using K = crm::SendReport::Kind;
+        const char* outcome = report.kind == K::kSent                ? "sent"
+                              : report.kind == K::kTemporary         ? "deferred"
+                              : report.kind == K::kNotAttempted      ? "relay_unavailable"
+                                                                     : "failed";
+        options_.metrics
+            ->Counter("crmd_mail_messages_total", "Messages handed to the relay, by source and outcome.",
+                      {{"source", "campaign"}, {"outcome", outcome}})
+            .Inc();
+      }
     }
     if (report.kind == SendReport::Kind::kNotAttempted && t) {
       report.retry_at = runtime_.RelayDown();

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/core/metrics.h"
 #include "src/crm/campaign_delivery.h"
 #include "src/crm/campaign_render.h"
 #include "src/crm/campaigns.h"
@@ -30,6 +31,8 @@ struct CampaignSenderOptions {
   int concurrency = 2;
   int poll_interval_ms = 1000;
   int batch = 10;  // recipients leased at once per thread: how far a pause may lag
+  // crmd_mail_messages_total{source,outcome} (GET /metrics); null: not counted.
+  metrics::Registry* metrics = nullptr;
 };
 
 class CampaignSender {

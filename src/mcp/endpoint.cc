@@ -67,11 +67,13 @@ json SupportedVersions() {
   return out;
 }
 
-// One line per tools/call, for audit and operations. Arguments and results are never
-// logged: they carry personal data.
+// One line per tools/call, for audit and operations, and its metrics. Arguments and
+// results are never logged: they carry personal data.
 void LogToolCall(const http::Request& req, const Principal& principal, const json& params,
-                 const CallOutcome& out, int64_t duration_us) {
-  if (!spdlog::should_log(spdlog::level::info)) return;
+                 const CallOutcome& out, int64_t duration_us, metrics::Registry* metrics,
+                 const ToolRegistry& tools) {
+  const bool log = spdlog::should_log(spdlog::level::info);
+  if (!log && !metrics) return;
   std::string tool = params.is_object() && params.contains("name") && params["name"].is_string()
                          ? params["name"].get<std::string>()
                          : "";
@@ -95,6 +97,21 @@ void LogToolCall(const http::Request& req, const Principal& principal, const jso
       }
       break;
   }
+  if (metrics) {
+    // Only registered names become label values: a client's made-up name is "unknown".
+    std::string_view label = tools.Descriptor(tool) ? std::string_view(tool) : "unknown";
+    metrics->Counter("crmd_mcp_tool_calls_total", "MCP tools/call by tool and outcome.",
+                     {{"tool", label}, {"outcome", outcome}})
+        .Inc();
+    metrics->Histogram("crmd_mcp_tool_call_duration_seconds", "MCP tools/call latency by tool.",
+                       {{"tool", label}})
+        .ObserveMicros(duration_us);
+    if (!code.empty())
+      metrics->Counter("crmd_errors_total", "Errors answered, by face and stable error code.",
+                       {{"face", "mcp"}, {"code", code}})
+          .Inc();
+  }
+  if (!log) return;
   spdlog::info(
       R"("event":"tool_call","request_id":"{}","tool":"{}","client_id":"{}","subject":"{}","outcome":"{}","code":"{}","duration_us":{})",
       req.request_id, JsonEscape(tool), JsonEscape(principal.client_id), JsonEscape(principal.subject), outcome,
@@ -145,6 +162,46 @@ McpEndpoint::McpEndpoint(McpEndpointOptions options, const ToolRegistry& tools, 
               : options_.request_state_keys,
           options_.request_state, clock)) {}
 
+void McpEndpoint::CountMethod(const jsonrpc::Message* m) const {
+  if (!options_.metrics) return;
+  // A fixed set of label values: anything else a client sends is "other".
+  static constexpr std::string_view kKnown[] = {
+      "initialize", "ping", "tools/list", "tools/call", "notifications/initialized",
+      "notifications/cancelled", "server/discover", "resources/list", "prompts/list"};
+  std::string_view method = "invalid";
+  if (m && m->kind == jsonrpc::Kind::kResponse) {
+    method = "response";
+  } else if (m) {
+    method = "other";
+    for (auto k : kKnown)
+      if (m->method == k) method = k;
+  }
+  options_.metrics
+      ->Counter("crmd_mcp_requests_total", "MCP JSON-RPC messages received, by method.",
+                {{"method", method}})
+      .Inc();
+}
+
+void McpEndpoint::AdoptMetaTrace(const json& params) const {
+  // 2026-07-28 basic/index "OpenTelemetry trace context": params._meta.traceparent (and
+  // tracestate) follow W3C Trace Context. A valid one names the caller's span more
+  // precisely than an HTTP header a proxy may have set, so it replaces the trace of the
+  // request's log scope; an invalid one is ignored.
+  if (!params.is_object()) return;
+  auto meta = params.find("_meta");
+  if (meta == params.end() || !meta->is_object()) return;
+  auto tp = meta->find("traceparent");
+  if (tp == meta->end() || !tp->is_string()) return;
+  const std::string& value = tp->get_ref<const std::string&>();
+  if (!trace::ParseTraceparent(value)) return;
+  LogContext* ctx = CurrentLogContext();
+  if (!ctx) return;
+  std::optional<std::string_view> state;
+  if (auto ts = meta->find("tracestate"); ts != meta->end() && ts->is_string())
+    state = ts->get_ref<const std::string&>();
+  ctx->trace = trace::Continue(value, state);
+}
+
 http::Response McpEndpoint::Handle(const http::Request& req, const Principal& principal) {
   try {
     if (req.method == "POST") return Post(req, principal);
@@ -169,8 +226,13 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
     return RpcErrorResponse(415, kTransportError, "Unsupported Media Type: use application/json");
   }
   auto parsed = jsonrpc::Parse(req.body);
-  if (parsed.error) return http::Response::Json(400, jsonrpc::MakeError(*parsed.error));
+  if (parsed.error) {
+    CountMethod(nullptr);
+    return http::Response::Json(400, jsonrpc::MakeError(*parsed.error));
+  }
   jsonrpc::Message& m = *parsed.message;
+  CountMethod(&m);
+  AdoptMetaTrace(m.params);
 
   // initialize starts a session; it carries no session id and its version is negotiated
   // in the body, so the headers are not checked. An initialize carrying 2026-07-28 request
@@ -241,7 +303,8 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
     }
     LogToolCall(req, principal, m.params, out,
                 std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
-                    .count());
+                    .count(),
+                options_.metrics, tools_);
     switch (out.kind) {
       case CallOutcome::Kind::kResult:
         return http::Response::Json(200, jsonrpc::MakeResult(m.id, std::move(out.result)));
@@ -457,7 +520,8 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
   LogToolCall(req, principal, params, out,
               std::chrono::duration_cast<std::chrono::microseconds>(
                   std::chrono::steady_clock::now() - started)
-                  .count());
+                  .count(),
+              options_.metrics, tools_);
   switch (out.kind) {
     case CallOutcome::Kind::kResult:
       return http::Response::Json(200, jsonrpc::MakeResult(m.id, Complete(std::move(out.result))));

@@ -20,6 +20,7 @@
 
 #include "src/core/clock.h"
 #include "src/core/http_types.h"
+#include "src/core/metrics.h"
 #include "src/core/principal.h"
 #include "src/core/random.h"
 #include "src/mcp/jsonrpc.h"
@@ -72,6 +73,10 @@ struct McpEndpointOptions {
   // 2026-07-28 caching hints on server/discover and tools/list (server/utilities/caching).
   // The tool set is the same for every caller and changes only with a deployment.
   int64_t list_ttl_ms = 10 * 60 * 1000;
+  // crmd_mcp_requests_total{method}, crmd_mcp_tool_calls_total{tool,outcome},
+  // crmd_mcp_tool_call_duration_seconds{tool}, crmd_errors_total{face="mcp",code}
+  // (GET /metrics). Null: not recorded. Must outlive the endpoint.
+  metrics::Registry* metrics = nullptr;
 };
 
 class McpEndpoint {
@@ -89,6 +94,8 @@ class McpEndpoint {
   const McpEndpointOptions& options() const { return options_; }
 
  private:
+  void CountMethod(const jsonrpc::Message* m) const;
+  void AdoptMetaTrace(const nlohmann::json& params) const;
   http::Response Post(const http::Request& req, const Principal& principal);
   http::Response Delete(const http::Request& req, const Principal& principal);
   http::Response Initialize(const nlohmann::json& id, const nlohmann::json& params,

@@ -54,7 +54,11 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
     if (!id) return NotFound(ctx.req, "no such webhook endpoint");
     auto in = webhooks::EndpointInputFromJson(ctx.body);
     if (!in) return ProblemFromError(ctx.req, in.error(), kInputMeaning);
-    auto e = eps->Update(*id, *in);
+    auto e = eps->Update(*id, *in,
+                         crm::Actor{.kind = "api_key",
+                                    .subject = ctx.key ? std::to_string(ctx.key->id) : "",
+                                    .client_id = "",
+                                    .request_id = ctx.req.request_id});
     if (!e) return ProblemFromError(ctx.req, e.error(), kInputMeaning);
     return Reply(200, webhooks::EndpointJson(*e));
   }});

@@ -7,46 +7,17 @@
 // is no per-IP limit and no origin check. A form with require_key=true needs a key.
 #include <chrono>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 
 #include "src/crm/contacts.h"
 #include "src/crm/forms.h"
 #include "src/rest/helpers.h"
+#include "src/rest/ip_limiter.h"
 #include "src/rest/rest_api.h"
 
 namespace crmd::rest {
 namespace {
 
 using nlohmann::json;
-
-// Fixed one-minute windows per (ip, form), in memory on this node.
-class IpLimiter {
- public:
-  IpLimiter(int per_minute, const Clock& clock) : per_minute_(per_minute), clock_(clock) {}
-  // 0 when allowed, else the seconds until the window resets.
-  int Hit(const std::string& key) {
-    if (per_minute_ <= 0) return 0;
-    int64_t now = clock_.NowUnix();
-    int64_t window = now / 60;
-    std::lock_guard lock(mu_);
-    if (counts_.size() > 100000) {
-      for (auto it = counts_.begin(); it != counts_.end();)
-        it = it->second.first != window ? counts_.erase(it) : std::next(it);
-    }
-    auto& [w, n] = counts_[key];
-    if (w != window) w = window, n = 0;
-    if (n >= per_minute_) return static_cast<int>(60 - now % 60);
-    ++n;
-    return 0;
-  }
-
- private:
-  const int per_minute_;
-  const Clock& clock_;
-  std::mutex mu_;
-  std::unordered_map<std::string, std::pair<int64_t, int>> counts_;
-};
 
 const ErrorMeaning kFormMeaning{.not_found_code = "form_not_found",
                                 .not_found_detail = "no such form"};

@@ -1,6 +1,9 @@
 // Incoming webhooks: the public receiving route /hooks/{token} (the token in the URL is the
 // credential) and the admin endpoints /admin/incoming-hooks[/{id}].
+#include <memory>
+
 #include "src/rest/helpers.h"
+#include "src/rest/ip_limiter.h"
 #include "src/rest/rest_api.h"
 #include "src/webhooks/incoming.h"
 
@@ -40,10 +43,21 @@ void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps) {
   webhooks::IncomingHooks* hooks = deps.incoming;
   const Config* config = deps.config;
 
+  // Public and unauthenticated but for the token: limited per client IP (as resolved from
+  // trusted proxies' forwarding fields), before the token is even looked up, so neither a
+  // flood nor token guessing reaches the database.
+  auto limiter = std::make_shared<IpLimiter>(config->hook_rate_limit_per_minute, *deps.clock);
   // The token is in the path, which the idempotency store would keep in its scope in clear;
   // receiving is idempotent by nature anyway (the same payload again is "unchanged").
   RestRoute receive{"POST", "/hooks/{token}", Access::kPublic, true,
                     [hooks](RestContext& ctx) { return Receive(*hooks, ctx); }};
+  receive.admit = [limiter](const http::Request& req) -> std::optional<http::Response> {
+    if (int wait = limiter->Hit("hook|" + req.remote_ip))
+      return Problem(req, {.status = 429, .code = "rate_limited",
+                           .detail = "too many requests from this address; try again later",
+                           .retry_after_s = wait});
+    return std::nullopt;
+  };
   receive.idempotency = false;
   router.Add(std::move(receive));
 

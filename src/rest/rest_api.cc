@@ -1,5 +1,6 @@
 #include "src/rest/rest_api.h"
 
+#include <chrono>
 #include <exception>
 
 #include <nlohmann/json.hpp>
@@ -99,8 +100,47 @@ std::vector<std::pair<std::string, std::string>> RestApi::Routes() const {
 }
 
 http::Response RestApi::Handle(const http::Request& req) const {
+  const auto started = std::chrono::steady_clock::now();
+  const RestRoute* matched = nullptr;
+  http::Response res = Guarded(req, &matched);
+  if (deps_.metrics)
+    Record(req, matched, res,
+           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
+               .count());
+  return res;
+}
+
+void RestApi::Record(const http::Request& req, const RestRoute* matched, const http::Response& res,
+                     int64_t duration_us) const {
+  // Label values are the route table's patterns, never the request's path.
+  std::string_view method = matched ? std::string_view(matched->method) : "";
+  std::string_view route = matched ? std::string_view(matched->pattern) : "unmatched";
+  static constexpr std::string_view kClass[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+  std::string_view status = res.status >= 100 && res.status < 600 ? kClass[res.status / 100 - 1] : "5xx";
+  deps_.metrics
+      ->Counter("crmd_rest_requests_total", "REST API v1 requests by route and status class.",
+                {{"method", method}, {"route", route}, {"status", status}})
+      .Inc();
+  deps_.metrics
+      ->Histogram("crmd_rest_request_duration_seconds", "REST API v1 latency by route.",
+                  {{"method", method}, {"route", route}})
+      .ObserveMicros(duration_us);
+  if (res.status >= 400) {
+    // The problem's stable code (src/rest/problem.h); read back only for errors.
+    auto body = nlohmann::json::parse(res.body, nullptr, false);
+    std::string code = body.is_object() ? body.value("code", "") : "";
+    if (!code.empty())
+      deps_.metrics
+          ->Counter("crmd_errors_total", "Errors answered, by face and stable error code.",
+                    {{"face", "rest"}, {"code", code}})
+          .Inc();
+  }
+  (void)req;
+}
+
+http::Response RestApi::Guarded(const http::Request& req, const RestRoute** matched) const {
   try {
-    return HandleUnguarded(req);
+    return HandleUnguarded(req, matched);
   } catch (const std::exception& e) {
     spdlog::error(R"("event":"rest_exception","request_id":"{}","what":"{}")", req.request_id,
                   JsonEscape(e.what()));
@@ -110,7 +150,7 @@ http::Response RestApi::Handle(const http::Request& req) const {
   return Problem(req, {.status = 500, .code = "internal", .detail = "internal error"});
 }
 
-http::Response RestApi::HandleUnguarded(const http::Request& req) const {
+http::Response RestApi::HandleUnguarded(const http::Request& req, const RestRoute** matched) const {
   if (req.path.rfind(base_ + "/", 0) != 0)
     return Problem(req, {.status = 404, .code = "not_found", .detail = "no such endpoint"});
   std::string_view sub = std::string_view(req.path).substr(base_.size());
@@ -124,6 +164,7 @@ http::Response RestApi::HandleUnguarded(const http::Request& req) const {
     return r;
   }
   const RestRoute& route = *match.route;
+  *matched = &route;
   if (KeyInQuery(req))
     return Problem(req, {.status = 400, .code = "key_in_query",
                          .detail = "send API keys in the Authorization or X-API-Key header, "
@@ -137,6 +178,8 @@ http::Response RestApi::HandleUnguarded(const http::Request& req) const {
 
 http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
                               RestContext& ctx) const {
+  if (route.admit)
+    if (auto refused = route.admit(req)) return std::move(*refused);
   if (route.access != Access::kPublic) {
     auto presented = PresentedKey(req);
     if (!presented && route.access != Access::kForm)

@@ -15,6 +15,7 @@
 #include "src/core/clock.h"
 #include "src/core/config.h"
 #include "src/core/http_types.h"
+#include "src/core/metrics.h"
 #include "src/core/random.h"
 #include "src/rest/router.h"
 
@@ -41,6 +42,9 @@ struct RestDeps {
   webhooks::Endpoints* endpoints = nullptr;
   webhooks::Deliveries* deliveries = nullptr;
   webhooks::IncomingHooks* incoming = nullptr;
+  // crmd_rest_requests_total{method,route,status}, crmd_rest_request_duration_seconds
+  // {method,route}, crmd_errors_total{face="rest",code} (GET /metrics); null: not recorded.
+  metrics::Registry* metrics = nullptr;
 };
 
 // "/api/crm/v1" from the config (no trailing slash).
@@ -59,7 +63,10 @@ class RestApi {
   std::vector<std::pair<std::string, std::string>> Routes() const;
 
  private:
-  http::Response HandleUnguarded(const http::Request& req) const;
+  http::Response Guarded(const http::Request& req, const RestRoute** matched) const;
+  http::Response HandleUnguarded(const http::Request& req, const RestRoute** matched) const;
+  void Record(const http::Request& req, const RestRoute* matched, const http::Response& res,
+              int64_t duration_us) const;
   http::Response Route(const http::Request& req, const RestRoute& route, RestContext& ctx) const;
   http::Response WithIdempotency(const http::Request& req, const RestRoute& route,
                                  RestContext& ctx) const;

@@ -54,6 +54,9 @@ struct RestRoute {
   // false: Idempotency-Key is ignored here, because the path holds a secret (an incoming
   // hook's token) that the idempotency store would keep in its scope.
   bool idempotency = true;
+  // Runs first, before the key is looked up or the body parsed: a refusal here (e.g. a
+  // per-IP rate limit, 429) costs no database work. Optional.
+  std::function<std::optional<http::Response>(const http::Request&)> admit;
 };
 
 class RestRouter {

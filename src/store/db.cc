@@ -80,8 +80,11 @@ Result<std::unique_ptr<Database>> Open(const std::string& url, int pool_size) {
   return db;
 }
 
-Result<int> Migrate(Database& db) {
-  std::string prefix = db.dialect() == Dialect::kSqlite ? "db/sqlite/" : "db/postgres/";
+namespace {
+
+// This binary's migrations for the database's dialect, in version order.
+std::vector<std::pair<int, embedded::File>> EmbeddedMigrations(Dialect dialect) {
+  std::string prefix = dialect == Dialect::kSqlite ? "db/sqlite/" : "db/postgres/";
   std::vector<std::pair<int, embedded::File>> migrations;
   for (const auto& f : embedded::All()) {
     if (f.path.rfind(prefix, 0) != 0) continue;
@@ -93,6 +96,32 @@ Result<int> Migrate(Database& db) {
   }
   std::sort(migrations.begin(), migrations.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
+  return migrations;
+}
+
+}  // namespace
+
+Result<MigrationLevel> CheckMigrations(Database& db) {
+  auto migrations = EmbeddedMigrations(db.dialect());
+  return db.Read([&](Conn& c) -> Result<MigrationLevel> {
+    auto rows = c.Query("SELECT version FROM schema_migrations");
+    if (!rows) return Fail(rows.error());
+    MigrationLevel level;
+    std::vector<int64_t> applied;
+    for (const auto& r : *rows) {
+      applied.push_back(r.Int(0));
+      level.applied = std::max<int>(level.applied, static_cast<int>(r.Int(0)));
+    }
+    for (const auto& [version, file] : migrations) {
+      level.expected = std::max(level.expected, version);
+      if (std::find(applied.begin(), applied.end(), version) == applied.end()) ++level.pending;
+    }
+    return level;
+  });
+}
+
+Result<int> Migrate(Database& db) {
+  auto migrations = EmbeddedMigrations(db.dialect());
   // Two files of one version would leave the second unapplied for good: refuse to start.
   for (size_t i = 1; i < migrations.size(); ++i) {
     if (migrations[i].first == migrations[i - 1].first) {

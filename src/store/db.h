@@ -7,6 +7,7 @@
 // when the callback returns a value, rolls back when it returns an error.
 // REQUIRES: callbacks never call Read/Write on the same Database (no nesting) and never
 // run on an I/O thread (they block).
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "src/core/metrics.h"
 #include "src/core/result.h"
 
 namespace crmd::store {
@@ -85,10 +87,31 @@ inline std::string SkipLocked(Dialect dialect, std::string_view alias) {
   return " FOR UPDATE OF " + std::string(alias) + " SKIP LOCKED";
 }
 
+// Where Database records its transactions (GET /metrics); every member may be null.
+struct DbMetrics {
+  metrics::Histogram* read_seconds = nullptr;   // Read(): from asking for a connection to the end
+  metrics::Histogram* write_seconds = nullptr;  // Write(): the same, commit included
+  metrics::Gauge* in_flight = nullptr;          // Read/Write calls running or waiting for a connection
+  metrics::Counter* failed = nullptr;           // calls that returned an error (rolled back)
+};
+
+// The state of one job queue (rows leased by workers), for GET /metrics and GET /readyz:
+// how many rows wait, how many of them are due now, and when the oldest due one fell due.
+struct QueueStats {
+  int64_t pending = 0;
+  int64_t due = 0;
+  std::optional<int64_t> oldest_due_at;  // unix seconds; nullopt when nothing is due
+  // Seconds the oldest due row has waited at `now` (0 when nothing is due).
+  int64_t LagSeconds(int64_t now) const { return oldest_due_at && now > *oldest_due_at ? now - *oldest_due_at : 0; }
+};
+
 class Database {
  public:
   virtual ~Database() = default;
   virtual Dialect dialect() const = 0;
+
+  // REQUIRES: called once by the composition root before the Database is shared.
+  void set_metrics(DbMetrics m) { metrics_ = m; }
 
   template <typename F>
   auto Read(F&& f) -> decltype(f(std::declval<Conn&>())) {
@@ -104,6 +127,8 @@ class Database {
   virtual Status RunWrite(const std::function<Status(Conn&)>& fn) = 0;
 
  private:
+  DbMetrics metrics_;
+
   template <typename F>
   auto Run(bool write, F&& f) -> decltype(f(std::declval<Conn&>())) {
     using R = decltype(f(std::declval<Conn&>()));
@@ -113,7 +138,14 @@ class Database {
       if (!out->has_value()) return Fail(out->error());
       return Ok();
     };
+    const auto started = std::chrono::steady_clock::now();
+    if (metrics_.in_flight) metrics_.in_flight->Add(1);
     Status st = write ? RunWrite(body) : RunRead(body);
+    if (metrics_.in_flight) metrics_.in_flight->Add(-1);
+    if (auto* h = write ? metrics_.write_seconds : metrics_.read_seconds)
+      h->ObserveMicros(std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::steady_clock::now() - started).count());
+    if (!st && metrics_.failed) metrics_.failed->Inc();
     if (!st) {
       if (out && !out->has_value()) return std::move(*out);
       return tl::unexpected<Error>(st.error());
@@ -129,5 +161,16 @@ Result<std::unique_ptr<Database>> Open(const std::string& url, int pool_size = 4
 
 // Applies every embedded migration not yet recorded in schema_migrations; returns how many.
 Result<int> Migrate(Database& db);
+
+// The schema's level against this binary's migrations (GET /readyz): `expected` is the
+// highest embedded version, `applied` the highest recorded one, `pending` how many
+// embedded versions are not recorded (another node of an older binary may have started
+// first; a newer node may have applied versions this binary does not know, which is fine).
+struct MigrationLevel {
+  int expected = 0;
+  int applied = 0;
+  int pending = 0;
+};
+Result<MigrationLevel> CheckMigrations(Database& db);
 
 }  // namespace crmd::store

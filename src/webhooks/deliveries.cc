@@ -3,7 +3,10 @@
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
+#include "src/core/log.h"
+#include "src/crm/audit_repo.h"
 #include "src/crm/outbox_repo.h"
 #include "src/webhooks/deliveries_repo.h"
 #include "src/webhooks/endpoints_repo.h"
@@ -95,7 +98,8 @@ Result<int> Deliveries::ClaimEvents(int limit) {
         if (std::find(s.events.begin(), s.events.end(), ev.event_type) == s.events.end()) continue;
         if (payload.empty()) payload = Payload(ev.id, ev.event_type, ev.occurred_at, ev.data);
         if (auto r = deliveries_repo::InsertPending(c, ev.id, s.id, ev.event_type, ev.contact_id,
-                                                    payload, now, now + policy_.retry_horizon_s);
+                                                    payload, now, now + policy_.retry_horizon_s,
+                                                    ev.traceparent, ev.tracestate);
             !r)
           return Fail(r.error());
       }
@@ -133,7 +137,9 @@ Status Deliveries::RecordAttempt(const Work& work, const Outcome& outcome) {
   int64_t delay = Jitter(BackoffSeconds(policy_, work.attempt));
   if (outcome.retry_after_s > 0)
     delay = std::max(delay, std::min(outcome.retry_after_s, policy_.backoff_max_s));
+  std::optional<std::string> disabled_reason;  // set when this attempt disabled the endpoint
   auto done = db_.Write([&](store::Conn& c) -> Result<bool> {
+    disabled_reason.reset();  // the transaction may be retried
     auto retry_until = deliveries_repo::FindRetryUntil(c, work.delivery_id);
     if (!retry_until) return Fail(retry_until.error());
     if (!*retry_until) return true;  // endpoint deleted meanwhile
@@ -147,7 +153,13 @@ Status Deliveries::RecordAttempt(const Work& work, const Outcome& outcome) {
     if (ok) {
       if (auto r = deliveries_repo::MarkSucceeded(c, work.delivery_id, work.attempt, code, now); !r)
         return Fail(r.error());
-      if (auto r = endpoints_repo::ResetFailures(c, work.endpoint_id); !r) return Fail(r.error());
+      auto failing_since = endpoints_repo::RecordSuccess(c, work.endpoint_id);
+      if (!failing_since) return Fail(failing_since.error());
+      // The receiver is back after an outage (not a blip): what waits for a later retry
+      // goes now, still in per-contact order (LeaseCandidates).
+      if (*failing_since && now - **failing_since >= policy_.backoff_base_s)
+        if (auto r = deliveries_repo::ReleaseWaiting(c, work.endpoint_id, now); !r)
+          return Fail(r.error());
       return true;
     }
     const bool give_up = now + delay > **retry_until;
@@ -155,19 +167,38 @@ Status Deliveries::RecordAttempt(const Work& work, const Outcome& outcome) {
                      : deliveries_repo::ScheduleRetry(c, work.delivery_id, work.attempt, code,
                                                       error, now + delay, now);
     if (!r) return Fail(r.error());
-    auto failures = endpoints_repo::IncrementFailures(c, work.endpoint_id);
-    if (!failures) return Fail(failures.error());
+    auto run = endpoints_repo::RecordFailure(c, work.endpoint_id, now);
+    if (!run) return Fail(run.error());
     std::optional<std::string> reason;
     if (outcome.status_code && *outcome.status_code == 410)
       reason = "the receiver answered 410 Gone";
-    else if (policy_.disable_after_failures > 0 && *failures >= policy_.disable_after_failures)
-      reason = std::to_string(*failures) + " consecutive failed deliveries";
-    if (reason)
-      if (auto d = endpoints_repo::DisableForFailures(c, work.endpoint_id, *reason, now); !d)
-        return Fail(d.error());
+    else if (policy_.disable_after_failures > 0 && run->count >= policy_.disable_after_failures &&
+             now - run->since >= policy_.disable_after_s)
+      reason = "no successful delivery since " + FormatRfc3339(run->since) + " (" +
+               std::to_string(run->count) + " failed attempts)";
+    if (!reason) return true;
+    auto disabled = endpoints_repo::DisableForFailures(c, work.endpoint_id, *reason, now);
+    if (!disabled) return Fail(disabled.error());
+    if (!*disabled) return true;  // already disabled (another worker, or an operator)
+    if (auto r = crm::audit_repo::Insert(
+            c, now, crm::Actor{.kind = "system", .subject = "webhook_worker"},
+            {.action = "disable_webhook_endpoint",
+             .target_type = "webhook_endpoint",
+             .target_ids = {work.endpoint_id},
+             .details = {{"enabled", false},
+                         {"reason", *reason},
+                         {"failing_since", FormatRfc3339(run->since)},
+                         {"failed_attempts", run->count},
+                         {"last_error", error}}});
+        !r)
+      return Fail(r.error());
+    disabled_reason = *reason;
     return true;
   });
   if (!done) return Fail(done.error());
+  if (disabled_reason)
+    spdlog::warn(R"("event":"webhook_endpoint_disabled","endpoint_id":{},"reason":"{}")",
+                 work.endpoint_id, JsonEscape(*disabled_reason));
   return Ok();
 }
 

@@ -10,8 +10,16 @@
 //    when no earlier event of the same contact for the same endpoint is still pending
 //    (an event is pending until it succeeded or was given up).
 //  - RecordAttempt() stores the outcome: success; or a retry with exponential backoff and
-//    jitter (Retry-After honoured), given up once the retry window is over; a run of
-//    consecutive failures (or 410 Gone) disables the endpoint.
+//    jitter (Retry-After honoured, each delay capped at backoff_max_s), given up once the
+//    retry window is over.
+//  - Outages: an endpoint is disabled only when it has had no success for
+//    disable_after_s (counted from the first failure of the current run) AND at least
+//    disable_after_failures failed attempts in that run, or on 410 Gone; the disabling is
+//    written to the audit log. A burst of failures during a short outage never disables.
+//    While disabled its deliveries stay pending (and new events keep queueing) until it is
+//    enabled again (Endpoints::Update). The first success after a run of failures longer
+//    than backoff_base_s makes the endpoint's waiting deliveries due at once, so the
+//    backlog drains as soon as the receiver is back, not at the end of each backoff.
 // Thread-safe; several workers (or nodes) may run concurrently.
 #include <cstdint>
 #include <optional>
@@ -29,10 +37,12 @@ namespace crmd::webhooks {
 
 struct DeliveryPolicy {
   int64_t backoff_base_s = 30;
-  int64_t backoff_max_s = 6 * 3600;
+  int64_t backoff_max_s = 3600;
   int64_t retry_horizon_s = 72 * 3600;
   int64_t lease_s = 45;  // longer than an attempt's timeout
-  int disable_after_failures = 50;
+  int64_t disable_after_s = 5 * 24 * 3600;  // no success for this long ...
+  int disable_after_failures = 20;          // ... and at least this many failures: disabled
+                                            // (<= 0: never auto-disabled, 410 Gone aside)
 };
 
 struct Delivery {
@@ -71,6 +81,10 @@ struct Work {
   std::string secret;
   std::string payload;
   std::string msg_id;   // webhook-id: the same for every attempt and endpoint of an event
+  // The trace context of the request whose change caused the event (empty: none); each
+  // attempt is a child span of it (src/core/trace.h).
+  std::string traceparent;
+  std::string tracestate;
 };
 
 struct Outcome {

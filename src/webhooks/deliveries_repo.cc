@@ -38,19 +38,21 @@ Status Done(Result<int64_t> r) {
 
 Status InsertPending(store::Conn& c, int64_t event_id, int64_t endpoint_id,
                      const std::string& event_type, std::optional<int64_t> contact_id,
-                     const std::string& payload, int64_t now, int64_t retry_until) {
+                     const std::string& payload, int64_t now, int64_t retry_until,
+                     std::optional<std::string> traceparent, std::optional<std::string> tracestate) {
   return Done(c.Exec(
       "INSERT INTO webhook_deliveries (event_id, endpoint_id, event_type, contact_id, payload, "
-      "status, attempts, next_attempt_at, retry_until, created_at, updated_at) "
-      "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?) "
+      "status, attempts, next_attempt_at, retry_until, created_at, updated_at, traceparent, "
+      "tracestate) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?) "
       "ON CONFLICT (event_id, endpoint_id) DO NOTHING",
       {event_id, endpoint_id, event_type, store::Opt(contact_id), payload, now, retry_until, now,
-       now}));
+       now, store::Opt(traceparent), store::Opt(tracestate)}));
 }
 
 Result<std::vector<Work>> LeaseCandidates(store::Conn& c, int64_t now, int limit) {
   auto rows = c.Query(
-      "SELECT d.id, d.endpoint_id, d.event_id, d.attempts, e.url, e.secret, d.payload "
+      "SELECT d.id, d.endpoint_id, d.event_id, d.attempts, e.url, e.secret, d.payload, "
+      "d.traceparent, d.tracestate "
       "FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id "
       "WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND e.enabled = 1 "
       "AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id "
@@ -66,16 +68,33 @@ Result<std::vector<Work>> LeaseCandidates(store::Conn& c, int64_t now, int limit
                        .attempt = r.Int(3) + 1,
                        .url = r.Str(4),
                        .secret = r.Str(5),
-                       .payload = r.Str(6)});
+                       .payload = r.Str(6),
+                       .traceparent = r.Str(7),
+                       .tracestate = r.Str(8)});
   return out;
+}
+
+Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now) {
+  // Both counts walk the (status, next_attempt_at) index.
+  auto pending = c.QueryOne("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'");
+  if (!pending) return Fail(pending.error());
+  auto due = c.QueryOne(
+      "SELECT COUNT(*), MIN(d.next_attempt_at) FROM webhook_deliveries d "
+      "JOIN webhook_endpoints e ON e.id = d.endpoint_id "
+      "WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND e.enabled = 1",
+      {now});
+  if (!due) return Fail(due.error());
+  store::QueueStats s{.pending = (*pending)->Int(0), .due = (*due)->Int(0)};
+  if (s.due > 0) s.oldest_due_at = (*due)->Int(1);
+  return s;
 }
 
 Result<bool> Lease(store::Conn& c, int64_t id, int64_t now, int64_t lease_until) {
   // The guard makes the lease exclusive when several workers race for the same row.
   auto leased = c.Exec(
-      "UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? "
+      "UPDATE webhook_deliveries SET next_attempt_at = ?, lease_until = ?, updated_at = ? "
       "WHERE id = ? AND status = 'pending' AND next_attempt_at <= ?",
-      {lease_until, now, id, now});
+      {lease_until, lease_until, now, id, now});
   if (!leased) return Fail(leased.error());
   return *leased != 0;
 }
@@ -101,15 +120,15 @@ Status MarkSucceeded(store::Conn& c, int64_t id, int64_t attempt,
                      std::optional<int64_t> status_code, int64_t now) {
   return Done(c.Exec(
       "UPDATE webhook_deliveries SET status = 'succeeded', attempts = ?, last_status_code = ?, "
-      "last_error = NULL, updated_at = ?, completed_at = ? WHERE id = ?",
+      "last_error = NULL, lease_until = NULL, updated_at = ?, completed_at = ? WHERE id = ?",
       {attempt, store::Opt(status_code), now, now, id}));
 }
 
 Status MarkFailed(store::Conn& c, int64_t id, int64_t attempt,
                   std::optional<int64_t> status_code, const std::string& error, int64_t now) {
   return Done(c.Exec("UPDATE webhook_deliveries SET status = 'failed', attempts = ?, "
-                     "last_status_code = ?, last_error = ?, updated_at = ?, completed_at = ? "
-                     "WHERE id = ?",
+                     "last_status_code = ?, last_error = ?, lease_until = NULL, updated_at = ?, "
+                     "completed_at = ? WHERE id = ?",
                      {attempt, store::Opt(status_code), error, now, now, id}));
 }
 
@@ -117,7 +136,8 @@ Status ScheduleRetry(store::Conn& c, int64_t id, int64_t attempt,
                      std::optional<int64_t> status_code, const std::string& error,
                      int64_t next_attempt_at, int64_t now) {
   return Done(c.Exec("UPDATE webhook_deliveries SET attempts = ?, last_status_code = ?, "
-                     "last_error = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?",
+                     "last_error = ?, next_attempt_at = ?, lease_until = NULL, updated_at = ? "
+                     "WHERE id = ?",
                      {attempt, store::Opt(status_code), error, next_attempt_at, now, id}));
 }
 
@@ -173,6 +193,21 @@ Result<bool> Redeliver(store::Conn& c, int64_t id, int64_t now, int64_t retry_un
       {now, retry_until, now, id});
   if (!n) return Fail(n.error());
   return *n != 0;
+}
+
+Result<int64_t> ReleaseWaiting(store::Conn& c, int64_t endpoint_id, int64_t now) {
+  return c.Exec(
+      "UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? "
+      "WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at > ? AND lease_until IS NULL",
+      {now, now, endpoint_id, now});
+}
+
+Result<int64_t> ResumeBacklog(store::Conn& c, int64_t endpoint_id, int64_t now, int64_t retry_until) {
+  return c.Exec(
+      "UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?, "
+      "retry_until = CASE WHEN retry_until < ? THEN ? ELSE retry_until END "
+      "WHERE endpoint_id = ? AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ?)",
+      {now, now, retry_until, retry_until, endpoint_id, now});
 }
 
 Result<int64_t> DeleteAttemptsBefore(store::Conn& c, int64_t cutoff) {

@@ -19,9 +19,12 @@ namespace crmd::webhooks::deliveries_repo {
 // REQUIRES (all writes): inside Database::Write. Lookups: Read or Write.
 
 // A pending delivery due now, kept until retry_until; no-op when the pair exists.
+// `traceparent`/`tracestate`: the event's (outbox_repo::StoredEvent), handed to Work.
 Status InsertPending(store::Conn& c, int64_t event_id, int64_t endpoint_id,
                      const std::string& event_type, std::optional<int64_t> contact_id,
-                     const std::string& payload, int64_t now, int64_t retry_until);
+                     const std::string& payload, int64_t now, int64_t retry_until,
+                     std::optional<std::string> traceparent = std::nullopt,
+                     std::optional<std::string> tracestate = std::nullopt);
 // Pending deliveries due at `now` to enabled endpoints, oldest due first, skipping any
 // whose contact has an earlier pending event for the same endpoint (per-contact order).
 // `msg_id` is left empty; `attempt` is the next attempt's number.
@@ -47,6 +50,16 @@ Result<std::optional<Delivery>> Find(store::Conn& c, int64_t id);
 Result<std::vector<Attempt>> Attempts(store::Conn& c, int64_t delivery_id);
 // Back to pending, due now, until retry_until; false when there is no such delivery.
 Result<bool> Redeliver(store::Conn& c, int64_t id, int64_t now, int64_t retry_until);
+// After an outage ends: the endpoint's pending deliveries waiting for a later retry become
+// due at `now` (in-flight ones are left alone). Answers how many.
+Result<int64_t> ReleaseWaiting(store::Conn& c, int64_t endpoint_id, int64_t now);
+// When an endpoint is enabled again: its kept backlog becomes due at `now`, each with a
+// retry window until at least `retry_until`. Answers how many.
+Result<int64_t> ResumeBacklog(store::Conn& c, int64_t endpoint_id, int64_t now, int64_t retry_until);
+
+// The delivery queue at `now`: pending rows, and those due to enabled endpoints (what
+// LeaseCandidates walks; a leased row's next attempt is in the future, so it is not due).
+Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now);
 
 // Housekeeping: removes attempts started at or before `cutoff`; answers how many.
 // REQUIRES: inside Database::Write.

@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/http_client.h"
+#include "src/crm/audit_repo.h"
 #include "src/crm/events.h"
+#include "src/webhooks/deliveries_repo.h"
 #include "src/webhooks/endpoints_repo.h"
 #include "src/webhooks/signing.h"
 
@@ -30,7 +32,9 @@ nlohmann::json EndpointJson(const Endpoint& e) {
           {"description", e.description},
           {"enabled", e.enabled},
           {"consecutive_failures", e.consecutive_failures},
+          {"failing_since", e.failing_since ? nlohmann::json(FormatRfc3339(*e.failing_since)) : nlohmann::json()},
           {"disabled_reason", e.disabled_reason ? nlohmann::json(*e.disabled_reason) : nlohmann::json()},
+          {"disabled_at", e.disabled_at ? nlohmann::json(FormatRfc3339(*e.disabled_at)) : nlohmann::json()},
           {"created_at", FormatRfc3339(e.created_at)},
           {"updated_at", FormatRfc3339(e.updated_at)}};
 }
@@ -145,13 +149,13 @@ Result<Endpoint> Endpoints::Get(int64_t id) {
   });
 }
 
-Result<Endpoint> Endpoints::Update(int64_t id, const EndpointInput& in) {
+Result<Endpoint> Endpoints::Update(int64_t id, const EndpointInput& in, const crm::Actor& actor) {
   if (auto st = Check(in, false); !st) return Fail(st.error());
   const int64_t now = clock_.NowUnix();
   auto changed = db_.Write([&](store::Conn& c) -> Status {
-    auto exists = endpoints_repo::Exists(c, id);
-    if (!exists) return Fail(exists.error());
-    if (!*exists) return Fail(Errc::kNotFound, "no webhook endpoint " + std::to_string(id));
+    auto before = endpoints_repo::Find(c, id);
+    if (!before) return Fail(before.error());
+    if (!*before) return Fail(Errc::kNotFound, "no webhook endpoint " + std::to_string(id));
     if (in.url)
       if (auto r = endpoints_repo::SetUrl(c, id, *in.url); !r) return r;
     if (in.events) {
@@ -162,8 +166,34 @@ Result<Endpoint> Endpoints::Update(int64_t id, const EndpointInput& in) {
     }
     if (in.description)
       if (auto r = endpoints_repo::SetDescription(c, id, *in.description); !r) return r;
-    if (in.enabled)
-      if (auto r = endpoints_repo::SetEnabled(c, id, *in.enabled); !r) return r;
+    // Disabling an endpoint the worker disabled makes it an operator's decision (it then
+    // stops queueing new events).
+    const bool operator_disabled = (*before)->disabled_reason == kOperatorDisabled;
+    if (in.enabled && (*in.enabled != (*before)->enabled || (!*in.enabled && !operator_disabled))) {
+      if (auto r = endpoints_repo::SetEnabled(c, id, *in.enabled, now); !r) return r;
+      nlohmann::json details = {{"enabled", *in.enabled}};
+      int64_t resumed = 0;
+      if (*in.enabled) {
+        // The backlog kept while it was disabled goes out now, oldest first.
+        auto n = deliveries_repo::ResumeBacklog(c, id, now, now + retry_horizon_s_);
+        if (!n) return Fail(n.error());
+        resumed = *n;
+        details["previous_reason"] = (*before)->disabled_reason
+                                         ? nlohmann::json(*(*before)->disabled_reason)
+                                         : nlohmann::json();
+        details["resumed_deliveries"] = resumed;
+      } else {
+        details["reason"] = kOperatorDisabled;
+      }
+      if (auto r = crm::audit_repo::Insert(
+              c, now, actor,
+              {.action = *in.enabled ? "enable_webhook_endpoint" : "disable_webhook_endpoint",
+               .target_type = "webhook_endpoint",
+               .target_ids = {id},
+               .details = std::move(details)});
+          !r)
+        return r;
+    }
     return endpoints_repo::SetUpdatedAt(c, id, now);
   });
   if (!changed) return Fail(changed.error());

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::string_view kColumns =
     "id, url, events, description, enabled, consecutive_failures, disabled_reason, created_at, "
-    "updated_at";
+    "updated_at, failing_since, disabled_at";
 
 Endpoint FromRow(const store::Row& r) {
   Endpoint e;
@@ -25,6 +25,8 @@ Endpoint FromRow(const store::Row& r) {
   e.disabled_reason = r.OptStr(6);
   e.created_at = r.Int(7);
   e.updated_at = r.Int(8);
+  e.failing_since = r.OptInt(9);
+  e.disabled_at = r.OptInt(10);
   return e;
 }
 
@@ -50,6 +52,18 @@ Result<std::vector<Endpoint>> List(store::Conn& c) {
   std::vector<Endpoint> out;
   for (const auto& r : *rows) out.push_back(FromRow(r));
   return out;
+}
+
+Result<StateCounts> CountByState(store::Conn& c) {
+  auto row = c.QueryOne(
+      "SELECT COALESCE(SUM(CASE WHEN enabled = 1 THEN 1 ELSE 0 END), 0), "
+      "COALESCE(SUM(CASE WHEN enabled = 0 AND disabled_reason IS NULL THEN 1 ELSE 0 END), 0), "
+      "COALESCE(SUM(CASE WHEN enabled = 0 AND disabled_reason IS NOT NULL THEN 1 ELSE 0 END), 0) "
+      "FROM webhook_endpoints");
+  if (!row) return Fail(row.error());
+  return StateCounts{.enabled = (*row)->Int(0),
+                     .disabled = (*row)->Int(1),
+                     .failing_disabled = (*row)->Int(2)};
 }
 
 Result<std::optional<Endpoint>> Find(store::Conn& c, int64_t id) {
@@ -78,13 +92,14 @@ Status SetDescription(store::Conn& c, int64_t id, const std::string& description
       c.Exec("UPDATE webhook_endpoints SET description = ? WHERE id = ?", {description, id}));
 }
 
-Status SetEnabled(store::Conn& c, int64_t id, bool enabled) {
+Status SetEnabled(store::Conn& c, int64_t id, bool enabled, int64_t now) {
   return Done(enabled ? c.Exec("UPDATE webhook_endpoints SET enabled = 1, consecutive_failures = 0, "
-                               "disabled_reason = NULL WHERE id = ?",
+                               "failing_since = NULL, disabled_reason = NULL, disabled_at = NULL "
+                               "WHERE id = ?",
                                {id})
-                      : c.Exec("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'disabled "
-                               "by an operator' WHERE id = ?",
-                               {id}));
+                      : c.Exec("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, "
+                               "disabled_at = ? WHERE id = ?",
+                               {std::string(kOperatorDisabled), now, id}));
 }
 
 Status SetUpdatedAt(store::Conn& c, int64_t id, int64_t now) {
@@ -111,7 +126,8 @@ Result<std::vector<Subscription>> Subscribed(store::Conn& c) {
   // not.
   auto endpoints = c.Query(
       "SELECT id, events FROM webhook_endpoints WHERE enabled = 1 OR "
-      "(disabled_reason IS NOT NULL AND disabled_reason <> 'disabled by an operator')");
+      "(disabled_reason IS NOT NULL AND disabled_reason <> ?)",
+      {std::string(kOperatorDisabled)});
   if (!endpoints) return Fail(endpoints.error());
   std::vector<Subscription> subs;
   for (const auto& e : *endpoints) {
@@ -125,23 +141,36 @@ Result<std::vector<Subscription>> Subscribed(store::Conn& c) {
   return subs;
 }
 
-Status ResetFailures(store::Conn& c, int64_t id) {
-  return Done(c.Exec("UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = ?", {id}));
+Result<std::optional<int64_t>> RecordSuccess(store::Conn& c, int64_t id) {
+  auto row = c.QueryOne("SELECT failing_since FROM webhook_endpoints WHERE id = ?", {id});
+  if (!row) return Fail(row.error());
+  if (!*row) return std::optional<int64_t>{};
+  std::optional<int64_t> since = (*row)->OptInt(0);
+  if (auto r = c.Exec("UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL "
+                      "WHERE id = ? AND (consecutive_failures <> 0 OR failing_since IS NOT NULL)",
+                      {id});
+      !r)
+    return Fail(r.error());
+  return since;
 }
 
-Result<int64_t> IncrementFailures(store::Conn& c, int64_t id) {
+Result<FailureRun> RecordFailure(store::Conn& c, int64_t id, int64_t now) {
   auto ep = c.QueryOne(
-      "UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1 "
-      "WHERE id = ? RETURNING consecutive_failures",
-      {id});
+      "UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1, "
+      "failing_since = COALESCE(failing_since, ?) "
+      "WHERE id = ? RETURNING consecutive_failures, failing_since",
+      {now, id});
   if (!ep) return Fail(ep.error());
-  return *ep ? (*ep)->Int(0) : int64_t{0};
+  if (!*ep) return FailureRun{};
+  return FailureRun{.count = (*ep)->Int(0), .since = (*ep)->Int(1)};
 }
 
-Status DisableForFailures(store::Conn& c, int64_t id, const std::string& reason, int64_t now) {
-  return Done(c.Exec("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? "
-                     "WHERE id = ? AND enabled = 1",
-                     {reason, now, id}));
+Result<bool> DisableForFailures(store::Conn& c, int64_t id, const std::string& reason, int64_t now) {
+  auto n = c.Exec("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ?, "
+                  "updated_at = ? WHERE id = ? AND enabled = 1",
+                  {reason, now, now, id});
+  if (!n) return Fail(n.error());
+  return *n != 0;
 }
 
 Result<std::optional<std::string>> SecretForUrl(store::Conn& c, const std::string& url) {

@@ -21,6 +21,13 @@ Result<int64_t> Insert(store::Conn& c, const std::string& url, const std::string
                        bool enabled, int64_t now);
 // By id. REQUIRES (lookups): inside Database::Read or Write.
 Result<std::vector<Endpoint>> List(store::Conn& c);
+// How many endpoints are enabled, disabled by an operator, and disabled after failures.
+struct StateCounts {
+  int64_t enabled = 0;
+  int64_t disabled = 0;
+  int64_t failing_disabled = 0;
+};
+Result<StateCounts> CountByState(store::Conn& c);
 Result<std::optional<Endpoint>> Find(store::Conn& c, int64_t id);
 Result<bool> Exists(store::Conn& c, int64_t id);
 
@@ -28,9 +35,9 @@ Result<bool> Exists(store::Conn& c, int64_t id);
 Status SetUrl(store::Conn& c, int64_t id, const std::string& url);
 Status SetEvents(store::Conn& c, int64_t id, const std::string& events_json);
 Status SetDescription(store::Conn& c, int64_t id, const std::string& description);
-// Enabling clears consecutive_failures and disabled_reason; disabling records that an
-// operator did it.
-Status SetEnabled(store::Conn& c, int64_t id, bool enabled);
+// Enabling clears consecutive_failures, failing_since, disabled_reason and disabled_at;
+// disabling records that an operator did it, at `now`.
+Status SetEnabled(store::Conn& c, int64_t id, bool enabled, int64_t now);
 Status SetUpdatedAt(store::Conn& c, int64_t id, int64_t now);
 // Removes the endpoint with its deliveries and attempts; false when there was no such
 // endpoint. REQUIRES: inside Database::Write.
@@ -49,10 +56,17 @@ struct Subscription {
 // operator) disabled after failures. REQUIRES: inside Database::Read or Write.
 Result<std::vector<Subscription>> Subscribed(store::Conn& c);
 // REQUIRES (below): inside Database::Write.
-Status ResetFailures(store::Conn& c, int64_t id);
-// Answers the new count of consecutive failures (0 when the endpoint is gone).
-Result<int64_t> IncrementFailures(store::Conn& c, int64_t id);
-// Disables an enabled endpoint, recording why.
-Status DisableForFailures(store::Conn& c, int64_t id, const std::string& reason, int64_t now);
+// A success ends the run of failures; answers when that run began (nullopt when the
+// endpoint was not failing, or is gone).
+Result<std::optional<int64_t>> RecordSuccess(store::Conn& c, int64_t id);
+// The run of failures after one more failed attempt at `now` (count 0 when the endpoint
+// is gone).
+struct FailureRun {
+  int64_t count = 0;  // consecutive failed attempts
+  int64_t since = 0;  // when the first of them happened
+};
+Result<FailureRun> RecordFailure(store::Conn& c, int64_t id, int64_t now);
+// Disables an enabled endpoint, recording why and when; false when it was not enabled.
+Result<bool> DisableForFailures(store::Conn& c, int64_t id, const std::string& reason, int64_t now);
 
 }  // namespace crmd::webhooks::endpoints_repo

@@ -57,7 +57,20 @@ int DeliveryWorker::RunOnce() {
       std::lock_guard lock(mu_);
       if (stop_) break;  // unsent leases simply expire and are retried
     }
-    Outcome outcome = Send(work);
+    // The attempt is a child span of the request that caused the event: its log lines and
+    // its traceparent header carry that request's trace id.
+    LogScope scope(LogContext{.trace = trace::Continue(
+                                  work.traceparent.empty() ? std::nullopt
+                                                           : std::optional<std::string_view>(work.traceparent),
+                                  work.tracestate)});
+    Outcome outcome = Send(work, scope.context().trace);
+    if (options_.metrics) {
+      const char* result = outcome.Succeeded() ? "succeeded" : outcome.status_code ? "http_error" : "transport_error";
+      options_.metrics
+          ->Counter("crmd_webhook_attempts_total", "Outgoing webhook delivery attempts by outcome.",
+                    {{"outcome", result}})
+          .Inc();
+    }
     if (auto st = deliveries_.RecordAttempt(work, outcome); !st)
       spdlog::warn(R"("event":"webhook_record_failed","delivery_id":{},"detail":"{}")",
                    work.delivery_id, JsonEscape(st.error().detail));
@@ -66,7 +79,7 @@ int DeliveryWorker::RunOnce() {
   return n;
 }
 
-Outcome DeliveryWorker::Send(const Work& work) {
+Outcome DeliveryWorker::Send(const Work& work, const trace::Context& trace) {
   Outcome out;
   const int64_t ts = clock_.NowUnix();
   auto signature = Sign(work.secret, work.msg_id, ts, work.payload);
@@ -80,11 +93,13 @@ Outcome DeliveryWorker::Send(const Work& work) {
                                       {"User-Agent", "crmd-webhooks/1"},
                                       {"webhook-id", work.msg_id},
                                       {"webhook-timestamp", std::to_string(ts)},
-                                      {"webhook-signature", *signature}},
+                                      {"webhook-signature", *signature},
+                                      {"traceparent", trace.Traceparent()}},
                           .body = work.payload,
                           .timeout_ms = options_.timeout_ms,
                           .max_response_bytes = 64 * 1024,
                           .allow_private = options_.allow_private};
+  if (!trace.tracestate.empty()) req.headers.emplace_back("tracestate", trace.tracestate);
   auto start = std::chrono::steady_clock::now();
   auto res = client_.Send(req);
   out.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -92,6 +107,9 @@ Outcome DeliveryWorker::Send(const Work& work) {
                         .count();
   if (!res) {
     out.error = res.error().message;
+    spdlog::warn(R"("event":"webhook_attempt_error","delivery_id":{},"endpoint_id":{},"event_id":{},"attempt":{},"error":"{}","ms":{})",
+                 work.delivery_id, work.endpoint_id, work.event_id, work.attempt, JsonEscape(out.error),
+                 out.duration_ms);
     return out;
   }
   out.status_code = res->status;
@@ -102,8 +120,8 @@ Outcome DeliveryWorker::Send(const Work& work) {
       out.retry_after_s = 0;  // HTTP-date form: ignored, the backoff applies
     }
   }
-  spdlog::info(R"("event":"webhook_attempt","delivery_id":{},"endpoint_id":{},"attempt":{},"status":{},"ms":{})",
-               work.delivery_id, work.endpoint_id, work.attempt, res->status, out.duration_ms);
+  spdlog::info(R"("event":"webhook_attempt","delivery_id":{},"endpoint_id":{},"event_id":{},"attempt":{},"status":{},"ms":{})",
+               work.delivery_id, work.endpoint_id, work.event_id, work.attempt, res->status, out.duration_ms);
   return out;
 }
 

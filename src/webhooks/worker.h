@@ -11,6 +11,8 @@
 
 #include "src/core/clock.h"
 #include "src/core/http_client.h"
+#include "src/core/metrics.h"
+#include "src/core/trace.h"
 #include "src/webhooks/deliveries.h"
 
 namespace crmd::webhooks {
@@ -20,6 +22,8 @@ struct WorkerOptions {
   int timeout_ms = 15000;
   bool allow_private = false;  // allow_private_network_targets
   int batch = 20;
+  // crmd_webhook_attempts_total{outcome} (GET /metrics); null: not counted.
+  metrics::Registry* metrics = nullptr;
 };
 
 class DeliveryWorker {
@@ -37,7 +41,7 @@ class DeliveryWorker {
   int RunOnce();
 
  private:
-  Outcome Send(const Work& work);
+  Outcome Send(const Work& work, const trace::Context& trace);
   void Loop();
 
   Deliveries& deliveries_;

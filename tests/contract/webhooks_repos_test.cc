@@ -2,6 +2,7 @@
 // and, under the `pg.` prefix, on PostgreSQL.
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -57,11 +58,12 @@ TEST_F(WebhookRepos, EndpointRoundTripsWithoutSecretAndIdNotReused) {
   EXPECT_EQ((*e)->url, "https://a.example/hook");
   EXPECT_EQ((*e)->events, (std::vector<std::string>{"contact.created"}));
   EXPECT_TRUE((*e)->enabled);
-  ASSERT_TRUE(db_->Write([&](Conn& c) { return endpoints_repo::SetEnabled(c, a, false); }));
+  ASSERT_TRUE(db_->Write([&](Conn& c) { return endpoints_repo::SetEnabled(c, a, false, 30); }));
   auto off = db_->Read([&](Conn& c) { return endpoints_repo::Find(c, a); });
   ASSERT_TRUE(off && *off);
   EXPECT_FALSE((*off)->enabled);
   EXPECT_EQ((*off)->disabled_reason, "disabled by an operator");
+  EXPECT_EQ((*off)->disabled_at, 30);
   auto subs = db_->Read([](Conn& c) { return endpoints_repo::Subscribed(c); });
   ASSERT_TRUE(subs);
   EXPECT_TRUE(subs->empty()) << "an endpoint an operator disabled queues nothing";
@@ -76,22 +78,36 @@ TEST_F(WebhookRepos, EndpointRoundTripsWithoutSecretAndIdNotReused) {
   EXPECT_GT(Endpoint("https://b.example/hook"), a);
 }
 
-TEST_F(WebhookRepos, EndpointFailuresCountAndDisable) {
+TEST_F(WebhookRepos, EndpointFailureRunCountsFromItsFirstFailureAndDisablesOnce) {
   int64_t a = Endpoint("https://a.example/hook");
-  auto one = db_->Write([&](Conn& c) { return endpoints_repo::IncrementFailures(c, a); });
-  auto two = db_->Write([&](Conn& c) { return endpoints_repo::IncrementFailures(c, a); });
+  auto one = db_->Write([&](Conn& c) { return endpoints_repo::RecordFailure(c, a, 100); });
+  auto two = db_->Write([&](Conn& c) { return endpoints_repo::RecordFailure(c, a, 160); });
   ASSERT_TRUE(one && two);
-  EXPECT_EQ(*one, 1);
-  EXPECT_EQ(*two, 2);
-  ASSERT_TRUE(db_->Write([&](Conn& c) { return endpoints_repo::DisableForFailures(c, a, "2 failed", 20); }));
+  EXPECT_EQ(one->count, 1);
+  EXPECT_EQ(two->count, 2);
+  EXPECT_EQ(one->since, 100);
+  EXPECT_EQ(two->since, 100) << "the run began at its first failure";
+  auto first = db_->Write([&](Conn& c) { return endpoints_repo::DisableForFailures(c, a, "2 failed", 200); });
+  auto again = db_->Write([&](Conn& c) { return endpoints_repo::DisableForFailures(c, a, "2 failed", 201); });
+  ASSERT_TRUE(first && again);
+  EXPECT_TRUE(*first);
+  EXPECT_FALSE(*again) << "an endpoint that is already disabled is not disabled twice";
   auto subs = db_->Read([](Conn& c) { return endpoints_repo::Subscribed(c); });
   ASSERT_TRUE(subs);
   ASSERT_EQ(subs->size(), 1u) << "an endpoint the worker disabled keeps queueing";
-  ASSERT_TRUE(db_->Write([&](Conn& c) { return endpoints_repo::ResetFailures(c, a); }));
+  auto since = db_->Write([&](Conn& c) { return endpoints_repo::RecordSuccess(c, a); });
+  ASSERT_TRUE(since);
+  EXPECT_EQ(*since, 100);
   auto e = db_->Read([&](Conn& c) { return endpoints_repo::Find(c, a); });
   ASSERT_TRUE(e && *e);
   EXPECT_EQ((*e)->consecutive_failures, 0);
+  EXPECT_FALSE((*e)->failing_since.has_value());
+  EXPECT_EQ((*e)->disabled_at, 200);
   EXPECT_FALSE((*e)->enabled);
+  auto after = db_->Write([&](Conn& c) { return endpoints_repo::RecordFailure(c, a, 300); });
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->count, 1);
+  EXPECT_EQ(after->since, 300) << "a success ends the run";
 }
 
 TEST_F(WebhookRepos, DeliveryIsQueuedOncePerEventAndEndpoint) {
@@ -130,6 +146,46 @@ TEST_F(WebhookRepos, DeliveryLeaseIsExclusive) {
   auto none = db_->Write([](Conn& c) { return deliveries_repo::LeaseCandidates(c, 110, 10); });
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
+}
+
+TEST_F(WebhookRepos, ReleasingWaitingDeliveriesLeavesInFlightOnesAlone) {
+  int64_t ep = Endpoint("https://a.example/hook");
+  int64_t other = Endpoint("https://b.example/hook");
+  int64_t e1 = Event(1), e2 = Event(2), e3 = Event(3);
+  ASSERT_TRUE(db_->Write([&](Conn& c) -> Status {
+    using Row = std::tuple<int64_t, int64_t, int64_t>;  // event, contact, endpoint
+    for (auto [ev, contact, endpoint] : {Row{e1, 1, ep}, Row{e2, 2, ep}, Row{e3, 3, other}})
+      if (auto s = deliveries_repo::InsertPending(c, ev, endpoint, "contact.created", contact, "{}",
+                                                  100, 1000);
+          !s)
+        return s;
+    return Ok();
+  }));
+  auto due = db_->Write([](Conn& c) { return deliveries_repo::LeaseCandidates(c, 100, 10); });
+  ASSERT_TRUE(due && due->size() == 3u);
+  // e1: in flight (leased until 145). e2 and e3: failed, waiting for a retry at 500.
+  int64_t in_flight = 0, waiting = 0, elsewhere = 0;
+  for (const auto& w : *due)
+    (w.event_id == e1 ? in_flight : w.event_id == e2 ? waiting : elsewhere) = w.delivery_id;
+  ASSERT_TRUE(db_->Write([&](Conn& c) -> Status {
+    if (auto r = deliveries_repo::Lease(c, in_flight, 100, 145); !r) return Fail(r.error());
+    if (auto s = deliveries_repo::ScheduleRetry(c, waiting, 1, 503, "HTTP 503", 500, 100); !s) return s;
+    return deliveries_repo::ScheduleRetry(c, elsewhere, 1, 503, "HTTP 503", 500, 100);
+  }));
+  auto released = db_->Write([&](Conn& c) { return deliveries_repo::ReleaseWaiting(c, ep, 120); });
+  ASSERT_TRUE(released);
+  EXPECT_EQ(*released, 1) << "only the waiting delivery of this endpoint";
+  auto now_due = db_->Write([](Conn& c) { return deliveries_repo::LeaseCandidates(c, 120, 10); });
+  ASSERT_TRUE(now_due);
+  ASSERT_EQ(now_due->size(), 1u);
+  EXPECT_EQ((*now_due)[0].delivery_id, waiting);
+  // Enabling again: the backlog (not in flight) is due now with a renewed retry window.
+  auto resumed = db_->Write([&](Conn& c) { return deliveries_repo::ResumeBacklog(c, other, 130, 5000); });
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(*resumed, 1);
+  auto until = db_->Read([&](Conn& c) { return deliveries_repo::FindRetryUntil(c, elsewhere); });
+  ASSERT_TRUE(until && *until);
+  EXPECT_EQ(**until, 5000);
 }
 
 TEST_F(WebhookRepos, DeliveryAttemptsOutcomesAndRedeliver) {

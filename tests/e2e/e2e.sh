@@ -13,7 +13,10 @@
 #   conformance-server-2026  the same suite's 2026-07-28 server scenarios
 #   conformance-auth   the conformance suite's authorization server scenarios
 # Exits non-zero when any step fails. Env: E2E_ENGINE=postgres runs it all on a PostgreSQL
-# server of its own (tests/support/pg.sh); E2E_ONLY="step ..." runs only those steps,
+# server of its own (tests/support/pg.sh); E2E_TLS=1 serves HTTPS with a certificate from a
+# test CA made for the run (tests/support/make-test-certs.sh), which the clients trust
+# through NODE_EXTRA_CA_CERTS only (default steps then: the SDK clients' OAuth flows, tool
+# calls and the assistant session); E2E_ONLY="step ..." runs only those steps,
 # E2E_KEEP=1 keeps the temp dir (database, logs, conformance results), E2E_VERBOSE=1.
 set -uo pipefail
 
@@ -68,6 +71,18 @@ if [[ ${E2E_ENGINE:-sqlite} == postgres ]]; then
 fi
 PORT=$(free_port)
 BASE="http://127.0.0.1:$PORT"
+TLS_ARGS=()
+CURL_TLS=()
+if [[ ${E2E_TLS:-0} == 1 ]]; then
+  # HTTPS with a certificate nobody trusts but this run's clients (ctest e2e_tls).
+  "$E2E_DIR/../support/make-test-certs.sh" "$TMP/certs" server >/dev/null || { say "cannot make test certificates"; exit 1; }
+  BASE="https://127.0.0.1:$PORT"
+  TLS_ARGS=(--tls_cert_file="$TMP/certs/server.pem" --tls_key_file="$TMP/certs/server.key")
+  CURL_TLS=(--cacert "$TMP/certs/ca.pem")
+  export NODE_EXTRA_CA_CERTS="$TMP/certs/ca.pem"
+  : "${E2E_ONLY:=sdk-oauth assistant-session sdk-v2-approval}"
+  say "HTTPS, test CA $TMP/certs/ca.pem"
+fi
 MCP_URL="$BASE/mcp"
 
 say "creating user $E2E_EMAIL"
@@ -97,11 +112,11 @@ say "SMTP sink on 127.0.0.1:$SMTP_PORT"
 
 say "starting crmd on $BASE"
 "$CRMD" --port="$PORT" --database_url="$DB" --log_level="${E2E_LOG_LEVEL:-warn}" --mcp_validate_output=true \
-  --smtp_url="smtp://127.0.0.1:$SMTP_PORT" --mail_poll_interval_ms=200 >"$TMP/crmd.log" 2>&1 &
+  --smtp_url="smtp://127.0.0.1:$SMTP_PORT" --mail_poll_interval_ms=200 "${TLS_ARGS[@]}" >"$TMP/crmd.log" 2>&1 &
 CRMD_PID=$!
 ready=0
 for _ in $(seq 1 100); do
-  if curl -fsS -o /dev/null "$BASE/readyz" 2>/dev/null; then ready=1; break; fi
+  if curl -fsS "${CURL_TLS[@]}" -o /dev/null "$BASE/readyz" 2>/dev/null; then ready=1; break; fi
   if ! kill -0 "$CRMD_PID" 2>/dev/null; then break; fi
   sleep 0.1
 done

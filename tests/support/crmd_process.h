@@ -21,6 +21,7 @@ class CrmdProcess {
   CrmdProcess(const CrmdProcess&) = delete;
   CrmdProcess& operator=(const CrmdProcess&) = delete;
   void Kill();
+  pid_t pid() const { return pid_; }  // -1 once killed (or when it could not start)
 
  private:
   pid_t pid_ = -1;

@@ -60,11 +60,13 @@ std::map<std::string, Entry> Commands() {
 
 int CrmctlMain(int argc, char** argv) {
   Args rest;
-  auto cfg = LoadConfig(argc, argv, &rest);
+  std::vector<std::string> warnings;
+  auto cfg = LoadConfig(argc, argv, &rest, &warnings);
   if (!cfg) {
     std::fprintf(stderr, "crmctl: %s\n", cfg.error().message.c_str());
     return 2;
   }
+  for (const auto& w : warnings) std::fprintf(stderr, "crmctl: warning: %s\n", w.c_str());
   auto commands = Commands();
   if (rest.empty() || rest[0] == "help" || rest[0] == "--help") {
     std::printf("usage: crmctl [--database_url=URL] [--config=FILE] <command> [args]\n\n");
@@ -75,6 +77,13 @@ int CrmctlMain(int argc, char** argv) {
   if (it == commands.end()) {
     std::fprintf(stderr, "crmctl: unknown command %s (try crmctl help)\n", rest[0].c_str());
     return 2;
+  }
+  // `crmctl <command> --help` shows the command's usage and does nothing else.
+  for (size_t i = 1; i < rest.size(); ++i) {
+    if (rest[i] == "--help" || rest[i] == "-h") {
+      std::printf("usage: crmctl [--database_url=URL] [--config=FILE] %s\n", it->second.usage);
+      return 0;
+    }
   }
   cli::Context ctx(std::move(*cfg));
   return it->second.run(ctx, Args(rest.begin() + 1, rest.end()));

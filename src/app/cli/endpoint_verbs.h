@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "src/app/cli/cli.h"
+#include "src/crm/actor.h"
 
 namespace crmd::app::cli {
 
@@ -22,7 +23,14 @@ int EndpointVerb(Store& store, const Args& args, ToJson to_json, const char* nou
   }
   const int64_t id = args.size() >= 2 ? ParseId(args[1]).value_or(0) : 0;  // ids are > 0
   if ((verb == "enable" || verb == "disable") && id > 0) {
-    auto x = store.Update(id, {.enabled = verb == "enable"});
+    // Stores that audit the change (outgoing endpoints) are told who made it.
+    auto x = [&] {
+      if constexpr (requires { store.Update(id, {}, crm::Actor{}); })
+        return store.Update(id, {.enabled = verb == "enable"},
+                            crm::Actor{.kind = "cli", .subject = "crmctl"});
+      else
+        return store.Update(id, {.enabled = verb == "enable"});
+    }();
     if (!x) return PrintError(x.error());
     PrintJson(to_json(*x));
     return 0;

@@ -30,7 +30,8 @@ Status Context::Build() {
   s->api_keys = std::make_unique<crm::ApiKeys>(d, s->clock, s->random);
   s->forms = std::make_unique<crm::FormRepo>(d, s->clock, s->crm->contacts.get());
   s->webhook_endpoints = std::make_unique<webhooks::Endpoints>(
-      d, s->clock, s->random, config_.allow_private_network_targets);
+      d, s->clock, s->random, config_.allow_private_network_targets,
+      config_.webhook_retry_horizon_s);
   s->webhook_deliveries = std::make_unique<webhooks::Deliveries>(
       d, s->clock, s->random,
       webhooks::DeliveryPolicy{
@@ -38,6 +39,7 @@ Status Context::Build() {
           .backoff_max_s = config_.webhook_backoff_max_s,
           .retry_horizon_s = config_.webhook_retry_horizon_s,
           .lease_s = config_.webhook_timeout_ms / 1000 + config_.webhook_lease_grace_s,
+          .disable_after_s = config_.webhook_disable_after_s,
           .disable_after_failures = config_.webhook_disable_after_failures,
       });
   s->incoming_hooks = std::make_unique<webhooks::IncomingHooks>(webhooks::IncomingHooksOptions{

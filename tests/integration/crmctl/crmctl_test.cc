@@ -1,7 +1,10 @@
 // crmctl as an operator runs it: the real binary against a real SQLite file.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "src/store/db.h"
@@ -49,6 +52,38 @@ TEST(Crmctl, SeedFillsContactsListsTagsCampaignsAndAutomations) {
   EXPECT_GT(Count(**db, "contact_lists"), 0);
   EXPECT_GT(Count(**db, "campaigns"), 0);
   EXPECT_GT(Count(**db, "automations"), 0);
+}
+
+// --help asks for the usage, never for the work: `crmctl seed --help` seeds nothing and
+// `crmd --help` starts no server (both once did, on a database in the current folder).
+TEST(Crmctl, HelpShowsTheUsageAndDoesNothing) {
+  testing::TempDir dir;
+  std::string db_path = dir.path() + "/untouched.db";
+  CliRun seed = Crmctl(db_path, "seed --help");
+  EXPECT_EQ(seed.status, 0) << seed.out;
+  EXPECT_NE(seed.out.find("usage: crmctl"), std::string::npos) << seed.out;
+  EXPECT_NE(seed.out.find("seed"), std::string::npos) << seed.out;
+  EXPECT_EQ(seed.out.find("seeded"), std::string::npos) << seed.out;
+  EXPECT_FALSE(std::ifstream(db_path).good()) << "crmctl seed --help created " << db_path;
+
+  auto crmd = [&](const std::string& args) {
+    std::string cmd = "cd " + dir.path() + " && " + std::string(CRMD_BINARY_DIR) + "/src/app/crmd " +
+                      args + " 2>&1";
+    CliRun r{0, {}};
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
+    int status = pclose(p);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  };
+  CliRun help = crmd("--database_url=sqlite:" + db_path + " --help");
+  EXPECT_EQ(help.status, 0) << help.out;
+  EXPECT_NE(help.out.find("usage: crmd"), std::string::npos) << help.out;
+  CliRun stray = crmd("--database_url=sqlite:" + db_path + " serve");
+  EXPECT_EQ(stray.status, 2) << stray.out;
+  EXPECT_NE(stray.out.find("unexpected argument serve"), std::string::npos) << stray.out;
+  EXPECT_FALSE(std::ifstream(db_path).good()) << "crmd --help created " << db_path;
 }
 
 // The approval policy is the one setting an assistant cannot change: the operator does,

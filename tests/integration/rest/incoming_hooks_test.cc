@@ -33,7 +33,8 @@ json Payload(const std::string& email, const std::string& first = "Ada") {
 }
 
 struct HookFixture {
-  HookFixture() : admin(NewKey(server, crm::ApiKeyRole::kAdmin, "admin")) {
+  explicit HookFixture(crmd::testing::TestServerOptions options = {})
+      : server(std::move(options)), admin(NewKey(server, crm::ApiKeyRole::kAdmin, "admin")) {
     auto list = server.app().services().crm->lists->Create({.kind = "system", .subject = "test"},
                                                            "Customers", "");
     EXPECT_TRUE(list.has_value());
@@ -347,6 +348,41 @@ TEST(IncomingHooks, SecretsNeverReachTheIdempotencyStore) {
     EXPECT_EQ(r.Str(0).find(secret_part), std::string::npos) << r.Str(0);
     EXPECT_EQ(r.Str(1).find(secret_part), std::string::npos);
   }
+}
+
+// Issue 13: the public receiving route is limited per client IP (hook_rate_limit_per_minute),
+// counting the client a trusted proxy forwarded; the limit answers before the token is
+// looked up, so guessing tokens is throttled too.
+TEST(IncomingHooks, ReceivingIsLimitedPerClientIpWithRetryAfter_Rfc6585_4) {
+  HookFixture f({.configure = [](Config& c) {
+    c.hook_rate_limit_per_minute = 3;
+    c.trusted_proxies = {"127.0.0.1"};
+  }});
+  auto hook = f.CreateHook({{"name", "shop"}, {"mapping", kMapping}});
+  const std::string url = hook["url"];
+  auto deliver_as = [&](const std::string& client, const std::string& target, const std::string& email) {
+    return f.Deliver(target, Payload(email).dump(), {{"X-Forwarded-For", client}});
+  };
+  for (int i = 0; i < 3; ++i) {
+    auto ok = deliver_as("198.51.100.1", url, "limit" + std::to_string(i) + "@example.com");
+    ASSERT_EQ(ok.status, 200) << ok.body;
+  }
+  auto limited = deliver_as("198.51.100.1", url, "limit9@example.com");
+  EXPECT_EQ(limited.status, 429) << limited.body;
+  EXPECT_EQ(limited.Header("Content-Type").value_or(""), "application/problem+json");
+  EXPECT_EQ(JsonBody(limited)["code"], "rate_limited");
+  ASSERT_TRUE(limited.Header("Retry-After"));
+  const int retry_after = std::stoi(std::string(*limited.Header("Retry-After")));
+  EXPECT_GE(retry_after, 1);
+  EXPECT_LE(retry_after, 60);
+  // Guessing: an unknown token from the same client is refused by the limit, not looked up.
+  const std::string guessed = url.substr(0, url.rfind('/') + 1) + "crmd_hook_guessed";
+  EXPECT_EQ(deliver_as("198.51.100.1", guessed, "guess@example.com").status, 429);
+  // Another client behind the same proxy has its own allowance.
+  EXPECT_EQ(deliver_as("198.51.100.2", url, "other@example.com").status, 200);
+  EXPECT_EQ(deliver_as("198.51.100.2", guessed, "guess@example.com").status, 404);
+  EXPECT_FALSE(f.server.app().services().crm->contacts->GetByEmail("limit9@example.com").has_value());
+  EXPECT_TRUE(f.server.app().services().crm->contacts->GetByEmail("other@example.com").has_value());
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
 // A tiny webhook receiver on loopback for the tests: crmd's own http::Server with a handler
 // that records every request and answers `status()` (settable, e.g. 503 while "down"),
-// after `delay_ms()` (settable, to keep deliveries in flight).
+// after `delay_ms()` (settable, to keep deliveries in flight). Given a port, it listens on
+// that one (a receiver that "comes back" after refusing connections).
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -15,9 +16,9 @@ namespace crmd::webhooktest {
 
 class Receiver {
  public:
-  Receiver() {
+  explicit Receiver(uint16_t listen_port = 0) {
     server_ = std::make_unique<http::Server>(
-        http::ServerOptions{.address = "127.0.0.1", .port = 0, .access_log = false},
+        http::ServerOptions{.address = "127.0.0.1", .port = listen_port, .access_log = false},
         [this](const http::Request& req) {
           {
             std::lock_guard lock(mu_);
@@ -32,6 +33,7 @@ class Receiver {
   }
   ~Receiver() { server_->Stop(); }
 
+  uint16_t port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
   void set_status(int s) { status_ = s; }
   void set_delay_ms(int d) { delay_ms_ = d; }

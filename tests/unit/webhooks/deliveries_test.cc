@@ -4,6 +4,7 @@
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
+#include "src/crm/audit_repo.h"
 #include "src/webhooks/endpoints.h"
 #include "tests/support/test_server.h"
 
@@ -12,6 +13,20 @@ namespace {
 
 class DeliveriesTest : public ::testing::Test {
  protected:
+  static constexpr int64_t kDisableAfter = 2 * 86400;
+  // Leases whatever is due and records `outcome` for each; answers how many.
+  int FailDue(const Outcome& outcome = {.error = "connect refused"}) {
+    auto due = deliveries_->LeaseDue(100);
+    EXPECT_TRUE(due.has_value());
+    if (!due) return 0;
+    for (auto& w : *due) EXPECT_TRUE(deliveries_->RecordAttempt(w, outcome).has_value());
+    return static_cast<int>(due->size());
+  }
+  std::vector<crm::AuditRecord> Audit() {
+    auto r = db_->Read([](store::Conn& c) { return crm::audit_repo::Recent(c, 50); });
+    EXPECT_TRUE(r.has_value());
+    return r ? *r : std::vector<crm::AuditRecord>{};
+  }
   void SetUp() override {
     auto db = store::Open("sqlite:" + dir_.path() + "/t.db", 1);
     ASSERT_TRUE(db.has_value()) << db.error().detail;
@@ -20,7 +35,7 @@ class DeliveriesTest : public ::testing::Test {
     deliveries_ = std::make_unique<Deliveries>(
         *db_, clock_, random_,
         DeliveryPolicy{.backoff_base_s = 10, .backoff_max_s = 3600, .retry_horizon_s = 86400,
-                       .lease_s = 60, .disable_after_failures = 5});
+                       .lease_s = 60, .disable_after_s = kDisableAfter, .disable_after_failures = 5});
   }
   int64_t AddEndpoint(std::vector<std::string> events = {"contact.created", "contact.updated"}) {
     auto e = endpoints_->Create({.url = "http://127.0.0.1:9/hook", .events = events});
@@ -124,24 +139,150 @@ TEST_F(DeliveriesTest, BackoffDoublesUpToTheCapAndGivesUpAfterTheHorizon) {
   EXPECT_EQ(deliveries_->Attempts(1)->size(), static_cast<size_t>(attempts));
 }
 
-TEST_F(DeliveriesTest, ConsecutiveFailuresDisableTheEndpointAnd410DisablesAtOnce) {
+TEST_F(DeliveriesTest, ABurstOfFailuresDoesNotDisableTheEndpoint) {
   int64_t a = AddEndpoint();
-  for (int c = 1; c <= 5; ++c) AddEvent("contact.created", c);
+  for (int c = 1; c <= 60; ++c) AddEvent("contact.created", c);
   ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
-  auto due = deliveries_->LeaseDue(10);
-  ASSERT_EQ(due->size(), 5u);
-  for (auto& w : *due) ASSERT_TRUE(deliveries_->RecordAttempt(w, {.error = "connect refused"}).has_value());
+  // 60 failures within a minute (the old rule disabled after 50 in a row).
+  EXPECT_EQ(FailDue(), 60);
+  clock_.Advance(30);
+  EXPECT_EQ(FailDue(), 60);
+  auto e = endpoints_->Get(a);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(e->enabled);
+  EXPECT_EQ(e->consecutive_failures, 120);
+  EXPECT_EQ(e->failing_since, clock_.NowUnix() - 30);
+}
+
+TEST_F(DeliveriesTest, NoSuccessForTheWindowWithEnoughFailuresDisablesAndIsAudited) {
+  // A retry window longer than the disable window, so the delivery is still retried then.
+  deliveries_ = std::make_unique<Deliveries>(
+      *db_, clock_, random_,
+      DeliveryPolicy{.backoff_base_s = 10, .backoff_max_s = 3600, .retry_horizon_s = 7 * 86400,
+                     .lease_s = 60, .disable_after_s = kDisableAfter, .disable_after_failures = 5});
+  int64_t a = AddEndpoint();
+  AddEvent("contact.created", 1);
+  ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
+  const int64_t first_failure = clock_.NowUnix();
+  int attempts = 0;
+  // Retry for as long as the window lasts: still enabled one second before it ends.
+  while (clock_.NowUnix() < first_failure + kDisableAfter - 3600) {
+    attempts += FailDue();
+    clock_.Advance(3600);
+  }
+  ASSERT_GE(attempts, 5);
+  EXPECT_TRUE(endpoints_->Get(a)->enabled);
+  clock_.Set(first_failure + kDisableAfter - 1);
+  ASSERT_EQ(FailDue(), 1);
+  EXPECT_TRUE(endpoints_->Get(a)->enabled) << "the window is not over yet";
+  clock_.Set(first_failure + kDisableAfter + 3600);
+  ASSERT_EQ(FailDue(), 1);
   auto e = endpoints_->Get(a);
   EXPECT_FALSE(e->enabled);
-  EXPECT_TRUE(e->disabled_reason.has_value());
-  clock_.Advance(86000);
-  EXPECT_TRUE(deliveries_->LeaseDue(10)->empty());  // disabled endpoints get nothing
-  ASSERT_TRUE(endpoints_->Update(a, {.enabled = true}).has_value());
-  EXPECT_EQ(endpoints_->Get(a)->consecutive_failures, 0);
-  auto back = deliveries_->LeaseDue(10);
-  ASSERT_EQ(back->size(), 5u);
-  ASSERT_TRUE(deliveries_->RecordAttempt(back->at(0), {.status_code = 410}).has_value());
+  ASSERT_TRUE(e->disabled_reason.has_value());
+  EXPECT_NE(e->disabled_reason->find(FormatRfc3339(first_failure)), std::string::npos) << *e->disabled_reason;
+  EXPECT_EQ(e->disabled_at, clock_.NowUnix());
+  auto audit = Audit();
+  ASSERT_FALSE(audit.empty());
+  EXPECT_EQ(audit[0].entry.action, "disable_webhook_endpoint");
+  EXPECT_EQ(audit[0].entry.target_ids, std::vector<int64_t>{a});
+  EXPECT_EQ(audit[0].actor.kind, "system");
+  EXPECT_EQ(audit[0].entry.details["failing_since"], FormatRfc3339(first_failure));
+  EXPECT_EQ(audit[0].entry.details["last_error"], "connect refused");
+  EXPECT_EQ(audit[0].occurred_at, clock_.NowUnix());
+  // Disabled: the delivery is kept, not attempted, not given up.
+  clock_.Advance(5 * 86400);
+  EXPECT_TRUE(deliveries_->LeaseDue(10)->empty());
+  EXPECT_EQ(deliveries_->Get(1)->status, "pending");
+}
+
+TEST_F(DeliveriesTest, FewerFailuresThanTheMinimumOverTheWindowDoNotDisable) {
+  int64_t a = AddEndpoint();
+  AddEvent("contact.created", 1);
+  ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
+  ASSERT_EQ(FailDue(), 1);
+  clock_.Advance(kDisableAfter + 10);
+  ASSERT_EQ(FailDue(), 1);  // 2 failures over more than the window: fewer than 5
+  EXPECT_TRUE(endpoints_->Get(a)->enabled);
+}
+
+TEST_F(DeliveriesTest, A410DisablesAtOnce) {
+  int64_t a = AddEndpoint();
+  AddEvent("contact.created", 1);
+  ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
+  ASSERT_EQ(FailDue({.status_code = 410}), 1);
   EXPECT_FALSE(endpoints_->Get(a)->enabled);
+  EXPECT_EQ(Audit().at(0).entry.details["reason"], "the receiver answered 410 Gone");
+}
+
+TEST_F(DeliveriesTest, EnablingAgainDeliversTheKeptBacklogAtOnceInOrderAndIsAudited) {
+  int64_t a = AddEndpoint();
+  AddEvent("contact.created", 1);
+  AddEvent("contact.updated", 1);
+  AddEvent("contact.created", 2);
+  ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
+  ASSERT_EQ(FailDue({.status_code = 410}), 2);  // contact 1's first event and contact 2's
+  ASSERT_FALSE(endpoints_->Get(a)->enabled);
+  clock_.Advance(4 * 86400);  // longer than the retry horizon (1 day here)
+  ASSERT_TRUE(endpoints_->Update(a, {.enabled = true},
+                                 crm::Actor{.kind = "api_key", .subject = "7"})
+                  .has_value());
+  auto e = endpoints_->Get(a);
+  EXPECT_TRUE(e->enabled);
+  EXPECT_EQ(e->consecutive_failures, 0);
+  EXPECT_FALSE(e->failing_since.has_value());
+  EXPECT_FALSE(e->disabled_reason.has_value());
+  auto audit = Audit();
+  ASSERT_FALSE(audit.empty());
+  EXPECT_EQ(audit[0].entry.action, "enable_webhook_endpoint");
+  EXPECT_EQ(audit[0].actor.kind, "api_key");
+  EXPECT_EQ(audit[0].entry.details["previous_reason"], "the receiver answered 410 Gone");
+  EXPECT_EQ(audit[0].entry.details["resumed_deliveries"], 3);
+  // Due now, without waiting out a backoff; per-contact order still holds.
+  auto due = deliveries_->LeaseDue(10);
+  ASSERT_EQ(due->size(), 2u);
+  EXPECT_EQ(due->at(0).event_id, 1);
+  EXPECT_EQ(due->at(1).event_id, 3);
+  for (auto& w : *due) ASSERT_TRUE(deliveries_->RecordAttempt(w, {.status_code = 500}).has_value());
+  EXPECT_EQ(deliveries_->Get(1)->status, "pending") << "a fresh retry window, not given up";
+  clock_.Advance(3600);
+  auto retried = deliveries_->LeaseDue(10);
+  ASSERT_EQ(retried->size(), 2u);
+  for (auto& w : *retried) ASSERT_TRUE(deliveries_->RecordAttempt(w, {.status_code = 204}).has_value());
+  auto last = deliveries_->LeaseDue(10);
+  ASSERT_EQ(last->size(), 1u);
+  EXPECT_EQ(last->at(0).event_id, 2);
+}
+
+TEST_F(DeliveriesTest, ASuccessAfterAnOutageReleasesTheWaitingDeliveries) {
+  AddEndpoint();
+  for (int c = 1; c <= 3; ++c) AddEvent("contact.created", c);
+  ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
+  ASSERT_EQ(FailDue(), 3);
+  clock_.Advance(11);
+  ASSERT_EQ(FailDue(), 3);  // second attempts: the next ones wait 10-20 s
+  clock_.Advance(4);
+  AddEvent("contact.created", 4);
+  ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
+  auto fresh = deliveries_->LeaseDue(10);
+  ASSERT_EQ(fresh->size(), 1u);
+  EXPECT_EQ(fresh->at(0).event_id, 4);
+  ASSERT_TRUE(deliveries_->RecordAttempt(fresh->at(0), {.status_code = 200}).has_value());
+  // The receiver is back: the three waiting deliveries are due now, not in 10-20 s.
+  EXPECT_EQ(deliveries_->LeaseDue(10)->size(), 3u);
+}
+
+TEST_F(DeliveriesTest, ASuccessRightAfterAFailureReleasesNothing) {
+  AddEndpoint();
+  for (int c = 1; c <= 2; ++c) AddEvent("contact.created", c);
+  ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
+  auto due = deliveries_->LeaseDue(10);
+  ASSERT_EQ(due->size(), 2u);
+  ASSERT_TRUE(deliveries_->RecordAttempt(due->at(0), {.status_code = 500}).has_value());
+  clock_.Advance(1);
+  ASSERT_TRUE(deliveries_->RecordAttempt(due->at(1), {.status_code = 200}).has_value());
+  // A blip, not an outage: the failed one keeps its backoff.
+  EXPECT_TRUE(deliveries_->LeaseDue(10)->empty());
 }
 
 TEST_F(DeliveriesTest, EventsWhileAutoDisabledAreQueuedButNotWhileDisabledByAnOperator) {
@@ -151,7 +292,7 @@ TEST_F(DeliveriesTest, EventsWhileAutoDisabledAreQueuedButNotWhileDisabledByAnOp
   auto due = deliveries_->LeaseDue(10);
   ASSERT_TRUE(due.has_value());
   ASSERT_EQ(due->size(), 5u);
-  for (auto& w : *due) ASSERT_TRUE(deliveries_->RecordAttempt(w, {.error = "connect refused"}).has_value());
+  for (auto& w : *due) ASSERT_TRUE(deliveries_->RecordAttempt(w, {.status_code = 410}).has_value());
   ASSERT_FALSE(endpoints_->Get(a)->enabled);  // auto-disabled
   AddEvent("contact.created", 6);             // happens during the outage
   EXPECT_EQ(deliveries_->ClaimEvents().value_or(-1), 1);
