@@ -379,6 +379,25 @@ console::ConnectedAppsSource ConnectedAppsOf(App::Services& s) {
         s.tokens->RevocationsChanged();
         return Ok();
       },
+      .consents = [&s]() -> Result<std::vector<console::AppConsent>> {
+        auto list = s.consents->List();
+        if (!list) return Fail(list.error());
+        std::vector<console::AppConsent> out;
+        for (const auto& c : *list)
+          if (!c.revoked_at)
+            out.push_back({.client_id = c.client_id,
+                           .user_id = c.user_id,
+                           .user_email = c.user_email,
+                           .scope = c.scope,
+                           .created_at = c.created_at});
+        return out;
+      },
+      .revoke_consent = [&s](const std::string& client_id, int64_t user_id) -> Status {
+        auto n = s.consents->Revoke(client_id, user_id);
+        if (!n) return Fail(n.error());
+        s.tokens->RevocationsChanged();
+        return Ok();
+      },
   };
 }
 

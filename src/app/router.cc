@@ -16,8 +16,10 @@ std::string_view Router::FaceOf(std::string_view route) const {
   if (route == "/mcp") return "mcp";
   if (starts("/oauth/") || starts("/.well-known/")) return "oauth";
   if (!rest_base_.empty() && starts(rest_base_)) return "rest";
-  // The console: approval pages and the links in messages (unsubscribe, tracking, opt-in).
-  if (starts("/console/") || starts("/u/") || starts("/t/") || starts("/confirm/")) return "console";
+  // The web console and the links in messages (unsubscribe, tracking, opt-in).
+  if (route == "/console" || starts("/console/") || starts("/u/") || starts("/t/") ||
+      starts("/confirm/"))
+    return "console";
   if (route == "/healthz" || route == "/readyz" || route == "/metrics") return "ops";
   return "other";
 }

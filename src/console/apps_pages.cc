@@ -69,7 +69,23 @@ http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
       live.emplace_back(std::move(node));
     }
   }
+  auto consents = d.apps.consents();
+  if (!consents) return InternalError(consents.error(), chrome);
+  mstch::array remembered;
+  for (const auto& c : *consents) {
+    if (!p.is_admin && c.user_email != p.email) continue;
+    auto name = names.find(c.client_id);
+    remembered.emplace_back(mstch::map{
+        {"client_id", c.client_id},
+        {"client_name", name == names.end() ? c.client_id : name->second},
+        {"user_id", std::to_string(c.user_id)},
+        {"user_email", c.user_email},
+        {"scopes", Scopes(c.scope)},
+        {"created_at", FormatRfc3339(c.created_at)}});
+  }
   mstch::map ctx{{"is_admin", p.is_admin},
+                 {"has_consents", !remembered.empty()},
+                 {"consents", std::move(remembered)},
                  {"csrf_token", p.csrf_token},
                  {"has_live", !live.empty()},
                  {"live", std::move(live)},
@@ -117,6 +133,23 @@ http::Response PostApps(const AppsPagesDeps& d, const http::Request& req, const 
     if (auto st = d.apps.revoke_client(id); !st) return InternalError(st.error(), chrome);
     spdlog::info(R"("event":"console_client_revoked","client_id":"{}","by":"{}")", JsonEscape(id),
                  JsonEscape(p.subject));
+    return SeeOther("/console/apps");
+  }
+  if (action == "revoke_consent") {
+    std::string client = http::FormValue(form, "client_id").value_or("");
+    std::string user = http::FormValue(form, "user_id").value_or("");
+    auto consents = d.apps.consents();
+    if (!consents) return InternalError(consents.error(), chrome);
+    const AppConsent* found = nullptr;
+    for (const auto& c : *consents)
+      if (c.client_id == client && std::to_string(c.user_id) == user) found = &c;
+    if (!found || (!p.is_admin && found->user_email != p.email))
+      return MessagePage(404, "Not found", "There is no such consent.", chrome, "/console/apps",
+                         "Connected apps");
+    if (auto st = d.apps.revoke_consent(found->client_id, found->user_id); !st)
+      return InternalError(st.error(), chrome);
+    spdlog::info(R"("event":"console_consent_revoked","client_id":"{}","user_id":{},"by":"{}")",
+                 JsonEscape(client), found->user_id, JsonEscape(p.subject));
     return SeeOther("/console/apps");
   }
   return MessagePage(400, "Bad request", "Use the buttons on the Connected apps page.", chrome,

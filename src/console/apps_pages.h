@@ -7,7 +7,9 @@
 //                          refresh tokens, refused at /mcp at once on this node (a few
 //                          seconds on the others); a person may revoke only their own;
 //                          action=revoke_client (client_id, administrators): the client and
-//                          every grant it holds
+//                          every grant it holds; action=revoke_consent (client_id,
+//                          user_id): the remembered consent (the app must ask again) and
+//                          the app's grants for that person
 // The console knows nothing of auth: the composition root passes the registry as
 // functions (ConnectedAppsSource), the same calls crmctl client/grant revoke make.
 // Thread-safe; handlers block on the database (worker pool).
@@ -40,12 +42,24 @@ struct AppGrant {
   std::optional<int64_t> revoked_at;
 };
 
+// Remembered consent: what a person allowed an app, so that it is not asked again.
+struct AppConsent {
+  std::string client_id;
+  int64_t user_id = 0;
+  std::string user_email;
+  std::string scope;
+  int64_t created_at = 0;
+};
+
 struct ConnectedAppsSource {
   std::function<Result<std::vector<AppClient>>()> clients;
   std::function<Result<std::vector<AppGrant>>()> grants;
   // Both make this node refuse the revoked tokens at once.
   std::function<Status(const std::string& grant_id)> revoke_grant;
   std::function<Status(const std::string& client_id)> revoke_client;
+  // Live remembered consents; revoking one also revokes the app's grants for that person.
+  std::function<Result<std::vector<AppConsent>>()> consents;
+  std::function<Status(const std::string& client_id, int64_t user_id)> revoke_consent;
 };
 
 struct AppsPagesDeps {

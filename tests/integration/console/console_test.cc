@@ -336,6 +336,39 @@ TEST_F(Console, RevokingAConnectedAppRefusesItsTokenAtMcpAtOnce) {
   EXPECT_EQ(reply.status, 401) << reply.raw;
 }
 
+TEST_F(Console, ForgettingARememberedConsentEndsTheConnectionAndAsksAgain) {
+  OAuthFlowResult flow = RunOAuthFlow(server_, {.email = "alice@example.com", .create_user = false});
+  ASSERT_TRUE(flow.ok()) << flow.error;
+  auto alice = SignedIn("alice@example.com");
+  Page apps = alice->Get("/console/apps");
+  ASSERT_NE(apps.body.find("id=\"consents\""), std::string::npos) << apps.body;
+  std::string user_id = HiddenValue(apps.body.substr(apps.body.find("id=\"consents\"")), "user_id");
+  ASSERT_FALSE(user_id.empty());
+  auto before = server_.app().services().consents->Covers(flow.client_id, std::stoll(user_id), {"contacts:read"});
+  ASSERT_TRUE(before);
+  EXPECT_TRUE(*before);
+  // Bob cannot forget alice's consent.
+  ASSERT_TRUE(server_.app().services().users->Create("bob@example.com", kPassword, false));
+  auto bob = SignedIn("bob@example.com");
+  EXPECT_EQ(bob->Get("/console/apps").body.find("id=\"consents\""), std::string::npos);
+  Page theft = bob->PostForm("/console/apps", {{"action", "revoke_consent"},
+                                               {"client_id", flow.client_id},
+                                               {"user_id", user_id},
+                                               {"csrf_token", Csrf(*bob)}});
+  EXPECT_EQ(theft.status, 404);
+  Page forgot = alice->PostForm("/console/apps", {{"action", "revoke_consent"},
+                                                  {"client_id", flow.client_id},
+                                                  {"user_id", user_id},
+                                                  {"csrf_token", Csrf(*alice)}});
+  EXPECT_EQ(forgot.status, 200) << forgot.body;
+  EXPECT_NE(forgot.body.find("No remembered consent."), std::string::npos);
+  auto covers = server_.app().services().consents->Covers(flow.client_id, std::stoll(user_id), {"contacts:read"});
+  ASSERT_TRUE(covers);
+  EXPECT_FALSE(*covers);
+  McpClient after(server_, McpClientOptions{.token = flow.access_token});
+  EXPECT_EQ(after.Initialize().status, 401);
+}
+
 TEST_F(Console, TheAuditPageFiltersByAppUserActionAndDate) {
   std::string token = MintTestToken(server_, {.client_id = "assistant-a", .subject = "7"});
   McpClient a(server_, McpClientOptions{.token = token});
