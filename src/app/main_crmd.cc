@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,29 @@
 #include "src/core/log.h"
 
 namespace {
+
+// Every key Config::Set accepts (generated from src/core/config.cc by src/app/CMakeLists.txt).
+constexpr const char* kConfigKeys[] = {
+#include "config_keys.inc"
+};
+
+void PrintUsage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: crmd [--config=FILE] [--<key>=<value> ...]\n"
+               "Each key is also a CRMD_<KEY> environment variable and a member of the JSON\n"
+               "file --config names (README \"Configuration\" says what each does):\n");
+  size_t column = 0;
+  const size_t count = std::size(kConfigKeys);
+  for (size_t i = 0; i < count; ++i) {
+    size_t n = std::strlen(kConfigKeys[i]) + 2;
+    if (column && column + n > 88) {
+      std::fputc('\n', out);
+      column = 0;
+    }
+    std::fprintf(out, "%s%s%s", column ? " " : "  ", kConfigKeys[i], i + 1 < count ? "," : "\n");
+    column += n + 1;
+  }
+}
 
 // systemd's readiness protocol (sd_notify(3)) without libsystemd: one datagram to the
 // socket in $NOTIFY_SOCKET. Nothing happens outside a Type=notify unit.
@@ -45,12 +69,8 @@ int main(int argc, char** argv) {
     std::string_view a = argv[i];
     if (a.rfind("--", 0) != 0 || a.find('=') == std::string_view::npos) {
       bool help = a == "--help" || a == "-h";
-      std::fprintf(help ? stdout : stderr,
-                   "%susage: crmd [--config=FILE] [--<key>=<value> ...]\n"
-                   "  Configuration keys (database_url, port, public_base_url, smtp_url, ...) come\n"
-                   "  from the command line, CRMD_<KEY> environment variables and the JSON file\n"
-                   "  --config names; the README's \"Configuration\" section lists them all.\n",
-                   help ? "" : ("crmd: unexpected argument " + std::string(a) + "\n").c_str());
+      if (!help) std::fprintf(stderr, "crmd: unexpected argument %s\n", std::string(a).c_str());
+      PrintUsage(help ? stdout : stderr);
       return help ? 0 : 2;
     }
   }

@@ -4,9 +4,12 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
+#include <vector>
 #include <string>
 
+#include "src/core/config.h"
 #include "src/store/db.h"
 #include "tests/support/test_server.h"
 
@@ -80,6 +83,28 @@ TEST(Crmctl, HelpShowsTheUsageAndDoesNothing) {
   CliRun help = crmd("--database_url=sqlite:" + db_path + " --help");
   EXPECT_EQ(help.status, 0) << help.out;
   EXPECT_NE(help.out.find("usage: crmd"), std::string::npos) << help.out;
+  // It lists the configuration keys (ARCHITECTURE.md), and each one it lists is a key
+  // crmd takes: setting it is never "unknown config key".
+  std::vector<std::string> keys;
+  std::string listed = help.out.substr(help.out.find('\n', help.out.find("README")) + 1);
+  for (size_t i = 0; i < listed.size();) {
+    size_t j = listed.find_first_of(", \n", i);
+    if (j == std::string::npos) j = listed.size();
+    if (j > i) keys.push_back(listed.substr(i, j - i));
+    i = j + 1;
+  }
+  for (const char* k : {"database_url", "public_base_url", "smtp_url", "mail_from", "mail_rate_per_second",
+                        "mail_concurrency", "dkim_private_key_file", "dkim_selector", "dkim_domain"})
+    EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k << " is not listed in\n" << help.out;
+  EXPECT_GT(keys.size(), 40u) << help.out;
+  for (const auto& key : keys) {
+    Config c;
+    auto st = c.Set(key, "1");
+    EXPECT_TRUE(st || st.error().message.find("unknown config key") == std::string::npos) << key;
+    EXPECT_EQ(std::count(keys.begin(), keys.end(), key), 1) << key << " is listed twice";
+  }
+  Config c;
+  EXPECT_FALSE(c.Set("no_such_key", "1"));
   CliRun stray = crmd("--database_url=sqlite:" + db_path + " serve");
   EXPECT_EQ(stray.status, 2) << stray.out;
   EXPECT_NE(stray.out.find("unexpected argument serve"), std::string::npos) << stray.out;
