@@ -15,6 +15,7 @@
 #include "src/store/db.h"
 #include "src/store/schema_info.h"
 #include "tests/support/mcp_client.h"
+#include "tests/integration/crmctl/run_crmctl.h"
 #include "tests/support/test_server.h"
 #include "tests/support/tokens.h"
 
@@ -23,21 +24,8 @@ namespace {
 
 using nlohmann::json;
 
-struct CtlRun {
-  int status;  // exit code
-  std::string out;
-};
-
-CtlRun Crmctl(const std::string& args) {
-  std::string cmd = std::string(CRMD_BINARY_DIR) + "/src/app/crmctl " + args + " 2>&1";
-  CtlRun r{0, {}};
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-  int status = pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using testing::CtlRun;
+using testing::Crmctl;
 
 // `from`: a SQLite file; `to`: a database URL.
 CtlRun Copy(const std::string& from, const std::string& to, const std::string& extra = "") {
