@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "src/core/log.h"
 #include "src/crm/contacts.h"
 #include "src/crm/events.h"
 #include "src/crm/outbox_repo.h"
@@ -134,11 +135,13 @@ Result<int> AutomationRuns::ClaimEvents(int limit) {
     for (const auto& ev : *events) {
       if (!ev.contact_id) continue;
       json data = json::parse(ev.data, nullptr, false);
+      // The runs it enrols continue the trace of the request that caused the event.
+      const TraceLink trace{.traceparent = ev.traceparent, .tracestate = ev.tracestate};
       for (const auto& a : *active) {
         // Only what happened while the automation was active.
         if (ev.occurred_at < a.activated_at || !Matches(a.trigger, ev, data)) continue;
         auto enrolled = runs::Enrol(c, a.id, "event:" + std::to_string(ev.id), *ev.contact_id,
-                                    a.steps, now);
+                                    a.steps, now, trace);
         if (!enrolled) return Fail(enrolled.error());
       }
       if (ev.event_type == events::kListAdded) {
@@ -150,7 +153,7 @@ Result<int> AutomationRuns::ClaimEvents(int limit) {
           if (!s) return Fail(s.error());
           if (!*s || (*s)->emails.empty()) continue;
           int64_t first = (*s)->emails[0].value("delay_seconds", int64_t{0});
-          auto enrolled = seqs::Enrol(c, sequence_id, *ev.contact_id, now + first, now);
+          auto enrolled = seqs::Enrol(c, sequence_id, *ev.contact_id, now + first, now, trace);
           if (!enrolled) return Fail(enrolled.error());
         }
       }
@@ -216,11 +219,14 @@ Result<std::optional<LeasedStep>> AutomationRuns::RunOne(int64_t run_id, int* ha
 
 Result<std::vector<LeasedStep>> AutomationRuns::RunDue(int limit, int* handled) {
   const int64_t now = clock_.NowUnix();
-  auto ids = db_.Read([&](store::Conn& c) { return runs::DueIds(c, now, limit); });
-  if (!ids) return Fail(ids.error());
+  auto due = db_.Read([&](store::Conn& c) { return runs::DueRuns(c, now, limit); });
+  if (!due) return Fail(due.error());
   std::vector<LeasedStep> out;
-  for (int64_t id : *ids) {
-    auto one = RunOne(id, handled);
+  for (const auto& run : *due) {
+    // The step is a child span of the run's trace: its log lines, and the outbox events a
+    // step like add_tag appends (and so their webhook deliveries), carry it.
+    LogScope scope(LogContext{.trace = ContinueTrace(run.traceparent, run.tracestate)});
+    auto one = RunOne(run.id, handled);
     if (!one) {
       if (one.error().code == Errc::kRevisionConflict) continue;  // another worker had it
       return Fail(one.error());

@@ -34,13 +34,15 @@ Result<std::vector<ActiveAutomation>> ListActive(store::Conn& c) {
 }
 
 Result<bool> Enrol(store::Conn& c, int64_t automation_id, const std::string& trigger_key,
-                   int64_t contact_id, const std::string& steps, int64_t now) {
+                   int64_t contact_id, const std::string& steps, int64_t now,
+                   const TraceLink& trace) {
   auto n = c.Exec(
       "INSERT INTO automation_runs (automation_id, contact_id, trigger_key, steps, status, "
-      "current_step, due_at, attempts, enrolled_at, updated_at) "
-      "SELECT ?, id, ?, ?, 'active', 0, ?, 0, ?, ? FROM contacts WHERE id = ? "
+      "current_step, due_at, attempts, enrolled_at, updated_at, traceparent, tracestate) "
+      "SELECT ?, id, ?, ?, 'active', 0, ?, 0, ?, ?, ?, ? FROM contacts WHERE id = ? "
       "ON CONFLICT (automation_id, trigger_key, contact_id) DO NOTHING",
-      {automation_id, trigger_key, steps, now, now, now, contact_id});
+      {automation_id, trigger_key, steps, now, now, now, store::Opt(trace.traceparent),
+       store::Opt(trace.tracestate), contact_id});
   if (!n) return Fail(n.error());
   if (*n == 0) return false;
   if (auto s = Count(c, automation_id, "enrolled"); !s) return Fail(s.error());
@@ -48,15 +50,17 @@ Result<bool> Enrol(store::Conn& c, int64_t automation_id, const std::string& tri
 }
 
 Result<int64_t> EnrolMatching(store::Conn& c, int64_t automation_id, const std::string& ids_sql,
-                              const Value& param, const std::string& steps, int64_t now) {
+                              const Value& param, const std::string& steps, int64_t now,
+                              const TraceLink& trace) {
   auto n = c.Exec(
       "INSERT INTO automation_runs (automation_id, contact_id, trigger_key, steps, status, "
-      "current_step, due_at, attempts, enrolled_at, updated_at) "
-      "SELECT ?, k.id, 'activation', ?, 'active', 0, ?, 0, ?, ? FROM contacts k WHERE k.id IN (" +
+      "current_step, due_at, attempts, enrolled_at, updated_at, traceparent, tracestate) "
+      "SELECT ?, k.id, 'activation', ?, 'active', 0, ?, 0, ?, ?, ?, ? FROM contacts k WHERE k.id IN (" +
           ids_sql +
           ") AND NOT EXISTS (SELECT 1 FROM automation_runs x WHERE x.automation_id = ? AND "
           "x.contact_id = k.id) ON CONFLICT (automation_id, trigger_key, contact_id) DO NOTHING",
-      {automation_id, steps, now, now, now, param, automation_id});
+      {automation_id, steps, now, now, now, store::Opt(trace.traceparent),
+       store::Opt(trace.tracestate), param, automation_id});
   if (!n) return Fail(n.error());
   if (*n > 0)
     if (auto s = Count(c, automation_id, "enrolled", *n); !s) return Fail(s.error());
@@ -77,15 +81,16 @@ Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now) {
   return s;
 }
 
-Result<std::vector<int64_t>> DueIds(store::Conn& c, int64_t now, int limit) {
+Result<std::vector<DueRun>> DueRuns(store::Conn& c, int64_t now, int limit) {
   auto rows = c.Query(
-      "SELECT r.id FROM automation_runs r JOIN automations a ON a.id = r.automation_id "
+      "SELECT r.id, r.traceparent, r.tracestate FROM automation_runs r JOIN automations a ON a.id = r.automation_id "
       "WHERE r.status = 'active' AND r.due_at <= ? AND a.status = 'active' "
       "ORDER BY r.due_at, r.id LIMIT ?",
       {now, int64_t{limit}});
   if (!rows) return Fail(rows.error());
-  std::vector<int64_t> out;
-  for (const auto& r : *rows) out.push_back(r.Int(0));
+  std::vector<DueRun> out;
+  out.reserve(rows->size());
+  for (const auto& r : *rows) out.push_back({.id = r.Int(0), .traceparent = r.Str(1), .tracestate = r.Str(2)});
   return out;
 }
 
@@ -96,7 +101,7 @@ Result<std::optional<Run>> Load(store::Conn& c, int64_t id, bool skip_locked) {
   auto row = c.QueryOne(
       "SELECT r.id, r.automation_id, r.contact_id, r.steps, r.status, r.current_step, r.due_at, "
       "r.attempts, a.status, k.email, k.first_name, k.last_name, k.phone, k.custom_fields, "
-      "k.status FROM automation_runs r JOIN automations a ON a.id = r.automation_id "
+      "k.status, r.traceparent, r.tracestate FROM automation_runs r JOIN automations a ON a.id = r.automation_id "
       "JOIN contacts k ON k.id = r.contact_id WHERE r.id = ?" +
           lock,
       {id});
@@ -117,7 +122,9 @@ Result<std::optional<Run>> Load(store::Conn& c, int64_t id, bool skip_locked) {
           .last_name = r.Str(11),
           .phone = r.Str(12),
           .custom_fields_json = r.Str(13),
-          .contact_status = r.Str(14)};
+          .contact_status = r.Str(14),
+          .traceparent = r.Str(15),
+          .tracestate = r.Str(16)};
   if (!run.steps.is_array()) run.steps = json::array();
   return std::optional<Run>(std::move(run));
 }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
+#include "src/crm/trace_link.h"
 #include "src/store/db.h"
 
 namespace crmd::crm::automation_runs_repo {
@@ -30,17 +31,25 @@ struct ActiveAutomation {
 Result<std::vector<ActiveAutomation>> ListActive(store::Conn& c);
 
 // A new run due at `now`, counted in automation_stats.enrolled; false when the
-// (automation, trigger_key, contact) run exists.
+// (automation, trigger_key, contact) run exists. `trace`: the trace its steps continue
+// (the triggering event's).
 Result<bool> Enrol(store::Conn& c, int64_t automation_id, const std::string& trigger_key,
-                   int64_t contact_id, const std::string& steps, int64_t now);
+                   int64_t contact_id, const std::string& steps, int64_t now,
+                   const TraceLink& trace = {});
 // Runs of every contact matching a state-based trigger that has no run of the automation
 // yet (trigger key 'activation'), counted; answers how many. `ids_sql` selects contact ids
 // with one parameter, `param`.
 Result<int64_t> EnrolMatching(store::Conn& c, int64_t automation_id, const std::string& ids_sql,
-                              const store::Value& param, const std::string& steps, int64_t now);
+                              const store::Value& param, const std::string& steps, int64_t now,
+                              const TraceLink& trace = {});
 
-// Ids of active runs of active automations due at `now`, oldest due first.
-Result<std::vector<int64_t>> DueIds(store::Conn& c, int64_t now, int limit);
+// Active runs of active automations due at `now`, oldest due first: their ids and the
+// trace each continues (empty strings when none).
+struct DueRun {
+  int64_t id = 0;
+  std::string traceparent, tracestate;
+};
+Result<std::vector<DueRun>> DueRuns(store::Conn& c, int64_t now, int limit);
 
 // A run with its contact, as a step needs it.
 struct Run {
@@ -50,6 +59,7 @@ struct Run {
   int64_t current_step = 0, due_at = 0, attempts = 0;
   std::string automation_status;
   std::string email, first_name, last_name, phone, custom_fields_json, contact_status;
+  std::string traceparent, tracestate;  // the trace it continues; empty when none
 };
 // The run `id`, locked FOR UPDATE on PostgreSQL; nullopt when it is gone, or with
 // `skip_locked` when another transaction holds it.

@@ -284,7 +284,8 @@ Result<json> AutomationService::Activate(store::Conn& c, const Actor& actor, int
   if (auto s = CheckActivatable(c, *a); !s) return Fail(s.error());
   int64_t enrolled = 0;
   {
-    auto n = automations_repo::EnrolMatching(c, id, a->trigger, a->steps, now);
+    auto n = automations_repo::EnrolMatching(c, id, a->trigger, a->steps, now,
+                                               CurrentTraceLink());  // its runs continue this trace
     if (!n) return Fail(n.error());
     enrolled = *n;
   }

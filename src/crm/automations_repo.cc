@@ -170,10 +170,10 @@ Status ReplaceRefs(store::Conn& c, int64_t id, const std::vector<AutomationRef>&
 }
 
 Result<int64_t> EnrolMatching(store::Conn& c, int64_t id, const json& trigger,
-                              const json& steps, int64_t now) {
+                              const json& steps, int64_t now, const TraceLink& trace) {
   auto [ids, param] = TriggerSet(trigger);
   if (ids.empty()) return int64_t{0};
-  return automation_runs_repo::EnrolMatching(c, id, ids, param, steps.dump(), now);
+  return automation_runs_repo::EnrolMatching(c, id, ids, param, steps.dump(), now, trace);
 }
 
 Status Delete(store::Conn& c, int64_t id) {

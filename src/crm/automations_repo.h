@@ -16,6 +16,7 @@
 #include "src/core/result.h"
 #include "src/crm/automation_steps.h"
 #include "src/crm/automations.h"
+#include "src/crm/trace_link.h"
 #include "src/store/db.h"
 
 namespace crmd::crm::automations_repo {
@@ -55,9 +56,9 @@ Result<bool> Update(store::Conn& c, const Automation& a, int64_t expected_revisi
 Status ReplaceRefs(store::Conn& c, int64_t id, const std::vector<AutomationRef>& refs);
 // Enrols (a run at step 0 with `steps`, due now) every contact matching a state-based
 // trigger that has no run of the automation yet; answers how many were new. 0 for event
-// triggers.
+// triggers. `trace`: the trace the runs continue (the activating request's).
 Result<int64_t> EnrolMatching(store::Conn& c, int64_t id, const nlohmann::json& trigger,
-                              const nlohmann::json& steps, int64_t now);
+                              const nlohmann::json& steps, int64_t now, const TraceLink& trace);
 Status Delete(store::Conn& c, int64_t id);
 
 // An automation whose trigger or a step names a list or tag.

@@ -334,6 +334,8 @@ Result<nlohmann::json> CampaignDelivery::Resend(store::Conn& c, const Actor& act
   k.finished_at.reset();
   k.updated_at = now;
   if (auto s = campaign_repo::Save(c, k, k.revision); !s) return Fail(s.error());
+  // The new round's sends continue the trace of the resend.
+  if (auto s = campaign_send_repo::SetTrace(c, id, CurrentTraceLink()); !s) return Fail(s.error());
   return nlohmann::json{{"campaign", ToJson(k, false)}, {"requeued", *n}, {"round", k.send_round}};
 }
 

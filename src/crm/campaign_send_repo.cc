@@ -131,7 +131,7 @@ Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64
                                               int limit) {
   auto rows = c.Query(
       "SELECT r.campaign_id, r.contact_id, r.round, r.attempts, ct.email, ct.first_name, "
-      "ct.last_name, ct.phone, ct.custom_fields, ct.status "
+      "ct.last_name, ct.phone, ct.custom_fields, ct.status, k.traceparent, k.tracestate "
       "FROM campaign_recipients r JOIN campaigns k ON k.id = r.campaign_id "
       "JOIN contacts ct ON ct.id = r.contact_id "
       "WHERE r.status = 'pending' AND r.due_at <= ? AND k.status = 'sending' "
@@ -151,7 +151,9 @@ Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64
                       .last_name = r.Str(6),
                       .phone = r.Str(7),
                       .custom_fields_json = r.Str(8),
-                      .contact_status = r.Str(9)};
+                      .contact_status = r.Str(9),
+                      .traceparent = r.Str(10),
+                      .tracestate = r.Str(11)};
     auto upd = c.Exec(
         "UPDATE campaign_recipients SET due_at = ?, attempts = attempts + 1 "
         "WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'",
@@ -160,6 +162,13 @@ Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64
     out.push_back(std::move(q));
   }
   return out;
+}
+
+Status SetTrace(store::Conn& c, int64_t campaign_id, const TraceLink& trace) {
+  auto n = c.Exec("UPDATE campaigns SET traceparent = ?, tracestate = ? WHERE id = ?",
+                  {store::Opt(trace.traceparent), store::Opt(trace.tracestate), campaign_id});
+  if (!n) return Fail(n.error());
+  return Ok();
 }
 
 Result<bool> MarkSent(store::Conn& c, int64_t campaign_id, int64_t contact_id,

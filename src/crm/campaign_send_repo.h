@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/core/result.h"
+#include "src/crm/trace_link.h"
 #include "src/store/db.h"
 
 namespace crmd::crm::campaign_send_repo {
@@ -22,7 +23,13 @@ struct QueuedRecipient {
   int64_t attempts = 0;  // attempts made before this lease
   std::string email, first_name, last_name, phone, custom_fields_json;
   std::string contact_status;
+  // The campaign's trace (SetTrace); empty when it has none. Each message is a child span.
+  std::string traceparent, tracestate;
 };
+
+// Records the trace of the request that activated (or resent) the campaign: its sends
+// continue it (migration 0052).
+Status SetTrace(store::Conn& c, int64_t campaign_id, const TraceLink& trace);
 
 // Campaigns in `scheduled` whose send_at has come: now `sending`. Returns their ids.
 Result<std::vector<int64_t>> PromoteDue(store::Conn& c, int64_t now);

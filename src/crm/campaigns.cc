@@ -439,6 +439,9 @@ Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const Actor& ac
   k.activated_at = now;
   k.updated_at = now;
   if (auto s = campaign_repo::Save(c, k, k.revision); !s) return Fail(s.error());
+  // Its sends continue the trace of the request that activated it (a confirm_action
+  // call, or a person's approval).
+  if (auto s = campaign_send_repo::SetTrace(c, id, CurrentTraceLink()); !s) return Fail(s.error());
   if (auto s = Audit(c, actor, "activate_campaign", k, before); !s) return Fail(s.error());
   return nlohmann::json{{"campaign", ToJson(k, false)}, {"recipients_recorded", *recorded}};
 }

@@ -1,8 +1,8 @@
 #include "src/crm/outbox.h"
 
-#include "src/core/log.h"
 #include "src/crm/events.h"
 #include "src/crm/outbox_repo.h"
+#include "src/crm/trace_link.h"
 
 namespace crmd::crm {
 
@@ -12,13 +12,10 @@ Status Outbox::Append(store::Conn& conn, std::string_view event_type, int64_t co
     return Fail(Error::Internal("unknown event type " + std::string(event_type)));
   // The trace of the request being handled on this thread (the server's log scope), so
   // that the webhook deliveries of this event continue it.
-  std::optional<std::string> traceparent, tracestate;
-  if (const LogContext* ctx = CurrentLogContext(); ctx && !ctx->trace.empty()) {
-    traceparent = ctx->trace.Traceparent();
-    if (!ctx->trace.tracestate.empty()) tracestate = ctx->trace.tracestate;
-  }
+  TraceLink trace = CurrentTraceLink();
   return outbox_repo::Insert(conn, std::string(event_type), contact_id, data.dump(),
-                             clock_->NowUnix(), std::move(traceparent), std::move(tracestate));
+                             clock_->NowUnix(), std::move(trace.traceparent),
+                             std::move(trace.tracestate));
 }
 
 Result<std::vector<OutboxEvent>> Outbox::After(store::Conn& conn, int64_t after_id, int limit) {

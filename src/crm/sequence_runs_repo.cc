@@ -3,12 +3,14 @@
 namespace crmd::crm::sequence_runs_repo {
 
 Result<bool> Enrol(store::Conn& c, int64_t sequence_id, int64_t contact_id, int64_t due_at,
-                   int64_t now) {
+                   int64_t now, const TraceLink& trace) {
   auto n = c.Exec(
       "INSERT INTO sequence_runs (sequence_id, contact_id, status, next_email, due_at, attempts, "
-      "enrolled_at, updated_at) SELECT ?, id, 'active', 0, ?, 0, ?, ? FROM contacts WHERE id = ? "
+      "enrolled_at, updated_at, traceparent, tracestate) "
+      "SELECT ?, id, 'active', 0, ?, 0, ?, ?, ?, ? FROM contacts WHERE id = ? "
       "ON CONFLICT (sequence_id, contact_id) DO NOTHING",
-      {sequence_id, due_at, now, now, contact_id});
+      {sequence_id, due_at, now, now, store::Opt(trace.traceparent), store::Opt(trace.tracestate),
+       contact_id});
   if (!n) return Fail(n.error());
   if (*n == 0) return false;
   if (auto s = Count(c, sequence_id, "enrolled"); !s) return Fail(s.error());
@@ -28,8 +30,8 @@ Result<std::vector<std::pair<int64_t, int64_t>>> FedBy(store::Conn& c, int64_t l
 Result<std::vector<DueEmail>> Due(store::Conn& c, int64_t now, int limit) {
   auto rows = c.Query(
       "SELECT r.id, r.sequence_id, r.contact_id, r.next_email, r.due_at, r.attempts, s.emails, "
-      "k.email, k.first_name, k.last_name, k.phone, k.custom_fields, k.status "
-      "FROM sequence_runs r JOIN sequences s ON s.id = r.sequence_id "
+      "k.email, k.first_name, k.last_name, k.phone, k.custom_fields, k.status, r.traceparent, "
+      "r.tracestate FROM sequence_runs r JOIN sequences s ON s.id = r.sequence_id "
       "JOIN contacts k ON k.id = r.contact_id "
       "WHERE r.status = 'active' AND r.due_at <= ? AND s.status = 'active' "
       "ORDER BY r.due_at, r.id LIMIT ?" +
@@ -50,7 +52,9 @@ Result<std::vector<DueEmail>> Due(store::Conn& c, int64_t now, int limit) {
                .last_name = r.Str(9),
                .phone = r.Str(10),
                .custom_fields_json = r.Str(11),
-               .contact_status = r.Str(12)};
+               .contact_status = r.Str(12),
+               .traceparent = r.Str(13),
+               .tracestate = r.Str(14)};
     if (!e.emails.is_array()) e.emails = nlohmann::json::array();
     out.push_back(std::move(e));
   }

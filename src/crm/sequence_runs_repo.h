@@ -13,14 +13,15 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
+#include "src/crm/trace_link.h"
 #include "src/store/db.h"
 
 namespace crmd::crm::sequence_runs_repo {
 
 // An enrolment whose first email is due at `due_at`, counted; false when the contact is
-// already enrolled or does not exist.
+// already enrolled or does not exist. `trace`: the trace its emails continue.
 Result<bool> Enrol(store::Conn& c, int64_t sequence_id, int64_t contact_id, int64_t due_at,
-                   int64_t now);
+                   int64_t now, const TraceLink& trace = {});
 
 // Active sequences fed by a list: (sequence id, activated_at).
 Result<std::vector<std::pair<int64_t, int64_t>>> FedBy(store::Conn& c, int64_t list_id);
@@ -31,6 +32,7 @@ struct DueEmail {
   int64_t next_email = 0, due_at = 0, attempts = 0;
   nlohmann::json emails;  // the sequence's emails now
   std::string email, first_name, last_name, phone, custom_fields_json, contact_status;
+  std::string traceparent, tracestate;  // the trace it continues; empty when none
 };
 // Active runs of active sequences due at `now`, oldest first, skipping rows another
 // transaction holds (PostgreSQL).

@@ -291,7 +291,7 @@ Result<Sequence> SequenceService::Update(const Actor& actor, int64_t id, int64_t
                                     " not found"));
       const int64_t first = s->emails[0].value("delay_seconds", int64_t{0});
       for (int64_t contact : *enrol) {
-        auto n = sequence_runs_repo::Enrol(c, id, contact, now + first, now);
+        auto n = sequence_runs_repo::Enrol(c, id, contact, now + first, now, CurrentTraceLink());
         if (!n) return Fail(n.error());
       }
     }

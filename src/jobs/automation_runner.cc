@@ -21,6 +21,16 @@ std::string RunSendId(const crm::automation_runs_repo::Run& r, int64_t step) {
          std::to_string(step);
 }
 
+const char* OutcomeName(K kind) {
+  switch (kind) {
+    case K::kDone: return "done";
+    case K::kFailed: return "failed";
+    case K::kTemporary: return "retry";
+    case K::kNotAttempted: return "not_attempted";
+  }
+  return "unknown";
+}
+
 void Warn(const char* event, const Error& e) {
   spdlog::warn(R"("event":"{}","detail":"{}")", event, JsonEscape(e.message + " " + e.detail));
 }
@@ -172,6 +182,11 @@ StepOutcome AutomationRunner::CallWebhook(const crm::LeasedStep& s) {
                           .timeout_ms = options_.webhook_timeout_ms,
                           .max_response_bytes = 64 * 1024,
                           .allow_private = options_.allow_private};
+  // The step's span (RunSteps' log scope) goes to the receiver, as outgoing webhooks do.
+  if (const LogContext* log = CurrentLogContext(); log && !log->trace.empty()) {
+    req.headers.emplace_back("traceparent", log->trace.Traceparent());
+    if (!log->trace.tracestate.empty()) req.headers.emplace_back("tracestate", log->trace.tracestate);
+  }
   auto res = http_.Send(req);
   if (!res) {
     // A target the address guard refuses, or a malformed URL, will not get better.
@@ -193,6 +208,8 @@ int AutomationRunner::RunSteps(mail::Transport& transport, const crm::MailContex
     return handled;
   }
   for (const auto& s : *leased) {
+    // A child span of the run's trace (the request whose change enrolled the contact).
+    LogScope scope(LogContext{.trace = crm::ContinueTrace(s.run.traceparent, s.run.tracestate)});
     StepOutcome o;
     if (Stopping()) {
       o = {.kind = K::kNotAttempted};
@@ -204,6 +221,9 @@ int AutomationRunner::RunSteps(mail::Transport& transport, const crm::MailContex
     if (o.kind == K::kFailed || o.kind == K::kTemporary)
       spdlog::warn(R"("event":"automation_step_failed","automation_id":{},"run_id":{},"step":{},"detail":"{}")",
                    s.run.automation_id, s.run.id, s.step_index, JsonEscape(o.detail));
+    spdlog::info(R"("event":"automation_step","automation_id":{},"run_id":{},"contact_id":{},"step":{},"type":"{}","outcome":"{}")",
+                 s.run.automation_id, s.run.id, s.run.contact_id, s.step_index,
+                 JsonEscape(s.step.value("type", "")), OutcomeName(o.kind));
     if (auto st = runs_.RecordStep(s, o); !st) Warn("automation_record_failed", st.error());
     ++handled;
   }
@@ -218,6 +238,8 @@ int AutomationRunner::RunSequences(mail::Transport& transport, const crm::MailCo
   }
   int handled = 0;
   for (const auto& e : *due) {
+    // A child span of the enrolment's trace.
+    LogScope scope(LogContext{.trace = crm::ContinueTrace(e.traceparent, e.tracestate)});
     StepOutcome o{.kind = K::kNotAttempted};
     if (!Stopping()) {
       const auto& email = e.emails[e.next_email];
@@ -235,6 +257,8 @@ int AutomationRunner::RunSequences(mail::Transport& transport, const crm::MailCo
                             .custom_fields_json = e.custom_fields_json};
       o = Deliver(transport, crm::BuildSimpleMessage(m, to, ctx));
     }
+    spdlog::info(R"("event":"sequence_email","sequence_id":{},"run_id":{},"contact_id":{},"email":{},"outcome":"{}")",
+                 e.sequence_id, e.run_id, e.contact_id, e.next_email, OutcomeName(o.kind));
     if (auto st = runs_.RecordSequence(e, o); !st) Warn("sequence_record_failed", st.error());
     ++handled;
   }

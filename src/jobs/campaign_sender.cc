@@ -12,6 +12,22 @@ namespace crmd::jobs {
 using crm::SendReport;
 using Queued = crm::campaign_send_repo::QueuedRecipient;
 
+namespace {
+
+const char* KindName(SendReport::Kind kind) {
+  using K = SendReport::Kind;
+  switch (kind) {
+    case K::kSent: return "sent";
+    case K::kTemporary: return "deferred";
+    case K::kNotAttempted: return "relay_unavailable";
+    case K::kRecipientRejected: return "recipient_rejected";
+    case K::kRejected: return "rejected";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
 void CampaignSender::Start() {
   std::lock_guard lock(mu_);
   if (!threads_.empty()) return;
@@ -145,6 +161,8 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
       give_back(until);
       break;
     }
+    // Each message is a child span of the request that activated (or resent) the campaign.
+    LogScope scope(LogContext{.trace = crm::ContinueTrace(r.traceparent, r.tracestate)});
     auto& t = templates[r.campaign_id];
     if (!t) t = TemplatesFor(r.campaign_id);
     SendReport report;
@@ -177,6 +195,9 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
     } else if (report.kind != SendReport::Kind::kNotAttempted) {
       runtime_.RelayUp();
     }
+    if (t)
+      spdlog::info(R"("event":"campaign_message","campaign_id":{},"contact_id":{},"round":{},"outcome":"{}","smtp_code":{})",
+                   r.campaign_id, r.contact_id, r.round, KindName(report.kind), report.smtp_code);
     if (auto st = delivery_.Record(r, report); !st)
       spdlog::warn(R"("event":"campaign_record_failed","campaign_id":{},"contact_id":{},"detail":"{}")",
                    r.campaign_id, r.contact_id, JsonEscape(st.error().message));

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -26,6 +27,7 @@ namespace {
 
 using nlohmann::json;
 using testing::McpClient;
+using testing::McpClientOptions;
 using testing::TestServer;
 
 constexpr char kTraceId[] = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -201,6 +203,149 @@ TEST(TraceContext, InvalidTraceparentStartsANewTrace) {
   EXPECT_EQ(trace_id.size(), 32u);
   EXPECT_NE(trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
   EXPECT_EQ(trace_id.find_first_not_of("0123456789abcdef"), std::string::npos);
+}
+
+
+// The span ids of `event` lines carrying kTraceId, after waiting (bounded) for `count` of them.
+std::vector<json> TracedLines(CapturedLog& log, const std::string& event, size_t count) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (true) {
+    std::vector<json> found;
+    for (auto& l : log.Lines())
+      if (l.value("event", "") == event && l.value("trace_id", "") == kTraceId) found.push_back(l);
+    if (found.size() >= count || std::chrono::steady_clock::now() > until) return found;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// The span crmd handled the traced call of `tool` in (its tool_call line).
+std::string ToolSpan(CapturedLog& log, const std::string& tool) {
+  for (auto& l : log.Lines())
+    if (l.value("event", "") == "tool_call" && l.value("tool", "") == tool &&
+        l.value("trace_id", "") == kTraceId)
+      return l.value("span_id", "");
+  return "";
+}
+
+void FastMail(Config& c) {
+  c.mail_poll_interval_ms = 100;
+  c.mail_rate_per_second = 0;
+}
+
+McpClientOptions Traced(TestServer& server) {
+  return {.token = testing::MintTestToken(server),
+          .extra_headers = {{"traceparent", std::string("00-") + kTraceId + "-" + kCallerSpan + "-01"}}};
+}
+
+TEST(TraceContext, CampaignActivationTraceReachesTheLogLineOfEachMessage) {
+  CapturedLog log;
+  TestServer server({.configure = FastMail, .approval_policy = testing::AssistantMayConfirmAlone()});
+  // Set up without a trace; only the activation carries one.
+  McpClient setup(server, {.token = testing::MintTestToken(server)});
+  ASSERT_TRUE(setup.Initialize().ok());
+  int64_t list = setup.CallToolOk("create_list", {{"name", "News"}})["list"]["id"];
+  for (const char* email : {"ada@example.com", "bob@example.com", "cy@example.com"})
+    setup.CallToolOk("create_contact", {{"email", email}, {"status", "subscribed"}, {"lists", {list}}});
+  int64_t id = setup.CallToolOk("create_campaign", {{"name", "Launch"},
+                                                    {"subject", "Hello"},
+                                                    {"from_email", "team@example.com"},
+                                                    {"text_body", "Hi {{first_name}}"},
+                                                    {"audience", {{"lists", {list}}}}})["campaign"]["id"];
+  McpClient traced(server, Traced(server));
+  ASSERT_TRUE(traced.Initialize().ok());
+  json preview = traced.CallToolOk("activate_campaign", {{"id", id}});
+  ASSERT_EQ(preview.value("status", ""), "confirmation_required") << preview.dump();
+  json done = traced.CallToolOk("confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
+  ASSERT_EQ(done.value("status", ""), "done") << done.dump();
+
+  auto lines = TracedLines(log, "campaign_message", 3);
+  ASSERT_EQ(lines.size(), 3u) << "each message's log line carries the activation's trace id";
+  const std::string confirm_span = ToolSpan(log, "confirm_action");
+  ASSERT_EQ(confirm_span.size(), 16u);
+  std::set<std::string> spans;
+  std::set<int64_t> contacts;
+  for (const auto& l : lines) {
+    EXPECT_EQ(l.value("campaign_id", int64_t{0}), id);
+    EXPECT_EQ(l.value("outcome", ""), "sent") << l.dump();
+    std::string span = l.value("span_id", "");
+    EXPECT_EQ(span.size(), 16u);
+    EXPECT_NE(span, confirm_span) << "each message is a span of its own, a child of the activation's";
+    EXPECT_NE(span, kCallerSpan);
+    spans.insert(span);
+    contacts.insert(l.value("contact_id", int64_t{0}));
+  }
+  EXPECT_EQ(spans.size(), 3u);
+  EXPECT_EQ(contacts.size(), 3u);
+  // Nothing in the log of the untraced setup calls has the trace id.
+  for (auto& l : log.Lines())
+    if (l.value("event", "") == "tool_call" && l.value("trace_id", "") == kTraceId)
+      EXPECT_TRUE(l.value("tool", "") == "activate_campaign" || l.value("tool", "") == "confirm_action")
+          << l.dump();
+}
+
+TEST(TraceContext, TheTriggeringRequestsTraceReachesAutomationStepsTheirWebhookAndTheEventsTheyCause) {
+  CapturedLog log;
+  webhooktest::Receiver step_receiver;   // the automation's call_webhook target
+  webhooktest::Receiver event_receiver;  // an outgoing webhook on contact.tag_added
+  TestServer server({.configure =
+                         [](Config& c) {
+                           FastMail(c);
+                           FastWebhooks(c);
+                         },
+                     .approval_policy = testing::AssistantMayConfirmAlone()});
+  McpClient setup(server, {.token = testing::MintTestToken(server)});
+  ASSERT_TRUE(setup.Initialize().ok());
+  int64_t vip = setup.CallToolOk("create_tag", {{"name", "vip"}})["tag"]["id"];
+  int64_t welcomed = setup.CallToolOk("create_tag", {{"name", "welcomed"}})["tag"]["id"];
+  auto ep = server.app().services().webhook_endpoints->Create(
+      {.url = event_receiver.url(), .events = std::vector<std::string>{"contact.tag_added"}});
+  ASSERT_TRUE(ep.has_value());
+  int64_t automation = setup.CallToolOk(
+      "create_automation",
+      {{"name", "Welcome"},
+       {"trigger", {{"type", "tag_added"}, {"tag_id", vip}}},
+       {"steps", json::array({{{"type", "send_email"}, {"subject", "Welcome"}, {"text_body", "Hi"}},
+                              {{"type", "call_webhook"}, {"url", step_receiver.url()}},
+                              {{"type", "add_tag"}, {"tag_id", welcomed}}})}})["automation"]["id"];
+  json preview = setup.CallToolOk("activate_automation", {{"id", automation}});
+  ASSERT_EQ(preview.value("status", ""), "confirmation_required") << preview.dump();
+  setup.CallToolOk("confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
+
+  // The traced request: a new contact tagged vip enrols it.
+  McpClient traced(server, Traced(server));
+  ASSERT_TRUE(traced.Initialize().ok());
+  traced.CallToolOk("create_contact", {{"email", "ada@example.com"}, {"status", "subscribed"}, {"tags", {vip}}});
+  const std::string request_span = ToolSpan(log, "create_contact");
+  ASSERT_EQ(request_span.size(), 16u);
+
+  // send_email and call_webhook: each logged as a child span of the request.
+  auto steps = TracedLines(log, "automation_step", 2);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].value("type", ""), "send_email");
+  EXPECT_EQ(steps[1].value("type", ""), "call_webhook");
+  for (const auto& l : steps) {
+    EXPECT_EQ(l.value("outcome", ""), "done") << l.dump();
+    EXPECT_EQ(l.value("automation_id", int64_t{0}), automation);
+    EXPECT_NE(l.value("span_id", ""), request_span);
+  }
+  EXPECT_NE(steps[0].value("span_id", ""), steps[1].value("span_id", ""));
+  // The step's webhook carried the step's span to its receiver.
+  ASSERT_TRUE(step_receiver.WaitFor([](const auto& reqs) { return reqs.size() == 1; }));
+  auto step_parent = trace::ParseTraceparent(
+      std::string(step_receiver.requests()[0].Header("traceparent").value_or("")));
+  ASSERT_TRUE(step_parent.has_value());
+  EXPECT_EQ(step_parent->trace_id, kTraceId);
+  EXPECT_EQ(step_parent->parent_id, steps[1].value("span_id", ""));
+  // add_tag (a database step) tagged the contact in the run's trace, so the contact.tag_added
+  // webhook for "welcomed" continues it too, as the one for "vip" (the request's own) does.
+  ASSERT_TRUE(event_receiver.WaitFor([](const auto& reqs) { return reqs.size() == 2; }));
+  int traced_deliveries = 0;
+  for (const auto& r : event_receiver.requests()) {
+    auto parent = trace::ParseTraceparent(std::string(r.Header("traceparent").value_or("")));
+    ASSERT_TRUE(parent.has_value());
+    traced_deliveries += parent->trace_id == kTraceId;
+  }
+  EXPECT_EQ(traced_deliveries, 2);
 }
 
 }  // namespace
