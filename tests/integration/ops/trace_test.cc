@@ -348,5 +348,38 @@ TEST(TraceContext, TheTriggeringRequestsTraceReachesAutomationStepsTheirWebhookA
   EXPECT_EQ(traced_deliveries, 2);
 }
 
+
+TEST(TraceContext, TheEnrollingRequestsTraceReachesEachSequenceEmail) {
+  CapturedLog log;
+  TestServer server({.configure = FastMail, .approval_policy = testing::AssistantMayConfirmAlone()});
+  McpClient setup(server, {.token = testing::MintTestToken(server)});
+  ASSERT_TRUE(setup.Initialize().ok());
+  int64_t drip = setup.CallToolOk("create_list", {{"name", "Drip"}})["list"]["id"];
+  int64_t id = setup.CallToolOk(
+      "create_sequence",
+      {{"name", "Onboarding"},
+       {"list_id", drip},
+       {"emails", json::array({{{"subject", "One"}, {"text_body", "1"}},
+                               {{"subject", "Two"}, {"text_body", "2"}}})}})["sequence"]["id"];
+  json on = setup.CallToolOk("set_sequence_status", {{"id", id}, {"status", "active"}});
+  ASSERT_EQ(on["sequence"]["status"], "active") << on.dump();
+  McpClient traced(server, Traced(server));
+  ASSERT_TRUE(traced.Initialize().ok());
+  traced.CallToolOk("create_contact", {{"email", "ada@example.com"}, {"status", "subscribed"}, {"lists", {drip}}});
+  const std::string request_span = ToolSpan(log, "create_contact");
+  ASSERT_EQ(request_span.size(), 16u);
+  // Both emails (no delay), each in a span of its own within the request's trace.
+  auto lines = TracedLines(log, "sequence_email", 2);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].value("email", int64_t{-1}), 0);
+  EXPECT_EQ(lines[1].value("email", int64_t{-1}), 1);
+  for (const auto& l : lines) {
+    EXPECT_EQ(l.value("sequence_id", int64_t{0}), id);
+    EXPECT_EQ(l.value("outcome", ""), "done") << l.dump();
+    EXPECT_NE(l.value("span_id", ""), request_span);
+  }
+  EXPECT_NE(lines[0].value("span_id", ""), lines[1].value("span_id", ""));
+}
+
 }  // namespace
 }  // namespace crmd::opstest
