@@ -41,30 +41,6 @@ extern char** environ;
 namespace crmd::testing {
 namespace {
 
-// Messages the sink holds: envelope recipient -> Message-IDs (one per message received).
-std::map<std::string, std::vector<std::string>> Received(const mail::testing::SmtpSink& sink) {
-  std::map<std::string, std::vector<std::string>> out;
-  for (const auto& entry : std::filesystem::directory_iterator(sink.dir())) {
-    if (entry.path().extension() != ".json") continue;
-    std::ifstream in(entry.path());
-    auto meta = nlohmann::json::parse(in, nullptr, false);
-    if (meta.is_discarded()) continue;  // being written
-    std::string eml = mail::testing::ReadFile(entry.path().parent_path().string() + "/" +
-                                              entry.path().stem().string() + ".eml");
-    std::string id;
-    size_t p = eml.find("\r\nMessage-ID: ");
-    if (p != std::string::npos) id = eml.substr(p + 14, eml.find("\r\n", p + 14) - p - 14);
-    for (const auto& r : meta["rcpt_tos"]) out[r.get<std::string>()].push_back(id);
-  }
-  return out;
-}
-
-size_t Messages(const mail::testing::SmtpSink& sink) {
-  size_t n = 0;
-  for (const auto& [r, ids] : Received(sink)) n += ids.size();
-  return n;
-}
-
 class DeliveryCrash : public ::testing::Test {
  protected:
   DeliveryCrash() : db_(dir_.path() + "/crmd.db") {}
@@ -167,14 +143,14 @@ TEST_F(DeliveryCrash, SigkillMidCampaignStillReachesEveryRecipientOnce) {
   ASSERT_GT(id, 0);
   {
     CrmdProcess crmd(Args(250), log_);
-    ASSERT_TRUE(WaitUntil(30, [&] { return Messages(sink_) >= 300; })) << Messages(sink_);
+    ASSERT_TRUE(WaitUntil(30, [&] { return sink_.MessageCount() >= 300; })) << sink_.MessageCount();
     crmd.Kill();  // SIGKILL with messages in flight
   }
-  size_t before_restart = Messages(sink_);
+  size_t before_restart = sink_.MessageCount();
   ASSERT_LT(before_restart, static_cast<size_t>(kRecipients)) << "the kill came too late to prove anything";
   CrmdProcess again(Args(0), log_);
   ASSERT_TRUE(WaitUntil(90, [&] { return Status(id) == "sent"; })) << Status(id);
-  auto got = Received(sink_);
+  auto got = sink_.MessageIdsByRecipient();
   EXPECT_EQ(got.size(), static_cast<size_t>(kRecipients));
   size_t total = 0, duplicated = 0;
   for (const auto& [rcpt, ids] : got) {
@@ -195,19 +171,19 @@ TEST_F(DeliveryCrash, PauseStopsWithinABatchAndResumeContinuesWhereItStopped) {
   int64_t id = ActivatedCampaign(kRecipients);
   ASSERT_GT(id, 0);
   CrmdProcess crmd(Args(50), log_);
-  ASSERT_TRUE(WaitUntil(30, [&] { return Messages(sink_) >= 20; }));
+  ASSERT_TRUE(WaitUntil(30, [&] { return sink_.MessageCount() >= 20; }));
   SetStatus(id, "paused");  // what pause_campaign writes
-  size_t at_pause = Messages(sink_);
+  size_t at_pause = sink_.MessageCount();
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  size_t settled = Messages(sink_);
+  size_t settled = sink_.MessageCount();
   // Each of the 2 threads may finish the batch of 10 it holds.
   EXPECT_LE(settled, at_pause + 20) << at_pause;
   std::this_thread::sleep_for(std::chrono::seconds(1));
-  EXPECT_EQ(Messages(sink_), settled);  // nothing more while paused
+  EXPECT_EQ(sink_.MessageCount(), settled);  // nothing more while paused
   EXPECT_EQ(Status(id), "paused");
   SetStatus(id, "sending");  // what the confirmed re-activation writes
   ASSERT_TRUE(WaitUntil(60, [&] { return Status(id) == "sent"; })) << Status(id);
-  auto got = Received(sink_);
+  auto got = sink_.MessageIdsByRecipient();
   EXPECT_EQ(got.size(), static_cast<size_t>(kRecipients));
   for (const auto& [rcpt, ids] : got) EXPECT_EQ(ids.size(), 1u) << rcpt;
 }
@@ -242,7 +218,7 @@ TEST_F(DeliveryCrash, RelayDownHoldsTheQueueAndSendingResumesOnItsOwn) {
   mail::testing::SmtpSink relay("plain", relay_port);
   ASSERT_EQ(relay.port(), relay_port);
   ASSERT_TRUE(WaitUntil(60, [&] { return Status(id) == "sent"; })) << Status(id);
-  auto got = Received(relay);
+  auto got = relay.MessageIdsByRecipient();
   EXPECT_EQ(got.size(), static_cast<size_t>(kRecipients));
   for (const auto& [rcpt, ids] : got) EXPECT_EQ(ids.size(), 1u) << rcpt;
 }

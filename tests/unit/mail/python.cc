@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 extern char** environ;
 
 namespace crmd::mail::testing {
@@ -204,6 +206,29 @@ std::string SmtpSink::Meta(int n) const {
   char name[16];
   std::snprintf(name, sizeof name, "/%04d.json", n);
   return ReadFile(dir_.path() + name);
+}
+
+std::map<std::string, std::vector<std::string>> SmtpSink::MessageIdsByRecipient() const {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir())) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    auto meta = nlohmann::json::parse(in, nullptr, false);
+    if (meta.is_discarded()) continue;  // being written
+    std::string eml = ReadFile(entry.path().parent_path().string() + "/" +
+                               entry.path().stem().string() + ".eml");
+    std::string id;
+    size_t p = eml.find("\r\nMessage-ID: ");
+    if (p != std::string::npos) id = eml.substr(p + 14, eml.find("\r\n", p + 14) - p - 14);
+    for (const auto& r : meta["rcpt_tos"]) out[r.get<std::string>()].push_back(id);
+  }
+  return out;
+}
+
+size_t SmtpSink::MessageCount() const {
+  size_t n = 0;
+  for (const auto& [rcpt, ids] : MessageIdsByRecipient()) n += ids.size();
+  return n;
 }
 
 }  // namespace crmd::mail::testing

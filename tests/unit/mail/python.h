@@ -4,6 +4,7 @@
 // python3 first on PATH may be another one without them).
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,11 @@ class SmtpSink {
   bool WaitFor(int n) const;
   std::string Eml(int n) const;
   std::string Meta(int n) const;
+  // Every message held now, by envelope recipient: the Message-ID of each (one entry per
+  // message received, so a duplicate delivery shows as the same id twice). A message still
+  // being written is left out.
+  std::map<std::string, std::vector<std::string>> MessageIdsByRecipient() const;
+  size_t MessageCount() const;
 
  private:
   TempDir dir_;
