@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include <gtest/gtest.h>
+
 #include "src/app/services.h"
 #include "src/core/crypto.h"
 #include "src/core/random.h"
@@ -406,6 +408,17 @@ OAuthFlowResult RunOAuthFlow(TestServer& server, const OAuthFlowOptions& o) {
   out.expires_in = out.token_response.value("expires_in", int64_t{0});
   if (out.access_token.empty()) out.error = "token: no access_token in " + t.body;
   return out;
+}
+
+Page SignInToConsole(Browser& browser, const std::string& email, const std::string& password) {
+  Page login = browser.Get("/console/login");
+  EXPECT_EQ(login.status, 200) << login.body;
+  auto form = login.form();
+  EXPECT_TRUE(form.has_value()) << login.body;
+  if (!form) return login;
+  form->Set("email", email);
+  form->Set("password", password);
+  return browser.Submit(*form);
 }
 
 }  // namespace crmd::testing

@@ -98,6 +98,12 @@ class Browser {
   bool follow_ = true;
 };
 
+// Signs `email` in on the console's sign-in page the way a person does (the form, its login
+// CSRF token and cookie), following redirects; answers the page it lands on (the
+// overview, or where the sign-in was sent from). Fails the test if the page or its form is
+// missing.
+Page SignInToConsole(Browser& browser, const std::string& email, const std::string& password);
+
 struct OAuthFlowOptions {
   std::string email = "alice@example.com";
   std::string password = "correct horse battery staple";

@@ -67,14 +67,7 @@ class Approvals : public MarketingTools {
   // A browser signed in on the console.
   std::unique_ptr<Browser> Person(const std::string& email) {
     auto b = std::make_unique<Browser>(server_);
-    Page login = b->Get("/console/login");
-    EXPECT_EQ(login.status, 200) << login.body;
-    auto form = login.form();
-    EXPECT_TRUE(form.has_value()) << login.body;
-    if (!form) return b;
-    form->Set("email", email);
-    form->Set("password", kPassword);
-    Page after = b->Submit(*form);
+    Page after = SignInToConsole(*b, email, kPassword);
     EXPECT_EQ(after.status, 200) << after.body;  // the pending approvals list
     return b;
   }

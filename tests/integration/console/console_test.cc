@@ -43,14 +43,7 @@ class Console : public ::testing::Test {
   // A browser signed in on the console (following the redirect to the overview).
   std::unique_ptr<Browser> SignedIn(const std::string& email) {
     auto b = std::make_unique<Browser>(server_);
-    Page login = b->Get("/console/login");
-    EXPECT_EQ(login.status, 200) << login.body;
-    auto form = login.form();
-    EXPECT_TRUE(form.has_value()) << login.body;
-    if (!form) return b;
-    form->Set("email", email);
-    form->Set("password", kPassword);
-    Page after = b->Submit(*form);
+    Page after = SignInToConsole(*b, email, kPassword);
     EXPECT_EQ(after.status, 200) << after.body;
     EXPECT_NE(after.body.find("<h1>Overview</h1>"), std::string::npos) << after.body;
     return b;
