@@ -199,7 +199,8 @@ class SqliteDatabase final : public Database {
     queue_.push_back(&me);
     ++queued_;
     while (true) {
-      queue_cv_.wait(lock, [&] { return me.done || !leading_; });
+      // Woken when its batch is done, or to lead the next batch (the first one queued).
+      me.cv.wait(lock, [&] { return me.done || !leading_; });
       if (me.done) break;
       leading_ = true;
       std::vector<PendingWrite*> batch;
@@ -211,9 +212,14 @@ class SqliteDatabase final : public Database {
       lock.unlock();
       RunBatch(batch);
       lock.lock();
-      for (auto* w : batch) w->done = true;
       leading_ = false;
-      queue_cv_.notify_all();
+      // One wake-up per caller rather than all of them at every batch: with many workers
+      // waiting, a broadcast costs more context switches than the commit saves.
+      for (auto* w : batch) {
+        w->done = true;
+        if (w != &me) w->cv.notify_one();
+      }
+      if (!queue_.empty()) queue_.front()->cv.notify_one();
     }
     if (me.thrown) std::rethrow_exception(me.thrown);
     return me.result;
@@ -229,6 +235,7 @@ class SqliteDatabase final : public Database {
     Status result = Ok();
     std::exception_ptr thrown;
     bool done = false;  // guarded by queue_mu_
+    std::condition_variable cv;
   };
 
   Status Begin() { return writer_->ExecScript("BEGIN IMMEDIATE"); }
@@ -290,7 +297,6 @@ class SqliteDatabase final : public Database {
 
   std::unique_ptr<SqliteConn> writer_;  // used by the batch leader only
   std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
   std::deque<PendingWrite*> queue_;
   bool leading_ = false;  // a leader is running a batch
   std::atomic<int64_t> queued_{0};
