@@ -25,6 +25,8 @@
 # Node 22 from the npm package `node`, which oidc-provider 9 asks for). Everything runs
 # on 127.0.0.1, every run is bounded in time, and everything started here is stopped by
 # its PID on exit. COMPARE_SKIP_SCALE=1 skips part 2; COMPARE_SKIP_LOAD=1 skips part 1.
+# COMPARE_PERF=<dir> profiles crmd during its rows (perf record -g; reports in <dir>);
+# COMPARE_SOAK_SECONDS=<n> adds get_contact for n seconds with crmd's VmRSS every 10 s.
 set -euo pipefail
 BUILD=${1:-build}
 SECS=${2:-10}
@@ -139,8 +141,22 @@ load() {  # key, description, then wrk arguments; the output goes to $TMP/wrk-<k
   local key=$1 what=$2
   shift 2
   say "wrk -t2 -c$CONNS -d${SECS}s: $what"
+  # COMPARE_PERF=<dir>: crmd's rows are profiled (perf record -g on crmd's PID for the
+  # length of the load); the reports land in <dir>/perf-<key>.txt.
+  local perf_pid=
+  if [[ -n ${COMPARE_PERF:-} && $key != nginx && $key != sdk && $key != oidc ]]; then
+    perf record -F 499 -g -p "$CRMD_PID" -o "$TMP/perf-$key.data" -- sleep "$SECS" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
   timeout $((SECS + 60)) wrk -t2 -c"$CONNS" -d"${SECS}s" --latency "$@" >"$TMP/wrk-$key.txt" 2>&1 ||
     { cat "$TMP/wrk-$key.txt" >&2; say "wrk failed on $what"; }
+  if [[ -n $perf_pid ]]; then
+    wait "$perf_pid" || true
+    mkdir -p "$COMPARE_PERF"
+    perf report -i "$TMP/perf-$key.data" --no-children --sort dso,symbol --percent-limit 0.7 --stdio \
+      -g none 2>/dev/null | grep -v "^$" | sed -e "s/  */ /g" | head -60 >"$COMPARE_PERF/perf-$key.txt" || true
+    say "profile of $key: $COMPARE_PERF/perf-$key.txt"
+  fi
   printf '%s\t%s\t%s\n' "$key" "$what" "$TMP/wrk-$key.txt" >>"$RESULTS"
 }
 check() {  # what, python condition over the body `b` (a string), then curl arguments
@@ -239,6 +255,37 @@ CONF
     load oidc "oidc-provider 9.13.3 token (client_credentials)" -s "$CMP/token.lua" "http://127.0.0.1:$OIDC_PORT"
   RSS_LOAD=$(awk '/VmRSS/{print $2}' "/proc/$CRMD_PID/status")
   HWM_LOAD=$(awk '/VmHWM/{print $2}' "/proc/$CRMD_PID/status")
+  # COMPARE_SOAK_SECONDS=<n>: get_contact for n more seconds at the same concurrency, with
+  # crmd's VmRSS sampled every 10 s, to see whether memory stays flat under load.
+  if [[ -n ${COMPARE_SOAK_SECONDS:-} ]]; then
+    SOAK=$COMPARE_SOAK_SECONDS
+    say "soak: get_contact for ${SOAK}s at $CONNS connections, VmRSS every 10 s"
+    CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
+      timeout $((SOAK + 60)) wrk -t2 -c"$CONNS" -d"${SOAK}s" --latency -s "$ROOT/bench/load/tool_call.lua" "$BASE" \
+      >"$TMP/wrk-soak.txt" 2>&1 &
+    SOAK_WRK=$!
+    PIDS+=("$SOAK_WRK")
+    : >"$TMP/soak-rss.txt"
+    for ((t = 0; t <= SOAK; t += 10)); do
+      echo "$t $(awk '/VmRSS/{print $2}' "/proc/$CRMD_PID/status")" >>"$TMP/soak-rss.txt"
+      [[ $t -lt $SOAK ]] && sleep 10
+    done
+    wait "$SOAK_WRK" || true
+    SOAK_OUT=$(python3 - "$TMP/soak-rss.txt" "$TMP/wrk-soak.txt" <<'PY'
+import re, sys
+pts = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 2]
+out = open(sys.argv[2]).read()
+rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+bad = sum(int(x) for x in re.findall(r"(?:Non-2xx or 3xx responses|non-200 or tool errors): (\d+)", out))
+mib = [kb / 1024 for _, kb in pts]
+half = len(mib) // 2
+print(f"Soak: get_contact for {pts[-1][0]} s, {float(rps.group(1)) if rps else 0:,.0f} req/s, {bad} errors")
+print("VmRSS MiB every 10 s: " + " ".join(f"{m:.1f}" for m in mib))
+print(f"start {mib[0]:.1f} MiB, end {mib[-1]:.1f} MiB, max {max(mib):.1f} MiB; "
+      f"growth over the second half: {mib[-1] - mib[half]:+.1f} MiB")
+PY
+)
+  fi
   LOAD2=$(cut -d' ' -f1-3 /proc/loadavg)
   for p in "${PIDS[@]}"; do stop "$p"; done
   PIDS=()
@@ -292,6 +339,7 @@ for key, r in res.items():
 print(f"\ncrmd resident memory after part 1: {int(sys.argv[2]) // 1024} MiB (peak {int(sys.argv[3]) // 1024} MiB)")
 sys.exit(1 if failed else 0)
 PY
+  [[ -n ${SOAK_OUT:-} ]] && { echo; echo "$SOAK_OUT"; }
 fi
 
 # --- part 2: COMPARE_CONTACTS contacts ----------------------------------------------------

@@ -91,7 +91,20 @@ mcp::Sessions::Lookup DbSessions::Find(const std::string& id, const std::string&
     return Lookup::kNotFound;
   }
   hit->used_at = now;
-  if (now - hit->touched_at >= options_.touch_every_s) {
+  bool touch = now - hit->touched_at >= options_.touch_every_s;
+  if (touch) {
+    // One request per interval writes the touch: the others that saw the stale time meanwhile
+    // (64 connections on one session) would each wait for a durable commit of the same value.
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(id);
+    if (it != cache_.end() && now - it->second.touched_at < options_.touch_every_s) {
+      hit->touched_at = it->second.touched_at;
+      touch = false;
+    } else if (it != cache_.end()) {
+      it->second.touched_at = now;
+    }
+  }
+  if (touch) {
     auto touched = db_.Write([&](store::Conn& c) {
       return c.Exec("UPDATE mcp_sessions SET last_used_at = ? WHERE id_hash = ?", {now, crypto::HashSecret(id)});
     });

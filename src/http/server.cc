@@ -528,7 +528,9 @@ class Server::Impl {
       }
       lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
       auto [wec, wn] = co_await bhttp::async_write(stream, out, kTuple);
-      if (options_.access_log) {
+      // The line's fields (escaped path, peer) cost allocations on every request: build
+      // them only when the line is written (benchmarks and busy nodes run at warn).
+      if (options_.access_log && spdlog::should_log(spdlog::level::info)) {
         auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - started).count();
         // Behind a trusted proxy "remote" is the forwarded client and "peer" the proxy.

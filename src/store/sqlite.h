@@ -1,6 +1,9 @@
 #pragma once
 // SQLite driver: WAL, one writer connection (writes are serialised by SQLite anyway) and
 // a pool of reader connections; each connection caches its prepared statements.
+// Writes are durable when Write() returns (synchronous=FULL: the COMMIT fsyncs the WAL)
+// and concurrent writes share one commit (group commit, see sqlite.cc).
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -9,6 +12,14 @@
 namespace crmd::store {
 
 Result<std::unique_ptr<Database>> OpenSqlite(const std::string& path, int readers);
+
+// The group commit's counters: `commits` of write batches so far (one fsync each), and
+// Write() calls `queued` now behind the running batch. Zeros for a non-SQLite database.
+struct SqliteWriteStats {
+  uint64_t commits = 0;
+  int64_t queued = 0;
+};
+SqliteWriteStats WriteStats(const Database& db);
 
 // A consistent copy of the SQLite database at `from` into the file `to` with SQLite's
 // online backup API, while other processes keep reading and writing `from`: pages are
