@@ -19,7 +19,9 @@ struct Config {
   std::string tls_key_file;
   bool allow_insecure_http = false;  // allow plain HTTP on a non-loopback address
   int io_threads = 1;
-  int worker_threads = 2;
+  // Handlers run here and may wait for a durable commit (SQLite group commit: one fsync per
+  // batch of the writers waiting), so there are more workers than cores (docs/performance.md).
+  int worker_threads = 16;
 
   // Storage
   std::string database_url = "sqlite:crmd.db";  // or postgres://...
