@@ -5,8 +5,9 @@
 --
 -- Triggers keep them, so every write path (services, REST, forms, incoming webhooks,
 -- crmctl seed, imports, the cascades of a contact, list or tag deletion) updates them in
--- its own transaction: a rollback takes the counter change with it. Rows whose count
--- falls to 0 stay; readers skip them.
+-- its own transaction: a rollback takes the counter change with it. A row whose count
+-- falls to 0 is deleted, so the rows are exactly what a GROUP BY over the counted rows
+-- gives (a copy to another database, whose triggers rebuild them, checks equal).
 --
 -- contact_totals: contacts per status (dim 'status') and per type (dim 'type').
 CREATE TABLE contact_totals (
@@ -64,8 +65,12 @@ CREATE FUNCTION crmd_contact_counters_out() RETURNS trigger LANGUAGE plpgsql AS 
 BEGIN
   UPDATE contact_totals SET n = n - 1
     WHERE (dim = 'status' AND val = OLD.status) OR (dim = 'type' AND val = OLD.type);
+  DELETE FROM contact_totals
+    WHERE ((dim = 'status' AND val = OLD.status) OR (dim = 'type' AND val = OLD.type)) AND n = 0;
   UPDATE contact_daily SET n = n - 1
     WHERE day = OLD.created_at / 86400 AND status = OLD.status AND source = OLD.source;
+  DELETE FROM contact_daily
+    WHERE day = OLD.created_at / 86400 AND status = OLD.status AND source = OLD.source AND n = 0;
   RETURN NULL;
 END
 $$;
@@ -74,8 +79,12 @@ CREATE FUNCTION crmd_contact_counters_move() RETURNS trigger LANGUAGE plpgsql AS
 BEGIN
   UPDATE contact_totals SET n = n - 1
     WHERE (dim = 'status' AND val = OLD.status) OR (dim = 'type' AND val = OLD.type);
+  DELETE FROM contact_totals
+    WHERE ((dim = 'status' AND val = OLD.status) OR (dim = 'type' AND val = OLD.type)) AND n = 0;
   UPDATE contact_daily SET n = n - 1
     WHERE day = OLD.created_at / 86400 AND status = OLD.status AND source = OLD.source;
+  DELETE FROM contact_daily
+    WHERE day = OLD.created_at / 86400 AND status = OLD.status AND source = OLD.source AND n = 0;
   INSERT INTO contact_totals (dim, val, n) VALUES ('status', NEW.status, 1), ('type', NEW.type, 1)
     ON CONFLICT (dim, val) DO UPDATE SET n = contact_totals.n + 1;
   INSERT INTO contact_daily (day, status, source, n)
@@ -92,6 +101,10 @@ BEGIN
     WHERE status = OLD.status AND (
       (kind = 'list' AND group_id IN (SELECT list_id FROM contact_lists WHERE contact_id = OLD.id))
       OR (kind = 'tag' AND group_id IN (SELECT tag_id FROM contact_tags WHERE contact_id = OLD.id)));
+  DELETE FROM group_member_counts
+    WHERE n = 0 AND status = OLD.status AND (
+      (kind = 'list' AND group_id IN (SELECT list_id FROM contact_lists WHERE contact_id = OLD.id))
+      OR (kind = 'tag' AND group_id IN (SELECT tag_id FROM contact_tags WHERE contact_id = OLD.id)));
   INSERT INTO group_member_counts (kind, group_id, status, n)
     SELECT 'list', list_id, NEW.status, 1 FROM contact_lists WHERE contact_id = NEW.id
     UNION ALL
@@ -105,6 +118,10 @@ CREATE FUNCTION crmd_contact_groups_out() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   UPDATE group_member_counts SET n = n - 1
     WHERE status = OLD.status AND (
+      (kind = 'list' AND group_id IN (SELECT list_id FROM contact_lists WHERE contact_id = OLD.id))
+      OR (kind = 'tag' AND group_id IN (SELECT tag_id FROM contact_tags WHERE contact_id = OLD.id)));
+  DELETE FROM group_member_counts
+    WHERE n = 0 AND status = OLD.status AND (
       (kind = 'list' AND group_id IN (SELECT list_id FROM contact_lists WHERE contact_id = OLD.id))
       OR (kind = 'tag' AND group_id IN (SELECT tag_id FROM contact_tags WHERE contact_id = OLD.id)));
   RETURN OLD;
@@ -123,6 +140,7 @@ BEGIN
     UPDATE group_member_counts SET n = n - 1
       WHERE kind = 'list' AND group_id = OLD.list_id
         AND status = (SELECT c.status FROM contacts c WHERE c.id = OLD.contact_id);
+    DELETE FROM group_member_counts WHERE kind = 'list' AND group_id = OLD.list_id AND n = 0;
   END IF;
   RETURN NULL;
 END
@@ -138,6 +156,7 @@ BEGIN
     UPDATE group_member_counts SET n = n - 1
       WHERE kind = 'tag' AND group_id = OLD.tag_id
         AND status = (SELECT c.status FROM contacts c WHERE c.id = OLD.contact_id);
+    DELETE FROM group_member_counts WHERE kind = 'tag' AND group_id = OLD.tag_id AND n = 0;
   END IF;
   RETURN NULL;
 END

@@ -4,8 +4,9 @@
 --
 -- Triggers keep them, so every write path (services, REST, forms, incoming webhooks,
 -- crmctl seed, imports, the cascades of a contact, list or tag deletion) updates them in
--- its own transaction: a rollback takes the counter change with it. Rows whose count
--- falls to 0 stay; readers skip them.
+-- its own transaction: a rollback takes the counter change with it. A row whose count
+-- falls to 0 is deleted, so the rows are exactly what a GROUP BY over the counted rows
+-- gives (a copy to another database, whose triggers rebuild them, checks equal).
 --
 -- contact_totals: contacts per status (dim 'status') and per type (dim 'type').
 CREATE TABLE contact_totals (
@@ -61,10 +62,14 @@ CREATE TRIGGER contacts_counters_update AFTER UPDATE OF status, type, source, cr
 BEGIN
   UPDATE contact_totals SET n = n - 1
     WHERE (dim = 'status' AND val = OLD.status) OR (dim = 'type' AND val = OLD.type);
+  DELETE FROM contact_totals
+    WHERE ((dim = 'status' AND val = OLD.status) OR (dim = 'type' AND val = OLD.type)) AND n = 0;
   INSERT INTO contact_totals (dim, val, n) VALUES ('status', NEW.status, 1), ('type', NEW.type, 1)
     ON CONFLICT (dim, val) DO UPDATE SET n = contact_totals.n + 1;
   UPDATE contact_daily SET n = n - 1
     WHERE day = OLD.created_at / 86400 AND status = OLD.status AND source = OLD.source;
+  DELETE FROM contact_daily
+    WHERE day = OLD.created_at / 86400 AND status = OLD.status AND source = OLD.source AND n = 0;
   INSERT INTO contact_daily (day, status, source, n)
     VALUES (NEW.created_at / 86400, NEW.status, NEW.source, 1)
     ON CONFLICT (day, status, source) DO UPDATE SET n = contact_daily.n + 1;
@@ -78,6 +83,10 @@ BEGIN
     WHERE status = OLD.status AND (
       (kind = 'list' AND group_id IN (SELECT list_id FROM contact_lists WHERE contact_id = OLD.id))
       OR (kind = 'tag' AND group_id IN (SELECT tag_id FROM contact_tags WHERE contact_id = OLD.id)));
+  DELETE FROM group_member_counts
+    WHERE n = 0 AND status = OLD.status AND (
+      (kind = 'list' AND group_id IN (SELECT list_id FROM contact_lists WHERE contact_id = OLD.id))
+      OR (kind = 'tag' AND group_id IN (SELECT tag_id FROM contact_tags WHERE contact_id = OLD.id)));
   INSERT INTO group_member_counts (kind, group_id, status, n)
     SELECT 'list', list_id, NEW.status, 1 FROM contact_lists WHERE contact_id = NEW.id
     UNION ALL
@@ -88,8 +97,12 @@ END;
 CREATE TRIGGER contacts_counters_delete AFTER DELETE ON contacts BEGIN
   UPDATE contact_totals SET n = n - 1
     WHERE (dim = 'status' AND val = OLD.status) OR (dim = 'type' AND val = OLD.type);
+  DELETE FROM contact_totals
+    WHERE ((dim = 'status' AND val = OLD.status) OR (dim = 'type' AND val = OLD.type)) AND n = 0;
   UPDATE contact_daily SET n = n - 1
     WHERE day = OLD.created_at / 86400 AND status = OLD.status AND source = OLD.source;
+  DELETE FROM contact_daily
+    WHERE day = OLD.created_at / 86400 AND status = OLD.status AND source = OLD.source AND n = 0;
 END;
 
 -- The memberships of a deleted contact go by cascade after its row is gone, when their
@@ -97,6 +110,10 @@ END;
 CREATE TRIGGER contacts_counters_delete_groups BEFORE DELETE ON contacts BEGIN
   UPDATE group_member_counts SET n = n - 1
     WHERE status = OLD.status AND (
+      (kind = 'list' AND group_id IN (SELECT list_id FROM contact_lists WHERE contact_id = OLD.id))
+      OR (kind = 'tag' AND group_id IN (SELECT tag_id FROM contact_tags WHERE contact_id = OLD.id)));
+  DELETE FROM group_member_counts
+    WHERE n = 0 AND status = OLD.status AND (
       (kind = 'list' AND group_id IN (SELECT list_id FROM contact_lists WHERE contact_id = OLD.id))
       OR (kind = 'tag' AND group_id IN (SELECT tag_id FROM contact_tags WHERE contact_id = OLD.id)));
 END;
@@ -112,6 +129,7 @@ CREATE TRIGGER contact_lists_counters_delete AFTER DELETE ON contact_lists BEGIN
   UPDATE group_member_counts SET n = n - 1
     WHERE kind = 'list' AND group_id = OLD.list_id
       AND status = (SELECT c.status FROM contacts c WHERE c.id = OLD.contact_id);
+  DELETE FROM group_member_counts WHERE kind = 'list' AND group_id = OLD.list_id AND n = 0;
 END;
 
 CREATE TRIGGER contact_tags_counters_insert AFTER INSERT ON contact_tags BEGIN
@@ -124,4 +142,5 @@ CREATE TRIGGER contact_tags_counters_delete AFTER DELETE ON contact_tags BEGIN
   UPDATE group_member_counts SET n = n - 1
     WHERE kind = 'tag' AND group_id = OLD.tag_id
       AND status = (SELECT c.status FROM contacts c WHERE c.id = OLD.contact_id);
+  DELETE FROM group_member_counts WHERE kind = 'tag' AND group_id = OLD.tag_id AND n = 0;
 END;
