@@ -165,6 +165,21 @@ Status Remove(store::Conn& c, int64_t id) {
 }
 
 Result<int64_t> CountAudience(store::Conn& c, int64_t campaign_id) {
+  // One included list or tag and nothing excluded (the usual audience): its subscribed
+  // members are a counter kept by triggers (group_member_counts, migration 0053). Any
+  // other audience needs the union without duplicates, so it is resolved.
+  auto parts = c.Query("SELECT kind, ref_id, mode FROM campaign_audience WHERE campaign_id = ?",
+                       {campaign_id});
+  if (!parts) return Fail(parts.error());
+  if (parts->size() == 1 && (*parts)[0].Str(2) == "include") {
+    auto n = c.QueryOne(
+        "SELECT COALESCE(SUM(n), 0) FROM group_member_counts "
+        "WHERE kind = ? AND group_id = ? AND status = ?",
+        {(*parts)[0].Str(0), (*parts)[0].Int(1), std::string(kSubscribedStatus)});
+    if (!n) return Fail(n.error());
+    return (*n)->Int(0);
+  }
+  if (parts->empty()) return 0;
   auto row = c.QueryOne(std::string("SELECT COUNT(*) FROM (") + kAudienceIds + ") aud",
                         AudienceParams(campaign_id));
   if (!row) return Fail(row.error());

@@ -1,5 +1,7 @@
 #include "src/crm/dashboard.h"
 
+#include <algorithm>
+
 #include "src/store/schema_info.h"
 
 #include "src/crm/marketing_common.h"
@@ -22,10 +24,94 @@ Result<json> GroupCounts(store::Conn& c, const std::string& sql,
   return out;
 }
 
+namespace {
+
+constexpr int64_t kDay = 86400;
+// An upper bound past any created_at, for "created at or after".
+constexpr int64_t kFarFuture = int64_t{1} << 50;
+
+int64_t DayFloor(int64_t t) { return t / kDay * kDay; }
+int64_t DayCeil(int64_t t) { return DayFloor(t + kDay - 1); }
+
+// Adds `more` into the {key: count} object `into`.
+void AddCounts(json& into, const json& more) {
+  for (const auto& [k, v] : more.items()) into[k] = into.value(k, int64_t{0}) + v.get<int64_t>();
+}
+
+// [from, to) split at day boundaries: whole days [day_from, day_to) read from the counters
+// (contact_daily), and the parts of a day at either end (at most a day each) counted from
+// contacts through contacts_created_id.
+struct DaySplit {
+  int64_t day_from = 0, day_to = 0;             // unix seconds, multiples of kDay
+  std::vector<std::pair<int64_t, int64_t>> edges;  // [from, to) ranges to count from contacts
+};
+DaySplit SplitAtDays(int64_t from, int64_t to) {
+  DaySplit s;
+  s.day_from = DayCeil(from);
+  s.day_to = DayFloor(to);
+  if (s.day_from >= s.day_to) {
+    s.day_from = s.day_to = 0;
+    if (from < to) s.edges.emplace_back(from, to);
+    return s;
+  }
+  if (from < s.day_from) s.edges.emplace_back(from, s.day_from);
+  if (s.day_to < to) s.edges.emplace_back(s.day_to, to);
+  return s;
+}
+
+// Contacts created in [from, to).
+Result<int64_t> CreatedBetween(store::Conn& c, int64_t from, int64_t to) {
+  DaySplit s = SplitAtDays(from, to);
+  int64_t n = 0;
+  if (s.day_from < s.day_to) {
+    auto row = c.QueryOne("SELECT COALESCE(SUM(n), 0) FROM contact_daily WHERE day >= ? AND day < ?",
+                          {s.day_from / kDay, s.day_to / kDay});
+    if (!row) return Fail(row.error());
+    n += (*row)->Int(0);
+  }
+  for (auto [a, b] : s.edges) {
+    auto row = c.QueryOne("SELECT COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ?",
+                          {a, b});
+    if (!row) return Fail(row.error());
+    n += (*row)->Int(0);
+  }
+  return n;
+}
+
+// {column value: count} of contacts created in [from, to); column is status or source
+// (a constant chosen by the caller, never input).
+Result<json> CreatedBetweenBy(store::Conn& c, const char* column, int64_t from, int64_t to) {
+  DaySplit s = SplitAtDays(from, to);
+  json out = json::object();
+  if (s.day_from < s.day_to) {
+    auto days = GroupCounts(c,
+                            std::string("SELECT ") + column + ", SUM(n) FROM contact_daily "
+                                "WHERE day >= ? AND day < ? GROUP BY " + column +
+                                " HAVING SUM(n) <> 0",
+                            {s.day_from / kDay, s.day_to / kDay});
+    if (!days) return Fail(days.error());
+    AddCounts(out, *days);
+  }
+  for (auto [a, b] : s.edges) {
+    auto part = GroupCounts(c,
+                            std::string("SELECT ") + column + ", COUNT(*) FROM contacts "
+                                "WHERE created_at >= ? AND created_at < ? GROUP BY " + column,
+                            {a, b});
+    if (!part) return Fail(part.error());
+    AddCounts(out, *part);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<json> ContactCounts(store::Conn& c) {
-  auto by_status = GroupCounts(c, "SELECT status, COUNT(*) FROM contacts GROUP BY status", {});
+  // Counters kept by triggers as contacts change (migration 0053): a few rows, no scan.
+  auto by_status = GroupCounts(
+      c, "SELECT val, n FROM contact_totals WHERE dim = 'status' AND n <> 0", {});
   if (!by_status) return Fail(by_status.error());
-  auto by_type = GroupCounts(c, "SELECT type, COUNT(*) FROM contacts GROUP BY type", {});
+  auto by_type =
+      GroupCounts(c, "SELECT val, n FROM contact_totals WHERE dim = 'type' AND n <> 0", {});
   if (!by_type) return Fail(by_type.error());
   int64_t total = 0;
   for (const auto& [k, v] : by_status->items()) total += v.get<int64_t>();
@@ -33,16 +119,15 @@ Result<json> ContactCounts(store::Conn& c) {
 }
 
 Result<json> ContactGrowth(store::Conn& c, int64_t now) {
-  auto row = c.QueryOne(
-      "SELECT SUM(CASE WHEN created_at >= ? THEN 1 ELSE 0 END), "
-      "SUM(CASE WHEN created_at >= ? THEN 1 ELSE 0 END), "
-      "SUM(CASE WHEN created_at < ? THEN 1 ELSE 0 END) "
-      "FROM contacts WHERE created_at >= ?",
-      {now - 7 * 86400, now - 30 * 86400, now - 30 * 86400, now - 60 * 86400});
-  if (!row) return Fail(row.error());
-  return json{{"last_7_days", (*row)->Int(0)},
-              {"last_30_days", (*row)->Int(1)},
-              {"previous_30_days", (*row)->Int(2)}};
+  auto last_7 = CreatedBetween(c, now - 7 * kDay, kFarFuture);
+  if (!last_7) return Fail(last_7.error());
+  auto last_30 = CreatedBetween(c, now - 30 * kDay, kFarFuture);
+  if (!last_30) return Fail(last_30.error());
+  auto previous_30 = CreatedBetween(c, now - 60 * kDay, now - 30 * kDay);
+  if (!previous_30) return Fail(previous_30.error());
+  return json{{"last_7_days", *last_7},
+              {"last_30_days", *last_30},
+              {"previous_30_days", *previous_30}};
 }
 
 Result<json> FormCounts(store::Conn& c, int limit) {
@@ -129,34 +214,56 @@ Result<json> SequenceSummary(store::Conn& c) {
 
 Result<std::vector<std::pair<int64_t, int64_t>>> NewContactsPerBucket(store::Conn& c, int64_t from,
                                                                       int64_t to, int64_t bucket) {
-  // The bucket is named once in a derived table: PostgreSQL does not match a GROUP BY
-  // expression whose parameters are different placeholders.
+  // New contacts per day over the days the range touches, from the counters; a bucket
+  // edge inside a day (a range that does not start at midnight UTC) splits that day with
+  // a count of its part from contacts.
+  const int64_t first_day = DayFloor(from);
+  const int64_t end_day = DayCeil(to);
   auto rows = c.Query(
-      "SELECT b, COUNT(*) FROM (SELECT (created_at - ?) / ? AS b FROM contacts "
-      "WHERE created_at >= ? AND created_at < ?) AS buckets GROUP BY b",
-      {from, bucket, from, to});
+      "SELECT day, SUM(n) FROM contact_daily WHERE day >= ? AND day < ? GROUP BY day",
+      {first_day / kDay, end_day / kDay});
   if (!rows) return Fail(rows.error());
+  // per_day[i]: contacts created on day first_day + i; prefix[i]: on the days before it.
+  std::vector<int64_t> prefix((end_day - first_day) / kDay + 1, 0);
+  for (const auto& r : *rows) prefix[r.Int(0) - first_day / kDay + 1] += r.Int(1);
+  for (size_t i = 1; i < prefix.size(); ++i) prefix[i] += prefix[i - 1];
+  // Contacts created in [first_day, edge).
+  auto before_edge = [&](int64_t edge) -> Result<int64_t> {
+    int64_t day = DayFloor(edge);
+    int64_t n = prefix[(day - first_day) / kDay];
+    if (day == edge) return n;
+    auto row = c.QueryOne("SELECT COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ?",
+                          {day, edge});
+    if (!row) return Fail(row.error());
+    return n + (*row)->Int(0);
+  };
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (const auto& r : *rows) out.emplace_back(r.Int(0), r.Int(1));
+  auto lower = before_edge(from);
+  if (!lower) return Fail(lower.error());
+  for (int64_t i = 0, start = from; start < to; ++i, start += bucket) {
+    auto upper = before_edge(std::min(start + bucket, to));
+    if (!upper) return Fail(upper.error());
+    if (*upper != *lower) out.emplace_back(i, *upper - *lower);
+    lower = upper;
+  }
   return out;
 }
 
 Result<int64_t> ContactsCreatedBefore(store::Conn& c, int64_t before) {
-  auto row = c.QueryOne("SELECT COUNT(*) FROM contacts WHERE created_at < ?", {before});
-  if (!row) return Fail(row.error());
-  return *row ? (*row)->Int(0) : 0;
+  // All contacts less those created since: the recent days are the fewer rows to add up.
+  auto total = c.QueryOne("SELECT COALESCE(SUM(n), 0) FROM contact_totals WHERE dim = 'status'");
+  if (!total) return Fail(total.error());
+  auto since = CreatedBetween(c, before, kFarFuture);
+  if (!since) return Fail(since.error());
+  return (*total)->Int(0) - *since;
 }
 
 Result<json> NewContactsBySource(store::Conn& c, int64_t from, int64_t to) {
-  return GroupCounts(
-      c, "SELECT source, COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ? GROUP BY source",
-      {from, to});
+  return CreatedBetweenBy(c, "source", from, to);
 }
 
 Result<json> NewContactsByStatus(store::Conn& c, int64_t from, int64_t to) {
-  return GroupCounts(
-      c, "SELECT status, COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ? GROUP BY status",
-      {from, to});
+  return CreatedBetweenBy(c, "status", from, to);
 }
 
 Result<json> RecipientsByStatus(store::Conn& c, int64_t campaign_id) {

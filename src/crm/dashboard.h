@@ -6,6 +6,7 @@
 //
 // Stateless; any thread, with its own Conn.
 // REQUIRES: inside a Database::Read (or Write) transaction.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,13 @@
 #include "src/store/db.h"
 
 namespace crmd::crm::dashboard {
+
+// The counters that triggers keep as contacts and memberships change (migration 0053);
+// ContactCounts, ContactGrowth, the per-bucket and per-source/status reads, list and tag
+// member counts and a one-group campaign audience read them instead of scanning. A copy
+// to another database leaves them to the destination's triggers (store::CopyOptions).
+inline constexpr std::array<const char*, 3> kCounterTables = {
+    "contact_totals", "contact_daily", "group_member_counts"};
 
 // {"total": n, "by_status": {...}, "by_type": {...}}
 Result<nlohmann::json> ContactCounts(store::Conn& c);
