@@ -33,11 +33,6 @@ constexpr int64_t kFarFuture = int64_t{1} << 50;
 int64_t DayFloor(int64_t t) { return t / kDay * kDay; }
 int64_t DayCeil(int64_t t) { return DayFloor(t + kDay - 1); }
 
-// Adds `more` into the {key: count} object `into`.
-void AddCounts(json& into, const json& more) {
-  for (const auto& [k, v] : more.items()) into[k] = into.value(k, int64_t{0}) + v.get<int64_t>();
-}
-
 // [from, to) split at day boundaries: whole days [day_from, day_to) read from the counters
 // (contact_daily), and the parts of a day at either end (at most a day each) counted from
 // contacts through contacts_created_id.
@@ -76,31 +71,6 @@ Result<int64_t> CreatedBetween(store::Conn& c, int64_t from, int64_t to) {
     n += (*row)->Int(0);
   }
   return n;
-}
-
-// {column value: count} of contacts created in [from, to); column is status or source
-// (a constant chosen by the caller, never input).
-Result<json> CreatedBetweenBy(store::Conn& c, const char* column, int64_t from, int64_t to) {
-  DaySplit s = SplitAtDays(from, to);
-  json out = json::object();
-  if (s.day_from < s.day_to) {
-    auto days = GroupCounts(c,
-                            std::string("SELECT ") + column + ", SUM(n) FROM contact_daily "
-                                "WHERE day >= ? AND day < ? GROUP BY " + column +
-                                " HAVING SUM(n) <> 0",
-                            {s.day_from / kDay, s.day_to / kDay});
-    if (!days) return Fail(days.error());
-    AddCounts(out, *days);
-  }
-  for (auto [a, b] : s.edges) {
-    auto part = GroupCounts(c,
-                            std::string("SELECT ") + column + ", COUNT(*) FROM contacts "
-                                "WHERE created_at >= ? AND created_at < ? GROUP BY " + column,
-                            {a, b});
-    if (!part) return Fail(part.error());
-    AddCounts(out, *part);
-  }
-  return out;
 }
 
 }  // namespace
@@ -212,21 +182,43 @@ Result<json> SequenceSummary(store::Conn& c) {
   return json{{"by_status", *by}};
 }
 
-Result<std::vector<std::pair<int64_t, int64_t>>> NewContactsPerBucket(store::Conn& c, int64_t from,
-                                                                      int64_t to, int64_t bucket) {
-  // New contacts per day over the days the range touches, from the counters; a bucket
-  // edge inside a day (a range that does not start at midnight UTC) splits that day with
-  // a count of its part from contacts.
+Result<NewContacts> NewContactsIn(store::Conn& c, int64_t from, int64_t to, int64_t bucket) {
+  NewContacts out;
   const int64_t first_day = DayFloor(from);
   const int64_t end_day = DayCeil(to);
+  // Whole days wholly inside [from, to) count into by_source / by_status from the
+  // counters; the days at either end do only when from / to fall on midnight.
+  const int64_t inner_from = DayCeil(from), inner_to = DayFloor(to);
   auto rows = c.Query(
-      "SELECT day, SUM(n) FROM contact_daily WHERE day >= ? AND day < ? GROUP BY day",
+      "SELECT day, status, source, n FROM contact_daily WHERE day >= ? AND day < ?",
       {first_day / kDay, end_day / kDay});
   if (!rows) return Fail(rows.error());
-  // per_day[i]: contacts created on day first_day + i; prefix[i]: on the days before it.
+  // prefix[i]: contacts created on the days before first_day + i days.
   std::vector<int64_t> prefix((end_day - first_day) / kDay + 1, 0);
-  for (const auto& r : *rows) prefix[r.Int(0) - first_day / kDay + 1] += r.Int(1);
+  auto add = [](json& into, std::string key, int64_t n) {
+    if (key.empty()) key = "unknown";  // as GroupCounts names an empty source
+    into[key] = into.value(key, int64_t{0}) + n;
+  };
+  for (const auto& r : *rows) {
+    const int64_t day = r.Int(0) * kDay, n = r.Int(3);
+    prefix[(day - first_day) / kDay + 1] += n;
+    if (day >= inner_from && day < inner_to) {
+      add(out.by_status, r.Str(1), n);
+      add(out.by_source, r.Str(2), n);
+    }
+  }
   for (size_t i = 1; i < prefix.size(); ++i) prefix[i] += prefix[i - 1];
+  for (auto [a, b] : SplitAtDays(from, to).edges) {
+    auto part = c.Query(
+        "SELECT status, source, COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ? "
+        "GROUP BY status, source",
+        {a, b});
+    if (!part) return Fail(part.error());
+    for (const auto& r : *part) {
+      add(out.by_status, r.Str(0), r.Int(2));
+      add(out.by_source, r.Str(1), r.Int(2));
+    }
+  }
   // Contacts created in [first_day, edge).
   auto before_edge = [&](int64_t edge) -> Result<int64_t> {
     int64_t day = DayFloor(edge);
@@ -237,33 +229,22 @@ Result<std::vector<std::pair<int64_t, int64_t>>> NewContactsPerBucket(store::Con
     if (!row) return Fail(row.error());
     return n + (*row)->Int(0);
   };
-  std::vector<std::pair<int64_t, int64_t>> out;
   auto lower = before_edge(from);
   if (!lower) return Fail(lower.error());
+  const int64_t at_from = *lower;
   for (int64_t i = 0, start = from; start < to; ++i, start += bucket) {
     auto upper = before_edge(std::min(start + bucket, to));
     if (!upper) return Fail(upper.error());
-    if (*upper != *lower) out.emplace_back(i, *upper - *lower);
+    if (*upper != *lower) out.per_bucket.emplace_back(i, *upper - *lower);
     lower = upper;
   }
-  return out;
-}
-
-Result<int64_t> ContactsCreatedBefore(store::Conn& c, int64_t before) {
-  // All contacts less those created since: the recent days are the fewer rows to add up.
+  // Before `from`: all contacts less those created since (in range, and from `to` on).
   auto total = c.QueryOne("SELECT COALESCE(SUM(n), 0) FROM contact_totals WHERE dim = 'status'");
   if (!total) return Fail(total.error());
-  auto since = CreatedBetween(c, before, kFarFuture);
-  if (!since) return Fail(since.error());
-  return (*total)->Int(0) - *since;
-}
-
-Result<json> NewContactsBySource(store::Conn& c, int64_t from, int64_t to) {
-  return CreatedBetweenBy(c, "source", from, to);
-}
-
-Result<json> NewContactsByStatus(store::Conn& c, int64_t from, int64_t to) {
-  return CreatedBetweenBy(c, "status", from, to);
+  auto after = CreatedBetween(c, to, kFarFuture);
+  if (!after) return Fail(after.error());
+  out.created_before = (*total)->Int(0) - (*lower - at_from) - *after;
+  return out;
 }
 
 Result<json> RecipientsByStatus(store::Conn& c, int64_t campaign_id) {

@@ -195,6 +195,9 @@ TEST_F(Counters, MixedChangesThroughTheServicesKeepEveryReportEqualToAScan) {
   ASSERT_TRUE(vip);
   MakeCampaign({.tags = {vip->id}});
   MakeCampaign({.lists = {lists[0], lists[1]}, .exclude_tags = {vip->id}});
+  // One included group less excluded ones, the excluded side smaller or larger.
+  MakeCampaign({.lists = {lists[1]}, .exclude_tags = {vip->id}});
+  MakeCampaign({.tags = {vip->id}, .exclude_lists = {lists[0], lists[1], lists[2]}});
   ExpectEveryCounterMatchesScan();
 
   for (int round = 0; round < 150; ++round) {
