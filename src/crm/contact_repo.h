@@ -39,7 +39,13 @@ struct ResolvedFilter {
   const ContactFilter* filter;
   std::optional<int64_t> tag_id;
   std::optional<int64_t> list_id;
+  // filter->query matches at least kCommonQueryMatches contacts (QueryIsCommon): test each
+  // contact in id order instead of collecting every match. ListContacts sets it.
+  bool query_is_common = false;
 };
+inline constexpr int64_t kCommonQueryMatches = 5000;
+// Whether the name/email prefix `query` matches at least kCommonQueryMatches contacts.
+Result<bool> QueryIsCommon(store::Conn& c, const std::string& query);
 // Keyset page: ids > after_id, ascending, at most `limit` rows (compact contacts).
 Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& f,
                                           int64_t after_id, int limit);

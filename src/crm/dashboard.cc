@@ -1,5 +1,7 @@
 #include "src/crm/dashboard.h"
 
+#include <algorithm>
+
 #include "src/store/schema_info.h"
 
 #include "src/crm/marketing_common.h"
@@ -22,10 +24,64 @@ Result<json> GroupCounts(store::Conn& c, const std::string& sql,
   return out;
 }
 
+namespace {
+
+constexpr int64_t kDay = 86400;
+// An upper bound past any created_at, for "created at or after".
+constexpr int64_t kFarFuture = int64_t{1} << 50;
+
+int64_t DayFloor(int64_t t) { return t / kDay * kDay; }
+int64_t DayCeil(int64_t t) { return DayFloor(t + kDay - 1); }
+
+// [from, to) split at day boundaries: whole days [day_from, day_to) read from the counters
+// (contact_daily), and the parts of a day at either end (at most a day each) counted from
+// contacts through contacts_created_id.
+struct DaySplit {
+  int64_t day_from = 0, day_to = 0;             // unix seconds, multiples of kDay
+  std::vector<std::pair<int64_t, int64_t>> edges;  // [from, to) ranges to count from contacts
+};
+DaySplit SplitAtDays(int64_t from, int64_t to) {
+  DaySplit s;
+  s.day_from = DayCeil(from);
+  s.day_to = DayFloor(to);
+  if (s.day_from >= s.day_to) {
+    s.day_from = s.day_to = 0;
+    if (from < to) s.edges.emplace_back(from, to);
+    return s;
+  }
+  if (from < s.day_from) s.edges.emplace_back(from, s.day_from);
+  if (s.day_to < to) s.edges.emplace_back(s.day_to, to);
+  return s;
+}
+
+// Contacts created in [from, to).
+Result<int64_t> CreatedBetween(store::Conn& c, int64_t from, int64_t to) {
+  DaySplit s = SplitAtDays(from, to);
+  int64_t n = 0;
+  if (s.day_from < s.day_to) {
+    auto row = c.QueryOne("SELECT COALESCE(SUM(n), 0) FROM contact_daily WHERE day >= ? AND day < ?",
+                          {s.day_from / kDay, s.day_to / kDay});
+    if (!row) return Fail(row.error());
+    n += (*row)->Int(0);
+  }
+  for (auto [a, b] : s.edges) {
+    auto row = c.QueryOne("SELECT COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ?",
+                          {a, b});
+    if (!row) return Fail(row.error());
+    n += (*row)->Int(0);
+  }
+  return n;
+}
+
+}  // namespace
+
 Result<json> ContactCounts(store::Conn& c) {
-  auto by_status = GroupCounts(c, "SELECT status, COUNT(*) FROM contacts GROUP BY status", {});
+  // Counters kept by triggers as contacts change (migration 0053): a few rows, no scan.
+  auto by_status = GroupCounts(
+      c, "SELECT val, n FROM contact_totals WHERE dim = 'status' AND n <> 0", {});
   if (!by_status) return Fail(by_status.error());
-  auto by_type = GroupCounts(c, "SELECT type, COUNT(*) FROM contacts GROUP BY type", {});
+  auto by_type =
+      GroupCounts(c, "SELECT val, n FROM contact_totals WHERE dim = 'type' AND n <> 0", {});
   if (!by_type) return Fail(by_type.error());
   int64_t total = 0;
   for (const auto& [k, v] : by_status->items()) total += v.get<int64_t>();
@@ -33,16 +89,15 @@ Result<json> ContactCounts(store::Conn& c) {
 }
 
 Result<json> ContactGrowth(store::Conn& c, int64_t now) {
-  auto row = c.QueryOne(
-      "SELECT SUM(CASE WHEN created_at >= ? THEN 1 ELSE 0 END), "
-      "SUM(CASE WHEN created_at >= ? THEN 1 ELSE 0 END), "
-      "SUM(CASE WHEN created_at < ? THEN 1 ELSE 0 END) "
-      "FROM contacts WHERE created_at >= ?",
-      {now - 7 * 86400, now - 30 * 86400, now - 30 * 86400, now - 60 * 86400});
-  if (!row) return Fail(row.error());
-  return json{{"last_7_days", (*row)->Int(0)},
-              {"last_30_days", (*row)->Int(1)},
-              {"previous_30_days", (*row)->Int(2)}};
+  auto last_7 = CreatedBetween(c, now - 7 * kDay, kFarFuture);
+  if (!last_7) return Fail(last_7.error());
+  auto last_30 = CreatedBetween(c, now - 30 * kDay, kFarFuture);
+  if (!last_30) return Fail(last_30.error());
+  auto previous_30 = CreatedBetween(c, now - 60 * kDay, now - 30 * kDay);
+  if (!previous_30) return Fail(previous_30.error());
+  return json{{"last_7_days", *last_7},
+              {"last_30_days", *last_30},
+              {"previous_30_days", *previous_30}};
 }
 
 Result<json> FormCounts(store::Conn& c, int limit) {
@@ -127,36 +182,69 @@ Result<json> SequenceSummary(store::Conn& c) {
   return json{{"by_status", *by}};
 }
 
-Result<std::vector<std::pair<int64_t, int64_t>>> NewContactsPerBucket(store::Conn& c, int64_t from,
-                                                                      int64_t to, int64_t bucket) {
-  // The bucket is named once in a derived table: PostgreSQL does not match a GROUP BY
-  // expression whose parameters are different placeholders.
+Result<NewContacts> NewContactsIn(store::Conn& c, int64_t from, int64_t to, int64_t bucket) {
+  NewContacts out;
+  const int64_t first_day = DayFloor(from);
+  const int64_t end_day = DayCeil(to);
+  // Whole days wholly inside [from, to) count into by_source / by_status from the
+  // counters; the days at either end do only when from / to fall on midnight.
+  const int64_t inner_from = DayCeil(from), inner_to = DayFloor(to);
   auto rows = c.Query(
-      "SELECT b, COUNT(*) FROM (SELECT (created_at - ?) / ? AS b FROM contacts "
-      "WHERE created_at >= ? AND created_at < ?) AS buckets GROUP BY b",
-      {from, bucket, from, to});
+      "SELECT day, status, source, n FROM contact_daily WHERE day >= ? AND day < ?",
+      {first_day / kDay, end_day / kDay});
   if (!rows) return Fail(rows.error());
-  std::vector<std::pair<int64_t, int64_t>> out;
-  for (const auto& r : *rows) out.emplace_back(r.Int(0), r.Int(1));
+  // prefix[i]: contacts created on the days before first_day + i days.
+  std::vector<int64_t> prefix((end_day - first_day) / kDay + 1, 0);
+  auto add = [](json& into, std::string key, int64_t n) {
+    if (key.empty()) key = "unknown";  // as GroupCounts names an empty source
+    into[key] = into.value(key, int64_t{0}) + n;
+  };
+  for (const auto& r : *rows) {
+    const int64_t day = r.Int(0) * kDay, n = r.Int(3);
+    prefix[(day - first_day) / kDay + 1] += n;
+    if (day >= inner_from && day < inner_to) {
+      add(out.by_status, r.Str(1), n);
+      add(out.by_source, r.Str(2), n);
+    }
+  }
+  for (size_t i = 1; i < prefix.size(); ++i) prefix[i] += prefix[i - 1];
+  for (auto [a, b] : SplitAtDays(from, to).edges) {
+    auto part = c.Query(
+        "SELECT status, source, COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ? "
+        "GROUP BY status, source",
+        {a, b});
+    if (!part) return Fail(part.error());
+    for (const auto& r : *part) {
+      add(out.by_status, r.Str(0), r.Int(2));
+      add(out.by_source, r.Str(1), r.Int(2));
+    }
+  }
+  // Contacts created in [first_day, edge).
+  auto before_edge = [&](int64_t edge) -> Result<int64_t> {
+    int64_t day = DayFloor(edge);
+    int64_t n = prefix[(day - first_day) / kDay];
+    if (day == edge) return n;
+    auto row = c.QueryOne("SELECT COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ?",
+                          {day, edge});
+    if (!row) return Fail(row.error());
+    return n + (*row)->Int(0);
+  };
+  auto lower = before_edge(from);
+  if (!lower) return Fail(lower.error());
+  const int64_t at_from = *lower;
+  for (int64_t i = 0, start = from; start < to; ++i, start += bucket) {
+    auto upper = before_edge(std::min(start + bucket, to));
+    if (!upper) return Fail(upper.error());
+    if (*upper != *lower) out.per_bucket.emplace_back(i, *upper - *lower);
+    lower = upper;
+  }
+  // Before `from`: all contacts less those created since (in range, and from `to` on).
+  auto total = c.QueryOne("SELECT COALESCE(SUM(n), 0) FROM contact_totals WHERE dim = 'status'");
+  if (!total) return Fail(total.error());
+  auto after = CreatedBetween(c, to, kFarFuture);
+  if (!after) return Fail(after.error());
+  out.created_before = (*total)->Int(0) - (*lower - at_from) - *after;
   return out;
-}
-
-Result<int64_t> ContactsCreatedBefore(store::Conn& c, int64_t before) {
-  auto row = c.QueryOne("SELECT COUNT(*) FROM contacts WHERE created_at < ?", {before});
-  if (!row) return Fail(row.error());
-  return *row ? (*row)->Int(0) : 0;
-}
-
-Result<json> NewContactsBySource(store::Conn& c, int64_t from, int64_t to) {
-  return GroupCounts(
-      c, "SELECT source, COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ? GROUP BY source",
-      {from, to});
-}
-
-Result<json> NewContactsByStatus(store::Conn& c, int64_t from, int64_t to) {
-  return GroupCounts(
-      c, "SELECT status, COUNT(*) FROM contacts WHERE created_at >= ? AND created_at < ? GROUP BY status",
-      {from, to});
 }
 
 Result<json> RecipientsByStatus(store::Conn& c, int64_t campaign_id) {

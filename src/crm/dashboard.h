@@ -6,6 +6,7 @@
 //
 // Stateless; any thread, with its own Conn.
 // REQUIRES: inside a Database::Read (or Write) transaction.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,13 @@
 #include "src/store/db.h"
 
 namespace crmd::crm::dashboard {
+
+// The counters that triggers keep as contacts and memberships change (migration 0053);
+// ContactCounts, ContactGrowth, the per-bucket and per-source/status reads, list and tag
+// member counts and a one-group campaign audience read them instead of scanning. A copy
+// to another database leaves them to the destination's triggers (store::CopyOptions).
+inline constexpr std::array<const char*, 3> kCounterTables = {
+    "contact_totals", "contact_daily", "group_member_counts"};
 
 // {"total": n, "by_status": {...}, "by_type": {...}}
 Result<nlohmann::json> ContactCounts(store::Conn& c);
@@ -37,14 +45,19 @@ Result<nlohmann::json> SequenceSummary(store::Conn& c);
 Result<nlohmann::json> GroupCounts(store::Conn& c, const std::string& sql,
                                    const std::vector<store::Value>& params);
 
-// New contacts per bucket: bucket index ((created_at - from) / bucket) -> count, for
-// from <= created_at < to.
-Result<std::vector<std::pair<int64_t, int64_t>>> NewContactsPerBucket(store::Conn& c, int64_t from,
-                                                                      int64_t to, int64_t bucket);
-Result<int64_t> ContactsCreatedBefore(store::Conn& c, int64_t before);
-// {source|status: count} of contacts created in [from, to).
-Result<nlohmann::json> NewContactsBySource(store::Conn& c, int64_t from, int64_t to);
-Result<nlohmann::json> NewContactsByStatus(store::Conn& c, int64_t from, int64_t to);
+// What get_contacts_report shows of the contacts created in [from, to): per bucket
+// (bucket index ((created_at - from) / bucket) -> count, zero buckets left out), by
+// source and by status, and how many were created before `from`. Whole days come from
+// contact_daily in one read; the part of a day before or after an edge that is not
+// midnight UTC is counted from contacts (a day of rows at most per edge).
+struct NewContacts {
+  std::vector<std::pair<int64_t, int64_t>> per_bucket;
+  nlohmann::json by_source = nlohmann::json::object();
+  nlohmann::json by_status = nlohmann::json::object();
+  int64_t created_before = 0;
+};
+// REQUIRES: from < to, bucket a positive multiple of a day.
+Result<NewContacts> NewContactsIn(store::Conn& c, int64_t from, int64_t to, int64_t bucket);
 // {status: count} of one campaign's recipients.
 Result<nlohmann::json> RecipientsByStatus(store::Conn& c, int64_t campaign_id);
 struct AutomationHead {

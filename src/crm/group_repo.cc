@@ -33,6 +33,10 @@ std::string Sql(GroupKind k, std::string_view pattern) {
   return out;
 }
 
+// The kind column of group_member_counts (members per status, kept by triggers, migration
+// 0053): member_count reads those few rows instead of counting memberships.
+std::string KindName(GroupKind k) { return k == GroupKind::kList ? "list" : "tag"; }
+
 Group FromRow(const store::Row& r) {
   return Group{.id = r.Int(0), .name = r.Str(1), .description = r.Str(2), .revision = r.Int(3),
                .created_at = r.Int(4), .updated_at = r.Int(5)};
@@ -59,8 +63,9 @@ Result<std::optional<Group>> Find(store::Conn& c, GroupKind kind, int64_t id) {
   auto row = c.QueryOne(
       Sql(kind,
           "SELECT id, name, description, revision, created_at, updated_at, "
-          "(SELECT COUNT(*) FROM {m} WHERE {k} = ?) FROM {g} WHERE id = ?"),
-      {id, id});
+          "(SELECT COALESCE(SUM(n), 0) FROM group_member_counts WHERE kind = ? AND group_id = ?) "
+          "FROM {g} WHERE id = ?"),
+      {KindName(kind), id, id});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<Group>{};
   Group g = FromRow(**row);
@@ -74,9 +79,10 @@ Result<std::vector<Group>> ListByName(store::Conn& c, GroupKind kind, const std:
   auto rows = c.Query(
       Sql(kind,
           "SELECT g.id, g.name, g.description, g.revision, g.created_at, g.updated_at, "
-          "(SELECT COUNT(*) FROM {m} m WHERE m.{k} = g.id) FROM {g} g "
+          "(SELECT COALESCE(SUM(m.n), 0) FROM group_member_counts m WHERE m.kind = ? "
+          "AND m.group_id = g.id) FROM {g} g "
           "WHERE g.name > ? AND g.name >= ? AND g.name < ? ORDER BY g.name LIMIT ?"),
-      {after, prefix, prefix + "\xF4\x8F\xBF\xBF", limit});
+      {KindName(kind), after, prefix, prefix + "\xF4\x8F\xBF\xBF", limit});
   if (!rows) return Fail(rows.error());
   std::vector<Group> out;
   for (const auto& r : *rows) {

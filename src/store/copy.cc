@@ -449,6 +449,10 @@ Result<CopyReport> CopyDatabase(Database& from, Database& to, const CopyOptions&
   return from.Read([&](Conn& src) -> Result<CopyReport> {
     auto plan = LoadPlan(src);
     if (!plan) return Fail(plan.error());
+    std::erase_if(*plan, [&](const TablePlan& p) {
+      return std::find(options.derived_tables.begin(), options.derived_tables.end(), p.name) !=
+             options.derived_tables.end();
+    });
     auto progress = LoadProgress(to);
     if (!progress) return Fail(progress.error());
     if (auto st = CheckDestination(to, *plan, *progress, options); !st) return Fail(st.error());

@@ -43,6 +43,9 @@ struct CopyOptions {
   // Tables whose rows the destination's migrations create (a default document): emptied
   // before they are copied instead of making the copy refuse the destination.
   std::vector<std::string> seeded_tables;
+  // Tables the destination's own triggers fill as the rows they summarise are copied
+  // (counters): neither copied nor verified, since copying them too would count twice.
+  std::vector<std::string> derived_tables;
   // Skip copying; only verify what an earlier run copied.
   bool verify_only = false;
   // Tables that fail the verification (rows of the source updated or deleted after an

@@ -137,9 +137,12 @@ Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool reado
   // synchronous=FULL in WAL mode: every COMMIT fsyncs the WAL before it returns, so a
   // Write() that returned has survived a power loss too. The group commit below makes that
   // one fsync per batch of concurrent writers rather than one per transaction.
+  // temp_store=MEMORY: a statement that fires triggers (the counters of migration 0053
+  // on every contact write) keeps a statement journal; in a temporary file that cost
+  // about 18 us per INSERT of a contact, in memory about 4 us.
   const char* pragmas = readonly ? "PRAGMA foreign_keys=ON;"
                                  : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
-                                   "PRAGMA foreign_keys=ON;";
+                                   "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;";
   if (auto st = conn->ExecScript(pragmas); !st) return Fail(st.error());
   return conn;
 }

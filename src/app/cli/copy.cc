@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "src/app/cli/commands.h"
+#include "src/crm/dashboard.h"
 #include "src/store/copy.h"
 
 namespace crmd::app::cli {
@@ -47,6 +48,7 @@ int CopyCommand(Context& ctx, const Args& args) {
        .max_rows = *max_rows,
        // The settings document row is created by the migrations; the source's replaces it.
        .seeded_tables = {"settings"},
+       .derived_tables = {crm::dashboard::kCounterTables.begin(), crm::dashboard::kCounterTables.end()},
        .verify_only = has("--verify-only"),
        .resync = has("--resync"),
        .on_progress = [](std::string_view line) {

@@ -77,7 +77,15 @@ TEST(Readyz, SchemaBehindTheBinaryIsUnavailable) {
   json body = JsonBody(r);
   EXPECT_EQ(body["status"], "unavailable");
   EXPECT_EQ(body["migrations"]["pending"], 1);
-  EXPECT_EQ(body["migrations"]["applied"].get<int>() + 1, body["migrations"]["expected"].get<int>());
+  // Versions need not be consecutive (each branch takes its own range of numbers).
+  auto highest = s.db->Read([](store::Conn& c) -> Result<int64_t> {
+    auto row = c.QueryOne("SELECT MAX(version) FROM schema_migrations");
+    if (!row) return Fail(row.error());
+    return (*row)->Int(0);
+  });
+  ASSERT_TRUE(highest.has_value());
+  EXPECT_EQ(body["migrations"]["applied"].get<int64_t>(), *highest);
+  EXPECT_LT(body["migrations"]["applied"].get<int>(), body["migrations"]["expected"].get<int>());
   EXPECT_EQ(server.Get("/healthz").status, 200);
 }
 
