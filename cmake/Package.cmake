@@ -24,4 +24,14 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/packaging/conffiles)
 # packaging/conffiles: /etc/crmd/crmd.json, so that an upgrade keeps the operator's edits.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# A package from a sanitized build (the test command's build-test) is for the package test
+# only: its version says so and sorts before the release (0.1.0~asan < 0.1.0), so a real
+# package always upgrades over it; shlibdeps adds the sanitizer runtimes it needs.
+if(CRMD_SANITIZE)
+  string(REPLACE "," "+" crmd_sanitize_tag "${CRMD_SANITIZE}")
+  string(REPLACE "address" "asan" crmd_sanitize_tag "${crmd_sanitize_tag}")
+  string(REPLACE "undefined" "ubsan" crmd_sanitize_tag "${crmd_sanitize_tag}")
+  set(CPACK_DEBIAN_PACKAGE_VERSION "${PROJECT_VERSION}~${crmd_sanitize_tag}")
+  string(APPEND CPACK_PACKAGE_DESCRIPTION_SUMMARY " (sanitized test build, not for production)")
+endif()
 include(CPack)

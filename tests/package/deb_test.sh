@@ -21,6 +21,16 @@ info=$(dpkg-deb -I "$DEB")
 grep -q "^ Package: crmd$" <<<"$info" || fail "package name"
 grep -q "^ Depends:.*adduser" <<<"$info" || fail "depends on adduser"
 grep -q "^ Depends:.*libsqlite3" <<<"$info" || fail "shared library dependencies (shlibdeps)"
+# From a sanitized build (scripts/test.sh's build-test) the package says so in its version,
+# which sorts before the release, and depends on the sanitizer runtime; a release does not.
+sanitize=$(sed -n 's/^CRMD_SANITIZE:STRING=//p' "$BUILD/CMakeCache.txt")
+if [[ -n $sanitize ]]; then
+  echo "package from a sanitized build ($sanitize): not for production"
+  grep -q "^ Version: [0-9.]*~" <<<"$info" || fail "a sanitized package's version sorts before the release"
+  grep -q "^ Depends:.*libasan" <<<"$info" || fail "a sanitized package depends on libasan"
+else
+  grep -q "^ Depends:.*libasan" <<<"$info" && fail "a release package depends on libasan"
+fi
 mkdir "$TMP/control"
 dpkg-deb -e "$DEB" "$TMP/control"
 grep -qx "/etc/crmd/crmd.json" "$TMP/control/conffiles" || fail "crmd.json is a conffile"
