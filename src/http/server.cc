@@ -346,8 +346,16 @@ class Server::Impl {
     const std::string& remote = peer.text;
     auto& lowest = beast::get_lowest_layer(stream);
     auto executor = co_await asio::this_coro::executor;
-    Register(conn_id, [&lowest, executor] {
-      asio::post(executor, [&lowest] { lowest.cancel(); });
+    // The cancellation runs later, on the connection's executor, by which time the
+    // connection may have ended and its stream be gone (AddressSanitizer caught the
+    // posted cancel touching a freed stream when a stop met a closing connection). So it
+    // cancels only while the connection is still registered, and holds mu_ while it does:
+    // the Guard below unregisters (under mu_) before Serve returns and the stream dies.
+    Register(conn_id, [this, &lowest, executor, conn_id] {
+      asio::post(executor, [this, &lowest, conn_id] {
+        std::lock_guard lock(mu_);
+        if (conns_.count(conn_id)) lowest.cancel();
+      });
     });
     struct Guard {
       Impl* self;
