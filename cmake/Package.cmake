@@ -33,5 +33,8 @@ if(CRMD_SANITIZE)
   string(REPLACE "undefined" "ubsan" crmd_sanitize_tag "${crmd_sanitize_tag}")
   set(CPACK_DEBIAN_PACKAGE_VERSION "${PROJECT_VERSION}~${crmd_sanitize_tag}")
   string(APPEND CPACK_PACKAGE_DESCRIPTION_SUMMARY " (sanitized test build, not for production)")
+  # Uncompressed: its binaries are several hundred MB, and gzip took over a minute of the
+  # test run (package_deb: 85 s sanitized, 5 s plain).
+  set(CPACK_DEBIAN_COMPRESSION_TYPE none)
 endif()
 include(CPack)

@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # Every test: installs dependencies, builds, runs unit, integration and end-to-end tests.
 #   scripts/test.sh [ctest arguments, e.g. -LE 'postgres|e2e']
-# CRMD_TEST_SANITIZE=address,undefined builds with AddressSanitizer and
-# UndefinedBehaviorSanitizer (leaks detected) into ./build-test instead and runs every test
-# against those binaries; any sanitizer report fails (docs/fuzzing.md). ./build
-# (scripts/build.sh, the README's run command, bench/) stays the plain optimised build.
+# By default everything is built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (leaks detected) into ./build-test and every test runs against those binaries; any
+# sanitizer report fails (docs/fuzzing.md). This is what .ci/run runs.
+# CRMD_TEST_SANITIZE=none runs the same tests on the plain optimised build (./build, the
+# one scripts/build.sh, the README's run command and bench/ use); another value, e.g.
+# CRMD_TEST_SANITIZE=address, picks the sanitizers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-SANITIZE=${CRMD_TEST_SANITIZE:-}
+SANITIZE=${CRMD_TEST_SANITIZE:-address,undefined}
 ./scripts/setup-debian.sh
-if [[ -z $SANITIZE ]]; then
+if [[ -z $SANITIZE || $SANITIZE == none ]]; then
   ./scripts/build.sh
   cd build
   exec ctest --output-on-failure -j2 --timeout 900 "$@"
 fi
 
 BUILD=build-test
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRMD_SANITIZE="$SANITIZE"
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRMD_SANITIZE="$SANITIZE" -DCRMD_BUILD_BENCH=OFF
+started=$SECONDS
 cmake --build "$BUILD" -j2
+built=$((SECONDS - started))
 # The test binaries set these themselves (tests/support/test_main.cc) and collect what the
 # crmd/crmctl processes they spawn report. The processes the scripted tests start (e2e,
 # browser, package) inherit these: their reports are written under $REPORTS and any one
@@ -33,7 +37,9 @@ echo "test: sanitized build ($BUILD, -fsanitize=$SANITIZE, leaks detected): any 
 
 cd "$BUILD"
 status=0
+started=$SECONDS
 ctest --output-on-failure -j2 --timeout 900 "$@" || status=$?
+echo "test: sanitized ($SANITIZE) build ${built} s, tests $((SECONDS - started)) s"
 for report in "$REPORTS"/*; do
   [[ -e $report ]] || continue
   echo "FAIL: sanitizer report of a process a scripted test started ($(basename "$report")):"
