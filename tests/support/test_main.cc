@@ -13,8 +13,11 @@
 
 // A sanitized build (-DCRMD_SANITIZE=address,undefined; scripts/test.sh): the options of
 // this test process. The environment's ASAN_OPTIONS/UBSAN_OPTIONS/LSAN_OPTIONS come after
-// these and win. Any report ends the process with a failing status.
-#define CRMD_ASAN_OPTIONS "detect_leaks=1:halt_on_error=1:check_initialization_order=1"
+// these and win. Any report ends the process with a failing status. Allocation and free
+// stacks keep 10 frames, not 30: recording them was about 8 % of a sanitized test's CPU
+// (perf), and 10 frames reach crmd's own code in every report seen so far.
+#define CRMD_ASAN_OPTIONS \
+  "detect_leaks=1:halt_on_error=1:check_initialization_order=1:malloc_context_size=10"
 #define CRMD_UBSAN_OPTIONS "print_stacktrace=1:halt_on_error=1"
 #define CRMD_LSAN_OPTIONS "suppressions=" CRMD_SOURCE_DIR "/tests/support/lsan.supp"
 extern "C" const char* __asan_default_options() { return CRMD_ASAN_OPTIONS; }

@@ -39,7 +39,15 @@ class Approvals : public MarketingTools {
 
  protected:
   // The product default: every confirmable action needs the person.
-  Approvals() : MarketingTools(TestServerOptions{.approval_policy = crm::DefaultApprovalPolicy()}) {
+  // Slow sending (one message, then one per 100 s) with short leases: see
+  // SentCampaignWithFailures.
+  Approvals()
+      : MarketingTools(TestServerOptions{.configure =
+                                             [](Config& c) {
+                                               c.mail_rate_per_second = 0.01;
+                                               c.mail_lease_s = 10;
+                                             },
+                                         .approval_policy = crm::DefaultApprovalPolicy()}) {
     auto& users = *server_.app().services().users;
     auto a = users.Create("alice@example.com", kPassword, false);
     auto b = users.Create("bob@example.com", kPassword, false);
@@ -99,27 +107,31 @@ class Approvals : public MarketingTools {
     auto activated = server_.app().services().db->Write(
         [&](store::Conn& conn) { return s.campaigns->Activate(conn, system, id); });
     EXPECT_TRUE(activated.has_value()) << activated.error().message;
-    auto leased = s.delivery->Lease(100);
-    EXPECT_TRUE(leased.has_value());
+    // The node's own sender polls the same queue and may lease the recipients first (it
+    // sends one and holds the rest through its 100 s throttle); its lease lasts
+    // mail_lease_s (10 s here), after which they are leased here. Every recipient leased
+    // here is refused for good. The sender marks the campaign sent once every recipient
+    // has a final state (a revision change that would make a preview taken before it
+    // stale): wait for that, as a person would.
     int failed = 0;
-    if (leased) {
-      for (const auto& r : *leased) {
-        if (r.campaign_id != id) continue;
-        crm::SendReport refused{.kind = crm::SendReport::Kind::kRejected,
-                                .reason = "554 message refused",
-                                .smtp_code = 554};
-        EXPECT_TRUE(s.delivery->Record(r, refused).has_value());
-        ++failed;
-      }
-    }
-    EXPECT_GT(failed, 0) << "no recipient of campaign " << id << " was leased";
-    // The sender marks it sent once every recipient has a final state (a revision change
-    // that would make a preview taken before it stale): wait for that, as a person would.
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (Count("SELECT COUNT(*) FROM campaigns WHERE id = ? AND status = 'sent'", {id}) == 0 &&
            std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      auto leased = s.delivery->Lease(100);
+      EXPECT_TRUE(leased.has_value());
+      if (leased) {
+        for (const auto& r : *leased) {
+          if (r.campaign_id != id) continue;
+          crm::SendReport refused{.kind = crm::SendReport::Kind::kRejected,
+                                  .reason = "554 message refused",
+                                  .smtp_code = 554};
+          EXPECT_TRUE(s.delivery->Record(r, refused).has_value());
+          ++failed;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    EXPECT_GT(failed, 0) << "no recipient of campaign " << id << " was leased";
     EXPECT_EQ(Count("SELECT COUNT(*) FROM campaigns WHERE id = ? AND status = 'sent'", {id}), 1);
     return json{{"id", id}, {"resend", "undelivered"}};
   }
