@@ -25,23 +25,34 @@ OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx) {
   if (ctx.resource && *ctx.resource != tokens.options().resource)
     return Refuse(OAuthError::InvalidTarget("unknown resource"));
 
+  // Everything the token says is known here, so it is signed before the transaction
+  // (TokenService::SignAccessToken): the write transaction only records the grant and jti.
+  auto key = tokens.keys().Current();
+  if (!key) {
+    LogGrantFailure("client_credentials", key.error());
+    return Refuse(OAuthError::ServerError());
+  }
+  repo::GrantRow grant{.grant_id = tokens.random().Token(16),
+                       .client_id = client.client_id,
+                       .user_id = std::nullopt,
+                       .scope = JoinScope(scopes),
+                       .resource = tokens.options().resource};
+  AccessTokenRequest request{.subject = GrantSubject(std::nullopt, client.client_id),
+                             .client_id = client.client_id,
+                             .scopes = scopes,
+                             .grant_id = grant.grant_id,
+                             .audience = grant.resource,
+                             .ttl_seconds = std::nullopt};
+  auto issued = tokens.SignAccessToken(*key, request);
+  if (!issued) {
+    LogGrantFailure("client_credentials", issued.error());
+    return Refuse(OAuthError::ServerError());
+  }
   return RunGrant(tokens, "client_credentials",
-                  [&](store::Conn& c, const SigningKey& key) -> Result<GrantOutcome> {
-    int64_t now = tokens.clock().NowUnix();
-    repo::GrantRow grant{.grant_id = tokens.random().Token(16),
-                         .client_id = client.client_id,
-                         .user_id = std::nullopt,
-                         .scope = JoinScope(scopes),
-                         .resource = tokens.options().resource};
-    if (auto st = repo::InsertGrant(c, grant, now); !st) return Fail(st.error());
-    auto issued = tokens.IssueAccessToken(c, key,
-                                          {.subject = GrantSubject(std::nullopt, client.client_id),
-                                           .client_id = client.client_id,
-                                           .scopes = scopes,
-                                           .grant_id = grant.grant_id,
-                                           .audience = grant.resource,
-                                           .ttl_seconds = std::nullopt});
-    if (!issued) return Fail(issued.error());
+                  [&](store::Conn& c, const SigningKey&) -> Result<GrantOutcome> {
+    if (auto st = repo::InsertGrant(c, grant, tokens.clock().NowUnix()); !st)
+      return Fail(st.error());
+    if (auto st = tokens.RecordAccessToken(c, *issued, request); !st) return Fail(st.error());
     // RFC 6749 §4.4.3: no refresh token; the client can always ask again.
     return GrantOutcome{TokenResponseBody(*issued, grant.scope, std::nullopt), false};
   });

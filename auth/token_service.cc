@@ -17,8 +17,8 @@ TokenService::TokenService(TokenServiceOptions options, store::Database& db, con
             db, clock),
       revoked_(db, clock, options_.revocation_refresh) {}
 
-Result<IssuedAccessToken> TokenService::IssueAccessToken(store::Conn& c, const SigningKey& key,
-                                                         const AccessTokenRequest& request) {
+Result<IssuedAccessToken> TokenService::SignAccessToken(const SigningKey& key,
+                                                        const AccessTokenRequest& request) {
   if (request.grant_id.empty() || request.client_id.empty() || request.subject.empty())
     return Fail(Error::Internal("access token request lacks grant, client or subject"));
   int64_t now = clock_.NowUnix();
@@ -35,14 +35,24 @@ Result<IssuedAccessToken> TokenService::IssueAccessToken(store::Conn& c, const S
   };
   auto jwt = SignEs256Jws(*key.key, key.kid, "at+jwt", ToJson(claims));
   if (!jwt) return Fail(jwt.error());
-  if (auto st = repo::InsertAccessToken(c, claims.jti, request.grant_id, request.client_id,
-                                        claims.expires_at);
-      !st)
-    return Fail(st.error());
   return IssuedAccessToken{.token = std::move(*jwt),
-                           .jti = claims.jti,
+                           .jti = std::move(claims.jti),
                            .expires_at = claims.expires_at,
                            .expires_in = ttl};
+}
+
+Status TokenService::RecordAccessToken(store::Conn& c, const IssuedAccessToken& token,
+                                       const AccessTokenRequest& request) {
+  return repo::InsertAccessToken(c, token.jti, request.grant_id, request.client_id,
+                                 token.expires_at);
+}
+
+Result<IssuedAccessToken> TokenService::IssueAccessToken(store::Conn& c, const SigningKey& key,
+                                                         const AccessTokenRequest& request) {
+  auto issued = SignAccessToken(key, request);
+  if (!issued) return Fail(issued.error());
+  if (auto st = RecordAccessToken(c, *issued, request); !st) return Fail(st.error());
+  return issued;
 }
 
 Result<IssuedAccessToken> TokenService::IssueAccessToken(const AccessTokenRequest& request) {

@@ -69,6 +69,15 @@ class TokenService {
   // the caller's transaction: if the transaction rolls back, the token was never issued).
   Result<IssuedAccessToken> IssueAccessToken(store::Conn& c, const SigningKey& key,
                                              const AccessTokenRequest& request);
+  // The same in two halves, for a grant whose claims are known before its transaction
+  // (client_credentials): SignAccessToken needs no connection, so the ES256 signature is
+  // made on the caller's thread and not inside the write transaction, where a batch of
+  // the group commit runs one call after the other; RecordAccessToken, inside it, only
+  // writes the jti row. An unrecorded signed token is never handed out.
+  Result<IssuedAccessToken> SignAccessToken(const SigningKey& key,
+                                            const AccessTokenRequest& request);
+  Status RecordAccessToken(store::Conn& c, const IssuedAccessToken& token,
+                           const AccessTokenRequest& request);
   // Convenience for callers outside a transaction (tests, admin tools): creates a grants
   // row when request.grant_id is empty, then issues and records the token.
   // REQUIRES: not called inside Database::Read/Write.
