@@ -121,6 +121,12 @@ void AddMetricsRoute(App::Services& s, Router& router, std::shared_ptr<const htt
   });
 }
 
+// Database connections a node opens at most: one per handler thread that may hold one at
+// once, capped at 16 + 2. Handler threads beyond the cap wait for a connection in a
+// BlockingRegion (src/core/worker_pool.h), so a PostgreSQL server's max_connections is
+// sized by nodes, not by worker_threads (docs/postgres.md).
+int DbPoolSize(const Config& c) { return std::min(c.worker_threads, 16) + 2; }
+
 // Values read when scraped: process memory, the database pool, the schema level, job
 // queues and webhook endpoints (cheap indexed counts).
 void AddCollectors(App::Services& s) {
@@ -129,7 +135,7 @@ void AddCollectors(App::Services& s) {
     m.Gauge("crmd_process_resident_memory_bytes", "Resident set size of the crmd process.")
         .Set(metrics::ProcessRssBytes());
     m.Gauge("crmd_db_pool_size", "Database connections this node may open for transactions.")
-        .Set(s.config.worker_threads + 2);
+        .Set(DbPoolSize(s.config));
     const int64_t now = s.clock->NowUnix();
     auto level = store::CheckMigrations(*s.db);
     auto queues = level ? ReadJobQueues(*s.db, now) : Result<JobQueues>(Fail(level.error()));
@@ -514,7 +520,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
                 metrics_allow.error().message);
   auto allow = std::make_shared<const http::ProxyTrust>(std::move(*metrics_allow));
 
-  auto db = store::Open(s.config.database_url, s.config.worker_threads + 2);
+  auto db = store::Open(s.config.database_url, DbPoolSize(s.config));
   if (!db) return Fail(db.error());
   s.db = std::move(*db);
   s.db->set_metrics(store::DbMetrics{

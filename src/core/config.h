@@ -19,9 +19,11 @@ struct Config {
   std::string tls_key_file;
   bool allow_insecure_http = false;  // allow plain HTTP on a non-loopback address
   int io_threads = 1;
-  // Handlers run here and may wait for a durable commit (SQLite group commit: one fsync per
-  // batch of the writers waiting), so there are more workers than cores (docs/performance.md).
-  int worker_threads = 16;
+  // The most handler threads. At most as many as there are cores run handlers at once; a
+  // handler waiting for a durable commit (SQLite group commit: one fsync per batch of the
+  // writers waiting) or a PostgreSQL answer gives its place to another meanwhile, so many
+  // writers can wait on one commit (src/core/worker_pool.h, docs/performance.md).
+  int worker_threads = 64;
 
   // Storage
   std::string database_url = "sqlite:crmd.db";  // or postgres://...

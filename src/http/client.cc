@@ -7,6 +7,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include "src/core/worker_pool.h"
 
 namespace crmd::http {
 
@@ -100,6 +101,7 @@ class BeastClient final : public HttpClient {
   }
 
   Result<ClientResponse> Send(const ClientRequest& request) override {
+    BlockingRegion blocking;  // network I/O (src/core/worker_pool.h)
     auto url = ParseUrl(request.url);
     if (!url) return Fail(url.error());
     asio::io_context ioc;

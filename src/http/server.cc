@@ -19,6 +19,7 @@
 #include "src/core/log.h"
 #include "src/core/random.h"
 #include "src/core/crypto.h"
+#include "src/core/worker_pool.h"
 #include "src/http/allowed_hosts.h"
 #include "src/http/forwarding.h"
 #include "src/http/request_checks.h"
@@ -81,7 +82,8 @@ class Server::Impl {
       : options_(std::move(options)),
         handler_(std::move(handler)),
         ioc_(options_.io_threads),
-        workers_(static_cast<size_t>(options_.worker_threads)),
+        workers_(std::min(WorkerPool::Cores(), std::max(1, options_.worker_threads)),
+                 std::max(1, options_.worker_threads)),
         acceptor_(ioc_),
         signals_(ioc_),
         hangup_(ioc_) {
@@ -213,14 +215,14 @@ class Server::Impl {
         CancelIdleLocked();
       }
     }
-    workers_.join();
+    workers_.Join();
     ioc_.stop();
     Join();
     {
       std::lock_guard lock(mu_);
       stopped_ = true;
     }
-    cv_.notify_all();
+    stopped_cv_.notify_all();
   }
 
   void Wait() { WaitStopped(); }
@@ -240,7 +242,7 @@ class Server::Impl {
 
   void WaitStopped() {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return stopped_; });
+    stopped_cv_.wait(lock, [&] { return stopped_; });
   }
 
   void Join() {
@@ -328,13 +330,17 @@ class Server::Impl {
     std::lock_guard lock(mu_);
     conns_[id] = Conn{std::move(cancel), false};
   }
+  // Twice per request: no wake-up unless Stop() is waiting for the requests in flight
+  // (a notify with a waiter is a futex call and a context switch on every request).
   void SetBusy(uint64_t id, bool busy) {
+    bool notify = false;
     {
       std::lock_guard lock(mu_);
       conns_[id].busy = busy;
       active_ += busy ? 1 : -1;
+      notify = !busy && stopping_;
     }
-    cv_.notify_all();
+    if (notify) cv_.notify_all();
   }
   void Unregister(uint64_t id) {
     std::lock_guard lock(mu_);
@@ -504,15 +510,7 @@ class Server::Impl {
         // Run the handler on the worker pool; resume here on the connection's executor.
         // The handler's log lines carry the request and trace ids; the handler may replace
         // the trace (MCP _meta), and the access log line below names the final one.
-        res = co_await asio::co_spawn(
-            workers_,
-            [this, &req, &log_context]() -> awaitable<Response> {
-              LogScope scope(std::move(log_context));
-              Response r = SafeHandle(req);
-              log_context = std::move(scope.context());
-              co_return r;
-            },
-            use_awaitable);
+        res = co_await OnWorker(req, log_context);
       }
 
       // RFC 9110 §6.2: the response carries the highest version we conform to (1.1), also
@@ -550,6 +548,32 @@ class Server::Impl {
       }
       if (wec || close) co_return;
     }
+  }
+
+  // Runs the handler on the worker pool (src/core/worker_pool.h) and resumes the calling
+  // coroutine on its own executor with the answer. `req` and `log_context` live in the
+  // suspended coroutine's frame until it resumes.
+  auto OnWorker(const Request& req, LogContext& log_context) {
+    return asio::async_initiate<decltype(use_awaitable), void(Response)>(
+        [this, &req, &log_context](auto handler) {
+          // Keeps the connection's io_context running until the answer is posted back.
+          auto work = asio::make_work_guard(asio::get_associated_executor(handler));
+          workers_.Post([this, &req, &log_context, handler = std::move(handler),
+                         work = std::move(work)]() mutable {
+            Response r;
+            {
+              LogScope scope(std::move(log_context));
+              r = SafeHandle(req);
+              log_context = std::move(scope.context());
+            }
+            auto executor = work.get_executor();
+            asio::post(executor, [handler = std::move(handler), r = std::move(r)]() mutable {
+              std::move(handler)(std::move(r));
+            });
+            work.reset();
+          });
+        },
+        use_awaitable);
   }
 
   Response SafeHandle(const Request& req) {
@@ -617,7 +641,7 @@ class Server::Impl {
   const ServerOptions options_;
   const Handler handler_;
   asio::io_context ioc_;
-  asio::thread_pool workers_;
+  WorkerPool workers_;
   tcp::acceptor acceptor_;
   asio::signal_set signals_;
   asio::signal_set hangup_;
@@ -634,7 +658,8 @@ class Server::Impl {
   std::string id_prefix_;
 
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;          // Stop() waits here for the requests in flight
+  std::condition_variable stopped_cv_;  // Wait() waits here for stopped_
   std::unordered_map<uint64_t, Conn> conns_;
   int active_ = 0;
   bool stopped_ = false;

@@ -2,7 +2,7 @@
 // The HTTP(S) listener. Transport only: it reads a request (header limit, body limit
 // checked on the headers so an oversized body is refused with 413 before it is read, read
 // and idle timeouts, a connection cap), hands a plain Request to the Handler on the worker
-// pool (never on an I/O thread) and writes the Response. Before routing it refuses a
+// pool (never on an I/O thread; src/core/worker_pool.h) and writes the Response. Before routing it refuses a
 // request that breaks RFC 9112 (request_checks.h) or names a host not allowed (421), and
 // tells the handler who the client is, believing forwarding fields from trusted proxies
 // only (forwarding.h). Graceful Stop(): stop accepting, let in-flight requests finish
@@ -25,6 +25,9 @@ struct ServerOptions {
   std::string tls_cert_file;  // PEM chain; HTTPS when both are set
   std::string tls_key_file;
   int io_threads = 1;
+  // The most handler threads, counting those waiting outside the process (a commit, a
+  // PostgreSQL answer); at most as many as the machine has cores run handlers at once
+  // (src/core/worker_pool.h).
   int worker_threads = 2;
   size_t max_header_bytes = 16 * 1024;
   size_t max_body_bytes = 1024 * 1024;

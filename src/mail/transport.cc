@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "src/core/crypto.h"
+#include "src/core/worker_pool.h"
 
 namespace crmd::mail {
 namespace {
@@ -98,7 +99,11 @@ SendResult SmtpTransport::Send(const Envelope& envelope, std::string_view messag
   curl_easy_setopt(curl_, CURLOPT_READDATA, &reader);
   curl_easy_setopt(curl_, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(message.size()));
 
-  CURLcode rc = curl_easy_perform(curl_);
+  CURLcode rc;
+  {
+    BlockingRegion blocking;  // network I/O (src/core/worker_pool.h)
+    rc = curl_easy_perform(curl_);
+  }
   long code = 0;
   curl_off_t uploaded = 0;
   curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &code);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <libpq-fe.h>
+#include "src/core/worker_pool.h"
 
 namespace crmd::store {
 
@@ -342,6 +343,9 @@ class PostgresDatabase final : public Database {
   // REQUIRES: `fn` may run more than once (serialization failure, deadlock): it touches
   // only the database and the result it returns.
   Status RunTx(const char* begin, bool write, const std::function<Status(Conn&)>& fn) {
+    // Every statement is a round trip to the server: on a handler thread, another handler
+    // runs meanwhile (src/core/worker_pool.h).
+    BlockingRegion blocking;
     for (int attempt = 0;; ++attempt) {
       auto conn = Acquire();
       if (!conn) return Fail(conn.error());

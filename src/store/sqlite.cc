@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 
 #include "src/core/log.h"
+#include "src/core/worker_pool.h"
 
 namespace crmd::store {
 namespace {
@@ -195,6 +196,10 @@ class SqliteDatabase final : public Database {
   }
 
   Status RunWrite(const std::function<Status(Conn&)>& fn) override {
+    // A write waits for its batch, and the batch for its fsync: on a handler thread,
+    // another handler runs meanwhile, and more writers can join the next batch
+    // (src/core/worker_pool.h).
+    BlockingRegion blocking;
     PendingWrite me;
     me.fn = &fn;
     me.log_context = CurrentLogContext();

@@ -1,0 +1,213 @@
+#include "src/core/worker_pool.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace crmd {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A gate the tasks wait on; Wait() gives up after `limit` so that a pool that fails to
+// hand a waiting task's place to another thread fails the test instead of hanging it.
+class Gate {
+ public:
+  void Open() {
+    {
+      std::lock_guard lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool Wait(std::chrono::seconds limit = 20s) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, limit, [&] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// Waits until `pred` holds, or `limit` passes; answers whether it held.
+template <typename P>
+bool Eventually(P pred, std::chrono::seconds limit = 20s) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+TEST(WorkerPool, RunsEveryPostedTask) {
+  std::atomic<int> done{0};
+  {
+    WorkerPool pool(2, 8);
+    for (int i = 0; i < 1000; ++i) pool.Post([&] { done.fetch_add(1); });
+    pool.Join();
+  }
+  EXPECT_EQ(done.load(), 1000);
+}
+
+TEST(WorkerPool, NoMoreThanRunnersRunAtOnceWhenNoTaskBlocks) {
+  std::atomic<int> now{0};
+  std::atomic<int> most{0};
+  WorkerPool pool(2, 16);
+  for (int i = 0; i < 200; ++i) {
+    pool.Post([&] {
+      int n = now.fetch_add(1) + 1;
+      int seen = most.load();
+      while (n > seen && !most.compare_exchange_weak(seen, n)) {
+      }
+      std::this_thread::sleep_for(200us);  // not in a BlockingRegion: still "running"
+      now.fetch_sub(1);
+    });
+  }
+  pool.Join();
+  EXPECT_LE(most.load(), 2);
+  EXPECT_GE(most.load(), 1);
+}
+
+TEST(WorkerPool, StartsOnlyAsManyThreadsAsCanRun) {
+  WorkerPool pool(2, 16);
+  Gate gate;
+  std::atomic<int> started{0};
+  for (int i = 0; i < 10; ++i) {
+    pool.Post([&] {
+      started.fetch_add(1);
+      gate.Wait();
+    });
+  }
+  ASSERT_TRUE(Eventually([&] { return started.load() == 2; }));
+  std::this_thread::sleep_for(50ms);
+  auto s = pool.stats();
+  EXPECT_EQ(started.load(), 2);
+  EXPECT_EQ(s.threads, 2);
+  EXPECT_EQ(s.running, 2);
+  EXPECT_EQ(s.queued, 8u);
+  gate.Open();
+  pool.Join();
+  EXPECT_EQ(started.load(), 10);
+}
+
+TEST(WorkerPool, ABlockedTaskGivesItsPlaceToAnother) {
+  // One runner and eight tasks that each wait, in a BlockingRegion, until all eight are
+  // waiting: only a pool that runs another task while one blocks lets them all in.
+  WorkerPool pool(1, 8);
+  std::atomic<int> inside{0};
+  Gate all_in;
+  std::atomic<int> finished{0};
+  for (int i = 0; i < 8; ++i) {
+    pool.Post([&] {
+      BlockingRegion blocking;
+      if (inside.fetch_add(1) + 1 == 8) all_in.Open();
+      EXPECT_TRUE(all_in.Wait());
+      finished.fetch_add(1);
+    });
+  }
+  EXPECT_TRUE(all_in.Wait());
+  pool.Join();
+  EXPECT_EQ(inside.load(), 8);
+  EXPECT_EQ(finished.load(), 8);
+}
+
+TEST(WorkerPool, BlockedTasksNeverExceedMaxThreads) {
+  WorkerPool pool(1, 3);
+  Gate gate;
+  std::atomic<int> inside{0};
+  std::atomic<int> most{0};
+  for (int i = 0; i < 9; ++i) {
+    pool.Post([&] {
+      BlockingRegion blocking;
+      int n = inside.fetch_add(1) + 1;
+      int seen = most.load();
+      while (n > seen && !most.compare_exchange_weak(seen, n)) {
+      }
+      gate.Wait();
+      inside.fetch_sub(1);
+    });
+  }
+  ASSERT_TRUE(Eventually([&] { return inside.load() == 3; }));
+  std::this_thread::sleep_for(50ms);
+  auto s = pool.stats();
+  EXPECT_EQ(s.threads, 3);
+  EXPECT_EQ(s.blocked, 3);
+  EXPECT_EQ(s.running, 0);
+  EXPECT_EQ(s.queued, 6u);
+  gate.Open();
+  pool.Join();
+  EXPECT_EQ(most.load(), 3);
+  EXPECT_EQ(inside.load(), 0);
+}
+
+TEST(WorkerPool, AThreadBackFromBlockingFinishesItsTaskThenTheRunnerLimitHoldsAgain) {
+  WorkerPool pool(1, 4);
+  Gate release;
+  std::atomic<int> blocked_done{0};
+  std::atomic<int> now{0};
+  std::atomic<int> most_after{0};
+  pool.Post([&] {
+    {
+      BlockingRegion blocking;
+      release.Wait();
+    }
+    blocked_done.fetch_add(1);
+  });
+  ASSERT_TRUE(Eventually([&] { return pool.stats().blocked == 1; }));
+  for (int i = 0; i < 50; ++i) {
+    pool.Post([&] {
+      int n = now.fetch_add(1) + 1;
+      if (blocked_done.load() == 1) {
+        int seen = most_after.load();
+        while (n > seen && !most_after.compare_exchange_weak(seen, n)) {
+        }
+      }
+      std::this_thread::sleep_for(1ms);
+      now.fetch_sub(1);
+    });
+  }
+  release.Open();
+  pool.Join();
+  EXPECT_EQ(blocked_done.load(), 1);
+  EXPECT_LE(most_after.load(), 2);  // the one back from blocking may overlap one runner
+}
+
+TEST(WorkerPool, RegionsOffThePoolAndNestedRegionsAreHarmless) {
+  { BlockingRegion outside; }  // not a pool thread: nothing happens
+  WorkerPool pool(1, 2);
+  std::atomic<int> states{0};
+  pool.Post([&] {
+    {
+      BlockingRegion outer;
+      {
+        BlockingRegion inner;
+        BlockingRegion not_blocking(false);
+      }
+      auto s = pool.stats();
+      if (s.blocked == 1 && s.running == 0) states.fetch_add(1);
+    }
+    auto s = pool.stats();
+    if (s.blocked == 0 && s.running == 1) states.fetch_add(1);
+  });
+  pool.Join();
+  EXPECT_EQ(states.load(), 2);
+}
+
+TEST(WorkerPool, APostAfterJoinRunsOnTheCaller) {
+  WorkerPool pool(1, 1);
+  pool.Join();
+  auto caller = std::this_thread::get_id();
+  std::thread::id ran_on;
+  pool.Post([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, caller);
+}
+
+}  // namespace
+}  // namespace crmd
