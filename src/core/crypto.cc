@@ -1,6 +1,7 @@
 #include "src/core/crypto.h"
 
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 #include <openssl/crypto.h>
@@ -70,8 +71,19 @@ Result<std::string> Decode(std::string_view text, bool url) {
 
 }  // namespace
 
+// OpenSSL 3's one-shot SHA256() looks the algorithm up in the provider on every call
+// (EVP_Q_digest): two thirds of a cached bearer check's instructions went there
+// (docs/performance.md). The algorithm is fetched once, and each thread keeps a context.
 std::string Sha256(std::string_view data) {
+  static EVP_MD* const kMd = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
+  thread_local std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   unsigned char md[SHA256_DIGEST_LENGTH];
+  unsigned int len = 0;
+  if (kMd && ctx && EVP_DigestInit_ex2(ctx.get(), kMd, nullptr) == 1 &&
+      EVP_DigestUpdate(ctx.get(), data.data(), data.size()) == 1 &&
+      EVP_DigestFinal_ex(ctx.get(), md, &len) == 1 && len == sizeof md) {
+    return std::string(reinterpret_cast<char*>(md), sizeof md);
+  }
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md);
   return std::string(reinterpret_cast<char*>(md), sizeof md);
 }

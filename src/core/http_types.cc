@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/json_write.h"
+
 namespace crmd::http {
 
 bool IEquals(std::string_view a, std::string_view b) {
@@ -41,7 +43,7 @@ std::optional<std::string_view> Response::Header(std::string_view name) const {
 Response Response::Json(int status, const nlohmann::json& body) {
   Response r;
   r.status = status;
-  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  r.body = DumpJson(body, nlohmann::json::error_handler_t::replace);
   r.headers.emplace_back("Content-Type", "application/json");
   return r;
 }

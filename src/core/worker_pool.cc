@@ -1,7 +1,10 @@
 #include "src/core/worker_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cassert>
+#include <system_error>
 
 namespace crmd {
 namespace {
@@ -9,7 +12,12 @@ thread_local WorkerPool* t_pool = nullptr;  // the pool this thread belongs to, 
 thread_local int t_blocking_depth = 0;
 }  // namespace
 
-int WorkerPool::Cores() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+int WorkerPool::Cores() {
+  // The CPUs this process may run on (a cpuset or taskset narrows them), else the machine's.
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 WorkerPool::WorkerPool(int runners, int max_threads)
     : runners_(std::max(1, runners)), max_threads_(std::max(std::max(1, runners), max_threads)) {
@@ -24,8 +32,13 @@ bool WorkerPool::WakeOneLocked() {
   // One thread starting at a time: it wakes or starts the next itself if work is left
   // (Loop), so a burst of posts does not start a thread per post.
   if (starting_ == 0 && static_cast<int>(threads_.size()) < max_threads_ && !stopping_) {
-    ++starting_;
-    threads_.emplace_back([this] { Loop(); });
+    try {
+      threads_.emplace_back([this] { Loop(); });
+      ++starting_;  // Loop() decrements it under mu_, which this thread holds
+    } catch (const std::system_error&) {
+      // No thread could be started (a process or container limit): the threads there are
+      // carry on; the next wake-up tries again.
+    }
   }
   return false;
 }
@@ -108,7 +121,7 @@ WorkerPool::Stats WorkerPool::stats() const {
           .queued = queue_.size()};
 }
 
-void WorkerPool::Enter() {
+void WorkerPool::Enter() noexcept {
   bool notify;
   {
     std::lock_guard lock(mu_);
@@ -119,7 +132,7 @@ void WorkerPool::Enter() {
   if (notify) cv_.notify_one();
 }
 
-void WorkerPool::Leave() {
+void WorkerPool::Leave() noexcept {
   std::lock_guard lock(mu_);
   --blocked_;
   ++running_;

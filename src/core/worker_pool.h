@@ -81,8 +81,8 @@ class WorkerPool {
  private:
   friend class BlockingRegion;
   void Loop();
-  void Enter();
-  void Leave();
+  void Enter() noexcept;
+  void Leave() noexcept;
   // Wakes a waiting thread, or starts one, if a queued task could run now. REQUIRES: mu_
   // held; returns whether to notify one waiter once mu_ is released.
   bool WakeOneLocked();

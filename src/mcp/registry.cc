@@ -4,6 +4,7 @@
 
 #include "src/core/crypto.h"
 #include "src/core/embedded.h"
+#include "src/core/json_write.h"
 #include "src/core/log.h"
 #include "src/mcp/json_schema.h"
 #include "src/mcp/modern.h"
@@ -68,7 +69,7 @@ std::optional<std::string> DecodeCursor(const std::string& cursor) {
 }  // namespace
 
 json ToolResult(json structured, bool is_error) {
-  json text{{"type", "text"}, {"text", structured.dump()}};
+  json text{{"type", "text"}, {"text", DumpJson(structured)}};
   json result = json::object();
   result["content"] = json::array({std::move(text)});
   // Errors travel as text only: clients (the official TypeScript SDK among them) check any

@@ -53,13 +53,20 @@ class SqliteConn final : public Conn {
     return Ok();
   }
 
+  // One statement without parameters through the statement cache (BEGIN, COMMIT): no
+  // parse per call, unlike ExecScript.
+  Status Step(std::string_view sql) {
+    static const std::vector<Value> kNone;
+    return Run(sql, kNone, nullptr);
+  }
+
   sqlite3* raw() { return db_; }
 
  private:
   Result<sqlite3_stmt*> Prepare(std::string_view sql) {
-    std::string key(sql);
-    auto it = cache_.find(key);
+    auto it = cache_.find(sql);  // no copy of the SQL text to look it up
     if (it != cache_.end()) return it->second;
+    std::string key(sql);
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v3(db_, key.data(), static_cast<int>(key.size()), SQLITE_PREPARE_PERSISTENT,
                            &stmt, nullptr) != SQLITE_OK) {
@@ -121,7 +128,11 @@ class SqliteConn final : public Conn {
   }
 
   sqlite3* db_;
-  std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  struct SqlHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, sqlite3_stmt*, SqlHash, std::equal_to<>> cache_;
 };
 
 Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool readonly) {
@@ -178,14 +189,19 @@ class SqliteDatabase final : public Database {
     SqliteConn* conn = nullptr;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return !idle_.empty(); });
+      if (idle_.empty()) {
+        // Every reader is in use: wait as a blocked handler, so that the handlers holding
+        // them can run (src/core/worker_pool.h).
+        BlockingRegion blocking;
+        cv_.wait(lock, [&] { return !idle_.empty(); });
+      }
       conn = idle_.back();
       idle_.pop_back();
     }
-    Status st = conn->ExecScript("BEGIN");
+    Status st = conn->Step("BEGIN");
     if (st) {
       st = fn(*conn);
-      conn->ExecScript("COMMIT");
+      conn->Step("COMMIT");
     }
     {
       std::lock_guard lock(mu_);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/json_parse.h"
+#include "src/core/json_write.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -16,5 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!parsed) return 0;
   auto again = crmd::ParseJsonStrict(parsed.value.dump());
   if (!again || again.value != parsed.value) std::abort();
+  // The fast writer every answer goes through writes what nlohmann's dump() writes.
+  if (crmd::DumpJson(parsed.value) != parsed.value.dump()) std::abort();
   return 0;
 }

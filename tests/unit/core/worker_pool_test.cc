@@ -72,7 +72,6 @@ TEST(WorkerPool, NoMoreThanRunnersRunAtOnceWhenNoTaskBlocks) {
   }
   pool.Join();
   EXPECT_LE(most.load(), 2);
-  EXPECT_GE(most.load(), 1);
 }
 
 TEST(WorkerPool, StartsOnlyAsManyThreadsAsCanRun) {
@@ -153,6 +152,7 @@ TEST(WorkerPool, AThreadBackFromBlockingFinishesItsTaskThenTheRunnerLimitHoldsAg
   std::atomic<int> blocked_done{0};
   std::atomic<int> now{0};
   std::atomic<int> most_after{0};
+  std::atomic<int> ran_after{0};
   pool.Post([&] {
     {
       BlockingRegion blocking;
@@ -165,6 +165,7 @@ TEST(WorkerPool, AThreadBackFromBlockingFinishesItsTaskThenTheRunnerLimitHoldsAg
     pool.Post([&] {
       int n = now.fetch_add(1) + 1;
       if (blocked_done.load() == 1) {
+        ran_after.fetch_add(1);
         int seen = most_after.load();
         while (n > seen && !most_after.compare_exchange_weak(seen, n)) {
         }
@@ -173,10 +174,14 @@ TEST(WorkerPool, AThreadBackFromBlockingFinishesItsTaskThenTheRunnerLimitHoldsAg
       now.fetch_sub(1);
     });
   }
+  // Let some of the 50 run while the first is blocked, then release it.
+  ASSERT_TRUE(Eventually([&] { return pool.stats().queued < 50; }));
   release.Open();
   pool.Join();
   EXPECT_EQ(blocked_done.load(), 1);
-  EXPECT_LE(most_after.load(), 2);  // the one back from blocking may overlap one runner
+  // Once the blocked task is back and done, one runner again: never two at once.
+  EXPECT_GT(ran_after.load(), 0);
+  EXPECT_LE(most_after.load(), 1);
 }
 
 TEST(WorkerPool, RegionsOffThePoolAndNestedRegionsAreHarmless) {

@@ -1,0 +1,126 @@
+#include "src/core/json_write.h"
+
+#include <charconv>
+#include <cstdint>
+#include <string_view>
+
+namespace crmd {
+namespace {
+
+using nlohmann::json;
+
+// The length of the valid UTF-8 sequence starting at s[i] (a non-ASCII lead byte), or 0
+// when it is not one (Unicode Table 3-7: no overlong forms, no surrogates, nothing above
+// U+10FFFF; what nlohmann's decoder accepts).
+size_t Utf8Sequence(std::string_view s, size_t i) {
+  auto at = [&](size_t k) -> unsigned { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0x100; };
+  auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
+    unsigned b = at(k);
+    return b >= lo && b <= hi;
+  };
+  unsigned b = at(i);
+  if (b >= 0xC2 && b <= 0xDF) return cont(i + 1) ? 2 : 0;
+  if (b == 0xE0) return cont(i + 1, 0xA0, 0xBF) && cont(i + 2) ? 3 : 0;
+  if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF) return cont(i + 1) && cont(i + 2) ? 3 : 0;
+  if (b == 0xED) return cont(i + 1, 0x80, 0x9F) && cont(i + 2) ? 3 : 0;
+  if (b == 0xF0) return cont(i + 1, 0x90, 0xBF) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  if (b >= 0xF1 && b <= 0xF3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  if (b == 0xF4) return cont(i + 1, 0x80, 0x8F) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  return 0;
+}
+
+// Appends `s` as a JSON string; false if it is not valid UTF-8 (nothing else is promised
+// about `out` then).
+bool AppendString(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      size_t n = Utf8Sequence(s, i);
+      if (n == 0) return false;
+      i += n;
+      continue;
+    }
+    out.append(s.data() + run, i - run);
+    switch (c) {
+      case '"': out.append("\\\""); break;
+      case '\\': out.append("\\\\"); break;
+      case '\b': out.append("\\b"); break;
+      case '\t': out.append("\\t"); break;
+      case '\n': out.append("\\n"); break;
+      case '\f': out.append("\\f"); break;
+      case '\r': out.append("\\r"); break;
+      default: {
+        char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+        out.append(u, sizeof u);
+      }
+    }
+    run = ++i;
+  }
+  out.append(s.data() + run, s.size() - run);
+  out.push_back('"');
+  return true;
+}
+
+template <typename Int>
+void AppendInt(std::string& out, Int v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+bool Append(std::string& out, const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: out.append("null"); return true;
+    case json::value_t::boolean: out.append(v.get_ref<const json::boolean_t&>() ? "true" : "false"); return true;
+    case json::value_t::number_integer: AppendInt(out, v.get_ref<const json::number_integer_t&>()); return true;
+    case json::value_t::number_unsigned: AppendInt(out, v.get_ref<const json::number_unsigned_t&>()); return true;
+    case json::value_t::number_float: out.append(v.dump()); return true;  // nlohmann's float format
+    case json::value_t::string: return AppendString(out, v.get_ref<const json::string_t&>());
+    case json::value_t::array: {
+      out.push_back('[');
+      bool first = true;
+      for (const auto& e : v.get_ref<const json::array_t&>()) {
+        if (!first) out.push_back(',');
+        first = false;
+        if (!Append(out, e)) return false;
+      }
+      out.push_back(']');
+      return true;
+    }
+    case json::value_t::object: {
+      out.push_back('{');
+      bool first = true;
+      for (const auto& [key, e] : v.get_ref<const json::object_t&>()) {
+        if (!first) out.push_back(',');
+        first = false;
+        if (!AppendString(out, key)) return false;
+        out.push_back(':');
+        if (!Append(out, e)) return false;
+      }
+      out.push_back('}');
+      return true;
+    }
+    case json::value_t::binary:
+    case json::value_t::discarded:
+      return false;  // never in an answer; nlohmann's dump decides
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string DumpJson(const json& value, json::error_handler_t on_invalid_utf8) {
+  std::string out;
+  out.reserve(256);
+  if (Append(out, value)) return out;
+  return value.dump(-1, ' ', false, on_invalid_utf8);
+}
+
+}  // namespace crmd

@@ -1,0 +1,22 @@
+#pragma once
+// Serialising JSON answers fast. nlohmann's dump() decodes every byte of every string
+// through its UTF-8 state machine; a tool result carries its structured content twice
+// (once as the text of content[0]), so on get_contact that was 40 % of the handler's
+// instructions (docs/performance.md). DumpJson writes the same bytes as
+// dump(-1, ' ', false, handler): compact, keys in the object's order, strings escaped as
+// nlohmann escapes them, non-ASCII kept as UTF-8. Runs of plain ASCII are copied whole;
+// only non-ASCII bytes are validated. A string that is not valid UTF-8 makes it fall back
+// to nlohmann's own dump() with the same handler, so that case (an exception under
+// `strict`, U+FFFD under `replace`) behaves exactly as before.
+//
+// Pure functions; thread-safe.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace crmd {
+
+std::string DumpJson(const nlohmann::json& value, nlohmann::json::error_handler_t on_invalid_utf8 =
+                                                      nlohmann::json::error_handler_t::strict);
+
+}  // namespace crmd

@@ -1,0 +1,92 @@
+#include "src/core/json_write.h"
+
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace crmd {
+namespace {
+
+using nlohmann::json;
+using EH = json::error_handler_t;
+
+// DumpJson must write exactly what nlohmann's dump() writes, with either handler.
+void ExpectSameAsDump(const json& v) {
+  for (EH eh : {EH::strict, EH::replace, EH::ignore}) {
+    std::string ours, theirs;
+    bool ours_threw = false, theirs_threw = false;
+    try {
+      ours = DumpJson(v, eh);
+    } catch (const json::type_error&) {
+      ours_threw = true;
+    }
+    try {
+      theirs = v.dump(-1, ' ', false, eh);
+    } catch (const json::type_error&) {
+      theirs_threw = true;
+    }
+    ASSERT_EQ(ours_threw, theirs_threw) << theirs;
+    ASSERT_EQ(ours, theirs);
+  }
+}
+
+TEST(DumpJson, WritesWhatNlohmannWritesForEveryKindOfValue) {
+  ExpectSameAsDump(nullptr);
+  ExpectSameAsDump(true);
+  ExpectSameAsDump(false);
+  ExpectSameAsDump(0);
+  ExpectSameAsDump(-9223372036854775807LL - 1);
+  ExpectSameAsDump(18446744073709551615ULL);
+  ExpectSameAsDump(3.25);
+  ExpectSameAsDump(1e300);
+  ExpectSameAsDump(-0.0);
+  ExpectSameAsDump(json::array());
+  ExpectSameAsDump(json::object());
+  ExpectSameAsDump(json::parse(R"({"b":[1,2,{"c":null}],"a":"x","é":{"z":[],"y":{}}})"));
+  ExpectSameAsDump(json{{"content", json::array({{{"type", "text"}, {"text", R"({"contact":{"email":"a@example.com"}})"}}})},
+                        {"isError", false}});
+}
+
+TEST(DumpJson, EscapesStringsAsNlohmannDoes) {
+  std::string controls;
+  for (int c = 0; c < 0x20; ++c) controls.push_back(static_cast<char>(c));
+  ExpectSameAsDump(controls);
+  ExpectSameAsDump("quote \" backslash \\ slash / del \x7f tab \t");
+  ExpectSameAsDump("Grüße, 東京, 😀, \xE2\x80\xA8");
+  ExpectSameAsDump(json{{"key \"with\"\nescapes", "v"}});
+}
+
+TEST(DumpJson, InvalidUtf8BehavesAsNlohmann) {
+  for (const char* bad : {"\xC0\xAF", "\xE0\x80\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xF5", "\x80",
+                          "abc\xC3", "\xE2\x82", "ok \xFF ok"}) {
+    ExpectSameAsDump(std::string(bad));
+    ExpectSameAsDump(json{{"k", bad}});
+    ExpectSameAsDump(json{{bad, 1}});
+  }
+  EXPECT_THROW(DumpJson(std::string("\xFF")), json::type_error);
+}
+
+TEST(DumpJson, RandomStringsMatchNlohmann) {
+  std::mt19937 rng(12345);
+  // Bytes drawn mostly from the interesting ranges: ASCII, controls, lead and
+  // continuation bytes; most strings are invalid UTF-8, many are valid.
+  const std::string pool = std::string("aZ09 \"\\/\x01\x1f\x7f") + "\xC2\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\x80\xBF\xC0\xED\xA0\xF4\x90\xFF";
+  int valid = 0;
+  for (int n = 0; n < 3000; ++n) {
+    std::string s;
+    size_t len = rng() % 24;
+    for (size_t i = 0; i < len; ++i) s.push_back(pool[rng() % pool.size()]);
+    try {
+      (void)json(s).dump();
+      ++valid;
+    } catch (const json::type_error&) {
+    }
+    ExpectSameAsDump(s);
+    ExpectSameAsDump(json{{"s", s}, {"a", json::array({s, 1})}});
+  }
+  EXPECT_GT(valid, 100);  // the draw does reach valid non-trivial strings
+}
+
+}  // namespace
+}  // namespace crmd
