@@ -7,7 +7,7 @@ $SUDO apt-get update -q
 $APT g++ cmake ninja-build lld pkg-config ca-certificates git curl python3 \
   libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libvalijson-dev \
   libexpected-dev libsqlite3-dev sqlite3 libpq-dev libcurl4-openssl-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev wrk
+  libgtest-dev libgmock-dev libbenchmark-dev wrk libjemalloc-dev
 # The console's templates: mstch (Mustache). libmstch-dev depends on the default
 # libboost-dev (1.74), which conflicts with libboost1.81-dev; then the same Debian .deb
 # (headers, a static library, CMake config; header-only use of Boost) is unpacked under
