@@ -26,17 +26,6 @@ namespace {
 
 using crmd::testing::TestServer;
 
-// Waits (bounded) until `pred()` holds; answers whether it did.
-template <typename Pred>
-bool WaitUntil(Pred pred, int seconds) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return pred();
-}
-
 int64_t CountDeliveries(TestServer& server, const std::string& status) {
   auto n = server.app().services().db->Read([&](store::Conn& c) -> Result<int64_t> {
     auto row = c.QueryOne("SELECT COUNT(*) FROM webhook_deliveries WHERE status = ?", {status});

@@ -14,6 +14,18 @@
 
 namespace crmd::webhooktest {
 
+// Waits (bounded) until `pred()` holds; true if it did. A receiver sees a request before
+// crmd has read the answer and recorded the delivery, so the delivery log is waited for too.
+template <typename Pred>
+bool WaitUntil(Pred pred, int seconds) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return pred();
+}
+
 class Receiver {
  public:
   explicit Receiver(uint16_t listen_port = 0) {
