@@ -1,5 +1,7 @@
 #include "src/core/crypto.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -127,7 +129,8 @@ bool VerifySecret(std::string_view presented, std::string_view stored_hash) {
 }
 
 namespace {
-constexpr uint64_t kScryptLogN = 15, kScryptR = 8, kScryptP = 1;
+constexpr uint64_t kScryptR = 8, kScryptP = 1;
+std::atomic<uint64_t> scrypt_log_n{15};
 
 std::string Scrypt(std::string_view password, std::string_view salt, uint64_t log_n, uint64_t r,
                    uint64_t p) {
@@ -145,9 +148,14 @@ std::string Scrypt(std::string_view password, std::string_view salt, uint64_t lo
 std::string HashPassword(std::string_view password) {
   std::string salt(16, '\0');
   RAND_bytes(reinterpret_cast<unsigned char*>(salt.data()), 16);
-  return "scrypt$" + std::to_string(kScryptLogN) + "$" + std::to_string(kScryptR) + "$" +
+  const uint64_t log_n = scrypt_log_n.load(std::memory_order_relaxed);
+  return "scrypt$" + std::to_string(log_n) + "$" + std::to_string(kScryptR) + "$" +
          std::to_string(kScryptP) + "$" + Base64Encode(salt) + "$" +
-         Base64Encode(Scrypt(password, salt, kScryptLogN, kScryptR, kScryptP));
+         Base64Encode(Scrypt(password, salt, log_n, kScryptR, kScryptP));
+}
+
+void SetPasswordWorkFactorForTests(uint64_t log_n) {
+  scrypt_log_n.store(std::clamp<uint64_t>(log_n, 10, 20), std::memory_order_relaxed);
 }
 
 bool VerifyPassword(std::string_view password, std::string_view stored) {

@@ -30,5 +30,10 @@ bool VerifySecret(std::string_view presented, std::string_view stored_hash);
 // "scrypt$15$8$1$<b64 salt>$<b64 hash>".
 std::string HashPassword(std::string_view password);
 bool VerifyPassword(std::string_view password, std::string_view stored);
+// The work factor (log2 N, 10..20) of the hashes HashPassword makes from now on; 15 unless
+// changed. Only the test binaries lower it (tests/support/test_main.cc): every test server
+// hashes a first administrator's password, 0.1 to 0.3 s each at 15. A stored hash carries
+// its own factor, so VerifyPassword takes any in range.
+void SetPasswordWorkFactorForTests(uint64_t log_n);
 
 }  // namespace crmd::crypto

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
+#include "src/core/crypto.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #include <stdlib.h>
@@ -85,6 +87,8 @@ int main(int argc, char** argv) {
   ChildReports child_reports;
 #endif
   spdlog::set_level(spdlog::level::warn);
+  // Every test server hashes a first administrator's password: cheaply here (crypto.h).
+  crmd::crypto::SetPasswordWorkFactorForTests(10);
   ::testing::InitGoogleTest(&argc, argv);
   int status = RUN_ALL_TESTS();
 #if defined(__SANITIZE_ADDRESS__)

@@ -55,5 +55,18 @@ TEST(Password, ScryptHashIsSaltedAndVerifies) {
   EXPECT_FALSE(VerifyPassword("x", "garbage"));
 }
 
+TEST(Password, NewHashesUseTheWorkFactorSetAndAnyStoredFactorVerifies) {
+  // The test binaries hash with 2^10 (test_main.cc); a real server with 2^15.
+  const std::string cheap = HashPassword("correct horse");
+  EXPECT_EQ(cheap.rfind("scrypt$10$8$1$", 0), 0u) << cheap;
+  SetPasswordWorkFactorForTests(15);
+  const std::string real = HashPassword("correct horse");
+  SetPasswordWorkFactorForTests(10);
+  EXPECT_EQ(real.rfind("scrypt$15$8$1$", 0), 0u) << real;
+  EXPECT_TRUE(VerifyPassword("correct horse", real));
+  EXPECT_TRUE(VerifyPassword("correct horse", cheap));
+  EXPECT_FALSE(VerifyPassword("correct horsf", real));
+}
+
 }  // namespace
 }  // namespace crmd::crypto
