@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -147,38 +148,44 @@ void RequestStates() {
   std::printf("request states: %d sealed and opened across threads\n", opened.load());
 }
 
-void SqlitePool(const std::string& dir) {
-  auto db = crmd::store::Open("sqlite:" + dir + "/tsan.db", 4);
+// A database at `path` with table t, and its row count.
+std::unique_ptr<crmd::store::Database> OpenWithTable(const std::string& path, int pool_size) {
+  auto db = crmd::store::Open("sqlite:" + path, pool_size);
   Expect(db.has_value(), "the database opens");
   Expect((*db)->Write([](crmd::store::Conn& c) {
                  return c.ExecScript("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
                }).has_value(),
          "the table is made");
+  return std::move(*db);
+}
+
+crmd::Result<int64_t> CountRows(crmd::store::Database& db) {
+  return db.Read([](crmd::store::Conn& c) -> crmd::Result<int64_t> {
+    auto row = c.QueryOne("SELECT COUNT(*) FROM t");
+    if (!row) return crmd::Fail(row.error());
+    return (*row)->Int(0);
+  });
+}
+
+void SqlitePool(const std::string& dir) {
+  auto db = OpenWithTable(dir + "/tsan.db", 4);
   std::atomic<int> written{0}, reads{0};
   Parallel([&](int t) {
     for (int i = 0; i < 150; ++i) {
       if (t % 2 == 0) {
-        auto w = (*db)->Write([&](crmd::store::Conn& c) {
+        auto w = db->Write([&](crmd::store::Conn& c) {
           return c.Exec("INSERT INTO t (v) VALUES (?)", {std::to_string(t) + "-" + std::to_string(i)});
         });
         Expect(w.has_value(), "a write commits");
         ++written;
       } else {
-        auto n = (*db)->Read([](crmd::store::Conn& c) -> crmd::Result<int64_t> {
-          auto row = c.QueryOne("SELECT COUNT(*) FROM t");
-          if (!row) return crmd::Fail(row.error());
-          return (*row)->Int(0);
-        });
+        auto n = CountRows(*db);
         Expect(n.has_value() && *n >= 0, "a read answers");
         ++reads;
       }
     }
   });
-  auto n = (*db)->Read([](crmd::store::Conn& c) -> crmd::Result<int64_t> {
-    auto row = c.QueryOne("SELECT COUNT(*) FROM t");
-    if (!row) return crmd::Fail(row.error());
-    return (*row)->Int(0);
-  });
+  auto n = CountRows(*db);
   Expect(n.has_value() && *n == written.load(), "every acknowledged write is there");
   std::printf("sqlite pool: %d writes, %d reads, %lld rows\n", written.load(), reads.load(),
               static_cast<long long>(*n));
@@ -188,13 +195,8 @@ void SqlitePool(const std::string& dir) {
 // (each waits for its group commit in a BlockingRegion, so others run meanwhile), half
 // read. Every task runs once, and every acknowledged write is there.
 void HandlerPool(const std::string& dir) {
-  auto db = crmd::store::Open("sqlite:" + dir + "/tsan-pool.db", 18);
+  auto db = OpenWithTable(dir + "/tsan-pool.db", 18);
   std::atomic<int> most_blocked{0};
-  Expect(db.has_value(), "the database opens");
-  Expect((*db)->Write([](crmd::store::Conn& c) {
-                 return c.ExecScript("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
-               }).has_value(),
-         "the table is made");
   std::atomic<int> written{0}, reads{0}, ran{0};
   constexpr int kTasks = 1200;
   {
@@ -204,7 +206,7 @@ void HandlerPool(const std::string& dir) {
         pool.Post([&, t, i] {
           ++ran;
           if ((t + i) % 2 == 0) {
-            auto w = (*db)->Write([&](crmd::store::Conn& c) {
+            auto w = db->Write([&](crmd::store::Conn& c) {
               int b = pool.stats().blocked;  // this writer is in its BlockingRegion here
               int seen = most_blocked.load();
               while (b > seen && !most_blocked.compare_exchange_weak(seen, b)) {
@@ -214,11 +216,7 @@ void HandlerPool(const std::string& dir) {
             Expect(w.has_value(), "a write from the pool commits");
             ++written;
           } else {
-            auto n = (*db)->Read([](crmd::store::Conn& c) -> crmd::Result<int64_t> {
-              auto row = c.QueryOne("SELECT COUNT(*) FROM t");
-              if (!row) return crmd::Fail(row.error());
-              return (*row)->Int(0);
-            });
+            auto n = CountRows(*db);
             Expect(n.has_value(), "a read from the pool answers");
             ++reads;
           }
@@ -231,11 +229,7 @@ void HandlerPool(const std::string& dir) {
   }
   Expect(ran.load() == kTasks, "every posted task ran once");
   Expect(most_blocked.load() >= 1, "writers waited in BlockingRegions");
-  auto n = (*db)->Read([](crmd::store::Conn& c) -> crmd::Result<int64_t> {
-    auto row = c.QueryOne("SELECT COUNT(*) FROM t");
-    if (!row) return crmd::Fail(row.error());
-    return (*row)->Int(0);
-  });
+  auto n = CountRows(*db);
   Expect(n.has_value() && *n == written.load(), "every acknowledged write from the pool is there");
   std::printf("handler pool: %d tasks, %d writes, %d reads\n", ran.load(), written.load(), reads.load());
 }

@@ -46,6 +46,13 @@ bool Eventually(P pred, std::chrono::seconds limit = 20s) {
   return true;
 }
 
+// Raises `most` to `n` if `n` is larger (the most seen at once, from many threads).
+void RaiseTo(std::atomic<int>& most, int n) {
+  int seen = most.load();
+  while (n > seen && !most.compare_exchange_weak(seen, n)) {
+  }
+}
+
 TEST(WorkerPool, RunsEveryPostedTask) {
   std::atomic<int> done{0};
   {
@@ -63,9 +70,7 @@ TEST(WorkerPool, NoMoreThanRunnersRunAtOnceWhenNoTaskBlocks) {
   for (int i = 0; i < 200; ++i) {
     pool.Post([&] {
       int n = now.fetch_add(1) + 1;
-      int seen = most.load();
-      while (n > seen && !most.compare_exchange_weak(seen, n)) {
-      }
+      RaiseTo(most, n);
       std::this_thread::sleep_for(200us);  // not in a BlockingRegion: still "running"
       now.fetch_sub(1);
     });
@@ -126,9 +131,7 @@ TEST(WorkerPool, BlockedTasksNeverExceedMaxThreads) {
     pool.Post([&] {
       BlockingRegion blocking;
       int n = inside.fetch_add(1) + 1;
-      int seen = most.load();
-      while (n > seen && !most.compare_exchange_weak(seen, n)) {
-      }
+      RaiseTo(most, n);
       gate.Wait();
       inside.fetch_sub(1);
     });
@@ -166,9 +169,7 @@ TEST(WorkerPool, AThreadBackFromBlockingFinishesItsTaskThenTheRunnerLimitHoldsAg
       int n = now.fetch_add(1) + 1;
       if (blocked_done.load() == 1) {
         ran_after.fetch_add(1);
-        int seen = most_after.load();
-        while (n > seen && !most_after.compare_exchange_weak(seen, n)) {
-        }
+        RaiseTo(most_after, n);
       }
       std::this_thread::sleep_for(1ms);
       now.fetch_sub(1);
