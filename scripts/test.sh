@@ -34,6 +34,12 @@ export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$REPORTS/report:log_exe_name=1"
 export LSAN_OPTIONS="suppressions=$ROOT/tests/support/lsan.supp"
 echo "test: sanitized build ($BUILD, -fsanitize=$SANITIZE, leaks detected): any sanitizer report fails"
+# The test binaries run as shards of about 25 tests each (CRMD_TEST_SHARD_SIZE,
+# tests/CMakeLists.txt); each shard writes a JUnit XML file here, counted below.
+RESULTS=$ROOT/$BUILD/test-results
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+export GTEST_OUTPUT="xml:$RESULTS/"
 
 cd "$BUILD"
 status=0
@@ -43,6 +49,18 @@ started=$SECONDS
 # for minutes.
 ctest --output-on-failure -j3 --timeout 900 "$@" || status=$?
 echo "test: sanitized ($SANITIZE) build ${built} s, tests $((SECONDS - started)) s"
+python3 - "$RESULTS" <<'PY' || status=1
+import glob, sys, xml.etree.ElementTree as ET
+files = glob.glob(sys.argv[1] + "/*.xml")
+total = {"tests": 0, "failures": 0, "errors": 0, "disabled": 0}
+for f in files:
+    root = ET.parse(f).getroot()
+    for k in total:
+        total[k] += int(root.get(k, 0))
+print(f"test: GoogleTest under the sanitizers: {total['tests']} tests in {len(files)} shard "
+      f"processes, {total['failures']} failed, {total['errors']} errors, {total['disabled']} disabled")
+sys.exit(0 if total["failures"] == 0 and total["errors"] == 0 else 1)
+PY
 for report in "$REPORTS"/*; do
   [[ -e $report ]] || continue
   echo "FAIL: sanitizer report of a process a scripted test started ($(basename "$report")):"
