@@ -1,0 +1,110 @@
+#include "src/core/json_parse.h"
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace crmd {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Nested(int levels, const std::string& open, const std::string& close) {
+  std::string s;
+  for (int i = 0; i < levels; ++i) s += open;
+  for (int i = 0; i < levels; ++i) s += close;
+  return s;
+}
+
+TEST(JsonStrict, AcceptsWhatTheDomParserBuildsAndTheSameValue) {
+  for (const char* text :
+       {R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_contact","arguments":{"email":"a@example.com"}}})",
+        R"([1,-2,3.5,1e3,18446744073709551615,-9223372036854775808,true,false,null,"\u00e9\ud83d\ude00",[],{}])",
+        R"(  {"a":[{"b":[[{"c":null}]]}],"":"empty name","z":{"y":{"x":[1,[2,[3]]]}}}  )", "0", "\"s\"", "null",
+        "[[],[[]],{}]"}) {
+    auto parsed = ParseJsonStrict(text);
+    ASSERT_TRUE(parsed) << text << ": " << parsed.detail;
+    EXPECT_EQ(parsed.value, json::parse(text)) << text;
+    EXPECT_EQ(parsed.value.dump(), json::parse(text).dump()) << text;  // same types too
+  }
+}
+
+TEST(JsonStrict, RandomDocumentsParseToWhatTheyWereMadeFrom) {
+  std::mt19937 rng(20261126);
+  std::function<json(int)> make = [&](int depth) -> json {
+    switch (depth > 4 ? rng() % 4 : rng() % 6) {
+      case 0: return nullptr;
+      case 1: return static_cast<int64_t>(rng()) - (1ll << 31);
+      case 2: return std::string(rng() % 5, static_cast<char>('a' + rng() % 26));
+      case 3: return (rng() % 2) == 0;
+      case 4: {
+        json a = json::array();
+        for (unsigned i = rng() % 4; i > 0; --i) a.push_back(make(depth + 1));
+        return a;
+      }
+      default: {
+        json o = json::object();
+        for (unsigned i = rng() % 4; i > 0; --i) o["k" + std::to_string(rng() % 10)] = make(depth + 1);
+        return o;
+      }
+    }
+  };
+  for (int i = 0; i < 500; ++i) {
+    const json doc = make(0);
+    auto parsed = ParseJsonStrict(doc.dump());
+    ASSERT_TRUE(parsed) << doc.dump();
+    EXPECT_EQ(parsed.value, doc);
+  }
+}
+
+TEST(JsonStrict, DuplicateMembersAreRefusedAtAnyDepthButNotAcrossObjects) {
+  auto top = ParseJsonStrict(R"({"email":"a@example.com","email":"b@example.com"})");
+  EXPECT_EQ(top.problem, JsonProblem::kDuplicateKey);
+  EXPECT_EQ(top.detail, "member \"email\" appears twice in one object");
+  EXPECT_TRUE(top.value.is_null());
+  auto deep = ParseJsonStrict(R"({"a":[1,{"b":{"c":1,"d":2,"c":3}}]})");
+  EXPECT_EQ(deep.problem, JsonProblem::kDuplicateKey);
+  EXPECT_EQ(deep.detail, "member \"c\" appears twice in one object");
+  // The same name in sibling and nested objects is fine.
+  auto siblings = ParseJsonStrict(R"({"a":{"x":1},"b":{"x":2},"x":[{"x":3},{"x":4}]})");
+  ASSERT_TRUE(siblings) << siblings.detail;
+  EXPECT_EQ(siblings.value["x"][1]["x"], 4);
+  // The first problem wins: a duplicate before a syntax error, a syntax error before one.
+  EXPECT_EQ(ParseJsonStrict(R"({"a":1,"a":2,)").problem, JsonProblem::kDuplicateKey);
+  EXPECT_EQ(ParseJsonStrict(R"({"a":1 "a":2})").problem, JsonProblem::kSyntax);
+}
+
+TEST(JsonStrict, SixtyFourLevelsAreAcceptedAndSixtyFiveRefused) {
+  // n levels of objects: n - 1 members wrapped around an empty object.
+  auto objects = [](int n) { return Nested(n - 1, "{\"a\":", "}").insert((n - 1) * 5, "{}"); };
+  EXPECT_TRUE(ParseJsonStrict(Nested(kMaxJsonDepth, "[", "]")));
+  EXPECT_TRUE(ParseJsonStrict(objects(kMaxJsonDepth))) << objects(kMaxJsonDepth);
+  for (const std::string& deep : {Nested(kMaxJsonDepth + 1, "[", "]"), objects(kMaxJsonDepth + 1)}) {
+    auto refused = ParseJsonStrict(deep);
+    EXPECT_EQ(refused.problem, JsonProblem::kTooDeep) << deep;
+    EXPECT_EQ(refused.detail, "the document is nested deeper than 64 levels");
+  }
+  EXPECT_EQ(ParseJsonStrict("[[[1]]]", 2).problem, JsonProblem::kTooDeep);
+  EXPECT_TRUE(ParseJsonStrict("[[1]]", 2));
+  // 100,000 levels: refused at 65, no deep recursion anywhere.
+  EXPECT_EQ(ParseJsonStrict(std::string(100000, '[')).problem, JsonProblem::kTooDeep);
+}
+
+TEST(JsonStrict, WhatIsNotJsonIsASyntaxProblem) {
+  for (const std::string& text : std::vector<std::string>{"", " ", "{", "{\"a\":}", "[1,]", "{\"a\":1}x", "{\"a\":1} {}", "'a'",
+                           "{a:1}", "[1e400]", "[NaN]", "\"\xff\"", "\"\\ud800\"", "/* c */ {}",
+                           // A NUL byte ended nlohmann's input: not here.
+                           std::string("{\"a\":1}\0", 8), std::string("{\"a\":1}\0junk", 12),
+                           std::string("{\"a\":\"x\0\"}", 10)}) {
+    auto parsed = ParseJsonStrict(text);
+    EXPECT_EQ(parsed.problem, JsonProblem::kSyntax) << text;
+    EXPECT_EQ(parsed.detail, "the body is not valid JSON");
+    EXPECT_FALSE(parsed);
+  }
+}
+
+}  // namespace
+}  // namespace crmd
