@@ -1,13 +1,17 @@
 #include "src/core/json_write.h"
 
+#include <bit>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace crmd {
 namespace {
 
 using nlohmann::json;
+
+static_assert(std::endian::native == std::endian::little, "AppendString reads little-endian words");
 
 // The length of the valid UTF-8 sequence starting at s[i] (a non-ASCII lead byte), or 0
 // when it is not one (Unicode Table 3-7: no overlong forms, no surrogates, nothing above
@@ -36,6 +40,23 @@ bool AppendString(std::string& out, std::string_view s) {
   out.push_back('"');
   size_t run = 0;  // start of the bytes not yet copied
   for (size_t i = 0; i < s.size();) {
+    // Eight bytes at a time up to the first that is not plain: below 0x20, 0x80 or above,
+    // '"' or '\\'. The lowest byte the tests flag is always a real one (the zero-byte test
+    // can misfire only above a byte that really matches); the words are little-endian.
+    while (i + 8 <= s.size()) {
+      uint64_t v;
+      std::memcpy(&v, s.data() + i, 8);
+      constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+      auto zero_byte = [](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+      const uint64_t special = (v & kHigh) | ((v - 0x20 * kOnes) & ~v & kHigh) |
+                               zero_byte(v ^ ('"' * kOnes)) | zero_byte(v ^ ('\\' * kOnes));
+      if (special != 0) {
+        i += static_cast<size_t>(std::countr_zero(special)) / 8;
+        break;
+      }
+      i += 8;
+    }
+    if (i >= s.size()) break;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
       ++i;

@@ -2,6 +2,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -86,6 +87,41 @@ TEST(DumpJson, RandomStringsMatchNlohmann) {
     ExpectSameAsDump(json{{"s", s}, {"a", json::array({s, 1})}});
   }
   EXPECT_GT(valid, 100);  // the draw does reach valid non-trivial strings
+}
+
+TEST(DumpJson, EverySpecialByteIsFoundAtEveryPlaceOfAnEightByteWord) {
+  // The writer skips eight plain bytes at a time: a byte that needs escaping (or starts a
+  // UTF-8 sequence) must be seen wherever it falls, also next to another one.
+  const std::vector<std::string> specials = {"\"", "\\", "\n", std::string(1, '\0'), "\x1f", "\x7f",
+                                             "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff"};
+  int compared = 0;
+  for (size_t len = 0; len <= 24; ++len) {
+    for (size_t at = 0; at <= len; ++at) {
+      for (const auto& a : specials) {
+        for (const auto& b : {std::string(), std::string("\x01"), std::string("\"")}) {
+          std::string text(len, 'x');
+          text.insert(at, a + b);
+          const json v = text;
+          for (EH eh : {EH::strict, EH::replace, EH::ignore}) {
+            std::string ours, theirs;
+            try {
+              theirs = v.dump(-1, ' ', false, eh);
+            } catch (const json::exception&) {
+              theirs = "<throws>";
+            }
+            try {
+              ours = DumpJson(v, eh);
+            } catch (const json::exception&) {
+              ours = "<throws>";
+            }
+            ASSERT_EQ(ours, theirs) << "length " << len << ", at " << at;
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 10000);
 }
 
 }  // namespace
