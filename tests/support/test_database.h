@@ -18,7 +18,10 @@ class ScratchDatabase {
  public:
   // `sqlite_path`: the file used when the tests run on SQLite.
   // `force_sqlite`: SQLite even when the tests run on PostgreSQL.
-  explicit ScratchDatabase(std::string sqlite_path, bool force_sqlite = false);
+  // `migrated`: on PostgreSQL, a copy of a database with every migration already applied
+  // (made once per test server and set of migration files), for a server that would
+  // apply them anyway; otherwise empty.
+  explicit ScratchDatabase(std::string sqlite_path, bool force_sqlite = false, bool migrated = false);
   ~ScratchDatabase();
   ScratchDatabase(const ScratchDatabase&) = delete;
   ScratchDatabase& operator=(const ScratchDatabase&) = delete;

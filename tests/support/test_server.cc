@@ -27,7 +27,7 @@ TestServer::TestServer(TestServerOptions options) {
   Config cfg;
   cfg.listen_address = "127.0.0.1";
   cfg.port = 0;
-  db_ = std::make_unique<ScratchDatabase>(db_path(), options.sqlite);
+  db_ = std::make_unique<ScratchDatabase>(db_path(), options.sqlite, /*migrated=*/true);
   cfg.database_url = db_->url();
   cfg.log_level = "warn";
   cfg.allow_private_network_targets = true;

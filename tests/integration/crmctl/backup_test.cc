@@ -50,11 +50,17 @@ TEST(Backup, OnlineBackupUnderWriteLoadHoldsEveryAcknowledgedWriteAndRestores) {
       }
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  // The backup starts once the load is well under way (more than 10 acknowledged writes;
+  // a sanitized build on a busy machine took longer than the 700 ms once waited here).
   std::set<int64_t> before_backup;
-  {
-    std::lock_guard lock(mu);
-    before_backup = acknowledged;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until) {
+    {
+      std::lock_guard lock(mu);
+      before_backup = acknowledged;
+    }
+    if (before_backup.size() > 10u) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   const std::string backup = server.dir() + "/backup.db";
   CtlRun b = Crmctl("--database_url=sqlite:" + server.db_path() + " backup " + backup);
