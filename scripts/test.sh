@@ -39,7 +39,6 @@ echo "test: sanitized build ($BUILD, -fsanitize=$SANITIZE, leaks detected): any 
 RESULTS=$ROOT/$BUILD/test-results
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
-export GTEST_OUTPUT="xml:$RESULTS/"
 
 cd "$BUILD"
 status=0
