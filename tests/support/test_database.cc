@@ -147,7 +147,7 @@ ScratchDatabase::ScratchDatabase(std::string sqlite_path, bool force_sqlite, boo
   std::random_device rd;
   pg_name_ = "crmd_t_" + std::to_string(rd()) + std::to_string(rd() % 100000);
   // Copying a migrated database takes about as long as making an empty one, and saves
-  // the 0.2 to 0.4 s of applying some 30 migration files in every test.
+  // the 0.2 to 0.4 s of applying every migration file in every test.
   std::optional<std::string> tpl = migrated ? MigratedTemplate(*admin) : std::nullopt;
   PostgresAdmin("CREATE DATABASE " + pg_name_ + (tpl ? " TEMPLATE " + *tpl : ""));
   url_ = WithDatabase(*admin, pg_name_);
