@@ -29,33 +29,7 @@ std::optional<std::string> TestPostgresAdminUrl() {
   return std::nullopt;
 }
 
-void PostgresAdmin(const std::string& sql) {
-  auto admin = TestPostgresAdminUrl();
-  if (!admin) throw std::runtime_error("PostgresAdmin without a test PostgreSQL server");
-  PGconn* c = PQconnectdb(admin->c_str());
-  if (PQstatus(c) != CONNECTION_OK) {
-    std::string msg = PQerrorMessage(c);
-    PQfinish(c);
-    throw std::runtime_error("test PostgreSQL: " + msg);
-  }
-  PGresult* r = PQexec(c, sql.c_str());
-  bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
-  std::string msg = PQresultErrorMessage(r);
-  PQclear(r);
-  PQfinish(c);
-  if (!ok) throw std::runtime_error("test PostgreSQL: " + sql + ": " + msg);
-}
-
 namespace {
-// The admin URL with its database name replaced.
-std::string WithDatabase(const std::string& admin, const std::string& name) {
-  auto q = admin.find('?');
-  std::string base = admin.substr(0, q);
-  std::string query = q == std::string::npos ? "" : admin.substr(q);
-  auto slash = base.find('/', base.find("://") + 3);
-  if (slash != std::string::npos) base = base.substr(0, slash);
-  return base + "/" + name + query;
-}
 
 // A short-lived libpq connection; every call throws on failure.
 class PgSession {
@@ -85,6 +59,25 @@ class PgSession {
  private:
   PGconn* c_;
 };
+
+}  // namespace
+
+void PostgresAdmin(const std::string& sql) {
+  auto admin = TestPostgresAdminUrl();
+  if (!admin) throw std::runtime_error("PostgresAdmin without a test PostgreSQL server");
+  PgSession(*admin).Run(sql);
+}
+
+namespace {
+// The admin URL with its database name replaced.
+std::string WithDatabase(const std::string& admin, const std::string& name) {
+  auto q = admin.find('?');
+  std::string base = admin.substr(0, q);
+  std::string query = q == std::string::npos ? "" : admin.substr(q);
+  auto slash = base.find('/', base.find("://") + 3);
+  if (slash != std::string::npos) base = base.substr(0, slash);
+  return base + "/" + name + query;
+}
 
 // The PostgreSQL migration files of the source tree, hashed (FNV-1a): a template made from
 // other files is never used.

@@ -10,6 +10,7 @@
 #include "src/crm/settings.h"
 #include "tests/integration/tools_marketing/fixture.h"
 #include "tests/unit/mail/python.h"
+#include "tests/support/wait.h"
 
 namespace crmd::testing {
 namespace {
@@ -100,12 +101,7 @@ class Runs : public SinkFirst, public MarketingTools {
 
   template <typename F>
   bool WaitUntil(int seconds, F f) {
-    auto until = Clock_::now() + std::chrono::seconds(seconds);
-    while (Clock_::now() < until) {
-      if (f()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
+    return crmd::testing::WaitUntil(f, seconds);
   }
 
   http::Headers auth_;

@@ -34,6 +34,7 @@
 #include "tests/support/crmd_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/test_server.h"
+#include "tests/support/wait.h"
 #include "tests/unit/mail/python.h"
 
 extern char** environ;
@@ -122,12 +123,7 @@ class DeliveryCrash : public ::testing::Test {
 
   template <typename F>
   bool WaitUntil(int seconds, F f) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < until) {
-      if (f()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
+    return crmd::testing::WaitUntil(f, seconds);
   }
 
   TempDir dir_;

@@ -11,20 +11,13 @@
 #include <vector>
 
 #include "src/http/server.h"
+#include "tests/support/wait.h"
 
 namespace crmd::webhooktest {
 
-// Waits (bounded) until `pred()` holds; true if it did. A receiver sees a request before
-// crmd has read the answer and recorded the delivery, so the delivery log is waited for too.
-template <typename Pred>
-bool WaitUntil(Pred pred, int seconds) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return pred();
-}
+// A receiver sees a request before crmd has read the answer and recorded the delivery, so
+// tests wait (WaitUntil) for the delivery log too.
+using crmd::testing::WaitUntil;
 
 class Receiver {
  public:
