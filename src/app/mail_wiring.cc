@@ -1,0 +1,85 @@
+#include "src/app/wiring.h"
+
+#include "src/app/shared_secrets.h"
+#include "src/console/links.h"
+#include "src/core/crypto.h"
+#include "src/webhooks/signing.h"
+
+namespace crmd::app {
+
+namespace {
+
+// The host of an http(s) URL, for the default sender address.
+std::string UrlHost(const std::string& url) {
+  auto scheme = url.find("://");
+  std::string rest = scheme == std::string::npos ? url : url.substr(scheme + 3);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (!rest.empty() && rest.front() == '[') return "localhost";
+  rest = rest.substr(0, rest.find(':'));
+  if (rest.empty() || rest.find('.') == std::string::npos) return "localhost";
+  return rest;
+}
+
+}  // namespace
+
+Status WireMail(App::Services& s) {
+  auto secret = SharedSecret(*s.db, "mail_link_tokens_v1", *s.random, *s.clock);
+  if (!secret) return Fail(secret.error());
+  s.link_tokens = std::make_unique<mail::LinkTokens>(*secret, *s.clock);
+  std::string from = s.config.mail_from;
+  if (from.empty()) from = "crmd@" + UrlHost(s.config.Issuer());
+  jobs::MailRuntimeOptions options{
+      .smtp_url = s.config.smtp_url,
+      .mail_dir = s.config.mail_dir,
+      .rate_per_second = s.config.mail_rate_per_second,
+      .context = {.public_base_url = s.config.Issuer(),
+                  .default_sender = {"", from},
+                  .links = s.link_tokens.get()},
+  };
+  if (!s.config.dkim_private_key_file.empty()) {
+    options.dkim = mail::DkimOptions{.private_key_file = s.config.dkim_private_key_file,
+                                     .selector = s.config.dkim_selector,
+                                     .domain = s.config.dkim_domain};
+  }
+  auto runtime = jobs::MailRuntime::Create(std::move(options), *s.clock);
+  if (!runtime) return Fail(runtime.error());
+  s.mail_runtime = std::move(*runtime);
+  s.crm->delivery->set_policy({.lease_s = s.config.mail_lease_s});
+  s.crm->campaigns->SetMail(&s.mail_runtime->context(), s.crm->settings.get());
+  s.campaign_sender = std::make_unique<jobs::CampaignSender>(
+      *s.crm->delivery, *s.crm->campaigns, *s.crm->settings, *s.mail_runtime, *s.clock,
+      jobs::CampaignSenderOptions{.concurrency = s.config.mail_concurrency,
+                                  .poll_interval_ms = s.config.mail_poll_interval_ms,
+                                  .metrics = s.metrics.get()});
+  s.automation_runs = std::make_unique<crm::AutomationRuns>(
+      *s.db, *s.clock, *s.crm->contacts, crm::RunPolicy{.lease_s = s.config.mail_lease_s});
+  // call_webhook steps are signed with the secret of a webhook endpoint registered at the
+  // same URL, else with this site's automation secret (docs/marketing.md).
+  auto node_secret = SharedSecret(*s.db, "automation_webhooks_v1", *s.random, *s.clock);
+  if (!node_secret) return Fail(node_secret.error());
+  std::string fallback = std::string(webhooks::kSecretPrefix) + crypto::Base64Encode(*node_secret);
+  jobs::WebhookSecretFor secret_for =
+      [endpoints = s.webhook_endpoints.get(), fallback](const std::string& url) -> Result<std::string> {
+    auto found = endpoints->SecretForUrl(url);
+    if (!found) return Fail(found.error());
+    return found->value_or(fallback);
+  };
+  s.automation_runner = std::make_unique<jobs::AutomationRunner>(
+      *s.automation_runs, *s.crm->settings, *s.mail_runtime, *s.http_client, std::move(secret_for),
+      *s.clock,
+      jobs::AutomationRunnerOptions{.poll_interval_ms = s.config.mail_poll_interval_ms,
+                                    .allow_private = s.config.allow_private_network_targets,
+                                    .webhook_timeout_ms = s.config.webhook_timeout_ms,
+                                    .metrics = s.metrics.get()});
+  std::string business;
+  if (auto doc = s.crm->settings->Get(); doc && doc->document.contains("business"))
+    business = doc->document["business"].value("name", "");
+  for (auto& [prefix, handler] : console::LinkRoutes({.delivery = s.crm->delivery.get(),
+                                                      .contacts = s.crm->contacts.get(),
+                                                      .tokens = s.link_tokens.get(),
+                                                      .business_name = business}))
+    s.router.Prefix(prefix, std::move(handler));
+  return Ok();
+}
+
+}  // namespace crmd::app

@@ -1,0 +1,95 @@
+#include "src/app/wiring.h"
+
+#include "auth/bearer.h"
+#include "auth/scopes.h"
+#include "src/app/shared_secrets.h"
+#include "src/mcp/origin.h"
+
+namespace crmd::app {
+
+namespace {
+
+// Told to every client at initialize (TOOLS.md: explain confirmation and revisions once).
+constexpr const char* kMcpInstructions =
+    "crmd is a CRM: contacts, lists, tags, campaigns, automations, sequences, settings and "
+    "reports. Lists paginate: pass the returned next_cursor as cursor. "
+    "Confirmation: destructive or far-reaching tools (deletions, activations) change nothing "
+    "on the first call; they return status \"confirmation_required\", a preview of the impact "
+    "and a confirmation token. Show the preview to the user and, only after the user agrees, "
+    "call confirm_action with that token (it expires after a few minutes and works once). "
+    "Some actions also need the user's own approval (approval_required in the preview): "
+    "show the user approval_url, where they sign in and approve; you cannot approve. "
+    "Revisions: every updatable record has an integer revision; updates take "
+    "expected_revision, and a revision_conflict error returns the current record: re-read, "
+    "re-apply the change, retry. Errors come back as tool results with isError and a stable "
+    "error.code (not_found, validation_failed naming the field, revision_conflict, ...).";
+
+// A refused bearer token on /mcp (RFC 6750 §3, RFC 9728 §5.1, MCP basic/authorization):
+// the status and challenge come from auth (one mapping), with every scope as the hint.
+http::Response McpUnauthorized(const App::Services& s, const Error& error) {
+  std::string scope;
+  for (const auto& sc : auth::AllScopes()) scope += (scope.empty() ? "" : " ") + sc;
+  int status = auth::BearerStatus(error);
+  auto r = http::Response::Json(
+      status, {{"jsonrpc", "2.0"},
+               {"error", {{"code", -32000}, {"message", status == 503 ? "Service unavailable" : "Unauthorized"}}}});
+  if (status != 503) {
+    r.Set("WWW-Authenticate",
+          auth::BearerChallenge(error, s.config.Issuer() + "/.well-known/oauth-protected-resource/mcp", scope));
+  }
+  return r;
+}
+
+}  // namespace
+
+void CreateMcpRegistry(App::Services& s) {
+  s.tools = std::make_unique<mcp::ToolRegistry>(mcp::ToolRegistryOptions{
+      // Tool output is checked in every build: a mismatch is a bug we want in the logs.
+      .validate_output = s.config.mcp_validate_output,
+  });
+}
+
+Status AddMcpRoutes(App::Services& s) {
+  auto state_key = SharedSecret(*s.db, "mcp_request_state_v1", *s.random, *s.clock);
+  if (!state_key) return Fail(state_key.error());
+  // Sessions live in the database so that every node answers every session.
+  s.mcp_sessions = std::make_unique<DbSessions>(DbSessionsOptions{}, *s.db, *s.clock, *s.random);
+  s.mcp = std::make_unique<mcp::McpEndpoint>(
+      mcp::McpEndpointOptions{
+          .server_name = "crmd",
+          .server_title = "crmd CRM",
+          .server_version = "0.1.0",
+          .instructions = kMcpInstructions,
+          .resource_metadata_url = s.config.Issuer() + "/.well-known/oauth-protected-resource/mcp",
+          .shared_sessions = s.mcp_sessions.get(),
+          .rate_limit = {.per_second = s.config.mcp_calls_per_second,
+                         .burst = s.config.mcp_calls_burst},
+          // 2026-07-28 requestState is sealed with a key every node on the database
+          // shares (server_secrets), so any node finishes a round trip another started,
+          // also after a restart.
+          .request_state_keys = {{.id = "s1", .secret = std::move(*state_key)}},
+          .metrics = s.metrics.get(),
+      },
+      *s.tools, *s.clock, *s.random);
+  auto policy = std::make_shared<mcp::OriginPolicy>(
+      mcp::MakeOriginPolicy(s.config.Issuer(), s.config.allowed_origins));
+  s.router.Exact("/mcp", [&s, policy](const http::Request& req) {
+    // DNS rebinding first: a foreign Host or Origin learns nothing, not even 401.
+    if (auto refused = mcp::CheckOriginAndHost(req, *policy)) return *refused;
+    // A browser's preflight carries no token; the Origin is already known to be allowed.
+    if (req.method == "OPTIONS") return mcp::CorsPreflight(req);
+    http::Response res = [&] {
+      // The guard also refuses a token in the query string (invalid_request).
+      Result<Principal> principal =
+          Fail(Errc::kUnauthenticated, "authorization required", std::string(auth::kBearerMissing));
+      if (s.authenticate) principal = s.authenticate(req);
+      if (!principal) return McpUnauthorized(s, principal.error());
+      return s.mcp->Handle(req, *principal);
+    }();
+    mcp::AddCorsHeaders(req, res);
+    return res;
+  });
+  return Ok();
+}
+
+}  // namespace crmd::app
