@@ -112,8 +112,10 @@ class Approvals : public MarketingTools {
     // mail_lease_s (10 s here), after which they are leased here. Every recipient leased
     // here is refused for good. The sender marks the campaign sent once every recipient
     // has a final state (a revision change that would make a preview taken before it
-    // stale): wait for that, as a person would. Bounded generously: on PostgreSQL under a
-    // loaded sanitized run, the sender's threads took turns re-leasing them past 60 s.
+    // stale). The node's two sender threads may both be waiting in the throttle, each for
+    // up to 100 s per message of a batch whose leases it has lost, before either marks the
+    // campaign again, so this loop advances campaign statuses itself, as another node's
+    // sender would.
     int failed = 0;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
     while (Count("SELECT COUNT(*) FROM campaigns WHERE id = ? AND status = 'sent'", {id}) == 0 &&
@@ -130,6 +132,7 @@ class Approvals : public MarketingTools {
           ++failed;
         }
       }
+      EXPECT_TRUE(s.delivery->Advance().has_value());
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     EXPECT_GT(failed, 0) << "no recipient of campaign " << id << " was leased";
