@@ -130,14 +130,16 @@ Status CampaignDelivery::Record(const send_repo::QueuedRecipient& r, const SendR
         int64_t delay = policy_.retry_base_s;
         for (int64_t i = 1; i < attempts && delay < policy_.retry_max_s; ++i) delay *= 2;
         delay = std::min(delay, policy_.retry_max_s);
-        if (auto s = send_repo::Retry(c, r.campaign_id, r.contact_id, report.reason, report.smtp_code,
-                                 now + delay, now);
+        if (auto s = send_repo::Retry(c, r.campaign_id, r.contact_id, r.lease_until, report.reason,
+                                      report.smtp_code, now + delay, now);
             !s)
           return Fail(s.error());
         return true;
       }
       case K::kNotAttempted:
-        if (auto s = send_repo::Release(c, r.campaign_id, r.contact_id, report.retry_at); !s)
+        if (auto s =
+                send_repo::Release(c, r.campaign_id, r.contact_id, r.lease_until, report.retry_at);
+            !s)
           return Fail(s.error());
         return true;
     }

@@ -146,6 +146,7 @@ Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64
                       .contact_id = r.Int(1),
                       .round = r.Int(2),
                       .attempts = r.Int(3),
+                      .lease_until = now + lease_s,
                       .email = r.Str(4),
                       .first_name = r.Str(5),
                       .last_name = r.Str(6),
@@ -197,21 +198,23 @@ Result<bool> MarkSkipped(store::Conn& c, int64_t campaign_id, int64_t contact_id
   return Finalise(c, campaign_id, contact_id, "skipped", ", reason = ?", std::move(values), now);
 }
 
-Status Retry(store::Conn& c, int64_t campaign_id, int64_t contact_id, const std::string& reason,
-             int smtp_code, int64_t due_at, int64_t now) {
+Status Retry(store::Conn& c, int64_t campaign_id, int64_t contact_id, int64_t lease_until,
+             const std::string& reason, int smtp_code, int64_t due_at, int64_t now) {
   auto r = c.Exec(
       "UPDATE campaign_recipients SET due_at = ?, reason = ?, smtp_code = ?, updated_at = ? "
-      "WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'",
-      {due_at, reason, OptCode(smtp_code), now, campaign_id, contact_id});
+      "WHERE campaign_id = ? AND contact_id = ? AND status = 'pending' AND due_at = ?",
+      {due_at, reason, OptCode(smtp_code), now, campaign_id, contact_id, lease_until});
   if (!r) return Fail(r.error());
   return Ok();
 }
 
-Status Release(store::Conn& c, int64_t campaign_id, int64_t contact_id, int64_t due_at) {
+Status Release(store::Conn& c, int64_t campaign_id, int64_t contact_id, int64_t lease_until,
+               int64_t due_at) {
   auto r = c.Exec(
       "UPDATE campaign_recipients SET due_at = ?, attempts = CASE WHEN attempts > 0 "
-      "THEN attempts - 1 ELSE 0 END WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'",
-      {due_at, campaign_id, contact_id});
+      "THEN attempts - 1 ELSE 0 END WHERE campaign_id = ? AND contact_id = ? "
+      "AND status = 'pending' AND due_at = ?",
+      {due_at, campaign_id, contact_id, lease_until});
   if (!r) return Fail(r.error());
   return Ok();
 }

@@ -21,6 +21,10 @@ struct QueuedRecipient {
   int64_t contact_id = 0;
   int64_t round = 1;
   int64_t attempts = 0;  // attempts made before this lease
+  // The row's due_at while this lease holds (now + lease_s). Retry and Release change the
+  // row only while it still has this due_at: once the lease ran out and another thread or
+  // node leased the row again, a late Retry or Release of the first lease is a no-op.
+  int64_t lease_until = 0;
   std::string email, first_name, last_name, phone, custom_fields_json;
   std::string contact_status;
   // The campaign's trace (SetTrace); empty when it has none. Each message is a child span.
@@ -62,11 +66,15 @@ Result<bool> MarkFailed(store::Conn& c, int64_t campaign_id, int64_t contact_id,
                         const std::string& reason, int smtp_code, int64_t now);
 Result<bool> MarkSkipped(store::Conn& c, int64_t campaign_id, int64_t contact_id,
                          const std::string& reason, int64_t now);
-// Not now: due again at `due_at`, with the reason kept for the log.
-Status Retry(store::Conn& c, int64_t campaign_id, int64_t contact_id, const std::string& reason,
-             int smtp_code, int64_t due_at, int64_t now);
-// Gives the lease back without counting an attempt (the relay is down, or the node stops).
-Status Release(store::Conn& c, int64_t campaign_id, int64_t contact_id, int64_t due_at);
+// Not now: due again at `due_at`, with the reason kept for the log. Only while the lease
+// `lease_until` (QueuedRecipient::lease_until) still holds the row.
+Status Retry(store::Conn& c, int64_t campaign_id, int64_t contact_id, int64_t lease_until,
+             const std::string& reason, int smtp_code, int64_t due_at, int64_t now);
+// Gives the lease back without counting an attempt (the relay is down, the node stops, or
+// too little of the lease is left to send), due at `due_at`; only while the lease
+// `lease_until` still holds the row.
+Status Release(store::Conn& c, int64_t campaign_id, int64_t contact_id, int64_t lease_until,
+               int64_t due_at);
 
 // Events after delivery, once per recipient: kind is one of "bounced", "complained",
 // "unsubscribed", "opened", "clicked". Sets the recipient's <kind>_at when it was unset and

@@ -1,5 +1,6 @@
 #include "src/jobs/automation_runner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <nlohmann/json.hpp>
@@ -100,13 +101,18 @@ int AutomationRunner::RunOnce(mail::Transport& transport) {
 }
 
 StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
-                                      const Result<mail::Message>& message) {
-  if (!message) return {.kind = K::kFailed, .detail = "message could not be built: " + message.error().message};
+                                      const Result<mail::Message>& message, int64_t lease_until) {
+  if (!message)
+    return {.kind = K::kFailed, .detail = "message could not be built: " + message.error().message};
   auto bytes = runtime_.Render(*message);
   if (!bytes) return {.kind = K::kFailed, .detail = "message could not be rendered: " + bytes.error().message};
   if (int64_t until = runtime_.PausedUntil(); until != 0)
     return {.kind = K::kNotAttempted, .retry_at = until};
   if (!runtime_.Throttle(stop_, mu_, cv_)) return {.kind = K::kNotAttempted};
+  if (clock_.NowUnix() >= lease_until - runs_.policy().lease_s / 2) {
+    runtime_.ReturnTurn();
+    return {.kind = K::kNotAttempted};
+  }
   mail::Envelope envelope{.mail_from = message->from.address, .recipients = {message->to.address}};
   mail::SendResult sent = transport.Send(envelope, *bytes);
   if (options_.metrics) {
@@ -145,7 +151,7 @@ StepOutcome AutomationRunner::SendEmail(mail::Transport& transport, const crm::L
                      .from = {step.value("from_name", ""), step.value("from_email", "")},
                      .send_id = RunSendId(s.run, s.step_index),
                      .extra_headers = {{"X-Crmd-Automation", std::to_string(s.run.automation_id)}}};
-  return Deliver(transport, crm::BuildSimpleMessage(e, crm::RecipientOf(s.run), ctx));
+  return Deliver(transport, crm::BuildSimpleMessage(e, crm::RecipientOf(s.run), ctx), s.run.due_at);
 }
 
 StepOutcome AutomationRunner::CallWebhook(const crm::LeasedStep& s) {
@@ -230,8 +236,16 @@ int AutomationRunner::RunSteps(mail::Transport& transport, const crm::MailContex
   return handled;
 }
 
+int AutomationRunner::EmailBatch() const {
+  // No more than the node's rate sends in half a lease (see Deliver).
+  double rate = runtime_.options().rate_per_second;
+  if (rate <= 0) return options_.batch;
+  return static_cast<int>(std::clamp(rate * static_cast<double>(runs_.policy().lease_s) / 2, 1.0,
+                                     static_cast<double>(std::max(1, options_.batch))));
+}
+
 int AutomationRunner::RunSequences(mail::Transport& transport, const crm::MailContext& ctx) {
-  auto due = runs_.LeaseSequenceEmails(options_.batch);
+  auto due = runs_.LeaseSequenceEmails(EmailBatch());
   if (!due) {
     Warn("sequence_lease_failed", due.error());
     return 0;
@@ -255,7 +269,7 @@ int AutomationRunner::RunSequences(mail::Transport& transport, const crm::MailCo
                             .last_name = e.last_name,
                             .phone = e.phone,
                             .custom_fields_json = e.custom_fields_json};
-      o = Deliver(transport, crm::BuildSimpleMessage(m, to, ctx));
+      o = Deliver(transport, crm::BuildSimpleMessage(m, to, ctx), e.due_at);
     }
     spdlog::info(R"("event":"sequence_email","sequence_id":{},"run_id":{},"contact_id":{},"email":{},"outcome":"{}")",
                  e.sequence_id, e.run_id, e.contact_id, e.next_email, OutcomeName(o.kind));
@@ -266,7 +280,7 @@ int AutomationRunner::RunSequences(mail::Transport& transport, const crm::MailCo
 }
 
 int AutomationRunner::RunOptins(mail::Transport& transport, const crm::MailContext& ctx) {
-  auto due = runs_.LeaseOptins(options_.batch);
+  auto due = runs_.LeaseOptins(EmailBatch());
   if (!due) {
     Warn("optin_lease_failed", due.error());
     return 0;
@@ -304,7 +318,7 @@ int AutomationRunner::RunOptins(mail::Transport& transport, const crm::MailConte
                             .last_name = e.last_name};
       auto built = crm::BuildSimpleMessage(m, to, ctx);
       if (built) message_id = built->message_id;
-      o = Deliver(transport, built);
+      o = Deliver(transport, built, e.due_at);
     }
     if (auto st = runs_.RecordOptin(e, o, message_id); !st) Warn("optin_record_failed", st.error());
     ++handled;

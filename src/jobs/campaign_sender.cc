@@ -1,5 +1,6 @@
 #include "src/jobs/campaign_sender.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -133,7 +134,27 @@ SendReport CampaignSender::SendOne(mail::Transport& transport,
 }
 
 int CampaignSender::RunOnce(mail::Transport& transport) {
-  auto leased = delivery_.Lease(options_.batch);
+  // A message starts only while at least half of its recipient's lease is left (the lease
+  // is longer than one message's SMTP timeout); after that another thread or node may
+  // lease the recipient again, and sending it here too would send it twice. So a round
+  // leases no more than the node's rate can send in half a lease, waits for the first
+  // message's turn before it leases, and gives back what the throttle has not let through
+  // in time.
+  const int64_t lease_s = delivery_.policy().lease_s;
+  int limit = options_.batch;
+  if (double rate = runtime_.options().rate_per_second; rate > 0)
+    limit = static_cast<int>(std::clamp(rate * static_cast<double>(lease_s) / 2, 1.0,
+                                        static_cast<double>(std::max(1, options_.batch))));
+  if (!runtime_.Throttle(stop_, mu_, cv_)) return 0;
+  bool have_turn = true;  // the first message's, taken before leasing
+  struct ReturnUnused {
+    MailRuntime& runtime;
+    bool& have_turn;
+    ~ReturnUnused() {
+      if (have_turn) runtime.ReturnTurn();
+    }
+  } return_unused{runtime_, have_turn};
+  auto leased = delivery_.Lease(limit);
   if (!leased) {
     spdlog::warn(R"("event":"campaign_lease_failed","detail":"{}")", JsonEscape(leased.error().message));
     return 0;
@@ -171,10 +192,16 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
       report = SendReport{.kind = SendReport::Kind::kNotAttempted,
                           .retry_at = clock_.NowUnix() + 5};
     } else {
-      if (!runtime_.Throttle(stop_, mu_, cv_)) {
+      if (!have_turn && !runtime_.Throttle(stop_, mu_, cv_)) {
         give_back(0);
         break;
       }
+      have_turn = true;
+      if (clock_.NowUnix() >= r.lease_until - lease_s / 2) {
+        give_back(0);  // a no-op for a lease that another thread or node has taken over
+        break;
+      }
+      have_turn = false;
       report = SendOne(transport, *t, r, ctx);
       if (options_.metrics) {
         using K = crm::SendReport::Kind;

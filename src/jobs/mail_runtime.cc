@@ -53,12 +53,20 @@ bool MailRuntime::Throttle(const bool& stop, std::mutex& mu, std::condition_vari
         tokens_ -= 1;
         return true;
       }
+      // At most a second before looking again: a turn may be given back (ReturnTurn).
       wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>((1 - tokens_) / rate));
+          std::chrono::duration<double>(std::min(1.0, (1 - tokens_) / rate)));
     }
     std::unique_lock lock(mu);
     if (cv.wait_for(lock, wait, [&] { return stop; })) return false;
   }
+}
+
+void MailRuntime::ReturnTurn() {
+  const double rate = options_.rate_per_second;
+  if (rate <= 0) return;
+  std::lock_guard lock(mu_);
+  tokens_ = std::min(std::max(1.0, rate / 10), tokens_ + 1);
 }
 
 int64_t MailRuntime::RelayDown() {

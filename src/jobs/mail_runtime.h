@@ -45,6 +45,8 @@ class MailRuntime {
 
   // Blocks until the node's rate allows one more message, or `stop` is set (then false).
   bool Throttle(const bool& stop, std::mutex& mu, std::condition_variable& cv);
+  // Gives back a turn Throttle granted that no message used.
+  void ReturnTurn();
 
   // The relay failed at connection level: every thread holds off, doubling up to
   // relay_backoff_max_s. Returns the unix time sending may resume.

@@ -17,9 +17,9 @@
 namespace crmd::testing {
 namespace {
 
-using nlohmann::json;
 using mail::testing::RunPython;
 using mail::testing::SmtpSink;
+using nlohmann::json;
 
 // Parses an .eml with Python's email package (policy=default) into JSON: the headers
 // that matter, the MIME tree, the decoded text and HTML parts.
@@ -89,6 +89,9 @@ TestServerOptions SendingTo(const SinkFirst& s) {
 class Delivery : public SinkFirst, public MarketingTools {
  protected:
   Delivery() : MarketingTools(SendingTo(*this)) {}
+  // A server made by `options` for this fixture's sink.
+  explicit Delivery(TestServerOptions (*options)(const SinkFirst&))
+      : MarketingTools(options(*this)) {}
 
   json Confirm(McpClient& c, const json& args) {
     json preview = Call(c, "activate_campaign", args);
@@ -242,6 +245,49 @@ TEST_F(Delivery, CampaignReachesEveryRecipientOnceAsProperMime) {
     EXPECT_EQ(r["status"], "sent");
     EXPECT_TRUE(ids.count(r["message_id"].get<std::string>())) << r.dump();
   }
+}
+
+// A node whose rate sends fewer messages in one lease than a batch holds: 2 messages a
+// second, recipients leased for 4 s, two sending threads.
+TestServerOptions SlowlyTo(const SinkFirst& s) {
+  TestServerOptions o = SendingTo(s);
+  o.configure = [&s, configure = o.configure](Config& c) {
+    configure(c);
+    c.mail_rate_per_second = 2;
+    c.mail_lease_s = 4;
+  };
+  o.before_start = [](app::App::Services& s) {
+    s.crm->delivery->set_policy(
+        {.lease_s = 4, .max_attempts = 2, .retry_base_s = 1, .retry_max_s = 1});
+  };
+  return o;
+}
+
+class SlowRelay : public Delivery {
+ protected:
+  SlowRelay() : Delivery(SlowlyTo) {}
+};
+
+// 12 recipients at 2 a second take 6 s, and a lease lasts 4 s. A thread that leased a
+// batch of 10 and then waited its turn for each message was still sending after the
+// leases ran out, when the other thread leased the same recipients again and sent them
+// too. A message now starts only while half its lease is left, and a round leases no more
+// than the rate sends in that time.
+TEST_F(SlowRelay, EveryRecipientGetsOneMessageWhenTheRateIsSlowerThanTheLeases) {
+  auto c = Client();
+  int64_t list = AddList("Slow");
+  for (int i = 0; i < 12; ++i) InList(AddContact("r" + std::to_string(i) + "@example.com"), list);
+  int64_t id = NewCampaign(*c, list);
+  Confirm(*c, {{"id", id}});
+  ASSERT_TRUE(WaitStatus(id, "sent", 90)) << CampaignStatus(id);
+  auto got = ByRecipient();
+  EXPECT_EQ(got.size(), 12u);
+  for (const auto& [rcpt, messages] : got)
+    EXPECT_EQ(messages.size(), 1u) << rcpt << " got " << messages.size();
+  EXPECT_EQ(Received(), 12);
+  json report = Report(*c, id);
+  EXPECT_EQ(report["outcomes"]["sent"], 12) << report.dump();
+  EXPECT_EQ(report["outcomes"]["failed"], 0);
 }
 
 TEST_F(Delivery, OneClickUnsubscribeFromTheParsedHeader) {
