@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "src/core/text.h"
+
 namespace crmd::auth {
 namespace {
 
@@ -20,13 +22,6 @@ bool IsSchemeChar(char c, bool first) {
   if (std::isalpha(static_cast<unsigned char>(c))) return true;
   if (first) return false;
   return std::isdigit(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
 }
 
 // Splits "//authority/rest" after the scheme. nullopt when the authority is malformed.
@@ -103,7 +98,7 @@ Result<RedirectUriKind> ValidateRedirectUri(std::string_view uri) {
   std::string_view scheme = uri.substr(0, colon);
   for (size_t i = 0; i < scheme.size(); ++i)
     if (!IsSchemeChar(scheme[i], i == 0)) return Refuse("redirect_uri must be an absolute URI");
-  std::string lower_scheme = Lower(scheme);
+  std::string lower_scheme = text::AsciiLower(scheme);
   std::string_view after = uri.substr(colon + 1);
 
   static constexpr std::array<std::string_view, 10> kDangerous = {

@@ -38,11 +38,6 @@ Client FromRow(const store::Row& r) {
   return c;
 }
 
-Status Done(const Result<int64_t>& r) {
-  if (!r) return Fail(r.error());
-  return Ok();
-}
-
 }  // namespace
 
 Result<std::optional<ClientWithHashes>> FindClient(store::Conn& c, std::string_view client_id) {
@@ -67,7 +62,7 @@ Result<std::vector<Client>> ListClients(store::Conn& c) {
 Status InsertClient(store::Conn& c, const Client& client,
                     const std::optional<std::string>& secret_hash,
                     const std::optional<std::string>& registration_token_hash) {
-  return Done(c.Exec(
+  return Discard(c.Exec(
       "INSERT INTO oauth_clients (client_id, client_secret_hash, registration_access_token_hash, "
       "token_endpoint_auth_method, client_name, redirect_uris, grant_types, metadata, "
       "allowed_scopes, source, cimd_expires_at, revoked, created_at, updated_at) "
@@ -91,12 +86,12 @@ Result<int64_t> UpdateClientMetadata(store::Conn& c, const Client& client, int64
 
 Status SetClientSecretHash(store::Conn& c, std::string_view client_id,
                            const std::optional<std::string>& secret_hash) {
-  return Done(c.Exec("UPDATE oauth_clients SET client_secret_hash = ? WHERE client_id = ?",
-                     {store::Opt(secret_hash), std::string(client_id)}));
+  return Discard(c.Exec("UPDATE oauth_clients SET client_secret_hash = ? WHERE client_id = ?",
+                        {store::Opt(secret_hash), std::string(client_id)}));
 }
 
 Status UpsertCimdClient(store::Conn& c, const Client& client) {
-  return Done(c.Exec(
+  return Discard(c.Exec(
       "INSERT INTO oauth_clients (client_id, client_secret_hash, registration_access_token_hash, "
       "token_endpoint_auth_method, client_name, redirect_uris, grant_types, metadata, "
       "allowed_scopes, source, cimd_expires_at, revoked, created_at, updated_at) "

@@ -1,21 +1,13 @@
 #include "auth/repo/login_sessions_repo.h"
 
 namespace crmd::auth::repo {
-namespace {
-
-Status Done(const Result<int64_t>& r) {
-  if (!r) return Fail(r.error());
-  return Ok();
-}
-
-}  // namespace
 
 Result<int64_t> DeleteExpiredSessions(store::Conn& c, int64_t now) {
   return c.Exec("DELETE FROM login_sessions WHERE expires_at <= ?", {now});
 }
 
 Status InsertSession(store::Conn& c, const LoginSession& s) {
-  return Done(
+  return Discard(
       c.Exec("INSERT INTO login_sessions (id_hash, user_id, csrf_token, created_at, expires_at) "
              "VALUES (?, ?, ?, ?, ?)",
              {s.id_hash, s.user_id, s.csrf_token, s.created_at, s.expires_at}));
@@ -40,11 +32,11 @@ Result<std::optional<LoginSession>> FindLiveSession(store::Conn& c, const std::s
 }
 
 Status DeleteSession(store::Conn& c, const std::string& id_hash) {
-  return Done(c.Exec("DELETE FROM login_sessions WHERE id_hash = ?", {id_hash}));
+  return Discard(c.Exec("DELETE FROM login_sessions WHERE id_hash = ?", {id_hash}));
 }
 
 Status DeleteSessionsOf(store::Conn& c, int64_t user_id) {
-  return Done(c.Exec("DELETE FROM login_sessions WHERE user_id = ?", {user_id}));
+  return Discard(c.Exec("DELETE FROM login_sessions WHERE user_id = ?", {user_id}));
 }
 
 }  // namespace crmd::auth::repo

@@ -17,55 +17,39 @@ constexpr const char* kTypes[] = {"Email",    "Input", "Textarea", "Dropdown", "
                                   "List",     "Heading", "Paragraph", "Image", "Link"};
 constexpr const char* kStatuses[] = {"", "pending", "subscribed", "unsubscribed"};
 
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  auto flush = [&] {
-    size_t a = cur.find_first_not_of(" \t\r\n"), b = cur.find_last_not_of(" \t\r\n");
-    if (a != std::string::npos) out.push_back(cur.substr(a, b - a + 1));
-    cur.clear();
-  };
-  for (char ch : s) {
-    if (ch == ',' || ch == '\n') flush();
-    else cur += ch;
-  }
-  flush();
-  return out;
-}
-
-std::string Value(const FormFields& form, const std::string& name) {
-  return http::FormValue(form, name).value_or("");
-}
-
 // The builder's inputs as the definition FormRepo checks; `error` set when the display
 // rules are not JSON.
 json Definition(const FormFields& in, std::string* error) {
   json fields = json::array();
   for (int i = 0; i < kBuilderRows; ++i) {
     std::string p = "f" + std::to_string(i) + "_";
-    std::string type = Value(in, p + "type"), name = Value(in, p + "name");
-    std::string label = Value(in, p + "label");
+    std::string type = FieldValue(in, p + "type"), name = FieldValue(in, p + "name");
+    std::string label = FieldValue(in, p + "label");
     if (type.empty() || (name.empty() && label.empty())) continue;
     json f{{"type", type}};
     if (!name.empty()) f["name"] = name;
     if (!label.empty()) f["label"] = label;
-    if (Value(in, p + "required") == "on") f["required"] = true;
-    auto options = SplitList(Value(in, p + "options"));
+    if (FieldValue(in, p + "required") == "on") f["required"] = true;
+    auto options = SplitList(FieldValue(in, p + "options"), ",\n");
     if (!options.empty()) f["options"] = options;
     fields.push_back(std::move(f));
   }
   json applies = json::object();
-  if (!Value(in, "applies_status").empty()) applies["status"] = Value(in, "applies_status");
-  if (!Value(in, "applies_type").empty()) applies["type"] = Value(in, "applies_type");
-  if (auto tags = SplitList(Value(in, "applies_tags")); !tags.empty()) applies["tags"] = tags;
-  if (auto lists = SplitList(Value(in, "applies_lists")); !lists.empty()) applies["lists"] = lists;
-  json def{{"name", Value(in, "name")},
+  if (!FieldValue(in, "applies_status").empty())
+    applies["status"] = FieldValue(in, "applies_status");
+  if (!FieldValue(in, "applies_type").empty()) applies["type"] = FieldValue(in, "applies_type");
+  if (auto tags = SplitList(FieldValue(in, "applies_tags"), ",\n"); !tags.empty())
+    applies["tags"] = tags;
+  if (auto lists = SplitList(FieldValue(in, "applies_lists"), ",\n"); !lists.empty())
+    applies["lists"] = lists;
+  json def{{"name", FieldValue(in, "name")},
            {"fields", std::move(fields)},
            {"applies", std::move(applies)},
-           {"require_key", Value(in, "require_key") == "on"},
-           {"allowed_origins", SplitList(Value(in, "allowed_origins"))}};
-  if (!Value(in, "honeypot_field").empty()) def["honeypot_field"] = Value(in, "honeypot_field");
-  std::string rules = Value(in, "display_rules");
+           {"require_key", FieldValue(in, "require_key") == "on"},
+           {"allowed_origins", SplitList(FieldValue(in, "allowed_origins"), ",\n")}};
+  if (!FieldValue(in, "honeypot_field").empty())
+    def["honeypot_field"] = FieldValue(in, "honeypot_field");
+  std::string rules = FieldValue(in, "display_rules");
   if (rules.find_first_not_of(" \t\r\n") != std::string::npos) {
     auto parsed = json::parse(rules, nullptr, false);
     if (parsed.is_discarded() || !parsed.is_object()) *error = "Display rules must be a JSON object.";
@@ -78,7 +62,7 @@ mstch::map BuilderNode(const FormFields& in) {
   mstch::array rows;
   for (int i = 0; i < kBuilderRows; ++i) {
     std::string p = "f" + std::to_string(i) + "_";
-    std::string chosen = Value(in, p + "type");
+    std::string chosen = FieldValue(in, p + "type");
     if (in.empty() && i == 0) chosen = "Email";
     mstch::array types;
     for (const char* t : kTypes)
@@ -87,26 +71,26 @@ mstch::map BuilderNode(const FormFields& in) {
         {"i", std::to_string(i)},
         {"n", std::to_string(i + 1)},
         {"types", std::move(types)},
-        {"name", in.empty() && i == 0 ? std::string("email") : Value(in, p + "name")},
-        {"label", in.empty() && i == 0 ? std::string("Email") : Value(in, p + "label")},
-        {"required", (in.empty() && i == 0) || Value(in, p + "required") == "on"},
-        {"options", Value(in, p + "options")}});
+        {"name", in.empty() && i == 0 ? std::string("email") : FieldValue(in, p + "name")},
+        {"label", in.empty() && i == 0 ? std::string("Email") : FieldValue(in, p + "label")},
+        {"required", (in.empty() && i == 0) || FieldValue(in, p + "required") == "on"},
+        {"options", FieldValue(in, p + "options")}});
   }
   mstch::array statuses;
   for (const char* s : kStatuses)
     statuses.emplace_back(mstch::map{{"status", std::string(s)},
                                      {"label", std::string(*s ? s : "(leave as it is)")},
-                                     {"selected", Value(in, "applies_status") == s}});
+                                     {"selected", FieldValue(in, "applies_status") == s}});
   return mstch::map{{"rows", std::move(rows)},
                     {"statuses", std::move(statuses)},
-                    {"form_name", Value(in, "name")},
-                    {"applies_type", Value(in, "applies_type")},
-                    {"applies_tags", Value(in, "applies_tags")},
-                    {"applies_lists", Value(in, "applies_lists")},
-                    {"display_rules", Value(in, "display_rules")},
-                    {"allowed_origins", Value(in, "allowed_origins")},
-                    {"honeypot_field", Value(in, "honeypot_field")},
-                    {"require_key", Value(in, "require_key") == "on"}};
+                    {"form_name", FieldValue(in, "name")},
+                    {"applies_type", FieldValue(in, "applies_type")},
+                    {"applies_tags", FieldValue(in, "applies_tags")},
+                    {"applies_lists", FieldValue(in, "applies_lists")},
+                    {"display_rules", FieldValue(in, "display_rules")},
+                    {"allowed_origins", FieldValue(in, "allowed_origins")},
+                    {"honeypot_field", FieldValue(in, "honeypot_field")},
+                    {"require_key", FieldValue(in, "require_key") == "on"}};
 }
 
 http::Response FormsPage(const FormsPagesDeps& d, const Person& p, int status,
@@ -141,7 +125,7 @@ http::Response PostForms(const FormsPagesDeps& d, const http::Request& req, cons
   auto in = http::ParseForm(req.body);
   if (auto refused = RefuseForgedPost(d.people, req, p, in)) return *refused;
   const PageChrome chrome = ChromeFor(p, "forms");
-  std::string action = Value(in, "action");
+  std::string action = FieldValue(in, "action");
   if (action == "create") {
     std::string error;
     json def = Definition(in, &error);
@@ -155,7 +139,7 @@ http::Response PostForms(const FormsPagesDeps& d, const http::Request& req, cons
     return SeeOther("/console/forms/view?id=" + std::to_string(made->id));
   }
   if (action == "delete") {
-    auto id = Id(Value(in, "id"));
+    auto id = Id(FieldValue(in, "id"));
     if (!id) return MessagePage(400, "Bad request", "Use the Delete button.", chrome);
     if (auto st = d.forms->Delete(*id); !st) {
       if (st.error().code == Errc::kNotFound) return NotFoundPage(chrome);
@@ -169,7 +153,7 @@ http::Response PostForms(const FormsPagesDeps& d, const http::Request& req, cons
 
 http::Response ViewForm(const FormsPagesDeps& d, const http::Request& req, const Person& p) {
   const PageChrome chrome = ChromeFor(p, "forms");
-  auto id = Id(Value(http::ParseForm(req.query), "id"));
+  auto id = Id(FieldValue(http::ParseForm(req.query), "id"));
   if (!id) return NotFoundPage(chrome);
   auto f = d.forms->Get(*id);
   if (!f) {

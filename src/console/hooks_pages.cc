@@ -14,44 +14,27 @@ using nlohmann::json;
 
 constexpr int kMappingRows = 6;
 
-std::string Value(const FormFields& form, const std::string& name) {
-  return http::FormValue(form, name).value_or("");
-}
-
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  auto flush = [&] {
-    size_t a = cur.find_first_not_of(" \t\r\n"), b = cur.find_last_not_of(" \t\r\n");
-    if (a != std::string::npos) out.push_back(cur.substr(a, b - a + 1));
-    cur.clear();
-  };
-  for (char ch : s) {
-    if (ch == ',') flush();
-    else cur += ch;
-  }
-  flush();
-  return out;
-}
-
 json MappingOf(const FormFields& in) {
   json m = json::object();
   for (int i = 0; i < kMappingRows; ++i) {
     std::string p = "m" + std::to_string(i) + "_";
-    std::string target = Value(in, p + "target"), path = Value(in, p + "path");
+    std::string target = FieldValue(in, p + "target"), path = FieldValue(in, p + "path");
     if (target.empty() && path.empty()) continue;
-    if (Value(in, p + "required") == "on") m[target] = json{{"path", path}, {"required", true}};
-    else m[target] = path;
+    if (FieldValue(in, p + "required") == "on")
+      m[target] = json{{"path", path}, {"required", true}};
+    else
+      m[target] = path;
   }
   return m;
 }
 
 json AppliesOf(const FormFields& in) {
   json a = json::object();
-  if (auto tags = SplitList(Value(in, "applies_tags")); !tags.empty()) a["tags"] = tags;
-  if (auto lists = SplitList(Value(in, "applies_lists")); !lists.empty()) a["lists"] = lists;
-  if (!Value(in, "applies_status").empty()) a["status"] = Value(in, "applies_status");
-  if (!Value(in, "applies_type").empty()) a["type"] = Value(in, "applies_type");
+  if (auto tags = SplitList(FieldValue(in, "applies_tags"), ","); !tags.empty()) a["tags"] = tags;
+  if (auto lists = SplitList(FieldValue(in, "applies_lists"), ","); !lists.empty())
+    a["lists"] = lists;
+  if (!FieldValue(in, "applies_status").empty()) a["status"] = FieldValue(in, "applies_status");
+  if (!FieldValue(in, "applies_type").empty()) a["type"] = FieldValue(in, "applies_type");
   return a;
 }
 
@@ -80,7 +63,7 @@ Preview PreviewOf(const FormFields& in) {
     out.errors.push_back({"applies", applies.error().message});
     return out;
   }
-  std::string sample = Value(in, "sample");
+  std::string sample = FieldValue(in, "sample");
   auto payload = json::parse(sample, nullptr, false);
   if (sample.find_first_not_of(" \t\r\n") == std::string::npos) {
     out.errors.push_back({"sample", "paste a sample payload (JSON) to see what it becomes"});
@@ -122,19 +105,20 @@ mstch::map EditorNode(const FormFields& in) {
   for (int i = 0; i < kMappingRows; ++i) {
     std::string p = "m" + std::to_string(i) + "_";
     bool first = in.empty() && i == 0;
-    rows.emplace_back(mstch::map{{"i", std::to_string(i)},
-                                 {"n", std::to_string(i + 1)},
-                                 {"target", first ? std::string("email") : Value(in, p + "target")},
-                                 {"path", first ? std::string("email") : Value(in, p + "path")},
-                                 {"required", Value(in, p + "required") == "on"}});
+    rows.emplace_back(
+        mstch::map{{"i", std::to_string(i)},
+                   {"n", std::to_string(i + 1)},
+                   {"target", first ? std::string("email") : FieldValue(in, p + "target")},
+                   {"path", first ? std::string("email") : FieldValue(in, p + "path")},
+                   {"required", FieldValue(in, p + "required") == "on"}});
   }
   return mstch::map{{"rows", std::move(rows)},
-                    {"hook_name", Value(in, "name")},
-                    {"applies_tags", Value(in, "applies_tags")},
-                    {"applies_lists", Value(in, "applies_lists")},
-                    {"applies_status", Value(in, "applies_status")},
-                    {"applies_type", Value(in, "applies_type")},
-                    {"sample", Value(in, "sample")}};
+                    {"hook_name", FieldValue(in, "name")},
+                    {"applies_tags", FieldValue(in, "applies_tags")},
+                    {"applies_lists", FieldValue(in, "applies_lists")},
+                    {"applies_status", FieldValue(in, "applies_status")},
+                    {"applies_type", FieldValue(in, "applies_type")},
+                    {"sample", FieldValue(in, "sample")}};
 }
 
 mstch::map PreviewNode(const Preview& p) {
@@ -174,13 +158,12 @@ http::Response PostHooks(const HooksPagesDeps& d, const http::Request& req, cons
   auto in = http::ParseForm(req.body);
   if (auto refused = RefuseForgedPost(d.people, req, p, in)) return *refused;
   const PageChrome chrome = ChromeFor(p, "api");
-  std::string action = Value(in, "action");
+  std::string action = FieldValue(in, "action");
   if (action == "preview") return HooksPage(d, p, 200, "", in, true);
   if (action == "create") {
-    webhooks::IncomingHookInput hook{.name = Value(in, "name"),
-                                     .mapping = MappingOf(in),
-                                     .applies = AppliesOf(in)};
-    if (!Value(in, "hmac_secret").empty()) hook.hmac_secret = Value(in, "hmac_secret");
+    webhooks::IncomingHookInput hook{
+        .name = FieldValue(in, "name"), .mapping = MappingOf(in), .applies = AppliesOf(in)};
+    if (!FieldValue(in, "hmac_secret").empty()) hook.hmac_secret = FieldValue(in, "hmac_secret");
     auto made = d.hooks->Create(hook);
     if (!made) {
       if (made.error().code == Errc::kInvalidArgument)
@@ -193,7 +176,7 @@ http::Response PostHooks(const HooksPagesDeps& d, const http::Request& req, cons
                                  {"hmac", made->hook.has_hmac_secret}},
                       chrome);
   }
-  std::string id_text = Value(in, "id");
+  std::string id_text = FieldValue(in, "id");
   if (id_text.empty() || id_text.size() > 18 ||
       id_text.find_first_not_of("0123456789") != std::string::npos ||
       (action != "enable" && action != "disable" && action != "delete"))

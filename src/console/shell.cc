@@ -65,6 +65,28 @@ std::optional<http::Response> OnlyMethods(const http::Request& req, std::string_
   return r;
 }
 
+std::string FieldValue(const FormFields& form, const std::string& name) {
+  return http::FormValue(form, name).value_or("");
+}
+
+std::vector<std::string> SplitList(const std::string& s, std::string_view separators) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    size_t a = cur.find_first_not_of(" \t\r\n"), b = cur.find_last_not_of(" \t\r\n");
+    if (a != std::string::npos) out.push_back(cur.substr(a, b - a + 1));
+    cur.clear();
+  };
+  for (char ch : s) {
+    if (separators.find(ch) != std::string_view::npos)
+      flush();
+    else
+      cur += ch;
+  }
+  flush();
+  return out;
+}
+
 std::string SafeNext(const std::string& next) {
   bool console = next == "/console" || next.rfind("/console/", 0) == 0;
   if (!console || next.find("//") != std::string::npos || next.find('\\') != std::string::npos)

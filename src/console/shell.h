@@ -83,6 +83,11 @@ http::Response WithAdmin(const ConsolePeople& people, const http::Request& req,
                          const std::function<http::Response(const Person&)>& then);
 
 using FormFields = std::vector<std::pair<std::string, std::string>>;
+// A form field's value, "" when the form has none.
+std::string FieldValue(const FormFields& form, const std::string& name);
+// The non-empty members of a list typed into a field, split at any of `separators`, each
+// trimmed of whitespace.
+std::vector<std::string> SplitList(const std::string& s, std::string_view separators);
 // The 403 page for a forged POST (foreign Origin, missing or wrong csrf_token); nullopt
 // when the form may be acted on.
 std::optional<http::Response> RefuseForgedPost(const ConsolePeople& people,

@@ -54,4 +54,11 @@ inline tl::unexpected<Error> Fail(Error e) { return tl::unexpected<Error>(std::m
 
 inline Status Ok() { return {}; }
 
+// The outcome of a Result without its value (an Exec's row count, say).
+template <typename T>
+Status Discard(const Result<T>& r) {
+  if (!r) return Fail(r.error());
+  return Ok();
+}
+
 }  // namespace crmd

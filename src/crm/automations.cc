@@ -19,11 +19,11 @@ constexpr std::array<std::pair<AutomationStatus, const char*>, 3> kNames{{
     {AutomationStatus::kInactive, "inactive"},
 }};
 
-Error NotFound(int64_t id) {
+Error AutomationNotFound(int64_t id) {
   return Error::NotFound("automation " + std::to_string(id) + " not found");
 }
 
-std::string RevisionKey(int64_t id) { return "automation:" + std::to_string(id); }
+std::string AutomationRevisionKey(int64_t id) { return "automation:" + std::to_string(id); }
 
 Result<std::optional<Automation>> Load(store::Conn& c, int64_t id) {
   return automations_repo::Find(c, id);
@@ -32,7 +32,7 @@ Result<std::optional<Automation>> Load(store::Conn& c, int64_t id) {
 Result<Automation> LoadOr404(store::Conn& c, int64_t id) {
   auto a = Load(c, id);
   if (!a) return Fail(a.error());
-  if (!*a) return Fail(NotFound(id));
+  if (!*a) return Fail(AutomationNotFound(id));
   return std::move(**a);
 }
 
@@ -273,7 +273,7 @@ Result<Preview> AutomationService::PreviewActivate(store::Conn& c, int64_t id) c
                                   : "this trigger is an event; contacts enrol when it happens"}}},
       {"new_status", "active"},
   };
-  p.revisions[RevisionKey(id)] = a->revision;
+  p.revisions[AutomationRevisionKey(id)] = a->revision;
   return p;
 }
 
@@ -315,7 +315,7 @@ Result<Preview> AutomationService::PreviewDelete(store::Conn& c, int64_t id) con
   p.preview = {{"automation", ToJson(*a, false)},
                {"enrolled_contacts", std::move(enrolments)},
                {"irreversible", true}};
-  p.revisions[RevisionKey(id)] = a->revision;
+  p.revisions[AutomationRevisionKey(id)] = a->revision;
   if (a->status == AutomationStatus::kActive) {
     p.blockers.push_back({.kind = "automation",
                           .id = a->id,

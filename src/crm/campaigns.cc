@@ -53,7 +53,7 @@ bool LooksLikeEmail(const std::string& s) {
          s.find('.', at) != std::string::npos;
 }
 
-Error NotFound(int64_t id) {
+Error CampaignNotFound(int64_t id) {
   return Error::NotFound("campaign " + std::to_string(id) + " not found");
 }
 
@@ -77,7 +77,7 @@ Status CheckReferences(store::Conn& c, const Audience& a) {
   return Ok();
 }
 
-std::string RevisionKey(int64_t id) { return "campaign:" + std::to_string(id); }
+std::string CampaignRevisionKey(int64_t id) { return "campaign:" + std::to_string(id); }
 
 }  // namespace
 
@@ -238,7 +238,7 @@ Result<Campaign> CampaignService::Get(int64_t id) const {
   return db_.Read([&](store::Conn& c) -> Result<Campaign> {
     auto k = campaign_repo::Load(c, id);
     if (!k) return Fail(k.error());
-    if (!*k) return Fail(NotFound(id));
+    if (!*k) return Fail(CampaignNotFound(id));
     return std::move(**k);
   });
 }
@@ -283,7 +283,7 @@ Result<Campaign> CampaignService::Create(const Actor& actor, const nlohmann::jso
     if (made) return std::move(*made);
     auto loaded = campaign_repo::Load(c, *id);
     if (!loaded) return Fail(loaded.error());
-    if (!*loaded) return Fail(NotFound(*id));
+    if (!*loaded) return Fail(CampaignNotFound(*id));
     return std::move(**loaded);
   });
 }
@@ -293,7 +293,7 @@ Result<Campaign> CampaignService::Update(const Actor& actor, int64_t id, int64_t
   return db_.Write([&](store::Conn& c) -> Result<Campaign> {
     auto loaded = campaign_repo::Load(c, id);
     if (!loaded) return Fail(loaded.error());
-    if (!*loaded) return Fail(NotFound(id));
+    if (!*loaded) return Fail(CampaignNotFound(id));
     Campaign k = std::move(**loaded);
     if (k.revision != expected_revision) {
       return Fail(Errc::kRevisionConflict, "expected_revision " + std::to_string(expected_revision) +
@@ -317,7 +317,7 @@ Result<Campaign> CampaignService::Pause(const Actor& actor, int64_t id, int64_t 
   return db_.Write([&](store::Conn& c) -> Result<Campaign> {
     auto loaded = campaign_repo::Load(c, id);
     if (!loaded) return Fail(loaded.error());
-    if (!*loaded) return Fail(NotFound(id));
+    if (!*loaded) return Fail(CampaignNotFound(id));
     Campaign k = std::move(**loaded);
     if (expected_revision != 0 && k.revision != expected_revision) {
       return Fail(Errc::kRevisionConflict, "expected_revision is stale; the campaign is at revision " +
@@ -350,7 +350,7 @@ struct ActivationPlan {
 Result<ActivationPlan> PlanActivation(store::Conn& c, int64_t id, int64_t now) {
   auto loaded = campaign_repo::Load(c, id);
   if (!loaded) return Fail(loaded.error());
-  if (!*loaded) return Fail(NotFound(id));
+  if (!*loaded) return Fail(CampaignNotFound(id));
   ActivationPlan plan{.campaign = std::move(**loaded)};
   const Campaign& k = plan.campaign;
   if (!CanActivate(k.status)) {
@@ -415,7 +415,7 @@ Result<Preview> CampaignService::PreviewActivate(store::Conn& c, int64_t id) con
       }
     }
   }
-  p.revisions[RevisionKey(k.id)] = k.revision;
+  p.revisions[CampaignRevisionKey(k.id)] = k.revision;
   return p;
 }
 
@@ -449,15 +449,14 @@ Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const Actor& ac
 Result<Preview> CampaignService::PreviewDelete(store::Conn& c, int64_t id) const {
   auto loaded = campaign_repo::Load(c, id);
   if (!loaded) return Fail(loaded.error());
-  if (!*loaded) return Fail(NotFound(id));
+  if (!*loaded) return Fail(CampaignNotFound(id));
   const Campaign& k = **loaded;
   auto recipients = campaign_repo::CountRecipients(c, id);
   if (!recipients) return Fail(recipients.error());
   Preview p;
-  p.preview = {{"campaign", ToJson(k, false)},
-               {"recipients_deleted", *recipients},
-               {"irreversible", true}};
-  p.revisions[RevisionKey(k.id)] = k.revision;
+  p.preview = {
+      {"campaign", ToJson(k, false)}, {"recipients_deleted", *recipients}, {"irreversible", true}};
+  p.revisions[CampaignRevisionKey(k.id)] = k.revision;
   if (!CanDelete(k.status)) {
     p.blockers.push_back({.kind = "campaign",
                           .id = k.id,
@@ -470,7 +469,7 @@ Result<Preview> CampaignService::PreviewDelete(store::Conn& c, int64_t id) const
 Result<nlohmann::json> CampaignService::Delete(store::Conn& c, const Actor& actor, int64_t id) {
   auto loaded = campaign_repo::Load(c, id);
   if (!loaded) return Fail(loaded.error());
-  if (!*loaded) return Fail(NotFound(id));
+  if (!*loaded) return Fail(CampaignNotFound(id));
   const Campaign& k = **loaded;
   if (!CanDelete(k.status)) {
     return Fail(Errc::kDependencyBlocked,

@@ -1,5 +1,7 @@
 #include "src/crm/contact_repo.h"
 
+#include "src/core/text.h"
+
 namespace crmd::crm::repo {
 namespace {
 
@@ -37,12 +39,6 @@ Result<std::optional<Contact>> FindWhere(store::Conn& c, const std::string& wher
 // Upper bound for a prefix range: every string starting with `p` sorts below it
 // (U+10FFFF is the largest code point; valid UTF-8 for PostgreSQL too).
 std::string PrefixEnd(const std::string& p) { return p + "\xF4\x8F\xBF\xBF"; }
-
-std::string LowerAscii(std::string q) {
-  for (auto& ch : q)
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch + 32);
-  return q;
-}
 
 }  // namespace
 
@@ -163,7 +159,7 @@ std::pair<std::string, std::vector<store::Value>> ListContactsSql(const Resolved
   if (f.created_from) { where += " AND c.created_at >= ?"; params.push_back(*f.created_from); }
   if (f.created_to) { where += " AND c.created_at < ?"; params.push_back(*f.created_to); }
   if (f.query) {
-    std::string q = LowerAscii(*f.query);
+    std::string q = text::AsciiLower(*f.query);
     if (rf.query_is_common) {
       // Many contacts match: walking contacts in id order and testing each finds a page
       // after a few hundred rows, where collecting every match first would not.
@@ -193,7 +189,7 @@ Result<bool> QueryIsCommon(store::Conn& c, const std::string& query) {
   // Counts matches up to kCommonQueryMatches through the same index ranges, email first:
   // its index covers the count, while SQLite (3.40) reads the table row for each entry of
   // an index on lower(name). Stops as soon as the cap is reached.
-  std::string q = LowerAscii(query);
+  std::string q = text::AsciiLower(query);
   std::string end = PrefixEnd(q);
   int64_t seen = 0;
   for (const char* column : {"email", "lower(first_name)", "lower(last_name)"}) {

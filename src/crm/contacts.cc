@@ -24,10 +24,6 @@ constexpr size_t kMaxCustomKeyLength = 64;
 
 json RefJson(const NamedRef& r) { return {{"id", r.id}, {"name", r.name}}; }
 
-json Summary(const Contact& c) {
-  return {{"id", c.id}, {"email", c.email}, {"status", c.status}, {"type", c.type}};
-}
-
 Status CheckString(const std::optional<std::string>& v, const char* field, size_t max) {
   if (v && v->size() > max)
     return Fail(Errc::kInvalidArgument,
@@ -74,6 +70,10 @@ Result<std::optional<std::string>> OptString(const json& j, const char* key) {
 }
 
 }  // namespace
+
+json ContactEventData(const Contact& c) {
+  return {{"id", c.id}, {"email", c.email}, {"status", c.status}, {"type", c.type}};
+}
 
 json ToJson(const Contact& c, bool compact) {
   json j = {{"id", c.id},
@@ -215,7 +215,7 @@ static Result<bool> AddMembershipsIn(store::Conn& c, Outbox& outbox, const Conta
       if (!added) return Fail(added.error());
       if (!*added) continue;
       changed = true;
-      json data = Summary(k);
+      json data = ContactEventData(k);
       data[tags ? "tag" : "list"] = RefJson(*g);
       if (auto st = outbox.Append(c, tags ? events::kTagAdded : events::kListAdded, k.id, data);
           !st)
@@ -353,13 +353,13 @@ Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const Acto
     if (!ok) return Fail(ok.error());
     if (!*ok) return Fail(Errc::kRevisionConflict, "the contact changed meanwhile; retry");
     if (!changes.empty()) {
-      json data = Summary(k);
+      json data = ContactEventData(k);
       data["changes"] = changes;
       if (auto st = o_.outbox->Append(c, events::kContactUpdated, k.id, data); !st)
         return Fail(st.error());
     }
     if (status_changed) {
-      json data = Summary(k);
+      json data = ContactEventData(k);
       data["from"] = before.status;
       data["to"] = k.status;
       if (auto st = o_.outbox->Append(c, events::kStatusUpdated, k.id, data); !st)

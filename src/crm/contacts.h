@@ -130,6 +130,9 @@ struct ContactServiceOptions {
   Idempotency* idempotency = nullptr;
 };
 
+// The data of a contact.* event (outbox and webhooks): id, email, status and type.
+nlohmann::json ContactEventData(const Contact& c);
+
 class ContactService {
  public:
   explicit ContactService(ContactServiceOptions options);

@@ -14,10 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-json Summary(const Contact& c) {
-  return {{"id", c.id}, {"email", c.email}, {"status", c.status}, {"type", c.type}};
-}
-
 Result<Contact> Require(store::Conn& c, int64_t id) {
   auto k = repo::FindContact(c, id);
   if (!k) return Fail(k.error());
@@ -69,7 +65,7 @@ Result<Contact> ContactService::SetStatusIn(store::Conn& c, const Actor& actor, 
     auto ok = repo::UpdateContact(c, next, k->revision);
     if (!ok) return Fail(ok.error());
     if (!*ok) return Fail(Errc::kRevisionConflict, "the contact changed meanwhile; retry");
-    json data = Summary(next);
+    json data = ContactEventData(next);
     data["from"] = k->status;
     data["to"] = status;
     if (!reason.empty()) data["reason"] = reason;
@@ -120,7 +116,7 @@ Result<MembershipChange> ContactService::ApplyMembershipsIn(store::Conn& c, cons
     if (!changed) return Fail(changed.error());
     if (!*changed) continue;
     out.changed.push_back(*g);
-    json data = Summary(*k);
+    json data = ContactEventData(*k);
     data[tags ? "tag" : "list"] = {{"id", g->id}, {"name", g->name}};
     auto type = tags ? (add ? events::kTagAdded : events::kTagRemoved)
                      : (add ? events::kListAdded : events::kListRemoved);
@@ -194,7 +190,7 @@ Result<json> ContactService::DeleteIn(store::Conn& c, const Actor& actor,
     auto ok = repo::DeleteContact(c, id);
     if (!ok) return Fail(ok.error());
     if (!*ok) continue;
-    if (auto e = o_.outbox->Append(c, events::kContactDeleted, id, Summary(**k)); !e)
+    if (auto e = o_.outbox->Append(c, events::kContactDeleted, id, ContactEventData(**k)); !e)
       return Fail(e.error());
     deleted.push_back({{"id", id}, {"email", (**k).email}});
     done.push_back(id);

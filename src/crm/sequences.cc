@@ -19,12 +19,14 @@ constexpr std::array<std::pair<SequenceStatus, const char*>, 3> kNames{{
     {SequenceStatus::kPaused, "paused"},
 }};
 
-Error NotFound(int64_t id) { return Error::NotFound("sequence " + std::to_string(id) + " not found"); }
+Error SequenceNotFound(int64_t id) {
+  return Error::NotFound("sequence " + std::to_string(id) + " not found");
+}
 
 Result<Sequence> LoadOr404(store::Conn& c, int64_t id) {
   auto row = sequences_repo::Find(c, id);
   if (!row) return Fail(row.error());
-  if (!*row) return Fail(NotFound(id));
+  if (!*row) return Fail(SequenceNotFound(id));
   auto stats = sequence_runs_repo::LoadStats(c, id);
   if (!stats) return Fail(stats.error());
   (*row)->enrolments = {{"enrolled", stats->enrolled},

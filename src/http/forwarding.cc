@@ -6,36 +6,12 @@
 
 #include "src/core/http_types.h"
 #include "src/http/request_checks.h"
+#include "src/http/syntax.h"
 
 namespace crmd::http {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsAlnum(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-// RFC 9110 §5.6.2 tchar.
-bool IsTchar(char c) {
-  return IsAlnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-bool IsOws(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view TrimOws(std::string_view s) {
-  while (!s.empty() && IsOws(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsOws(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-// Appends the non-empty members of a comma-separated list.
-void AppendList(std::string_view value, std::vector<std::string_view>& out) {
-  while (true) {
-    size_t comma = value.find(',');
-    auto member = TrimOws(value.substr(0, comma));
-    if (!member.empty()) out.push_back(member);
-    if (comma == std::string_view::npos) return;
-    value.remove_prefix(comma + 1);
-  }
-}
+using namespace syntax;
 
 const uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
@@ -267,10 +243,14 @@ ClientView ResolveClient(const IpAddress& peer, bool peer_trusted, bool tls,
   if (peer_trusted) {
     std::vector<std::string_view> xff, xproto, xhost, forwarded;
     for (const auto& [name, value] : fields) {
-      if (IEquals(name, "X-Forwarded-For")) AppendList(value, xff);
-      else if (IEquals(name, "X-Forwarded-Proto")) AppendList(value, xproto);
-      else if (IEquals(name, "X-Forwarded-Host")) AppendList(value, xhost);
-      else if (IEquals(name, "Forwarded")) forwarded.push_back(value);
+      if (IEquals(name, "X-Forwarded-For"))
+        AppendListMembers(value, xff);
+      else if (IEquals(name, "X-Forwarded-Proto"))
+        AppendListMembers(value, xproto);
+      else if (IEquals(name, "X-Forwarded-Host"))
+        AppendListMembers(value, xhost);
+      else if (IEquals(name, "Forwarded"))
+        forwarded.push_back(value);
     }
     if (!xff.empty() || !xproto.empty() || !xhost.empty()) {
       // X-Forwarded-*: the client from the right of X-Forwarded-For; proto and host as the

@@ -5,16 +5,17 @@
 #include <optional>
 
 #include "src/core/http_types.h"
+#include "src/http/syntax.h"
 
 namespace crmd::http {
 namespace {
+
+using namespace syntax;
 
 tl::unexpected<Rejection> Reject(int status, std::string_view code, std::string_view detail) {
   return tl::unexpected(Rejection{status, code, detail});
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool IsUnreserved(char c) {
   return IsAlpha(c) || IsDigit(c) || c == '-' || c == '.' || c == '_' || c == '~';
@@ -22,34 +23,11 @@ bool IsUnreserved(char c) {
 bool IsSubDelim(char c) {
   return std::string_view("!$&'()*+,;=").find(c) != std::string_view::npos;
 }
-// RFC 9110 §5.6.2 tchar.
-bool IsTchar(char c) {
-  return IsAlpha(c) || IsDigit(c) ||
-         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
 bool IsToken(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s)
     if (!IsTchar(c)) return false;
   return true;
-}
-
-std::string_view TrimOws(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Appends the non-empty elements of a comma-separated list (RFC 9110 §5.6.1: empty
-// elements are ignored by recipients).
-void AppendListMembers(std::string_view value, std::vector<std::string_view>& out) {
-  while (true) {
-    size_t comma = value.find(',');
-    auto member = TrimOws(value.substr(0, comma));
-    if (!member.empty()) out.push_back(member);
-    if (comma == std::string_view::npos) return;
-    value.remove_prefix(comma + 1);
-  }
 }
 
 // RFC 3986 §3.2.2 reg-name (which includes IPv4address): unreserved / pct-encoded /
@@ -85,14 +63,14 @@ bool IsIpLiteral(std::string_view s) {
   return inet_pton(AF_INET6, std::string(s).c_str(), &addr) == 1;
 }
 
-struct HostPort {
+struct Authority {
   std::string_view host;
   std::optional<std::string_view> port;  // after ':', digits, possibly empty
 };
 
 // uri-host [ ":" port ] with a non-empty host.
-std::optional<HostPort> ParseAuthority(std::string_view v) {
-  HostPort hp;
+std::optional<Authority> ParseAuthority(std::string_view v) {
+  Authority hp;
   std::string_view rest;
   if (!v.empty() && v[0] == '[') {
     size_t close = v.find(']');

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "src/core/crypto.h"
+#include "src/core/text.h"
 
 namespace crmd::mail {
 namespace {
@@ -18,13 +19,6 @@ namespace {
 constexpr size_t kFoldAt = 76;
 
 bool IsWsp(char c) { return c == ' ' || c == '\t'; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 bool IsDnsLabelText(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -96,7 +90,7 @@ const std::vector<std::string>& DkimSignedHeaders() {
 }
 
 std::string DkimRelaxedHeader(std::string_view name, std::string_view value) {
-  std::string out = Lower(name);
+  std::string out = text::AsciiLower(name);
   while (!out.empty() && IsWsp(out.back())) out.pop_back();
   out += ':';
   size_t mark = out.size();
@@ -191,9 +185,9 @@ Result<std::string> DkimSigner::Sign(std::string_view message) const {
   std::string canonical;
   std::vector<std::string> signed_names;
   for (const std::string& name : DkimSignedHeaders()) {
-    std::string lower = Lower(name);
+    std::string lower = text::AsciiLower(name);
     for (auto it = fields.rbegin(); it != fields.rend(); ++it) {
-      if (Lower(it->name) != lower) continue;
+      if (text::AsciiLower(it->name) != lower) continue;
       signed_names.push_back(lower);
       canonical += DkimRelaxedHeader(it->name, it->value) + "\r\n";
     }

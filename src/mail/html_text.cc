@@ -7,17 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "src/core/text.h"
 #include "src/mail/message.h"
 
 namespace crmd::mail {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 void AppendUtf8(std::string& out, uint32_t cp) {
   if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
@@ -103,7 +97,7 @@ std::string DecodeEntities(std::string_view s) {
 
 // The value of attribute `name` in the inside of a tag ("a href='x' class=y").
 std::string Attribute(std::string_view tag, std::string_view name) {
-  std::string lower = Lower(tag);
+  std::string lower = text::AsciiLower(tag);
   size_t pos = 0;
   while ((pos = lower.find(name, pos)) != lower.npos) {
     bool word_start = pos > 0 && std::isspace(static_cast<unsigned char>(lower[pos - 1]));
@@ -226,9 +220,9 @@ std::string HtmlToText(std::string_view html) {
     while (name_end < inside.size() && std::isalnum(static_cast<unsigned char>(inside[name_end]))) {
       ++name_end;
     }
-    std::string name = Lower(inside.substr(0, name_end));
+    std::string name = text::AsciiLower(inside.substr(0, name_end));
     if (!closing && (name == "script" || name == "style" || name == "head")) {
-      std::string lower_rest = Lower(html.substr(i));
+      std::string lower_rest = text::AsciiLower(html.substr(i));
       size_t end = lower_rest.find("</" + name);
       if (end == std::string::npos) break;
       size_t close = lower_rest.find('>', end);

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "src/core/log.h"
+#include "src/core/text.h"
 #include "src/mcp/jsonrpc.h"
 #include "src/mcp/modern.h"
 
@@ -21,15 +22,10 @@ namespace {
 constexpr int kTransportError = -32000;
 constexpr int kSessionNotFound = -32001;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::string LowerMediaType(std::string_view v) {
-  std::string out(Trim(v.substr(0, v.find(';'))));
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string out(text::TrimOws(v.substr(0, v.find(';'))));
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return out;
 }
 
@@ -247,21 +243,21 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   if (meta_version) {
     if (!IsSupportedProtocolVersion(*meta_version)) return PostModern(req, m, principal);
   } else if (auto header = req.Header("MCP-Protocol-Version");
-             header && IsModernProtocolVersion(Trim(*header))) {
+             header && IsModernProtocolVersion(text::TrimOws(*header))) {
     return PostModern(req, m, principal);
   }
 
   auto version = req.Header("MCP-Protocol-Version");
-  if (version && !IsSupportedProtocolVersion(Trim(*version))) {
-    return RpcErrorResponse(400, kTransportError, "Bad Request: unsupported MCP-Protocol-Version",
-                            nullptr,
-                            json{{"supported", SupportedVersions()}, {"requested", std::string(*version)}});
+  if (version && !IsSupportedProtocolVersion(text::TrimOws(*version))) {
+    return RpcErrorResponse(
+        400, kTransportError, "Bad Request: unsupported MCP-Protocol-Version", nullptr,
+        json{{"supported", SupportedVersions()}, {"requested", std::string(*version)}});
   }
   auto session_header = req.Header("Mcp-Session-Id");
   if (!session_header) {
     return RpcErrorResponse(400, kTransportError, "Bad Request: Mcp-Session-Id header is required");
   }
-  std::string session_id(Trim(*session_header));
+  std::string session_id(text::TrimOws(*session_header));
   std::string owner = SessionStore::OwnerKey(principal.client_id, principal.subject);
   // Another principal's session answers exactly like an unknown one: no oracle.
   SessionInfo session_info;
@@ -379,8 +375,8 @@ json McpEndpoint::Complete(json result) const {
 
 // Order: a version header that differs from the body (-32020: the two must match whatever
 // they name), the version (-32022), the other mirrored headers (-32020), the other
-// required _meta fields (-32602); each is HTTP 400 (basic/transports/streamable-http "Protocol Version
-// Header", "Server Validation"; basic/index "Per-request protocol fields").
+// required _meta fields (-32602); each is HTTP 400 (basic/transports/streamable-http "Protocol
+// Version Header", "Server Validation"; basic/index "Per-request protocol fields").
 http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::Message& m,
                                        const Principal& principal) {
   // No client-to-server notifications are defined over HTTP in 2026-07-28; one is accepted
@@ -556,7 +552,7 @@ http::Response McpEndpoint::Delete(const http::Request& req, const Principal& pr
     return RpcErrorResponse(400, kTransportError, "Bad Request: Mcp-Session-Id header is required");
   }
   std::string owner = SessionStore::OwnerKey(principal.client_id, principal.subject);
-  if (!sessions_->End(std::string(Trim(*session_header)), owner)) {
+  if (!sessions_->End(std::string(text::TrimOws(*session_header)), owner)) {
     return RpcErrorResponse(404, kSessionNotFound, "Session not found");
   }
   return http::Response::Empty(204);

@@ -5,23 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/text.h"
 #include "src/mcp/jsonrpc.h"
 
 namespace crmd::mcp {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // "host:port" -> "host"; "[::1]:80" -> "[::1]".
 std::string_view HostName(std::string_view host) {
@@ -45,26 +34,28 @@ OriginPolicy MakeOriginPolicy(const std::string& issuer, std::vector<std::string
   auto scheme_end = issuer.find("://");
   std::string rest = scheme_end == std::string::npos ? issuer : issuer.substr(scheme_end + 3);
   std::string authority = rest.substr(0, rest.find('/'));
-  p.own_host = Lower(authority);
-  p.own_origin = Lower(issuer.substr(0, scheme_end == std::string::npos ? 0 : scheme_end + 3)) + p.own_host;
+  p.own_host = text::AsciiLower(authority);
+  p.own_origin =
+      text::AsciiLower(issuer.substr(0, scheme_end == std::string::npos ? 0 : scheme_end + 3)) +
+      p.own_host;
   p.allowed_origins = std::move(allowed_origins);
   return p;
 }
 
 bool IsLoopbackHost(std::string_view host) {
-  std::string name = Lower(HostName(Trim(host)));
+  std::string name = text::AsciiLower(HostName(text::TrimOws(host)));
   return name == "localhost" || name == "127.0.0.1" || name == "[::1]";
 }
 
 std::optional<http::Response> CheckOriginAndHost(const http::Request& req, const OriginPolicy& policy) {
   auto host = req.Header("Host");
   if (!host) return Forbidden("missing Host header");
-  std::string h = Lower(Trim(*host));
+  std::string h = text::AsciiLower(text::TrimOws(*host));
   if (h != policy.own_host && !IsLoopbackHost(h)) return Forbidden("Host not allowed");
 
   if (auto origin = req.Header("Origin")) {
-    std::string o(Trim(*origin));
-    bool ok = Lower(o) == policy.own_origin ||
+    std::string o(text::TrimOws(*origin));
+    bool ok = text::AsciiLower(o) == policy.own_origin ||
               std::find(policy.allowed_origins.begin(), policy.allowed_origins.end(), o) !=
                   policy.allowed_origins.end();
     if (!ok) return Forbidden("Origin not allowed");
@@ -76,7 +67,7 @@ http::Response CorsPreflight(const http::Request& req) {
   http::Response r = http::Response::Empty(204);
   r.Set("Allow", "POST, DELETE, OPTIONS");
   if (auto origin = req.Header("Origin")) {
-    r.Set("Access-Control-Allow-Origin", std::string(Trim(*origin)));
+    r.Set("Access-Control-Allow-Origin", std::string(text::TrimOws(*origin)));
     r.Set("Access-Control-Allow-Methods", "POST, DELETE");
     // Mcp-Method and Mcp-Name: the 2026-07-28 request metadata headers a browser client
     // must be allowed to send.
@@ -93,8 +84,9 @@ http::Response CorsPreflight(const http::Request& req) {
 void AddCorsHeaders(const http::Request& req, http::Response& res) {
   auto origin = req.Header("Origin");
   if (!origin) return;
-  res.Set("Access-Control-Allow-Origin", std::string(Trim(*origin)));
-  res.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate");
+  res.Set("Access-Control-Allow-Origin", std::string(text::TrimOws(*origin)));
+  res.Set("Access-Control-Expose-Headers",
+          "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate");
   res.Set("Vary", "Origin");
 }
 

@@ -29,18 +29,14 @@ Delivery FromRow(const store::Row& r) {
   return d;
 }
 
-Status Done(Result<int64_t> r) {
-  if (!r) return Fail(r.error());
-  return Ok();
-}
-
 }  // namespace
 
 Status InsertPending(store::Conn& c, int64_t event_id, int64_t endpoint_id,
                      const std::string& event_type, std::optional<int64_t> contact_id,
                      const std::string& payload, int64_t now, int64_t retry_until,
-                     std::optional<std::string> traceparent, std::optional<std::string> tracestate) {
-  return Done(c.Exec(
+                     std::optional<std::string> traceparent,
+                     std::optional<std::string> tracestate) {
+  return Discard(c.Exec(
       "INSERT INTO webhook_deliveries (event_id, endpoint_id, event_type, contact_id, payload, "
       "status, attempts, next_attempt_at, retry_until, created_at, updated_at, traceparent, "
       "tracestate) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?) "
@@ -109,36 +105,38 @@ Result<std::optional<int64_t>> FindRetryUntil(store::Conn& c, int64_t id) {
 Status InsertAttempt(store::Conn& c, int64_t delivery_id, int64_t attempt, int64_t started_at,
                      std::optional<int64_t> status_code, std::optional<std::string> error,
                      int64_t duration_ms) {
-  return Done(c.Exec(
-      "INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, error, "
-      "duration_ms) VALUES (?, ?, ?, ?, ?, ?)",
-      {delivery_id, attempt, started_at, store::Opt(status_code),
-       error ? store::Value(*error) : store::Null(), duration_ms}));
+  return Discard(
+      c.Exec("INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, error, "
+             "duration_ms) VALUES (?, ?, ?, ?, ?, ?)",
+             {delivery_id, attempt, started_at, store::Opt(status_code),
+              error ? store::Value(*error) : store::Null(), duration_ms}));
 }
 
 Status MarkSucceeded(store::Conn& c, int64_t id, int64_t attempt,
                      std::optional<int64_t> status_code, int64_t now) {
-  return Done(c.Exec(
+  return Discard(c.Exec(
       "UPDATE webhook_deliveries SET status = 'succeeded', attempts = ?, last_status_code = ?, "
       "last_error = NULL, lease_until = NULL, updated_at = ?, completed_at = ? WHERE id = ?",
       {attempt, store::Opt(status_code), now, now, id}));
 }
 
-Status MarkFailed(store::Conn& c, int64_t id, int64_t attempt,
-                  std::optional<int64_t> status_code, const std::string& error, int64_t now) {
-  return Done(c.Exec("UPDATE webhook_deliveries SET status = 'failed', attempts = ?, "
-                     "last_status_code = ?, last_error = ?, lease_until = NULL, updated_at = ?, "
-                     "completed_at = ? WHERE id = ?",
-                     {attempt, store::Opt(status_code), error, now, now, id}));
+Status MarkFailed(store::Conn& c, int64_t id, int64_t attempt, std::optional<int64_t> status_code,
+                  const std::string& error, int64_t now) {
+  return Discard(
+      c.Exec("UPDATE webhook_deliveries SET status = 'failed', attempts = ?, "
+             "last_status_code = ?, last_error = ?, lease_until = NULL, updated_at = ?, "
+             "completed_at = ? WHERE id = ?",
+             {attempt, store::Opt(status_code), error, now, now, id}));
 }
 
 Status ScheduleRetry(store::Conn& c, int64_t id, int64_t attempt,
                      std::optional<int64_t> status_code, const std::string& error,
                      int64_t next_attempt_at, int64_t now) {
-  return Done(c.Exec("UPDATE webhook_deliveries SET attempts = ?, last_status_code = ?, "
-                     "last_error = ?, next_attempt_at = ?, lease_until = NULL, updated_at = ? "
-                     "WHERE id = ?",
-                     {attempt, store::Opt(status_code), error, next_attempt_at, now, id}));
+  return Discard(
+      c.Exec("UPDATE webhook_deliveries SET attempts = ?, last_status_code = ?, "
+             "last_error = ?, next_attempt_at = ?, lease_until = NULL, updated_at = ? "
+             "WHERE id = ?",
+             {attempt, store::Opt(status_code), error, next_attempt_at, now, id}));
 }
 
 Result<std::vector<Delivery>> List(store::Conn& c, const DeliveryFilter& f) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/http_client.h"
+#include "src/core/text.h"
 #include "src/crm/audit_repo.h"
 #include "src/crm/events.h"
 #include "src/webhooks/deliveries_repo.h"
@@ -13,11 +14,6 @@
 
 namespace crmd::webhooks {
 namespace {
-
-std::string Lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -86,7 +82,7 @@ Status ValidateTargetUrl(const std::string& url, bool allow_private) {
   }
   if (host.empty()) return Fail(Errc::kInvalidArgument, "url: has no host");
   if (allow_private) return Ok();
-  host = Lower(host);
+  host = text::AsciiLower(host);
   while (!host.empty() && host.back() == '.') host.pop_back();
   bool literal = host.find_first_not_of("0123456789.") == std::string::npos ||
                  host.find(':') != std::string::npos;

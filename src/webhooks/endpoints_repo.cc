@@ -30,11 +30,6 @@ Endpoint FromRow(const store::Row& r) {
   return e;
 }
 
-Status Done(Result<int64_t> r) {
-  if (!r) return Fail(r.error());
-  return Ok();
-}
-
 }  // namespace
 
 Result<int64_t> Insert(store::Conn& c, const std::string& url, const std::string& secret,
@@ -86,30 +81,31 @@ Result<bool> Exists(store::Conn& c, int64_t id) {
 }
 
 Status SetUrl(store::Conn& c, int64_t id, const std::string& url) {
-  return Done(c.Exec("UPDATE webhook_endpoints SET url = ? WHERE id = ?", {url, id}));
+  return Discard(c.Exec("UPDATE webhook_endpoints SET url = ? WHERE id = ?", {url, id}));
 }
 
 Status SetEvents(store::Conn& c, int64_t id, const std::string& events_json) {
-  return Done(c.Exec("UPDATE webhook_endpoints SET events = ? WHERE id = ?", {events_json, id}));
+  return Discard(c.Exec("UPDATE webhook_endpoints SET events = ? WHERE id = ?", {events_json, id}));
 }
 
 Status SetDescription(store::Conn& c, int64_t id, const std::string& description) {
-  return Done(
+  return Discard(
       c.Exec("UPDATE webhook_endpoints SET description = ? WHERE id = ?", {description, id}));
 }
 
 Status SetEnabled(store::Conn& c, int64_t id, bool enabled, int64_t now) {
-  return Done(enabled ? c.Exec("UPDATE webhook_endpoints SET enabled = 1, consecutive_failures = 0, "
-                               "failing_since = NULL, disabled_reason = NULL, disabled_at = NULL "
-                               "WHERE id = ?",
-                               {id})
-                      : c.Exec("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, "
-                               "disabled_at = ? WHERE id = ?",
-                               {std::string(kOperatorDisabled), now, id}));
+  return Discard(enabled
+                     ? c.Exec("UPDATE webhook_endpoints SET enabled = 1, consecutive_failures = 0, "
+                              "failing_since = NULL, disabled_reason = NULL, disabled_at = NULL "
+                              "WHERE id = ?",
+                              {id})
+                     : c.Exec("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, "
+                              "disabled_at = ? WHERE id = ?",
+                              {std::string(kOperatorDisabled), now, id}));
 }
 
 Status SetUpdatedAt(store::Conn& c, int64_t id, int64_t now) {
-  return Done(c.Exec("UPDATE webhook_endpoints SET updated_at = ? WHERE id = ?", {now, id}));
+  return Discard(c.Exec("UPDATE webhook_endpoints SET updated_at = ? WHERE id = ?", {now, id}));
 }
 
 Result<bool> Delete(store::Conn& c, int64_t id) {

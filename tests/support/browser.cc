@@ -10,14 +10,10 @@
 #include "src/app/services.h"
 #include "src/core/crypto.h"
 #include "src/core/random.h"
+#include "src/core/text.h"
 
 namespace crmd::testing {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 std::string Unescape(std::string_view s) {
   std::string out;
@@ -67,7 +63,7 @@ std::map<std::string, std::optional<std::string>> Attributes(std::string_view ta
     while (i < tag.size() && !std::isspace(static_cast<unsigned char>(tag[i])) && tag[i] != '=' && tag[i] != '/')
       ++i;
     if (i == start) break;
-    std::string name = Lower(std::string(tag.substr(start, i - start)));
+    std::string name = text::AsciiLower(std::string(tag.substr(start, i - start)));
     while (i < tag.size() && std::isspace(static_cast<unsigned char>(tag[i]))) ++i;
     if (i < tag.size() && tag[i] == '=') {
       ++i;
@@ -150,7 +146,7 @@ std::vector<std::pair<std::string, std::string>> Form::Fields(
 }
 
 std::optional<Form> ParseFirstForm(std::string_view html, std::string_view page_url) {
-  std::string lower = Lower(std::string(html));
+  std::string lower = text::AsciiLower(std::string(html));
   size_t start = lower.find("<form");
   if (start == std::string::npos) return std::nullopt;
   size_t tag_end = lower.find('>', start);
@@ -159,8 +155,11 @@ std::optional<Form> ParseFirstForm(std::string_view html, std::string_view page_
   if (end == std::string::npos) end = lower.size();
   auto attrs = Attributes(html.substr(start + 5, tag_end - start - 5));
   Form f;
-  f.method = attrs.count("method") && attrs["method"] ? Lower(*attrs["method"]) == "post" ? "POST" : "GET" : "GET";
-  std::string action = attrs.count("action") && attrs["action"] ? *attrs["action"] : std::string(page_url);
+  f.method = attrs.count("method") && attrs["method"]
+                 ? text::AsciiLower(*attrs["method"]) == "post" ? "POST" : "GET"
+                 : "GET";
+  std::string action =
+      attrs.count("action") && attrs["action"] ? *attrs["action"] : std::string(page_url);
   if (action.rfind("http://", 0) != 0 && action.rfind("https://", 0) != 0) {
     std::string origin = Origin(std::string(page_url));
     action = action.rfind('/', 0) == 0 ? origin + action : origin + "/" + action;
@@ -179,7 +178,8 @@ std::optional<Form> ParseFirstForm(std::string_view html, std::string_view page_
     auto a = Attributes(html.substr(next + name_len, close - next - name_len));
     FormInput input;
     input.tag = is_button ? "button" : "input";
-    input.type = a.count("type") && a["type"] ? Lower(*a["type"]) : (is_button ? "submit" : "text");
+    input.type = a.count("type") && a["type"] ? text::AsciiLower(*a["type"])
+                                              : (is_button ? "submit" : "text");
     input.name = a.count("name") && a["name"] ? *a["name"] : "";
     input.value = a.count("value") && a["value"] ? *a["value"] : (input.type == "checkbox" ? "on" : "");
     input.checked = a.count("checked") > 0;
@@ -265,8 +265,10 @@ Page Browser::Fetch(std::string method, std::string url, std::string body) {
       if (eq == std::string_view::npos) continue;
       std::string name(pair.substr(0, eq));
       std::string value(pair.substr(eq + 1));
-      if (Lower(v).find("max-age=0") != std::string::npos) jar_.erase(name);
-      else jar_[name] = value;
+      if (text::AsciiLower(v).find("max-age=0") != std::string::npos)
+        jar_.erase(name);
+      else
+        jar_[name] = value;
     }
     auto location = page.Header("Location");
     if (!follow_ || !location || r.status < 300 || r.status >= 400) return page;

@@ -12,6 +12,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "src/core/text.h"
+
 namespace crmd::testing {
 namespace {
 
@@ -23,11 +25,6 @@ std::string OpenSslError() {
   if (e == 0) return "unknown TLS error";
   ERR_error_string_n(e, buf, sizeof buf);
   return buf;
-}
-
-std::string Lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 }  // namespace
@@ -133,7 +130,7 @@ std::optional<TlsResponse> TlsConnection::Request(const std::string& method,
     if (colon != std::string::npos) {
       std::string v = line.substr(colon + 1);
       while (!v.empty() && v.front() == ' ') v.erase(v.begin());
-      r.headers[Lower(line.substr(0, colon))] = v;
+      r.headers[text::AsciiLower(line.substr(0, colon))] = v;
     }
     pos = e + 2;
   }

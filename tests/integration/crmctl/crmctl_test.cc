@@ -11,25 +11,17 @@
 
 #include "src/core/config.h"
 #include "src/store/db.h"
+#include "tests/integration/crmctl/run_crmctl.h"
 #include "tests/support/test_server.h"
 
 namespace crmd {
 namespace {
 
-struct CliRun {
-  int status;
-  std::string out;
-};
+using testing::CtlRun;
 
-CliRun Crmctl(const std::string& db, const std::string& args) {
-  std::string cmd = std::string(CRMD_BINARY_DIR) + "/src/app/crmctl --database_url=sqlite:" + db +
-                    " " + args + " 2>&1";
-  CliRun r{0, {}};
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-  r.status = pclose(p);
-  return r;
+// crmctl against the SQLite file `db`.
+CtlRun CrmctlOn(const std::string& db, const std::string& args) {
+  return testing::Crmctl("--database_url=sqlite:" + db + " " + args);
 }
 
 int64_t Count(store::Database& db, const std::string& table) {
@@ -44,7 +36,7 @@ int64_t Count(store::Database& db, const std::string& table) {
 TEST(Crmctl, SeedFillsContactsListsTagsCampaignsAndAutomations) {
   testing::TempDir dir;
   std::string db_path = dir.path() + "/seed.db";
-  CliRun r = Crmctl(db_path, "seed --contacts 500");
+  CtlRun r = CrmctlOn(db_path, "seed --contacts 500");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("seeded 500 contacts"), std::string::npos) << r.out;
   auto db = store::Open("sqlite:" + db_path);
@@ -62,7 +54,7 @@ TEST(Crmctl, SeedFillsContactsListsTagsCampaignsAndAutomations) {
 TEST(Crmctl, HelpShowsTheUsageAndDoesNothing) {
   testing::TempDir dir;
   std::string db_path = dir.path() + "/untouched.db";
-  CliRun seed = Crmctl(db_path, "seed --help");
+  CtlRun seed = CrmctlOn(db_path, "seed --help");
   EXPECT_EQ(seed.status, 0) << seed.out;
   EXPECT_NE(seed.out.find("usage: crmctl"), std::string::npos) << seed.out;
   EXPECT_NE(seed.out.find("seed"), std::string::npos) << seed.out;
@@ -70,17 +62,11 @@ TEST(Crmctl, HelpShowsTheUsageAndDoesNothing) {
   EXPECT_FALSE(std::ifstream(db_path).good()) << "crmctl seed --help created " << db_path;
 
   auto crmd = [&](const std::string& args) {
-    std::string cmd = "cd " + dir.path() + " && " + std::string(CRMD_BINARY_DIR) + "/src/app/crmd " +
-                      args + " 2>&1";
-    CliRun r{0, {}};
-    FILE* p = popen(cmd.c_str(), "r");
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-    int status = pclose(p);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    std::string cmd = "cd " + dir.path() + " && " + std::string(CRMD_BINARY_DIR) +
+                      "/src/app/crmd " + args + " 2>&1";
+    return testing::RunCommand(cmd);
   };
-  CliRun help = crmd("--database_url=sqlite:" + db_path + " --help");
+  CtlRun help = crmd("--database_url=sqlite:" + db_path + " --help");
   EXPECT_EQ(help.status, 0) << help.out;
   EXPECT_NE(help.out.find("usage: crmd"), std::string::npos) << help.out;
   // It lists the configuration keys (ARCHITECTURE.md), and each one it lists is a key
@@ -105,7 +91,7 @@ TEST(Crmctl, HelpShowsTheUsageAndDoesNothing) {
   }
   Config c;
   EXPECT_FALSE(c.Set("no_such_key", "1"));
-  CliRun stray = crmd("--database_url=sqlite:" + db_path + " serve");
+  CtlRun stray = crmd("--database_url=sqlite:" + db_path + " serve");
   EXPECT_EQ(stray.status, 2) << stray.out;
   EXPECT_NE(stray.out.find("unexpected argument serve"), std::string::npos) << stray.out;
   EXPECT_FALSE(std::ifstream(db_path).good()) << "crmd --help created " << db_path;
@@ -116,32 +102,33 @@ TEST(Crmctl, HelpShowsTheUsageAndDoesNothing) {
 TEST(Crmctl, SettingsApprovalPolicyShowSetAndReset) {
   testing::TempDir dir;
   std::string db_path = dir.path() + "/policy.db";
-  CliRun shown = Crmctl(db_path, "settings approval-policy show");
+  CtlRun shown = CrmctlOn(db_path, "settings approval-policy show");
   ASSERT_EQ(shown.status, 0) << shown.out;
   EXPECT_NE(shown.out.find("delete_contacts"), std::string::npos) << shown.out;
   EXPECT_NE(shown.out.find("resend_campaign"), std::string::npos) << shown.out;
 
-  CliRun set = Crmctl(db_path, "settings approval-policy set "
-                               "'{\"require_person\":[\"delete_list\"],\"thresholds\":"
-                               "{\"delete_contacts\":{\"assistant_may_confirm_up_to\":5}}}'");
+  CtlRun set = CrmctlOn(db_path,
+                        "settings approval-policy set "
+                        "'{\"require_person\":[\"delete_list\"],\"thresholds\":"
+                        "{\"delete_contacts\":{\"assistant_may_confirm_up_to\":5}}}'");
   ASSERT_EQ(set.status, 0) << set.out;
-  CliRun all = Crmctl(db_path, "settings show");
+  CtlRun all = CrmctlOn(db_path, "settings show");
   ASSERT_EQ(all.status, 0) << all.out;
   EXPECT_NE(all.out.find("assistant_may_confirm_up_to"), std::string::npos) << all.out;
   EXPECT_EQ(all.out.find("delete_tag"), std::string::npos) << all.out;
 
-  CliRun bad = Crmctl(db_path, "settings approval-policy set '{\"require_person\":[\"drop\"]}'");
+  CtlRun bad = CrmctlOn(db_path, "settings approval-policy set '{\"require_person\":[\"drop\"]}'");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.out.find("approval_policy.require_person.0"), std::string::npos) << bad.out;
 
-  ASSERT_EQ(Crmctl(db_path, "settings approval-policy reset").status, 0);
-  EXPECT_NE(Crmctl(db_path, "settings approval-policy show").out.find("delete_tag"),
+  ASSERT_EQ(CrmctlOn(db_path, "settings approval-policy reset").status, 0);
+  EXPECT_NE(CrmctlOn(db_path, "settings approval-policy show").out.find("delete_tag"),
             std::string::npos);
 }
 
 TEST(Crmctl, SeedRefusesAMalformedCount) {
   testing::TempDir dir;
-  CliRun r = Crmctl(dir.path() + "/bad.db", "seed --contacts many");
+  CtlRun r = CrmctlOn(dir.path() + "/bad.db", "seed --contacts many");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--contacts"), std::string::npos) << r.out;
 }
@@ -149,15 +136,15 @@ TEST(Crmctl, SeedRefusesAMalformedCount) {
 TEST(Crmctl, AuditListsWhatWasWritten) {
   testing::TempDir dir;
   std::string db_path = dir.path() + "/audit.db";
-  ASSERT_EQ(Crmctl(db_path, "seed --contacts 20").status, 0);
-  CliRun r = Crmctl(db_path, "audit --limit 5");
+  ASSERT_EQ(CrmctlOn(db_path, "seed --contacts 20").status, 0);
+  CtlRun r = CrmctlOn(db_path, "audit --limit 5");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("action"), std::string::npos) << r.out;  // the header
 }
 
 TEST(Crmctl, UnknownCommandIsAUsageError) {
   testing::TempDir dir;
-  CliRun r = Crmctl(dir.path() + "/x.db", "frobnicate");
+  CtlRun r = CrmctlOn(dir.path() + "/x.db", "frobnicate");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("unknown command"), std::string::npos) << r.out;
 }

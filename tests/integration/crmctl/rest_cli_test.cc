@@ -1,7 +1,6 @@
 // crmctl apikey and crmctl form, run as an operator would, against a real SQLite file.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -9,25 +8,14 @@
 
 #include "src/crm/api_keys.h"
 #include "src/store/db.h"
+#include "tests/integration/crmctl/run_crmctl.h"
 #include "tests/support/test_server.h"
 
 namespace crmd {
 namespace {
 
-struct CtlRun {
-  int status;
-  std::string out;
-};
-
-CtlRun Ctl(const std::string& db, const std::string& args, bool with_stderr = true) {
-  std::string cmd = std::string(CRMD_BINARY_DIR) + "/src/app/crmctl --database_url=sqlite:" + db +
-                    " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  CtlRun r{0, {}};
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-  r.status = pclose(p);
-  return r;
+testing::CtlRun Ctl(const std::string& db, const std::string& args, bool with_stderr = true) {
+  return testing::Crmctl("--database_url=sqlite:" + db + " " + args, with_stderr);
 }
 
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
@@ -42,7 +30,7 @@ TEST(CrmctlForm, CreateListUpdateGetDeleteFromJsonFiles) {
       {"name": "hello", "type": "Heading", "label": "Hi"}],
     "applies": {"status": "subscribed", "tags": ["popup"]},
     "allowed_origins": ["https://example.com"]})");
-  CtlRun created = Ctl(db, "form create " + file, false);
+  testing::CtlRun created = Ctl(db, "form create " + file, false);
   ASSERT_EQ(created.status, 0) << created.out;
   auto j = nlohmann::json::parse(created.out);
   int64_t id = j["id"];
@@ -50,14 +38,14 @@ TEST(CrmctlForm, CreateListUpdateGetDeleteFromJsonFiles) {
   EXPECT_EQ(j["applies"]["tags"][0], "popup");
 
   Write(file, R"({"name": "Popup v2", "require_key": true})");
-  CtlRun updated = Ctl(db, "form update " + std::to_string(id) + " " + file, false);
+  testing::CtlRun updated = Ctl(db, "form update " + std::to_string(id) + " " + file, false);
   ASSERT_EQ(updated.status, 0) << updated.out;
   auto u = nlohmann::json::parse(updated.out);
   EXPECT_EQ(u["name"], "Popup v2");
   EXPECT_EQ(u["require_key"], true);
   EXPECT_EQ(u["fields"].size(), 3u);  // absent members unchanged
 
-  CtlRun list = Ctl(db, "form list", false);
+  testing::CtlRun list = Ctl(db, "form list", false);
   ASSERT_EQ(list.status, 0);
   auto l = nlohmann::json::parse(list.out);
   ASSERT_EQ(l.size(), 1u);
@@ -72,12 +60,12 @@ TEST(CrmctlForm, InvalidDefinitionNamesThePathAndFails) {
   std::string db = dir.path() + "/bad.db";
   std::string file = dir.path() + "/form.json";
   Write(file, R"({"name": "No email", "fields": [{"name": "n", "type": "Dropdown"}]})");
-  CtlRun r = Ctl(db, "form create " + file);
+  testing::CtlRun r = Ctl(db, "form create " + file);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("fields[0].options"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("exactly one Email field"), std::string::npos) << r.out;
   Write(file, "{not json");
-  CtlRun bad = Ctl(db, "form create " + file);
+  testing::CtlRun bad = Ctl(db, "form create " + file);
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.out.find("not valid JSON"), std::string::npos) << bad.out;
   EXPECT_EQ(Ctl(db, "form list", false).out.find("No email"), std::string::npos);
@@ -86,12 +74,12 @@ TEST(CrmctlForm, InvalidDefinitionNamesThePathAndFails) {
 TEST(CrmctlApiKey, CreateShowsTheKeyOnceListNeverShowsItDisableWorks) {
   testing::TempDir dir;
   std::string db = dir.path() + "/keys.db";
-  CtlRun created = Ctl(db, "apikey create zapier", false);
+  testing::CtlRun created = Ctl(db, "apikey create zapier", false);
   ASSERT_EQ(created.status, 0) << created.out;
   auto j = nlohmann::json::parse(created.out);
   std::string secret = j["key"];
   int64_t id = j["id"];
-  CtlRun list = Ctl(db, "apikey list", false);
+  testing::CtlRun list = Ctl(db, "apikey list", false);
   ASSERT_EQ(list.status, 0);
   EXPECT_EQ(list.out.find(secret), std::string::npos);
   EXPECT_NE(list.out.find("zapier"), std::string::npos);

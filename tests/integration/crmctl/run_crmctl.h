@@ -13,8 +13,8 @@ struct CtlRun {
   std::string out;
 };
 
-inline CtlRun Crmctl(const std::string& args) {
-  std::string cmd = std::string(CRMD_BINARY_DIR) + "/src/app/crmctl " + args + " 2>&1";
+// Runs a shell command line and returns its exit code (-1 if it did not exit) and output.
+inline CtlRun RunCommand(const std::string& cmd) {
   CtlRun r{0, {}};
   FILE* p = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -22,6 +22,11 @@ inline CtlRun Crmctl(const std::string& args) {
   int status = pclose(p);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+inline CtlRun Crmctl(const std::string& args, bool with_stderr = true) {
+  return RunCommand(std::string(CRMD_BINARY_DIR) + "/src/app/crmctl " + args +
+                    (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 }  // namespace crmd::testing

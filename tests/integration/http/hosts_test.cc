@@ -7,26 +7,18 @@
 #include <nlohmann/json.hpp>
 
 #include "src/app/services.h"
+#include "tests/integration/http/whoami.h"
 #include "tests/support/raw_http.h"
 #include "tests/support/test_server.h"
 
 namespace crmd {
 namespace {
 
+using testing::AddWhoAmI;
 using testing::RawConnection;
 using testing::RawResponse;
 using testing::TestServer;
 using testing::TestServerOptions;
-
-// A test-only route that tells what the handler was told about the client.
-void AddWhoAmI(app::App::Services& s) {
-  s.router.Exact("/test/whoami", [](const http::Request& req) {
-    return http::Response::Json(200, {{"remote_ip", req.remote_ip},
-                                      {"peer_ip", req.peer_ip},
-                                      {"scheme", req.scheme},
-                                      {"host", std::string(req.Header("Host").value_or(""))}});
-  });
-}
 
 TestServerOptions WithConfig(std::function<void(Config&)> configure) {
   return {.configure = std::move(configure), .before_start = AddWhoAmI};

@@ -19,12 +19,14 @@
 #include <nlohmann/json.hpp>
 
 #include "src/app/services.h"
+#include "tests/integration/http/whoami.h"
 #include "tests/support/raw_http.h"
 #include "tests/support/test_server.h"
 
 namespace crmd {
 namespace {
 
+using testing::AddWhoAmI;
 using testing::RawConnection;
 
 constexpr const char* kNginx = "/usr/sbin/nginx";
@@ -63,16 +65,6 @@ std::string RequestFrom(const char* from, uint16_t port, const std::string& requ
   }
   close(fd);
   return out;
-}
-
-// What crmd's handler was told about the client (the test route below).
-void AddWhoAmI(app::App::Services& s) {
-  s.router.Exact("/test/whoami", [](const http::Request& req) {
-    return http::Response::Json(200, {{"remote_ip", req.remote_ip},
-                                      {"peer_ip", req.peer_ip},
-                                      {"scheme", req.scheme},
-                                      {"host", std::string(req.Header("Host").value_or(""))}});
-  });
 }
 
 class ThroughNginx : public ::testing::Test {

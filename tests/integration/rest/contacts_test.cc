@@ -15,8 +15,6 @@ using crmd::testing::JsonBody;
 using crmd::testing::TestServer;
 using nlohmann::json;
 
-std::string Url(const std::string& p) { return std::string(kBase) + p; }
-
 // Event types written to the outbox for one contact id, oldest first.
 std::vector<std::string> Events(TestServer& server, int64_t contact_id) {
   auto rows = server.app().services().db->Read([&](store::Conn& c) {

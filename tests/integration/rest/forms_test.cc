@@ -16,8 +16,6 @@ using crmd::testing::TestServer;
 using crmd::testing::TestServerOptions;
 using nlohmann::json;
 
-std::string Url(const std::string& p) { return std::string(kBase) + p; }
-
 json SignupForm() {
   return {{"name", "Footer signup"},
           {"fields",

@@ -17,8 +17,6 @@ using crmd::testing::JsonBody;
 using crmd::testing::TestServer;
 using nlohmann::json;
 
-std::string Url(const std::string& p) { return std::string(kBase) + p; }
-
 http::Headers JsonWith(const std::string& key) {
   return {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + key}};
 }

@@ -12,6 +12,8 @@
 namespace crmd::resttest {
 
 inline constexpr const char* kBase = "/api/crm/v1";
+// The path of a REST resource, e.g. Url("/contacts").
+inline std::string Url(const std::string& p) { return std::string(kBase) + p; }
 
 inline std::string NewKey(crmd::testing::TestServer& server,
                           crm::ApiKeyRole role = crm::ApiKeyRole::kIntegration,

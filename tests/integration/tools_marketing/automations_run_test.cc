@@ -15,12 +15,12 @@
 namespace crmd::testing {
 namespace {
 
-using nlohmann::json;
 using mail::testing::RunPython;
 using mail::testing::SmtpSink;
+using nlohmann::json;
 using Clock_ = std::chrono::steady_clock;
 
-constexpr const char* kParse = R"PY(
+constexpr const char* kParseRunMessage = R"PY(
 import email, json, sys
 from email import policy
 msg = email.message_from_bytes(open(sys.argv[1], 'rb').read(), policy=policy.default)
@@ -35,11 +35,11 @@ out['defects'] = [str(d) for d in msg.defects]
 print(json.dumps(out))
 )PY";
 
-struct SinkFirst {
+struct RunSinkFirst {
   SmtpSink sink;
 };
 
-TestServerOptions SendingTo(const SinkFirst& s) {
+TestServerOptions RunsSendingTo(const RunSinkFirst& s) {
   return TestServerOptions{.configure = [&s](Config& c) {
     c.smtp_url = "smtp://127.0.0.1:" + std::to_string(s.sink.port());
     c.mail_rate_per_second = 0;
@@ -48,9 +48,9 @@ TestServerOptions SendingTo(const SinkFirst& s) {
   }};
 }
 
-class Runs : public SinkFirst, public MarketingTools {
+class Runs : public RunSinkFirst, public MarketingTools {
  protected:
-  Runs() : MarketingTools(SendingTo(*this)) {
+  Runs() : MarketingTools(RunsSendingTo(*this)) {
     auto key = server_.app().services().api_keys->Create("signup", crm::ApiKeyRole::kIntegration);
     EXPECT_TRUE(key.has_value());
     if (key) auth_ = {{"Authorization", "Bearer " + key->secret}};
@@ -74,7 +74,7 @@ class Runs : public SinkFirst, public MarketingTools {
   }
 
   json Parsed(int n) {
-    auto run = RunPython(kParse, {sink.dir() + "/" + Name(n) + ".eml"});
+    auto run = RunPython(kParseRunMessage, {sink.dir() + "/" + Name(n) + ".eml"});
     EXPECT_EQ(run.exit_code, 0) << run.output;
     auto j = json::parse(run.output, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << run.output;

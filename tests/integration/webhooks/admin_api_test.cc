@@ -21,7 +21,7 @@ using resttest::Bearer;
 using resttest::IsProblem;
 using resttest::kBase;
 
-void FastWebhooks(Config& c) {
+void FastAdminWebhooks(Config& c) {
   c.webhook_poll_interval_ms = 100;
   c.webhook_backoff_base_s = 1;
   c.webhook_backoff_max_s = 2;
@@ -29,7 +29,7 @@ void FastWebhooks(Config& c) {
 }
 
 struct AdminFixture {
-  explicit AdminFixture(TestServerOptions options = {.configure = FastWebhooks})
+  explicit AdminFixture(TestServerOptions options = {.configure = FastAdminWebhooks})
       : server(std::move(options)),
         admin(resttest::NewKey(server, crm::ApiKeyRole::kAdmin, "admin")) {}
 

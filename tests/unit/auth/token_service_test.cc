@@ -9,8 +9,8 @@
 namespace crmd::auth {
 namespace {
 
-constexpr const char* kIss = "https://crm.example";
-constexpr const char* kAud = "https://crm.example/mcp";
+constexpr const char* kIssuer = "https://crm.example";
+constexpr const char* kAudience = "https://crm.example/mcp";
 
 class TokenServiceTest : public ::testing::Test {
  protected:
@@ -19,8 +19,8 @@ class TokenServiceTest : public ::testing::Test {
     ASSERT_TRUE(db.has_value()) << db.error().detail;
     db_ = std::move(*db);
     tokens_ = std::make_unique<TokenService>(
-        TokenServiceOptions{.issuer = kIss,
-                            .resource = kAud,
+        TokenServiceOptions{.issuer = kIssuer,
+                            .resource = kAudience,
                             .access_token_ttl = 3600,
                             .signing_key_rotation = 24 * 3600,
                             .revocation_refresh = std::chrono::milliseconds(0)},
@@ -157,7 +157,8 @@ TEST_F(TokenServiceTest, RotationKeepsOldTokensValidUntilTheKeyExpires) {
 
 TEST_F(TokenServiceTest, KeysSurviveARestart) {
   auto t = Issue();
-  TokenService again(TokenServiceOptions{.issuer = kIss, .resource = kAud}, *db_, clock_, random_);
+  TokenService again(TokenServiceOptions{.issuer = kIssuer, .resource = kAudience}, *db_, clock_,
+                     random_);
   EXPECT_TRUE(again.Verify(t.token).has_value());
   auto k = again.keys().Current();
   ASSERT_TRUE(k.has_value());

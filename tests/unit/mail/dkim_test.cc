@@ -78,7 +78,7 @@ DkimSigner Signer() {
   return *s;
 }
 
-Message Sample() {
+Message SignedSample() {
   return {.from = {.name = "Acme Ünïcode", .address = "news@acme.example"},
           .to = {.name = "Ada", .address = "ada@example.com"},
           .subject = "Grüße — a subject long enough to be folded over more than one header line",
@@ -91,7 +91,7 @@ Message Sample() {
 
 TEST(DkimSigner, SignatureVerifiesWithPythonDkim_Rfc6376_3_7) {
   FakeClock clock;
-  auto rendered = RenderMessage(Sample(), clock);
+  auto rendered = RenderMessage(SignedSample(), clock);
   ASSERT_TRUE(rendered.has_value());
   auto signed_message = Signer().Sign(*rendered);
   ASSERT_TRUE(signed_message.has_value()) << signed_message.error().message;
@@ -110,7 +110,7 @@ TEST(DkimSigner, SignatureVerifiesWithPythonDkim_Rfc6376_3_7) {
 
 TEST(DkimSigner, TamperedHeaderOrBodyFailsVerification) {
   FakeClock clock;
-  std::string m = *Signer().Sign(*RenderMessage(Sample(), clock));
+  std::string m = *Signer().Sign(*RenderMessage(SignedSample(), clock));
   std::string header_changed = m;
   header_changed.replace(header_changed.find("To: Ada"), 7, "To: Bob");
   EXPECT_FALSE(VerifiedByPythonDkim(header_changed));
@@ -121,7 +121,7 @@ TEST(DkimSigner, TamperedHeaderOrBodyFailsVerification) {
 
 TEST(DkimSigner, RelaxedCanonicalizationToleratesWhitespaceChanges_Rfc6376_3_4_2) {
   FakeClock clock;
-  std::string m = *Signer().Sign(*RenderMessage(Sample(), clock));
+  std::string m = *Signer().Sign(*RenderMessage(SignedSample(), clock));
   // A relay that re-folds a header or pads a body line with spaces keeps the signature.
   std::string refolded = m;
   refolded.replace(refolded.find("MIME-Version: 1.0"), 17, "MIME-Version:   1.0  ");
@@ -150,7 +150,7 @@ TEST(DkimSigner, LoadsTheKeyFromAPemFile) {
   ASSERT_TRUE(s.has_value()) << s.error().message;
   FakeClock clock;
   std::string log;
-  EXPECT_TRUE(VerifiedByPythonDkim(*s->Sign(*RenderMessage(Sample(), clock)), &log)) << log;
+  EXPECT_TRUE(VerifiedByPythonDkim(*s->Sign(*RenderMessage(SignedSample(), clock)), &log)) << log;
 }
 
 }  // namespace

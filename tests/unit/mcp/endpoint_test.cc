@@ -5,16 +5,12 @@
 #include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/mcp/origin.h"
+#include "tests/unit/mcp/tool_error.h"
 
 namespace crmd::mcp {
 namespace {
 
-// A tool error's body travels in its text block, never as structuredContent.
-inline nlohmann::json ErrorOf(const nlohmann::json& result) {
-  EXPECT_FALSE(result.contains("structuredContent")) << result.dump();
-  return nlohmann::json::parse(result.at("content").at(0).at("text").get<std::string>()).at("error");
-}
-
+using testing::ErrorOf;
 
 using nlohmann::json;
 

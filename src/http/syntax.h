@@ -1,0 +1,36 @@
+// The character classes and list rules of HTTP's grammar (RFC 9110 §5.6), shared by the
+// request checks (request_checks.cc) and the forwarding headers (forwarding.cc).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "src/core/text.h"
+
+namespace crmd::http::syntax {
+
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+inline bool IsAlnum(char c) { return IsAlpha(c) || IsDigit(c); }
+inline bool IsOws(char c) { return c == ' ' || c == '\t'; }
+
+// RFC 9110 §5.6.2 tchar.
+inline bool IsTchar(char c) {
+  return IsAlnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+using text::TrimOws;
+
+// Appends the non-empty members of a comma-separated list (RFC 9110 §5.6.1: empty
+// elements are ignored by recipients), each trimmed of optional whitespace.
+inline void AppendListMembers(std::string_view value, std::vector<std::string_view>& out) {
+  while (true) {
+    size_t comma = value.find(',');
+    auto member = TrimOws(value.substr(0, comma));
+    if (!member.empty()) out.push_back(member);
+    if (comma == std::string_view::npos) return;
+    value.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace crmd::http::syntax
