@@ -198,17 +198,25 @@ class SqliteDatabase final : public Database {
       conn = idle_.back();
       idle_.pop_back();
     }
+    // The reader goes back to the pool however fn ends, an exception included (it ends
+    // the read transaction first, so the next user does not start inside it).
+    struct GiveBack {
+      SqliteDatabase& db;
+      SqliteConn* conn;
+      bool in_transaction = false;
+      ~GiveBack() {
+        if (in_transaction) conn->Step("COMMIT");
+        {
+          std::lock_guard lock(db.mu_);
+          db.idle_.push_back(conn);
+        }
+        db.cv_.notify_one();
+      }
+    } give_back{*this, conn};
     Status st = conn->Step("BEGIN");
-    if (st) {
-      st = fn(*conn);
-      conn->Step("COMMIT");
-    }
-    {
-      std::lock_guard lock(mu_);
-      idle_.push_back(conn);
-    }
-    cv_.notify_one();
-    return st;
+    if (!st) return st;
+    give_back.in_transaction = true;
+    return fn(*conn);
   }
 
   Status RunWrite(const std::function<Status(Conn&)>& fn) override {

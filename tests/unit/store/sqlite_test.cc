@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
+#include <memory>
+#include <stdexcept>
 #include <thread>
 
 #include "src/store/db.h"
@@ -37,6 +41,42 @@ TEST(Sqlite, WriteRollsBackWhenTheCallbackFails) {
   EXPECT_EQ(failed.error().message, "boom");
   auto n = db->Read([](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
   EXPECT_EQ(*n, 0);
+}
+
+// A read whose callback throws gives its pooled connection back: as many throwing reads
+// as the pool has connections, and a read after them still gets one (before, each throw
+// kept a reader, and the read after them waited forever).
+TEST(Sqlite, AReadThatThrowsGivesItsConnectionBack) {
+  testing::TempDir dir;
+  std::shared_ptr<Database> db = std::move(*Open("sqlite:" + dir.path() + "/a.db", 2));
+  int thrown = 0;
+  for (int i = 0; i < 2; ++i) {
+    try {
+      (void)db->Read([](Conn& c) -> Result<int64_t> {
+        (void)c.QueryOne("SELECT 1");
+        throw std::runtime_error("boom");
+      });
+    } catch (const std::runtime_error&) {
+      ++thrown;
+    }
+  }
+  EXPECT_EQ(thrown, 2);
+  // On its own thread, so that a read that never gets a connection fails this test
+  // instead of hanging it (the thread is then left waiting).
+  auto done = std::make_shared<std::promise<Result<int64_t>>>();
+  auto after = done->get_future();
+  std::thread([db, done] {
+    done->set_value(db->Read([](Conn& c) -> Result<int64_t> {
+      auto row = c.QueryOne("SELECT 7");
+      if (!row) return Fail(row.error());
+      return (*row)->Int(0);
+    }));
+  }).detach();
+  ASSERT_EQ(after.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "no reader was free after the throwing reads";
+  auto v = after.get();
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(*v, 7);
 }
 
 TEST(Sqlite, BoundParametersAreNeverInterpretedAsSql) {
