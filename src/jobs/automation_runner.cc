@@ -1,6 +1,5 @@
 #include "src/jobs/automation_runner.h"
 
-#include <algorithm>
 #include <chrono>
 
 #include <nlohmann/json.hpp>
@@ -109,7 +108,7 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
   if (int64_t until = runtime_.PausedUntil(); until != 0)
     return {.kind = K::kNotAttempted, .retry_at = until};
   if (!runtime_.Throttle(stop_, mu_, cv_)) return {.kind = K::kNotAttempted};
-  if (clock_.NowUnix() >= lease_until - runs_.policy().lease_s / 2) {
+  if (!runtime_.MayStart(lease_until, runs_.policy().lease_s)) {
     runtime_.ReturnTurn();
     return {.kind = K::kNotAttempted};
   }
@@ -236,16 +235,8 @@ int AutomationRunner::RunSteps(mail::Transport& transport, const crm::MailContex
   return handled;
 }
 
-int AutomationRunner::EmailBatch() const {
-  // No more than the node's rate sends in half a lease (see Deliver).
-  double rate = runtime_.options().rate_per_second;
-  if (rate <= 0) return options_.batch;
-  return static_cast<int>(std::clamp(rate * static_cast<double>(runs_.policy().lease_s) / 2, 1.0,
-                                     static_cast<double>(std::max(1, options_.batch))));
-}
-
 int AutomationRunner::RunSequences(mail::Transport& transport, const crm::MailContext& ctx) {
-  auto due = runs_.LeaseSequenceEmails(EmailBatch());
+  auto due = runs_.LeaseSequenceEmails(runtime_.LeaseBatch(options_.batch, runs_.policy().lease_s));
   if (!due) {
     Warn("sequence_lease_failed", due.error());
     return 0;
@@ -280,7 +271,7 @@ int AutomationRunner::RunSequences(mail::Transport& transport, const crm::MailCo
 }
 
 int AutomationRunner::RunOptins(mail::Transport& transport, const crm::MailContext& ctx) {
-  auto due = runs_.LeaseOptins(EmailBatch());
+  auto due = runs_.LeaseOptins(runtime_.LeaseBatch(options_.batch, runs_.policy().lease_s));
   if (!due) {
     Warn("optin_lease_failed", due.error());
     return 0;

@@ -72,9 +72,6 @@ class AutomationRunner {
   crm::StepOutcome SendEmail(mail::Transport& transport, const crm::LeasedStep& s,
                              const crm::MailContext& ctx);
   crm::StepOutcome CallWebhook(const crm::LeasedStep& s);
-  // Sequence emails and confirmations leased per round: no more than the node's rate
-  // sends in half a lease, and at most `batch`.
-  int EmailBatch() const;
   // Renders and sends at the node's rate; maps the SMTP result onto a step outcome. Not
   // attempted (given back) once less than half of the lease that ends at `lease_until` is
   // left: another worker may lease it again by the time the message is out.

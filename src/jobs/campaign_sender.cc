@@ -1,6 +1,5 @@
 #include "src/jobs/campaign_sender.h"
 
-#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -141,10 +140,6 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
   // message's turn before it leases, and gives back what the throttle has not let through
   // in time.
   const int64_t lease_s = delivery_.policy().lease_s;
-  int limit = options_.batch;
-  if (double rate = runtime_.options().rate_per_second; rate > 0)
-    limit = static_cast<int>(std::clamp(rate * static_cast<double>(lease_s) / 2, 1.0,
-                                        static_cast<double>(std::max(1, options_.batch))));
   if (!runtime_.Throttle(stop_, mu_, cv_)) return 0;
   bool have_turn = true;  // the first message's, taken before leasing
   struct ReturnUnused {
@@ -154,7 +149,7 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
       if (have_turn) runtime.ReturnTurn();
     }
   } return_unused{runtime_, have_turn};
-  auto leased = delivery_.Lease(limit);
+  auto leased = delivery_.Lease(runtime_.LeaseBatch(options_.batch, lease_s));
   if (!leased) {
     spdlog::warn(R"("event":"campaign_lease_failed","detail":"{}")", JsonEscape(leased.error().message));
     return 0;
@@ -192,14 +187,16 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
       report = SendReport{.kind = SendReport::Kind::kNotAttempted,
                           .retry_at = clock_.NowUnix() + 5};
     } else {
-      if (!have_turn && !runtime_.Throttle(stop_, mu_, cv_)) {
-        give_back(0);
-        break;
+      if (!have_turn) {
+        if (!runtime_.Throttle(stop_, mu_, cv_)) {
+          give_back(0);
+          break;
+        }
+        have_turn = true;
       }
-      have_turn = true;
-      if (clock_.NowUnix() >= r.lease_until - lease_s / 2) {
+      if (!runtime_.MayStart(r.lease_until, lease_s)) {
         give_back(0);  // a no-op for a lease that another thread or node has taken over
-        break;
+        break;         // (return_unused gives the turn back)
       }
       have_turn = false;
       report = SendOne(transport, *t, r, ctx);

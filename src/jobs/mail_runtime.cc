@@ -69,6 +69,17 @@ void MailRuntime::ReturnTurn() {
   tokens_ = std::min(std::max(1.0, rate / 10), tokens_ + 1);
 }
 
+int MailRuntime::LeaseBatch(int batch, int64_t lease_s) const {
+  const double rate = options_.rate_per_second;
+  if (rate <= 0) return batch;
+  return static_cast<int>(std::clamp(rate * static_cast<double>(lease_s) / 2, 1.0,
+                                     static_cast<double>(std::max(1, batch))));
+}
+
+bool MailRuntime::MayStart(int64_t lease_until, int64_t lease_s) const {
+  return clock_.NowUnix() < lease_until - lease_s / 2;
+}
+
 int64_t MailRuntime::RelayDown() {
   std::lock_guard lock(mu_);
   backoff_s_ = backoff_s_ == 0 ? 1 : std::min(backoff_s_ * 2, options_.relay_backoff_max_s);

@@ -48,6 +48,13 @@ class MailRuntime {
   // Gives back a turn Throttle granted that no message used.
   void ReturnTurn();
 
+  // Leases and the rate (a message starts only while half its lease is left, or another
+  // worker may lease it again before it is out): how many messages to lease at once, no
+  // more than the rate sends in half a lease and at most `batch`; and whether a message
+  // whose lease ends at `lease_until` may still start.
+  int LeaseBatch(int batch, int64_t lease_s) const;
+  bool MayStart(int64_t lease_until, int64_t lease_s) const;
+
   // The relay failed at connection level: every thread holds off, doubling up to
   // relay_backoff_max_s. Returns the unix time sending may resume.
   int64_t RelayDown();
