@@ -109,7 +109,7 @@ Result<SettingsDoc> SettingsService::Update(const Actor& actor, int64_t expected
                 "approval_policy can only be changed by a person: an operator with `crmctl "
                 "settings approval-policy`, not an assistant (the policy decides what the "
                 "assistant may do alone)");
-  return o_.db->Write([&](store::Conn& c) -> Result<SettingsDoc> {
+  auto updated = o_.db->Write([&](store::Conn& c) -> Result<SettingsDoc> {
     auto cur = GetIn(c);
     if (!cur) return cur;
     if (cur->revision != expected_revision)
@@ -138,22 +138,45 @@ Result<SettingsDoc> SettingsService::Update(const Actor& actor, int64_t expected
     }
     return next;
   });
+  if (updated) Remember(std::make_shared<const SettingsDoc>(*updated));
+  return updated;
+}
+
+std::shared_ptr<const SettingsDoc> SettingsService::Recent() {
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(recent_mu_);
+    if (recent_ && now - recent_at_ < std::chrono::milliseconds(kRecentMillis)) return recent_;
+  }
+  auto s = Get();
+  if (!s) return nullptr;
+  auto doc = std::make_shared<const SettingsDoc>(std::move(*s));
+  Remember(doc);
+  return doc;
+}
+
+void SettingsService::Remember(std::shared_ptr<const SettingsDoc> doc) {
+  std::lock_guard lock(recent_mu_);
+  // A newer revision (this node's Update() meanwhile) is not replaced by an older read.
+  if (recent_ && recent_->revision > doc->revision) return;
+  recent_ = std::move(doc);
+  recent_at_ = std::chrono::steady_clock::now();
 }
 
 std::string SettingsService::EmailValidationMode() {
-  auto s = Get();
+  auto s = Recent();
   if (!s) return DefaultSettings()["email_validation_mode"];
   return s->document.value("email_validation_mode", "syntax");
 }
 
 int64_t SettingsService::ConfirmationTtlSeconds() {
-  auto s = Get();
+  auto s = Recent();
   if (!s) return 600;
   return s->document.value("confirmation_ttl_seconds", int64_t{600});
 }
 
 bool SettingsService::DoubleOptIn() {
-  auto s = Get();
+  auto s = Recent();
   if (!s) return false;
   return s->document.value("double_opt_in", false);
 }

@@ -3,7 +3,10 @@
 // double opt-in, email validation mode, confirmation TTL, the human-approval policy
 // (src/crm/approval_policy.h). Unknown keys are refused.
 // Thread-safe.
+#include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -45,13 +48,29 @@ class SettingsService {
   Result<SettingsDoc> Update(const Actor& actor, int64_t expected_revision,
                              const nlohmann::json& patch);
 
-  // Convenience accessors over Get(); fall back to defaults when the DB is unreachable.
+  // Convenience accessors, outside any transaction: they read the document through
+  // Recent(), so a change made on another node reaches them within kRecentMillis (one made
+  // through this service's Update() at once). They fall back to the defaults when the
+  // database is unreachable. Inside a transaction, use GetIn().
   std::string EmailValidationMode();
   int64_t ConfirmationTtlSeconds();
   bool DoubleOptIn();
 
+  static constexpr int64_t kRecentMillis = 1000;
+
  private:
+  // The document as Get() read it at most kRecentMillis ago, or as Update() wrote it.
+  // Every contact creation asks for the validation mode before its transaction; a read
+  // transaction each time cost about 6 % of a durable create_contact
+  // (docs/performance.md).
+  // Null when the database could not be read.
+  std::shared_ptr<const SettingsDoc> Recent();
+  void Remember(std::shared_ptr<const SettingsDoc> doc);  // unless a newer one is
+
   const SettingsOptions o_;
+  std::mutex recent_mu_;
+  std::shared_ptr<const SettingsDoc> recent_;
+  std::chrono::steady_clock::time_point recent_at_;
 };
 
 // Who may change "approval_policy": the operator (crmctl, kind "cli") or a signed-in

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -224,60 +225,102 @@ class SqliteDatabase final : public Database {
     // another handler runs meanwhile, and more writers can join the next batch
     // (src/core/worker_pool.h).
     BlockingRegion blocking;
-    PendingWrite me;
-    me.fn = &fn;
-    me.log_context = CurrentLogContext();
-    std::unique_lock lock(queue_mu_);
-    queue_.push_back(&me);
-    ++queued_;
-    while (true) {
-      // Woken when its batch is done, or to lead the next batch (the first one queued).
-      me.cv.wait(lock, [&] { return me.done || !leading_; });
-      if (me.done) break;
+    // Shared with the leader, which still holds it while it wakes this writer: the writer
+    // may see its state change and return before the leader's notify_one has returned.
+    auto me = std::make_shared<PendingWrite>();
+    me->fn = &fn;
+    me->log_context = CurrentLogContext();
+    bool lead;
+    {
+      std::lock_guard lock(queue_mu_);
+      queue_.push_back(me);
+      ++queued_;
+      // Invariant: no leader means an empty queue (a leader hands over to the first
+      // writer queued), so a writer that finds none leads, first in its own batch.
+      lead = !leading_;
       leading_ = true;
-      std::vector<PendingWrite*> batch;
-      while (!queue_.empty() && batch.size() < kMaxBatch) {
-        batch.push_back(queue_.front());
-        queue_.pop_front();
-      }
-      queued_ -= static_cast<int64_t>(batch.size());
-      lock.unlock();
-      RunBatch(batch);
-      lock.lock();
-      leading_ = false;
-      // One wake-up per caller rather than all of them at every batch: with many workers
-      // waiting, a broadcast costs more context switches than the commit saves.
-      for (auto* w : batch) {
-        w->done = true;
-        if (w != &me) w->cv.notify_one();
-      }
-      if (!queue_.empty()) queue_.front()->cv.notify_one();
     }
-    if (me.thrown) std::rethrow_exception(me.thrown);
-    return me.result;
+    while (true) {
+      if (!lead) {
+        int state;
+        {
+          std::unique_lock wait_lock(me->mu);
+          me->cv.wait(wait_lock, [&] { return me->state != kWaiting; });
+          state = me->state;
+        }
+        if (state == kDone) break;
+        // kLead: the last leader handed over; leading_ is still true, now for this writer.
+      }
+      std::vector<std::shared_ptr<PendingWrite>> batch;
+      {
+        std::lock_guard lock(queue_mu_);
+        while (!queue_.empty() && batch.size() < kMaxBatch) {
+          batch.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+        queued_ -= static_cast<int64_t>(batch.size());
+      }
+      RunBatch(batch);
+      std::shared_ptr<PendingWrite> next;
+      {
+        std::lock_guard lock(queue_mu_);
+        if (queue_.empty()) leading_ = false;
+        else next = queue_.front();
+      }
+      // The wake-ups happen outside queue_mu_, the next leader's first, so that its batch
+      // runs while this thread wakes the others: a writer woken under the lock went back
+      // to sleep on it at once (two context switches per write instead of one).
+      if (next) Wake(*next, kLead);
+      bool mine = false;
+      for (auto& w : batch) {
+        if (w == me) mine = true;
+        else Wake(*w, kDone);
+      }
+      if (mine) break;
+      lead = false;  // a leader is always first in its own batch; wait for it otherwise
+    }
+    if (me->thrown) std::rethrow_exception(me->thrown);
+    return std::move(me->result);
   }
 
  private:
   static constexpr size_t kMaxBatch = 256;
+  static constexpr int kWaiting = 0;
+  static constexpr int kDone = 1;
+  static constexpr int kLead = 2;
 
-  // One Write() call waiting in the queue; lives on its caller's stack until `done`.
+  // One Write() call waiting in the queue, shared by its caller and the leader.
   struct PendingWrite {
     const std::function<Status(Conn&)>* fn = nullptr;
     LogContext* log_context = nullptr;  // the caller's, or null
     Status result = Ok();
     std::exception_ptr thrown;
-    bool done = false;  // guarded by queue_mu_
+    // kWaiting, then kDone (its batch is committed or failed) or kLead (it leads the
+    // next batch); guarded by `mu`, which only this writer and its leader take.
+    int state = kWaiting;
+    std::mutex mu;
     std::condition_variable cv;
   };
 
-  Status Begin() { return writer_->ExecScript("BEGIN IMMEDIATE"); }
+  // Notifies after unlocking `w.mu`, so the woken writer does not wait for it.
+  static void Wake(PendingWrite& w, int state) {
+    {
+      std::lock_guard lock(w.mu);
+      w.state = state;
+    }
+    w.cv.notify_one();
+  }
+
+  // The batch's own statements go through the statement cache (Step): no parse per call.
+  Status Begin() { return writer_->Step("BEGIN IMMEDIATE"); }
   bool InTransaction() { return !sqlite3_get_autocommit(writer_->raw()); }
 
   // Runs `batch` in one transaction and sets each call's result. Only the leader calls it.
-  void RunBatch(const std::vector<PendingWrite*>& batch) {
+  void RunBatch(const std::vector<std::shared_ptr<PendingWrite>>& batch) {
     std::vector<PendingWrite*> in_tx;  // callbacks that succeeded in the open transaction
     Status began = Begin();
-    for (auto* w : batch) {
+    for (const auto& shared : batch) {
+      PendingWrite* w = shared.get();
       if (!began) {
         w->result = began;
         continue;
@@ -297,8 +340,9 @@ class SqliteDatabase final : public Database {
       if (w->result) in_tx.push_back(w);
     }
     if (!began) return;
-    if (auto c = writer_->ExecScript("COMMIT"); !c) {
-      if (InTransaction()) writer_->ExecScript("ROLLBACK");
+    if (auto c = writer_->Step("COMMIT"); !c) {
+      c = Fail(Errc::kInternal, "internal error", c.error().detail);
+      if (InTransaction()) writer_->Step("ROLLBACK");
       for (auto* w : in_tx) w->result = c;
       return;
     }
@@ -307,7 +351,7 @@ class SqliteDatabase final : public Database {
 
   // One call in its savepoint; rolled back to it when the callback fails or throws.
   Status RunOne(PendingWrite& w) {
-    if (auto sp = writer_->ExecScript("SAVEPOINT crmd_write"); !sp) return sp;
+    if (auto sp = writer_->Step("SAVEPOINT crmd_write"); !sp) return sp;
     Status st = Ok();
     try {
       if (w.log_context) {
@@ -322,14 +366,14 @@ class SqliteDatabase final : public Database {
       st = Fail(Errc::kInternal, "internal error", "exception in a write transaction");
     }
     if (!InTransaction()) return st;
-    if (!st) writer_->ExecScript("ROLLBACK TO crmd_write");
-    if (auto rel = writer_->ExecScript("RELEASE crmd_write"); !rel && st) return rel;
+    if (!st) writer_->Step("ROLLBACK TO crmd_write");
+    if (auto rel = writer_->Step("RELEASE crmd_write"); !rel && st) return rel;
     return st;
   }
 
   std::unique_ptr<SqliteConn> writer_;  // used by the batch leader only
   std::mutex queue_mu_;
-  std::deque<PendingWrite*> queue_;
+  std::deque<std::shared_ptr<PendingWrite>> queue_;
   bool leading_ = false;  // a leader is running a batch
   std::atomic<int64_t> queued_{0};
   std::atomic<uint64_t> commits_{0};
