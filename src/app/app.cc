@@ -71,6 +71,10 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
                                      "Transactions running or waiting for a pooled connection."),
       .failed = &s.metrics->Counter("crmd_db_transactions_failed_total",
                                     "Transactions that returned an error and were rolled back."),
+      .group_commit_seconds = &s.metrics->Histogram(
+          "crmd_db_group_commit_duration_seconds",
+          "SQLite: one group commit (a batch of concurrent writes in one transaction), its "
+          "fsync included; writes per commit = write transactions / this count."),
   });
 
   s.server = std::make_unique<http::Server>(

@@ -18,6 +18,8 @@ Result<std::unique_ptr<Database>> OpenSqlite(const std::string& path, int reader
 struct SqliteWriteStats {
   uint64_t commits = 0;
   int64_t queued = 0;
+  uint64_t background_checkpoints = 0;  // by the checkpoint thread
+  uint64_t leader_checkpoints = 0;      // by a leader, the WAL being long (sqlite.cc)
 };
 SqliteWriteStats WriteStats(const Database& db);
 
