@@ -244,12 +244,20 @@ Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const Actor& actor
                                               const EmailVerdict& verdict) {
   if (auto st = RequireValid(verdict); !st) return Fail(st.error());
   if (auto st = CheckInput(in); !st) return Fail(st.error());
-  int64_t now = o_.clock->NowUnix();
   auto existing = repo::FindContactByEmail(c, verdict.normalized);
   if (!existing) return Fail(existing.error());
+  if (!*existing) return InsertNewIn(c, actor, in, verdict);
+  return UpdateExistingIn(c, actor, std::move(**existing), in, "", "upsert_contact");
+}
 
+Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const Actor& actor,
+                                                 const ContactInput& in,
+                                                 const EmailVerdict& verdict) {
+  if (auto st = RequireValid(verdict); !st) return Fail(st.error());
+  if (auto st = CheckInput(in); !st) return Fail(st.error());
+  int64_t now = o_.clock->NowUnix();
   UpsertResult out;
-  if (!*existing) {
+  {
     Contact k;
     k.email = verdict.normalized;
     k.first_name = in.first_name.value_or("");
@@ -257,8 +265,8 @@ Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const Actor& actor
     k.phone = in.phone.value_or("");
     bool double_opt_in = false;
     if (o_.settings) {
-      auto s = o_.settings->GetIn(c);
-      if (s) double_opt_in = s->document.value("double_opt_in", false);
+      auto s = o_.settings->SharedIn(c);
+      if (s) double_opt_in = (*s)->document.value("double_opt_in", false);
     }
     // Without an explicit status, double opt-in decides (docs/crm.md).
     k.status = in.status.value_or(double_opt_in ? "pending" : "subscribed");
@@ -294,13 +302,16 @@ Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const Actor& actor
                                     .target_ids = {k.id}, .revision_after = k.revision});
         !st)
       return Fail(st.error());
-    auto full = GetIn(c, k.id);
+    if (in.tags.empty() && in.lists.empty()) {
+      // Nothing in this transaction changed the row since it was inserted as `k`.
+      out.contact = std::move(k);
+      return out;
+    }
+    auto full = GetIn(c, k.id);  // with its memberships
     if (!full) return Fail(full.error());
     out.contact = std::move(*full);
     return out;
   }
-
-  return UpdateExistingIn(c, actor, std::move(**existing), in, "", "upsert_contact");
 }
 
 Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const Actor& actor,
@@ -404,7 +415,7 @@ Result<Contact> ContactService::Create(const Actor& actor, const ContactInput& i
         return Fail(Errc::kAlreadyExists, "a contact with email " + v.normalized +
                                               " already exists (id " +
                                               std::to_string((**taken).id) + ")");
-      auto r = UpsertIn(c, actor, in, v);
+      auto r = InsertNewIn(c, actor, in, v);
       if (!r) return Fail(r.error());
       made = std::move(r->contact);
       return nlohmann::json{{"contact_id", made->id}};

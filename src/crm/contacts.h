@@ -200,6 +200,10 @@ class ContactService {
   ActionSpec DeleteAction();
 
  private:
+  // The insert half of UpsertIn/Create, for an email known to be free in this
+  // transaction: the contact, its event, memberships, audit.
+  Result<UpsertResult> InsertNewIn(store::Conn& c, const Actor& actor, const ContactInput& in,
+                                   const EmailVerdict& verdict);
   // The update half of UpsertIn/Update: fields, status (state machine), memberships,
   // events, audit. `new_email` (normalised, validated) replaces the email when non-empty.
   Result<UpsertResult> UpdateExistingIn(store::Conn& c, const Actor& actor, Contact before,

@@ -84,17 +84,33 @@ bool MayChangeApprovalPolicy(const Actor& actor) {
 SettingsService::SettingsService(SettingsOptions options) : o_(options) {}
 
 Result<SettingsDoc> SettingsService::GetIn(store::Conn& conn) {
+  auto shared = SharedIn(conn);
+  if (!shared) return Fail(shared.error());
+  return **shared;
+}
+
+Result<std::shared_ptr<const SettingsDoc>> SettingsService::SharedIn(store::Conn& conn) {
   auto row = settings_repo::Find(conn);
   if (!row) return Fail(row.error());
-  SettingsDoc s;
-  s.document = DefaultSettings();
-  if (*row) {
-    auto stored = json::parse((*row)->document, nullptr, false);
-    if (stored.is_object()) s.document = Merge(s.document, stored);
-    s.revision = (*row)->revision;
-    s.updated_at = (*row)->updated_at;
+  if (!*row) {  // never written: the defaults
+    static const auto kDefaults =
+        std::make_shared<const SettingsDoc>(SettingsDoc{.document = DefaultSettings()});
+    return kDefaults;
   }
-  return s;
+  {
+    // The parsed document of the same revision, when Recent() holds it (no parse).
+    std::lock_guard lock(recent_mu_);
+    if (recent_ && recent_->revision == (*row)->revision && recent_->updated_at == (*row)->updated_at)
+      return recent_;
+  }
+  auto parsed = std::make_shared<SettingsDoc>();
+  SettingsDoc& s = *parsed;
+  s.document = DefaultSettings();
+  auto stored = json::parse((*row)->document, nullptr, false);
+  if (stored.is_object()) s.document = Merge(s.document, stored);
+  s.revision = (*row)->revision;
+  s.updated_at = (*row)->updated_at;
+  return std::shared_ptr<const SettingsDoc>(std::move(parsed));
 }
 
 Result<SettingsDoc> SettingsService::Get() {

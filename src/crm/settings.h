@@ -43,6 +43,8 @@ class SettingsService {
   Result<SettingsDoc> Get();
   // For use inside another service's transaction (Read or Write).
   Result<SettingsDoc> GetIn(store::Conn& conn);
+  // The same without a copy: the document Recent() holds when its revision is the row's.
+  Result<std::shared_ptr<const SettingsDoc>> SharedIn(store::Conn& conn);
   // Merges `patch` (objects merge one level deep, like RFC 7386 without deletion) after
   // validating it. kRevisionConflict when expected_revision is stale.
   Result<SettingsDoc> Update(const Actor& actor, int64_t expected_revision,
