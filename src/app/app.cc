@@ -8,6 +8,7 @@
 #include "auth/token_routes.h"
 #include "src/app/services.h"
 #include "src/app/wiring.h"
+#include "src/core/worker_pool.h"
 #include "src/crm/marketing.h"
 #include "src/http/allowed_hosts.h"
 #include "src/http/client.h"
@@ -83,7 +84,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
           .port = s.config.port,
           .tls_cert_file = s.config.tls_cert_file,
           .tls_key_file = s.config.tls_key_file,
-          .io_threads = s.config.io_threads,
+          .io_threads = s.config.io_threads > 0 ? s.config.io_threads : WorkerPool::Cores(),
           .worker_threads = s.config.worker_threads,
           .max_header_bytes = s.config.max_header_bytes,
           .max_body_bytes = s.config.max_body_bytes,

@@ -148,8 +148,9 @@ Status Config::Validate() const {
                 "allow_insecure_http=true");
   if (log_format != "json" && log_format != "text")
     return Fail(Errc::kInvalidArgument, "log_format must be json or text");
-  if (io_threads < 1 || worker_threads < 1)
-    return Fail(Errc::kInvalidArgument, "io_threads and worker_threads must be >= 1");
+  if (io_threads < 0 || worker_threads < 1)
+    return Fail(Errc::kInvalidArgument,
+                "io_threads must be >= 0 (0: one per core) and worker_threads >= 1");
   if (mail_concurrency < 1 || mail_concurrency > 64)
     return Fail(Errc::kInvalidArgument, "mail_concurrency must be between 1 and 64");
   if (mail_lease_s < 10) return Fail(Errc::kInvalidArgument, "mail_lease_s must be >= 10");
