@@ -26,7 +26,8 @@
 # on 127.0.0.1, every run is bounded in time, and everything started here is stopped by
 # its PID on exit. COMPARE_SKIP_SCALE=1 skips part 2; COMPARE_SKIP_LOAD=1 skips part 1.
 # COMPARE_PERF=<dir> profiles crmd during its rows (perf record -g; reports in <dir>);
-# COMPARE_SOAK_SECONDS=<n> adds get_contact for n seconds with crmd's VmRSS every 10 s.
+# COMPARE_SOAK_SECONDS=<n> adds get_contact for n seconds with crmd's VmRSS every 10 s;
+# COMPARE_SOAK_TOOL=create_contact soaks with durable writes instead (a new contact each).
 set -euo pipefail
 BUILD=${1:-build}
 SECS=${2:-10}
@@ -255,12 +256,19 @@ CONF
     load oidc "oidc-provider 9.13.3 token (client_credentials)" -s "$CMP/token.lua" "http://127.0.0.1:$OIDC_PORT"
   RSS_LOAD=$(awk '/VmRSS/{print $2}' "/proc/$CRMD_PID/status")
   HWM_LOAD=$(awk '/VmHWM/{print $2}' "/proc/$CRMD_PID/status")
-  # COMPARE_SOAK_SECONDS=<n>: get_contact for n more seconds at the same concurrency, with
-  # crmd's VmRSS sampled every 10 s, to see whether memory stays flat under load.
+  # COMPARE_SOAK_SECONDS=<n>: get_contact (or COMPARE_SOAK_TOOL=create_contact) for n more
+  # seconds at the same concurrency, with crmd's VmRSS sampled every 10 s, to see whether
+  # memory stays flat under load.
   if [[ -n ${COMPARE_SOAK_SECONDS:-} ]]; then
     SOAK=$COMPARE_SOAK_SECONDS
-    say "soak: get_contact for ${SOAK}s at $CONNS connections, VmRSS every 10 s"
-    CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
+    SOAK_TOOL=${COMPARE_SOAK_TOOL:-get_contact}
+    case $SOAK_TOOL in
+      get_contact) SOAK_ARGS=$GET_ARGS ;;
+      create_contact) SOAK_ARGS='{"email":"soak%UNIQUE%@example.com"}' ;;
+      *) say "COMPARE_SOAK_TOOL: get_contact or create_contact"; exit 2 ;;
+    esac
+    say "soak: $SOAK_TOOL for ${SOAK}s at $CONNS connections, VmRSS every 10 s"
+    CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_RUN=$RANDOM CRMD_TOOL=$SOAK_TOOL CRMD_ARGS=$SOAK_ARGS \
       timeout $((SOAK + 60)) wrk -t2 -c"$CONNS" -d"${SOAK}s" --latency -s "$ROOT/bench/load/tool_call.lua" "$BASE" \
       >"$TMP/wrk-soak.txt" 2>&1 &
     SOAK_WRK=$!
@@ -271,7 +279,7 @@ CONF
       [[ $t -lt $SOAK ]] && sleep 10
     done
     wait "$SOAK_WRK" || true
-    SOAK_OUT=$(python3 - "$TMP/soak-rss.txt" "$TMP/wrk-soak.txt" <<'PY'
+    SOAK_OUT=$(python3 - "$TMP/soak-rss.txt" "$TMP/wrk-soak.txt" "$SOAK_TOOL" <<'PY'
 import re, sys
 pts = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 2]
 out = open(sys.argv[2]).read()
@@ -279,7 +287,7 @@ rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
 bad = sum(int(x) for x in re.findall(r"(?:Non-2xx or 3xx responses|non-200 or tool errors): (\d+)", out))
 mib = [kb / 1024 for _, kb in pts]
 half = len(mib) // 2
-print(f"Soak: get_contact for {pts[-1][0]} s, {float(rps.group(1)) if rps else 0:,.0f} req/s, {bad} errors")
+print(f"Soak: {sys.argv[3]} for {pts[-1][0]} s, {float(rps.group(1)) if rps else 0:,.0f} req/s, {bad} errors")
 print("VmRSS MiB every 10 s: " + " ".join(f"{m:.1f}" for m in mib))
 print(f"start {mib[0]:.1f} MiB, end {mib[-1]:.1f} MiB, max {max(mib):.1f} MiB; "
       f"growth over the second half: {mib[-1] - mib[half]:+.1f} MiB")
