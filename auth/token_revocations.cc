@@ -61,8 +61,14 @@ Result<bool> RevokedTokens::IsRevoked(std::string_view jti) {
       loaded = loaded_at_;
     }
   }
-  if (!snap || std::chrono::steady_clock::now() - loaded > kMaxStaleness)
+  if (!snap || std::chrono::steady_clock::now() - loaded > kMaxStaleness) {
+    // The request is answered 503: say why (docs/performance.md, 2026-11-27).
+    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - loaded);
+    spdlog::warn(R"("event":"revocation_snapshot_stale","has_snapshot":{},"age_ms":{})",
+                 snap != nullptr, snap ? age.count() : -1);
     return Fail(Errc::kUnavailable, "token verification temporarily unavailable");
+  }
   return snap->count(std::string(jti)) > 0;
 }
 
