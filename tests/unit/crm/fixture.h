@@ -61,10 +61,13 @@ struct CrmFixture : public ::testing::Test {
   // Sets the settings' approval_policy as the operator would (crmctl). Tests about other
   // things than human approval use {"require_person": []}: the assistant may confirm alone.
   void SetApprovalPolicy(const nlohmann::json& policy) {
+    UpdateSettings({{"approval_policy", policy}});
+  }
+  // Changes the settings as the operator would (crmctl), at their current revision.
+  void UpdateSettings(const nlohmann::json& patch) {
     auto cur = s->settings->Get();
     ASSERT_TRUE(cur);
-    auto r = s->settings->Update(Actor{.kind = "cli", .subject = "test"}, cur->revision,
-                                 {{"approval_policy", policy}});
+    auto r = s->settings->Update(Actor{.kind = "cli", .subject = "test"}, cur->revision, patch);
     ASSERT_TRUE(r) << r.error().message;
   }
   void AssistantMayConfirmAlone() {

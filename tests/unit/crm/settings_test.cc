@@ -12,13 +12,7 @@ namespace {
 
 class SettingsRecent : public testing::CrmFixture {
  protected:
-  void SetMode(const std::string& mode) {
-    auto cur = s->settings->Get();
-    ASSERT_TRUE(cur);
-    auto r = s->settings->Update(Actor{.kind = "cli", .subject = "test"}, cur->revision,
-                                 {{"email_validation_mode", mode}});
-    ASSERT_TRUE(r) << r.error().message;
-  }
+  void SetMode(const std::string& mode) { UpdateSettings({{"email_validation_mode", mode}}); }
 };
 
 TEST_F(SettingsRecent, AChangeMadeOnThisNodeCountsForTheNextContact) {
