@@ -253,8 +253,6 @@ Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const Actor& actor
 Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const Actor& actor,
                                                  const ContactInput& in,
                                                  const EmailVerdict& verdict) {
-  if (auto st = RequireValid(verdict); !st) return Fail(st.error());
-  if (auto st = CheckInput(in); !st) return Fail(st.error());
   int64_t now = o_.clock->NowUnix();
   UpsertResult out;
   {
@@ -415,6 +413,7 @@ Result<Contact> ContactService::Create(const Actor& actor, const ContactInput& i
         return Fail(Errc::kAlreadyExists, "a contact with email " + v.normalized +
                                               " already exists (id " +
                                               std::to_string((**taken).id) + ")");
+      if (auto st = CheckInput(in); !st) return Fail(st.error());
       auto r = InsertNewIn(c, actor, in, v);
       if (!r) return Fail(r.error());
       made = std::move(r->contact);

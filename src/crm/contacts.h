@@ -201,7 +201,8 @@ class ContactService {
 
  private:
   // The insert half of UpsertIn/Create, for an email known to be free in this
-  // transaction: the contact, its event, memberships, audit.
+  // transaction: the contact, its event, memberships, audit. REQUIRES: `verdict` valid
+  // (RequireValid) and `in` checked (CheckInput).
   Result<UpsertResult> InsertNewIn(store::Conn& c, const Actor& actor, const ContactInput& in,
                                    const EmailVerdict& verdict);
   // The update half of UpsertIn/Update: fields, status (state machine), memberships,
