@@ -6,14 +6,10 @@
 
 namespace crmd::auth {
 
-namespace {
-// Past this age a snapshot that cannot be refreshed is no longer trusted.
-constexpr auto kMaxStaleness = std::chrono::seconds(10);
-}  // namespace
-
 RevokedTokens::RevokedTokens(store::Database& db, const Clock& clock,
-                             std::chrono::milliseconds refresh_every)
-    : db_(db), clock_(clock), refresh_every_(refresh_every) {}
+                             std::chrono::milliseconds refresh_every,
+                             std::chrono::milliseconds max_staleness)
+    : db_(db), clock_(clock), refresh_every_(refresh_every), max_staleness_(max_staleness) {}
 
 Status RevokedTokens::Refresh() {
   // Tokens that expired are refused on exp anyway; keep the set small.
@@ -39,20 +35,30 @@ Result<bool> RevokedTokens::IsRevoked(std::string_view jti) {
   auto now = std::chrono::steady_clock::now();
   bool due = !snap || stale_.load() || now - loaded >= refresh_every_;
   if (due) {
-    // Without any snapshot every caller must wait; otherwise one refreshes, the rest go on.
+    // Without a snapshot young enough to answer with, every caller must wait for the
+    // refresh; otherwise one refreshes and the rest go on with the snapshot they have.
     std::unique_lock refresh(refresh_mu_, std::defer_lock);
-    if (!snap) refresh.lock();
+    if (!snap || now - loaded > max_staleness_) refresh.lock();
     else refresh.try_lock();
     if (refresh.owns_lock()) {
       bool was_stale = stale_.exchange(false);
-      bool still_due;
+      bool failed_meanwhile, still_due;
       {
         std::lock_guard lock(snap_mu_);
+        // A refresh that failed while this caller waited for the lock is not repeated at
+        // once: during an outage the callers queued behind it do not retry one by one.
+        failed_meanwhile = failed_at_ > now;
         still_due = !snapshot_ || was_stale || now - loaded_at_ >= refresh_every_;
       }
-      if (still_due) {
+      if (failed_meanwhile) {
+        if (was_stale) stale_.store(true);
+      } else if (still_due) {
         if (auto st = Refresh(); !st) {
           if (was_stale) stale_.store(true);
+          {
+            std::lock_guard lock(snap_mu_);
+            failed_at_ = std::chrono::steady_clock::now();
+          }
           spdlog::warn(R"("event":"revocation_refresh_failed","detail":"{}")", st.error().detail);
         }
       }
@@ -61,12 +67,19 @@ Result<bool> RevokedTokens::IsRevoked(std::string_view jti) {
       loaded = loaded_at_;
     }
   }
-  if (!snap || std::chrono::steady_clock::now() - loaded > kMaxStaleness) {
-    // The request is answered 503: say why (docs/performance.md, 2026-11-27).
-    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - loaded);
-    spdlog::warn(R"("event":"revocation_snapshot_stale","has_snapshot":{},"age_ms":{})",
-                 snap != nullptr, snap ? age.count() : -1);
+  const auto checked = std::chrono::steady_clock::now();
+  if (!snap || checked - loaded > max_staleness_) {
+    // The request is answered 503: say why (docs/performance.md, 2026-11-27), at most once
+    // a second, since during an outage every request ends here.
+    const int64_t at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              checked.time_since_epoch()).count();
+    int64_t last = last_warned_ms_.load(std::memory_order_relaxed);
+    if (at_ms - last >= 1000 &&
+        last_warned_ms_.compare_exchange_strong(last, at_ms, std::memory_order_relaxed)) {
+      const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(checked - loaded);
+      spdlog::warn(R"("event":"revocation_snapshot_stale","has_snapshot":{},"age_ms":{})",
+                   snap != nullptr, snap ? age.count() : -1);
+    }
     return Fail(Errc::kUnavailable, "token verification temporarily unavailable");
   }
   return snap->count(std::string(jti)) > 0;

@@ -5,7 +5,9 @@
 // node is refused everywhere within a few seconds), and immediately after a revocation on
 // this node (MarkStale).
 //
-// Thread-safe. One caller refreshes while the others keep using the previous snapshot.
+// Thread-safe. One caller refreshes while the others keep using the previous snapshot, as
+// long as it is younger than `max_staleness`; past that age every caller waits for the
+// refresh (after a quiet spell the first burst of requests must not be refused).
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -22,7 +24,8 @@ namespace crmd::auth {
 
 class RevokedTokens {
  public:
-  RevokedTokens(store::Database& db, const Clock& clock, std::chrono::milliseconds refresh_every);
+  RevokedTokens(store::Database& db, const Clock& clock, std::chrono::milliseconds refresh_every,
+                std::chrono::milliseconds max_staleness = std::chrono::seconds(10));
   RevokedTokens(const RevokedTokens&) = delete;
   RevokedTokens& operator=(const RevokedTokens&) = delete;
 
@@ -40,11 +43,15 @@ class RevokedTokens {
   store::Database& db_;
   const Clock& clock_;
   const std::chrono::milliseconds refresh_every_;
+  // Past this age a snapshot that cannot be refreshed is no longer trusted.
+  const std::chrono::milliseconds max_staleness_;
 
   std::mutex refresh_mu_;  // held by the one refreshing caller
-  std::mutex snap_mu_;     // guards snapshot_ and loaded_at_
+  std::mutex snap_mu_;     // guards snapshot_, loaded_at_ and failed_at_
   std::shared_ptr<const Set> snapshot_;
   std::chrono::steady_clock::time_point loaded_at_{};
+  std::chrono::steady_clock::time_point failed_at_{};  // end of the last failed refresh
+  std::atomic<int64_t> last_warned_ms_{-1'000'000};   // steady clock, for the 503 log line
   std::atomic<bool> stale_{true};
 };
 

@@ -1,0 +1,175 @@
+#include "auth/token_revocations.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <latch>
+#include <thread>
+#include <vector>
+
+#include "src/store/db.h"
+#include "tests/support/test_server.h"
+
+namespace crmd::auth {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string Answer(const Result<bool>& r) {
+  if (!r) return r.error().code == Errc::kUnavailable ? "unavailable" : "error: " + r.error().message;
+  return *r ? "revoked" : "valid";
+}
+
+// A real SQLite database whose reads can be slowed down or refused, to play a refresh that
+// takes a while or a database that is away. Counts the reads that reach it.
+class GatedDatabase : public store::Database {
+ public:
+  explicit GatedDatabase(store::Database& inner) : inner_(inner) {}
+  store::Dialect dialect() const override { return inner_.dialect(); }
+
+  std::atomic<int> reads{0};
+  std::atomic<int> delay_ms{0};
+  std::atomic<bool> down{false};
+
+ protected:
+  Status RunRead(const std::function<Status(store::Conn&)>& fn) override {
+    reads.fetch_add(1);
+    std::this_thread::sleep_for(milliseconds(delay_ms.load()));
+    if (down.load()) return Fail(Errc::kUnavailable, "database unreachable");
+    return inner_.Read([&](store::Conn& c) { return fn(c); });
+  }
+  Status RunWrite(const std::function<Status(store::Conn&)>& fn) override {
+    return inner_.Write([&](store::Conn& c) { return fn(c); });
+  }
+
+ private:
+  store::Database& inner_;
+};
+
+class RevokedTokensTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = store::Open("sqlite:" + dir_.path() + "/t.db");
+    ASSERT_TRUE(db.has_value()) << db.error().detail;
+    db_ = std::move(*db);
+    gated_ = std::make_unique<GatedDatabase>(*db_);
+  }
+
+  void AddToken(const std::string& jti, bool revoked) {
+    auto st = db_->Write([&](store::Conn& c) -> Status {
+      auto n = c.Exec(
+          "INSERT INTO access_tokens (jti, grant_id, client_id, expires_at, revoked_at) "
+          "VALUES (?, 'g1', 'c1', ?, ?)",
+          {jti, clock_.NowUnix() + 3600,
+           revoked ? store::Value(clock_.NowUnix()) : store::Value(nullptr)});
+      if (!n) return Fail(n.error());
+      return Ok();
+    });
+    ASSERT_TRUE(st.has_value()) << st.error().detail;
+  }
+
+  // Calls IsRevoked from `n` threads released at the same instant.
+  std::vector<Result<bool>> Burst(RevokedTokens& revoked, int n, const std::string& jti) {
+    std::vector<Result<bool>> out(n, Result<bool>(false));
+    std::latch start(n);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; ++i)
+      threads.emplace_back([&, i] {
+        start.arrive_and_wait();
+        out[i] = revoked.IsRevoked(jti);
+      });
+    for (auto& t : threads) t.join();
+    return out;
+  }
+
+  crmd::testing::TempDir dir_;
+  FakeClock clock_;
+  std::unique_ptr<store::Database> db_;
+  std::unique_ptr<GatedDatabase> gated_;
+};
+
+TEST_F(RevokedTokensTest, AnswersFromTheDatabaseAndSeesARevocationAfterMarkStale) {
+  AddToken("a", /*revoked=*/true);
+  AddToken("b", /*revoked=*/false);
+  RevokedTokens revoked(*db_, clock_, milliseconds(60'000));
+  EXPECT_EQ(Answer(revoked.IsRevoked("a")), "revoked");
+  EXPECT_EQ(Answer(revoked.IsRevoked("b")), "valid");
+
+  auto st = db_->Write([&](store::Conn& c) -> Status {
+    auto n = c.Exec("UPDATE access_tokens SET revoked_at = 1 WHERE jti = 'b'");
+    if (!n) return Fail(n.error());
+    return Ok();
+  });
+  ASSERT_TRUE(st.has_value());
+  // Within refresh_every the snapshot stands; MarkStale makes the next call reload it.
+  EXPECT_EQ(Answer(revoked.IsRevoked("b")), "valid");
+  revoked.MarkStale();
+  EXPECT_EQ(Answer(revoked.IsRevoked("b")), "revoked");
+}
+
+// After a quiet spell longer than the staleness bound, a burst of requests arrives at once.
+// One of them refreshes; the others used to find the lock taken and answer 503 from the
+// old snapshot (the write soak of 2026-11-27). They must wait for the refresh instead.
+TEST_F(RevokedTokensTest, ABurstAfterAQuietSpellWaitsForTheRefreshInsteadOfFailing) {
+  AddToken("a", /*revoked=*/true);
+  RevokedTokens revoked(*gated_, clock_, milliseconds(20), /*max_staleness=*/milliseconds(100));
+  ASSERT_EQ(Answer(revoked.IsRevoked("a")), "revoked");
+
+  std::this_thread::sleep_for(milliseconds(150));
+  gated_->delay_ms = 60;  // the refresh takes a while
+  const int reads_before = gated_->reads.load();
+  auto results = Burst(revoked, 8, "a");
+  for (const auto& r : results) EXPECT_EQ(Answer(r), "revoked");
+  // They waited for one refresh; none repeated it.
+  EXPECT_EQ(gated_->reads.load() - reads_before, 1);
+}
+
+// Young enough, the snapshot answers while the one refreshing caller works.
+TEST_F(RevokedTokensTest, WithinTheStalenessBoundOnlyTheRefreshingCallerWaits) {
+  AddToken("a", /*revoked=*/true);
+  RevokedTokens revoked(*gated_, clock_, milliseconds(20), /*max_staleness=*/milliseconds(5'000));
+  ASSERT_EQ(Answer(revoked.IsRevoked("a")), "revoked");
+  std::this_thread::sleep_for(milliseconds(40));
+  gated_->delay_ms = 800;
+
+  std::thread refresher([&] { EXPECT_EQ(Answer(revoked.IsRevoked("a")), "revoked"); });
+  while (gated_->reads.load() < 2) std::this_thread::yield();
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(Answer(revoked.IsRevoked("a")), "revoked");
+  EXPECT_EQ(Answer(revoked.IsRevoked("zzz")), "valid");
+  const auto waited = std::chrono::steady_clock::now() - started;
+  refresher.join();
+  // These two calls did not wait for the 800 ms refresh (a bound, not a timing measure:
+  // had they waited, they could not have returned before it ended).
+  EXPECT_LT(waited, milliseconds(800));
+  EXPECT_EQ(gated_->reads.load(), 2);
+}
+
+// The database goes away: the last snapshot is used up to the bound, then the answer is
+// kUnavailable (fail closed: a revoked token must not pass for long), and a burst does
+// not retry the refresh once per caller. When the database returns, so do the answers.
+TEST_F(RevokedTokensTest, FailsClosedPastTheBoundWhileTheDatabaseIsAwayAndRecovers) {
+  AddToken("a", /*revoked=*/true);
+  RevokedTokens revoked(*gated_, clock_, milliseconds(10), /*max_staleness=*/milliseconds(100));
+  ASSERT_EQ(Answer(revoked.IsRevoked("a")), "revoked");
+
+  gated_->down = true;
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(Answer(revoked.IsRevoked("a")), "revoked") << "the old snapshot still answers";
+
+  std::this_thread::sleep_for(milliseconds(120));
+  gated_->delay_ms = 60;
+  const int reads_before = gated_->reads.load();
+  auto results = Burst(revoked, 8, "a");
+  for (const auto& r : results) EXPECT_EQ(Answer(r), "unavailable");
+  EXPECT_LE(gated_->reads.load() - reads_before, 2) << "callers queued behind a failed "
+                                                        "refresh must not each retry it";
+
+  gated_->down = false;
+  gated_->delay_ms = 0;
+  EXPECT_EQ(Answer(revoked.IsRevoked("a")), "revoked");
+  EXPECT_EQ(Answer(revoked.IsRevoked("b")), "valid");
+}
+
+}  // namespace
+}  // namespace crmd::auth
