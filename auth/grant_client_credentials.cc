@@ -25,18 +25,27 @@ OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx) {
   if (ctx.resource && *ctx.resource != tokens.options().resource)
     return Refuse(OAuthError::InvalidTarget("unknown resource"));
 
-  // Everything the token says is known here, so it is signed before the transaction
-  // (TokenService::SignAccessToken): the write transaction only records the grant and jti.
+  // A repeated request joins the client's live grant of the same scope and resource, so
+  // the usual case is a read and no write: the token carries its grant (gid), and
+  // revoking the grant refuses it without a record of its jti (0054, docs/oauth-tokens.md).
   auto key = tokens.keys().Current();
   if (!key) {
     LogGrantFailure("client_credentials", key.error());
     return Refuse(OAuthError::ServerError());
   }
-  repo::GrantRow grant{.grant_id = tokens.random().Token(16),
+  repo::GrantRow grant{.grant_id = {},
                        .client_id = client.client_id,
                        .user_id = std::nullopt,
                        .scope = JoinScope(scopes),
                        .resource = tokens.options().resource};
+  auto live = tokens.db().Read([&](store::Conn& c) {
+    return repo::FindLiveClientGrant(c, grant.client_id, grant.scope, grant.resource);
+  });
+  if (!live) {
+    LogGrantFailure("client_credentials", live.error());
+    return Refuse(OAuthError::ServerError());
+  }
+  grant.grant_id = *live ? **live : tokens.random().Token(16);
   AccessTokenRequest request{.subject = GrantSubject(std::nullopt, client.client_id),
                              .client_id = client.client_id,
                              .scopes = scopes,
@@ -48,12 +57,12 @@ OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx) {
     LogGrantFailure("client_credentials", issued.error());
     return Refuse(OAuthError::ServerError());
   }
+  // RFC 6749 §4.4.3: no refresh token; the client can always ask again.
+  if (*live) return TokenResponseBody(*issued, grant.scope, std::nullopt);
   return RunGrant(tokens, "client_credentials",
                   [&](store::Conn& c, const SigningKey&) -> Result<GrantOutcome> {
     if (auto st = repo::InsertGrant(c, grant, tokens.clock().NowUnix()); !st)
       return Fail(st.error());
-    if (auto st = tokens.RecordAccessToken(c, *issued, request); !st) return Fail(st.error());
-    // RFC 6749 §4.4.3: no refresh token; the client can always ask again.
     return GrantOutcome{TokenResponseBody(*issued, grant.scope, std::nullopt), false};
   });
 }

@@ -18,7 +18,16 @@ Result<nlohmann::json> IntrospectAccessToken(TokenService& tokens, const AccessT
   return tokens.db().Read([&](store::Conn& c) -> Result<nlohmann::json> {
     auto revoked = repo::AccessTokenRevoked(c, claims.jti);
     if (!revoked) return Fail(revoked.error());
-    if (!*revoked || **revoked) return nlohmann::json{{"active", false}};
+    if (*revoked && **revoked) return nlohmann::json{{"active", false}};
+    if (claims.grant_id.empty()) {
+      // A token from before 0054 (no gid claim) is known by its record alone.
+      if (!*revoked) return nlohmann::json{{"active", false}};
+    } else {
+      // Its grant must exist and be live (client_credentials tokens have no record).
+      auto grant = repo::GrantRevoked(c, claims.grant_id);
+      if (!grant) return Fail(grant.error());
+      if (!*grant || **grant) return nlohmann::json{{"active", false}};
+    }
     return nlohmann::json{{"active", true},         {"scope", claims.scope},
                           {"client_id", claims.client_id}, {"sub", claims.subject},
                           {"token_type", "Bearer"}, {"exp", claims.expires_at},

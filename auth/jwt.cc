@@ -213,9 +213,11 @@ Result<std::string> SignEs256Jws(const EcKey& key, std::string_view kid, std::st
 }
 
 nlohmann::json ToJson(const AccessTokenClaims& c) {
-  return {{"iss", c.issuer},      {"aud", c.audience},  {"sub", c.subject},
-          {"client_id", c.client_id}, {"scope", c.scope}, {"iat", c.issued_at},
-          {"exp", c.expires_at},  {"jti", c.jti}};
+  nlohmann::json j = {{"iss", c.issuer},      {"aud", c.audience},  {"sub", c.subject},
+                      {"client_id", c.client_id}, {"scope", c.scope}, {"iat", c.issued_at},
+                      {"exp", c.expires_at},  {"jti", c.jti}};
+  if (!c.grant_id.empty()) j["gid"] = c.grant_id;
+  return j;
 }
 
 Result<AccessTokenClaims> CheckAccessTokenClaims(const ParsedJws& jws, const ClaimCheck& check) {
@@ -264,6 +266,7 @@ Result<AccessTokenClaims> CheckAccessTokenClaims(const ParsedJws& jws, const Cla
   out.client_id = *client_id;
   out.jti = *jti;
   out.scope = str("scope").value_or("");
+  out.grant_id = str("gid").value_or("");
   return out;
 }
 

@@ -21,17 +21,19 @@ http::Response HandleRevocation(TokenService& tokens, const http::Request& req) 
   // token_type_hint only orders the search (RFC 7009 §2.1); both kinds are tried.
   bool looks_like_jwt = std::count(token->begin(), token->end(), '.') == 2;
 
-  std::optional<std::string> access_jti;
+  std::optional<AccessTokenClaims> access;
   if (looks_like_jwt) {
     // An expired token needs no revocation; a forged one has nothing to revoke.
     if (auto claims = tokens.VerifySignature(*token);
         claims && claims->client_id == client->client_id)
-      access_jti = claims->jti;
+      access = std::move(*claims);
   }
   int64_t now = tokens.clock().NowUnix();
   auto changed = tokens.db().Write([&](store::Conn& c) -> Result<bool> {
-    if (access_jti) {
-      return repo::RevokeAccessToken(c, *access_jti, client->client_id, now);
+    if (access) {
+      // A client_credentials token has no record until it is revoked (0054).
+      return repo::RevokeAccessToken(c, access->jti, access->grant_id, client->client_id,
+                                     access->expires_at, now);
     }
     if (looks_like_jwt) return false;
     auto rt = repo::FindRefreshToken(c, crypto::HashSecret(*token));

@@ -8,23 +8,36 @@ namespace crmd::auth {
 
 RevokedTokens::RevokedTokens(store::Database& db, const Clock& clock,
                              std::chrono::milliseconds refresh_every,
-                             std::chrono::milliseconds max_staleness)
-    : db_(db), clock_(clock), refresh_every_(refresh_every), max_staleness_(max_staleness) {}
+                             std::chrono::milliseconds max_staleness,
+                             std::chrono::seconds grant_horizon)
+    : db_(db),
+      clock_(clock),
+      refresh_every_(refresh_every),
+      max_staleness_(max_staleness),
+      grant_horizon_(grant_horizon) {}
 
 Status RevokedTokens::Refresh() {
-  // Tokens that expired are refused on exp anyway; keep the set small.
-  auto jtis =
-      db_.Read([&](store::Conn& c) { return repo::ListRevokedJtis(c, clock_.NowUnix() - 300); });
-  if (!jtis) return Fail(jtis.error());
-  auto set = std::make_shared<Set>(std::make_move_iterator(jtis->begin()),
-                                   std::make_move_iterator(jtis->end()));
+  // Tokens that expired are refused on exp anyway; keep the sets small.
+  const int64_t now = clock_.NowUnix();
+  auto set = std::make_shared<Set>();
+  auto st = db_.Read([&](store::Conn& c) -> Status {
+    auto jtis = repo::ListRevokedJtis(c, now - 300);
+    if (!jtis) return Fail(jtis.error());
+    auto grants = repo::ListGrantsRevokedSince(c, now - grant_horizon_.count());
+    if (!grants) return Fail(grants.error());
+    set->jtis.insert(std::make_move_iterator(jtis->begin()), std::make_move_iterator(jtis->end()));
+    set->grants.insert(std::make_move_iterator(grants->begin()),
+                       std::make_move_iterator(grants->end()));
+    return Ok();
+  });
+  if (!st) return Fail(st.error());
   std::lock_guard lock(snap_mu_);
   snapshot_ = std::move(set);
   loaded_at_ = std::chrono::steady_clock::now();
   return Ok();
 }
 
-Result<bool> RevokedTokens::IsRevoked(std::string_view jti) {
+Result<bool> RevokedTokens::IsRevoked(std::string_view jti, std::string_view grant_id) {
   std::shared_ptr<const Set> snap;
   std::chrono::steady_clock::time_point loaded;
   {
@@ -82,7 +95,9 @@ Result<bool> RevokedTokens::IsRevoked(std::string_view jti) {
     }
     return Fail(Errc::kUnavailable, "token verification temporarily unavailable");
   }
-  return snap->count(std::string(jti)) > 0;
+  return (!snap->jtis.empty() && snap->jtis.count(std::string(jti)) > 0) ||
+         (!grant_id.empty() && !snap->grants.empty() &&
+          snap->grants.count(std::string(grant_id)) > 0);
 }
 
 }  // namespace crmd::auth

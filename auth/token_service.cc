@@ -15,7 +15,9 @@ TokenService::TokenService(TokenServiceOptions options, store::Database& db, con
       keys_(KeyStoreOptions{.rotation_s = options_.signing_key_rotation,
                             .retire_grace_s = options_.access_token_ttl + options_.leeway_s + 300},
             db, clock),
-      revoked_(db, clock, options_.revocation_refresh) {}
+      revoked_(db, clock, options_.revocation_refresh, std::chrono::seconds(10),
+               // A token of a revoked grant lives at most this long after the revocation.
+               std::chrono::seconds(options_.access_token_ttl + options_.leeway_s + 300)) {}
 
 Result<IssuedAccessToken> TokenService::SignAccessToken(const SigningKey& key,
                                                         const AccessTokenRequest& request) {
@@ -32,6 +34,7 @@ Result<IssuedAccessToken> TokenService::SignAccessToken(const SigningKey& key,
       .issued_at = now,
       .expires_at = now + ttl,
       .jti = random_.Token(16),
+      .grant_id = request.grant_id,
   };
   auto jwt = SignEs256Jws(*key.key, key.kid, "at+jwt", ToJson(claims));
   if (!jwt) return Fail(jwt.error());
@@ -128,7 +131,7 @@ Result<AccessTokenClaims> TokenService::VerifySignature(std::string_view jwt) {
 Result<Principal> TokenService::Verify(std::string_view jwt) {
   auto claims = VerifySignature(jwt);
   if (!claims) return Fail(claims.error());
-  auto revoked = revoked_.IsRevoked(claims->jti);
+  auto revoked = revoked_.IsRevoked(claims->jti, claims->grant_id);
   if (!revoked) return Fail(revoked.error());
   if (*revoked) return Fail(Errc::kUnauthenticated, "token revoked");
   Principal p{.subject = claims->subject,

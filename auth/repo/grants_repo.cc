@@ -30,6 +30,31 @@ Result<bool> GrantExists(store::Conn& c, std::string_view grant_id) {
   return found->has_value();
 }
 
+Result<std::optional<bool>> GrantRevoked(store::Conn& c, const std::string& grant_id) {
+  auto r = c.QueryOne("SELECT revoked_at FROM grants WHERE grant_id = ?", {grant_id});
+  if (!r) return Fail(r.error());
+  if (!*r) return std::optional<bool>();
+  return std::optional<bool>(!(*r)->IsNull(0));
+}
+
+Result<std::optional<std::string>> FindLiveClientGrant(store::Conn& c, const std::string& client_id,
+                                                       const std::string& scope,
+                                                       const std::string& resource) {
+  // Index grants_client_live (0054).
+  auto r = c.QueryOne(
+      "SELECT grant_id FROM grants WHERE client_id = ? AND scope = ? AND user_id IS NULL "
+      "AND revoked_at IS NULL AND resource = ? LIMIT 1",
+      {client_id, scope, resource});
+  if (!r) return Fail(r.error());
+  if (!*r) return std::optional<std::string>();
+  return std::optional<std::string>((*r)->Str(0));
+}
+
+Result<std::vector<std::string>> ListGrantsRevokedSince(store::Conn& c, int64_t since) {
+  // Index grants_revoked (0054).
+  return Ids(c.Query("SELECT grant_id FROM grants WHERE revoked_at >= ?", {since}));
+}
+
 Status RevokeGrant(store::Conn& c, std::string_view grant_id, int64_t now) {
   std::string id(grant_id);
   auto g = c.Exec("UPDATE grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL",

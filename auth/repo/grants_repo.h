@@ -33,6 +33,15 @@ struct GrantRow {
 
 Status InsertGrant(store::Conn& c, const GrantRow& grant, int64_t now);
 Result<bool> GrantExists(store::Conn& c, std::string_view grant_id);
+// nullopt: no such grant; otherwise whether it is revoked.
+Result<std::optional<bool>> GrantRevoked(store::Conn& c, const std::string& grant_id);
+// A live client_credentials grant (no user) of `client_id` with exactly this scope and
+// resource, which a new token of the same request joins instead of creating a grant.
+Result<std::optional<std::string>> FindLiveClientGrant(store::Conn& c, const std::string& client_id,
+                                                       const std::string& scope,
+                                                       const std::string& resource);
+// The grants revoked at or after `since` (unix seconds).
+Result<std::vector<std::string>> ListGrantsRevokedSince(store::Conn& c, int64_t since);
 // Revokes a grant and everything it produced: grants.revoked_at, every access token's
 // revoked_at, and every refresh token's expiry (set to now). Idempotent.
 Status RevokeGrant(store::Conn& c, std::string_view grant_id, int64_t now);

@@ -51,12 +51,13 @@ Status InsertAccessToken(store::Conn& c, const std::string& jti, const std::stri
   return Ok();
 }
 
-Result<bool> RevokeAccessToken(store::Conn& c, const std::string& jti, const std::string& client_id,
-                               int64_t now) {
+Result<bool> RevokeAccessToken(store::Conn& c, const std::string& jti, const std::string& grant_id,
+                               const std::string& client_id, int64_t expires_at, int64_t now) {
   auto n = c.Exec(
-      "UPDATE access_tokens SET revoked_at = ? WHERE jti = ? AND client_id = ? AND "
-      "revoked_at IS NULL",
-      {now, jti, client_id});
+      "INSERT INTO access_tokens (jti, grant_id, client_id, expires_at, revoked_at) "
+      "VALUES (?, ?, ?, ?, ?) ON CONFLICT (jti) DO UPDATE SET revoked_at = excluded.revoked_at "
+      "WHERE access_tokens.client_id = excluded.client_id AND access_tokens.revoked_at IS NULL",
+      {jti, grant_id, client_id, expires_at, now});
   if (!n) return Fail(n.error());
   return *n > 0;
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The token repository: refresh tokens (table refresh_tokens, stored as
 // crypto::HashSecret of the token) and access-token records (table access_tokens, one row
-// per issued JWT, by jti, so that a JWT can be revoked). Both belong to a grant
+// per JWT issued with a refresh-token family or revoked by itself, by jti; a
+// client_credentials token is recorded only when it is revoked). Both belong to a grant
 // (grants_repo.h), whose RevokeGrant ends the whole family. The only place where these
 // two tables' SQL lives.
 //
@@ -50,9 +51,10 @@ Result<bool> MarkRefreshTokenUsed(store::Conn& c, const std::string& token_hash,
 // Records an issued access token.
 Status InsertAccessToken(store::Conn& c, const std::string& jti, const std::string& grant_id,
                          const std::string& client_id, int64_t expires_at);
-// Revokes the record of `jti` when it belongs to `client_id`; true when it changed.
-Result<bool> RevokeAccessToken(store::Conn& c, const std::string& jti, const std::string& client_id,
-                               int64_t now);
+// Revokes the token `jti` of `client_id` (its claims: grant, expiry), recording it if it
+// was not recorded; a record of another client is left alone. True when it changed.
+Result<bool> RevokeAccessToken(store::Conn& c, const std::string& jti, const std::string& grant_id,
+                               const std::string& client_id, int64_t expires_at, int64_t now);
 // nullopt: no record of `jti`; otherwise whether it is revoked.
 Result<std::optional<bool>> AccessTokenRevoked(store::Conn& c, const std::string& jti);
 // The jti of every revoked record expiring after `expires_after`.

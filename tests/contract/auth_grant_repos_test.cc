@@ -125,13 +125,18 @@ TEST_F(AuthRepoGrants, RevokingAGrantEndsItsWholeFamilyAndIsIdempotent) {
 
 TEST_F(AuthRepoGrants, AccessTokenRevocationOnlyForItsOwnClient) {
   AddGrantWithTokens(Grant("g1", std::nullopt), "1");
-  auto stranger = W([&](store::Conn& c) { return RevokeAccessToken(c, "jti-1", "c2", kNow); });
+  auto revoke = [&](const std::string& jti, const std::string& client, int64_t at) {
+    return W([&](store::Conn& c) {
+      return RevokeAccessToken(c, jti, "g1", client, kNow + 3600, at);
+    });
+  };
+  auto stranger = revoke("jti-1", "c2", kNow);
   ASSERT_TRUE(stranger);
   EXPECT_FALSE(*stranger);
-  auto owner = W([&](store::Conn& c) { return RevokeAccessToken(c, "jti-1", "c1", kNow); });
+  auto owner = revoke("jti-1", "c1", kNow);
   ASSERT_TRUE(owner);
   EXPECT_TRUE(*owner);
-  auto again = W([&](store::Conn& c) { return RevokeAccessToken(c, "jti-1", "c1", kNow + 1); });
+  auto again = revoke("jti-1", "c1", kNow + 1);
   ASSERT_TRUE(again);
   EXPECT_FALSE(*again);
   auto unknown = R([&](store::Conn& c) { return AccessTokenRevoked(c, "jti-none"); });
@@ -140,6 +145,70 @@ TEST_F(AuthRepoGrants, AccessTokenRevocationOnlyForItsOwnClient) {
   auto dup = W([&](store::Conn& c) { return InsertAccessToken(c, "jti-1", "g1", "c1", kNow); });
   ASSERT_FALSE(dup);
   EXPECT_EQ(dup.error().code, Errc::kAlreadyExists);
+}
+
+// A client_credentials token has no record until it is revoked: revoking records it.
+TEST_F(AuthRepoGrants, RevokingAnUnrecordedAccessTokenRecordsItRevoked) {
+  ASSERT_TRUE(W([&](store::Conn& c) { return InsertGrant(c, Grant("g1", std::nullopt), kNow); }));
+  auto first = W([&](store::Conn& c) {
+    return RevokeAccessToken(c, "jti-cc", "g1", "c1", kNow + 3600, kNow + 5);
+  });
+  ASSERT_TRUE(first);
+  EXPECT_TRUE(*first);
+  auto revoked = R([&](store::Conn& c) { return AccessTokenRevoked(c, "jti-cc"); });
+  ASSERT_TRUE(revoked && *revoked);
+  EXPECT_TRUE(**revoked);
+  auto jtis = R([&](store::Conn& c) { return ListRevokedJtis(c, kNow); });
+  ASSERT_TRUE(jtis);
+  EXPECT_EQ(*jtis, std::vector<std::string>{"jti-cc"});
+  auto again = W([&](store::Conn& c) {
+    return RevokeAccessToken(c, "jti-cc", "g1", "c1", kNow + 3600, kNow + 9);
+  });
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(*again);
+}
+
+// client_credentials requests join the live grant of the same client, scope and resource.
+TEST_F(AuthRepoGrants, FindLiveClientGrantMatchesClientScopeAndResourceOfLiveGrantsOnly) {
+  int64_t ada = AddUser("ada@example.com");
+  ASSERT_TRUE(W([&](store::Conn& c) -> Status {
+    if (auto st = InsertGrant(c, Grant("user-grant", ada), kNow); !st) return st;
+    if (auto st = InsertGrant(c, Grant("revoked", std::nullopt), kNow); !st) return st;
+    if (auto st = RevokeGrant(c, "revoked", kNow + 1); !st) return st;
+    return InsertGrant(c, Grant("other-client", std::nullopt, "c2"), kNow);
+  }));
+  auto find = [&](const std::string& client, const std::string& scope, const std::string& res) {
+    return R([&](store::Conn& c) { return FindLiveClientGrant(c, client, scope, res); });
+  };
+  const std::string res = "https://crm.example/mcp";
+  auto none = find("c1", "contacts:read", res);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none) << "neither a person's grant nor a revoked one is joined";
+  ASSERT_TRUE(W([&](store::Conn& c) { return InsertGrant(c, Grant("live", std::nullopt), kNow); }));
+  auto live = find("c1", "contacts:read", res);
+  ASSERT_TRUE(live && *live);
+  EXPECT_EQ(**live, "live");
+  auto other_scope = find("c1", "contacts:read contacts:write", res);
+  ASSERT_TRUE(other_scope);
+  EXPECT_FALSE(*other_scope);
+  auto other_resource = find("c1", "contacts:read", "https://other.example/mcp");
+  ASSERT_TRUE(other_resource);
+  EXPECT_FALSE(*other_resource);
+
+  auto state = [&](const std::string& id) {
+    return R([&](store::Conn& c) { return GrantRevoked(c, id); });
+  };
+  auto s_live = state("live"), s_revoked = state("revoked"), s_none = state("nope");
+  ASSERT_TRUE(s_live && *s_live && s_revoked && *s_revoked && s_none);
+  EXPECT_FALSE(**s_live);
+  EXPECT_TRUE(**s_revoked);
+  EXPECT_FALSE(*s_none);
+  auto since = R([&](store::Conn& c) { return ListGrantsRevokedSince(c, kNow); });
+  ASSERT_TRUE(since);
+  EXPECT_EQ(*since, std::vector<std::string>{"revoked"});
+  auto later = R([&](store::Conn& c) { return ListGrantsRevokedSince(c, kNow + 2); });
+  ASSERT_TRUE(later);
+  EXPECT_TRUE(later->empty());
 }
 
 TEST_F(AuthRepoGrants, LiveGrantIdsAndClientRevocationWithItsUnredeemedCodes) {

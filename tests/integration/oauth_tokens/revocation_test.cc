@@ -63,6 +63,20 @@ class Revocation : public ::testing::Test {
     }
     return false;
   }
+  std::string ClientCredentialsToken() {
+    auto r = server_.PostForm("/oauth/token", FormBody({{"grant_type", "client_credentials"}}),
+                              BasicAuth("conf", "s3cret-value"));
+    EXPECT_EQ(r.status, 200) << r.body;
+    return JsonBody(r).value("access_token", "");
+  }
+  int64_t Count(const std::string& sql) {
+    auto n = server_.app().services().db->Read([&](store::Conn& c) -> Result<int64_t> {
+      auto row = c.QueryOne(sql);
+      if (!row) return Fail(row.error());
+      return (*row)->Int(0);
+    });
+    return n.value_or(-1);
+  }
   TestServer server_;
 };
 
@@ -178,6 +192,65 @@ TEST_F(Revocation, RevokedMintedTokenIsRefused) {
                 .status,
             200);
   EXPECT_TRUE(RefusedWithinFiveSeconds(token));
+}
+
+// client_credentials tokens carry their grant (gid) and are not recorded one by one: a
+// client asking again and again joins one live grant and writes nothing (issue 12).
+TEST_F(Revocation, ClientCredentialsTokensJoinOneGrantAndAreRevokedWithIt) {
+  auto a = ClientCredentialsToken();
+  auto b = ClientCredentialsToken();
+  ASSERT_NE(a, b);
+  EXPECT_TRUE(Guard(server_, a).has_value());
+  EXPECT_TRUE(Guard(server_, b).has_value());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM grants WHERE client_id = 'conf'"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM access_tokens WHERE client_id = 'conf'"), 0);
+  auto auth = BasicAuth("conf", "s3cret-value");
+  EXPECT_EQ(Introspect(a, auth)["active"], true);
+
+  // The administrator revokes the grant (the console's "revoke" on connected apps).
+  auto grants = server_.app().services().grants->List(std::string("conf"));
+  ASSERT_TRUE(grants.has_value());
+  ASSERT_EQ(grants->size(), 1u);
+  ASSERT_TRUE(server_.app().services().grants->Revoke((*grants)[0].grant_id).has_value());
+  EXPECT_TRUE(RefusedWithinFiveSeconds(a));
+  EXPECT_TRUE(RefusedWithinFiveSeconds(b));
+  EXPECT_EQ(Introspect(a, auth), nlohmann::json({{"active", false}}));
+
+  // The next request does not join the revoked grant: a new one, and its token works.
+  auto c = ClientCredentialsToken();
+  EXPECT_TRUE(Guard(server_, c).has_value());
+  EXPECT_EQ(Introspect(c, auth)["active"], true);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM grants WHERE client_id = 'conf'"), 2);
+  EXPECT_FALSE(Guard(server_, a).has_value());
+}
+
+TEST_F(Revocation, RevokingOneClientCredentialsTokenLeavesTheOthers_Rfc7009_2_1) {
+  auto a = ClientCredentialsToken();
+  auto b = ClientCredentialsToken();
+  auto auth = BasicAuth("conf", "s3cret-value");
+  // Another client cannot revoke it, even though it has no record yet.
+  auto foreign = server_.PostForm(
+      "/oauth/revoke", FormBody({{"token", a}, {"client_id", "conf2"}, {"client_secret", "another-secret"}}));
+  EXPECT_EQ(foreign.status, 200);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM access_tokens"), 0);
+
+  auto r = server_.PostForm("/oauth/revoke", FormBody({{"token", a}, {"token_type_hint", "access_token"}}), auth);
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(RefusedWithinFiveSeconds(a));
+  EXPECT_TRUE(Guard(server_, b).has_value());
+  EXPECT_EQ(Introspect(a, auth), nlohmann::json({{"active", false}}));
+  EXPECT_EQ(Introspect(b, auth)["active"], true);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM access_tokens WHERE client_id = 'conf' AND revoked_at IS NOT NULL"), 1);
+  // Revoking it again changes nothing and still answers 200.
+  EXPECT_EQ(server_.PostForm("/oauth/revoke", FormBody({{"token", a}}), auth).status, 200);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM access_tokens"), 1);
+}
+
+TEST_F(Revocation, DeletingTheClientRefusesItsClientCredentialsTokens_Rfc7592_2_3) {
+  auto a = ClientCredentialsToken();
+  ASSERT_TRUE(Guard(server_, a).has_value());
+  ASSERT_TRUE(server_.app().services().clients->Delete("conf").has_value());
+  EXPECT_TRUE(RefusedWithinFiveSeconds(a));
 }
 
 }  // namespace

@@ -107,6 +107,32 @@ TEST_F(RevokedTokensTest, AnswersFromTheDatabaseAndSeesARevocationAfterMarkStale
   EXPECT_EQ(Answer(revoked.IsRevoked("b")), "revoked");
 }
 
+// A revoked grant refuses the tokens issued under it (claim gid) while one may still be
+// alive: revoked within `grant_horizon`.
+TEST_F(RevokedTokensTest, ARevokedGrantRefusesItsTokensWithinTheHorizon) {
+  const int64_t now = clock_.NowUnix();
+  auto st = db_->Write([&](store::Conn& c) -> Status {
+    for (auto [id, revoked_at] : {std::pair<const char*, store::Value>{"live", nullptr},
+                                  {"recent", now - 100},
+                                  {"old", now - 5000}}) {
+      auto n = c.Exec(
+          "INSERT INTO grants (grant_id, client_id, user_id, scope, resource, created_at, "
+          "revoked_at) VALUES (?, 'c1', NULL, 's', 'r', ?, ?)",
+          {std::string(id), now - 9000, revoked_at});
+      if (!n) return Fail(n.error());
+    }
+    return Ok();
+  });
+  ASSERT_TRUE(st.has_value()) << st.error().detail;
+  RevokedTokens revoked(*db_, clock_, milliseconds(60'000), milliseconds(10'000),
+                        std::chrono::seconds(3600));
+  EXPECT_EQ(Answer(revoked.IsRevoked("t1", "live")), "valid");
+  EXPECT_EQ(Answer(revoked.IsRevoked("t2", "recent")), "revoked");
+  // Revoked longer ago than any token lives: no token of it can still pass exp.
+  EXPECT_EQ(Answer(revoked.IsRevoked("t3", "old")), "valid");
+  EXPECT_EQ(Answer(revoked.IsRevoked("t4", "")), "valid");
+}
+
 // After a quiet spell longer than the staleness bound, a burst of requests arrives at once.
 // One of them refreshes; the others used to find the lock taken and answer 503 from the
 // old snapshot (the write soak of 2026-11-27). They must wait for the refresh instead.
