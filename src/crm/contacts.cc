@@ -255,61 +255,59 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const Actor& ac
                                                  const EmailVerdict& verdict) {
   int64_t now = o_.clock->NowUnix();
   UpsertResult out;
-  {
-    Contact k;
-    k.email = verdict.normalized;
-    k.first_name = in.first_name.value_or("");
-    k.last_name = in.last_name.value_or("");
-    k.phone = in.phone.value_or("");
-    bool double_opt_in = false;
-    if (o_.settings) {
-      auto s = o_.settings->SharedIn(c);
-      if (s) double_opt_in = (*s)->document.value("double_opt_in", false);
-    }
-    // Without an explicit status, double opt-in decides (docs/crm.md).
-    k.status = in.status.value_or(double_opt_in ? "pending" : "subscribed");
-    k.type = in.type.value_or("lead");
-    k.source = in.source.value_or(actor.kind);
-    if (in.custom_fields) {
-      auto cf = MergeCustomFields(json::object(), *in.custom_fields);
-      if (!cf) return Fail(cf.error());
-      k.custom_fields = std::move(*cf);
-    }
-    k.revision = 1;
-    k.created_at = k.updated_at = now;
-    auto id = repo::InsertContact(c, k);
-    if (!id) {
-      if (id.error().code == Errc::kAlreadyExists)
-        return Fail(Errc::kAlreadyExists, "a contact with email " + k.email + " already exists");
-      return Fail(id.error());
-    }
-    k.id = *id;
-    json data = ToJson(k, true);
-    data["source"] = k.source;
-    if (auto st = o_.outbox->Append(c, events::kContactCreated, k.id, data); !st)
-      return Fail(st.error());
-    // A signup left pending by double opt-in gets its confirmation email, queued in this
-    // transaction and sent by the job loop (docs/mail.md, "Double opt-in").
-    if (!in.status && k.status == "pending")
-      if (auto st = optin_repo::Enqueue(c, k.id, now); !st) return Fail(st.error());
-    auto m = AddMembershipsIn(c, *o_.outbox, k, in, now);
-    if (!m) return Fail(m.error());
-    out.created = out.changed = true;
-    if (auto st = o_.audit->Record(c, actor,
-                                   {.action = "create_contact", .target_type = "contact",
-                                    .target_ids = {k.id}, .revision_after = k.revision});
-        !st)
-      return Fail(st.error());
-    if (in.tags.empty() && in.lists.empty()) {
-      // Nothing in this transaction changed the row since it was inserted as `k`.
-      out.contact = std::move(k);
-      return out;
-    }
-    auto full = GetIn(c, k.id);  // with its memberships
-    if (!full) return Fail(full.error());
-    out.contact = std::move(*full);
+  Contact k;
+  k.email = verdict.normalized;
+  k.first_name = in.first_name.value_or("");
+  k.last_name = in.last_name.value_or("");
+  k.phone = in.phone.value_or("");
+  bool double_opt_in = false;
+  if (o_.settings) {
+    auto s = o_.settings->SharedIn(c);
+    if (s) double_opt_in = (*s)->document.value("double_opt_in", false);
+  }
+  // Without an explicit status, double opt-in decides (docs/crm.md).
+  k.status = in.status.value_or(double_opt_in ? "pending" : "subscribed");
+  k.type = in.type.value_or("lead");
+  k.source = in.source.value_or(actor.kind);
+  if (in.custom_fields) {
+    auto cf = MergeCustomFields(json::object(), *in.custom_fields);
+    if (!cf) return Fail(cf.error());
+    k.custom_fields = std::move(*cf);
+  }
+  k.revision = 1;
+  k.created_at = k.updated_at = now;
+  auto id = repo::InsertContact(c, k);
+  if (!id) {
+    if (id.error().code == Errc::kAlreadyExists)
+      return Fail(Errc::kAlreadyExists, "a contact with email " + k.email + " already exists");
+    return Fail(id.error());
+  }
+  k.id = *id;
+  json data = ToJson(k, true);
+  data["source"] = k.source;
+  if (auto st = o_.outbox->Append(c, events::kContactCreated, k.id, data); !st)
+    return Fail(st.error());
+  // A signup left pending by double opt-in gets its confirmation email, queued in this
+  // transaction and sent by the job loop (docs/mail.md, "Double opt-in").
+  if (!in.status && k.status == "pending")
+    if (auto st = optin_repo::Enqueue(c, k.id, now); !st) return Fail(st.error());
+  auto m = AddMembershipsIn(c, *o_.outbox, k, in, now);
+  if (!m) return Fail(m.error());
+  out.created = out.changed = true;
+  if (auto st = o_.audit->Record(c, actor,
+                                 {.action = "create_contact", .target_type = "contact",
+                                  .target_ids = {k.id}, .revision_after = k.revision});
+      !st)
+    return Fail(st.error());
+  if (in.tags.empty() && in.lists.empty()) {
+    // Nothing in this transaction changed the row since it was inserted as `k`.
+    out.contact = std::move(k);
     return out;
   }
+  auto full = GetIn(c, k.id);  // with its memberships
+  if (!full) return Fail(full.error());
+  out.contact = std::move(*full);
+  return out;
 }
 
 Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const Actor& actor,

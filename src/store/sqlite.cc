@@ -258,56 +258,53 @@ class SqliteDatabase final : public Database {
       lead = !leading_;
       leading_ = true;
     }
-    bool mine = false;  // this call's own batch is done
-    while (true) {
-      if (!lead) {
-        int state;
-        {
-          std::unique_lock wait_lock(me->mu);
-          me->cv.wait(wait_lock, [&] { return me->state != kWaiting; });
-          state = me->state;
-        }
-        if (state == kDone) break;
-        // kLead: the last leader handed over; leading_ is still true, now for this writer.
+    if (!lead) {
+      int state;
+      {
+        std::unique_lock wait_lock(me->mu);
+        me->cv.wait(wait_lock, [&] { return me->state != kWaiting; });
+        state = me->state;
       }
-      // A leader that finds writers queued when its batch is done leads their batch too,
-      // up to kMaxLedInARow batches: it is running already, while a writer woken to lead
-      // waits for a core behind the writers just woken. Its own answer waits that long.
-      for (int led = 1;; ++led) {
-        std::vector<std::shared_ptr<PendingWrite>> batch;
-        {
-          std::lock_guard lock(queue_mu_);
-          while (!queue_.empty() && batch.size() < kMaxBatch) {
-            batch.push_back(std::move(queue_.front()));
-            queue_.pop_front();
-          }
-          queued_ -= static_cast<int64_t>(batch.size());
-        }
-        const auto began = std::chrono::steady_clock::now();
-        RunBatch(batch);
-        if (auto* h = metrics().group_commit_seconds)
-          h->ObserveMicros(std::chrono::duration_cast<std::chrono::microseconds>(
-                               std::chrono::steady_clock::now() - began).count());
-        std::shared_ptr<PendingWrite> next;
-        bool again = false;
-        {
-          std::lock_guard lock(queue_mu_);
-          if (queue_.empty()) leading_ = false;
-          else if (led < kMaxLedInARow) again = true;
-          else next = queue_.front();
-        }
-        // The wake-ups happen outside queue_mu_, the next leader's first, so that its
-        // batch runs while this thread wakes the others: a writer woken under the lock
-        // went back to sleep on it at once (two context switches per write, not one).
-        if (next) Wake(*next, kLead);
-        for (auto& w : batch) {
-          if (w == me) mine = true;
-          else Wake(*w, kDone);
-        }
-        if (!again) break;
+      // kLead: the last leader handed over; leading_ is still true, now for this writer,
+      // which is at the front of the queue, so in the first batch it takes.
+      if (state == kDone) {
+        if (me->thrown) std::rethrow_exception(me->thrown);
+        return std::move(me->result);
       }
-      if (mine) break;
-      lead = false;  // a leader is always first in its own batch; wait for it otherwise
+    }
+    // A leader that finds writers queued when its batch is done leads their batch too,
+    // up to kMaxLedInARow batches: it is running already, while a writer woken to lead
+    // waits for a core behind the writers just woken. Its own answer waits that long.
+    for (int led = 1;; ++led) {
+      std::vector<std::shared_ptr<PendingWrite>> batch;
+      {
+        std::lock_guard lock(queue_mu_);
+        while (!queue_.empty() && batch.size() < kMaxBatch) {
+          batch.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+        queued_ -= static_cast<int64_t>(batch.size());
+      }
+      const auto began = std::chrono::steady_clock::now();
+      RunBatch(batch);
+      if (auto* h = metrics().group_commit_seconds)
+        h->ObserveMicros(std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - began).count());
+      std::shared_ptr<PendingWrite> next;
+      bool again = false;
+      {
+        std::lock_guard lock(queue_mu_);
+        if (queue_.empty()) leading_ = false;
+        else if (led < kMaxLedInARow) again = true;
+        else next = queue_.front();
+      }
+      // The wake-ups happen outside queue_mu_, the next leader's first, so that its
+      // batch runs while this thread wakes the others: a writer woken under the lock
+      // went back to sleep on it at once (two context switches per write, not one).
+      if (next) Wake(*next, kLead);
+      for (auto& w : batch)
+        if (w != me) Wake(*w, kDone);
+      if (!again) break;
     }
     if (me->thrown) std::rethrow_exception(me->thrown);
     return std::move(me->result);

@@ -1,7 +1,8 @@
 // The concurrent parts under ThreadSanitizer (scripts/tsan.sh): the MCP session store,
 // the per-principal rate limiter, the verified-token cache, the requestState codec, the
 // SQLite database's writer and reader pool, and the handler pool (src/core/worker_pool.h)
-// running reads and group-committed writes, each driven by many threads at once.
+// running reads and group-committed writes, and the revoked-token snapshot refreshed while
+// it is read and marked stale, each driven by many threads at once.
 // TSan reports any data race (and the run fails); each scenario also checks what it
 // promises, so a lost update fails too. Prints one line per scenario.
 #include <atomic>
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/token_revocations.h"
 #include "auth/verified_tokens.h"
 #include "src/core/clock.h"
 #include "src/core/random.h"
@@ -234,6 +236,50 @@ void HandlerPool(const std::string& dir) {
   std::printf("handler pool: %d tasks, %d writes, %d reads\n", ran.load(), written.load(), reads.load());
 }
 
+// The revoked-token snapshot (auth/token_revocations.h): threads verify while others
+// revoke tokens and grants and mark the snapshot stale; refresh_every 0 makes every call
+// due, so refreshes and readers overlap all the time. No answer may be "unavailable", and
+// once the writers are done every revocation is seen.
+void RevokedTokenSnapshot(const std::string& dir) {
+  auto db = crmd::store::Open("sqlite:" + dir + "/tsan-revoked.db", 4);
+  Expect(db.has_value(), "the database opens and migrates");
+  crmd::FakeClock clock;
+  crmd::auth::RevokedTokens revoked(**db, clock, std::chrono::milliseconds(0));
+  const int64_t now = clock.NowUnix();
+  std::atomic<int> answered{0};
+  Parallel([&](int t) {
+    for (int i = 0; i < 60; ++i) {
+      const std::string jti = "j" + std::to_string(t) + "-" + std::to_string(i);
+      if (t % 4 == 0) {
+        auto w = (*db)->Write([&](crmd::store::Conn& c) -> crmd::Status {
+          auto a = c.Exec("INSERT INTO access_tokens (jti, grant_id, client_id, expires_at, revoked_at) "
+                          "VALUES (?, 'g', 'c', ?, ?)", {jti, now + 3600, now});
+          if (!a) return crmd::Fail(a.error());
+          auto g = c.Exec("INSERT INTO grants (grant_id, client_id, scope, resource, created_at, revoked_at) "
+                          "VALUES (?, 'c', 's', 'r', ?, ?)", {"g" + jti, now, now});
+          if (!g) return crmd::Fail(g.error());
+          return crmd::Ok();
+        });
+        Expect(w.has_value(), "a revocation commits");
+        revoked.MarkStale();
+      } else {
+        auto r = revoked.IsRevoked("j0-" + std::to_string(i), "gj4-" + std::to_string(i));
+        Expect(r.has_value(), "the snapshot answers while it is refreshed");
+        ++answered;
+      }
+    }
+  });
+  revoked.MarkStale();
+  for (int t = 0; t < kThreads; t += 4)
+    for (int i = 0; i < 60; ++i) {
+      const std::string jti = "j" + std::to_string(t) + "-" + std::to_string(i);
+      auto by_jti = revoked.IsRevoked(jti, "");
+      auto by_grant = revoked.IsRevoked("other", "g" + jti);
+      Expect(by_jti && *by_jti && by_grant && *by_grant, "every revocation is seen in the end");
+    }
+  std::printf("revoked tokens: %d answers during refreshes\n", answered.load());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -244,6 +290,7 @@ int main(int argc, char** argv) {
   RequestStates();
   SqlitePool(dir);
   HandlerPool(dir);
-  std::printf("tsan: 6 scenarios passed\n");
+  RevokedTokenSnapshot(dir);
+  std::printf("tsan: 7 scenarios passed\n");
   return 0;
 }
