@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <fstream>
+#include <iterator>
 #include <system_error>
+
+#include "src/core/cpu_quota.h"
 
 namespace crmd {
 namespace {
@@ -13,10 +17,21 @@ thread_local int t_blocking_depth = 0;
 }  // namespace
 
 int WorkerPool::Cores() {
-  // The CPUs this process may run on (a cpuset or taskset narrows them), else the machine's.
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // The CPUs this process may run on (a cpuset or taskset narrows them), else the
+  // machine's; fewer when a cgroup's CPU bandwidth limit allows fewer (a container's
+  // --cpus, systemd's CPUQuota=). Read once: the defaults it feeds are set at start.
+  static const int cores = [] {
+    int n = 0;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+    if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+    std::ifstream in("/proc/self/cgroup");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (int limit = CgroupCpuLimit("/sys/fs/cgroup", text); limit > 0 && (n <= 0 || limit < n))
+      n = limit;
+    return std::max(1, n);
+  }();
+  return cores;
 }
 
 WorkerPool::WorkerPool(int runners, int max_threads)

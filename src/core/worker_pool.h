@@ -75,7 +75,8 @@ class WorkerPool {
   int runners() const { return runners_; }
   int max_threads() const { return max_threads_; }
 
-  // A default for `runners`: the machine's cores (at least 1).
+  // A default for `runners` and I/O threads: the cores this process may use, its CPU
+  // affinity lowered by a cgroup CPU bandwidth limit (src/core/cpu_quota.h); at least 1.
   static int Cores();
 
  private:
