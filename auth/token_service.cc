@@ -1,5 +1,7 @@
 #include "auth/token_service.h"
 
+#include <algorithm>
+
 #include "auth/scopes.h"
 #include "auth/repo/grants_repo.h"
 #include "auth/repo/tokens_repo.h"
@@ -16,8 +18,11 @@ TokenService::TokenService(TokenServiceOptions options, store::Database& db, con
                             .retire_grace_s = options_.access_token_ttl + options_.leeway_s + 300},
             db, clock),
       revoked_(db, clock, options_.revocation_refresh, std::chrono::seconds(10),
-               // A token of a revoked grant lives at most this long after the revocation.
-               std::chrono::seconds(options_.access_token_ttl + options_.leeway_s + 300)) {}
+               // A token of a revoked grant lives at most this long after the revocation:
+               // its lifetime, at least 7 days in case a longer access_token_ttl was
+               // configured before, plus the leeway.
+               std::chrono::seconds(std::max<int64_t>(options_.access_token_ttl, 7 * 86400) +
+                                    options_.leeway_s + 300)) {}
 
 Result<IssuedAccessToken> TokenService::SignAccessToken(const SigningKey& key,
                                                         const AccessTokenRequest& request) {

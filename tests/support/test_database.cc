@@ -9,6 +9,7 @@
 #include <mutex>
 #include <random>
 #include <stdexcept>
+#include <system_error>
 #include <vector>
 
 #include <libpq-fe.h>
@@ -129,12 +130,53 @@ std::optional<std::string> MigratedTemplate(const std::string& admin) {
   return made;
 }
 
+// A SQLite file with every migration applied, made once per test process in a folder of
+// its own (removed at exit); nullopt if that fails, and the server then migrates.
+std::optional<std::string> MigratedSqliteTemplate() {
+  struct Folder {
+    std::string path;
+    ~Folder() {
+      std::error_code ec;
+      if (!path.empty()) std::filesystem::remove_all(path, ec);
+    }
+  };
+  static std::mutex mu;
+  static Folder folder;
+  static std::optional<std::string> made;
+  static bool tried = false;
+  std::lock_guard lock(mu);
+  if (tried) return made;
+  tried = true;
+  char tmpl[] = "/tmp/crmd-sqlite-tpl.XXXXXX";
+  if (!mkdtemp(tmpl)) return std::nullopt;
+  folder.path = tmpl;
+  const std::string file = folder.path + "/migrated.db";
+  {
+    auto db = store::Open("sqlite:" + file, 1);  // applies every migration
+    if (!db) return std::nullopt;
+  }
+  // Closed: the last connection checkpointed the WAL into the file and removed it. A WAL
+  // left behind would hold part of the schema, so the copy is not used then.
+  std::error_code ec;
+  if (std::filesystem::exists(file + "-wal", ec) && std::filesystem::file_size(file + "-wal", ec) > 0)
+    return std::nullopt;
+  made = file;
+  return made;
+}
+
 }  // namespace
 
 ScratchDatabase::ScratchDatabase(std::string sqlite_path, bool force_sqlite, bool migrated) {
   auto admin = force_sqlite ? std::nullopt : TestPostgresAdminUrl();
   if (!admin) {
     url_ = "sqlite:" + sqlite_path;
+    // Copying the migrated file takes a millisecond, against 0.1 s (0.7 s sanitized, with
+    // an fsync per migration) of applying every migration file in every test.
+    std::error_code ec;
+    if (migrated && !std::filesystem::exists(sqlite_path, ec))
+      if (auto tpl = MigratedSqliteTemplate();
+          tpl && !std::filesystem::copy_file(*tpl, sqlite_path, ec))
+        std::filesystem::remove(sqlite_path, ec);  // the server migrates, as without a copy
     return;
   }
   std::random_device rd;

@@ -18,8 +18,9 @@ class ScratchDatabase {
  public:
   // `sqlite_path`: the file used when the tests run on SQLite.
   // `force_sqlite`: SQLite even when the tests run on PostgreSQL.
-  // `migrated`: on PostgreSQL, a copy of a database with every migration already applied
-  // (made once per test server and set of migration files), for a server that would
+  // `migrated`: a copy of a database with every migration already applied (on
+  // PostgreSQL made once per test server and set of migration files; on SQLite once per
+  // test process, copied unless `sqlite_path` exists), for a server or fixture that would
   // apply them anyway; otherwise empty.
   explicit ScratchDatabase(std::string sqlite_path, bool force_sqlite = false, bool migrated = false);
   ~ScratchDatabase();

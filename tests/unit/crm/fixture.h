@@ -48,7 +48,8 @@ struct CrmFixture : public ::testing::Test {
                      .request_id = "r3"};
 
   void SetUp() override {
-    scratch = std::make_unique<crmd::testing::ScratchDatabase>(dir.path() + "/crm.db");
+    scratch = std::make_unique<crmd::testing::ScratchDatabase>(dir.path() + "/crm.db", false,
+                                                              /*migrated=*/true);
     auto opened = store::Open(scratch->url(), 4);
     ASSERT_TRUE(opened) << opened.error().detail;
     db = std::move(*opened);

@@ -16,7 +16,8 @@ namespace crmd::crm::testing {
 class MarketingDb : public ::testing::Test {
  protected:
   void SetUp() override {
-    scratch_ = std::make_unique<crmd::testing::ScratchDatabase>(dir_.path() + "/m.db");
+    scratch_ = std::make_unique<crmd::testing::ScratchDatabase>(dir_.path() + "/m.db", false,
+                                                               /*migrated=*/true);
     auto db = store::Open(scratch_->url(), 2);
     ASSERT_TRUE(db.has_value()) << db.error().detail;
     db_ = std::move(*db);
