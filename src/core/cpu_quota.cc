@@ -98,4 +98,9 @@ int CgroupCpuLimit(const std::string& root, std::string_view proc_self_cgroup) {
   return limit;
 }
 
+int ProcessCpuLimit() {
+  auto text = Slurp("/proc/self/cgroup");
+  return text ? CgroupCpuLimit("/sys/fs/cgroup", *text) : 0;
+}
+
 }  // namespace crmd

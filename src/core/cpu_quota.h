@@ -16,5 +16,7 @@ int CoresOfCfsQuota(std::string_view quota_us, std::string_view period_us);
 // /proc/self/cgroup) and its ancestors, read under `root` (normally /sys/fs/cgroup): v2's
 // cpu.max, or v1's cpu controller files. 0 when there is none.
 int CgroupCpuLimit(const std::string& root, std::string_view proc_self_cgroup);
+// CgroupCpuLimit of this process: /proc/self/cgroup under /sys/fs/cgroup.
+int ProcessCpuLimit();
 
 }  // namespace crmd

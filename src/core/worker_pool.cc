@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 
 #include "src/core/cpu_quota.h"
@@ -25,10 +23,7 @@ int WorkerPool::Cores() {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
     if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
-    std::ifstream in("/proc/self/cgroup");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (int limit = CgroupCpuLimit("/sys/fs/cgroup", text); limit > 0 && (n <= 0 || limit < n))
-      n = limit;
+    if (int limit = ProcessCpuLimit(); limit > 0 && (n <= 0 || limit < n)) n = limit;
     return std::max(1, n);
   }();
   return cores;
