@@ -1,6 +1,8 @@
 #include "src/http/client.h"
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -95,10 +97,7 @@ Result<Url> ParseUrl(const std::string& url) {
 
 class BeastClient final : public HttpClient {
  public:
-  BeastClient() : ssl_(asio::ssl::context::tls_client) {
-    ssl_.set_default_verify_paths();
-    ssl_.set_verify_mode(asio::ssl::verify_peer);
-  }
+  BeastClient() = default;
 
   Result<ClientResponse> Send(const ClientRequest& request) override {
     BlockingRegion blocking;  // network I/O (src/core/worker_pool.h)
@@ -153,7 +152,7 @@ class BeastClient final : public HttpClient {
     // (the tcp_stream timer) covers connect, TLS, write and read.
     Status status = Fail(Errc::kUnavailable, "request failed");
     if (url->https) {
-      beast::ssl_stream<beast::tcp_stream> stream(ioc, ssl_);
+      beast::ssl_stream<beast::tcp_stream> stream(ioc, Tls());
       if (!SSL_set_tlsext_host_name(stream.native_handle(), url->host.c_str()))
         return Fail(Errc::kUnavailable, "TLS SNI failed");
       stream.set_verify_callback(asio::ssl::host_name_verification(url->host));
@@ -209,7 +208,20 @@ class BeastClient final : public HttpClient {
     return finish(exchange(stream));
   }
 
-  asio::ssl::context ssl_;
+  // Made on the first https request: loading the system's CA bundle costs OpenSSL 3 tens of
+  // milliseconds (about a third of a test server's start under ASan), and most nodes send
+  // no https request for a long time, or ever (webhook receivers on http, SMTP by curl).
+  asio::ssl::context& Tls() {
+    std::call_once(ssl_once_, [this] {
+      ssl_.emplace(asio::ssl::context::tls_client);
+      ssl_->set_default_verify_paths();
+      ssl_->set_verify_mode(asio::ssl::verify_peer);
+    });
+    return *ssl_;
+  }
+
+  std::once_flag ssl_once_;
+  std::optional<asio::ssl::context> ssl_;
 };
 
 }  // namespace

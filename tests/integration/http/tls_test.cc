@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "src/http/client.h"
 #include "tests/support/crmd_process.h"
 #include "tests/support/test_server.h"
 #include "tests/support/tls_client.h"
@@ -237,6 +238,32 @@ TEST_F(Https, ABrokenRenewalOnSighupKeepsTheCurrentCertificate) {
   auto r = c.Request("GET", "/healthz");
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->status, 200);
+}
+
+// crmd's own outbound client (webhook deliveries, Client ID Metadata Documents) verifies
+// the server against the system's CA store, which it loads on its first https request:
+// a client made while SSL_CERT_FILE names the test CA reaches this server, one made
+// without it refuses the certificate, and neither answer depends on the other's store.
+TEST_F(Https, TheOutboundClientVerifiesTheServerAgainstTheCaStoreItLoadsOnFirstUse) {
+  http::ClientRequest req;
+  req.url = base_ + "/healthz";
+  req.allow_private = true;
+  const char* before = std::getenv("SSL_CERT_FILE");
+  const std::string saved = before ? before : "";
+  auto trusting = http::MakeHttpClient();
+  auto untrusting = http::MakeHttpClient();
+  ASSERT_EQ(setenv("SSL_CERT_FILE", ca().c_str(), 1), 0);
+  auto ok = trusting->Send(req);
+  if (before) setenv("SSL_CERT_FILE", saved.c_str(), 1); else unsetenv("SSL_CERT_FILE");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  EXPECT_EQ(ok->status, 200);
+  auto refused = untrusting->Send(req);
+  ASSERT_FALSE(refused.has_value()) << "a certificate from an unknown CA was accepted";
+  EXPECT_EQ(refused.error().code, Errc::kUnavailable);
+  // The trusting client keeps the store it loaded.
+  auto again = trusting->Send(req);
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ(again->status, 200);
 }
 
 }  // namespace
