@@ -4,6 +4,8 @@
 #define VALIJSON_USE_EXCEPTIONS 1
 #include "src/mcp/json_schema.h"
 
+#include <map>
+#include <mutex>
 #include <regex>
 #include <vector>
 
@@ -19,7 +21,7 @@ namespace crmd::mcp {
 using nlohmann::json;
 
 struct CompiledSchema::Impl {
-  valijson::Schema schema;
+  std::shared_ptr<const valijson::Schema> schema;
 };
 
 CompiledSchema::CompiledSchema(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -92,20 +94,60 @@ std::string EscapePointer(const std::string& s) {
   return out;
 }
 
+// Schemas compiled in this process, by their text. Every App of a process (a test process
+// starts hundreds) registers the same 48 tools; compiling their schemas again each time was
+// a tenth of a test server's start under ASan. Only what compiled is kept, and at most
+// kMaxCached schemas, so a caller that compiles schemas from its input cannot grow it.
+class SchemaCache {
+ public:
+  static constexpr size_t kMaxCached = 512;
+
+  std::shared_ptr<const valijson::Schema> Find(const std::string& text) {
+    std::lock_guard lock(mu_);
+    auto it = by_text_.find(text);
+    return it == by_text_.end() ? nullptr : it->second;
+  }
+
+  void Keep(std::string text, std::shared_ptr<const valijson::Schema> schema) {
+    std::lock_guard lock(mu_);
+    if (by_text_.size() < kMaxCached) by_text_.emplace(std::move(text), std::move(schema));
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const valijson::Schema>, std::less<>> by_text_;
+};
+
+SchemaCache& Cache() {
+  static SchemaCache cache;
+  return cache;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CompiledSchema>> CompiledSchema::Compile(const json& schema) {
   if (!schema.is_object()) return Fail(Errc::kInvalidArgument, "schema must be an object");
-  if (auto s = CheckPatterns(schema); !s) return Fail(s.error());
+  std::string text = schema.dump();
   auto impl = std::make_unique<Impl>();
-  try {
-    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-    valijson::adapters::NlohmannJsonAdapter adapter(schema);
-    parser.populateSchema(adapter, impl->schema);
-  } catch (const std::exception& e) {
-    return Fail(Errc::kInvalidArgument, "malformed JSON schema", e.what());
+  impl->schema = Cache().Find(text);
+  if (!impl->schema) {
+    if (auto s = CheckPatterns(schema); !s) return Fail(s.error());
+    auto compiled = std::make_shared<valijson::Schema>();
+    try {
+      valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+      valijson::adapters::NlohmannJsonAdapter adapter(schema);
+      parser.populateSchema(adapter, *compiled);
+    } catch (const std::exception& e) {
+      return Fail(Errc::kInvalidArgument, "malformed JSON schema", e.what());
+    }
+    impl->schema = compiled;
+    Cache().Keep(std::move(text), std::move(compiled));
   }
   return std::unique_ptr<CompiledSchema>(new CompiledSchema(std::move(impl)));
+}
+
+bool CompiledSchema::SharesCompilationWith(const CompiledSchema& other) const {
+  return impl_->schema == other.impl_->schema;
 }
 
 std::optional<SchemaViolation> CompiledSchema::Validate(const json& doc) const {
@@ -117,8 +159,8 @@ std::optional<SchemaViolation> CompiledSchema::Validate(const json& doc) const {
   try {
     // Fast path: without a results object valijson stops at the first failure; only an
     // invalid document pays for a second, exhaustive pass that collects the errors.
-    if (validator.validate(impl_->schema, target, nullptr)) return std::nullopt;
-    validator.validate(impl_->schema, target, &results);
+    if (validator.validate(*impl_->schema, target, nullptr)) return std::nullopt;
+    validator.validate(*impl_->schema, target, &results);
   } catch (const std::exception& e) {
     return SchemaViolation{"", "", std::string("could not be validated: ") + e.what()};
   }

@@ -4,7 +4,8 @@
 // 2020-12 (TOOLS.md), so draft-07 validation matches what MCP clients assume.
 //
 // Thread-safe: Validate() may be called concurrently; the compiled schema is immutable
-// and each thread keeps its own validator (and its cache of compiled regexes).
+// and each thread keeps its own validator (and its cache of compiled regexes). Compiling
+// a schema this process has compiled before shares the first compilation.
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ class CompiledSchema {
 
   // nullopt when `doc` is valid.
   std::optional<SchemaViolation> Validate(const nlohmann::json& doc) const;
+
+  // True when both came from one compilation (the same schema compiled in this process).
+  bool SharesCompilationWith(const CompiledSchema& other) const;
 
  private:
   struct Impl;

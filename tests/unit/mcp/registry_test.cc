@@ -271,5 +271,39 @@ TEST(JsonSchema, RootViolationHasEmptyPointer) {
   EXPECT_FALSE((*s)->Validate(json::object()));
 }
 
+// Every App of a process registers the same tools: a schema compiled before is shared, and
+// judges documents as its first compilation did. A schema that fails to compile is refused
+// every time, never remembered as compiled.
+TEST(JsonSchema, TheSameSchemaCompiledTwiceSharesOneCompilation) {
+  const json schema = {{"type", "object"},
+                       {"properties", {{"email", {{"type", "string"}, {"pattern", "^[^@]+@"}}}}},
+                       {"required", {"email"}},
+                       {"additionalProperties", false}};
+  auto a = CompiledSchema::Compile(schema);
+  auto b = CompiledSchema::Compile(json::parse(schema.dump()));
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE((*a)->SharesCompilationWith(**b));
+  for (const auto* s : {a->get(), b->get()}) {
+    EXPECT_FALSE(s->Validate(json{{"email", "a@b"}}));
+    auto v = s->Validate(json{{"email", "nobody"}});
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->pointer, "/email");
+    EXPECT_TRUE(s->Validate(json{{"email", "a@b"}, {"extra", 1}}));
+  }
+  auto other = CompiledSchema::Compile(json{{"type", "object"}, {"required", {"name"}}});
+  ASSERT_TRUE(other);
+  EXPECT_FALSE((*other)->SharesCompilationWith(**a));
+  EXPECT_FALSE((*other)->Validate(json{{"email", "x"}, {"name", "n"}}));
+  EXPECT_TRUE((*other)->Validate(json{{"email", "a@b"}}));
+
+  const json bad_pattern = {{"type", "object"},
+                            {"properties", {{"x", {{"type", "string"}, {"pattern", "(["}}}}}};
+  const json malformed = {{"type", "object"}, {"properties", {{"x", {{"type", 7}}}}}};
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_FALSE(CompiledSchema::Compile(bad_pattern)) << "attempt " << i;
+    EXPECT_FALSE(CompiledSchema::Compile(malformed)) << "attempt " << i;
+  }
+}
+
 }  // namespace
 }  // namespace crmd::mcp
