@@ -49,9 +49,9 @@ Result<json> MergeCustomFields(const json& base, const json& patch) {
   return out;
 }
 
-std::string EncodeCursor(int64_t id) { return crypto::Base64UrlEncode("c:" + std::to_string(id)); }
+std::string EncodeIdCursor(int64_t id) { return crypto::Base64UrlEncode("c:" + std::to_string(id)); }
 
-Result<int64_t> DecodeCursor(const std::string& cursor) {
+Result<int64_t> DecodeIdCursor(const std::string& cursor) {
   if (cursor.empty()) return 0;
   auto raw = crypto::Base64UrlDecode(cursor);
   if (!raw || raw->rfind("c:", 0) != 0)
@@ -156,7 +156,7 @@ Result<ContactPage> ContactService::List(const ContactFilter& filter, const std:
                                          int limit) {
   if (limit <= 0) limit = 25;
   if (limit > 100) limit = 100;
-  auto after = DecodeCursor(cursor);
+  auto after = DecodeIdCursor(cursor);
   if (!after) return Fail(after.error());
   if (filter.status && !IsValidStatus(*filter.status))
     return Fail(Errc::kInvalidArgument, "status filter is not a known status");
@@ -179,7 +179,7 @@ Result<ContactPage> ContactService::List(const ContactFilter& filter, const std:
     ContactPage page;
     if (rows->size() > static_cast<size_t>(limit)) {
       rows->resize(limit);
-      page.next_cursor = EncodeCursor(rows->back().id);
+      page.next_cursor = EncodeIdCursor(rows->back().id);
     }
     page.items = std::move(*rows);
     return page;

@@ -25,9 +25,9 @@ Status CheckDescription(const std::string& d) {
   return Ok();
 }
 
-std::string EncodeCursor(const std::string& name) { return crypto::Base64UrlEncode("n:" + name); }
+std::string EncodeNameCursor(const std::string& name) { return crypto::Base64UrlEncode("n:" + name); }
 
-Result<std::string> DecodeCursor(const std::string& cursor) {
+Result<std::string> DecodeNameCursor(const std::string& cursor) {
   if (cursor.empty()) return std::string();
   auto raw = crypto::Base64UrlDecode(cursor);
   if (!raw || raw->rfind("n:", 0) != 0)
@@ -87,7 +87,7 @@ Result<GroupPage> GroupService::List(const std::string& query, const std::string
                                      int limit) {
   if (limit <= 0) limit = 25;
   if (limit > 100) limit = 100;
-  auto after = DecodeCursor(cursor);
+  auto after = DecodeNameCursor(cursor);
   if (!after) return Fail(after.error());
   return o_.db->Read([&](store::Conn& c) -> Result<GroupPage> {
     // Keyset on the unique name index; the prefix is a range on the same index.
@@ -98,7 +98,7 @@ Result<GroupPage> GroupService::List(const std::string& query, const std::string
     page.items = std::move(*rows);
     if (page.items.size() > static_cast<size_t>(limit)) {
       page.items.resize(limit);
-      page.next_cursor = EncodeCursor(page.items.back().name);
+      page.next_cursor = EncodeNameCursor(page.items.back().name);
     }
     return page;
   });

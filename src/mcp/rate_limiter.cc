@@ -8,7 +8,7 @@ namespace crmd::mcp {
 
 namespace {
 // A shard drops its full buckets (idle long enough to have refilled) at most this often.
-constexpr double kSweepEvery_s = 60;
+constexpr double kBucketSweepEvery_s = 60;
 }  // namespace
 
 RateLimiter::RateLimiter(RateLimiterOptions options, const Clock& clock)
@@ -19,7 +19,7 @@ bool RateLimiter::Allow(const std::string& key) {
   double now = std::chrono::duration<double>(clock_.Now().time_since_epoch()).count();
   Shard& s = shards_[std::hash<std::string>{}(key) % kShards];
   std::lock_guard lock(s.mu);
-  if (now - s.last_sweep >= kSweepEvery_s) {
+  if (now - s.last_sweep >= kBucketSweepEvery_s) {
     // A bucket that would be full again carries no state worth keeping.
     for (auto it = s.buckets.begin(); it != s.buckets.end();) {
       double refilled = it->second.tokens + (now - it->second.updated) * options_.per_second;

@@ -8,7 +8,7 @@ namespace crmd::mcp {
 
 namespace {
 // Expired sessions are swept at creation time, at most this often (and whenever full).
-constexpr int64_t kSweepEvery_s = 30;
+constexpr int64_t kSessionSweepEvery_s = 30;
 }  // namespace
 
 SessionStore::SessionStore(SessionStoreOptions options, const Clock& clock, Random& random)
@@ -27,7 +27,7 @@ Result<std::string> SessionStore::Create(const std::string& owner, SessionInfo i
   int64_t now = clock_.NowUnix();
   std::string id = random_.Token(32);
   std::lock_guard owners_lock(owners_mu_);
-  if (now - last_sweep_ >= kSweepEvery_s || total_ >= options_.max_sessions) {
+  if (now - last_sweep_ >= kSessionSweepEvery_s || total_ >= options_.max_sessions) {
     SweepExpired(now);
     last_sweep_ = now;
   }
