@@ -33,7 +33,7 @@ mkdir -p "$REPORTS"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1:malloc_context_size=10:log_path=$REPORTS/report:log_exe_name=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$REPORTS/report:log_exe_name=1"
 export LSAN_OPTIONS="suppressions=$ROOT/tests/support/lsan.supp"
-echo "test: sanitized build ($BUILD, -fsanitize=$SANITIZE, leaks detected): any sanitizer report fails"
+echo "test: sanitized build ($BUILD, -fsanitize=$SANITIZE, leaks detected; UBSan without its null and alignment checks, docs/fuzzing.md): any sanitizer report fails"
 # The test binaries run as shards of about 25 tests each (CRMD_TEST_SHARD_SIZE,
 # tests/CMakeLists.txt); each shard writes a JUnit XML file here, counted below.
 RESULTS=$ROOT/$BUILD/test-results
