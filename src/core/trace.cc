@@ -87,12 +87,16 @@ Context Continue(std::optional<std::string_view> traceparent,
   Context c{.trace_id = std::move(parent->trace_id),
             .span_id = NewSpanId(),
             .parent_id = std::move(parent->parent_id),
-            .flags = parent->flags};
+            .flags = parent->flags,
+            .tracestate = {}};
   if (tracestate && ValidTracestate(*tracestate)) c.tracestate = std::string(*tracestate);
   return c;
 }
 
-Context Start() { return Context{.trace_id = NewTraceId(), .span_id = NewSpanId()}; }
+Context Start() {
+  return Context{.trace_id = NewTraceId(), .span_id = NewSpanId(), .parent_id = {}, .flags = 0,
+                 .tracestate = {}};
+}
 
 std::string NewTraceId() { return RandomHex(32); }
 std::string NewSpanId() { return RandomHex(16); }

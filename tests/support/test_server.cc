@@ -43,8 +43,9 @@ TestServer::TestServer(TestServerOptions options) {
     crm::SettingsService& settings = *app_->services().crm->settings;
     auto cur = settings.Get();
     if (!cur) throw std::runtime_error("settings: " + cur.error().message);
-    auto set = settings.Update(crm::Actor{.kind = "cli", .subject = "test"}, cur->revision,
-                               {{"approval_policy", options.approval_policy}});
+    auto set = settings.Update(
+        crm::Actor{.kind = "cli", .subject = "test", .client_id = {}, .request_id = {}},
+        cur->revision, {{"approval_policy", options.approval_policy}});
     if (!set) throw std::runtime_error("approval_policy: " + set.error().message);
   }
   if (options.before_start) options.before_start(app_->services());

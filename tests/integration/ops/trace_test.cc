@@ -277,10 +277,12 @@ TEST(TraceContext, CampaignActivationTraceReachesTheLogLineOfEachMessage) {
   EXPECT_EQ(spans.size(), 3u);
   EXPECT_EQ(contacts.size(), 3u);
   // Nothing in the log of the untraced setup calls has the trace id.
-  for (auto& l : log.Lines())
-    if (l.value("event", "") == "tool_call" && l.value("trace_id", "") == kTraceId)
+  for (auto& l : log.Lines()) {
+    if (l.value("event", "") == "tool_call" && l.value("trace_id", "") == kTraceId) {
       EXPECT_TRUE(l.value("tool", "") == "activate_campaign" || l.value("tool", "") == "confirm_action")
           << l.dump();
+    }
+  }
 }
 
 TEST(TraceContext, TheTriggeringRequestsTraceReachesAutomationStepsTheirWebhookAndTheEventsTheyCause) {

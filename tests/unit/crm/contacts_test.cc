@@ -266,7 +266,9 @@ TEST_F(Contacts, BothPrefixQueryShapesAnswerTheSamePages) {
       if (rare.size() < 3) break;
       after = rare.back();
     }
-    if (*f.query == "smi") EXPECT_EQ(total, 8u);  // contacts 0, 1, 3, 5, 6, 7, 9 and 11
+    if (*f.query == "smi") {
+      EXPECT_EQ(total, 8u);  // contacts 0, 1, 3, 5, 6, 7, 9 and 11
+    }
   }
   auto common = db->Read([](store::Conn& c) { return repo::QueryIsCommon(c, "k"); });
   ASSERT_TRUE(common);
@@ -309,8 +311,9 @@ TEST_F(Contacts, EveryListFilterUsesAnIndex) {
         << sql << "\n" << text;
     // A membership filter walks its (group, contact) index in contact order: the page
     // needs no sort of every member.
-    if (rf.tag_id || rf.list_id)
+    if (rf.tag_id || rf.list_id) {
       EXPECT_EQ(text.find("TEMP B-TREE"), std::string::npos) << sql << "\n" << text;
+    }
   }
 }
 
