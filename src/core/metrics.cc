@@ -90,7 +90,10 @@ Registry::Series& Registry::Find(std::string_view name, std::string_view help, L
   }
   auto fam = families_.find(name);
   if (fam == families_.end())
-    fam = families_.emplace(std::string(name), Family{.help = std::string(help), .kind = kind, .series = {}}).first;
+    fam = families_
+              .emplace(std::string(name),
+                       Family{.help = std::string(help), .kind = kind, .series = {}})
+              .first;
   Series& out = *series;
   fam->second.series.push_back(&out);
   index_.emplace(key, std::move(series));

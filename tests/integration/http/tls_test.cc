@@ -254,7 +254,11 @@ TEST_F(Https, TheOutboundClientVerifiesTheServerAgainstTheCaStoreItLoadsOnFirstU
   auto untrusting = http::MakeHttpClient();
   ASSERT_EQ(setenv("SSL_CERT_FILE", ca().c_str(), 1), 0);
   auto ok = trusting->Send(req);
-  if (before) setenv("SSL_CERT_FILE", saved.c_str(), 1); else unsetenv("SSL_CERT_FILE");
+  if (before) {
+    setenv("SSL_CERT_FILE", saved.c_str(), 1);
+  } else {
+    unsetenv("SSL_CERT_FILE");
+  }
   ASSERT_TRUE(ok.has_value()) << ok.error().message;
   EXPECT_EQ(ok->status, 200);
   auto refused = untrusting->Send(req);
