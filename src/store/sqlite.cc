@@ -1,5 +1,11 @@
 #include "src/store/sqlite.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 
 #include <atomic>
@@ -19,6 +25,18 @@
 
 namespace crmd::store {
 namespace {
+
+// A futex on a 32-bit atomic: waiting on a word, and waking every thread waiting on it
+// with one system call (a condition variable per waiter would take one each).
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+void FutexWait(std::atomic<uint32_t>& word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
+          nullptr, nullptr, 0);
+}
+void FutexWakeAll(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX,
+          nullptr, nullptr, 0);
+}
 
 class SqliteConn final : public Conn {
  public:
@@ -200,7 +218,7 @@ class SqliteDatabase final : public Database {
   SqliteWriteStats WriteStats() const {
     return {.commits = commits_.load(), .queued = queued_.load(),
             .background_checkpoints = background_checkpoints_.load(),
-            .leader_checkpoints = leader_checkpoints_.load()};
+            .leader_checkpoints = leader_checkpoints_.load(), .handovers = handovers_.load()};
   }
 
  protected:
@@ -243,100 +261,133 @@ class SqliteDatabase final : public Database {
     // another handler runs meanwhile, and more writers can join the next batch
     // (src/core/worker_pool.h).
     BlockingRegion blocking;
-    // Shared with the leader, which still holds it while it wakes this writer: the writer
-    // may see its state change and return before the leader's notify_one has returned.
-    auto me = std::make_shared<PendingWrite>();
-    me->fn = &fn;
-    me->log_context = CurrentLogContext();
+    PendingWrite me;
+    me.fn = &fn;
+    me.log_context = CurrentLogContext();
+    std::shared_ptr<Batch> mine;
     bool lead;
+    size_t index;  // in its batch
     {
       std::lock_guard lock(queue_mu_);
-      queue_.push_back(me);
-      ++queued_;
-      // Invariant: no leader means an empty queue (a leader hands over to the first
-      // writer queued), so a writer that finds none leads, first in its own batch.
+      // Invariant: no leader means no batch queued (a leader hands over to the head of
+      // the next batch), so a writer that finds none leads, first in its own batch.
       lead = !leading_;
       leading_ = true;
+      if (batches_.empty() || batches_.back()->writes.size() >= kMaxBatch) {
+        batches_.push_back(std::make_shared<Batch>());
+        batches_.back()->head_leads = lead;
+      }
+      mine = batches_.back();
+      index = mine->writes.size();
+      mine->writes.push_back(&me);
+      ++queued_;
     }
     if (!lead) {
-      int state;
-      {
-        std::unique_lock wait_lock(me->mu);
-        me->cv.wait(wait_lock, [&] { return me->state != kWaiting; });
-        state = me->state;
+      if (!IsWaker(*mine, index)) {
+        WaitWhile(mine->done, 0);
+      } else {
+        WaitWhile(me.state, kWaiting);
+        // kLead: the last leader handed over; leading_ is still true, now for this
+        // writer, the head of the batch at the front of the queue.
+        if (me.state.load(std::memory_order_acquire) == kDone) {
+          // The batch is done and out of the queue: nothing changes `writes` any more.
+          if (mine->writes.size() > index + 1) Set(mine->done, 1);
+          if (me.thrown) std::rethrow_exception(me.thrown);
+          return std::move(me.result);
+        }
       }
-      // kLead: the last leader handed over; leading_ is still true, now for this writer,
-      // which is at the front of the queue, so in the first batch it takes.
-      if (state == kDone) {
-        if (me->thrown) std::rethrow_exception(me->thrown);
-        return std::move(me->result);
+      if (me.state.load(std::memory_order_acquire) != kLead) {
+        if (me.thrown) std::rethrow_exception(me.thrown);
+        return std::move(me.result);
       }
     }
     // A leader that finds writers queued when its batch is done leads their batch too,
     // up to kMaxLedInARow batches: it is running already, while a writer woken to lead
     // waits for a core behind the writers just woken. Its own answer waits that long.
     for (int led = 1;; ++led) {
-      std::vector<std::shared_ptr<PendingWrite>> batch;
+      std::shared_ptr<Batch> batch;
       {
         std::lock_guard lock(queue_mu_);
-        while (!queue_.empty() && batch.size() < kMaxBatch) {
-          batch.push_back(std::move(queue_.front()));
-          queue_.pop_front();
-        }
-        queued_ -= static_cast<int64_t>(batch.size());
+        batch = std::move(batches_.front());
+        batches_.pop_front();
+        queued_ -= static_cast<int64_t>(batch->writes.size());
       }
       const auto began = std::chrono::steady_clock::now();
-      RunBatch(batch);
+      RunBatch(batch->writes);
       if (auto* h = metrics().group_commit_seconds)
         h->ObserveMicros(std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::steady_clock::now() - began).count());
-      std::shared_ptr<PendingWrite> next;
+      PendingWrite* next = nullptr;
       bool again = false;
       {
         std::lock_guard lock(queue_mu_);
-        if (queue_.empty()) leading_ = false;
+        if (batches_.empty()) leading_ = false;
         else if (led < kMaxLedInARow) again = true;
-        else next = queue_.front();
+        else next = batches_.front()->writes.front();
       }
       // The wake-ups happen outside queue_mu_, the next leader's first, so that its
       // batch runs while this thread wakes the others: a writer woken under the lock
-      // went back to sleep on it at once (two context switches per write, not one).
-      if (next) Wake(*next, kLead);
-      for (auto& w : batch)
-        if (w != me) Wake(*w, kDone);
+      // went back to sleep on it at once. The leader wakes one writer of the batch, which
+      // wakes the others with one system call: waking a thread costs the waker about 25
+      // us on this machine's kernel, and thirty of them were a fifth of the leader's
+      // time, which is the write path's bottleneck (docs/performance.md).
+      // (A head told to lead, whose second writer waits on `done`, is the exception: its
+      // leader wakes them all, once in kMaxLedInARow batches at most.)
+      if (next) {
+        ++handovers_;
+        Set(next->state, kLead);
+      }
+      const auto& writes = batch->writes;
+      if (writes.front() != &me) Set(writes.front()->state, kDone);
+      else if (writes.size() > 1 && batch->head_leads) Set(writes[1]->state, kDone);
+      else if (writes.size() > 1) Set(batch->done, 1);
       if (!again) break;
     }
-    if (me->thrown) std::rethrow_exception(me->thrown);
-    return std::move(me->result);
+    if (me.thrown) std::rethrow_exception(me.thrown);
+    return std::move(me.result);
   }
 
  private:
   static constexpr size_t kMaxBatch = 256;
   static constexpr int kMaxLedInARow = 4;
-  static constexpr int kWaiting = 0;
-  static constexpr int kDone = 1;
-  static constexpr int kLead = 2;
+  static constexpr uint32_t kWaiting = 0;
+  static constexpr uint32_t kDone = 1;
+  static constexpr uint32_t kLead = 2;
 
-  // One Write() call waiting in the queue, shared by its caller and the leader.
+  // One Write() call, on its caller's stack until its batch is done. The leader writes
+  // `result` and `thrown` before it sets the word the caller waits on (release), the
+  // caller reads them after it saw it set (acquire).
   struct PendingWrite {
     const std::function<Status(Conn&)>* fn = nullptr;
     LogContext* log_context = nullptr;  // the caller's, or null
     Status result = Ok();
     std::exception_ptr thrown;
-    // kWaiting, then kDone (its batch is committed or failed) or kLead (it leads the
-    // next batch); guarded by `mu`, which only this writer and its leader take.
-    int state = kWaiting;
-    std::mutex mu;
-    std::condition_variable cv;
+    // The waker of a batch (IsWaker) waits on this: kWaiting, then kDone (its batch is
+    // committed or failed) or kLead (it leads its batch; the head only).
+    std::atomic<uint32_t> state{kWaiting};
   };
+  // The writes of one transaction, in the order they queued. Shared by the leader and its
+  // writers: the waker may still be in its wake-up call when a writer has seen `done`.
+  struct Batch {
+    std::vector<PendingWrite*> writes;  // appended to under queue_mu_ until it is taken
+    bool head_leads = false;            // its first writer found no leader, and leads
+    std::atomic<uint32_t> done{0};      // the writers but the waker wait on this
+  };
+  // The writer the leader wakes when the batch is done, which wakes the others: its head,
+  // or the second writer when the head is the leader. The head also waits to be told to
+  // lead, on the same word.
+  static bool IsWaker(const Batch& b, size_t index) {
+    return index == 0 || (index == 1 && b.head_leads);
+  }
 
-  // Notifies after unlocking `w.mu`, so the woken writer does not wait for it.
-  static void Wake(PendingWrite& w, int state) {
-    {
-      std::lock_guard lock(w.mu);
-      w.state = state;
-    }
-    w.cv.notify_one();
+  // Sets `word` and wakes every thread waiting on it.
+  static void Set(std::atomic<uint32_t>& word, uint32_t value) {
+    word.store(value, std::memory_order_release);
+    FutexWakeAll(word);
+  }
+  // Returns once `word` is no longer `value`.
+  static void WaitWhile(std::atomic<uint32_t>& word, uint32_t value) {
+    while (word.load(std::memory_order_acquire) == value) FutexWait(word, value);
   }
 
   // The batch's own statements go through the statement cache (Step): no parse per call.
@@ -344,11 +395,10 @@ class SqliteDatabase final : public Database {
   bool InTransaction() { return !sqlite3_get_autocommit(writer_->raw()); }
 
   // Runs `batch` in one transaction and sets each call's result. Only the leader calls it.
-  void RunBatch(const std::vector<std::shared_ptr<PendingWrite>>& batch) {
+  void RunBatch(const std::vector<PendingWrite*>& batch) {
     std::vector<PendingWrite*> in_tx;  // callbacks that succeeded in the open transaction
     Status began = Begin();
-    for (const auto& shared : batch) {
-      PendingWrite* w = shared.get();
+    for (PendingWrite* w : batch) {
       if (!began) {
         w->result = began;
         continue;
@@ -445,7 +495,7 @@ class SqliteDatabase final : public Database {
 
   std::unique_ptr<SqliteConn> writer_;  // used by the batch leader only
   std::mutex queue_mu_;
-  std::deque<std::shared_ptr<PendingWrite>> queue_;
+  std::deque<std::shared_ptr<Batch>> batches_;  // the last one takes new writers
   bool leading_ = false;  // a leader is running a batch
   std::atomic<int64_t> queued_{0};
   std::atomic<uint64_t> commits_{0};
@@ -460,6 +510,7 @@ class SqliteDatabase final : public Database {
   bool checkpoint_stop_ = false;    // guarded by checkpoint_mu_
   std::atomic<uint64_t> background_checkpoints_{0};
   std::atomic<uint64_t> leader_checkpoints_{0};
+  std::atomic<uint64_t> handovers_{0};
   std::thread checkpoint_thread_;  // last: started after every member above exists
 };
 
