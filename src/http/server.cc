@@ -81,7 +81,7 @@ class Server::Impl {
   Impl(ServerOptions options, Handler handler)
       : options_(std::move(options)),
         handler_(std::move(handler)),
-        ioc_(options_.io_threads),
+        ioc_(1),
         workers_(std::min(WorkerPool::Cores(), std::max(1, options_.worker_threads)),
                  std::max(1, options_.worker_threads)),
         acceptor_(ioc_),
@@ -89,6 +89,8 @@ class Server::Impl {
         hangup_(ioc_) {
     SecureRandom rnd;
     id_prefix_ = crypto::Hex(rnd.Bytes(4));
+    for (int i = 1; i < options_.io_threads; ++i)
+      more_iocs_.push_back(std::make_unique<asio::io_context>(1));
   }
 
   ~Impl() {
@@ -151,7 +153,13 @@ class Server::Impl {
 
   void Run() {
     asio::co_spawn(ioc_, Accept(), asio::detached);
-    for (int i = 0; i < options_.io_threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
+    threads_.emplace_back([this] { ioc_.run(); });
+    // Runs until Stop() stops it, also while no connection is on it yet.
+    for (auto& ioc : more_iocs_)
+      threads_.emplace_back([&ioc] {
+        auto keep = asio::make_work_guard(*ioc);
+        ioc->run();
+      });
   }
 
   void StopOnSignals() {
@@ -217,6 +225,7 @@ class Server::Impl {
     }
     workers_.Join();
     ioc_.stop();
+    for (auto& ioc : more_iocs_) ioc->stop();
     Join();
     {
       std::lock_guard lock(mu_);
@@ -258,7 +267,11 @@ class Server::Impl {
 
   awaitable<void> Accept() {
     while (true) {
-      auto [ec, socket] = co_await acceptor_.async_accept(kTuple);
+      // Each I/O thread runs an io_context of its own (one reactor, no lock shared
+      // between the threads); connections go to them in turn.
+      asio::io_context& target =
+          more_iocs_.empty() ? ioc_ : NextIoContext();
+      auto [ec, socket] = co_await acceptor_.async_accept(target, kTuple);
       if (ec) {
         if (ec == asio::error::operation_aborted || stopping_) co_return;
         continue;
@@ -272,6 +285,11 @@ class Server::Impl {
       asio::co_spawn(socket.get_executor(), Session(std::move(socket)),
                      [this](std::exception_ptr) { --connections_; });
     }
+  }
+
+  asio::io_context& NextIoContext() {
+    size_t i = next_ioc_++ % (more_iocs_.size() + 1);
+    return i == 0 ? ioc_ : *more_iocs_[i - 1];
   }
 
   std::string NextRequestId() {
@@ -640,7 +658,9 @@ class Server::Impl {
 
   const ServerOptions options_;
   const Handler handler_;
-  asio::io_context ioc_;
+  asio::io_context ioc_;  // the acceptor, the signals, and connections in turn
+  std::vector<std::unique_ptr<asio::io_context>> more_iocs_;  // one per further I/O thread
+  size_t next_ioc_ = 0;  // the acceptor's coroutine only
   WorkerPool workers_;
   tcp::acceptor acceptor_;
   asio::signal_set signals_;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "src/http/client.h"
 
@@ -73,6 +74,46 @@ TEST(HttpServer, GracefulStopFinishesInFlightRequests) {
   EXPECT_EQ(res->body, "done");
   // No new connections after stop.
   EXPECT_FALSE(Get(*port, "/fast", 1000).has_value());
+}
+
+// With several I/O threads, each runs an io_context of its own and connections go to them
+// in turn: every connection is answered whichever thread it landed on, and stopping the
+// server closes the idle keep-alive connections of every thread.
+TEST(HttpServer, EveryIoThreadAnswersItsConnectionsAndStopClosesThemAll) {
+  Server server({.port = 0, .io_threads = 3, .idle_timeout_s = 30, .access_log = false},
+                [](const Request& req) { return Response::Text(200, "hello " + req.path); });
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  std::vector<int> fds;
+  for (int i = 0; i < 7; ++i) {
+    int fd = ConnectRaw(*port);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+  }
+  // All seven are open at once (so they spread over the three threads), then each asks.
+  for (size_t i = 0; i < fds.size(); ++i) {
+    std::string req = "GET /c" + std::to_string(i) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    ASSERT_EQ(send(fds[i], req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
+  }
+  for (size_t i = 0; i < fds.size(); ++i) {
+    timeval tv{5, 0};
+    setsockopt(fds[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string got;
+    const std::string want = "hello /c" + std::to_string(i);
+    char buf[1024];
+    while (got.find(want) == std::string::npos) {
+      ssize_t n = recv(fds[i], buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    EXPECT_NE(got.find("HTTP/1.1 200"), std::string::npos) << "connection " << i << ": " << got;
+    EXPECT_NE(got.find(want), std::string::npos) << "connection " << i << ": " << got;
+  }
+  server.Stop();
+  for (int fd : fds) {
+    EXPECT_TRUE(PeerCloses(fd, std::chrono::seconds(5)));
+    close(fd);
+  }
 }
 
 TEST(HttpServer, ConnectionsOverTheCapAreClosedAtOnce) {
