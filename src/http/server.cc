@@ -218,7 +218,9 @@ class Server::Impl {
     {
       std::unique_lock lock(mu_);
       CancelIdleLocked();
-      while (active_ > 0 && std::chrono::steady_clock::now() < deadline) {
+      // Until the idle ones have closed too: an io_context stopped first would never run
+      // their cancellation, and they would stay open until the server is destroyed.
+      while ((active_ > 0 || !conns_.empty()) && std::chrono::steady_clock::now() < deadline) {
         cv_.wait_for(lock, std::chrono::milliseconds(50));
         CancelIdleLocked();
       }
@@ -658,13 +660,9 @@ class Server::Impl {
 
   const ServerOptions options_;
   const Handler handler_;
-  asio::io_context ioc_;  // the acceptor, the signals, and connections in turn
-  std::vector<std::unique_ptr<asio::io_context>> more_iocs_;  // one per further I/O thread
-  size_t next_ioc_ = 0;  // the acceptor's coroutine only
-  WorkerPool workers_;
-  tcp::acceptor acceptor_;
-  asio::signal_set signals_;
-  asio::signal_set hangup_;
+  // Declared before the io_contexts, so destroyed after them: a connection still open when
+  // the server is destroyed ends with its context, and its coroutine's last steps
+  // (Unregister, SetBusy) use these.
   std::mutex tls_mu_;
   std::shared_ptr<asio::ssl::context> tls_;  // guarded by tls_mu_
   // Set by Listen(), before Run() starts the threads that read them; immutable after.
@@ -683,6 +681,14 @@ class Server::Impl {
   std::unordered_map<uint64_t, Conn> conns_;
   int active_ = 0;
   bool stopped_ = false;
+
+  asio::io_context ioc_;  // the acceptor, the signals, and connections in turn
+  std::vector<std::unique_ptr<asio::io_context>> more_iocs_;  // one per further I/O thread
+  size_t next_ioc_ = 0;  // the acceptor's coroutine only
+  WorkerPool workers_;
+  tcp::acceptor acceptor_;
+  asio::signal_set signals_;
+  asio::signal_set hangup_;
 };
 
 Server::Server(ServerOptions options, Handler handler)
