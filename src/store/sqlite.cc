@@ -269,34 +269,40 @@ class SqliteDatabase final : public Database {
     size_t index;  // in its batch
     {
       std::lock_guard lock(queue_mu_);
+      // What may throw (an allocation) comes before any change the others could see.
+      const bool new_batch = batches_.empty() || batches_.back()->writes.size() >= kMaxBatch;
+      mine = new_batch ? std::make_shared<Batch>() : batches_.back();
+      index = mine->writes.size();
+      mine->writes.push_back(&me);
+      if (new_batch) {
+        mine->head_leads = !leading_;
+        try {
+          batches_.push_back(mine);
+        } catch (...) {
+          mine->writes.pop_back();
+          throw;
+        }
+      }
       // Invariant: no leader means no batch queued (a leader hands over to the head of
       // the next batch), so a writer that finds none leads, first in its own batch.
       lead = !leading_;
       leading_ = true;
-      if (batches_.empty() || batches_.back()->writes.size() >= kMaxBatch) {
-        batches_.push_back(std::make_shared<Batch>());
-        batches_.back()->head_leads = lead;
-      }
-      mine = batches_.back();
-      index = mine->writes.size();
-      mine->writes.push_back(&me);
       ++queued_;
     }
     if (!lead) {
       if (!IsWaker(*mine, index)) {
         WaitWhile(mine->done, 0);
       } else {
-        WaitWhile(me.state, kWaiting);
-        // kLead: the last leader handed over; leading_ is still true, now for this
-        // writer, the head of the batch at the front of the queue.
-        if (me.state.load(std::memory_order_acquire) == kDone) {
+        std::atomic<uint32_t>& word = WakerWord(*mine, index);
+        WaitWhile(word, kWaiting);
+        if (word.load(std::memory_order_acquire) == kDone) {
           // The batch is done and out of the queue: nothing changes `writes` any more.
           if (mine->writes.size() > index + 1) Set(mine->done, 1);
-          if (me.thrown) std::rethrow_exception(me.thrown);
-          return std::move(me.result);
         }
+        // kLead: the last leader handed over; leading_ is still true, now for this
+        // writer, the head of the batch at the front of the queue.
       }
-      if (me.state.load(std::memory_order_acquire) != kLead) {
+      if (index != 0 || mine->head.load(std::memory_order_acquire) != kLead) {
         if (me.thrown) std::rethrow_exception(me.thrown);
         return std::move(me.result);
       }
@@ -317,13 +323,13 @@ class SqliteDatabase final : public Database {
       if (auto* h = metrics().group_commit_seconds)
         h->ObserveMicros(std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::steady_clock::now() - began).count());
-      PendingWrite* next = nullptr;
+      std::shared_ptr<Batch> next;
       bool again = false;
       {
         std::lock_guard lock(queue_mu_);
         if (batches_.empty()) leading_ = false;
         else if (led < kMaxLedInARow) again = true;
-        else next = batches_.front()->writes.front();
+        else next = batches_.front();
       }
       // The wake-ups happen outside queue_mu_, the next leader's first, so that its
       // batch runs while this thread wakes the others: a writer woken under the lock
@@ -333,13 +339,15 @@ class SqliteDatabase final : public Database {
       // time, which is the write path's bottleneck (docs/performance.md).
       // (A head told to lead, whose second writer waits on `done`, is the exception: its
       // leader wakes them all, once in kMaxLedInARow batches at most.)
+      // The words live in the batch, which this thread holds: a writer that sees its
+      // word set may return before the wake-up call has.
       if (next) {
         ++handovers_;
-        Set(next->state, kLead);
+        Set(next->head, kLead);
       }
       const auto& writes = batch->writes;
-      if (writes.front() != &me) Set(writes.front()->state, kDone);
-      else if (writes.size() > 1 && batch->head_leads) Set(writes[1]->state, kDone);
+      if (writes.front() != &me) Set(batch->head, kDone);
+      else if (writes.size() > 1 && batch->head_leads) Set(batch->second, kDone);
       else if (writes.size() > 1) Set(batch->done, 1);
       if (!again) break;
     }
@@ -355,29 +363,32 @@ class SqliteDatabase final : public Database {
   static constexpr uint32_t kLead = 2;
 
   // One Write() call, on its caller's stack until its batch is done. The leader writes
-  // `result` and `thrown` before it sets the word the caller waits on (release), the
-  // caller reads them after it saw it set (acquire).
+  // `result` and `thrown` before it sets the word the batch's waker waits on (release);
+  // the waker reads it (acquire) before it sets `done` (release) for the others.
   struct PendingWrite {
     const std::function<Status(Conn&)>* fn = nullptr;
     LogContext* log_context = nullptr;  // the caller's, or null
     Status result = Ok();
     std::exception_ptr thrown;
-    // The waker of a batch (IsWaker) waits on this: kWaiting, then kDone (its batch is
-    // committed or failed) or kLead (it leads its batch; the head only).
-    std::atomic<uint32_t> state{kWaiting};
   };
-  // The writes of one transaction, in the order they queued. Shared by the leader and its
-  // writers: the waker may still be in its wake-up call when a writer has seen `done`.
+  // The writes of one transaction, in the order they queued, and the futex words they
+  // wait on. Shared by the leader and its writers: the word a thread sets stays valid
+  // however soon the threads it wakes return.
   struct Batch {
     std::vector<PendingWrite*> writes;  // appended to under queue_mu_ until it is taken
     bool head_leads = false;            // its first writer found no leader, and leads
-    std::atomic<uint32_t> done{0};      // the writers but the waker wait on this
+    std::atomic<uint32_t> head{kWaiting};    // the first writer: kDone, or kLead
+    std::atomic<uint32_t> second{kWaiting};  // the second writer, when the head leads
+    std::atomic<uint32_t> done{0};           // the others
   };
   // The writer the leader wakes when the batch is done, which wakes the others: its head,
   // or the second writer when the head is the leader. The head also waits to be told to
   // lead, on the same word.
   static bool IsWaker(const Batch& b, size_t index) {
     return index == 0 || (index == 1 && b.head_leads);
+  }
+  static std::atomic<uint32_t>& WakerWord(Batch& b, size_t index) {
+    return index == 0 ? b.head : b.second;
   }
 
   // Sets `word` and wakes every thread waiting on it.
