@@ -682,8 +682,10 @@ class Server::Impl {
   int active_ = 0;
   bool stopped_ = false;
 
+  // One per I/O thread but the first. Declared before ioc_, so destroyed after it: the
+  // acceptor's pending accept holds a socket of the io_context it accepts for.
+  std::vector<std::unique_ptr<asio::io_context>> more_iocs_;
   asio::io_context ioc_;  // the acceptor, the signals, and connections in turn
-  std::vector<std::unique_ptr<asio::io_context>> more_iocs_;  // one per further I/O thread
   size_t next_ioc_ = 0;  // the acceptor's coroutine only
   WorkerPool workers_;
   tcp::acceptor acceptor_;
