@@ -42,6 +42,20 @@ struct Fixture {
     return *db->Read([](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
   }
 
+  // `threads` threads insert `each` rows each (ids 1 to threads * each), all at once;
+  // returns how many inserts failed.
+  int InsertFromThreads(int threads, int each, const std::string& who = "w") {
+    std::atomic<int> failed{0};
+    std::vector<std::thread> running;
+    for (int t = 0; t < threads; ++t)
+      running.emplace_back([&, t] {
+        for (int i = 0; i < each; ++i)
+          if (!Insert(t * each + i + 1, who)) ++failed;
+      });
+    for (auto& th : running) th.join();
+    return failed.load();
+  }
+
   uint64_t Commits() { return WriteStats(*db).commits; }
 
   // Waits (bounded) until `n` Write() calls are queued behind the running batch.
@@ -59,15 +73,7 @@ TEST(SqliteGroupCommit, ConcurrentWritersAreAllCommitted) {
   Fixture f;
   const uint64_t before = f.Commits();
   constexpr int kThreads = 8, kEach = 150;
-  std::atomic<int> failed{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kEach; ++i)
-        if (!f.Insert(t * kEach + i + 1)) ++failed;
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(f.InsertFromThreads(kThreads, kEach), 0);
   EXPECT_EQ(f.Count(), kThreads * kEach);
   const uint64_t commits = f.Commits() - before;
   EXPECT_GE(commits, 1u);
@@ -83,15 +89,7 @@ TEST(SqliteGroupCommit, EveryWriterOfEveryBatchIsAnsweredThroughHandovers) {
   Fixture f;
   const uint64_t before = f.Commits();
   constexpr int kThreads = 16, kEach = 300;
-  std::atomic<int> failed{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kEach; ++i)
-        if (!f.Insert(t * kEach + i + 1)) ++failed;
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(f.InsertFromThreads(kThreads, kEach), 0);
   EXPECT_EQ(f.Count(), kThreads * kEach);
   const SqliteWriteStats stats = WriteStats(*f.db);
   EXPECT_GE(stats.handovers, 1u);
@@ -106,15 +104,7 @@ TEST(SqliteGroupCommit, CheckpointsRunBesideTheWritersAndTheWalStaysBounded) {
   Fixture f;
   constexpr int kThreads = 4, kEach = 1500;
   const std::string payload(2000, 'p');
-  std::atomic<int> failed{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kEach; ++i)
-        if (!f.Insert(t * kEach + i + 1, payload)) ++failed;
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(f.InsertFromThreads(kThreads, kEach, payload), 0);
   EXPECT_EQ(f.Count(), kThreads * kEach);
   const SqliteWriteStats stats = WriteStats(*f.db);
   EXPECT_GE(stats.background_checkpoints, 1u);
