@@ -96,7 +96,11 @@ void AppendInt(std::string& out, Int v) {
   out.append(buf, end);
 }
 
-bool Append(std::string& out, const json& v) {
+bool Append(std::string& out, const json& v, const JsonSerialized* known) {
+  if (known && &v == known->node) {
+    out.append(known->text);
+    return true;
+  }
   switch (v.type()) {
     case json::value_t::null: out.append("null"); return true;
     case json::value_t::boolean: out.append(v.get_ref<const json::boolean_t&>() ? "true" : "false"); return true;
@@ -110,7 +114,7 @@ bool Append(std::string& out, const json& v) {
       for (const auto& e : v.get_ref<const json::array_t&>()) {
         if (!first) out.push_back(',');
         first = false;
-        if (!Append(out, e)) return false;
+        if (!Append(out, e, known)) return false;
       }
       out.push_back(']');
       return true;
@@ -123,7 +127,7 @@ bool Append(std::string& out, const json& v) {
         first = false;
         if (!AppendString(out, key)) return false;
         out.push_back(':');
-        if (!Append(out, e)) return false;
+        if (!Append(out, e, known)) return false;
       }
       out.push_back('}');
       return true;
@@ -140,7 +144,14 @@ bool Append(std::string& out, const json& v) {
 std::string DumpJson(const json& value, json::error_handler_t on_invalid_utf8) {
   std::string out;
   out.reserve(256);
-  if (Append(out, value)) return out;
+  if (Append(out, value, nullptr)) return out;
+  return value.dump(-1, ' ', false, on_invalid_utf8);
+}
+
+std::string DumpJson(const json& value, json::error_handler_t on_invalid_utf8, const JsonSerialized& known) {
+  std::string out;
+  out.reserve(256 + known.text.size() * 2);
+  if (Append(out, value, &known)) return out;
   return value.dump(-1, ' ', false, on_invalid_utf8);
 }
 

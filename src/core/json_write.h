@@ -11,6 +11,7 @@
 //
 // Pure functions; thread-safe.
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,5 +19,18 @@ namespace crmd {
 
 std::string DumpJson(const nlohmann::json& value, nlohmann::json::error_handler_t on_invalid_utf8 =
                                                       nlohmann::json::error_handler_t::strict);
+
+// A value inside the document being written, and its serialisation, written in its place
+// instead of being serialised again. A tool result carries its structured content as a
+// tree and as the text of content[0], which is that tree's DumpJson: the answer's writer
+// copies the text where the tree goes (docs/performance.md).
+struct JsonSerialized {
+  const nlohmann::json* node = nullptr;
+  std::string_view text;  // REQUIRES: DumpJson(*node) == text
+};
+
+// DumpJson, writing `known.text` where `known.node` is met (compared by address).
+std::string DumpJson(const nlohmann::json& value, nlohmann::json::error_handler_t on_invalid_utf8,
+                     const JsonSerialized& known);
 
 }  // namespace crmd

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "src/core/json_write.h"
 #include "src/core/log.h"
 #include "src/core/text.h"
 #include "src/mcp/jsonrpc.h"
@@ -112,6 +113,31 @@ void LogToolCall(const http::Request& req, const Principal& principal, const jso
       R"("event":"tool_call","request_id":"{}","tool":"{}","client_id":"{}","subject":"{}","outcome":"{}","code":"{}","duration_us":{})",
       req.request_id, JsonEscape(tool), JsonEscape(principal.client_id), JsonEscape(principal.subject), outcome,
       code, duration_us);
+}
+
+// The answer to a tools/call whose outcome is a result. When the result's text block is
+// its structured content serialised (CallOutcome::text_is_structured), the writer copies
+// that text where the structured content goes instead of serialising the tree a second
+// time (the same bytes: src/core/json_write.h).
+http::Response ToolCallAnswer(const json& id, json result, bool text_is_structured) {
+  json doc = jsonrpc::MakeResult(id, std::move(result));
+  if (text_is_structured) {
+    const json& r = doc["result"];
+    auto structured = r.find("structuredContent");
+    auto content = r.find("content");
+    if (structured != r.end() && content != r.end() && content->is_array() && !content->empty() &&
+        (*content)[0].is_object()) {
+      auto text = (*content)[0].find("text");
+      if (text != (*content)[0].end() && text->is_string()) {
+        return http::Response::Text(
+            200,
+            DumpJson(doc, json::error_handler_t::replace,
+                     JsonSerialized{.node = &*structured, .text = text->get_ref<const std::string&>()}),
+            "application/json");
+      }
+    }
+  }
+  return http::Response::Json(200, doc);
 }
 
 }  // namespace
@@ -303,7 +329,7 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
                 options_.metrics, tools_);
     switch (out.kind) {
       case CallOutcome::Kind::kResult:
-        return http::Response::Json(200, jsonrpc::MakeResult(m.id, std::move(out.result)));
+        return ToolCallAnswer(m.id, std::move(out.result), out.text_is_structured);
       case CallOutcome::Kind::kRpcError:
         out.rpc_error.id = m.id;
         return http::Response::Json(200, jsonrpc::MakeError(out.rpc_error));
@@ -520,7 +546,7 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
               options_.metrics, tools_);
   switch (out.kind) {
     case CallOutcome::Kind::kResult:
-      return http::Response::Json(200, jsonrpc::MakeResult(m.id, Complete(std::move(out.result))));
+      return ToolCallAnswer(m.id, Complete(std::move(out.result)), out.text_is_structured);
     case CallOutcome::Kind::kInputRequired: {
       // Not cacheable and carries no caching hints (server/utilities/caching).
       json result = std::move(out.result);

@@ -264,6 +264,7 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
     return o;
   }
   o.result = ToolResult(std::move(out.structured), false);
+  o.text_is_structured = true;
   return o;
 }
 

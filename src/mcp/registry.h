@@ -44,6 +44,9 @@ struct CallOutcome {
   enum class Kind { kResult, kRpcError, kInsufficientScope, kInputRequired, kMissingCapability };
   Kind kind = Kind::kResult;
   nlohmann::json result;        // kResult: a CallToolResult
+  // kResult: result's content[0].text is DumpJson(result.structuredContent) (ToolResult of
+  // a tool's success), so the answer's writer copies it instead of serialising the tree.
+  bool text_is_structured = false;
   jsonrpc::RpcError rpc_error;  // kRpcError (the caller sets the id)
   std::string required_scope;   // kInsufficientScope
   nlohmann::json input_requests;         // kInputRequired: an InputRequests map

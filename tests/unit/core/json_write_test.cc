@@ -49,6 +49,30 @@ TEST(DumpJson, WritesWhatNlohmannWritesForEveryKindOfValue) {
                         {"isError", false}});
 }
 
+// A tool result's answer: its structured content is written from the text block, which is
+// that content's DumpJson. The bytes are those of serialising the whole tree.
+TEST(DumpJson, AKnownNodeIsWrittenFromItsTextAndTheBytesAreUnchanged) {
+  json structured = json::parse(R"({"contact":{"email":"a@example.com","name":"Grüße \"x\"","tags":[1,2]}})");
+  const std::string text = DumpJson(structured);
+  json doc{{"jsonrpc", "2.0"}, {"id", 7},
+           {"result", {{"content", json::array({{{"type", "text"}, {"text", text}}})},
+                       {"isError", false}, {"structuredContent", structured}}}};
+  const json& node = doc["result"]["structuredContent"];
+  for (EH eh : {EH::strict, EH::replace}) {
+    EXPECT_EQ(DumpJson(doc, eh, JsonSerialized{.node = &node, .text = text}), doc.dump(-1, ' ', false, eh));
+  }
+  // The text really is what is written there: the tree is not walked.
+  std::string written = DumpJson(doc, EH::strict, JsonSerialized{.node = &node, .text = "{\"sentinel\":1}"});
+  EXPECT_NE(written.find(R"("structuredContent":{"sentinel":1})"), std::string::npos) << written;
+  // A node elsewhere (not in the document) changes nothing.
+  json other = structured;
+  EXPECT_EQ(DumpJson(doc, EH::strict, JsonSerialized{.node = &other, .text = "x"}), doc.dump());
+  // Invalid UTF-8 elsewhere in the document: nlohmann's dump decides, as without a node.
+  doc["id"] = std::string("\xff");
+  EXPECT_EQ(DumpJson(doc, EH::replace, JsonSerialized{.node = &doc["result"]["structuredContent"], .text = text}),
+            doc.dump(-1, ' ', false, EH::replace));
+}
+
 TEST(DumpJson, EscapesStringsAsNlohmannDoes) {
   std::string controls;
   for (int c = 0; c < 0x20; ++c) controls.push_back(static_cast<char>(c));
