@@ -69,7 +69,10 @@ std::optional<std::string> DecodeCursor(const std::string& cursor) {
 }  // namespace
 
 json ToolResult(json structured, bool is_error) {
-  json text{{"type", "text"}, {"text", DumpJson(structured)}};
+  // A string that is not UTF-8 (not from a client: their JSON is checked) is written with
+  // U+FFFD, as the answer's writer does (http::Response::Json): a tool's result is always
+  // answered, and its text stays the serialisation of its structured content.
+  json text{{"type", "text"}, {"text", DumpJson(structured, json::error_handler_t::replace)}};
   json result = json::object();
   result["content"] = json::array({std::move(text)});
   // Errors travel as text only: clients (the official TypeScript SDK among them) check any

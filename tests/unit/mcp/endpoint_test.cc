@@ -200,6 +200,35 @@ TEST_F(EndpointTest, ToolCallPassesPrincipalAndSession) {
   EXPECT_EQ(body["result"]["structuredContent"]["session"], sid);
 }
 
+// A tool result's answer copies its structured content from the text block (ToolCallAnswer):
+// the bytes are those of serialising the whole answer, and the two agree, also with
+// escapes, non-ASCII text and bytes that are not UTF-8 in what the tool returned.
+TEST_F(EndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwoCopiesAgree) {
+  ASSERT_TRUE(tools_.RegisterDescriptor(
+      json{{"name", "odd"},
+           {"description", "Returns awkward strings."},
+           {"scope", "contacts:read"},
+           {"inputSchema", {{"type", "object"}, {"additionalProperties", false}}}},
+      [](const ToolContext&, const json&) {
+        return ToolOutcome::Ok(json{{"quote", "say \"hi\"\\ \n\t\x01"},
+                                    {"accents", "Grüße, 東京 😀"},
+                                    {"latin1", std::string("caf\xe9")},
+                                    {"nested", {{"list", {1, "two", nullptr, 3.5}}}}});
+      }));
+  auto sid = Initialize();
+  auto res = Request(sid, "tools/call", json{{"name", "odd"}});
+  ASSERT_EQ(res.status, 200) << res.body;
+  json body = json::parse(res.body);
+  EXPECT_EQ(res.body, body.dump()) << "not the whole document serialised";
+  const json& result = body["result"];
+  EXPECT_EQ(result["isError"], false);
+  EXPECT_EQ(json::parse(result["content"][0]["text"].get<std::string>()), result["structuredContent"]);
+  EXPECT_EQ(result["structuredContent"]["quote"], "say \"hi\"\\ \n\t\x01");
+  EXPECT_EQ(result["structuredContent"]["accents"], "Grüße, 東京 😀");
+  // A byte that is not UTF-8 becomes U+FFFD, as everywhere in crmd's JSON answers.
+  EXPECT_EQ(result["structuredContent"]["latin1"], "caf\xef\xbf\xbd");
+}
+
 TEST_F(EndpointTest, MissingScopeIs403WithStepUpChallenge_McpAuthorization_ScopeChallenge) {
   Principal weak = alice_;
   weak.scopes = {"lists:read"};

@@ -131,6 +131,18 @@ TEST(ModernSchema, ValidatorRefusesAResultWithoutResultTypeOrCachingHints) {
 
 // --- per-request protocol fields, no handshake ---
 
+// The 2026-07-28 answer adds resultType and _meta beside the copied structured content
+// (ToolCallAnswer): still the whole document serialised, the two copies equal.
+TEST_F(ModernEndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwoCopiesAgree) {
+  auto res = Send(Body("tools/call", {{"name", "whoami"}, {"arguments", json::object()}, {"_meta", Meta()}}));
+  ASSERT_EQ(res.status, 200) << res.body;
+  json body = Checked(res, "CallToolResultResponse");
+  EXPECT_EQ(res.body, body.dump());
+  EXPECT_EQ(json::parse(body["result"]["content"][0]["text"].get<std::string>()),
+            body["result"]["structuredContent"]);
+  EXPECT_EQ(body["result"]["structuredContent"], json({{"subject", "alice"}}));
+}
+
 TEST_F(ModernEndpointTest, RequestWithoutInitializeOrSessionIsServed_Basic_Statelessness) {
   auto res = Send(
       Body("tools/call", {{"name", "whoami"}, {"arguments", json::object()}, {"_meta", Meta()}}),
