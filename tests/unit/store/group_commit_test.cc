@@ -42,15 +42,15 @@ struct Fixture {
     return *db->Read([](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
   }
 
-  // `threads` threads insert `each` rows each (ids 1 to threads * each), all at once;
-  // returns how many inserts failed.
-  int InsertFromThreads(int threads, int each, const std::string& who = "w") {
+  // `threads` threads insert `each` rows each (ids first_id to first_id - 1 + threads *
+  // each), all at once; returns how many inserts failed.
+  int InsertFromThreads(int threads, int each, const std::string& who = "w", int64_t first_id = 1) {
     std::atomic<int> failed{0};
     std::vector<std::thread> running;
     for (int t = 0; t < threads; ++t)
       running.emplace_back([&, t] {
         for (int i = 0; i < each; ++i)
-          if (!Insert(t * each + i + 1, who)) ++failed;
+          if (!Insert(first_id + t * each + i, who)) ++failed;
       });
     for (auto& th : running) th.join();
     return failed.load();
@@ -89,12 +89,21 @@ TEST(SqliteGroupCommit, EveryWriterOfEveryBatchIsAnsweredThroughHandovers) {
   Fixture f;
   const uint64_t before = f.Commits();
   constexpr int kThreads = 16, kEach = 300;
-  EXPECT_EQ(f.InsertFromThreads(kThreads, kEach), 0);
-  EXPECT_EQ(f.Count(), kThreads * kEach);
+  // A leader hands over when it has led four batches in a row and more are queued, which
+  // depends on the scheduler: with two busy cores beside the test, one round in 40 had
+  // none. So rounds of writes go on until one has (at most 10).
+  int rounds = 0;
+  do {
+    EXPECT_EQ(f.InsertFromThreads(kThreads, kEach, "w", int64_t{rounds} * kThreads * kEach + 1), 0);
+    ++rounds;
+  } while (WriteStats(*f.db).handovers == 0 && rounds < 10);
+  EXPECT_EQ(f.Count(), int64_t{rounds} * kThreads * kEach);
   const SqliteWriteStats stats = WriteStats(*f.db);
   EXPECT_GE(stats.handovers, 1u);
-  // Batches of more than one writer: fewer commits than writes.
-  EXPECT_LT(stats.commits - before, static_cast<uint64_t>(kThreads * kEach) / 2);
+  // Batches of more than one writer: fewer commits than writes. (Not fewer than half: how
+  // many writers a batch gathers depends on the scheduler, and with two busy cores beside
+  // the test it took 2,545 to 3,267 commits for 4,800 writes in 3 of 40 runs.)
+  EXPECT_LT(stats.commits - before, static_cast<uint64_t>(rounds) * kThreads * kEach);
   EXPECT_EQ(stats.queued, 0);
 }
 
