@@ -3,6 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace crmd {
 
@@ -39,5 +41,9 @@ class FakeClock final : public Clock {
 
 // RFC 3339 UTC with seconds, e.g. "2026-11-22T16:47:13Z".
 std::string FormatRfc3339(int64_t unix_seconds);
+
+// RFC 5322 §3.3 date-time in UTC, e.g. "Sun, 06 Nov 1994 08:49:37 GMT" with zone "GMT"
+// (RFC 9110 §5.6.7 IMF-fixdate, HTTP's Date) or "... +0000" (a mail's Date header).
+std::string FormatImfDate(int64_t unix_seconds, std::string_view zone);
 
 }  // namespace crmd

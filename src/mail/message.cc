@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <ctime>
 
+#include "src/core/clock.h"
 #include "src/core/crypto.h"
 
 namespace crmd::mail {
@@ -156,10 +156,6 @@ std::string InsertPreheader(const std::string& html, std::string_view preheader)
   return html.substr(0, at) + element + html.substr(at);
 }
 
-const char* const kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                               "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-
 }  // namespace
 
 std::string HtmlEscape(std::string_view text) {
@@ -189,16 +185,7 @@ std::string HtmlEscape(std::string_view text) {
   return out;
 }
 
-std::string FormatRfc5322Date(int64_t unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d +0000", kDays[tm.tm_wday],
-                tm.tm_mday, kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
-                tm.tm_sec);
-  return buf;
-}
+std::string FormatRfc5322Date(int64_t unix_seconds) { return FormatImfDate(unix_seconds, "+0000"); }
 
 std::string MakeMessageId(std::string_view send_id, std::string_view recipient,
                           std::string_view domain) {

@@ -57,5 +57,32 @@ TEST(FormatRfc3339, MatchesGmtimeAndStrftime) {
   }
 }
 
+// The date of HTTP's Date header and of a mail's Date header: day and month names, day
+// of the week included, as the C library writes them (C locale).
+TEST(FormatImfDate, MatchesStrftime) {
+  auto via = [](int64_t unix_seconds, const char* zone) {
+    std::time_t t = static_cast<std::time_t>(unix_seconds);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S ", &tm);
+    return std::string(buf) + zone;
+  };
+  EXPECT_EQ(FormatImfDate(784111777, "GMT"), "Sun, 06 Nov 1994 08:49:37 GMT");  // RFC 9110's example
+  EXPECT_EQ(FormatImfDate(0, "+0000"), "Thu, 01 Jan 1970 00:00:00 +0000");
+  EXPECT_EQ(FormatImfDate(-1, "GMT"), "Wed, 31 Dec 1969 23:59:59 GMT");
+  for (int64_t day = -25567; day <= 84000; ++day) {  // 1900 to 2199
+    for (int64_t s : {day * 86400, day * 86400 + 86399}) {
+      ASSERT_EQ(FormatImfDate(s, "GMT"), via(s, "GMT")) << s;
+    }
+  }
+  std::mt19937_64 rng(1127);
+  std::uniform_int_distribution<int64_t> any(-30610224000, 253402300799);  // 1000 to 9999
+  for (int i = 0; i < 100000; ++i) {
+    int64_t s = any(rng);
+    ASSERT_EQ(FormatImfDate(s, "+0000"), via(s, "+0000")) << s;
+  }
+}
+
 }  // namespace
 }  // namespace crmd
