@@ -233,9 +233,7 @@ class Server::Impl {
     while (true) {
       // Each I/O thread runs an io_context of its own (one reactor, no lock shared
       // between the threads); connections go to them in turn.
-      asio::io_context& target =
-          more_iocs_.empty() ? ioc_ : NextIoContext();
-      auto [ec, socket] = co_await acceptor_.async_accept(target, kTuple);
+      auto [ec, socket] = co_await acceptor_.async_accept(NextIoContext(), kTuple);
       if (ec) {
         if (ec == asio::error::operation_aborted || stopping_) co_return;
         continue;
