@@ -22,7 +22,12 @@ constexpr size_t kMaxPhoneLength = 40;
 constexpr size_t kMaxSourceLength = 100;
 constexpr size_t kMaxCustomKeyLength = 64;
 
-json RefJson(const NamedRef& r) { return {{"id", r.id}, {"name", r.name}}; }
+json RefJson(const NamedRef& r) {
+  json j(json::value_t::object);
+  j.get_ref<json::object_t&>().emplace("id", r.id);
+  j.get_ref<json::object_t&>().emplace("name", r.name);
+  return j;
+}
 
 Status CheckString(const std::optional<std::string>& v, const char* field, size_t max) {
   if (v && v->size() > max)
@@ -97,12 +102,7 @@ json ToJson(const Contact& c, bool compact) {
   auto refs = [](const std::vector<NamedRef>& v) {
     json::array_t arr;
     arr.reserve(v.size());
-    for (const auto& r : v) {
-      json ref(json::value_t::object);
-      ref.get_ref<json::object_t&>().emplace("id", r.id);
-      ref.get_ref<json::object_t&>().emplace("name", r.name);
-      arr.emplace_back(std::move(ref));
-    }
+    for (const auto& r : v) arr.push_back(RefJson(r));
     return arr;
   };
   o.emplace("tags", refs(c.tags));
