@@ -1,6 +1,9 @@
 #include "src/http/server_text.h"
 
+#include <array>
+
 #include "src/core/clock.h"
+#include "src/http/syntax.h"
 
 namespace crmd::http {
 
@@ -30,6 +33,67 @@ std::string LoggablePath(std::string_view path) {
     out.push_back('/');
     start = slash + 1;
   }
+  return out;
+}
+
+namespace {
+
+bool ValidName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name)
+    if (!syntax::IsTchar(c)) return false;
+  return true;
+}
+
+// RFC 9110 §5.5: CR, LF and NUL never appear in a field value (obs-fold is not sent).
+bool ValidValue(std::string_view value) {
+  return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+// The fields the server writes itself.
+bool ServerOwned(std::string_view name, bool tls) {
+  static constexpr std::array<std::string_view, 6> kOwned = {
+      "Server", "Date", "X-Request-Id", "Connection", "Content-Length", "Transfer-Encoding"};
+  for (auto owned : kOwned)
+    if (IEquals(name, owned)) return true;
+  return tls && IEquals(name, "Strict-Transport-Security");
+}
+
+void AppendField(std::string& out, std::string_view name, std::string_view value) {
+  out.append(name).append(": ").append(value).append("\r\n");
+}
+
+}  // namespace
+
+std::optional<std::string> ResponseHead(const Response& res, const ResponseFraming& f) {
+  std::string out;
+  out.reserve(256);
+  char status[4] = {static_cast<char>('0' + res.status / 100 % 10),
+                    static_cast<char>('0' + res.status / 10 % 10),
+                    static_cast<char>('0' + res.status % 10), ' '};
+  if (res.status < 100 || res.status > 999) return std::nullopt;
+  out.append("HTTP/1.1 ").append(status, 4).append(f.reason).append("\r\n");
+  const auto& h = res.headers;
+  for (size_t i = 0; i < h.size(); ++i) {
+    if (!ValidName(h[i].first) || !ValidValue(h[i].second)) return std::nullopt;
+    if (ServerOwned(h[i].first, f.tls)) continue;
+    // Fields of one name stay together, at the place of the first (a later one joins it;
+    // its own name and value are checked when the loop reaches it).
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) seen = IEquals(h[j].first, h[i].first);
+    if (seen) continue;
+    AppendField(out, h[i].first, h[i].second);
+    for (size_t j = i + 1; j < h.size(); ++j)
+      if (IEquals(h[j].first, h[i].first)) AppendField(out, h[j].first, h[j].second);
+  }
+  AppendField(out, "Server", "crmd");
+  AppendField(out, "Date", f.date);
+  AppendField(out, "X-Request-Id", f.request_id);
+  if (f.tls) AppendField(out, "Strict-Transport-Security", "max-age=31536000");
+  if (f.close) AppendField(out, "Connection", "close");
+  else if (f.http10_keep_alive) AppendField(out, "Connection", "keep-alive");
+  if (!NoContent(res.status)) AppendField(out, "Content-Length", std::to_string(res.body.size()));
+  out.append("\r\n");
   return out;
 }
 

@@ -2,8 +2,11 @@
 // What the server writes besides a handler's answer: the Date header's value and the
 // request path as the access log may show it. No Beast here (src/http/server.cc uses them).
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "src/core/http_types.h"
 
 namespace crmd::http {
 
@@ -13,5 +16,29 @@ std::string HttpDate(std::chrono::system_clock::time_point t);
 // The request path with an incoming webhook's URL token (crmd_hook_<8>_<43>) cut to its
 // visible 18-character prefix.
 std::string LoggablePath(std::string_view path);
+
+// How the server frames a handler's answer (src/http/server.cc fills it in).
+struct ResponseFraming {
+  std::string_view reason;      // the status line's reason phrase
+  std::string_view date;        // HttpDate()
+  std::string_view request_id;  // X-Request-Id
+  bool tls = false;             // adds Strict-Transport-Security
+  bool close = false;           // the connection closes after this answer
+  bool http10_keep_alive = false;  // an HTTP/1.0 client keeps the connection: say so
+  bool head = false;            // an answer to HEAD: the GET answer's head, no content
+};
+
+// The status line and header section of `res` as an HTTP/1.1 answer (RFC 9112 §4, §5),
+// ending with the empty line; the content, `res.body`, is sent after it unless
+// `NoContent(res.status)` or `f.head`. The handler's fields come first, in their order
+// (fields of one name kept together), then Server, Date, X-Request-Id, HSTS, Connection
+// and Content-Length, which are the server's own: a handler's Server, Date,
+// X-Request-Id, Connection, Content-Length, Transfer-Encoding or (on TLS)
+// Strict-Transport-Security is dropped. Nothing (nullopt) when a field name is not a
+// token or a value holds CR, LF or NUL: such an answer must not be sent.
+std::optional<std::string> ResponseHead(const Response& res, const ResponseFraming& f);
+
+// 1xx, 204 and 304 answers have no content and no Content-Length (RFC 9110 §8.6, §15).
+inline bool NoContent(int status) { return status < 200 || status == 204 || status == 304; }
 
 }  // namespace crmd::http

@@ -159,5 +159,126 @@ TEST(HttpServer, HandlerExceptionBecomesA500WithoutDetail) {
   server.Stop();
 }
 
+// Sends `request` on a fresh connection and reads until the server closes it.
+std::string Exchange(uint16_t port, const std::string& request) {
+  int fd = ConnectRaw(port);
+  if (fd < 0) return {};
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  for (size_t sent = 0; sent < request.size();) {
+    ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  std::string out;
+  char buf[65536];
+  while (true) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+// The body of a /size/<n> answer: n bytes that differ from position to position.
+std::string Pattern(size_t n) {
+  std::string s(n, ' ');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + (i * 7 + i / 26) % 26);
+  return s;
+}
+
+Handler SizedAnswers() {
+  return [](const Request& req) {
+    if (req.path.rfind("/size/", 0) == 0)
+      return Response::Text(200, Pattern(std::stoul(req.path.substr(6))));
+    if (req.path == "/no-content-with-body") {
+      Response r = Response::Text(204, "this must not be sent");
+      return r;
+    }
+    if (req.path == "/split") {
+      Response r = Response::Empty(302);
+      r.Set("Location", "/next\r\nSet-Cookie: session=stolen");
+      return r;
+    }
+    return Response::Text(404, "no");
+  };
+}
+
+TEST(HttpServer, AnswersOfEverySizeArriveWholeOnOneConnection_Rfc9112_6_3) {
+  Server server({.port = 0, .access_log = false}, SizedAnswers());
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  // Around the size up to which the content is copied after the head (64 KiB) and well
+  // past it, pipelined on one connection: each answer framed by its Content-Length.
+  const std::vector<size_t> sizes = {0, 1, 700, 65535, 65536, 65537, 300000};
+  std::string request;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    request += "GET /size/" + std::to_string(sizes[i]) + " HTTP/1.1\r\nHost: a\r\n" +
+               (i + 1 == sizes.size() ? "Connection: close\r\n" : "") + "\r\n";
+  std::string wire = Exchange(*port, request);
+  size_t at = 0;
+  for (size_t n : sizes) {
+    size_t end = wire.find("\r\n\r\n", at);
+    ASSERT_NE(end, std::string::npos) << "answer for " << n << " missing";
+    std::string head = wire.substr(at, end + 4 - at);
+    EXPECT_EQ(head.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << head;
+    EXPECT_NE(head.find("\r\nContent-Length: " + std::to_string(n) + "\r\n"), std::string::npos)
+        << head;
+    ASSERT_GE(wire.size(), end + 4 + n) << "content of " << n << " cut short";
+    EXPECT_TRUE(wire.compare(end + 4, n, Pattern(n)) == 0) << "content of " << n << " differs";
+    at = end + 4 + n;
+  }
+  EXPECT_EQ(at, wire.size()) << "bytes after the last answer";
+  server.Stop();
+}
+
+TEST(HttpServer, HeadAnswersCarryTheLengthAndNoContent_Rfc9110_9_3_2) {
+  Server server({.port = 0, .access_log = false}, SizedAnswers());
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  std::string wire = Exchange(*port,
+                              "HEAD /size/300000 HTTP/1.1\r\nHost: a\r\n\r\n"
+                              "HEAD /size/5 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  size_t first = wire.find("\r\n\r\n");
+  ASSERT_NE(first, std::string::npos) << wire;
+  EXPECT_NE(wire.substr(0, first).find("Content-Length: 300000"), std::string::npos) << wire;
+  // The second answer's status line follows the first head at once: no content between.
+  EXPECT_EQ(wire.compare(first + 4, 17, "HTTP/1.1 200 OK\r\n"), 0) << wire;
+  EXPECT_NE(wire.find("Content-Length: 5\r\n"), std::string::npos) << wire;
+  EXPECT_EQ(wire.size(), wire.rfind("\r\n\r\n") + 4) << wire;
+  server.Stop();
+}
+
+TEST(HttpServer, A204SendsNoContentEvenWhenTheHandlerGaveSome_Rfc9110_15_3_5) {
+  Server server({.port = 0, .access_log = false}, SizedAnswers());
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  std::string wire = Exchange(*port,
+                              "GET /no-content-with-body HTTP/1.1\r\nHost: a\r\n\r\n"
+                              "GET /size/3 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(wire.rfind("HTTP/1.1 204 No Content\r\n", 0), 0u) << wire;
+  EXPECT_EQ(wire.find("must not"), std::string::npos) << wire;
+  size_t first = wire.find("\r\n\r\n");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(wire.find("Content-Length", 0), wire.find("Content-Length: 3")) << wire;
+  EXPECT_EQ(wire.compare(first + 4, 17, "HTTP/1.1 200 OK\r\n"), 0) << wire;
+  EXPECT_EQ(wire.substr(wire.size() - 3), Pattern(3));
+  server.Stop();
+}
+
+TEST(HttpServer, AHandlerFieldThatWouldSplitTheAnswerBecomesA500_Rfc9110_5_5) {
+  Server server({.port = 0, .access_log = false}, SizedAnswers());
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  std::string wire =
+      Exchange(*port, "GET /split HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(wire.rfind("HTTP/1.1 500 Internal Server Error\r\n", 0), 0u) << wire;
+  EXPECT_EQ(wire.find("Set-Cookie"), std::string::npos) << wire;
+  EXPECT_EQ(wire.find("/next"), std::string::npos) << wire;
+  EXPECT_NE(wire.find("internal error"), std::string::npos) << wire;
+  server.Stop();
+}
+
 }  // namespace
 }  // namespace crmd::http

@@ -1,0 +1,127 @@
+// ResponseHead: the bytes the server writes before a handler's content (RFC 9112 §4, §5).
+#include "src/http/server_text.h"
+
+#include <gtest/gtest.h>
+
+namespace crmd::http {
+namespace {
+
+ResponseFraming Framing() {
+  return {.reason = "OK", .date = "Fri, 27 Nov 2026 22:00:00 GMT", .request_id = "abc-1"};
+}
+
+TEST(ResponseHead, StatusLineHandlerFieldsThenTheServersOwn_Rfc9112_4_5) {
+  Response res = Response::Text(200, "{\"a\":1}", "application/json");
+  res.Set("Cache-Control", "no-store");
+  auto head = ResponseHead(res, Framing());
+  ASSERT_TRUE(head.has_value());
+  EXPECT_EQ(*head,
+            "HTTP/1.1 200 OK\r\n"
+            "Content-Type: application/json\r\n"
+            "Cache-Control: no-store\r\n"
+            "Server: crmd\r\n"
+            "Date: Fri, 27 Nov 2026 22:00:00 GMT\r\n"
+            "X-Request-Id: abc-1\r\n"
+            "Content-Length: 7\r\n"
+            "\r\n");
+}
+
+TEST(ResponseHead, CloseHttp10KeepAliveAndTls_Rfc9112_9_3_Rfc6797_7_1) {
+  Response res = Response::Text(404, "", "text/plain");
+  auto f = Framing();
+  f.reason = "Not Found";
+  f.close = true;
+  f.tls = true;
+  EXPECT_EQ(*ResponseHead(res, f),
+            "HTTP/1.1 404 Not Found\r\n"
+            "Content-Type: text/plain\r\n"
+            "Server: crmd\r\n"
+            "Date: Fri, 27 Nov 2026 22:00:00 GMT\r\n"
+            "X-Request-Id: abc-1\r\n"
+            "Strict-Transport-Security: max-age=31536000\r\n"
+            "Connection: close\r\n"
+            "Content-Length: 0\r\n"
+            "\r\n");
+  f.close = false;
+  f.tls = false;
+  f.http10_keep_alive = true;
+  auto head = *ResponseHead(res, f);
+  EXPECT_NE(head.find("\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"), std::string::npos)
+      << head;
+  EXPECT_EQ(head.find("Strict-Transport-Security"), std::string::npos);
+}
+
+TEST(ResponseHead, HeadSaysTheGetLengthAndNoContentStatusesSayNone_Rfc9110_9_3_2_8_6) {
+  Response res = Response::Text(200, std::string(1234, 'x'));
+  auto f = Framing();
+  f.head = true;
+  EXPECT_NE(ResponseHead(res, f)->find("\r\nContent-Length: 1234\r\n"), std::string::npos);
+  for (int status : {100, 204, 304}) {
+    Response empty = Response::Empty(status);
+    auto head = *ResponseHead(empty, Framing());
+    EXPECT_EQ(head.find("Content-Length"), std::string::npos) << head;
+    EXPECT_EQ(head.substr(0, 13), "HTTP/1.1 " + std::to_string(status) + " ") << head;
+    EXPECT_FALSE(NoContent(200));
+    EXPECT_TRUE(NoContent(status));
+  }
+}
+
+TEST(ResponseHead, FieldsTheServerOwnsAreDroppedAndSameNamesKeptTogether) {
+  Response res = Response::Empty(200);
+  res.headers = {{"Vary", "Origin"},
+                 {"Content-Length", "999"},
+                 {"server", "evil"},
+                 {"Allow", "GET"},
+                 {"Transfer-Encoding", "chunked"},
+                 {"vary", "Accept"},
+                 {"Connection", "upgrade"},
+                 {"Date", "yesterday"},
+                 {"X-Request-Id", "forged"},
+                 {"Strict-Transport-Security", "max-age=1"}};
+  EXPECT_EQ(*ResponseHead(res, Framing()),
+            "HTTP/1.1 200 OK\r\n"
+            "Vary: Origin\r\n"
+            "vary: Accept\r\n"
+            "Allow: GET\r\n"
+            "Strict-Transport-Security: max-age=1\r\n"
+            "Server: crmd\r\n"
+            "Date: Fri, 27 Nov 2026 22:00:00 GMT\r\n"
+            "X-Request-Id: abc-1\r\n"
+            "Content-Length: 0\r\n"
+            "\r\n");
+  // On TLS the server's own HSTS replaces a handler's.
+  auto f = Framing();
+  f.tls = true;
+  auto head = *ResponseHead(res, f);
+  EXPECT_EQ(head.find("max-age=1\r\n"), std::string::npos) << head;
+  EXPECT_NE(head.find("Strict-Transport-Security: max-age=31536000\r\n"), std::string::npos);
+}
+
+TEST(ResponseHead, AFieldThatWouldSplitTheHeaderIsNeverWritten_Rfc9110_5_5) {
+  for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"Location", "/a\r\nSet-Cookie: x=1"},
+           {"Location", "/a\nSet-Cookie: x=1"},
+           {"Location", "/a\rb"},
+           {"Location", std::string("/a\0b", 4)},
+           {"Bad Name", "v"},
+           {"Bad:Name", "v"},
+           {"", "v"},
+           {"Vary", "ok"}}) {
+    Response res = Response::Empty(302);
+    res.headers.emplace_back("Vary", "first");
+    res.headers.emplace_back(name, value);
+    auto head = ResponseHead(res, Framing());
+    if (name == "Vary" && value == "ok") {
+      ASSERT_TRUE(head.has_value());
+      EXPECT_NE(head->find("Vary: first\r\nVary: ok\r\n"), std::string::npos) << *head;
+    } else {
+      EXPECT_FALSE(head.has_value()) << name << ": " << value;
+    }
+  }
+  Response res = Response::Empty(200);
+  res.status = 1000;
+  EXPECT_FALSE(ResponseHead(res, Framing()).has_value());
+}
+
+}  // namespace
+}  // namespace crmd::http
