@@ -204,6 +204,94 @@ tl::expected<HeaderBlock, Rejection> ScanHeaderBlock(std::span<char> data,
   return HeaderBlock{.skip = i, .size = size};
 }
 
+namespace {
+
+bool IsFieldVchar(char c) { return (c >= 0x20 && c <= 0x7E) || c == '\t'; }
+
+// RFC 9110 §7.6.1: Connection = #connection-option. Adds what this head needs to know;
+// false for anything but a plain token list or for "upgrade" (Beast's parser then).
+bool ReadConnection(std::string_view value, bool& close, bool& keep_alive) {
+  std::vector<std::string_view> members;
+  syntax::AppendListMembers(value, members);
+  for (auto m : members) {
+    for (char c : m)
+      if (!syntax::IsTchar(c)) return false;
+    if (IEquals(m, "close")) close = true;
+    else if (IEquals(m, "keep-alive")) keep_alive = true;
+    else if (IEquals(m, "upgrade")) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<PlainHead> ParsePlainHead(std::string_view block, size_t max_body_bytes) {
+  PlainHead out;
+  // request-line = method SP request-target SP HTTP-version CRLF (RFC 9112 §3)
+  size_t line_end = block.find("\r\n");
+  if (line_end == std::string_view::npos) return std::nullopt;
+  std::string_view line = block.substr(0, line_end);
+  size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos || sp1 == 0) return std::nullopt;
+  size_t sp2 = line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || sp2 == sp1 + 1 || sp2 + 9 != line.size())
+    return std::nullopt;
+  std::string_view method = line.substr(0, sp1), target = line.substr(sp1 + 1, sp2 - sp1 - 1),
+                   version = line.substr(sp2 + 1);
+  for (char c : method)
+    if (!syntax::IsTchar(c)) return std::nullopt;
+  for (char c : target)
+    if (c <= 0x20 || c >= 0x7F) return std::nullopt;
+  if (version == "HTTP/1.1") out.head.version = 11;
+  else if (version == "HTTP/1.0") out.head.version = 10;
+  else return std::nullopt;
+  out.head.method = method;
+  out.head.target = target;
+
+  // field-line = field-name ":" OWS field-value OWS (RFC 9112 §5), up to the empty line.
+  bool close = false, keep_alive = false, has_length = false, has_connection = false;
+  size_t pos = line_end + 2;
+  out.head.fields.reserve(16);
+  while (true) {
+    size_t end = block.find("\r\n", pos);
+    if (end == std::string_view::npos) return std::nullopt;
+    if (end == pos) {
+      if (pos + 2 != block.size()) return std::nullopt;
+      break;
+    }
+    std::string_view field = block.substr(pos, end - pos);
+    pos = end + 2;
+    size_t colon = field.find(':');
+    if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+    std::string_view name = field.substr(0, colon), value = field.substr(colon + 1);
+    for (char c : name)
+      if (!syntax::IsTchar(c)) return std::nullopt;
+    for (char c : value)
+      if (!IsFieldVchar(c)) return std::nullopt;
+    value = syntax::TrimOws(value);
+    if (IEquals(name, "Transfer-Encoding")) return std::nullopt;
+    if (IEquals(name, "Content-Length")) {
+      if (has_length || value.empty() || value.size() > 15) return std::nullopt;
+      size_t n = 0;
+      for (char c : value) {
+        if (!syntax::IsDigit(c)) return std::nullopt;
+        n = n * 10 + static_cast<size_t>(c - '0');
+      }
+      if (n > max_body_bytes) return std::nullopt;
+      has_length = true;
+      out.content_length = n;
+    } else if (IEquals(name, "Connection")) {
+      // Beast's keep_alive() reads the first Connection field only: one, or Beast decides.
+      if (has_connection || !ReadConnection(value, close, keep_alive)) return std::nullopt;
+      has_connection = true;
+    }
+    out.head.fields.emplace_back(name, value);
+  }
+  if (close && keep_alive) return std::nullopt;
+  out.keep_alive = out.head.version == 11 ? !close : keep_alive;
+  return out;
+}
+
 bool IsValidHostValue(std::string_view value) {
   return value.empty() || ParseAuthority(value).has_value();
 }

@@ -14,6 +14,7 @@
 //
 // Stateless; thread-safe.
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,6 +67,20 @@ struct CheckedHead {
 
 // Pass 2.
 tl::expected<CheckedHead, Rejection> CheckRequestHead(const RequestHead& head);
+
+// The header section in the plain form nearly every client sends, parsed without Beast:
+// a token method, a target of visible ASCII, HTTP/1.0 or HTTP/1.1, fields whose names are
+// tokens and whose values are visible ASCII, SP and HTAB, at most one Content-Length of
+// digits up to `max_body_bytes`, no Transfer-Encoding, Connection only as a list of
+// tokens without "upgrade". `block` is a complete HeaderBlock (pass 1 passed). Answers
+// nullopt for anything else, which Beast's parser then takes, so that this never accepts
+// what Beast refuses and never reads a request differently (tests/fuzz checks both).
+struct PlainHead {
+  RequestHead head;  // views into `block`
+  size_t content_length = 0;
+  bool keep_alive = true;  // Beast's keep_alive(): 1.1 without "close", 1.0 with "keep-alive"
+};
+std::optional<PlainHead> ParsePlainHead(std::string_view block, size_t max_body_bytes);
 
 // RFC 9110 §7.2 / RFC 3986 §3.2.2: uri-host [ ":" port ]. Empty is valid (RFC 9112 §3.2:
 // a target URI without authority sends an empty Host).

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -380,33 +381,42 @@ class Server::Impl {
       }
       buffer.consume(block.skip);
 
-      // 2. Beast parses the header section. A fresh parser per message (Beast:
-      //    stale_parser).
-      bhttp::request_parser<bhttp::string_body> parser;
-      parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-      parser.body_limit(options_.max_body_bytes);
-      parser.eager(false);
-      {
+      // 2. The header section. A plain one (nearly every request) is parsed here
+      //    (ParsePlainHead, request_checks.h), its fields viewed in `buffer` until they are
+      //    copied below; anything else by Beast, with a fresh parser per message (Beast:
+      //    stale_parser). Beast's parser and fields were about a twentieth of a tool call.
+      const std::string_view block_text(static_cast<const char*>(buffer.data().data()),
+                                        block.size);
+      auto plain = ParsePlainHead(block_text, options_.max_body_bytes);
+      std::optional<bhttp::request_parser<bhttp::string_body>> parser;
+      RequestHead facts;
+      if (plain) {
+        facts = std::move(plain->head);
+      } else {
+        parser.emplace();
+        parser->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+        parser->body_limit(options_.max_body_bytes);
+        parser->eager(false);
         beast::error_code ec;
-        size_t used = parser.put(asio::buffer(buffer.data().data(), block.size), ec);
+        size_t used = parser->put(asio::buffer(block_text.data(), block_text.size()), ec);
         // Beast must end the header section exactly where ScanHeaderBlock did; anything
         // else means the two disagree on framing, and the request is refused.
-        if (!ec && (!parser.is_header_done() || used != block.size))
+        if (!ec && (!parser->is_header_done() || used != block.size))
           ec = bhttp::error::partial_message;
         if (ec) {
           co_await WriteParseError(stream, ec, remote);
           co_return;
         }
         buffer.consume(used);
+        auto& head = parser->get();
+        facts = RequestHead{.method = SV(head.method_string()),
+                            .target = SV(head.target()),
+                            .version = head.version(),
+                            .fields = {}};
+        for (const auto& f : head) facts.fields.emplace_back(SV(f.name_string()), SV(f.value()));
       }
 
-      // 3. What Beast leaves to the application (request_checks.h, pass 2).
-      auto& head = parser.get();
-      RequestHead facts{.method = SV(head.method_string()),
-                        .target = SV(head.target()),
-                        .version = head.version(),
-                        .fields = {}};
-      for (const auto& f : head) facts.fields.emplace_back(SV(f.name_string()), SV(f.value()));
+      // 3. What the parser leaves to the application (request_checks.h, pass 2).
       auto checked = CheckRequestHead(facts);
       if (!checked) {
         co_await WriteError(stream, checked.error().status, checked.error().code,
@@ -432,8 +442,11 @@ class Server::Impl {
       // trailer fields to the same container (next to fields of the same name), and
       // RFC 9112 §7.1.2 forbids merging them into the header section. Trailers are dropped.
       Request req;
+      req.method = std::string(facts.method);
       req.headers.reserve(facts.fields.size() + 1);
       for (const auto& [name, value] : facts.fields) req.headers.emplace_back(name, value);
+      const unsigned version = facts.version;
+      if (plain) buffer.consume(block.size);  // `facts` views it no longer
 
       SetBusy(conn_id, true);
       struct Busy {
@@ -444,21 +457,43 @@ class Server::Impl {
 
       // RFC 9110 §10.1.1: 100 only to HTTP/1.1 (CheckRequestHead ignores Expect in 1.0),
       // only after the header checks passed, and only when content is still to come.
-      if (checked->expect_continue && !parser.is_done()) {
+      const bool content_here =
+          plain ? buffer.size() >= plain->content_length : parser->is_done();
+      if (checked->expect_continue && !content_here) {
         bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
         co_await bhttp::async_write(stream, cont, kTuple);
       }
-      if (!parser.is_done()) {
-        lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
-        auto [ec2, n2] = co_await bhttp::async_read(stream, buffer, parser, kTuple);
-        if (ec2) {
-          if (ec2.category() == bhttp::make_error_code(bhttp::error::bad_chunk).category())
-            co_await WriteParseError(stream, ec2, remote);
-          co_return;
+      bool keep_alive = false;
+      if (plain) {
+        // RFC 9112 §6.3: exactly Content-Length bytes of content (0 without the field);
+        // what follows belongs to the next request.
+        const size_t length = plain->content_length;
+        if (buffer.size() < length) {
+          lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
+          while (buffer.size() < length) {
+            auto [ec2, n2] = co_await stream.async_read_some(
+                buffer.prepare(std::max(kReadChunk, length - buffer.size())), kTuple);
+            if (ec2) co_return;  // end of stream, timeout, reset: nothing to answer
+            buffer.commit(n2);
+          }
         }
+        req.body.assign(static_cast<const char*>(buffer.data().data()), length);
+        buffer.consume(length);
+        keep_alive = plain->keep_alive;
+      } else {
+        if (!parser->is_done()) {
+          lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
+          auto [ec2, n2] = co_await bhttp::async_read(stream, buffer, *parser, kTuple);
+          if (ec2) {
+            if (ec2.category() == bhttp::make_error_code(bhttp::error::bad_chunk).category())
+              co_await WriteParseError(stream, ec2, remote);
+            co_return;
+          }
+        }
+        auto msg = parser->release();
+        req.body = std::move(msg.body());
+        keep_alive = msg.keep_alive();
       }
-      auto msg = parser.release();
-      req.method = std::string(msg.method_string());
       req.target = std::move(checked->target);
       auto q = req.target.find('?');
       req.path = req.target.substr(0, q);
@@ -471,15 +506,12 @@ class Server::Impl {
         if (it != req.headers.end()) it->second = checked->host;
         else req.headers.emplace_back("Host", checked->host);
       }
-      req.body = std::move(msg.body());
       req.remote_ip = client.ip;
       req.peer_ip = remote;
       req.scheme = client.https ? "https" : "http";
       req.request_id = NextRequestId();
       req.trace = trace::Continue(req.Header("traceparent"), req.Header("tracestate"));
       req.tls = tls;
-      bool keep_alive = msg.keep_alive();
-      unsigned version = msg.version();
 
       auto started = std::chrono::steady_clock::now();
       LogContext log_context{.request_id = req.request_id, .trace = req.trace};

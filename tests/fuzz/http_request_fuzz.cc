@@ -2,11 +2,18 @@
 // connection: the raw header-section scan (request_checks.h pass 1), Beast's parser with
 // the server's header and body limits (chunked bodies included), and the checks of what
 // Beast leaves to the application (pass 2). Any input ends in a request or a rejection.
+// Differential: when ParsePlainHead (the server's own parser for plain heads) accepts a
+// head, Beast must accept it too and read the same method, target, version, fields,
+// Content-Length and keep-alive; any difference stops the fuzzer.
+#include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -32,8 +39,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parser.eager(false);
   boost::beast::error_code ec;
   size_t used = parser.put(boost::asio::buffer(rest.data(), scan->size), ec);
+  auto plain = crmd::http::ParsePlainHead(rest.substr(0, scan->size), kMaxBodyBytes);
+  if (plain && (ec || !parser.is_header_done() || used != scan->size)) __builtin_trap();
   if (ec || !parser.is_header_done() || used != scan->size) return 0;
   auto& head = parser.get();
+  if (plain) {
+    const auto& p = plain->head;
+    if (p.method != SV(head.method_string()) || p.target != SV(head.target()) ||
+        p.version != head.version() || plain->keep_alive != head.keep_alive())
+      __builtin_trap();
+    // Beast keeps fields of one name together; the fields per name, in order, must agree.
+    using Fields = std::vector<std::pair<std::string, std::string_view>>;
+    auto by_name = [](Fields f) {
+      std::stable_sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      return f;
+    };
+    auto lower = [](std::string_view n) {
+      std::string s(n);
+      for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return s;
+    };
+    Fields mine, beast;
+    for (const auto& [n, v] : p.fields) mine.emplace_back(lower(n), v);
+    for (const auto& f : head) beast.emplace_back(lower(SV(f.name_string())), SV(f.value()));
+    if (by_name(mine) != by_name(beast)) __builtin_trap();
+    for (const auto& [n, v] : p.fields) {
+      bool spelled = false;  // each name as the wire spelled it
+      for (const auto& f : head) spelled |= SV(f.name_string()) == n;
+      if (!spelled) __builtin_trap();
+    }
+    auto length = parser.content_length();
+    if (plain->content_length != (length ? *length : 0) || parser.chunked()) __builtin_trap();
+  }
   crmd::http::RequestHead facts{.method = SV(head.method_string()),
                                 .target = SV(head.target()),
                                 .version = head.version(),

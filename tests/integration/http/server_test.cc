@@ -280,5 +280,43 @@ TEST(HttpServer, AHandlerFieldThatWouldSplitTheAnswerBecomesA500_Rfc9110_5_5) {
   server.Stop();
 }
 
+TEST(HttpServer, ContentIsReadByItsLengthWhetherItComesLateOrWithTheNextRequest_Rfc9112_6_3) {
+  Server server({.port = 0, .access_log = false}, [](const Request& req) {
+    return Response::Text(200, req.method + " " + std::to_string(req.body.size()) + " " +
+                                   req.body.substr(0, 8) + "|" +
+                                   req.body.substr(req.body.size() > 8 ? req.body.size() - 8 : 0));
+  });
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  // Two requests with content in one send: each gets exactly its own bytes.
+  std::string wire = Exchange(*port,
+                              "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789"
+                              "POST /b HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n"
+                              "Connection: close\r\n\r\nxyz");
+  EXPECT_NE(wire.find("POST 10 01234567|23456789"), std::string::npos) << wire;
+  EXPECT_NE(wire.find("POST 3 xyz|xyz"), std::string::npos) << wire;
+
+  // 200,000 bytes of content sent in pieces, the head first and alone.
+  int fd = ConnectRaw(*port);
+  ASSERT_GE(fd, 0);
+  std::string content = Pattern(200000);
+  std::string head = "PUT /big HTTP/1.1\r\nHost: a\r\nContent-Length: 200000\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
+  for (size_t at = 0; at < content.size(); at += 50000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(send(fd, content.data() + at, 50000, MSG_NOSIGNAL), 50000);
+  }
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, static_cast<size_t>(n));
+  close(fd);
+  EXPECT_NE(answer.find("PUT 200000 " + content.substr(0, 8) + "|" + content.substr(200000 - 8)),
+            std::string::npos)
+      << answer;
+  server.Stop();
+}
+
 }  // namespace
 }  // namespace crmd::http

@@ -162,5 +162,74 @@ TEST(CheckRequestHead, Expect_Rfc9110_10_1_1) {
   EXPECT_EQ(CheckStatus(Head("POST", "/", 11, {{"Host", "a"}, {"Expect", "x"}})), 417);
 }
 
+// ParsePlainHead: the server's own parse of a plain header section. The fuzz target
+// (tests/fuzz/http_request_fuzz.cc) checks it against Beast's parser on random input.
+TEST(ParsePlainHead, ReadsTheRequestLineAndTheFieldsInWireOrder_Rfc9112_3_5) {
+  auto p = ParsePlainHead(
+      "POST /mcp?x=1 HTTP/1.1\r\nHost: a:8080\r\nContent-Type:application/json \r\n"
+      "Authorization: \tBearer abc\t\r\nContent-Length: 17\r\nX-Empty:\r\n\r\n",
+      1024);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->head.method, "POST");
+  EXPECT_EQ(p->head.target, "/mcp?x=1");
+  EXPECT_EQ(p->head.version, 11u);
+  ASSERT_EQ(p->head.fields.size(), 5u);
+  EXPECT_EQ(p->head.fields[0], (std::pair<std::string_view, std::string_view>("Host", "a:8080")));
+  EXPECT_EQ(p->head.fields[1].second, "application/json");  // OWS trimmed (§5.1)
+  EXPECT_EQ(p->head.fields[2].second, "Bearer abc");
+  EXPECT_EQ(p->head.fields[4], (std::pair<std::string_view, std::string_view>("X-Empty", "")));
+  EXPECT_EQ(p->content_length, 17u);
+  EXPECT_TRUE(p->keep_alive);
+}
+
+TEST(ParsePlainHead, KeepAliveAsHttp11AndHttp10Say_Rfc9112_9_3) {
+  auto keep = [](std::string_view head) {
+    auto p = ParsePlainHead(head, 1024);
+    EXPECT_TRUE(p.has_value()) << head;
+    return p && p->keep_alive;
+  };
+  EXPECT_TRUE(keep("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  EXPECT_FALSE(keep("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"));
+  EXPECT_FALSE(keep("GET / HTTP/1.1\r\nHost: a\r\nconnection: Foo, CLOSE\r\n\r\n"));
+  EXPECT_FALSE(keep("GET / HTTP/1.0\r\n\r\n"));
+  EXPECT_TRUE(keep("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"));
+  auto p = ParsePlainHead("GET / HTTP/1.0\r\n\r\n", 1024);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->head.version, 10u);
+  EXPECT_TRUE(p->head.fields.empty());
+  EXPECT_EQ(p->content_length, 0u);
+}
+
+TEST(ParsePlainHead, LeavesEverythingElseToBeast) {
+  for (std::string_view head : {
+           "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n",
+           "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",
+           "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +1\r\n\r\n",
+           "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1 2\r\n\r\n",
+           "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: \r\n\r\n",
+           "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1025\r\n\r\n",  // over the body limit
+           "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\nConnection: x\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: a\r\nConnection: \"close\"\r\n\r\n",
+           "GET / HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: caf\xc3\xa9\r\n\r\n",  // obs-text in a value
+           "GET / HTTP/1.1\r\nHost: a\x01\r\n\r\n",
+           "GET / HTTP/1.1\r\nBad Name: a\r\n\r\n",
+           "GET / HTTP/1.1\r\n: a\r\n\r\n",
+           "GET / HTTP/1.1\r\nNoColon\r\n\r\n",
+           "G(T / HTTP/1.1\r\nHost: a\r\n\r\n",
+           "GET /caf\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n",
+           "GET  / HTTP/1.1\r\nHost: a\r\n\r\n",
+           "GET / HTTP/2.0\r\nHost: a\r\n\r\n",
+           "GET / HTTP/1.1 \r\nHost: a\r\n\r\n",
+           "GET /\r\nHost: a\r\n\r\n",
+           "GET / HTTP/1.1\r\nHost: a\r\n\r\nextra",
+       }) {
+    EXPECT_FALSE(ParsePlainHead(head, 1024).has_value()) << head;
+  }
+  EXPECT_TRUE(ParsePlainHead("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1024\r\n\r\n", 1024));
+}
+
 }  // namespace
 }  // namespace crmd::http
