@@ -58,7 +58,11 @@ mcp::ToolOutcome GetContact(crm::Services& s, const json& args) {
   else if (auto email = OptString(args, "email")) r = s.contacts->GetByEmail(*email);
   else return FailWith(Error::Invalid("give id or email"));
   if (!r) return FailWith(r.error());
-  return mcp::ToolOutcome::Ok({{"contact", crm::ToJson(*r)}});
+  // Written straight to text: the tree ToJson builds cost a fifth of the call.
+  std::string text = "{\"contact\":";
+  crm::AppendJson(text, *r);
+  text.push_back('}');
+  return mcp::ToolOutcome::OkText(std::move(text));
 }
 
 mcp::ToolOutcome CreateContact(crm::Services& s, const mcp::ToolContext& ctx, const json& args) {

@@ -46,6 +46,8 @@ void CreateMcpRegistry(App::Services& s) {
   s.tools = std::make_unique<mcp::ToolRegistry>(mcp::ToolRegistryOptions{
       // Tool output is checked in every build: a mismatch is a bug we want in the logs.
       .validate_output = s.config.mcp_validate_output,
+      // A tool's result given as text (get_contact) is written to the answer as it is.
+      .materialize_text_results = false,
   });
 }
 

@@ -155,4 +155,20 @@ std::string DumpJson(const json& value, json::error_handler_t on_invalid_utf8, c
   return value.dump(-1, ' ', false, on_invalid_utf8);
 }
 
+void AppendJsonString(std::string& out, std::string_view s) {
+  const size_t mark = out.size();
+  if (AppendString(out, s)) return;
+  out.resize(mark);
+  out.append(json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+void AppendJsonInt(std::string& out, int64_t v) { AppendInt(out, v); }
+
+void AppendJson(std::string& out, const json& value) {
+  const size_t mark = out.size();
+  if (Append(out, value, nullptr)) return;
+  out.resize(mark);
+  out.append(value.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
 }  // namespace crmd

@@ -10,6 +10,7 @@
 // `strict`, U+FFFD under `replace`) behaves exactly as before.
 //
 // Pure functions; thread-safe.
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -32,5 +33,13 @@ struct JsonSerialized {
 // DumpJson, writing `known.text` where `known.node` is met (compared by address).
 std::string DumpJson(const nlohmann::json& value, nlohmann::json::error_handler_t on_invalid_utf8,
                      const JsonSerialized& known);
+
+// Pieces for writers that build a known document straight into a string, bytes as
+// DumpJson(..., replace) writes them (a string that is not UTF-8 gets U+FFFD): a tool's
+// answer written without a tree (crm::AppendJson(Contact)), compared with DumpJson of the
+// tree in tests.
+void AppendJsonString(std::string& out, std::string_view s);
+void AppendJsonInt(std::string& out, int64_t v);
+void AppendJson(std::string& out, const nlohmann::json& value);
 
 }  // namespace crmd

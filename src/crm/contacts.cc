@@ -1,6 +1,7 @@
 #include "src/crm/contacts.h"
 
 #include "src/core/crypto.h"
+#include "src/core/json_write.h"
 #include "src/crm/audit.h"
 #include "src/crm/contact_repo.h"
 #include "src/crm/events.h"
@@ -108,6 +109,55 @@ json ToJson(const Contact& c, bool compact) {
   o.emplace("tags", refs(c.tags));
   o.emplace("lists", refs(c.lists));
   return j;
+}
+
+void AppendJson(std::string& out, const Contact& c, bool compact) {
+  // Members in the order ToJson's object writes them (its keys are sorted).
+  auto member = [&out](std::string_view key, bool first = false) {
+    if (!first) out.push_back(',');
+    out.push_back('"');
+    out.append(key);
+    out.append("\":");
+  };
+  auto text = [&](std::string_view key, std::string_view value, bool first = false) {
+    member(key, first);
+    AppendJsonString(out, value);
+  };
+  auto refs = [&](std::string_view key, const std::vector<NamedRef>& v) {
+    member(key);
+    out.push_back('[');
+    for (size_t i = 0; i < v.size(); ++i) {
+      out.append(i ? ",{\"id\":" : "{\"id\":");
+      AppendJsonInt(out, v[i].id);
+      out.append(",\"name\":");
+      AppendJsonString(out, v[i].name);
+      out.push_back('}');
+    }
+    out.push_back(']');
+  };
+  out.push_back('{');
+  text("created_at", FormatRfc3339(c.created_at), true);
+  if (!compact) {
+    member("custom_fields");
+    crmd::AppendJson(out, c.custom_fields);
+  }
+  text("email", c.email);
+  text("first_name", c.first_name);
+  member("id");
+  AppendJsonInt(out, c.id);
+  text("last_name", c.last_name);
+  if (!compact) {
+    refs("lists", c.lists);
+    text("phone", c.phone);
+  }
+  member("revision");
+  AppendJsonInt(out, c.revision);
+  if (!compact) text("source", c.source);
+  text("status", c.status);
+  if (!compact) refs("tags", c.tags);
+  text("type", c.type);
+  if (!compact) text("updated_at", FormatRfc3339(c.updated_at));
+  out.push_back('}');
 }
 
 Result<ContactInput> ContactInputFromJson(const json& j) {

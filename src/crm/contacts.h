@@ -64,6 +64,9 @@ struct Contact {
 };
 // Full form (with tags/lists); `compact` omits custom_fields and memberships.
 nlohmann::json ToJson(const Contact& c, bool compact = false);
+// Appends DumpJson(ToJson(c, compact), replace): the same bytes, written without building
+// the tree (a get_contact answer's largest part; docs/performance.md).
+void AppendJson(std::string& out, const Contact& c, bool compact = false);
 
 // Fields of a create/update/upsert. Absent optionals leave the field unchanged.
 struct ContactInput {

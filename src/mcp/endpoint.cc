@@ -118,10 +118,14 @@ void LogToolCall(const http::Request& req, const Principal& principal, const jso
 // The answer to a tools/call whose outcome is a result. When the result's text block is
 // its structured content serialised (CallOutcome::text_is_structured), the writer copies
 // that text where the structured content goes instead of serialising the tree a second
-// time (the same bytes: src/core/json_write.h).
-http::Response ToolCallAnswer(const json& id, json result, bool text_is_structured) {
+// time (the same bytes: src/core/json_write.h). When the structured content exists only
+// as that text (CallOutcome::structured_in_text), a placeholder takes its place in the
+// tree and the text is written there.
+http::Response ToolCallAnswer(const json& id, json result, const CallOutcome& out) {
+  const bool in_text = out.structured_in_text;
+  if (in_text) result["structuredContent"] = nullptr;
   json doc = jsonrpc::MakeResult(id, std::move(result));
-  if (text_is_structured) {
+  if (out.text_is_structured || in_text) {
     const json& r = doc["result"];
     auto structured = r.find("structuredContent");
     auto content = r.find("content");
@@ -329,7 +333,7 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
                 options_.metrics, tools_);
     switch (out.kind) {
       case CallOutcome::Kind::kResult:
-        return ToolCallAnswer(m.id, std::move(out.result), out.text_is_structured);
+        return ToolCallAnswer(m.id, std::move(out.result), out);
       case CallOutcome::Kind::kRpcError:
         out.rpc_error.id = m.id;
         return http::Response::Json(200, jsonrpc::MakeError(out.rpc_error));
@@ -546,7 +550,7 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
               options_.metrics, tools_);
   switch (out.kind) {
     case CallOutcome::Kind::kResult:
-      return ToolCallAnswer(m.id, Complete(std::move(out.result)), out.text_is_structured);
+      return ToolCallAnswer(m.id, Complete(std::move(out.result)), out);
     case CallOutcome::Kind::kInputRequired: {
       // Not cacheable and carries no caching hints (server/utilities/caching).
       json result = std::move(out.result);

@@ -250,10 +250,24 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
     return o;
   }
 
+  // A result given as text: parsed only where it must be a tree (checked against the
+  // outputSchema, or asked for as one); else it stays text to the answer.
+  json parsed_text;
+  const bool as_text = !out.structured_text.empty();
+  if (as_text && (options_.materialize_text_results || (options_.validate_output && tool.output))) {
+    // Our own text, not a client's: no depth limit (a contact's custom_fields may be as
+    // deep as a client could send them, and sit two levels down here).
+    parsed_text = json::parse(out.structured_text, nullptr, false);
+    if (options_.materialize_text_results) out.structured = std::move(parsed_text);
+  }
+  const json& structured =
+      as_text && !options_.materialize_text_results ? parsed_text : out.structured;
+  const bool must_check = !as_text || options_.materialize_text_results ||
+                          (options_.validate_output && tool.output);
   // structuredContent is a JSON object (MCP CallToolResult).
-  bool bad_output = !out.structured.is_object();
+  bool bad_output = must_check && !structured.is_object();
   if (!bad_output && options_.validate_output && tool.output) {
-    if (auto v = tool.output->Validate(out.structured)) {
+    if (auto v = tool.output->Validate(structured)) {
       spdlog::error(R"("event":"tool_output_invalid","tool":"{}","request_id":"{}","violation":"{}")",
                     tool.name, ctx.request_id, JsonEscape(v->message));
       bad_output = true;
@@ -264,6 +278,14 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
   }
   if (bad_output) {
     o.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);
+    return o;
+  }
+  if (as_text && !options_.materialize_text_results) {
+    json text{{"type", "text"}, {"text", std::move(out.structured_text)}};
+    o.result = json::object();
+    o.result["content"] = json::array({std::move(text)});
+    o.result["isError"] = false;
+    o.structured_in_text = true;
     return o;
   }
   o.result = ToolResult(std::move(out.structured), false);

@@ -32,6 +32,10 @@ struct ToolRegistryOptions {
   // Check every structured result against the tool's outputSchema. On in tests and by
   // default; a mismatch is logged and the client gets a generic tool error.
   bool validate_output = true;
+  // A tool's result given as text (ToolOutcome::OkText) becomes a tree in `result` as any
+  // other. Off in the server (src/app/mcp_wiring.cc): the text stays text and the
+  // endpoint writes it (CallOutcome::structured_in_text).
+  bool materialize_text_results = true;
   // tools/list page size.
   size_t page_size = 50;
 };
@@ -47,6 +51,9 @@ struct CallOutcome {
   // kResult: result's content[0].text is DumpJson(result.structuredContent) (ToolResult of
   // a tool's success), so the answer's writer copies it instead of serialising the tree.
   bool text_is_structured = false;
+  // kResult: `result` has no structuredContent; it is content[0].text, a JSON object's
+  // serialisation, which the answer's writer copies there (materialize_text_results off).
+  bool structured_in_text = false;
   jsonrpc::RpcError rpc_error;  // kRpcError (the caller sets the id)
   std::string required_scope;   // kInsufficientScope
   nlohmann::json input_requests;         // kInputRequired: an InputRequests map

@@ -61,6 +61,10 @@ struct ToolContext {
 // Handlers should not throw; an escaped exception becomes JSON-RPC -32603 without detail.
 struct ToolOutcome {
   nlohmann::json structured;  // used when ok
+  // Used when ok instead of `structured`: the structured content already serialised (a
+  // JSON object, written as DumpJson writes it). The answer copies it as the text block
+  // and as structuredContent without a tree in between (OkText).
+  std::string structured_text;
   bool ok = true;
   Error error;                // used when !ok
   nlohmann::json error_details;  // optional, e.g. the current record on revision_conflict
@@ -73,6 +77,13 @@ struct ToolOutcome {
   static ToolOutcome Ok(nlohmann::json j) {
     ToolOutcome o;
     o.structured = std::move(j);
+    return o;
+  }
+  // REQUIRES: `json_object` is a JSON object's serialisation as DumpJson(..., replace)
+  // writes it (sorted keys, compact), e.g. built with crm::AppendJson(Contact).
+  static ToolOutcome OkText(std::string json_object) {
+    ToolOutcome o;
+    o.structured_text = std::move(json_object);
     return o;
   }
   // Asks the client for input and to retry (MCP 2026-07-28 InputRequiredResult). `requests`

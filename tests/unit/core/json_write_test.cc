@@ -148,5 +148,26 @@ TEST(DumpJson, EverySpecialByteIsFoundAtEveryPlaceOfAnEightByteWord) {
   EXPECT_GT(compared, 10000);
 }
 
+TEST(AppendJson, PiecesWriteWhatDumpJsonWritesUnderReplace) {
+  const std::vector<std::string> strings = {
+      "", "plain", "quote \" and \\ backslash", "tab\tnewline\ncontrol\x01\x1f",
+      "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "bad \xff byte", "cut \xe2\x82",
+      "surrogate \xed\xa0\x80", std::string("nul\0inside", 10)};
+  for (const auto& s : strings) {
+    std::string out = "[";
+    AppendJsonString(out, s);
+    EXPECT_EQ(out, "[" + DumpJson(json(s), json::error_handler_t::replace)) << s;
+  }
+  for (int64_t v : {int64_t{0}, int64_t{-1}, int64_t{42}, INT64_MAX, INT64_MIN}) {
+    std::string out;
+    AppendJsonInt(out, v);
+    EXPECT_EQ(out, json(v).dump());
+  }
+  json doc = {{"a", {1, 2.5, nullptr, true}}, {"b", {{"c", "bad \xff"}}}, {"d", json::object()}};
+  std::string out = "x";
+  AppendJson(out, doc);
+  EXPECT_EQ(out, "x" + doc.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
 }  // namespace
 }  // namespace crmd

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "src/core/json_write.h"
 #include "src/crm/contact_repo.h"
 #include "src/crm/events.h"
 #include "tests/unit/crm/fixture.h"
@@ -344,6 +345,47 @@ TEST_F(Contacts, WritesAreAudited) {
   EXPECT_EQ((*rows)[0].actor.client_id, "client-a");
   EXPECT_EQ((*rows)[0].entry.revision_before, 1);
   EXPECT_EQ((*rows)[0].entry.revision_after, 2);
+}
+
+// AppendJson writes the bytes of DumpJson(ToJson(c)) without the tree (get_contact's
+// answer), for contacts of every shape.
+TEST(ContactJson, AppendJsonWritesWhatToJsonSerialises) {
+  std::vector<crm::Contact> contacts;
+  crm::Contact plain;
+  plain.id = 1;
+  plain.email = "a@example.com";
+  plain.status = "subscribed";
+  plain.type = "lead";
+  plain.revision = 1;
+  contacts.push_back(plain);
+  crm::Contact full = plain;
+  full.id = 9007199254740993;
+  full.first_name = "Zo\xc3\xab \"Q\"";
+  full.last_name = "O'Brien\\\n\t";
+  full.phone = "+1 555 0100";
+  full.source = "form:7";
+  full.revision = 123456;
+  full.created_at = 1764201600;
+  full.updated_at = 253402300799;  // 9999-12-31T23:59:59Z
+  full.custom_fields = {{"plan", "pro"}, {"n", 3}, {"nested", {{"a", {1, 2, nullptr}}, {"b", 0.5}}}};
+  full.tags = {{1, "vip"}, {22, "caf\xc3\xa9"}, {3, "q\"t"}};
+  full.lists = {{5, "Newsletter"}};
+  contacts.push_back(full);
+  crm::Contact bad = full;
+  bad.first_name = "bad \xff utf-8";
+  bad.tags = {{4, "cut \xe2\x82"}};
+  bad.custom_fields = {{"k", "\xc0\xaf"}};
+  contacts.push_back(bad);
+  for (const auto& c : contacts) {
+    for (bool compact : {false, true}) {
+      std::string out = "{\"contact\":";
+      crm::AppendJson(out, c, compact);
+      out.push_back('}');
+      EXPECT_EQ(out, DumpJson(json{{"contact", crm::ToJson(c, compact)}},
+                              json::error_handler_t::replace))
+          << c.id << (compact ? " compact" : " full");
+    }
+  }
 }
 
 }  // namespace

@@ -205,6 +205,42 @@ TEST_F(RegistryTest, OutputValidationCanBeTurnedOff) {
   EXPECT_EQ(o.result["isError"], false);
 }
 
+// A result given as text (ToolOutcome::OkText): a tree like any other by default; kept
+// as text for the endpoint when materialize_text_results is off, and checked against the
+// outputSchema either way when validation is on.
+TEST_F(RegistryTest, ResultGivenAsTextIsATreeOrStaysTextForTheAnswer) {
+  auto as_text = [](std::string text) {
+    return [text](const ToolContext&, const json&) { return ToolOutcome::OkText(text); };
+  };
+  Principal p = WithScopes({"contacts:read"});
+  for (bool materialize : {true, false}) {
+    for (bool validate : {true, false}) {
+      SCOPED_TRACE(std::string(materialize ? "tree" : "text") + (validate ? ", checked" : ""));
+      ToolRegistry r(ToolRegistryOptions{.validate_output = validate,
+                                         .materialize_text_results = materialize});
+      ASSERT_TRUE(r.RegisterDescriptor(EchoDescriptor("texter"), as_text(R"({"email":"t@x.y"})")));
+      ASSERT_TRUE(r.RegisterDescriptor(EchoDescriptor("liar"), as_text(R"({"email":42})")));
+      ASSERT_TRUE(r.RegisterDescriptor(EchoDescriptor("garbler"), as_text(R"({"email":)")));
+      auto o = r.Call({p, "", ""}, CallParams("texter", {{"email", "a@b"}}));
+      ASSERT_EQ(o.kind, CallOutcome::Kind::kResult);
+      EXPECT_EQ(o.result["isError"], false);
+      EXPECT_EQ(o.result["content"][0]["text"], R"({"email":"t@x.y"})");
+      EXPECT_EQ(o.structured_in_text, !materialize);
+      EXPECT_EQ(o.text_is_structured, materialize);
+      if (materialize) EXPECT_EQ(o.result["structuredContent"], json({{"email", "t@x.y"}}));
+      else EXPECT_FALSE(o.result.contains("structuredContent"));
+      // Against the schema, or not JSON at all: a generic tool error when checked.
+      for (const char* bad : {"liar", "garbler"}) {
+        auto b = r.Call({p, "", ""}, CallParams(bad, {{"email", "a@b"}}));
+        ASSERT_EQ(b.kind, CallOutcome::Kind::kResult);
+        const bool caught = validate || (materialize && std::string(bad) == "garbler");
+        EXPECT_EQ(b.result["isError"], caught) << bad;
+        if (caught) EXPECT_EQ(ErrorOf(b.result)["code"], "internal") << bad;
+      }
+    }
+  }
+}
+
 TEST(RegistryRegistration, RefusesMalformedDescriptors) {
   ToolRegistry r;
   json d = EchoDescriptor();
