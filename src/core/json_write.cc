@@ -69,9 +69,14 @@ bool AppendString(std::string& out, std::string_view s) {
       continue;
     }
     out.append(s.data() + run, i - run);
+    if (c == '"' || c == '\\') {
+      // A backslash, and the byte itself starts the next run (a JSON text in a string has
+      // many quotes: one append each instead of two).
+      out.push_back('\\');
+      run = i++;
+      continue;
+    }
     switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
       case '\b': out.append("\\b"); break;
       case '\t': out.append("\\t"); break;
       case '\n': out.append("\\n"); break;
