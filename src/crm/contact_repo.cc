@@ -51,20 +51,21 @@ Result<std::optional<Contact>> FindContactByEmail(store::Conn& c, const std::str
 }
 
 Status LoadMemberships(store::Conn& c, Contact* contact) {
-  auto tags = c.Query(
-      "SELECT t.id, t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id "
-      "WHERE ct.contact_id = ? ORDER BY t.name",
-      {contact->id});
-  if (!tags) return Fail(tags.error());
+  // Tags (kind 0) and lists (kind 1) in one statement: each statement is a round trip on
+  // PostgreSQL and a third of get_contact's SQLite work.
+  auto rows = c.Query(
+      "SELECT 0, t.id, t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id "
+      "WHERE ct.contact_id = ? "
+      "UNION ALL "
+      "SELECT 1, l.id, l.name FROM contact_lists cl JOIN lists l ON l.id = cl.list_id "
+      "WHERE cl.contact_id = ? "
+      "ORDER BY 1, 3",
+      {contact->id, contact->id});
+  if (!rows) return Fail(rows.error());
   contact->tags.clear();
-  for (const auto& r : *tags) contact->tags.push_back({r.Int(0), r.Str(1)});
-  auto lists = c.Query(
-      "SELECT l.id, l.name FROM contact_lists cl JOIN lists l ON l.id = cl.list_id "
-      "WHERE cl.contact_id = ? ORDER BY l.name",
-      {contact->id});
-  if (!lists) return Fail(lists.error());
   contact->lists.clear();
-  for (const auto& r : *lists) contact->lists.push_back({r.Int(0), r.Str(1)});
+  for (const auto& r : *rows)
+    (r.Int(0) == 0 ? contact->tags : contact->lists).push_back({r.Int(1), r.Str(2)});
   return Ok();
 }
 
