@@ -2,6 +2,7 @@
 // request checks (request_checks.cc) and the forwarding headers (forwarding.cc).
 #pragma once
 
+#include <array>
 #include <string_view>
 #include <vector>
 
@@ -9,15 +10,27 @@
 
 namespace crmd::http::syntax {
 
-inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-inline bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-inline bool IsAlnum(char c) { return IsAlpha(c) || IsDigit(c); }
+constexpr bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+constexpr bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+constexpr bool IsAlnum(char c) { return IsAlpha(c) || IsDigit(c); }
 inline bool IsOws(char c) { return c == ' ' || c == '\t'; }
 
-// RFC 9110 §5.6.2 tchar.
-inline bool IsTchar(char c) {
-  return IsAlnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
+// RFC 9110 §5.6.2 tchar. A table: field names of every request go through it.
+inline constexpr std::array<bool, 256> kTchar = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = IsAlnum(static_cast<char>(c));
+  for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
+inline bool IsTchar(char c) { return kTchar[static_cast<unsigned char>(c)]; }
+
+// A field value's bytes as ParsePlainHead accepts them: visible ASCII, SP and HTAB.
+inline constexpr std::array<bool, 256> kPlainFieldByte = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0x20; c <= 0x7E; ++c) t[c] = true;
+  t['\t'] = true;
+  return t;
+}();
 
 using text::TrimOws;
 
