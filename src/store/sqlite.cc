@@ -156,7 +156,18 @@ class SqliteConn final : public Conn {
   std::unordered_map<std::string, sqlite3_stmt*, SqlHash, std::equal_to<>> cache_;
 };
 
+// Once per process, before SQLite initialises: no memory statistics. With them (Debian's
+// build default) every sqlite3_malloc and sqlite3_free takes one process-wide mutex, about
+// 40 times per get_contact, shared by every connection of every thread. Nothing here reads
+// sqlite3_memory_used(). If SQLite was initialised already, the call is refused (MISUSE)
+// and the default stays: slower, not wrong.
+void ConfigureSqliteOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
+
 Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool readonly) {
+  ConfigureSqliteOnce();
   sqlite3* db = nullptr;
   int flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
               SQLITE_OPEN_NOMUTEX;
