@@ -9,6 +9,8 @@
 // McpServer and StreamableHTTPServerTransport per request (sessionIdGenerator: undefined,
 // enableJsonResponse: true; the SDK refuses to reuse a stateless transport). One tool,
 // get_contact, reads a contact from an in-memory Map. One Node.js process (one core).
+// GET /stats answers {"tool_errors": n}: the tool calls answered with isError, which
+// bench/compare.sh reads before and after a row (wrk hands no answer to Lua there).
 import http from 'node:http';
 import { SignJWT, generateKeyPair, jwtVerify } from 'jose';
 import * as z from 'zod/v4';
@@ -21,6 +23,7 @@ const audience = `${issuer}/mcp`;
 const { publicKey, privateKey } = await generateKeyPair('ES256');
 
 const contacts = new Map();
+let toolErrors = 0;
 for (let id = 1; id <= 200; ++id) {
   contacts.set(id, {
     id, email: `load${id}@example.com`, first_name: 'Load', last_name: null, phone: null,
@@ -36,7 +39,10 @@ function newServer() {
     inputSchema: { id: z.number().int().min(1) },
   }, async ({ id }) => {
     const contact = contacts.get(id);
-    if (!contact) return { isError: true, content: [{ type: 'text', text: 'not found' }] };
+    if (!contact) {
+      toolErrors += 1;
+      return { isError: true, content: [{ type: 'text', text: 'not found' }] };
+    }
     return { content: [{ type: 'text', text: JSON.stringify(contact) }], structuredContent: { contact } };
   });
   return server;
@@ -49,6 +55,7 @@ function reply(res, status, obj, headers = {}) {
 
 const httpServer = http.createServer(async (req, res) => {
   try {
+    if (req.method === 'GET' && req.url === '/stats') return reply(res, 200, { tool_errors: toolErrors });
     if (req.method !== 'POST' || req.url !== '/mcp') return reply(res, 404, { error: 'not_found' });
     const auth = req.headers.authorization || '';
     if (!auth.startsWith('Bearer ')) {
