@@ -123,6 +123,44 @@ void LogToolCall(const http::Request& req, const Principal& principal, const jso
 // tree and the text is written there.
 http::Response ToolCallAnswer(const json& id, json result, const CallOutcome& out) {
   const bool in_text = out.structured_in_text;
+  if (in_text && result.is_object() && !result.contains("structuredContent")) {
+    // Written straight out, in the order nlohmann writes the same document (sorted keys:
+    // "id", "jsonrpc", "result"; inside it, structuredContent at its place), so the bytes
+    // are those of the tree with the text in place of structuredContent.
+    auto content = result.find("content");
+    if (content != result.end() && content->is_array() && !content->empty() &&
+        (*content)[0].is_object() && (*content)[0].contains("text") &&
+        (*content)[0]["text"].is_string()) {
+      const std::string& text = (*content)[0]["text"].get_ref<const std::string&>();
+      std::string body;
+      body.reserve(text.size() * 2 + 128);
+      body.append("{\"id\":");
+      AppendJson(body, id);
+      body.append(",\"jsonrpc\":\"2.0\",\"result\":{");
+      bool first = true, structured = false;
+      auto member = [&](std::string_view key) {
+        if (!first) body.push_back(',');
+        first = false;
+        AppendJsonString(body, key);
+        body.push_back(':');
+      };
+      for (const auto& [key, value] : result.items()) {
+        if (!structured && key > std::string_view("structuredContent")) {
+          member("structuredContent");
+          body.append(text);
+          structured = true;
+        }
+        member(key);
+        AppendJson(body, value);
+      }
+      if (!structured) {
+        member("structuredContent");
+        body.append(text);
+      }
+      body.append("}}");
+      return http::Response::Text(200, std::move(body), "application/json");
+    }
+  }
   if (in_text) result["structuredContent"] = nullptr;
   json doc = jsonrpc::MakeResult(id, std::move(result));
   if (out.text_is_structured || in_text) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/core/json_write.h"
+
 #include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/mcp/origin.h"
@@ -227,6 +229,63 @@ TEST_F(EndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwoCopies
   EXPECT_EQ(result["structuredContent"]["accents"], "Grüße, 東京 😀");
   // A byte that is not UTF-8 becomes U+FFFD, as everywhere in crmd's JSON answers.
   EXPECT_EQ(result["structuredContent"]["latin1"], "caf\xef\xbf\xbd");
+}
+
+// A result given as text (ToolOutcome::OkText) with the server's registry options: the
+// answer is written without a tree, and its bytes are those the tree would give.
+TEST(EndpointTextResult, AnswerIsTheDocumentATreeWouldGiveWithBothCopiesEqual) {
+  const json tree{{"quote", "say \"hi\"\\ \n\t\x01"},
+                  {"accents", "Grüße, 東京 😀"},
+                  {"nested", {{"list", {1, "two", nullptr, 3.5}}, {"zzz", true}}},
+                  {"a", -7}};
+  ToolRegistry tools(ToolRegistryOptions{.validate_output = true, .materialize_text_results = false});
+  ASSERT_TRUE(tools.RegisterDescriptor(
+      json{{"name", "texter"},
+           {"description", "Returns its result as text."},
+           {"scope", "contacts:read"},
+           {"inputSchema", {{"type", "object"}, {"additionalProperties", false}}},
+           {"outputSchema", {{"type", "object"}, {"required", {"quote", "nested"}}}}},
+      [&](const ToolContext&, const json&) { return ToolOutcome::OkText(DumpJson(tree)); }));
+  FakeClock clock;
+  SecureRandom random;
+  McpEndpoint endpoint(McpEndpointOptions{.resource_metadata_url = "https://crm.test/m"}, tools,
+                       clock, random);
+  Principal alice{.subject = "alice", .client_id = "c1", .scopes = {"contacts:read"}};
+  auto post = [](const json& body, http::Headers extra) {
+    http::Request r;
+    r.method = "POST";
+    r.path = "/mcp";
+    r.body = body.dump();
+    r.headers = {{"Content-Type", "application/json"},
+                 {"Accept", "application/json, text/event-stream"}};
+    for (auto& h : extra) r.headers.push_back(h);
+    return r;
+  };
+  auto init = endpoint.Handle(
+      post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
+                {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()},
+                            {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
+           {}),
+      alice);
+  auto sid = init.Header("Mcp-Session-Id");
+  ASSERT_TRUE(sid.has_value()) << init.body;
+  for (const json& id : {json(7), json("req-\"8\"")}) {
+    auto res = endpoint.Handle(
+        post(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", {{"name", "texter"}}}},
+             {{"Mcp-Session-Id", std::string(*sid)}}),
+        alice);
+    ASSERT_EQ(res.status, 200) << res.body;
+    json body = json::parse(res.body);
+    EXPECT_EQ(res.body, body.dump()) << "not the bytes of the document";
+    EXPECT_EQ(body["id"], id);
+    EXPECT_EQ(body["jsonrpc"], "2.0");
+    EXPECT_EQ(body.size(), 3u) << res.body;
+    EXPECT_EQ(body["result"].size(), 3u) << res.body;  // content, isError, structuredContent
+    EXPECT_EQ(body["result"]["isError"], false);
+    EXPECT_EQ(body["result"]["structuredContent"], tree);
+    EXPECT_EQ(body["result"]["content"][0]["text"], DumpJson(tree));
+    EXPECT_EQ(body["result"]["content"][0]["type"], "text");
+  }
 }
 
 TEST_F(EndpointTest, MissingScopeIs403WithStepUpChallenge_McpAuthorization_ScopeChallenge) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/core/json_write.h"
+
 #include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/mcp/endpoint.h"
@@ -141,6 +143,31 @@ TEST_F(ModernEndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwo
   EXPECT_EQ(json::parse(body["result"]["content"][0]["text"].get<std::string>()),
             body["result"]["structuredContent"]);
   EXPECT_EQ(body["result"]["structuredContent"], json({{"subject", "alice"}}));
+}
+
+// The same for a result given as text with the server's registry options: the 2026-07-28
+// answer, written without a tree, is the document the tree would give and valid.
+TEST_F(ModernEndpointTest, TextResultAnswerIsTheWholeDocumentSerialisedAndValid) {
+  const json tree{{"subject", "alice \"A\" Grüße"}, {"z", {1, 2}}};
+  ToolRegistry tools(ToolRegistryOptions{.validate_output = true, .materialize_text_results = false});
+  ASSERT_TRUE(tools.RegisterDescriptor(
+      json{{"name", "texter"},
+           {"description", "Returns its result as text."},
+           {"scope", "contacts:read"},
+           {"inputSchema", {{"type", "object"}, {"additionalProperties", false}}}},
+      [&](const ToolContext&, const json&) { return ToolOutcome::OkText(DumpJson(tree)); }));
+  McpEndpoint endpoint(
+      McpEndpointOptions{.resource_metadata_url = "https://crm.test/m",
+                         .request_state_keys = {{.id = "k1", .secret = std::string(32, 'k')}}},
+      tools, clock_, random_);
+  auto res = Send(Body("tools/call", {{"name", "texter"}, {"arguments", json::object()}, {"_meta", Meta()}}),
+                  {}, nullptr, &endpoint);
+  ASSERT_EQ(res.status, 200) << res.body;
+  json body = Checked(res, "CallToolResultResponse");
+  EXPECT_EQ(res.body, body.dump());
+  EXPECT_EQ(body["result"]["structuredContent"], tree);
+  EXPECT_EQ(body["result"]["content"][0]["text"], DumpJson(tree));
+  EXPECT_EQ(body["result"]["resultType"], "complete");
 }
 
 TEST_F(ModernEndpointTest, RequestWithoutInitializeOrSessionIsServed_Basic_Statelessness) {
