@@ -9,21 +9,22 @@ constexpr const char* kColumns =
     "c.id, c.email, c.first_name, c.last_name, c.phone, c.status, c.type, c.source, "
     "c.custom_fields, c.revision, c.created_at, c.updated_at";
 
-Contact FromRow(const store::Row& r) {
+// The kColumns of `r`, starting at column `at`.
+Contact FromRow(const store::Row& r, size_t at = 0) {
   Contact c;
-  c.id = r.Int(0);
-  c.email = r.Str(1);
-  c.first_name = r.Str(2);
-  c.last_name = r.Str(3);
-  c.phone = r.Str(4);
-  c.status = r.Str(5);
-  c.type = r.Str(6);
-  c.source = r.Str(7);
-  c.custom_fields = nlohmann::json::parse(r.Str(8), nullptr, false);
+  c.id = r.Int(at + 0);
+  c.email = r.Str(at + 1);
+  c.first_name = r.Str(at + 2);
+  c.last_name = r.Str(at + 3);
+  c.phone = r.Str(at + 4);
+  c.status = r.Str(at + 5);
+  c.type = r.Str(at + 6);
+  c.source = r.Str(at + 7);
+  c.custom_fields = nlohmann::json::parse(r.Str(at + 8), nullptr, false);
   if (!c.custom_fields.is_object()) c.custom_fields = nlohmann::json::object();
-  c.revision = r.Int(9);
-  c.created_at = r.Int(10);
-  c.updated_at = r.Int(11);
+  c.revision = r.Int(at + 9);
+  c.created_at = r.Int(at + 10);
+  c.updated_at = r.Int(at + 11);
   return c;
 }
 
@@ -44,6 +45,30 @@ std::string PrefixEnd(const std::string& p) { return p + "\xF4\x8F\xBF\xBF"; }
 
 Result<std::optional<Contact>> FindContact(store::Conn& c, int64_t id) {
   return FindWhere(c, "c.id = ?", id);
+}
+
+Result<std::optional<Contact>> FindContactWithMemberships(store::Conn& c, int64_t id) {
+  // Kind 0: the contact (kColumns); 1: a tag; 2: a list, as (kind, id, name) with the
+  // contact's other columns null. Every branch names the same contact id.
+  static const std::string kSql = [] {
+    std::string nulls;
+    for (int i = 0; i < 10; ++i) nulls += ", NULL";
+    return std::string("SELECT 0, ") + kColumns + " FROM contacts c WHERE c.id = ? " +
+           "UNION ALL SELECT 1, t.id, t.name" + nulls +
+           " FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = ? " +
+           "UNION ALL SELECT 2, l.id, l.name" + nulls +
+           " FROM contact_lists cl JOIN lists l ON l.id = cl.list_id WHERE cl.contact_id = ? " +
+           "ORDER BY 1, 3";
+  }();
+  auto rows = c.Query(kSql, {id, id, id});
+  if (!rows) return Fail(rows.error());
+  if (rows->empty() || (*rows)[0].Int(0) != 0) return std::optional<Contact>{};
+  Contact contact = FromRow((*rows)[0], 1);
+  for (size_t i = 1; i < rows->size(); ++i) {
+    const auto& r = (*rows)[i];
+    (r.Int(0) == 1 ? contact.tags : contact.lists).push_back({r.Int(1), r.Str(2)});
+  }
+  return std::optional<Contact>(std::move(contact));
 }
 
 Result<std::optional<Contact>> FindContactByEmail(store::Conn& c, const std::string& email) {

@@ -16,6 +16,9 @@
 namespace crmd::crm::repo {
 
 Result<std::optional<Contact>> FindContact(store::Conn& c, int64_t id);
+// The contact with its tags and lists (as LoadMemberships fills them) in one statement,
+// for Database::ReadStatement: the contact row first, then tags, then lists, each by name.
+Result<std::optional<Contact>> FindContactWithMemberships(store::Conn& c, int64_t id);
 Result<std::optional<Contact>> FindContactByEmail(store::Conn& c, const std::string& email);
 // Fills tags and lists (ordered by name).
 Status LoadMemberships(store::Conn& c, Contact* contact);

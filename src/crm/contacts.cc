@@ -201,7 +201,13 @@ Result<Contact> ContactService::GetIn(store::Conn& conn, int64_t id) {
 }
 
 Result<Contact> ContactService::Get(int64_t id) {
-  return o_.db->Read([&](store::Conn& c) { return GetIn(c, id); });
+  // One statement, its own snapshot: no transaction around it (Database::ReadStatement).
+  return o_.db->ReadStatement([&](store::Conn& c) -> Result<Contact> {
+    auto found = repo::FindContactWithMemberships(c, id);
+    if (!found) return Fail(found.error());
+    if (!*found) return Fail(Error::NotFound("contact " + std::to_string(id) + " not found"));
+    return std::move(**found);
+  });
 }
 
 Result<Contact> ContactService::GetByEmail(std::string_view email) {

@@ -234,38 +234,48 @@ class SqliteDatabase final : public Database {
 
  protected:
   Status RunRead(const std::function<Status(Conn&)>& fn) override {
-    SqliteConn* conn = nullptr;
-    {
-      std::unique_lock lock(mu_);
-      if (idle_.empty()) {
-        // Every reader is in use: wait as a blocked handler, so that the handlers holding
-        // them can run (src/core/worker_pool.h).
-        BlockingRegion blocking;
-        cv_.wait(lock, [&] { return !idle_.empty(); });
-      }
-      conn = idle_.back();
-      idle_.pop_back();
-    }
     // The reader goes back to the pool however fn ends, an exception included (it ends
     // the read transaction first, so the next user does not start inside it).
-    struct GiveBack {
-      SqliteDatabase& db;
-      SqliteConn* conn;
-      bool in_transaction = false;
-      ~GiveBack() {
-        if (in_transaction) conn->Step("COMMIT");
-        {
-          std::lock_guard lock(db.mu_);
-          db.idle_.push_back(conn);
-        }
-        db.cv_.notify_one();
-      }
-    } give_back{*this, conn};
-    Status st = conn->Step("BEGIN");
+    Reader reader(*this);
+    Status st = reader.conn->Step("BEGIN");
     if (!st) return st;
-    give_back.in_transaction = true;
-    return fn(*conn);
+    reader.in_transaction = true;
+    return fn(*reader.conn);
   }
+
+  // One statement in autocommit: SQLite gives it its own read transaction, from its first
+  // step to its reset (SqliteConn::Run steps it to the end and resets it).
+  Status RunReadStatement(const std::function<Status(Conn&)>& fn) override {
+    Reader reader(*this);
+    return fn(*reader.conn);
+  }
+
+  // A reader taken from the pool for a scope. Every reader in use: it waits as a blocked
+  // handler, so that the handlers holding them can run (src/core/worker_pool.h).
+  struct Reader {
+    SqliteDatabase& db;
+    SqliteConn* conn = nullptr;
+    bool in_transaction = false;
+    explicit Reader(SqliteDatabase& d) : db(d) {
+      std::unique_lock lock(db.mu_);
+      if (db.idle_.empty()) {
+        BlockingRegion blocking;
+        db.cv_.wait(lock, [&] { return !db.idle_.empty(); });
+      }
+      conn = db.idle_.back();
+      db.idle_.pop_back();
+    }
+    ~Reader() {
+      if (in_transaction) conn->Step("COMMIT");
+      {
+        std::lock_guard lock(db.mu_);
+        db.idle_.push_back(conn);
+      }
+      db.cv_.notify_one();
+    }
+    Reader(const Reader&) = delete;
+    Reader& operator=(const Reader&) = delete;
+  };
 
   Status RunWrite(const std::function<Status(Conn&)>& fn) override {
     // A write waits for its batch, and the batch for its fsync: on a handler thread,

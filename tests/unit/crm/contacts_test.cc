@@ -347,6 +347,41 @@ TEST_F(Contacts, WritesAreAudited) {
   EXPECT_EQ((*rows)[0].entry.revision_after, 2);
 }
 
+// Get reads the contact and its memberships in one statement (no transaction around it):
+// the same contact, tags and lists, each sorted by name, as the two-statement read gives.
+TEST_F(Contacts, GetInOneStatementReadsWhatTheTransactionReads) {
+  std::vector<int64_t> lists;
+  for (const char* name : {"Zeta list", "alpha list", "Mid list"}) {
+    auto l = s->lists->Create(alice, name, "");
+    ASSERT_TRUE(l) << name;
+    lists.push_back(l->id);
+  }
+  ContactInput in;
+  in.first_name = "Ann \"Q\"";
+  in.custom_fields = json{{"plan", "pro"}, {"n", 2}};
+  in.tags = {Ref{std::string("zebra")}, Ref{std::string("Apple")}, Ref{std::string("mango")}};
+  in.lists = {Ref{lists[0]}, Ref{lists[1]}, Ref{lists[2]}};
+  Contact full = MakeContact("ann@example.com", in);
+  Contact bare = MakeContact("bob@example.com", ContactInput{});
+  for (const Contact* c : {&full, &bare}) {
+    auto one = s->contacts->Get(c->id);
+    ASSERT_TRUE(one) << one.error().message;
+    auto two = db->Read([&](store::Conn& conn) { return s->contacts->GetIn(conn, c->id); });
+    ASSERT_TRUE(two) << two.error().message;
+    EXPECT_EQ(ToJson(*one), ToJson(*two)) << c->email;
+  }
+  auto one = s->contacts->Get(full.id);
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->tags.size(), 3u);
+  ASSERT_EQ(one->lists.size(), 3u);
+  EXPECT_EQ(one->custom_fields, json({{"plan", "pro"}, {"n", 2}}));
+  EXPECT_EQ(one->first_name, "Ann \"Q\"");
+  EXPECT_TRUE(s->contacts->Get(bare.id)->tags.empty());
+  auto missing = s->contacts->Get(bare.id + 1000);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, Errc::kNotFound);
+}
+
 // AppendJson writes the bytes of DumpJson(ToJson(c)) without the tree (get_contact's
 // answer), for contacts of every shape.
 TEST(ContactJson, AppendJsonWritesWhatToJsonSerialises) {
