@@ -268,7 +268,7 @@ CONF
   CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
     counted_load crmd_tool_errors get_contact get_contact "crmd tools/call get_contact" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
   # The same row with every answer checked in wrk's Lua (the method of the runs before
-  # 2026-11-28), against the SDK server checked the same way below.
+  # session 16, 2026-11-27), against the SDK server checked the same way below.
   CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS CRMD_CHECK_EACH=1 \
     load get_contact_checked "crmd tools/call get_contact, each answer checked in Lua" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
   CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=list_contacts CRMD_ARGS='{"status":"subscribed","limit":25}' \
