@@ -126,9 +126,9 @@ class Database {
     return Run(true, std::forward<F>(f));
   }
   // Read() for a callback that runs one statement: the statement is its own snapshot, so
-  // no transaction is opened around it (on SQLite, no BEGIN and COMMIT: a third of a
-  // get_contact's database work). REQUIRES: `f` runs exactly one statement. PostgreSQL
-  // runs it as Read() does.
+  // no transaction is opened around it (no BEGIN and COMMIT: on SQLite a third of a
+  // get_contact's database work, on PostgreSQL two round trips of three). REQUIRES: `f`
+  // runs exactly one statement, and only reads (it may run again after a lost connection).
   template <typename F>
   auto ReadStatement(F&& f) -> decltype(f(std::declval<Conn&>())) {
     return Run(false, std::forward<F>(f), true);
@@ -138,6 +138,7 @@ class Database {
   const DbMetrics& metrics() const { return metrics_; }
   virtual Status RunRead(const std::function<Status(Conn&)>& fn) = 0;
   virtual Status RunWrite(const std::function<Status(Conn&)>& fn) = 0;
+  // An engine without its own runs the statement inside RunRead's transaction.
   virtual Status RunReadStatement(const std::function<Status(Conn&)>& fn) { return RunRead(fn); }
 
  private:
