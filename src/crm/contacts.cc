@@ -232,7 +232,7 @@ Result<ContactPage> ContactService::List(const ContactFilter& filter, const std:
     return Fail(Errc::kInvalidArgument, "status filter is not a known status");
   if (filter.type && !IsValidContactType(*filter.type))
     return Fail(Errc::kInvalidArgument, "type filter must be lead or customer");
-  return o_.db->Read([&](store::Conn& c) -> Result<ContactPage> {
+  auto read = [&](store::Conn& c) -> Result<ContactPage> {
     repo::ResolvedFilter rf{.filter = &filter};
     if (filter.tag) {
       auto t = ResolveGroupIn(c, GroupKind::kTag, *filter.tag, false, 0);
@@ -253,7 +253,11 @@ Result<ContactPage> ContactService::List(const ContactFilter& filter, const std:
     }
     page.items = std::move(*rows);
     return page;
-  });
+  };
+  // Without a tag, a list or a text query to resolve first, the page is one statement
+  // (repo::ListContacts): read without a transaction around it (Database::ReadStatement).
+  if (!filter.tag && !filter.list && !filter.query) return o_.db->ReadStatement(read);
+  return o_.db->Read(read);
 }
 
 EmailVerdict ContactService::ValidateEmail(std::string_view email) {
