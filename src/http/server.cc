@@ -1,7 +1,6 @@
 #include "src/http/server.h"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cstdio>
 #include <ctime>
@@ -40,6 +39,10 @@ constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kReadChunk = 4096;
 
 std::string_view SV(beast::string_view s) { return {s.data(), s.size()}; }
+
+std::string_view ReasonPhrase(int status) {
+  return SV(bhttp::obsolete_reason(static_cast<bhttp::status>(status)));
+}
 
 class Server::Impl {
  public:
@@ -529,40 +532,20 @@ class Server::Impl {
 
       // RFC 9110 §6.2: the response carries the highest version we conform to (1.1), also
       // to an HTTP/1.0 client; its keep-alive is then said explicitly (RFC 9112 §9.3).
-      // The head is written by ResponseHead (server_text.h) and sent with the content in
-      // one gathered write: Beast's serializer cost about 6 % of a tool call's CPU.
+      // Written by FrameAnswer (server_text.h), not Beast's serializer (a tenth of a call).
       bool close = !keep_alive || stopping_;
+      const int handler_status = res.status;
       std::string date = HttpDate(std::chrono::system_clock::now());
-      ResponseFraming framing{.reason = {},
-                              .date = date,
-                              .request_id = req.request_id,
-                              .tls = tls,
-                              .close = close,
-                              .http10_keep_alive = version < 11,
+      ResponseFraming framing{.reason = {}, .date = date, .request_id = req.request_id,
+                              .tls = tls, .close = close, .http10_keep_alive = version < 11,
                               .head = req.method == "HEAD"};
-      auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(res.status));
-      framing.reason = {reason.data(), reason.size()};
-      auto answer_head = ResponseHead(res, framing);
-      if (!answer_head) {
-        // A handler's field that cannot be sent (not a token, or CR, LF or NUL in a value):
-        // a bug to fix, answered as one, never written to the wire.
+      auto wire = FrameAnswer(res, framing, ReasonPhrase);
+      if (wire.replaced)
         spdlog::error(R"("event":"invalid_response_field","request_id":"{}","status":{})",
-                      req.request_id, res.status);
-        res = Response::Text(500, R"({"error":"internal error"})", "application/json");
-        reason = bhttp::obsolete_reason(bhttp::status::internal_server_error);
-        framing.reason = {reason.data(), reason.size()};
-        answer_head = ResponseHead(res, framing);
-      }
-      const bool send_body = !framing.head && !NoContent(res.status);
-      // One buffer: a gathered write of head and content over beast::ssl_stream sent the
-      // head alone and reported success (Boost 1.81), so a content up to 64 KiB is copied
-      // after the head and a larger one follows in a second write.
-      constexpr size_t kCopyLimit = 64 * 1024;
-      const bool copy_body = send_body && res.body.size() <= kCopyLimit;
-      if (copy_body) answer_head->append(res.body);
+                      req.request_id, handler_status);
       lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
-      auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(*answer_head), kTuple);
-      if (!wec && send_body && !copy_body)
+      auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(wire.bytes), kTuple);
+      if (!wec && wire.content_follows)
         std::tie(wec, wn) = co_await asio::async_write(stream, asio::buffer(res.body), kTuple);
       // The line's fields (escaped path, peer) cost allocations on every request: build
       // them only when the line is written (benchmarks and busy nodes run at warn).
@@ -648,24 +631,19 @@ class Server::Impl {
   awaitable<void> WriteError(Stream& stream, int status, std::string_view code,
                              const std::string& detail, const std::string& remote) {
     bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(status), 11};
-    // RFC 9457 problem JSON (what the REST API speaks), with "error" as well for clients
-    // that read OAuth-style bodies. Sent before any handler saw the request.
+    // ProblemBody (server_text.h), sent before any handler saw the request.
     out.set(bhttp::field::content_type, "application/problem+json");
     out.set(bhttp::field::server, "crmd");
     out.set(bhttp::field::date, HttpDate(std::chrono::system_clock::now()));
     out.set(bhttp::field::cache_control, "no-store");
-    std::string c(code);
-    out.body() = R"({"type":"urn:crmd:problem:)" + c + R"(","title":")" +
-                 std::string(StatusTitle(status)) + R"(","status":)" + std::to_string(status) +
-                 R"(,"code":")" + c + R"(","error":")" + c + R"(","detail":")" +
-                 JsonEscape(detail) + R"("})";
+    out.body() = ProblemBody(status, code, detail);
     out.keep_alive(false);
     out.prepare_payload();
     beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
     co_await bhttp::async_write(stream, out, kTuple);
     if (options_.access_log)
       spdlog::info(R"("event":"request_rejected","status":{},"code":"{}","remote":"{}")", status,
-                   c, remote);
+                   code, remote);
   }
 
   const ServerOptions options_;

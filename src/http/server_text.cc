@@ -3,6 +3,8 @@
 #include <array>
 
 #include "src/core/clock.h"
+#include "src/core/log.h"
+#include "src/http/request_checks.h"
 #include "src/http/syntax.h"
 
 namespace crmd::http {
@@ -95,6 +97,34 @@ std::optional<std::string> ResponseHead(const Response& res, const ResponseFrami
   if (!NoContent(res.status)) AppendField(out, "Content-Length", std::to_string(res.body.size()));
   out.append("\r\n");
   return out;
+}
+
+AnswerBytes FrameAnswer(Response& res, ResponseFraming framing,
+                        std::string_view (*reason)(int status)) {
+  AnswerBytes out;
+  framing.reason = reason(res.status);
+  auto head = ResponseHead(res, framing);
+  if (!head) {
+    res = Response::Text(500, R"({"error":"internal error"})", "application/json");
+    framing.reason = reason(res.status);
+    head = ResponseHead(res, framing);
+    out.replaced = true;
+  }
+  out.bytes = std::move(*head);
+  if (!framing.head && !NoContent(res.status)) {
+    constexpr size_t kCopyLimit = 64 * 1024;
+    if (res.body.size() <= kCopyLimit) out.bytes.append(res.body);
+    else out.content_follows = true;
+  }
+  return out;
+}
+
+std::string ProblemBody(int status, std::string_view code, const std::string& detail) {
+  std::string c(code);
+  return R"({"type":"urn:crmd:problem:)" + c + R"(","title":")" +
+         std::string(StatusTitle(status)) + R"(","status":)" + std::to_string(status) +
+         R"(,"code":")" + c + R"(","error":")" + c + R"(","detail":")" + JsonEscape(detail) +
+         R"("})";
 }
 
 }  // namespace crmd::http

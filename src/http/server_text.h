@@ -41,4 +41,22 @@ std::optional<std::string> ResponseHead(const Response& res, const ResponseFrami
 // 1xx, 204 and 304 answers have no content and no Content-Length (RFC 9110 §8.6, §15).
 inline bool NoContent(int status) { return status < 200 || status == 204 || status == 304; }
 
+// What the server writes for `res`: its head (ResponseHead, the reason phrase from
+// `reason`), then its content when that is sent and at most 64 KiB (copied after the head:
+// one write; a gathered write of head and content over beast::ssl_stream sent the head
+// alone and reported success, Boost 1.81). `content_follows`: a larger content is to be
+// written next. A handler field that cannot be sent turns `res` into a 500 (`replaced`,
+// for the log): a bug to fix, answered as one, never written to the wire.
+struct AnswerBytes {
+  std::string bytes;
+  bool content_follows = false;
+  bool replaced = false;
+};
+AnswerBytes FrameAnswer(Response& res, ResponseFraming framing,
+                        std::string_view (*reason)(int status));
+
+// RFC 9457 problem JSON for an answer the listener gives on its own, with "error" as
+// well for clients that read OAuth-style bodies. `detail` never echoes the request.
+std::string ProblemBody(int status, std::string_view code, const std::string& detail);
+
 }  // namespace crmd::http

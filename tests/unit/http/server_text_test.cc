@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/http/request_checks.h"
+
 namespace crmd::http {
 namespace {
 
@@ -121,6 +123,41 @@ TEST(ResponseHead, AFieldThatWouldSplitTheHeaderIsNeverWritten_Rfc9110_5_5) {
   Response res = Response::Empty(200);
   res.status = 1000;
   EXPECT_FALSE(ResponseHead(res, Framing()).has_value());
+}
+
+std::string_view Reason(int status) { return status == 500 ? "Internal Server Error" : "OK"; }
+
+TEST(FrameAnswer, ContentUpTo64KiBFollowsTheHeadALargerOneIsWrittenNext) {
+  for (size_t n : {size_t{0}, size_t{65536}, size_t{65537}}) {
+    Response res = Response::Text(200, std::string(n, 'x'));
+    auto wire = FrameAnswer(res, Framing(), Reason);
+    EXPECT_FALSE(wire.replaced);
+    EXPECT_EQ(wire.content_follows, n > 65536) << n;
+    EXPECT_EQ(wire.bytes, *ResponseHead(res, Framing()) + (n > 65536 ? "" : res.body)) << n;
+  }
+  Response res = Response::Text(200, "zzz-content");
+  auto f = Framing();
+  f.head = true;
+  auto wire = FrameAnswer(res, f, Reason);
+  EXPECT_FALSE(wire.content_follows);
+  EXPECT_EQ(wire.bytes.find("zzz-content"), std::string::npos);
+}
+
+TEST(FrameAnswer, AFieldThatCannotBeSentMakesA500) {
+  Response res = Response::Empty(302);
+  res.Set("Location", "/a\r\nSet-Cookie: x=1");
+  auto wire = FrameAnswer(res, Framing(), Reason);
+  EXPECT_TRUE(wire.replaced);
+  EXPECT_EQ(res.status, 500);
+  EXPECT_EQ(wire.bytes.rfind("HTTP/1.1 500 Internal Server Error\r\n", 0), 0u) << wire.bytes;
+  EXPECT_EQ(wire.bytes.find("Set-Cookie"), std::string::npos);
+}
+
+TEST(ProblemBody, IsProblemJsonWithTheDetailEscaped_Rfc9457) {
+  EXPECT_EQ(ProblemBody(431, "headers_too_large", "say \"no\""),
+            R"({"type":"urn:crmd:problem:headers_too_large","title":")" +
+                std::string(StatusTitle(431)) +
+                R"(","status":431,"code":"headers_too_large","error":"headers_too_large","detail":"say \"no\""})");
 }
 
 }  // namespace
