@@ -159,26 +159,27 @@ TEST(HttpServer, HandlerExceptionBecomesA500WithoutDetail) {
   server.Stop();
 }
 
+// Reads until the peer closes (or 10 s pass without a byte), then closes `fd`.
+std::string ReadToEnd(int fd) {
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string out;
+  char buf[65536];
+  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
 // Sends `request` on a fresh connection and reads until the server closes it.
 std::string Exchange(uint16_t port, const std::string& request) {
   int fd = ConnectRaw(port);
   if (fd < 0) return {};
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   for (size_t sent = 0; sent < request.size();) {
     ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n <= 0) break;
     sent += static_cast<size_t>(n);
   }
-  std::string out;
-  char buf[65536];
-  while (true) {
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
+  return ReadToEnd(fd);
 }
 
 // The body of a /size/<n> answer: n bytes that differ from position to position.
@@ -306,12 +307,7 @@ TEST(HttpServer, ContentIsReadByItsLengthWhetherItComesLateOrWithTheNextRequest_
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ASSERT_EQ(send(fd, content.data() + at, 50000, MSG_NOSIGNAL), 50000);
   }
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string answer;
-  char buf[4096];
-  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, static_cast<size_t>(n));
-  close(fd);
+  std::string answer = ReadToEnd(fd);
   EXPECT_NE(answer.find("PUT 200000 " + content.substr(0, 8) + "|" + content.substr(200000 - 8)),
             std::string::npos)
       << answer;

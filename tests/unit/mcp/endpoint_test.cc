@@ -233,7 +233,7 @@ TEST_F(EndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwoCopies
 
 // A result given as text (ToolOutcome::OkText) with the server's registry options: the
 // answer is written without a tree, and its bytes are those the tree would give.
-TEST(EndpointTextResult, AnswerIsTheDocumentATreeWouldGiveWithBothCopiesEqual) {
+TEST_F(EndpointTest, TextResultAnswerIsTheDocumentATreeWouldGiveWithBothCopiesEqual) {
   const json tree{{"quote", "say \"hi\"\\ \n\t\x01"},
                   {"accents", "Grüße, 東京 😀"},
                   {"nested", {{"list", {1, "two", nullptr, 3.5}}, {"zzz", true}}},
@@ -246,34 +246,22 @@ TEST(EndpointTextResult, AnswerIsTheDocumentATreeWouldGiveWithBothCopiesEqual) {
            {"inputSchema", {{"type", "object"}, {"additionalProperties", false}}},
            {"outputSchema", {{"type", "object"}, {"required", {"quote", "nested"}}}}},
       [&](const ToolContext&, const json&) { return ToolOutcome::OkText(DumpJson(tree)); }));
-  FakeClock clock;
-  SecureRandom random;
+  // The fixture's requests, to an endpoint over this registry.
   McpEndpoint endpoint(McpEndpointOptions{.resource_metadata_url = "https://crm.test/m"}, tools,
-                       clock, random);
-  Principal alice{.subject = "alice", .client_id = "c1", .scopes = {"contacts:read"}};
-  auto post = [](const json& body, http::Headers extra) {
-    http::Request r;
-    r.method = "POST";
-    r.path = "/mcp";
-    r.body = body.dump();
-    r.headers = {{"Content-Type", "application/json"},
-                 {"Accept", "application/json, text/event-stream"}};
-    for (auto& h : extra) r.headers.push_back(h);
-    return r;
-  };
+                       clock_, random_);
   auto init = endpoint.Handle(
-      post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
+      Post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
                 {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()},
                             {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
            {}),
-      alice);
+      alice_);
   auto sid = init.Header("Mcp-Session-Id");
   ASSERT_TRUE(sid.has_value()) << init.body;
   for (const json& id : {json(7), json("req-\"8\"")}) {
     auto res = endpoint.Handle(
-        post(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", {{"name", "texter"}}}},
+        Post(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", {{"name", "texter"}}}},
              {{"Mcp-Session-Id", std::string(*sid)}}),
-        alice);
+        alice_);
     ASSERT_EQ(res.status, 200) << res.body;
     json body = json::parse(res.body);
     EXPECT_EQ(res.body, body.dump()) << "not the bytes of the document";
