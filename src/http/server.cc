@@ -535,7 +535,8 @@ class Server::Impl {
       // Written by FrameAnswer (server_text.h), not Beast's serializer (a tenth of a call).
       bool close = !keep_alive || stopping_;
       const int handler_status = res.status;
-      std::string date = HttpDate(std::chrono::system_clock::now());
+      thread_local HttpDateCache dates;
+      const std::string_view date = dates.At(std::chrono::system_clock::now());
       ResponseFraming framing{.reason = {}, .date = date, .request_id = req.request_id,
                               .tls = tls, .close = close, .http10_keep_alive = version < 11,
                               .head = req.method == "HEAD"};

@@ -15,6 +15,17 @@ std::string HttpDate(std::chrono::system_clock::time_point t) {
   return FormatImfDate(std::chrono::system_clock::to_time_t(t), "GMT");
 }
 
+std::string_view HttpDateCache::At(std::chrono::system_clock::time_point t) {
+  // The second HttpDate writes (IMF-fixdate has no fraction).
+  const long long second = std::chrono::system_clock::to_time_t(t);
+  if (!set_ || second != second_) {
+    text_ = HttpDate(t);
+    second_ = second;
+    set_ = true;
+  }
+  return text_;
+}
+
 // The request path as it may be logged: a secret carried in the path (an incoming
 // webhook's URL token, crmd_hook_<8>_<43>) is cut to its visible 18-character prefix.
 std::string LoggablePath(std::string_view path) {

@@ -13,6 +13,19 @@ namespace crmd::http {
 // RFC 9110 §5.6.7 IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
 std::string HttpDate(std::chrono::system_clock::time_point t);
 
+// HttpDate of the current second, formatted once a second: the server keeps one per I/O
+// thread (a formatted date was about 2 % of a tool call's instructions). The view is valid
+// until the next At(). Not thread-safe.
+class HttpDateCache {
+ public:
+  std::string_view At(std::chrono::system_clock::time_point t);
+
+ private:
+  long long second_ = 0;
+  bool set_ = false;
+  std::string text_;
+};
+
 // The request path with an incoming webhook's URL token (crmd_hook_<8>_<43>) cut to its
 // visible 18-character prefix.
 std::string LoggablePath(std::string_view path);

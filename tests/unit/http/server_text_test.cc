@@ -160,5 +160,21 @@ TEST(ProblemBody, IsProblemJsonWithTheDetailEscaped_Rfc9457) {
                 R"(","status":431,"code":"headers_too_large","error":"headers_too_large","detail":"say \"no\""})");
 }
 
+TEST(HttpDateCache, FormatsEachSecondOnceAndFollowsTheClock_Rfc9110_6_6_1) {
+  using namespace std::chrono;
+  HttpDateCache cache;
+  const system_clock::time_point t0 = sys_days{year{2026} / 11 / 27} + hours{22};
+  std::string_view first = cache.At(t0);
+  EXPECT_EQ(first, "Fri, 27 Nov 2026 22:00:00 GMT");
+  const char* storage = first.data();
+  // Later in the same second: the same text, not formatted again.
+  EXPECT_EQ(cache.At(t0 + milliseconds(999)), "Fri, 27 Nov 2026 22:00:00 GMT");
+  EXPECT_EQ(cache.At(t0 + milliseconds(999)).data(), storage);
+  // The next second, and a clock set back: each says its own second.
+  EXPECT_EQ(cache.At(t0 + seconds(1)), "Fri, 27 Nov 2026 22:00:01 GMT");
+  EXPECT_EQ(cache.At(t0 - hours(24)), "Thu, 26 Nov 2026 22:00:00 GMT");
+  EXPECT_EQ(cache.At(t0 + days(366)), HttpDate(t0 + days(366)));
+}
+
 }  // namespace
 }  // namespace crmd::http
