@@ -215,8 +215,8 @@ class Server::Impl {
   };
 
   struct Conn {
-    std::function<void()> cancel;  // closes the socket (posted to its executor)
-    bool busy = false;             // a request is being handled
+    std::function<void()> cancel;    // closes the socket (posted to its executor)
+    std::atomic<bool> busy = false;  // a request is being handled
   };
 
   void WaitStopped() {
@@ -312,21 +312,23 @@ class Server::Impl {
     }
   }
 
-  void Register(uint64_t id, std::function<void()> cancel) {
+  // The entry stays where it is until Unregister (unordered_map nodes do not move).
+  Conn* Register(uint64_t id, std::function<void()> cancel) {
     std::lock_guard lock(mu_);
-    conns_[id] = Conn{std::move(cancel), false};
+    Conn& c = conns_[id];
+    c.cancel = std::move(cancel);
+    return &c;
   }
-  // Twice per request: no wake-up unless Stop() is waiting for the requests in flight
-  // (a notify with a waiter is a futex call and a context switch on every request).
-  void SetBusy(uint64_t id, bool busy) {
-    bool notify = false;
-    {
+  // Twice per request, so without mu_ (both I/O threads took it, with a hash lookup, on
+  // every request), and no wake-up unless Stop() is waiting for the requests in flight (a
+  // notify with a waiter is a futex call and a context switch). Stop() polls as well.
+  void SetBusy(Conn* c, bool busy) {
+    c->busy.store(busy);
+    active_.fetch_add(busy ? 1 : -1);
+    if (!busy && stopping_) {
       std::lock_guard lock(mu_);
-      conns_[id].busy = busy;
-      active_ += busy ? 1 : -1;
-      notify = !busy && stopping_;
+      cv_.notify_all();
     }
-    if (notify) cv_.notify_all();
   }
   void Unregister(uint64_t id) {
     std::lock_guard lock(mu_);
@@ -343,7 +345,7 @@ class Server::Impl {
     // posted cancel touching a freed stream when a stop met a closing connection). So it
     // cancels only while the connection is still registered, and holds mu_ while it does:
     // the Guard below unregisters (under mu_) before Serve returns and the stream dies.
-    Register(conn_id, [this, &lowest, executor, conn_id] {
+    Conn* const conn = Register(conn_id, [this, &lowest, executor, conn_id] {
       asio::post(executor, [this, &lowest, conn_id] {
         std::lock_guard lock(mu_);
         if (conns_.count(conn_id)) lowest.cancel();
@@ -451,12 +453,12 @@ class Server::Impl {
       const unsigned version = facts.version;
       if (plain) buffer.consume(block.size);  // `facts` views it no longer
 
-      SetBusy(conn_id, true);
+      SetBusy(conn, true);
       struct Busy {
         Impl* self;
-        uint64_t id;
-        ~Busy() { self->SetBusy(id, false); }
-      } busy{this, conn_id};
+        Conn* conn;
+        ~Busy() { self->SetBusy(conn, false); }
+      } busy{this, conn};
 
       // RFC 9110 §10.1.1: 100 only to HTTP/1.1 (CheckRequestHead ignores Expect in 1.0),
       // only after the header checks passed, and only when content is still to come.
@@ -668,7 +670,7 @@ class Server::Impl {
   std::condition_variable cv_;          // Stop() waits here for the requests in flight
   std::condition_variable stopped_cv_;  // Wait() waits here for stopped_
   std::unordered_map<uint64_t, Conn> conns_;
-  int active_ = 0;
+  std::atomic<int> active_ = 0;
   bool stopped_ = false;
 
   // One per I/O thread but the first. Declared before ioc_, so destroyed after it: the
