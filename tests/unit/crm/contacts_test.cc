@@ -374,6 +374,20 @@ TEST_F(Contacts, GetInOneStatementReadsWhatTheTransactionReads) {
   ASSERT_TRUE(one);
   ASSERT_EQ(one->tags.size(), 3u);
   ASSERT_EQ(one->lists.size(), 3u);
+  // Tags and lists each in the byte order of their names, by id and by email alike.
+  auto names = [](const std::vector<NamedRef>& refs) {
+    std::vector<std::string> out;
+    for (const auto& r : refs) out.push_back(r.name);
+    return out;
+  };
+  const std::vector<std::string> tag_order{"Apple", "mango", "zebra"};
+  const std::vector<std::string> list_order{"Mid list", "Zeta list", "alpha list"};
+  EXPECT_EQ(names(one->tags), tag_order);
+  EXPECT_EQ(names(one->lists), list_order);
+  auto by_email = s->contacts->GetByEmail("ann@example.com");
+  ASSERT_TRUE(by_email) << by_email.error().message;
+  EXPECT_EQ(names(by_email->tags), tag_order);
+  EXPECT_EQ(names(by_email->lists), list_order);
   EXPECT_EQ(one->custom_fields, json({{"plan", "pro"}, {"n", 2}}));
   EXPECT_EQ(one->first_name, "Ann \"Q\"");
   EXPECT_TRUE(s->contacts->Get(bare.id)->tags.empty());
