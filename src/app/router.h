@@ -6,6 +6,9 @@
 // observes crmd_http_request_duration_seconds{face,route}: `route` is the registered path
 // or prefix (never the request's own path), `face` the part of crmd it belongs to (mcp,
 // oauth, rest, console, ops, other).
+#include <array>
+#include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,11 +35,19 @@ class Router {
   std::string_view FaceOf(std::string_view route) const;
 
  private:
+  // A route's series, found in the registry on first use and kept (a registry lookup
+  // builds a key, hashes it and takes a shared lock: twice per request, from every
+  // handler thread). Races only store the same pointer twice.
+  struct RouteSeries {
+    std::array<std::atomic<metrics::Counter*>, 5> requests{};  // by status class
+    std::atomic<metrics::Histogram*> duration{nullptr};
+  };
   struct Route {
     std::string path;
     bool prefix;
     http::Handler handler;
     std::string face;
+    std::shared_ptr<RouteSeries> series = std::make_shared<RouteSeries>();
   };
   http::Response Timed(const Route* route, const http::Request& req) const;
 

@@ -64,26 +64,34 @@ json SupportedVersions() {
   return out;
 }
 
+}  // namespace
+
 // One line per tools/call, for audit and operations, and its metrics. Arguments and
 // results are never logged: they carry personal data.
-void LogToolCall(const http::Request& req, const Principal& principal, const json& params,
-                 const CallOutcome& out, int64_t duration_us, metrics::Registry* metrics,
-                 const ToolRegistry& tools) {
+void McpEndpoint::LogToolCall(const http::Request& req, const Principal& principal,
+                              const json& params, const CallOutcome& out,
+                              int64_t duration_us) const {
+  metrics::Registry* const metrics = options_.metrics;
   const bool log = spdlog::should_log(spdlog::level::info);
   if (!log && !metrics) return;
-  std::string tool = params.is_object() && params.contains("name") && params["name"].is_string()
-                         ? params["name"].get<std::string>()
-                         : "";
-  const char* outcome = "ok";
+  static constexpr const char* kOutcomes[] = {"ok", "tool_error", "protocol_error",
+                                              "insufficient_scope", "input_required",
+                                              "missing_client_capability"};
+  static_assert(std::size(kOutcomes) == std::tuple_size_v<decltype(ToolSeries::calls)>);
+  auto name = params.is_object() ? params.find("name") : params.end();
+  const std::string_view tool = params.is_object() && name != params.end() && name->is_string()
+                                    ? std::string_view(name->get_ref<const std::string&>())
+                                    : std::string_view();
+  size_t outcome = 0;
   std::string code;
   switch (out.kind) {
-    case CallOutcome::Kind::kRpcError: outcome = "protocol_error"; break;
-    case CallOutcome::Kind::kInsufficientScope: outcome = "insufficient_scope"; break;
-    case CallOutcome::Kind::kInputRequired: outcome = "input_required"; break;
-    case CallOutcome::Kind::kMissingCapability: outcome = "missing_client_capability"; break;
+    case CallOutcome::Kind::kRpcError: outcome = 2; break;
+    case CallOutcome::Kind::kInsufficientScope: outcome = 3; break;
+    case CallOutcome::Kind::kInputRequired: outcome = 4; break;
+    case CallOutcome::Kind::kMissingCapability: outcome = 5; break;
     case CallOutcome::Kind::kResult:
       if (out.result.value("isError", false)) {
-        outcome = "tool_error";
+        outcome = 1;
         // The error body travels in the text block (see ToolResult).
         const auto& content = out.result["content"];
         if (content.is_array() && !content.empty() && content[0].contains("text")) {
@@ -95,14 +103,29 @@ void LogToolCall(const http::Request& req, const Principal& principal, const jso
       break;
   }
   if (metrics) {
+    std::call_once(tool_series_once_, [&] {
+      for (const auto& n : tools_.Names()) tool_series_.emplace(n, std::make_unique<ToolSeries>());
+      tool_series_.emplace("unknown", std::make_unique<ToolSeries>());
+    });
     // Only registered names become label values: a client's made-up name is "unknown".
-    std::string_view label = tools.Descriptor(tool) ? std::string_view(tool) : "unknown";
-    metrics->Counter("crmd_mcp_tool_calls_total", "MCP tools/call by tool and outcome.",
-                     {{"tool", label}, {"outcome", outcome}})
-        .Inc();
-    metrics->Histogram("crmd_mcp_tool_call_duration_seconds", "MCP tools/call latency by tool.",
-                       {{"tool", label}})
-        .ObserveMicros(duration_us);
+    auto it = tool_series_.find(tool);
+    if (it == tool_series_.end()) it = tool_series_.find(std::string_view("unknown"));
+    const std::string_view label = it->first;
+    ToolSeries& series = *it->second;
+    metrics::Counter* calls = series.calls[outcome].load(std::memory_order_acquire);
+    if (!calls) {
+      calls = &metrics->Counter("crmd_mcp_tool_calls_total", "MCP tools/call by tool and outcome.",
+                                {{"tool", label}, {"outcome", kOutcomes[outcome]}});
+      series.calls[outcome].store(calls, std::memory_order_release);
+    }
+    calls->Inc();
+    metrics::Histogram* duration = series.duration.load(std::memory_order_acquire);
+    if (!duration) {
+      duration = &metrics->Histogram("crmd_mcp_tool_call_duration_seconds",
+                                     "MCP tools/call latency by tool.", {{"tool", label}});
+      series.duration.store(duration, std::memory_order_release);
+    }
+    duration->ObserveMicros(duration_us);
     if (!code.empty())
       metrics->Counter("crmd_errors_total", "Errors answered, by face and stable error code.",
                        {{"face", "mcp"}, {"code", code}})
@@ -111,9 +134,11 @@ void LogToolCall(const http::Request& req, const Principal& principal, const jso
   if (!log) return;
   spdlog::info(
       R"("event":"tool_call","request_id":"{}","tool":"{}","client_id":"{}","subject":"{}","outcome":"{}","code":"{}","duration_us":{})",
-      req.request_id, JsonEscape(tool), JsonEscape(principal.client_id), JsonEscape(principal.subject), outcome,
-      code, duration_us);
+      req.request_id, JsonEscape(std::string(tool)), JsonEscape(principal.client_id),
+      JsonEscape(principal.subject), kOutcomes[outcome], code, duration_us);
 }
+
+namespace {
 
 // The answer to a tools/call whose outcome is a result. When the result's text block is
 // its structured content serialised (CallOutcome::text_is_structured), the writer copies
@@ -367,8 +392,7 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
     }
     LogToolCall(req, principal, m.params, out,
                 std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
-                    .count(),
-                options_.metrics, tools_);
+                    .count());
     switch (out.kind) {
       case CallOutcome::Kind::kResult:
         return ToolCallAnswer(m.id, std::move(out.result), out);
@@ -584,8 +608,7 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
   LogToolCall(req, principal, params, out,
               std::chrono::duration_cast<std::chrono::microseconds>(
                   std::chrono::steady_clock::now() - started)
-                  .count(),
-              options_.metrics, tools_);
+                  .count());
   switch (out.kind) {
     case CallOutcome::Kind::kResult:
       return ToolCallAnswer(m.id, Complete(std::move(out.result)), out);
