@@ -44,6 +44,65 @@ std::string_view ReasonPhrase(int status) {
   return SV(bhttp::obsolete_reason(static_cast<bhttp::status>(status)));
 }
 
+// A connection's deadline for what it waits on next (a request, the rest of one, the write
+// of an answer), with one timer that wakes when the deadline it was armed for has come. A
+// later deadline set meanwhile costs a clock read: the timer, when it wakes, arms itself
+// again for it; only an earlier one re-arms it at once. Beast's tcp_stream timeout armed
+// and cancelled a timer around every read and write (timer queue work, and a
+// timerfd_settime call every ninth request). When the deadline passes, `expire` runs (it
+// cancels the connection's pending operations, which end with operation_aborted); a
+// deadline that passes while nothing is pending (a handler running) cancels nothing, and
+// the next Set() arms the timer again.
+// Runs on the connection's executor only; the timer's handler holds the state, so it may
+// outlive the coroutine frame (it then does nothing).
+class ConnectionDeadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+  ConnectionDeadline(const asio::any_io_executor& executor, std::function<void()> expire)
+      : state_(std::make_shared<State>(executor, std::move(expire))) {}
+  ~ConnectionDeadline() {
+    state_->closed = true;
+    state_->timer.cancel();
+  }
+  ConnectionDeadline(const ConnectionDeadline&) = delete;
+  ConnectionDeadline& operator=(const ConnectionDeadline&) = delete;
+
+  void Set(Clock::duration after) {
+    const Clock::time_point at = Clock::now() + after;
+    state_->deadline = at;
+    if (!state_->armed || at < state_->armed_for) Arm(state_, at);
+  }
+
+ private:
+  struct State {
+    State(const asio::any_io_executor& executor, std::function<void()> e)
+        : timer(executor), expire(std::move(e)) {}
+    asio::steady_timer timer;
+    std::function<void()> expire;
+    Clock::time_point deadline{};
+    Clock::time_point armed_for{};
+    uint64_t generation = 0;  // of the wait that counts (an earlier one was replaced)
+    bool armed = false;
+    bool closed = false;
+  };
+  static void Arm(const std::shared_ptr<State>& state, Clock::time_point at) {
+    state->armed = true;
+    state->armed_for = at;
+    const uint64_t generation = ++state->generation;
+    state->timer.expires_at(at);  // a pending wait ends, aborted, as a stale generation
+    state->timer.async_wait([state, generation](const boost::system::error_code&) {
+      if (state->closed || generation != state->generation) return;
+      state->armed = false;
+      if (Clock::now() >= state->deadline) {
+        state->expire();
+        return;
+      }
+      Arm(state, state->deadline);
+    });
+  }
+  std::shared_ptr<State> state_;
+};
+
 class Server::Impl {
  public:
   Impl(ServerOptions options, Handler handler)
@@ -357,11 +416,16 @@ class Server::Impl {
       ~Guard() { self->Unregister(id); }
     } guard{this, conn_id};
 
+    // Deadlines from here on are the connection's own (ConnectionDeadline), not Beast's
+    // per-operation timers; WriteError's last write sets Beast's again.
+    lowest.expires_never();
+    ConnectionDeadline deadline(executor, [&lowest] { lowest.cancel(); });
+
     beast::flat_buffer buffer;
     while (!stopping_) {
       // 1. The header section as raw bytes, checked before Beast parses it
       //    (request_checks.h, pass 1). Bytes of a pipelined request may already be here.
-      lowest.expires_after(std::chrono::seconds(buffer.size() ? options_.read_timeout_s
+      deadline.Set(std::chrono::seconds(buffer.size() ? options_.read_timeout_s
                                                               : options_.idle_timeout_s));
       HeaderBlock block;
       while (true) {
@@ -382,7 +446,7 @@ class Server::Impl {
         // End of stream, timeout, cancellation, reset: nothing to answer.
         if (ec) co_return;
         buffer.commit(n);
-        if (first_bytes) lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
+        if (first_bytes) deadline.Set(std::chrono::seconds(options_.read_timeout_s));
       }
       buffer.consume(block.skip);
 
@@ -474,7 +538,7 @@ class Server::Impl {
         // what follows belongs to the next request.
         const size_t length = plain->content_length;
         if (buffer.size() < length) {
-          lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
+          deadline.Set(std::chrono::seconds(options_.read_timeout_s));
           while (buffer.size() < length) {
             auto [ec2, n2] = co_await stream.async_read_some(
                 buffer.prepare(std::max(kReadChunk, length - buffer.size())), kTuple);
@@ -487,7 +551,7 @@ class Server::Impl {
         keep_alive = plain->keep_alive;
       } else {
         if (!parser->is_done()) {
-          lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
+          deadline.Set(std::chrono::seconds(options_.read_timeout_s));
           auto [ec2, n2] = co_await bhttp::async_read(stream, buffer, *parser, kTuple);
           if (ec2) {
             if (ec2.category() == bhttp::make_error_code(bhttp::error::bad_chunk).category())
@@ -546,7 +610,7 @@ class Server::Impl {
       if (wire.replaced)
         spdlog::error(R"("event":"invalid_response_field","request_id":"{}","status":{})",
                       req.request_id, handler_status);
-      lowest.expires_after(std::chrono::seconds(options_.read_timeout_s));
+      deadline.Set(std::chrono::seconds(options_.read_timeout_s));
       auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(wire.bytes), kTuple);
       if (!wec && wire.content_follows)
         std::tie(wec, wn) = co_await asio::async_write(stream, asio::buffer(res.body), kTuple);

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -142,6 +143,66 @@ TEST(HttpServer, IdleConnectionIsClosedAfterTheIdleTimeout) {
   int fd = ConnectRaw(*port);
   ASSERT_GE(fd, 0);
   EXPECT_TRUE(PeerCloses(fd, std::chrono::seconds(5)));
+  close(fd);
+  server.Stop();
+}
+
+// Sends `request` on `fd` and reads one answer, which must be a 200 with content "ok";
+// false if the peer closes first or 5 s pass without a byte.
+bool RoundTrip(int fd, std::string_view request) {
+  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
+    return false;
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  char buf[4096];
+  while (got.find("\r\n\r\nok") == std::string::npos) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return false;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got.rfind("HTTP/1.1 200 ", 0) == 0;
+}
+
+constexpr std::string_view kPlainGet = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+// The read deadline is shorter than the idle one the connection waited under: it must
+// take effect at once, not when the idle one would have.
+TEST(HttpServer, AStalledRequestIsClosedAfterTheReadTimeoutNotTheIdleOne) {
+  Server server({.port = 0, .read_timeout_s = 1, .idle_timeout_s = 30, .access_log = false},
+                [](const Request&) { return Response::Text(200, "ok"); });
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  int fd = ConnectRaw(*port);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(RoundTrip(fd, kPlainGet));
+  const std::string_view part = "GET / HTTP/1.1\r\nHo";
+  ASSERT_EQ(send(fd, part.data(), part.size(), MSG_NOSIGNAL), static_cast<ssize_t>(part.size()));
+  EXPECT_TRUE(PeerCloses(fd, std::chrono::seconds(10)));
+  close(fd);
+  server.Stop();
+}
+
+// A connection in use keeps being served across many read and idle timeouts (each
+// request moves its deadline), and a handler that runs longer than the read timeout
+// still has its answer written; then, left idle, the connection is closed.
+TEST(HttpServer, DeadlinesMoveWithEachRequestAndASlowHandlerIsAnswered) {
+  Server server({.port = 0, .read_timeout_s = 1, .idle_timeout_s = 1, .access_log = false},
+                [](const Request& req) {
+                  if (req.path == "/slow") std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+                  return Response::Text(200, "ok");
+                });
+  auto port = server.Start();
+  ASSERT_TRUE(port.has_value());
+  int fd = ConnectRaw(*port);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(RoundTrip(fd, kPlainGet)) << "request " << i;
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // 3.2 s in all
+  }
+  EXPECT_TRUE(RoundTrip(fd, "GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  EXPECT_TRUE(RoundTrip(fd, kPlainGet));
+  EXPECT_TRUE(PeerCloses(fd, std::chrono::seconds(10)));
   close(fd);
   server.Stop();
 }
