@@ -23,9 +23,11 @@
 #include "src/core/crypto.h"
 #include "src/core/worker_pool.h"
 #include "src/http/allowed_hosts.h"
+#include "src/http/connection_deadline.h"
 #include "src/http/forwarding.h"
 #include "src/http/request_checks.h"
 #include "src/http/server_text.h"
+#include "src/http/tls_contexts.h"
 
 namespace crmd::http {
 
@@ -43,65 +45,6 @@ std::string_view SV(beast::string_view s) { return {s.data(), s.size()}; }
 std::string_view ReasonPhrase(int status) {
   return SV(bhttp::obsolete_reason(static_cast<bhttp::status>(status)));
 }
-
-// A connection's deadline for what it waits on next (a request, the rest of one, the write
-// of an answer), with one timer that wakes when the deadline it was armed for has come. A
-// later deadline set meanwhile costs a clock read: the timer, when it wakes, arms itself
-// again for it; only an earlier one re-arms it at once. Beast's tcp_stream timeout armed
-// and cancelled a timer around every read and write (timer queue work, and a
-// timerfd_settime call every ninth request). When the deadline passes, `expire` runs (it
-// cancels the connection's pending operations, which end with operation_aborted); a
-// deadline that passes while nothing is pending (a handler running) cancels nothing, and
-// the next Set() arms the timer again.
-// Runs on the connection's executor only; the timer's handler holds the state, so it may
-// outlive the coroutine frame (it then does nothing).
-class ConnectionDeadline {
- public:
-  using Clock = std::chrono::steady_clock;
-  ConnectionDeadline(const asio::any_io_executor& executor, std::function<void()> expire)
-      : state_(std::make_shared<State>(executor, std::move(expire))) {}
-  ~ConnectionDeadline() {
-    state_->closed = true;
-    state_->timer.cancel();
-  }
-  ConnectionDeadline(const ConnectionDeadline&) = delete;
-  ConnectionDeadline& operator=(const ConnectionDeadline&) = delete;
-
-  void Set(Clock::duration after) {
-    const Clock::time_point at = Clock::now() + after;
-    state_->deadline = at;
-    if (!state_->armed || at < state_->armed_for) Arm(state_, at);
-  }
-
- private:
-  struct State {
-    State(const asio::any_io_executor& executor, std::function<void()> e)
-        : timer(executor), expire(std::move(e)) {}
-    asio::steady_timer timer;
-    std::function<void()> expire;
-    Clock::time_point deadline{};
-    Clock::time_point armed_for{};
-    uint64_t generation = 0;  // of the wait that counts (an earlier one was replaced)
-    bool armed = false;
-    bool closed = false;
-  };
-  static void Arm(const std::shared_ptr<State>& state, Clock::time_point at) {
-    state->armed = true;
-    state->armed_for = at;
-    const uint64_t generation = ++state->generation;
-    state->timer.expires_at(at);  // a pending wait ends, aborted, as a stale generation
-    state->timer.async_wait([state, generation](const boost::system::error_code&) {
-      if (state->closed || generation != state->generation) return;
-      state->armed = false;
-      if (Clock::now() >= state->deadline) {
-        state->expire();
-        return;
-      }
-      Arm(state, state->deadline);
-    });
-  }
-  std::shared_ptr<State> state_;
-};
 
 class Server::Impl {
  public:
@@ -132,12 +75,7 @@ class Server::Impl {
     auto trust = ProxyTrust::Parse(options_.trusted_proxies);
     if (!trust) return Fail(trust.error());
     trust_ = std::move(*trust);
-    if (TlsConfigured()) {
-      auto tls = LoadTls();
-      if (!tls) return Fail(tls.error());
-      std::lock_guard lock(tls_mu_);
-      tls_ = std::move(*tls);
-    }
+    if (auto st = tls_.Load(false); !st) return Fail(st.error());
     beast::error_code ec;
     auto addr = asio::ip::make_address(options_.address, ec);
     if (ec) return Fail(Errc::kInvalidArgument, "bad listen address: " + options_.address);
@@ -149,33 +87,6 @@ class Server::Impl {
     if (ec) return Fail(Errc::kUnavailable, "cannot listen on " + options_.address + ":" +
                                                 std::to_string(options_.port) + ": " + ec.message());
     return acceptor_.local_endpoint().port();
-  }
-
-  bool TlsConfigured() const {
-    return !options_.tls_cert_file.empty() && !options_.tls_key_file.empty();
-  }
-
-  // A server context from the configured PEM files (TLS 1.2 and later).
-  Result<std::shared_ptr<asio::ssl::context>> LoadTls() const {
-    auto tls = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
-    tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                     asio::ssl::context::no_tlsv1_1);
-    beast::error_code ec;
-    tls->use_certificate_chain_file(options_.tls_cert_file, ec);
-    if (!ec) tls->use_private_key_file(options_.tls_key_file, asio::ssl::context::pem, ec);
-    // A renewed certificate with the old key (or a half-written pair) is refused here,
-    // rather than failing every handshake afterwards.
-    if (!ec && SSL_CTX_check_private_key(tls->native_handle()) != 1)
-      return Fail(Errc::kInvalidArgument,
-                  "cannot load TLS certificate/key: the key does not match the certificate");
-    if (ec) return Fail(Errc::kInvalidArgument, "cannot load TLS certificate/key: " + ec.message());
-    return tls;
-  }
-
-  std::shared_ptr<asio::ssl::context> CurrentTls() {
-    std::lock_guard lock(tls_mu_);
-    return tls_;
   }
 
   void Run() {
@@ -212,20 +123,7 @@ class Server::Impl {
     });
   }
 
-  Status ReloadTls() {
-    if (!TlsConfigured()) {
-      spdlog::info(R"("event":"tls_reload_skipped","detail":"no tls_cert_file/tls_key_file")");
-      return Ok();
-    }
-    auto tls = LoadTls();
-    if (!tls) return Fail(tls.error());  // the current certificate stays in use
-    {
-      std::lock_guard lock(tls_mu_);
-      tls_ = std::move(*tls);
-    }
-    spdlog::info(R"("event":"tls_reloaded","cert":"{}")", JsonEscape(options_.tls_cert_file));
-    return Ok();
-  }
+  Status ReloadTls() { return tls_.Load(true); }
 
   void Stop() {
     bool expected = false;
@@ -342,7 +240,7 @@ class Server::Impl {
     }
     uint64_t conn_id = next_conn_.fetch_add(1);
     // This connection's TLS context, held for its lifetime (a reload swaps in another).
-    std::shared_ptr<asio::ssl::context> tls = CurrentTls();
+    std::shared_ptr<asio::ssl::context> tls = tls_.Current();
     if (tls) {
       beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *tls);
       beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(options_.read_timeout_s));
@@ -718,8 +616,7 @@ class Server::Impl {
   // Declared before the io_contexts, so destroyed after them: a connection still open when
   // the server is destroyed ends with its context, and its coroutine's last steps
   // (Unregister, SetBusy) use these.
-  std::mutex tls_mu_;
-  std::shared_ptr<asio::ssl::context> tls_;  // guarded by tls_mu_
+  TlsContexts tls_{options_.tls_cert_file, options_.tls_key_file};
   // Set by Listen(), before Run() starts the threads that read them; immutable after.
   HostAllowList allowed_hosts_;
   ProxyTrust trust_;
