@@ -49,34 +49,23 @@ http::Response Router::Timed(const Route* route, const http::Request& req) const
   std::string_view path = route ? std::string_view(route->path) : "unmatched";
   static constexpr std::string_view kClass[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
   const size_t cls = res.status >= 100 && res.status < 600 ? res.status / 100 - 1 : 4;
-  auto counter = [&] {
-    return &metrics_->Counter("crmd_http_requests_total",
-                              "HTTP requests by face, route and status class.",
-                              {{"face", face}, {"route", path}, {"status", kClass[cls]}});
+  auto counter = [&]() -> metrics::Counter& {
+    return metrics_->Counter("crmd_http_requests_total",
+                             "HTTP requests by face, route and status class.",
+                             {{"face", face}, {"route", path}, {"status", kClass[cls]}});
   };
-  auto histogram = [&] {
-    return &metrics_->Histogram("crmd_http_request_duration_seconds",
-                                "HTTP handler latency by face and route.",
-                                {{"face", face}, {"route", path}});
+  auto histogram = [&]() -> metrics::Histogram& {
+    return metrics_->Histogram("crmd_http_request_duration_seconds",
+                               "HTTP handler latency by face and route.",
+                               {{"face", face}, {"route", path}});
   };
   if (!route) {
-    counter()->Inc();
-    histogram()->ObserveMicros(us);
+    counter().Inc();
+    histogram().ObserveMicros(us);
     return res;
   }
-  RouteSeries& series = *route->series;
-  metrics::Counter* requests = series.requests[cls].load(std::memory_order_acquire);
-  if (!requests) {
-    requests = counter();
-    series.requests[cls].store(requests, std::memory_order_release);
-  }
-  requests->Inc();
-  metrics::Histogram* duration = series.duration.load(std::memory_order_acquire);
-  if (!duration) {
-    duration = histogram();
-    series.duration.store(duration, std::memory_order_release);
-  }
-  duration->ObserveMicros(us);
+  metrics::Kept(route->series->requests[cls], counter).Inc();
+  metrics::Kept(route->series->duration, histogram).ObserveMicros(us);
   return res;
 }
 

@@ -35,9 +35,7 @@ class Router {
   std::string_view FaceOf(std::string_view route) const;
 
  private:
-  // A route's series, found in the registry on first use and kept (a registry lookup
-  // builds a key, hashes it and takes a shared lock: twice per request, from every
-  // handler thread). Races only store the same pointer twice.
+  // A route's series, found in the registry on first use and kept (metrics::Kept).
   struct RouteSeries {
     std::array<std::atomic<metrics::Counter*>, 5> requests{};  // by status class
     std::atomic<metrics::Histogram*> duration{nullptr};

@@ -128,6 +128,20 @@ class Registry {
   mutable std::mutex collect_mu_;  // one scrape's collectors at a time
 };
 
+// The series kept in `slot`, found by `find()` (a Registry lookup) on first use: for a
+// hot path that would otherwise look it up by name and labels on every call (a key built
+// and hashed, a shared lock taken). Races only store the same pointer twice. `find` returns
+// a reference to a series, which lives as long as its Registry.
+template <typename Series, typename Find>
+Series& Kept(std::atomic<Series*>& slot, Find&& find) {
+  Series* series = slot.load(std::memory_order_acquire);
+  if (!series) {
+    series = &find();
+    slot.store(series, std::memory_order_release);
+  }
+  return *series;
+}
+
 // Escapes a label value for the exposition format (backslash, double quote, newline).
 std::string EscapeLabelValue(std::string_view v);
 

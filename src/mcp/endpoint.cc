@@ -112,20 +112,14 @@ void McpEndpoint::LogToolCall(const http::Request& req, const Principal& princip
     if (it == tool_series_.end()) it = tool_series_.find(std::string_view("unknown"));
     const std::string_view label = it->first;
     ToolSeries& series = *it->second;
-    metrics::Counter* calls = series.calls[outcome].load(std::memory_order_acquire);
-    if (!calls) {
-      calls = &metrics->Counter("crmd_mcp_tool_calls_total", "MCP tools/call by tool and outcome.",
-                                {{"tool", label}, {"outcome", kOutcomes[outcome]}});
-      series.calls[outcome].store(calls, std::memory_order_release);
-    }
-    calls->Inc();
-    metrics::Histogram* duration = series.duration.load(std::memory_order_acquire);
-    if (!duration) {
-      duration = &metrics->Histogram("crmd_mcp_tool_call_duration_seconds",
-                                     "MCP tools/call latency by tool.", {{"tool", label}});
-      series.duration.store(duration, std::memory_order_release);
-    }
-    duration->ObserveMicros(duration_us);
+    metrics::Kept(series.calls[outcome], [&]() -> metrics::Counter& {
+      return metrics->Counter("crmd_mcp_tool_calls_total", "MCP tools/call by tool and outcome.",
+                              {{"tool", label}, {"outcome", kOutcomes[outcome]}});
+    }).Inc();
+    metrics::Kept(series.duration, [&]() -> metrics::Histogram& {
+      return metrics->Histogram("crmd_mcp_tool_call_duration_seconds",
+                                "MCP tools/call latency by tool.", {{"tool", label}});
+    }).ObserveMicros(duration_us);
     if (!code.empty())
       metrics->Counter("crmd_errors_total", "Errors answered, by face and stable error code.",
                        {{"face", "mcp"}, {"code", code}})

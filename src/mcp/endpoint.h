@@ -15,11 +15,11 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "src/core/clock.h"
@@ -119,16 +119,11 @@ class McpEndpoint {
                    const nlohmann::json& params, const CallOutcome& out,
                    int64_t duration_us) const;
   // A tool's series of crmd_mcp_tool_calls_total (by outcome) and
-  // crmd_mcp_tool_call_duration_seconds, found in the registry on first use and kept: a
-  // registry lookup builds a key, hashes it and takes a shared lock, on every call from
-  // every handler thread. Races only store the same pointer twice.
+  // crmd_mcp_tool_call_duration_seconds, found in the registry on first use and kept
+  // (metrics::Kept).
   struct ToolSeries {
     std::array<std::atomic<metrics::Counter*>, 6> calls{};
     std::atomic<metrics::Histogram*> duration{nullptr};
-  };
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
 
   const McpEndpointOptions options_;
@@ -136,8 +131,7 @@ class McpEndpoint {
   // Keyed by the registered tool names and "unknown"; filled once, at the first call
   // (ToolRegistry: every tool is registered before the first call), read-only afterwards.
   mutable std::once_flag tool_series_once_;
-  mutable std::unordered_map<std::string, std::unique_ptr<ToolSeries>, NameHash, std::equal_to<>>
-      tool_series_;
+  mutable std::map<std::string, std::unique_ptr<ToolSeries>, std::less<>> tool_series_;
   std::unique_ptr<SessionStore> own_sessions_;  // when no shared store was given
   Sessions* const sessions_;
   RateLimiter limiter_;
