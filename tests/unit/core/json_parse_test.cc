@@ -93,6 +93,53 @@ TEST(JsonStrict, SixtyFourLevelsAreAcceptedAndSixtyFiveRefused) {
   EXPECT_EQ(ParseJsonStrict(std::string(100000, '[')).problem, JsonProblem::kTooDeep);
 }
 
+// The parser is crmd's own (src/core/json_parse.cc); what it accepts and builds must be
+// what nlohmann's parser does, down to the number types (tests/fuzz/json_strict_fuzz.cc
+// checks the same on generated input).
+void ExpectSameTypes(const json& a, const json& b, const std::string& text) {
+  ASSERT_EQ(a.type(), b.type()) << text << ": " << a.dump() << " vs " << b.dump();
+  if (a.is_structured()) {
+    ASSERT_EQ(a.size(), b.size()) << text;
+    if (a.is_array()) {
+      for (size_t i = 0; i < a.size(); ++i) ExpectSameTypes(a[i], b[i], text);
+    } else {
+      for (auto it = a.begin(); it != a.end(); ++it) ExpectSameTypes(*it, b.at(it.key()), text);
+    }
+  }
+}
+
+TEST(JsonStrict, NumbersStringsAndEscapesAreReadAsNlohmannReadsThem) {
+  for (const std::string& text : std::vector<std::string>{
+           "0", "-0", "-0.0", "1.5e-3", "1E5", "2e+2", "9223372036854775807", "9223372036854775808",
+           "-9223372036854775808", "-9223372036854775809", "18446744073709551615",
+           "18446744073709551616", "123456789012345678901234567890", "1e-400", "4.9e-324",
+           "1.7976931348623157e308", "[0,1,-1,0.5,-0.5]",
+           R"("\"\\\/\b\f\n\r\t")", R"("\u0000x")", R"("\u00e9\u20AC\uD83D\uDE00")",
+           "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xef\xbf\xbf \x7f\"",
+           "\xef\xbb\xbf{\"bom\":true}", " \t\r\n[ 1 , { \"a\" : [ ] } ] \n",
+           R"({"":{"":[""]}})"}) {
+    auto parsed = ParseJsonStrict(text);
+    ASSERT_TRUE(parsed) << text << ": " << parsed.detail;
+    const json dom = json::parse(text);
+    EXPECT_EQ(parsed.value, dom) << text;
+    ExpectSameTypes(parsed.value, dom, text);
+  }
+}
+
+TEST(JsonStrict, MalformedNumbersStringsAndUtf8AreSyntaxProblems) {
+  for (const std::string& text : std::vector<std::string>{
+           "-", "+1", "01", "1.", ".5", "1e", "1e+", "-a", "1.e3", "0x10", "Infinity", "tru", "nul",
+           "falsey", R"("\x")", R"("\u12")", R"("\u12G4")", R"("\udc00")", R"("\ud800\u0041")",
+           R"("\ud800x")", "\"\xc0\xaf\"", "\"\xc1\xbf\"", "\"\xe0\x80\x80\"", "\"\xed\xa0\x80\"",
+           "\"\xf0\x80\x80\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xf5\x80\x80\x80\"", "\"\xc3\"",
+           "\"\xe2\x82\"", "\"\x80\"", "\"a\tb\"", "\"a\nb\"", "\xef\xbb{}", "\xef{}",
+           "{\"a\" 1}", "{,}", "[,1]", "{\"a\":1,}", "{1:2}", "[1 2]", "\"unterminated"}) {
+    auto parsed = ParseJsonStrict(text);
+    EXPECT_EQ(parsed.problem, JsonProblem::kSyntax) << text;
+    EXPECT_TRUE(json::parse(text, nullptr, false).is_discarded()) << text;
+  }
+}
+
 TEST(JsonStrict, WhatIsNotJsonIsASyntaxProblem) {
   for (const std::string& text : std::vector<std::string>{"", " ", "{", "{\"a\":}", "[1,]", "{\"a\":1}x", "{\"a\":1} {}", "'a'",
                            "{a:1}", "[1e400]", "[NaN]", "\"\xff\"", "\"\\ud800\"", "/* c */ {}",
