@@ -22,6 +22,7 @@ using nlohmann::json;
 
 struct CompiledSchema::Impl {
   std::shared_ptr<const valijson::Schema> schema;
+  std::unique_ptr<QuickSchema> quick;  // null: the quick checker knows too little of it
 };
 
 CompiledSchema::CompiledSchema(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -143,6 +144,7 @@ Result<std::unique_ptr<CompiledSchema>> CompiledSchema::Compile(const json& sche
     impl->schema = compiled;
     Cache().Keep(std::move(text), std::move(compiled));
   }
+  impl->quick = QuickSchema::Build(schema);
   return std::unique_ptr<CompiledSchema>(new CompiledSchema(std::move(impl)));
 }
 
@@ -151,6 +153,15 @@ bool CompiledSchema::SharesCompilationWith(const CompiledSchema& other) const {
 }
 
 std::optional<SchemaViolation> CompiledSchema::Validate(const json& doc) const {
+  if (QuickCheck(doc) == QuickVerdict::kValid) return std::nullopt;
+  return ValidateWithValijson(doc);
+}
+
+QuickVerdict CompiledSchema::QuickCheck(const json& doc) const {
+  return impl_->quick ? impl_->quick->Check(doc) : QuickVerdict::kUnsure;
+}
+
+std::optional<SchemaViolation> CompiledSchema::ValidateWithValijson(const json& doc) const {
   // One validator per thread: valijson's validator caches compiled regexes and is not
   // safe to share; the compiled schema is.
   thread_local valijson::Validator validator(valijson::Validator::kStrongTypes);

@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "src/core/result.h"
+#include "src/mcp/quick_schema.h"
 
 namespace crmd::mcp {
 
@@ -33,8 +34,14 @@ class CompiledSchema {
   // when the schema is malformed.
   static Result<std::unique_ptr<CompiledSchema>> Compile(const nlohmann::json& schema);
 
-  // nullopt when `doc` is valid.
+  // nullopt when `doc` is valid. What the quick checker (src/mcp/quick_schema.h) calls
+  // valid is; everything else goes to valijson.
   std::optional<SchemaViolation> Validate(const nlohmann::json& doc) const;
+
+  // The two halves of Validate, for the tests that hold them to each other: the quick
+  // checker's verdict (unsure when it has none for this schema), and valijson's alone.
+  QuickVerdict QuickCheck(const nlohmann::json& doc) const;
+  std::optional<SchemaViolation> ValidateWithValijson(const nlohmann::json& doc) const;
 
   // True when both came from one compilation (the same schema compiled in this process).
   bool SharesCompilationWith(const CompiledSchema& other) const;

@@ -1,6 +1,7 @@
 // JSON Schema argument validation (src/mcp/json_schema.h, valijson) against the real
 // input schemas of the 48 tools: the first byte picks the tool, the rest is the arguments
-// document. Validation answers a violation or nothing, whatever the document.
+// document. Validation answers a violation or nothing, whatever the document; and where
+// the quick checker (src/mcp/quick_schema.h) gives a verdict, valijson gives the same.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto& schema = *schemas[data[0] % schemas.size()];
   auto doc = crmd::ParseJsonStrict(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
   if (!doc) return 0;
-  (void)schema.Validate(doc.value);
+  const auto violation = schema.Validate(doc.value);
+  const auto quick = schema.QuickCheck(doc.value);
+  if (quick != crmd::mcp::QuickVerdict::kUnsure) {
+    const bool valijson_valid = !schema.ValidateWithValijson(doc.value).has_value();
+    if ((quick == crmd::mcp::QuickVerdict::kValid) != valijson_valid) std::abort();
+    if (valijson_valid == violation.has_value()) std::abort();
+  }
   return 0;
 }
