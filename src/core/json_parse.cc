@@ -29,8 +29,14 @@ using json = nlohmann::json;
 // soon as the name is read), or anything else that is not JSON.
 class Parser {
  public:
+  // The parser recurses once per open container: `max_depth` is capped so that no caller
+  // can ask for a stack deeper than kMaxRecursion frames.
+  static constexpr int kMaxRecursion = 1000;
   Parser(std::string_view text, int max_depth, ParsedJson& out)
-      : p_(text.data()), end_(text.data() + text.size()), max_depth_(max_depth), out_(out) {}
+      : p_(text.data()),
+        end_(text.data() + text.size()),
+        max_depth_(max_depth < kMaxRecursion ? max_depth : kMaxRecursion),
+        out_(out) {}
 
   bool Document(json& root) {
     if (end_ - p_ >= 1 && static_cast<unsigned char>(*p_) == 0xEF) {

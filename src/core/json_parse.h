@@ -23,6 +23,7 @@ struct ParsedJson {
   explicit operator bool() const { return problem == JsonProblem::kNone; }
 };
 
+// `max_depth` above 1,000 counts as 1,000 (the parser recurses once per level).
 ParsedJson ParseJsonStrict(std::string_view text, int max_depth = kMaxJsonDepth);
 
 }  // namespace crmd

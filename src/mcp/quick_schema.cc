@@ -57,29 +57,49 @@ std::optional<double> Bound(const json& v) {
   return d;
 }
 
-// The code points of `s` as valijson counts them (it stops at a NUL byte), for well-formed
-// UTF-8; nullopt for a NUL byte or anything not well-formed.
+// The code points of `s` as valijson counts them (it stops at a code point 0), for
+// well-formed UTF-8 (RFC 3629's table, so no overlong form of U+0000 either); nullopt for
+// a NUL byte or anything not well-formed.
 std::optional<uint64_t> CodePoints(const std::string& s) {
   uint64_t n = 0;
+  const auto tail = [](unsigned char c) { return c >= 0x80 && c <= 0xBF; };
   for (size_t i = 0; i < s.size();) {
     const auto b = static_cast<unsigned char>(s[i]);
+    const auto at = [&](size_t k) -> unsigned char {
+      return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0;
+    };
     size_t len;
+    bool ok;
     if (b == 0) return std::nullopt;
-    if (b < 0x80) len = 1;
-    else if (b >= 0xC2 && b <= 0xDF) len = 2;
-    else if (b >= 0xE0 && b <= 0xEF) len = 3;
-    else if (b >= 0xF0 && b <= 0xF4) len = 4;
-    else return std::nullopt;
-    if (i + len > s.size()) return std::nullopt;
-    for (size_t k = 1; k < len; ++k) {
-      const auto c = static_cast<unsigned char>(s[i + k]);
-      if (c < 0x80 || c > 0xBF) return std::nullopt;
+    if (b < 0x80) {
+      len = 1;
+      ok = true;
+    } else if (b >= 0xC2 && b <= 0xDF) {
+      len = 2;
+      ok = tail(at(1));
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      const unsigned char c = at(1);
+      len = 3;
+      ok = (b == 0xE0 ? (c >= 0xA0 && c <= 0xBF) : b == 0xED ? (c >= 0x80 && c <= 0x9F) : tail(c)) &&
+           tail(at(2));
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      const unsigned char c = at(1);
+      len = 4;
+      ok = (b == 0xF0 ? (c >= 0x90 && c <= 0xBF) : b == 0xF4 ? (c >= 0x80 && c <= 0x8F) : tail(c)) &&
+           tail(at(2)) && tail(at(3));
+    } else {
+      return std::nullopt;
     }
+    if (!ok) return std::nullopt;
     i += len;
     ++n;
   }
   return n;
 }
+
+// valijson keeps property names, required names and enum strings as C strings in places:
+// one with a NUL byte is left to it.
+bool HasNul(const std::string& s) { return s.find('\0') != std::string::npos; }
 
 }  // namespace
 
@@ -122,20 +142,23 @@ struct QuickSchema::Node {
           n->known = false;
         }
       } else if (key == "properties" && v.is_object()) {
-        for (auto p = v.begin(); p != v.end(); ++p) n->properties.emplace(p.key(), From(*p));
+        for (auto p = v.begin(); p != v.end(); ++p) {
+          if (HasNul(p.key())) n->known = false;
+          n->properties.emplace(p.key(), From(*p));
+        }
       } else if (key == "additionalProperties" && v.is_boolean()) {
         n->additional_allowed = v.get<bool>();
       } else if (key == "additionalProperties" && v.is_object()) {
         n->additional = From(v);
       } else if (key == "required" && v.is_array()) {
         for (const auto& r : v) {
-          if (r.is_string()) n->required.push_back(r.get<std::string>());
+          if (r.is_string() && !HasNul(r.get_ref<const std::string&>())) n->required.push_back(r.get<std::string>());
           else n->known = false;
         }
       } else if (key == "enum" && v.is_array() && !v.empty()) {
         n->has_enum = true;
         for (const auto& e : v) {
-          if (e.is_string()) n->enum_strings.insert(e.get<std::string>());
+          if (e.is_string() && !HasNul(e.get_ref<const std::string&>())) n->enum_strings.insert(e.get<std::string>());
           else n->known = false;
         }
       } else if (key == "minLength" || key == "maxLength" || key == "minItems" || key == "maxItems") {
@@ -205,6 +228,9 @@ struct QuickSchema::Node {
           if (meet(items->Check(x))) return QuickVerdict::kInvalid;
     }
     if (doc.is_object()) {
+      // valijson matches a member name with a NUL byte by its part before it, in places.
+      for (auto it = doc.begin(); it != doc.end(); ++it)
+        if (HasNul(it.key())) return QuickVerdict::kUnsure;
       for (const auto& r : required)
         if (!doc.contains(r)) return QuickVerdict::kInvalid;
       for (auto it = doc.begin(); it != doc.end(); ++it) {

@@ -91,6 +91,11 @@ TEST(JsonStrict, SixtyFourLevelsAreAcceptedAndSixtyFiveRefused) {
   EXPECT_TRUE(ParseJsonStrict("[[1]]", 2));
   // 100,000 levels: refused at 65, no deep recursion anywhere.
   EXPECT_EQ(ParseJsonStrict(std::string(100000, '[')).problem, JsonProblem::kTooDeep);
+  // A caller asking for more than 1,000 levels gets 1,000: the parser recurses per level.
+  EXPECT_TRUE(ParseJsonStrict(Nested(1000, "[", "]"), 1 << 30));
+  auto capped = ParseJsonStrict(Nested(1001, "[", "]"), 1 << 30);
+  EXPECT_EQ(capped.problem, JsonProblem::kTooDeep);
+  EXPECT_EQ(capped.detail, "the document is nested deeper than 1000 levels");
 }
 
 // The parser is crmd's own (src/core/json_parse.cc); what it accepts and builds must be
