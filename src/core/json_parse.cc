@@ -1,5 +1,7 @@
 #include "src/core/json_parse.h"
 
+#include "src/core/utf8.h"
+
 #include <charconv>
 #include <clocale>
 #include <cmath>
@@ -240,33 +242,6 @@ class Parser {
     return true;
   }
 
-  static bool Tail(unsigned char c) { return c >= 0x80 && c <= 0xBF; }
-
-  // The length of the well-formed UTF-8 sequence (RFC 3629) of two bytes or more at `q`,
-  // or 0.
-  size_t Utf8Length(const char* q) const {
-    const auto at = [&](size_t i) -> unsigned char {
-      return q + i < end_ ? static_cast<unsigned char>(q[i]) : 0;
-    };
-    const unsigned char b = at(0);
-    if (b >= 0xC2 && b <= 0xDF) return Tail(at(1)) ? 2 : 0;
-    if (b >= 0xE0 && b <= 0xEF) {
-      const unsigned char c = at(1);
-      const bool second = b == 0xE0 ? (c >= 0xA0 && c <= 0xBF)
-                          : b == 0xED ? (c >= 0x80 && c <= 0x9F)
-                                      : Tail(c);
-      return second && Tail(at(2)) ? 3 : 0;
-    }
-    if (b >= 0xF0 && b <= 0xF4) {
-      const unsigned char c = at(1);
-      const bool second = b == 0xF0 ? (c >= 0x90 && c <= 0xBF)
-                          : b == 0xF4 ? (c >= 0x80 && c <= 0x8F)
-                                      : Tail(c);
-      return second && Tail(at(2)) && Tail(at(3)) ? 4 : 0;
-    }
-    return 0;
-  }
-
   // A string from its opening quote; `s` gets its value.
   bool String(std::string& s) {
     ++p_;  // '"'
@@ -291,7 +266,7 @@ class Parser {
         ++p_;
         continue;
       }
-      const size_t n = Utf8Length(p_);
+      const size_t n = Utf8Sequence(std::string_view(p_, static_cast<size_t>(end_ - p_)), 0);
       if (n == 0) return Syntax();
       p_ += n;
     }

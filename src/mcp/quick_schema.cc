@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/utf8.h"
+
 namespace crmd::mcp {
 
 using nlohmann::json;
@@ -62,37 +64,16 @@ std::optional<double> Bound(const json& v) {
 // a NUL byte or anything not well-formed.
 std::optional<uint64_t> CodePoints(const std::string& s) {
   uint64_t n = 0;
-  const auto tail = [](unsigned char c) { return c >= 0x80 && c <= 0xBF; };
-  for (size_t i = 0; i < s.size();) {
+  for (size_t i = 0; i < s.size(); ++n) {
     const auto b = static_cast<unsigned char>(s[i]);
-    const auto at = [&](size_t k) -> unsigned char {
-      return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0;
-    };
-    size_t len;
-    bool ok;
     if (b == 0) return std::nullopt;
     if (b < 0x80) {
-      len = 1;
-      ok = true;
-    } else if (b >= 0xC2 && b <= 0xDF) {
-      len = 2;
-      ok = tail(at(1));
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      const unsigned char c = at(1);
-      len = 3;
-      ok = (b == 0xE0 ? (c >= 0xA0 && c <= 0xBF) : b == 0xED ? (c >= 0x80 && c <= 0x9F) : tail(c)) &&
-           tail(at(2));
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      const unsigned char c = at(1);
-      len = 4;
-      ok = (b == 0xF0 ? (c >= 0x90 && c <= 0xBF) : b == 0xF4 ? (c >= 0x80 && c <= 0x8F) : tail(c)) &&
-           tail(at(2)) && tail(at(3));
-    } else {
-      return std::nullopt;
+      ++i;
+      continue;
     }
-    if (!ok) return std::nullopt;
+    const size_t len = Utf8Sequence(s, i);
+    if (len == 0) return std::nullopt;
     i += len;
-    ++n;
   }
   return n;
 }
