@@ -134,6 +134,9 @@ Result<int> AutomationRuns::ClaimEvents(int limit) {
     if (!active) return Fail(active.error());
     for (const auto& ev : *events) {
       if (!ev.contact_id) continue;
+      // This runs inside the single writer's turn (a group commit batch): an event no
+      // active automation and no sequence can take is not parsed.
+      if (active->empty() && ev.event_type != events::kListAdded) continue;
       json data = json::parse(ev.data, nullptr, false);
       // The runs it enrols continue the trace of the request that caused the event.
       const TraceLink trace{.traceparent = ev.traceparent, .tracestate = ev.tracestate};
