@@ -5,7 +5,7 @@ SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 APT="$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends"
 $SUDO apt-get update -q
 $APT g++ cmake ninja-build lld pkg-config ca-certificates git curl python3 \
-  libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libvalijson-dev \
+  libboost1.81-dev libboost-context1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libvalijson-dev \
   libexpected-dev libsqlite3-dev sqlite3 libpq-dev libcurl4-openssl-dev \
   libgtest-dev libgmock-dev libbenchmark-dev wrk libjemalloc-dev
 # The console's templates: mstch (Mustache). libmstch-dev depends on the default

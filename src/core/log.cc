@@ -1,5 +1,7 @@
 #include "src/core/log.h"
 
+#include <utility>
+
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -74,6 +76,8 @@ LogScope::LogScope(LogContext context) : context_(std::move(context)), previous_
 LogScope::~LogScope() { current_context = previous_; }
 
 LogContext* CurrentLogContext() { return current_context; }
+
+LogContext* ExchangeCurrentLogContext(LogContext* context) { return std::exchange(current_context, context); }
 
 std::string JsonEscape(const std::string& s) {
   std::string out;

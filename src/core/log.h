@@ -50,5 +50,8 @@ class LogScope {
 // replaces the trace when a message's _meta carries its own traceparent; the outbox
 // stores the trace with each event (src/crm/outbox.h).
 LogContext* CurrentLogContext();
+// Makes `context` this thread's innermost log context and answers the one it replaces:
+// for the worker pool, which keeps a suspended fiber's context aside (src/core/worker_pool.h).
+LogContext* ExchangeCurrentLogContext(LogContext* context);
 
 }  // namespace crmd

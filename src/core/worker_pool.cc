@@ -1,18 +1,161 @@
 #include "src/core/worker_pool.h"
 
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
+#include <climits>
+#include <new>
 #include <system_error>
 
+#include <boost/context/fiber.hpp>
+
 #include "src/core/cpu_quota.h"
+#include "src/core/log.h"
+
+// ThreadSanitizer and MemorySanitizer know no fibers here: tasks run on their threads.
+// AddressSanitizer is told of every switch (its stack bounds and fake stacks).
+#if defined(__SANITIZE_THREAD__)
+#define CRMD_NO_FIBERS 1
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define CRMD_ASAN 1
+#endif
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define CRMD_NO_FIBERS 1
+#endif
+#if __has_feature(address_sanitizer)
+#define CRMD_ASAN 1
+#endif
+#endif
+#ifdef CRMD_ASAN
+#include <sanitizer/common_interface_defs.h>
+#define CRMD_START_SWITCH(save, bottom, size) __sanitizer_start_switch_fiber(save, bottom, size)
+#define CRMD_FINISH_SWITCH(save, bottom, size) __sanitizer_finish_switch_fiber(save, bottom, size)
+#else
+#define CRMD_START_SWITCH(save, bottom, size) ((void)0)
+#define CRMD_FINISH_SWITCH(save, bottom, size) ((void)0)
+#endif
 
 namespace crmd {
+
+namespace bctx = boost::context;
+
+// A task's fiber. Touched by its own thread only, but for the Wakeup that readies it.
+struct WorkerPool::Fiber {
+  Slot* slot = nullptr;
+  Task task;
+  bctx::fiber self;    // the suspended fiber, on the thread's side
+  bctx::fiber caller;  // the thread's loop, on the fiber's side
+  LogContext* log_context = nullptr;  // the fiber's, while it is suspended
+  int blocking_depth = 0;             // likewise
+  bool done = false;
+  const void* stack_bottom = nullptr;  // for AddressSanitizer
+  size_t stack_size = 0;
+  void* fake_stack = nullptr;
+};
+
+// One pool thread: its wait, the fibers ready to resume on it (under the pool's mu_) and
+// its cache of fiber stacks (its own).
+struct WorkerPool::Slot {
+  WorkerPool* pool = nullptr;
+  std::condition_variable cv;
+  std::deque<Fiber*> ready;  // guarded by mu_
+  bool waiting = false;      // in the pool's idle_, guarded by mu_
+  Fiber* current = nullptr;  // the fiber running on this thread
+  int suspended = 0;         // fibers of this thread waiting on a Wakeup
+  std::vector<bctx::stack_context> stacks;
+  bctx::stack_context last_stack;          // the stack allocated last (for Start)
+  const void* thread_stack_bottom = nullptr;  // the thread's own, for AddressSanitizer
+  size_t thread_stack_size = 0;
+  void* fake_stack = nullptr;
+  ~Slot() {
+    for (auto& sc : stacks) FreeStack(sc);
+  }
+  // A fiber's stack: 1 MiB (a thread's is 8; the deepest handler path, the JSON parser at
+  // its depth limit, uses far less), below a guard page; pages are touched as used.
+  static constexpr size_t kStack = 1 << 20;
+  static constexpr size_t kKeep = 256;
+  static void FreeStack(bctx::stack_context& sc) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    munmap(static_cast<char*>(sc.sp) - sc.size - page, sc.size + page);
+  }
+};
+
 namespace {
 thread_local WorkerPool* t_pool = nullptr;  // the pool this thread belongs to, if any
+thread_local WorkerPool::Slot* t_slot = nullptr;  // its slot, when the pool runs fibers
 thread_local int t_blocking_depth = 0;
+
+// Boost.Context's stack allocator over a slot's cache.
+struct SlotStacks {
+  WorkerPool::Slot* slot;
+  bctx::stack_context allocate() {
+    if (!slot->stacks.empty()) {
+      bctx::stack_context sc = slot->stacks.back();
+      slot->stacks.pop_back();
+      slot->last_stack = sc;
+      return sc;
+    }
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t size = WorkerPool::Slot::kStack;
+    void* base = mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) throw std::bad_alloc();
+    mprotect(base, page, PROT_NONE);  // the guard: an overflow faults instead of writing on
+    bctx::stack_context sc;
+    sc.size = size;
+    sc.sp = static_cast<char*>(base) + page + size;
+    slot->last_stack = sc;
+    return sc;
+  }
+  void deallocate(bctx::stack_context& sc) noexcept {
+    if (slot->stacks.size() < WorkerPool::Slot::kKeep) {
+      try {
+        slot->stacks.push_back(sc);
+        return;
+      } catch (...) {
+      }
+    }
+    WorkerPool::Slot::FreeStack(sc);
+  }
+};
+
+void FutexWait(std::atomic<uint32_t>& word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+void FutexWake(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// Suspends the running fiber until Ready() resumes it. On a fiber of t_slot only.
+void Suspend() {
+  WorkerPool::Slot* slot = t_slot;
+  WorkerPool::Fiber* f = slot->current;
+  f->log_context = ExchangeCurrentLogContext(nullptr);
+  f->blocking_depth = std::exchange(t_blocking_depth, 0);
+  ++slot->suspended;
+  CRMD_START_SWITCH(&f->fake_stack, slot->thread_stack_bottom, slot->thread_stack_size);
+  f->caller = std::move(f->caller).resume();
+  CRMD_FINISH_SWITCH(f->fake_stack, &slot->thread_stack_bottom, &slot->thread_stack_size);
+  // Back, on the same thread (a fiber is resumed by its own thread only).
+  --slot->suspended;
+  ExchangeCurrentLogContext(f->log_context);
+  t_blocking_depth = f->blocking_depth;
+}
 }  // namespace
+
+bool WorkerPool::FibersSupported() {
+#ifdef CRMD_NO_FIBERS
+  return false;
+#else
+  return true;
+#endif
+}
 
 int WorkerPool::Cores() {
   // The CPUs this process may run on (a cpuset or taskset narrows them), else the
@@ -29,74 +172,164 @@ int WorkerPool::Cores() {
   return cores;
 }
 
-WorkerPool::WorkerPool(int runners, int max_threads)
-    : runners_(std::max(1, runners)), max_threads_(std::max(std::max(1, runners), max_threads)) {
+bool WorkerPool::OnFiber() { return t_slot && t_slot->current; }
+
+WorkerPool::WorkerPool(int runners, int max_threads, bool fibers)
+    : runners_(std::max(1, runners)),
+      max_threads_(std::max(std::max(1, runners), max_threads)),
+      fibers_(fibers && FibersSupported()) {
   threads_.reserve(static_cast<size_t>(max_threads_));
+  slots_.reserve(static_cast<size_t>(max_threads_));
 }
 
 WorkerPool::~WorkerPool() { Join(); }
 
-bool WorkerPool::WakeOneLocked() {
-  if (queue_.empty() || running_ >= runners_) return false;
-  if (idle_ > 0) return true;  // a woken thread that finds nothing to do waits again
+void WorkerPool::WakeLocked(Slot& slot) {
+  if (!slot.waiting) return;
+  slot.waiting = false;
+  ++waking_;
+  idle_.erase(std::find(idle_.begin(), idle_.end(), &slot));
+  // Under mu_: the slot is the pool's (it outlives the thread), and a thread woken while
+  // the lock is held waits for it for the time of an unlock.
+  slot.cv.notify_one();
+}
+
+void WorkerPool::WakeAllLocked() {
+  while (!idle_.empty()) WakeLocked(*idle_.back());
+}
+
+void WorkerPool::WakeOneLocked() {
+  if (queue_.empty() || running_ >= runners_) return;
+  if (!idle_.empty()) {
+    // A woken thread that finds nothing to do waits again.
+    WakeLocked(*idle_.back());
+    return;
+  }
+  // A thread woken and not yet back in its loop takes the task once it is (after the
+  // fiber it was woken for, if any): no thread is started for it. Without this, a
+  // Post() between a Wakeup's wake-up and the woken thread's return started one, and
+  // under a write load the pool grew to dozens of threads, the fibers spread over them.
+  if (waking_ > 0) return;
   // One thread starting at a time: it wakes or starts the next itself if work is left
   // (Loop), so a burst of posts does not start a thread per post.
   if (starting_ == 0 && static_cast<int>(threads_.size()) < max_threads_ && !stopping_) {
     try {
-      threads_.emplace_back([this] { Loop(); });
+      slots_.push_back(std::make_unique<Slot>());
+      Slot* slot = slots_.back().get();
+      slot->pool = this;
+      threads_.emplace_back([this, slot] { Loop(*slot); });
       ++starting_;  // Loop() decrements it under mu_, which this thread holds
-    } catch (const std::system_error&) {
+    } catch (const std::exception&) {
       // No thread could be started (a process or container limit): the threads there are
       // carry on; the next wake-up tries again.
     }
   }
-  return false;
 }
 
 void WorkerPool::Post(Task task) {
-  bool notify;
   {
     std::lock_guard lock(mu_);
-    if (stopping_ && threads_.empty()) {
-      notify = false;
-    } else {
+    if (!(stopping_ && threads_.empty())) {
       queue_.push_back(std::move(task));
-      notify = WakeOneLocked();
       task = Task();
+      WakeOneLocked();
     }
   }
-  if (task) {
-    task();  // the pool has been joined: run it here
-    return;
-  }
-  if (notify) cv_.notify_one();
+  if (task) task();  // the pool has been joined: run it here
 }
 
-void WorkerPool::Loop() {
+void WorkerPool::Loop(Slot& slot) {
   t_pool = this;
+  if (fibers_) t_slot = &slot;
   std::unique_lock lock(mu_);
   --starting_;
-  // Joining does not lift the runner limit: the queue drains at the usual pace.
-  auto can_take = [&] { return (!queue_.empty() && running_ < runners_) || (stopping_ && queue_.empty()); };
+  // Joining does not lift the runner limit: the queue drains at the usual pace. A thread
+  // ends only once its own suspended fibers have ended.
   while (true) {
-    ++idle_;
-    cv_.wait(lock, can_take);
-    --idle_;
-    if (queue_.empty()) return;  // stopping, nothing left
-    Task task = std::move(queue_.front());
-    queue_.pop_front();
-    ++running_;
-    // More queued than running: bring the next thread in (a burst starts threads one by
-    // one until `runners_` run).
-    bool notify = WakeOneLocked();
-    lock.unlock();
-    if (notify) cv_.notify_one();
-    task();
-    task = Task();  // destroyed outside the lock
-    lock.lock();
-    --running_;
-    if (stopping_ && queue_.empty()) cv_.notify_all();  // the waiting threads may end
+    if (!slot.ready.empty()) {
+      // A fiber whose Wakeup came: it finishes its task, whatever the runner limit (as a
+      // thread back from a BlockingRegion does).
+      Fiber* f = slot.ready.front();
+      slot.ready.pop_front();
+      ++running_;
+      lock.unlock();
+      Resume(slot, f);
+      lock.lock();
+      --running_;
+      if (stopping_ && queue_.empty()) WakeAllLocked();
+      continue;
+    }
+    if (!queue_.empty() && running_ < runners_) {
+      Task task = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+      // More queued than running: bring the next thread in (a burst starts threads one by
+      // one until `runners_` run).
+      WakeOneLocked();
+      lock.unlock();
+      if (fibers_) {
+        Start(slot, std::move(task));
+      } else {
+        task();
+        task = Task();  // destroyed outside the lock
+      }
+      lock.lock();
+      --running_;
+      if (stopping_ && queue_.empty()) WakeAllLocked();  // the waiting threads may end
+      continue;
+    }
+    if (stopping_ && queue_.empty() && slot.suspended == 0) return;
+    slot.waiting = true;
+    idle_.push_back(&slot);
+    do slot.cv.wait(lock);
+    while (slot.waiting);  // until WakeLocked(): work, a ready fiber, or Join()
+    --waking_;
   }
+}
+
+void WorkerPool::Start(Slot& slot, Task task) {
+  auto* f = new Fiber;
+  f->slot = &slot;
+  f->task = std::move(task);
+  try {
+    f->self = bctx::fiber(std::allocator_arg, SlotStacks{&slot}, [f](bctx::fiber&& caller) {
+      Slot* slot = f->slot;
+      (void)slot;  // used by AddressSanitizer builds only
+      CRMD_FINISH_SWITCH(nullptr, &slot->thread_stack_bottom, &slot->thread_stack_size);
+      f->caller = std::move(caller);
+      f->task();
+      f->task = Task();
+      f->done = true;
+      CRMD_START_SWITCH(nullptr, slot->thread_stack_bottom, slot->thread_stack_size);  // ends
+      return std::move(f->caller);
+    });
+    f->stack_bottom = static_cast<char*>(slot.last_stack.sp) - slot.last_stack.size;
+    f->stack_size = slot.last_stack.size;
+  } catch (...) {
+    // No stack: the task runs on the thread's own, as without fibers.
+    Task t = std::move(f->task);
+    delete f;
+    t();
+    return;
+  }
+  Resume(slot, f);
+}
+
+void WorkerPool::Resume(Slot& slot, Fiber* f) {
+  slot.current = f;
+  CRMD_START_SWITCH(&slot.fake_stack, f->stack_bottom, f->stack_size);
+  f->self = std::move(f->self).resume();
+  CRMD_FINISH_SWITCH(slot.fake_stack, nullptr, nullptr);
+  slot.current = nullptr;
+  // The fiber ended, or waits (Suspend took its thread-local state with it).
+  if (f->done) delete f;
+}
+
+void WorkerPool::Ready(Fiber* f) {
+  Slot& slot = *f->slot;
+  std::lock_guard lock(mu_);
+  slot.ready.push_back(f);
+  WakeLocked(slot);
 }
 
 void WorkerPool::Join() {
@@ -105,8 +338,8 @@ void WorkerPool::Join() {
     std::lock_guard lock(mu_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
+    WakeAllLocked();
   }
-  cv_.notify_all();
   // No thread is started once stopping_ is set, so threads_ no longer grows.
   {
     std::lock_guard lock(mu_);
@@ -132,14 +365,10 @@ WorkerPool::Stats WorkerPool::stats() const {
 }
 
 void WorkerPool::Enter() noexcept {
-  bool notify;
-  {
-    std::lock_guard lock(mu_);
-    --running_;
-    ++blocked_;
-    notify = WakeOneLocked();
-  }
-  if (notify) cv_.notify_one();
+  std::lock_guard lock(mu_);
+  --running_;
+  ++blocked_;
+  WakeOneLocked();
 }
 
 void WorkerPool::Leave() noexcept {
@@ -160,6 +389,34 @@ BlockingRegion::~BlockingRegion() {
   if (!counted_) return;
   --t_blocking_depth;
   if (pool_) pool_->Leave();
+}
+
+void Wakeup::Wait() {
+  if (t_slot && t_slot->current && t_blocking_depth == 0) {
+    fiber_ = t_slot->current;
+    uint32_t expected = kIdle;
+    // Published before the fiber has left its thread: a Notify() meanwhile queues it on
+    // that thread, which resumes it only after it has left.
+    if (state_.compare_exchange_strong(expected, kParked, std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+      Suspend();
+    return;
+  }
+  uint32_t expected = kIdle;
+  if (!state_.compare_exchange_strong(expected, kSleeping, std::memory_order_acq_rel,
+                                      std::memory_order_acquire))
+    return;
+  BlockingRegion blocking;
+  while (state_.load(std::memory_order_acquire) == kSleeping) FutexWait(state_, kSleeping);
+}
+
+void Wakeup::Notify() {
+  // Once the state reads kNotified the waiter may return and end this object: what is
+  // needed after is read first or, for a parked fiber (which cannot return before it is
+  // resumed), after.
+  const uint32_t prev = state_.exchange(kNotified, std::memory_order_acq_rel);
+  if (prev == kParked) fiber_->slot->pool->Ready(fiber_);
+  else if (prev == kSleeping) FutexWake(state_);  // at worst a spurious wake-up of a reuser
 }
 
 }  // namespace crmd

@@ -18,8 +18,22 @@
 // (An idle thread spinning 50 us on the queue before sleeping was tried and made every
 // row slower on two cores: the spinner took CPU from the I/O thread.) Threads are started as they are first needed and live until Join().
 //
+// Fibers: each task runs on a fiber of its own (Boost.Context, a stack from the thread's
+// cache) so that a task waiting on a Wakeup (a write waiting for its group commit) does
+// not hold its thread: the fiber is suspended and the thread runs the next task, or a
+// fiber whose Wakeup has come. A suspended fiber is resumed on the thread that started
+// it, so thread_local state stays the thread's; the thread's log context and its
+// BlockingRegion depth are kept per fiber across a suspension. On a write-heavy load this
+// takes the thread hand-offs (a park, a wake-up and a switch per write, the largest part
+// of a durable create_contact on a paravirtualised two-core machine) off the write path
+// (docs/performance.md). A task must not hold a mutex while it waits on a Wakeup (another
+// fiber of its thread could wait for it). Builds with a sanitizer run tasks on the
+// thread's own stack, as before.
+//
 // Thread-safe.
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -54,8 +68,9 @@ class WorkerPool {
     std::unique_ptr<Base> impl_;
   };
 
-  // REQUIRES: 1 <= runners <= max_threads.
-  WorkerPool(int runners, int max_threads);
+  // REQUIRES: 1 <= runners <= max_threads. `fibers`: run tasks on fibers (see above);
+  // ignored (false) where FibersSupported() is not.
+  WorkerPool(int runners, int max_threads, bool fibers = true);
   ~WorkerPool();  // Join()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -78,23 +93,43 @@ class WorkerPool {
   // A default for `runners` and I/O threads: the cores this process may use, its CPU
   // affinity lowered by a cgroup CPU bandwidth limit (src/core/cpu_quota.h); at least 1.
   static int Cores();
+  // False in builds with a sanitizer (their stacks and shadow state know no fibers).
+  static bool FibersSupported();
+  bool fibers() const { return fibers_; }
+  // Whether the caller runs on a fiber of a pool (where a Wakeup suspends it).
+  static bool OnFiber();
+
+  struct Fiber;
+  struct Slot;
 
  private:
   friend class BlockingRegion;
-  void Loop();
+  friend class Wakeup;
+  void Loop(Slot& slot);
   void Enter() noexcept;
   void Leave() noexcept;
   // Wakes a waiting thread, or starts one, if a queued task could run now. REQUIRES: mu_
-  // held; returns whether to notify one waiter once mu_ is released.
-  bool WakeOneLocked();
+  // held.
+  void WakeOneLocked();
+  void WakeAllLocked();
+  // Makes `slot` leave its wait. REQUIRES: mu_ held.
+  void WakeLocked(Slot& slot);
+  // Runs `task` on a new fiber of `slot` until it ends or waits.
+  void Start(Slot& slot, Task task);
+  // Runs `fiber` until it ends or waits again.
+  void Resume(Slot& slot, Fiber* fiber);
+  // Queues `fiber` to be resumed by its thread (any thread may call it).
+  void Ready(Fiber* fiber);
 
   const int runners_;
   const int max_threads_;
+  const bool fibers_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   std::deque<Task> queue_;
   std::vector<std::thread> threads_;
-  int idle_ = 0;      // threads waiting on cv_
+  std::vector<std::unique_ptr<Slot>> slots_;  // one per thread, kept until the pool ends
+  std::vector<Slot*> idle_;                    // threads waiting for work
+  int waking_ = 0;    // threads woken (out of idle_) that are not back in their loop yet
   int starting_ = 0;  // threads started that have not reached Loop() yet
   int running_ = 0;
   int blocked_ = 0;
@@ -114,6 +149,22 @@ class BlockingRegion {
  private:
   WorkerPool* pool_ = nullptr;  // set by the outermost region on a pool thread
   bool counted_ = false;
+};
+
+// A one-shot event: Wait() returns once Notify() has been called, before or after it. On a
+// WorkerPool fiber (outside any BlockingRegion) Wait() suspends the fiber, and its thread
+// runs other tasks meanwhile; elsewhere it sleeps on a futex, inside a BlockingRegion.
+// Notify() is called once, from any thread; the Wakeup may be destroyed as soon as Wait()
+// has returned.
+class Wakeup {
+ public:
+  void Wait();
+  void Notify();
+
+ private:
+  static constexpr uint32_t kIdle = 0, kNotified = 1, kParked = 2, kSleeping = 3;
+  std::atomic<uint32_t> state_{kIdle};
+  WorkerPool::Fiber* fiber_ = nullptr;  // set before kParked is published
 };
 
 }  // namespace crmd

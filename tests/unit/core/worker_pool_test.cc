@@ -4,9 +4,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "src/core/log.h"
 
 namespace crmd {
 namespace {
@@ -213,6 +217,99 @@ TEST(WorkerPool, APostAfterJoinRunsOnTheCaller) {
   std::thread::id ran_on;
   pool.Post([&] { ran_on = std::this_thread::get_id(); });
   EXPECT_EQ(ran_on, caller);
+}
+
+// With fibers, a task waiting on a Wakeup leaves its thread to the next task: fifty tasks
+// wait at once on one thread. (A build with a sanitizer runs no fibers: each waits as a
+// blocked handler, on a thread of its own.)
+TEST(WorkerPool, TasksWaitingOnAWakeupLeaveTheirThreadToTheNext) {
+  const bool fibers = WorkerPool::FibersSupported();
+  constexpr int kTasks = 50;
+  WorkerPool pool(1, fibers ? 1 : kTasks + 1);
+  EXPECT_EQ(pool.fibers(), fibers);
+  std::vector<Wakeup> wakeups(kTasks);
+  std::atomic<int> waiting{0};
+  std::atomic<int> done{0};
+  for (int i = 0; i < kTasks; ++i)
+    pool.Post([&, i] {
+      waiting.fetch_add(1);
+      wakeups[static_cast<size_t>(i)].Wait();
+      done.fetch_add(1);
+    });
+  ASSERT_TRUE(Eventually([&] { return waiting.load() == kTasks; }));
+  EXPECT_EQ(done.load(), 0);
+  if (fibers) EXPECT_EQ(pool.stats().threads, 1);
+  // Notified from another thread, in the reverse order: each finishes its task.
+  for (int i = kTasks - 1; i >= 0; --i) wakeups[static_cast<size_t>(i)].Notify();
+  ASSERT_TRUE(Eventually([&] { return done.load() == kTasks; }));
+  pool.Join();
+  EXPECT_EQ(done.load(), kTasks);
+}
+
+// A task's log context is its own across a wait, whatever ran on its thread meanwhile, and
+// a task started meanwhile begins with none.
+TEST(WorkerPool, AWaitingTaskKeepsItsLogContextAndTheNextStartsWithNone) {
+  WorkerPool pool(1, WorkerPool::FibersSupported() ? 1 : 4);
+  Wakeup a, b;
+  std::atomic<int> waiting{0};
+  std::atomic<int> kept{0};
+  auto task = [&](const std::string& id, Wakeup& w) {
+    LogScope scope(LogContext{.request_id = id, .trace = {}});
+    waiting.fetch_add(1);
+    w.Wait();
+    const LogContext* now = CurrentLogContext();
+    if (now && now->request_id == id) kept.fetch_add(1);
+  };
+  pool.Post([&] { task("a", a); });
+  pool.Post([&] { task("b", b); });
+  ASSERT_TRUE(Eventually([&] { return waiting.load() == 2; }));
+  std::atomic<int> fresh{0};
+  pool.Post([&] {
+    fresh = CurrentLogContext() == nullptr ? 1 : 2;
+  });
+  ASSERT_TRUE(Eventually([&] { return fresh.load() != 0; }));
+  a.Notify();
+  b.Notify();
+  pool.Join();
+  EXPECT_EQ(fresh.load(), 1);
+  EXPECT_EQ(kept.load(), 2);
+}
+
+TEST(WorkerPool, JoinWaitsForTasksWaitingOnAWakeup) {
+  Wakeup w;
+  std::atomic<bool> waiting{false};
+  std::atomic<bool> done{false};
+  WorkerPool pool(1, 2);
+  pool.Post([&] {
+    waiting = true;
+    w.Wait();
+    done = true;
+  });
+  ASSERT_TRUE(Eventually([&] { return waiting.load(); }));
+  std::thread notifier([&] {
+    std::this_thread::sleep_for(50ms);
+    w.Notify();
+  });
+  pool.Join();
+  EXPECT_TRUE(done.load());
+  notifier.join();
+}
+
+TEST(Wakeup, OffThePoolAThreadWaitsUntilNotifiedAndAnEarlyNotifyIsKept) {
+  Wakeup early;
+  early.Notify();
+  early.Wait();  // returns at once
+  Wakeup w;
+  std::atomic<bool> back{false};
+  std::thread t([&] {
+    w.Wait();
+    back = true;
+  });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_FALSE(back.load());
+  w.Notify();
+  t.join();
+  EXPECT_TRUE(back.load());
 }
 
 }  // namespace
