@@ -1,7 +1,5 @@
 #include "src/store/sqlite.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <climits>
@@ -18,6 +16,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include <fcntl.h>
+
 #include <sqlite3.h>
 
 #include "src/core/log.h"
@@ -25,18 +25,6 @@
 
 namespace crmd::store {
 namespace {
-
-// A futex on a 32-bit atomic: waiting on a word, and waking every thread waiting on it
-// with one system call (a condition variable per waiter would take one each).
-static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
-void FutexWait(std::atomic<uint32_t>& word, uint32_t expected) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
-          nullptr, nullptr, 0);
-}
-void FutexWakeAll(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX,
-          nullptr, nullptr, 0);
-}
 
 class SqliteConn final : public Conn {
  public:
@@ -178,9 +166,11 @@ Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool reado
   }
   auto conn = std::make_unique<SqliteConn>(db);
   sqlite3_busy_timeout(db, 5000);
-  // synchronous=FULL in WAL mode: every COMMIT fsyncs the WAL before it returns, so a
-  // Write() that returned has survived a power loss too. The group commit below makes that
-  // one fsync per batch of concurrent writers rather than one per transaction.
+  // synchronous=FULL in WAL mode: every COMMIT fsyncs the WAL before it returns. The group
+  // commit's writer connection then runs at NORMAL, its fsync taken by the sync thread
+  // before any write of the batch is answered (SqliteDatabase), so a Write() that returned
+  // has survived a power loss too, with one fsync per batch (or fewer) rather than one per
+  // transaction.
   // temp_store=MEMORY: a statement that fires triggers (the counters of migration 0053
   // on every contact write) keeps a statement journal; in a temporary file that cost
   // about 18 us per INSERT of a contact, in memory about 4 us.
@@ -200,8 +190,8 @@ Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool reado
 // What each Write() keeps: its callback runs alone on the connection (serialisable, as
 // before), sees the committed state plus the earlier calls of its batch, and its work is
 // atomic: a callback that fails is rolled back to its savepoint, alone. Nothing is
-// acknowledged before the COMMIT that holds it has returned (fsynced, see OpenConn); when
-// the COMMIT fails, every call of the batch fails. If SQLite rolls the whole transaction
+// acknowledged before the COMMIT that holds it has returned and the WAL has been fsynced
+// after it (see SyncLoop); when the COMMIT fails, every call of the batch fails. If SQLite rolls the whole transaction
 // back on its own (I/O error, disk full), the calls already run in it fail too and the
 // rest of the batch goes on in a new transaction. The callback runs on the leader's
 // thread, under the caller's log context (the outbox records its trace); an exception it
@@ -215,6 +205,13 @@ class SqliteDatabase final : public Database {
     // Replaces SQLite's own checkpoint hook (sqlite3_wal_autocheckpoint): see OnWal.
     sqlite3_wal_hook(writer_->raw(), &SqliteDatabase::OnWal, this);
     checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
+    const char* file = sqlite3_db_filename(writer_->raw(), "main");
+    char mode[16] = {};
+    if (file && *file && JournalMode(writer_->raw(), mode) && std::string(mode) == "wal" &&
+        writer_->ExecScript("PRAGMA synchronous=NORMAL;")) {
+      wal_path_ = std::string(file) + "-wal";
+      sync_thread_ = std::thread([this] { SyncLoop(); });
+    }
   }
   ~SqliteDatabase() override {
     {
@@ -223,13 +220,23 @@ class SqliteDatabase final : public Database {
     }
     checkpoint_cv_.notify_one();
     checkpoint_thread_.join();
+    if (sync_thread_.joinable()) {
+      {
+        std::lock_guard lock(sync_mu_);
+        sync_stop_ = true;
+      }
+      sync_cv_.notify_one();
+      sync_thread_.join();
+    }
+    if (wal_fd_ >= 0) close(wal_fd_);
   }
   Dialect dialect() const override { return Dialect::kSqlite; }
 
   SqliteWriteStats WriteStats() const {
     return {.commits = commits_.load(), .queued = queued_.load(),
             .background_checkpoints = background_checkpoints_.load(),
-            .leader_checkpoints = leader_checkpoints_.load(), .handovers = handovers_.load()};
+            .leader_checkpoints = leader_checkpoints_.load(), .handovers = handovers_.load(),
+            .syncs = syncs_.load()};
   }
 
  protected:
@@ -278,31 +285,24 @@ class SqliteDatabase final : public Database {
   };
 
   Status RunWrite(const std::function<Status(Conn&)>& fn) override {
-    // A write waits for its batch, and the batch for its fsync: on a handler thread,
-    // another handler runs meanwhile, and more writers can join the next batch
-    // (src/core/worker_pool.h).
-    BlockingRegion blocking;
     PendingWrite me;
     me.fn = &fn;
     me.log_context = CurrentLogContext();
-    std::shared_ptr<Batch> mine;
     bool lead;
-    size_t index;  // in its batch
     {
       std::lock_guard lock(queue_mu_);
       // What may throw (an allocation) comes before any change the others could see.
       const bool new_batch = batches_.empty() || batches_.back()->writes.size() >= kMaxBatch;
-      mine = new_batch ? std::make_shared<Batch>() : batches_.back();
-      index = mine->writes.size();
-      mine->writes.push_back(&me);
       if (new_batch) {
-        mine->head_leads = !leading_;
-        try {
-          batches_.push_back(mine);
-        } catch (...) {
-          mine->writes.pop_back();
-          throw;
-        }
+        auto batch = std::make_shared<Batch>();
+        batch->writes.reserve(16);
+        batches_.push_back(std::move(batch));
+      }
+      try {
+        batches_.back()->writes.push_back(&me);
+      } catch (...) {
+        if (new_batch) batches_.pop_back();
+        throw;
       }
       // Invariant: no leader means no batch queued (a leader hands over to the head of
       // the next batch), so a writer that finds none leads, first in its own batch.
@@ -311,67 +311,59 @@ class SqliteDatabase final : public Database {
       ++queued_;
     }
     if (!lead) {
-      if (!IsWaker(*mine, index)) {
-        WaitWhile(mine->done, 0);
-      } else {
-        std::atomic<uint32_t>& word = WakerWord(*mine, index);
-        WaitWhile(word, kWaiting);
-        if (word.load(std::memory_order_acquire) == kDone) {
-          // The batch is done and out of the queue: nothing changes `writes` any more.
-          if (mine->writes.size() > index + 1) Set(mine->done, 1);
-        }
-        // kLead: the last leader handed over; leading_ is still true, now for this
-        // writer, the head of the batch at the front of the queue.
-      }
-      if (index != 0 || mine->head.load(std::memory_order_acquire) != kLead) {
+      // On a handler's fiber its thread runs other handlers meanwhile, and their writes
+      // join the next batch; on a plain thread this waits as a blocked handler
+      // (src/core/worker_pool.h).
+      me.wake.Wait();
+      if (!me.lead) {
         if (me.thrown) std::rethrow_exception(me.thrown);
         return std::move(me.result);
       }
+      // The last leader handed over: leading_ is still true, now for this writer, the
+      // head of the batch at the front of the queue.
     }
-    // A leader that finds writers queued when its batch is done leads their batch too,
-    // up to kMaxLedInARow batches: it is running already, while a writer woken to lead
-    // waits for a core behind the writers just woken. Its own answer waits that long.
-    for (int led = 1;; ++led) {
-      std::shared_ptr<Batch> batch;
-      {
-        std::lock_guard lock(queue_mu_);
-        batch = std::move(batches_.front());
-        batches_.pop_front();
-        queued_ -= static_cast<int64_t>(batch->writes.size());
+    {
+      // The leader runs batches holding its thread. On a plain pool thread another takes
+      // its place meanwhile, as for any wait; on a fiber it counts as a running handler
+      // (the other writers no longer need threads to wait on).
+      BlockingRegion blocking(!WorkerPool::OnFiber());
+      // A leader that finds writers queued when its batch is committed leads their batch
+      // too, up to kMaxLedInARow batches: it is running already, while a writer woken to
+      // lead waits for a core behind the writers just woken.
+      for (int led = 1;; ++led) {
+        std::shared_ptr<Batch> batch;
+        {
+          std::lock_guard lock(queue_mu_);
+          batch = std::move(batches_.front());
+          batches_.pop_front();
+          queued_ -= static_cast<int64_t>(batch->writes.size());
+        }
+        const auto began = std::chrono::steady_clock::now();
+        RunBatch(batch->writes);
+        if (led == 1) batch->leader = &me;  // the head of the first batch it leads
+        if (auto* h = metrics().group_commit_seconds)
+          h->ObserveMicros(std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now() - began).count());
+        PendingWrite* next = nullptr;
+        bool again = false;
+        {
+          std::lock_guard lock(queue_mu_);
+          if (batches_.empty()) leading_ = false;
+          else if (led < kMaxLedInARow) again = true;
+          else next = batches_.front()->writes.front();
+        }
+        if (next) {
+          ++handovers_;
+          next->lead = true;
+          next->wake.Notify();
+        }
+        // Committed, not yet durable: the sync thread answers the batch after its fsync,
+        // while this leader (or the next) runs the next batch.
+        Durable(std::move(batch));
+        if (!again) break;
       }
-      const auto began = std::chrono::steady_clock::now();
-      RunBatch(batch->writes);
-      if (auto* h = metrics().group_commit_seconds)
-        h->ObserveMicros(std::chrono::duration_cast<std::chrono::microseconds>(
-                             std::chrono::steady_clock::now() - began).count());
-      std::shared_ptr<Batch> next;
-      bool again = false;
-      {
-        std::lock_guard lock(queue_mu_);
-        if (batches_.empty()) leading_ = false;
-        else if (led < kMaxLedInARow) again = true;
-        else next = batches_.front();
-      }
-      // The wake-ups happen outside queue_mu_, the next leader's first, so that its
-      // batch runs while this thread wakes the others: a writer woken under the lock
-      // went back to sleep on it at once. The leader wakes one writer of the batch, which
-      // wakes the others with one system call: waking a thread costs the waker about 25
-      // us on this machine's kernel, and thirty of them were a fifth of the leader's
-      // time, which is the write path's bottleneck (docs/performance.md).
-      // (A head told to lead, whose second writer waits on `done`, is the exception: its
-      // leader wakes them all, once in kMaxLedInARow batches at most.)
-      // The words live in the batch, which this thread holds: a writer that sees its
-      // word set may return before the wake-up call has.
-      if (next) {
-        ++handovers_;
-        Set(next->head, kLead);
-      }
-      const auto& writes = batch->writes;
-      if (writes.front() != &me) Set(batch->head, kDone);
-      else if (writes.size() > 1 && batch->head_leads) Set(batch->second, kDone);
-      else if (writes.size() > 1) Set(batch->done, 1);
-      if (!again) break;
     }
+    me.synced.Wait();
     if (me.thrown) std::rethrow_exception(me.thrown);
     return std::move(me.result);
   }
@@ -379,47 +371,81 @@ class SqliteDatabase final : public Database {
  private:
   static constexpr size_t kMaxBatch = 256;
   static constexpr int kMaxLedInARow = 4;
-  static constexpr uint32_t kWaiting = 0;
-  static constexpr uint32_t kDone = 1;
-  static constexpr uint32_t kLead = 2;
 
-  // One Write() call, on its caller's stack until its batch is done. The leader writes
-  // `result` and `thrown` before it sets the word the batch's waker waits on (release);
-  // the waker reads it (acquire) before it sets `done` (release) for the others.
+  // One Write() call, on its caller's stack until it is answered. The leader and the sync
+  // thread write `result`, `thrown` and `lead` before they notify (which orders them).
   struct PendingWrite {
     const std::function<Status(Conn&)>* fn = nullptr;
     LogContext* log_context = nullptr;  // the caller's, or null
     Status result = Ok();
     std::exception_ptr thrown;
+    bool lead = false;  // told to lead the next batch
+    Wakeup wake;        // answered, or told to lead
+    Wakeup synced;      // a leader's own batch answered
   };
-  // The writes of one transaction, in the order they queued, and the futex words they
-  // wait on. Shared by the leader and its writers: the word a thread sets stays valid
-  // however soon the threads it wakes return.
   struct Batch {
     std::vector<PendingWrite*> writes;  // appended to under queue_mu_ until it is taken
-    bool head_leads = false;            // its first writer found no leader, and leads
-    std::atomic<uint32_t> head{kWaiting};    // the first writer: kDone, or kLead
-    std::atomic<uint32_t> second{kWaiting};  // the second writer, when the head leads
-    std::atomic<uint32_t> done{0};           // the others
+    PendingWrite* leader = nullptr;     // the writer of the batch that led it, if one did
   };
-  // The writer the leader wakes when the batch is done, which wakes the others: its head,
-  // or the second writer when the head is the leader. The head also waits to be told to
-  // lead, on the same word.
-  static bool IsWaker(const Batch& b, size_t index) {
-    return index == 0 || (index == 1 && b.head_leads);
+
+  // Hands a committed batch to the sync thread; without one (no WAL file: its COMMIT
+  // synced already, if anything) answers it at once.
+  void Durable(std::shared_ptr<Batch> batch) {
+    if (!sync_thread_.joinable()) {
+      Answer(*batch);
+      return;
+    }
+    {
+      std::lock_guard lock(sync_mu_);
+      sync_queue_.push_back(std::move(batch));
+    }
+    sync_cv_.notify_one();
   }
-  static std::atomic<uint32_t>& WakerWord(Batch& b, size_t index) {
-    return index == 0 ? b.head : b.second;
+  // A writer may return as soon as it is notified: nothing of it is touched after.
+  static void Answer(const Batch& b) {
+    for (PendingWrite* w : b.writes) {
+      if (w == b.leader) w->synced.Notify();
+      else w->wake.Notify();
+    }
   }
 
-  // Sets `word` and wakes every thread waiting on it.
-  static void Set(std::atomic<uint32_t>& word, uint32_t value) {
-    word.store(value, std::memory_order_release);
-    FutexWakeAll(word);
+  // The fsync of the WAL, one behind the commits. The writer connection runs with
+  // synchronous=NORMAL: its COMMIT writes the batch's frames and returns; this thread
+  // then fdatasyncs the WAL (every batch committed since its last one at once) and only
+  // then answers their writers, while the leader runs the next batch. No write is
+  // answered before it is on disk; another connection may read a batch's rows during
+  // its fsync.
+  void SyncLoop() {
+    std::unique_lock lock(sync_mu_);
+    while (true) {
+      sync_cv_.wait(lock, [&] { return !sync_queue_.empty() || sync_stop_; });
+      if (sync_queue_.empty()) return;
+      std::vector<std::shared_ptr<Batch>> batches;
+      batches.swap(sync_queue_);
+      lock.unlock();
+      const bool ok = SyncWal();
+      ++syncs_;
+      for (auto& b : batches) {
+        if (!ok) {
+          for (PendingWrite* w : b->writes)
+            if (w->result) w->result = Fail(Errc::kInternal, "internal error", "fdatasync of the WAL failed");
+        }
+        Answer(*b);
+      }
+      lock.lock();
+    }
   }
-  // Returns once `word` is no longer `value`.
-  static void WaitWhile(std::atomic<uint32_t>& word, uint32_t value) {
-    while (word.load(std::memory_order_acquire) == value) FutexWait(word, value);
+  bool SyncWal() {
+    if (wal_fd_ < 0) wal_fd_ = open(wal_path_.c_str(), O_RDWR | O_CLOEXEC);
+    return wal_fd_ >= 0 && fdatasync(wal_fd_) == 0;
+  }
+  static bool JournalMode(sqlite3* db, char (&mode)[16]) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr) != SQLITE_OK) return false;
+    bool ok = sqlite3_step(st) == SQLITE_ROW;
+    if (ok) snprintf(mode, sizeof mode, "%s", reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    sqlite3_finalize(st);
+    return ok;
   }
 
   // The batch's own statements go through the statement cache (Step): no parse per call.
@@ -543,7 +569,15 @@ class SqliteDatabase final : public Database {
   std::atomic<uint64_t> background_checkpoints_{0};
   std::atomic<uint64_t> leader_checkpoints_{0};
   std::atomic<uint64_t> handovers_{0};
+  std::atomic<uint64_t> syncs_{0};
+  std::string wal_path_;
+  int wal_fd_ = -1;  // the sync thread's
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  std::vector<std::shared_ptr<Batch>> sync_queue_;  // guarded by sync_mu_
+  bool sync_stop_ = false;                          // guarded by sync_mu_
   std::thread checkpoint_thread_;  // last: started after every member above exists
+  std::thread sync_thread_;
 };
 
 }  // namespace

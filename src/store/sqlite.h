@@ -21,6 +21,7 @@ struct SqliteWriteStats {
   uint64_t background_checkpoints = 0;  // by the checkpoint thread
   uint64_t leader_checkpoints = 0;      // by a leader, the WAL being long (sqlite.cc)
   uint64_t handovers = 0;  // a leader told the head of the next batch to lead it (sqlite.cc)
+  uint64_t syncs = 0;      // fdatasyncs of the WAL by the sync thread (sqlite.cc)
 };
 SqliteWriteStats WriteStats(const Database& db);
 
