@@ -81,9 +81,12 @@ struct WorkerPool::Slot {
   // its depth limit, uses far less), below a guard page; pages are touched as used.
   static constexpr size_t kStack = 1 << 20;
   static constexpr size_t kKeep = 256;
+  static size_t Page() {
+    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    return page;
+  }
   static void FreeStack(bctx::stack_context& sc) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    munmap(static_cast<char*>(sc.sp) - sc.size - page, sc.size + page);
+    munmap(static_cast<char*>(sc.sp) - sc.size - Page(), sc.size + Page());
   }
 };
 
@@ -102,7 +105,7 @@ struct SlotStacks {
       slot->last_stack = sc;
       return sc;
     }
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t page = WorkerPool::Slot::Page();
     const size_t size = WorkerPool::Slot::kStack;
     void* base = mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) throw std::bad_alloc();

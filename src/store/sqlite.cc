@@ -206,8 +206,8 @@ class SqliteDatabase final : public Database {
     sqlite3_wal_hook(writer_->raw(), &SqliteDatabase::OnWal, this);
     checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
     const char* file = sqlite3_db_filename(writer_->raw(), "main");
-    char mode[16] = {};
-    if (file && *file && JournalMode(writer_->raw(), mode) && std::string(mode) == "wal" &&
+    auto mode = writer_->QueryOne("PRAGMA journal_mode");
+    if (file && *file && mode && *mode && (**mode).Str(0) == "wal" &&
         writer_->ExecScript("PRAGMA synchronous=NORMAL;")) {
       wal_path_ = std::string(file) + "-wal";
       sync_thread_ = std::thread([this] { SyncLoop(); });
@@ -294,7 +294,7 @@ class SqliteDatabase final : public Database {
       // What may throw (an allocation) comes before any change the others could see.
       const bool new_batch = batches_.empty() || batches_.back()->writes.size() >= kMaxBatch;
       if (new_batch) {
-        auto batch = std::make_shared<Batch>();
+        auto batch = std::make_unique<Batch>();
         batch->writes.reserve(16);
         batches_.push_back(std::move(batch));
       }
@@ -331,7 +331,7 @@ class SqliteDatabase final : public Database {
       // too, up to kMaxLedInARow batches: it is running already, while a writer woken to
       // lead waits for a core behind the writers just woken.
       for (int led = 1;; ++led) {
-        std::shared_ptr<Batch> batch;
+        std::unique_ptr<Batch> batch;
         {
           std::lock_guard lock(queue_mu_);
           batch = std::move(batches_.front());
@@ -390,7 +390,7 @@ class SqliteDatabase final : public Database {
 
   // Hands a committed batch to the sync thread; without one (no WAL file: its COMMIT
   // synced already, if anything) answers it at once.
-  void Durable(std::shared_ptr<Batch> batch) {
+  void Durable(std::unique_ptr<Batch> batch) {
     if (!sync_thread_.joinable()) {
       Answer(*batch);
       return;
@@ -420,7 +420,7 @@ class SqliteDatabase final : public Database {
     while (true) {
       sync_cv_.wait(lock, [&] { return !sync_queue_.empty() || sync_stop_; });
       if (sync_queue_.empty()) return;
-      std::vector<std::shared_ptr<Batch>> batches;
+      std::vector<std::unique_ptr<Batch>> batches;
       batches.swap(sync_queue_);
       lock.unlock();
       const bool ok = SyncWal();
@@ -438,14 +438,6 @@ class SqliteDatabase final : public Database {
   bool SyncWal() {
     if (wal_fd_ < 0) wal_fd_ = open(wal_path_.c_str(), O_RDWR | O_CLOEXEC);
     return wal_fd_ >= 0 && fdatasync(wal_fd_) == 0;
-  }
-  static bool JournalMode(sqlite3* db, char (&mode)[16]) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr) != SQLITE_OK) return false;
-    bool ok = sqlite3_step(st) == SQLITE_ROW;
-    if (ok) snprintf(mode, sizeof mode, "%s", reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-    sqlite3_finalize(st);
-    return ok;
   }
 
   // The batch's own statements go through the statement cache (Step): no parse per call.
@@ -553,7 +545,7 @@ class SqliteDatabase final : public Database {
 
   std::unique_ptr<SqliteConn> writer_;  // used by the batch leader only
   std::mutex queue_mu_;
-  std::deque<std::shared_ptr<Batch>> batches_;  // the last one takes new writers
+  std::deque<std::unique_ptr<Batch>> batches_;  // the last one takes new writers
   bool leading_ = false;  // a leader is running a batch
   std::atomic<int64_t> queued_{0};
   std::atomic<uint64_t> commits_{0};
@@ -574,7 +566,7 @@ class SqliteDatabase final : public Database {
   int wal_fd_ = -1;  // the sync thread's
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
-  std::vector<std::shared_ptr<Batch>> sync_queue_;  // guarded by sync_mu_
+  std::vector<std::unique_ptr<Batch>> sync_queue_;  // guarded by sync_mu_
   bool sync_stop_ = false;                          // guarded by sync_mu_
   std::thread checkpoint_thread_;  // last: started after every member above exists
   std::thread sync_thread_;
