@@ -55,6 +55,7 @@ struct WorkerPool::Fiber {
   LogContext* log_context = nullptr;  // the fiber's, while it is suspended
   int blocking_depth = 0;             // likewise
   bool done = false;
+  bool in_region = false;  // suspended inside a BlockingRegion (counted blocked, not running)
   const void* stack_bottom = nullptr;  // for AddressSanitizer
   size_t stack_size = 0;
   void* fake_stack = nullptr;
@@ -66,7 +67,11 @@ struct WorkerPool::Slot {
   WorkerPool* pool = nullptr;
   std::condition_variable cv;
   std::deque<Fiber*> ready;  // guarded by mu_
-  bool waiting = false;      // in the pool's idle_, guarded by mu_
+  bool waiting = false;      // waiting for WakeLocked(), guarded by mu_
+  bool in_idle = false;      // ... and in the pool's idle_ (not when starved), guarded by mu_
+  // No stack for a new fiber while fibers of this thread wait: it takes no queued task
+  // until one of them ends (its stack then is free). Its own thread's only.
+  bool starved = false;
   Fiber* current = nullptr;  // the fiber running on this thread
   int suspended = 0;         // fibers of this thread waiting on a Wakeup
   std::vector<bctx::stack_context> stacks;
@@ -94,6 +99,7 @@ namespace {
 thread_local WorkerPool* t_pool = nullptr;  // the pool this thread belongs to, if any
 thread_local WorkerPool::Slot* t_slot = nullptr;  // its slot, when the pool runs fibers
 thread_local int t_blocking_depth = 0;
+std::atomic<bool> g_fail_new_stacks{false};  // FailNewStacksForTesting
 
 // Boost.Context's stack allocator over a slot's cache.
 struct SlotStacks {
@@ -105,6 +111,7 @@ struct SlotStacks {
       slot->last_stack = sc;
       return sc;
     }
+    if (g_fail_new_stacks.load(std::memory_order_relaxed)) throw std::bad_alloc();
     const size_t page = WorkerPool::Slot::Page();
     const size_t size = WorkerPool::Slot::kStack;
     void* base = mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -141,6 +148,7 @@ void Suspend() {
   WorkerPool::Fiber* f = slot->current;
   f->log_context = ExchangeCurrentLogContext(nullptr);
   f->blocking_depth = std::exchange(t_blocking_depth, 0);
+  f->in_region = f->blocking_depth > 0;
   ++slot->suspended;
   CRMD_START_SWITCH(&f->fake_stack, slot->thread_stack_bottom, slot->thread_stack_size);
   f->caller = std::move(f->caller).resume();
@@ -190,8 +198,11 @@ WorkerPool::~WorkerPool() { Join(); }
 void WorkerPool::WakeLocked(Slot& slot) {
   if (!slot.waiting) return;
   slot.waiting = false;
-  ++waking_;
-  idle_.erase(std::find(idle_.begin(), idle_.end(), &slot));
+  if (slot.in_idle) {
+    slot.in_idle = false;
+    ++waking_;
+    idle_.erase(std::find(idle_.begin(), idle_.end(), &slot));
+  }
   // Under mu_: the slot is the pool's (it outlives the thread), and a thread woken while
   // the lock is held waits for it for the time of an unlock.
   slot.cv.notify_one();
@@ -252,17 +263,19 @@ void WorkerPool::Loop(Slot& slot) {
     if (!slot.ready.empty()) {
       // A fiber whose Wakeup came: it finishes its task, whatever the runner limit (as a
       // thread back from a BlockingRegion does).
+      // One suspended inside a BlockingRegion is counted blocked until it leaves it.
       Fiber* f = slot.ready.front();
       slot.ready.pop_front();
-      ++running_;
+      const bool counted = !f->in_region;
+      if (counted) ++running_;
       lock.unlock();
-      Resume(slot, f);
+      const bool still_running = Resume(slot, f);
       lock.lock();
-      --running_;
+      if (still_running) --running_;
       if (stopping_ && queue_.empty()) WakeAllLocked();
       continue;
     }
-    if (!queue_.empty() && running_ < runners_) {
+    if (!queue_.empty() && running_ < runners_ && !slot.starved) {
       Task task = std::move(queue_.front());
       queue_.pop_front();
       ++running_;
@@ -270,27 +283,32 @@ void WorkerPool::Loop(Slot& slot) {
       // one until `runners_` run).
       WakeOneLocked();
       lock.unlock();
+      bool still_running = true;
       if (fibers_) {
-        Start(slot, std::move(task));
+        still_running = Start(slot, task);
       } else {
         task();
-        task = Task();  // destroyed outside the lock
       }
+      task = Task();  // destroyed outside the lock
       lock.lock();
-      --running_;
+      if (still_running) --running_;
       if (stopping_ && queue_.empty()) WakeAllLocked();  // the waiting threads may end
       continue;
     }
     if (stopping_ && queue_.empty() && slot.suspended == 0) return;
+    // A starved thread waits for its own fibers only: out of idle_, it is not woken for
+    // queued tasks it would not take.
     slot.waiting = true;
-    idle_.push_back(&slot);
+    slot.in_idle = !slot.starved;
+    if (slot.in_idle) idle_.push_back(&slot);
+    const bool was_idle = slot.in_idle;
     do slot.cv.wait(lock);
     while (slot.waiting);  // until WakeLocked(): work, a ready fiber, or Join()
-    --waking_;
+    if (was_idle) --waking_;
   }
 }
 
-void WorkerPool::Start(Slot& slot, Task task) {
+bool WorkerPool::Start(Slot& slot, Task& task) {
   auto* f = new Fiber;
   f->slot = &slot;
   f->task = std::move(task);
@@ -309,23 +327,42 @@ void WorkerPool::Start(Slot& slot, Task task) {
     f->stack_bottom = static_cast<char*>(slot.last_stack.sp) - slot.last_stack.size;
     f->stack_size = slot.last_stack.size;
   } catch (...) {
-    // No stack: the task runs on the thread's own, as without fibers.
-    Task t = std::move(f->task);
+    // No stack (mmap failed: memory, or the process's map count).
+    task = std::move(f->task);
     delete f;
-    t();
-    return;
+    if (slot.suspended == 0) {
+      // No fiber of this thread waits, so none can be what the task waits for: it runs
+      // on the thread's own stack, as without fibers.
+      task();
+      return true;
+    }
+    // Run here, the task could block the thread (a Wakeup off a fiber sleeps) while a
+    // suspended fiber of this thread, which only this thread can resume, is what it waits
+    // for (told to lead a group commit, say): a hang. Back to the queue, for another thread;
+    // this one takes no new task until one of its fibers ends.
+    std::lock_guard lock(mu_);
+    slot.starved = true;
+    queue_.push_front(std::move(task));
+    --running_;
+    WakeOneLocked();
+    return false;
   }
-  Resume(slot, f);
+  return Resume(slot, f);
 }
 
-void WorkerPool::Resume(Slot& slot, Fiber* f) {
+bool WorkerPool::Resume(Slot& slot, Fiber* f) {
   slot.current = f;
   CRMD_START_SWITCH(&slot.fake_stack, f->stack_bottom, f->stack_size);
   f->self = std::move(f->self).resume();
   CRMD_FINISH_SWITCH(slot.fake_stack, nullptr, nullptr);
   slot.current = nullptr;
   // The fiber ended, or waits (Suspend took its thread-local state with it).
-  if (f->done) delete f;
+  if (f->done) {
+    delete f;  // its stack is back in the cache
+    slot.starved = false;
+    return true;
+  }
+  return !f->in_region;
 }
 
 void WorkerPool::Ready(Fiber* f) {
@@ -394,8 +431,12 @@ BlockingRegion::~BlockingRegion() {
   if (pool_) pool_->Leave();
 }
 
+void WorkerPool::FailNewStacksForTesting(bool fail) { g_fail_new_stacks.store(fail); }
+
 void Wakeup::Wait() {
-  if (t_slot && t_slot->current && t_blocking_depth == 0) {
+  // On a fiber it suspends, inside a BlockingRegion too (it stays counted blocked): were
+  // its thread to sleep, a suspended fiber of that thread could be what it waits for.
+  if (t_slot && t_slot->current) {
     fiber_ = t_slot->current;
     uint32_t expected = kIdle;
     // Published before the fiber has left its thread: a Notify() meanwhile queues it on

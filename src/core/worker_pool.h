@@ -27,8 +27,12 @@
 // takes the thread hand-offs (a park, a wake-up and a switch per write, the largest part
 // of a durable create_contact on a paravirtualised two-core machine) off the write path
 // (docs/performance.md). A task must not hold a mutex while it waits on a Wakeup (another
-// fiber of its thread could wait for it). Builds with a sanitizer run tasks on the
-// thread's own stack, as before.
+// fiber of its thread could wait for it). Since only its own thread resumes a fiber, a
+// thread never sleeps on a Wakeup while fibers of its own wait: on a fiber a Wait()
+// suspends, inside a BlockingRegion too, and a task refused a stack runs on the thread's
+// own only when no fiber of the thread waits (else it goes back to the queue). Builds with
+// ThreadSanitizer or MemorySanitizer run tasks on the thread's own stack, as before
+// (AddressSanitizer is told of every switch).
 //
 // Thread-safe.
 #include <atomic>
@@ -98,6 +102,9 @@ class WorkerPool {
   bool fibers() const { return fibers_; }
   // Whether the caller runs on a fiber of a pool (where a Wakeup suspends it).
   static bool OnFiber();
+  // Tests: while set, a fiber that needs a new stack (none cached) is refused one, as when
+  // mmap fails.
+  static void FailNewStacksForTesting(bool fail);
 
   struct Fiber;
   struct Slot;
@@ -114,10 +121,13 @@ class WorkerPool {
   void WakeAllLocked();
   // Makes `slot` leave its wait. REQUIRES: mu_ held.
   void WakeLocked(Slot& slot);
-  // Runs `task` on a new fiber of `slot` until it ends or waits.
-  void Start(Slot& slot, Task task);
-  // Runs `fiber` until it ends or waits again.
-  void Resume(Slot& slot, Fiber* fiber);
+  // Runs `task` on a new fiber of `slot` until it ends or waits; without a stack, on the
+  // thread's own or (when fibers of the thread wait) back to the queue. Answers whether
+  // the caller still counts the task as running (false: suspended inside a
+  // BlockingRegion, counted blocked, or requeued).
+  bool Start(Slot& slot, Task& task);
+  // Runs `fiber` until it ends or waits again; answers as Start().
+  bool Resume(Slot& slot, Fiber* fiber);
   // Queues `fiber` to be resumed by its thread (any thread may call it).
   void Ready(Fiber* fiber);
 
@@ -152,8 +162,9 @@ class BlockingRegion {
 };
 
 // A one-shot event: Wait() returns once Notify() has been called, before or after it. On a
-// WorkerPool fiber (outside any BlockingRegion) Wait() suspends the fiber, and its thread
-// runs other tasks meanwhile; elsewhere it sleeps on a futex, inside a BlockingRegion.
+// WorkerPool fiber Wait() suspends the fiber, and its thread runs other tasks meanwhile
+// (inside a BlockingRegion the fiber stays counted blocked); elsewhere it sleeps on a
+// futex, inside a BlockingRegion.
 // Notify() is called once, from any thread; the Wakeup may be destroyed as soon as Wait()
 // has returned.
 class Wakeup {

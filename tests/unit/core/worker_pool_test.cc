@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -293,6 +294,79 @@ TEST(WorkerPool, JoinWaitsForTasksWaitingOnAWakeup) {
   pool.Join();
   EXPECT_TRUE(done.load());
   notifier.join();
+}
+
+// A task refused a stack (mmap failed) while a fiber of its thread waits must not run on
+// that thread's own stack: blocked there, it would keep the thread from resuming the fiber
+// it waits for (a writer told to lead a group commit, say). Here B wakes A and then waits
+// for A; run on A's thread, neither would ever go on.
+TEST(WorkerPool, ATaskRefusedAStackDoesNotBlockTheThreadOfAWaitingFiber) {
+  WorkerPool pool(1, 2);
+  Wakeup a_woken, b_woken;
+  std::atomic<bool> a_waiting{false};
+  std::atomic<bool> a_done{false};
+  pool.Post([&] {
+    a_waiting = true;
+    a_woken.Wait();
+    b_woken.Notify();
+    a_done = true;
+  });
+  ASSERT_TRUE(Eventually([&] { return a_waiting.load(); }));
+  ASSERT_EQ(pool.stats().threads, 1);
+  WorkerPool::FailNewStacksForTesting(true);
+  std::promise<void> b_done;
+  auto b_future = b_done.get_future();
+  pool.Post([&] {
+    a_woken.Notify();
+    b_woken.Wait();
+    b_done.set_value();
+  });
+  const bool finished = b_future.wait_for(20s) == std::future_status::ready;
+  WorkerPool::FailNewStacksForTesting(false);
+  if (!finished) b_woken.Notify();  // lets the pool end, so the test fails instead of hanging
+  EXPECT_TRUE(finished) << "B ran on the thread of the fiber it waited for";
+  pool.Join();
+  EXPECT_TRUE(a_done.load());
+  EXPECT_EQ(pool.stats().running, 0);
+  EXPECT_EQ(pool.stats().queued, 0u);
+}
+
+// A Wakeup waited on inside a BlockingRegion suspends a fiber too (its thread resumes the
+// fiber that notifies it), and the fiber stays counted blocked, not running, meanwhile. (Without fibers, Y's thread sleeps and X runs
+// on the second.)
+TEST(WorkerPool, AFiberWaitingInsideABlockingRegionLeavesItsThreadAndStaysCountedBlocked) {
+  WorkerPool pool(1, 2);
+  Wakeup x_woken, y_woken;
+  std::atomic<bool> x_waiting{false};
+  std::atomic<int> seen_running{-1}, seen_blocked{-1};
+  pool.Post([&] {
+    x_waiting = true;
+    x_woken.Wait();
+    const WorkerPool::Stats st = pool.stats();
+    seen_running = st.running;
+    seen_blocked = st.blocked;
+    y_woken.Notify();
+  });
+  ASSERT_TRUE(Eventually([&] { return x_waiting.load(); }));
+  std::promise<void> y_done;
+  auto y_future = y_done.get_future();
+  pool.Post([&] {
+    x_woken.Notify();
+    {
+      BlockingRegion blocking;
+      y_woken.Wait();
+    }
+    y_done.set_value();
+  });
+  const bool finished = y_future.wait_for(20s) == std::future_status::ready;
+  if (!finished) y_woken.Notify();
+  EXPECT_TRUE(finished) << "the thread slept with the fiber it waited for suspended on it";
+  pool.Join();
+  EXPECT_EQ(seen_running.load(), 1);  // X alone runs
+  EXPECT_EQ(seen_blocked.load(), 1);  // Y waits in its region
+  const WorkerPool::Stats st = pool.stats();
+  EXPECT_EQ(st.running, 0);
+  EXPECT_EQ(st.blocked, 0);
 }
 
 TEST(Wakeup, OffThePoolAThreadWaitsUntilNotifiedAndAnEarlyNotifyIsKept) {
