@@ -268,6 +268,9 @@ void WorkerPool::Loop(Slot& slot) {
       slot.ready.pop_front();
       const bool counted = !f->in_region;
       if (counted) ++running_;
+      // A task posted while this thread was on its way here (waking_) runs beside the
+      // fiber if a runner is free: the fiber may run for long (a group commit leader).
+      WakeOneLocked();
       lock.unlock();
       const bool still_running = Resume(slot, f);
       lock.lock();
