@@ -37,9 +37,10 @@ nlohmann::json QueueJson(const store::QueueStats& q, int64_t now) {
 
 }  // namespace
 
-// /healthz: the process answers. /readyz: this node can serve (database reachable, schema
-// at this binary's level), with the job queues' lag for the operator (lag alone does not
-// make a node unready: more nodes would not be refused work they could take).
+// /healthz: the process answers. /readyz: this node can serve (database reachable and
+// writable, schema at this binary's level), with the job queues' lag for the operator
+// (lag alone does not make a node unready: more nodes would not be refused work they could
+// take).
 void AddHealthRoutes(App::Services& s, Router& router) {
   router.Exact("/healthz", [](const http::Request& req) {
     if (auto r = RequireMethod(req, "GET, HEAD")) return *r;
@@ -63,6 +64,13 @@ void AddHealthRoutes(App::Services& s, Router& router) {
                       {"automation_steps", QueueJson(q->automation_steps, now)}};
     } else {
       body["database"]["ok"] = false;
+    }
+    // Reads may work while writes cannot be made durable (a failed sync: src/store/sqlite.cc).
+    const Status writable = s.db->Writable();
+    body["database"]["writable"] = writable.has_value();
+    if (!writable) {
+      body["database"]["ok"] = false;
+      spdlog::warn(R"("event":"readyz_database_not_writable","detail":"{}")", JsonEscape(writable.error().message));
     }
     bool ready = body["database"]["ok"].get<bool>() && level->pending == 0;
     body["status"] = ready ? "ready" : "unavailable";

@@ -117,6 +117,10 @@ class Database {
   // REQUIRES: called once by the composition root before the Database is shared.
   void set_metrics(DbMetrics m) { metrics_ = m; }
 
+  // Whether writes can be made durable. An engine answers an error once they cannot (a
+  // failed sync of SQLite's WAL: every Write() fails from then on, until restart).
+  virtual Status Writable() const { return Ok(); }
+
   template <typename F>
   auto Read(F&& f) -> decltype(f(std::declval<Conn&>())) {
     return Run(false, std::forward<F>(f));

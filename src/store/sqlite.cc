@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include <atomic>
 #include <chrono>
@@ -17,13 +19,22 @@
 #include <unordered_map>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
+#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
 #include "src/core/log.h"
 #include "src/core/worker_pool.h"
 
 namespace crmd::store {
+
+namespace {
+std::atomic<bool> g_fail_wal_syncs{false};  // FailWalSyncsForTesting
+}  // namespace
+
+void FailWalSyncsForTesting(bool fail) { g_fail_wal_syncs.store(fail); }
+
 namespace {
 
 class SqliteConn final : public Conn {
@@ -207,10 +218,18 @@ class SqliteDatabase final : public Database {
     checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
     const char* file = sqlite3_db_filename(writer_->raw(), "main");
     auto mode = writer_->QueryOne("PRAGMA journal_mode");
-    if (file && *file && mode && *mode && (**mode).Str(0) == "wal" &&
-        writer_->ExecScript("PRAGMA synchronous=NORMAL;")) {
+    // The WAL exists once the journal mode has been read (a read in WAL mode opens it).
+    // The sync thread keeps its own descriptor of it; without one, the writer stays at
+    // synchronous=FULL (its COMMIT syncs).
+    if (file && *file && mode && *mode && (**mode).Str(0) == "wal") {
       wal_path_ = std::string(file) + "-wal";
-      sync_thread_ = std::thread([this] { SyncLoop(); });
+      wal_fd_ = open(wal_path_.c_str(), O_RDWR | O_CLOEXEC);
+      if (wal_fd_ >= 0 && writer_->ExecScript("PRAGMA synchronous=NORMAL;")) {
+        sync_thread_ = std::thread([this] { SyncLoop(); });
+      } else if (wal_fd_ >= 0) {
+        close(wal_fd_);
+        wal_fd_ = -1;
+      }
     }
   }
   ~SqliteDatabase() override {
@@ -231,6 +250,11 @@ class SqliteDatabase final : public Database {
     if (wal_fd_ >= 0) close(wal_fd_);
   }
   Dialect dialect() const override { return Dialect::kSqlite; }
+
+  Status Writable() const override {
+    if (!sync_failed_.load(std::memory_order_acquire)) return Ok();
+    return NotDurable();
+  }
 
   SqliteWriteStats WriteStats() const {
     return {.commits = commits_.load(), .queued = queued_.load(),
@@ -285,6 +309,8 @@ class SqliteDatabase final : public Database {
   };
 
   Status RunWrite(const std::function<Status(Conn&)>& fn) override {
+    // Once a sync of the WAL has failed, nothing more is committed (see SyncLoop).
+    if (sync_failed_.load(std::memory_order_acquire)) return NotDurable();
     PendingWrite me;
     me.fn = &fn;
     me.log_context = CurrentLogContext();
@@ -339,7 +365,11 @@ class SqliteDatabase final : public Database {
           queued_ -= static_cast<int64_t>(batch->writes.size());
         }
         const auto began = std::chrono::steady_clock::now();
-        RunBatch(batch->writes);
+        if (sync_failed_.load(std::memory_order_acquire)) {
+          for (PendingWrite* w : batch->writes) w->result = NotDurable();
+        } else {
+          RunBatch(batch->writes);
+        }
         if (led == 1) batch->leader = &me;  // the head of the first batch it leads
         if (auto* h = metrics().group_commit_seconds)
           h->ObserveMicros(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -415,6 +445,16 @@ class SqliteDatabase final : public Database {
   // then answers their writers, while the leader runs the next batch. No write is
   // answered before it is on disk; another connection may read a batch's rows during
   // its fsync.
+  //
+  // A failed sync is final. Linux reports a writeback error once per descriptor and may
+  // drop the pages it could not write, so a later sync that succeeds proves nothing about
+  // them (PostgreSQL's data_sync_retry=off, for the same reason). The writes of that
+  // round fail (their rows may be seen meanwhile: the COMMIT has run), and every later
+  // Write() fails without being committed; reads go on, and /readyz reports the node
+  // unavailable until crmd is restarted (SQLite's recovery then keeps what reached the
+  // disk). The same holds when the WAL file has been removed: SQLite keeps writing to the
+  // removed file, which nothing keeps past a crash, and reopening the path would sync a
+  // file SQLite does not write to.
   void SyncLoop() {
     std::unique_lock lock(sync_mu_);
     while (true) {
@@ -423,21 +463,48 @@ class SqliteDatabase final : public Database {
       std::vector<std::unique_ptr<Batch>> batches;
       batches.swap(sync_queue_);
       lock.unlock();
-      const bool ok = SyncWal();
+      const bool ok = !sync_failed_.load(std::memory_order_relaxed) && SyncWal();
       ++syncs_;
       for (auto& b : batches) {
         if (!ok) {
           for (PendingWrite* w : b->writes)
-            if (w->result) w->result = Fail(Errc::kInternal, "internal error", "fdatasync of the WAL failed");
+            if (w->result) w->result = NotDurable();
         }
         Answer(*b);
       }
       lock.lock();
     }
   }
+  // One round's sync; the first also syncs the folder, so that the WAL file (created at
+  // this start, maybe) is found after a power loss.
   bool SyncWal() {
-    if (wal_fd_ < 0) wal_fd_ = open(wal_path_.c_str(), O_RDWR | O_CLOEXEC);
-    return wal_fd_ >= 0 && fdatasync(wal_fd_) == 0;
+    std::string failed;
+    struct stat st {};
+    if (fstat(wal_fd_, &st) != 0) {
+      failed = std::string("fstat: ") + std::strerror(errno);
+    } else if (st.st_nlink == 0) {
+      failed = "the WAL file was removed";
+    } else if (g_fail_wal_syncs.load(std::memory_order_relaxed)) {
+      failed = "fdatasync: failed for a test";
+    } else if (fdatasync(wal_fd_) != 0) {
+      failed = std::string("fdatasync: ") + std::strerror(errno);
+    } else if (!folder_synced_) {
+      const auto slash = wal_path_.rfind('/');
+      const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : wal_path_.substr(0, slash);
+      const int dir = open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dir < 0 || fsync(dir) != 0) failed = std::string("fsync of the folder: ") + std::strerror(errno);
+      if (dir >= 0) close(dir);
+      folder_synced_ = failed.empty();
+    }
+    if (failed.empty()) return true;
+    sync_failed_.store(true, std::memory_order_release);
+    spdlog::error(R"("event":"sqlite_wal_sync_failed","file":"{}","detail":"{}","action":"writes are refused until crmd is restarted")",
+                  JsonEscape(wal_path_), JsonEscape(failed));
+    return false;
+  }
+  static Status NotDurable() {
+    return Fail(Errc::kUnavailable, "the database cannot make writes durable",
+                "a sync of the SQLite WAL failed; writes are refused until crmd is restarted");
   }
 
   // The batch's own statements go through the statement cache (Step): no parse per call.
@@ -564,6 +631,8 @@ class SqliteDatabase final : public Database {
   std::atomic<uint64_t> syncs_{0};
   std::string wal_path_;
   int wal_fd_ = -1;  // the sync thread's
+  bool folder_synced_ = false;  // the sync thread's
+  std::atomic<bool> sync_failed_{false};  // final (see SyncLoop)
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   std::vector<std::unique_ptr<Batch>> sync_queue_;  // guarded by sync_mu_

@@ -1,8 +1,9 @@
 #pragma once
 // SQLite driver: WAL, one writer connection (writes are serialised by SQLite anyway) and
 // a pool of reader connections; each connection caches its prepared statements.
-// Writes are durable when Write() returns (synchronous=FULL: the COMMIT fsyncs the WAL)
-// and concurrent writes share one commit (group commit, see sqlite.cc).
+// Writes are durable when Write() returns (the WAL is synced after the COMMIT, before the
+// answer) and concurrent writes share one commit and one sync (group commit, see
+// sqlite.cc). After a failed sync every write fails until restart (Database::Writable).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,6 +25,10 @@ struct SqliteWriteStats {
   uint64_t syncs = 0;      // fdatasyncs of the WAL by the sync thread (sqlite.cc)
 };
 SqliteWriteStats WriteStats(const Database& db);
+
+// Tests: while set, the group commit's syncs of the WAL fail (as fdatasync does on a
+// writeback error).
+void FailWalSyncsForTesting(bool fail);
 
 // A consistent copy of the SQLite database at `from` into the file `to` with SQLite's
 // online backup API, while other processes keep reading and writing `from`: pages are

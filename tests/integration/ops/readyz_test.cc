@@ -2,6 +2,8 @@
 // lag of the job queues; 503 when the schema is behind.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include "src/app/app.h"
 #include "src/app/services.h"
 #include "tests/support/test_server.h"
@@ -62,6 +64,29 @@ TEST(Readyz, LagIsTheAgeOfTheOldestDueDelivery) {
   EXPECT_GE(q["lag_seconds"].get<int64_t>(), 600);
   EXPECT_LT(q["lag_seconds"].get<int64_t>(), 600 + 300);
   EXPECT_EQ(body["status"], "ready") << "lag alone does not make the node unready";
+}
+
+// Once the database cannot make writes durable (here: its WAL file removed, which fails
+// the next sync), the node is unavailable, though it still reads.
+TEST(Readyz, ADatabaseThatCannotMakeWritesDurableIsUnavailable) {
+  TestServer server(testing::TestServerOptions{.sqlite = true});
+  auto before = server.Get("/readyz");
+  ASSERT_EQ(before.status, 200) << before.body;
+  EXPECT_EQ(JsonBody(before)["database"]["writable"], true);
+  auto& s = server.app().services();
+  ASSERT_EQ(unlink((server.db_path() + "-wal").c_str()), 0);
+  auto write = s.db->Write([](store::Conn& c) {
+    return c.Exec("UPDATE schema_migrations SET version = version WHERE 0");
+  });
+  ASSERT_FALSE(write.has_value());
+  EXPECT_EQ(write.error().code, Errc::kUnavailable);
+  auto r = server.Get("/readyz");
+  EXPECT_EQ(r.status, 503);
+  json body = JsonBody(r);
+  EXPECT_EQ(body["status"], "unavailable");
+  EXPECT_EQ(body["database"]["ok"], false);
+  EXPECT_EQ(body["database"]["writable"], false);
+  EXPECT_EQ(body["migrations"]["pending"], 0);  // read as before
 }
 
 TEST(Readyz, SchemaBehindTheBinaryIsUnavailable) {

@@ -312,6 +312,59 @@ TEST(SqliteGroupCommit, AnAcknowledgedWriteIsAnsweredAfterTheWalIsSynced) {
   }
 }
 
+// A failed sync of the WAL is final (Linux reports a writeback error once, and the pages it
+// could not write may be gone): the writes of that round fail, every later write fails
+// without being committed, even once syncs would succeed again, and Writable() says so.
+// A restart (a new Open) writes again.
+TEST(SqliteGroupCommit, AFailedSyncOfTheWalFailsThatRoundAndEveryLaterWrite) {
+  Fixture f;
+  ASSERT_TRUE(f.Insert(1));
+  ASSERT_TRUE(f.db->Writable());
+  FailWalSyncsForTesting(true);
+  auto lost = f.Insert(2);
+  FailWalSyncsForTesting(false);
+  ASSERT_FALSE(lost.has_value());
+  EXPECT_EQ(lost.error().code, Errc::kUnavailable);
+  EXPECT_EQ(lost.error().message, "the database cannot make writes durable");
+  for (int64_t id = 3; id <= 5; ++id) {
+    auto later = f.Insert(id);
+    ASSERT_FALSE(later.has_value()) << id;
+    EXPECT_EQ(later.error().code, Errc::kUnavailable);
+  }
+  EXPECT_EQ(f.InsertFromThreads(4, 5, "w", 100), 20);
+  ASSERT_FALSE(f.db->Writable());
+  EXPECT_EQ(f.db->Writable().error().code, Errc::kUnavailable);
+  // Nothing after the failed round was committed; reads go on.
+  auto later_rows = f.db->Read([](Conn& c) -> Result<int64_t> {
+    return (*c.QueryOne("SELECT COUNT(*) FROM t WHERE id >= 3"))->Int(0);
+  });
+  ASSERT_TRUE(later_rows.has_value());
+  EXPECT_EQ(*later_rows, 0);
+  // Restarted, it writes again.
+  f.db.reset();
+  f.db = std::move(*Open("sqlite:" + f.dir.path() + "/a.db"));
+  EXPECT_TRUE(f.db->Writable());
+  EXPECT_TRUE(f.Insert(6));
+  EXPECT_EQ(*f.db->Read([](Conn& c) -> Result<int64_t> {
+    return (*c.QueryOne("SELECT COUNT(*) FROM t WHERE id IN (1, 6)"))->Int(0);
+  }), 2);
+}
+
+// The WAL file removed under a running database (by hand, say): SQLite goes on writing to
+// the removed file, which nothing keeps past a crash, so no write is acknowledged from the
+// next sync on.
+TEST(SqliteGroupCommit, WritesFailOnceTheWalFileHasBeenRemoved) {
+  Fixture f;
+  ASSERT_TRUE(f.Insert(1));
+  ASSERT_EQ(unlink((f.dir.path() + "/a.db-wal").c_str()), 0);
+  auto first = f.Insert(2);
+  ASSERT_FALSE(first.has_value());
+  EXPECT_EQ(first.error().code, Errc::kUnavailable);
+  auto second = f.Insert(3);
+  ASSERT_FALSE(second.has_value());
+  EXPECT_FALSE(f.db->Writable());
+}
+
 // On handler fibers, writers waiting for a batch leave their threads to the next writers:
 // on a pool of two threads, the other writes queue behind a running batch (98 at least: a
 // second writer may have joined the first batch before it began) and share a commit or
