@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -165,6 +166,31 @@ void ConfigureSqliteOnce() {
   std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
 }
 
+// SQLite's busy_timeout of 5 s (the same sleeps, 1 ms growing to 100 ms, and the same
+// limit), each sleep inside a BlockingRegion: a connection waiting for another's lock (a
+// second process, a checkpoint) gives its place to the pool's other handlers, as any wait
+// outside the process does; on a handler fiber (a group commit leader) it would otherwise
+// hold its thread and its core (src/core/worker_pool.h).
+int BusyWait(void*, int count) {
+  static constexpr int kDelays[] = {1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100};
+  static constexpr int kTotals[] = {0, 1, 3, 8, 18, 33, 53, 78, 103, 128, 178, 228};
+  static constexpr int kSteps = static_cast<int>(std::size(kDelays));
+  static constexpr int kTimeoutMs = 5000;
+  int delay = kDelays[kSteps - 1];
+  int prior = kTotals[kSteps - 1] + delay * (count - (kSteps - 1));
+  if (count < kSteps) {
+    delay = kDelays[count];
+    prior = kTotals[count];
+  }
+  if (prior + delay > kTimeoutMs) {
+    delay = kTimeoutMs - prior;
+    if (delay <= 0) return 0;
+  }
+  BlockingRegion blocking;
+  std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+  return 1;
+}
+
 Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool readonly) {
   ConfigureSqliteOnce();
   sqlite3* db = nullptr;
@@ -176,7 +202,7 @@ Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool reado
     return Fail(Errc::kUnavailable, "cannot open database", msg);
   }
   auto conn = std::make_unique<SqliteConn>(db);
-  sqlite3_busy_timeout(db, 5000);
+  sqlite3_busy_handler(db, &BusyWait, nullptr);
   // synchronous=FULL in WAL mode: every COMMIT fsyncs the WAL before it returns. The group
   // commit's writer connection then runs at NORMAL, its fsync taken by the sync thread
   // before any write of the batch is answered (SqliteDatabase), so a Write() that returned
@@ -582,6 +608,9 @@ class SqliteDatabase final : public Database {
   static int OnWal(void* self, sqlite3* db, const char* name, int pages) {
     auto* me = static_cast<SqliteDatabase*>(self);
     if (pages >= kLeaderCheckpointPages) {
+      // Copying pages and syncing the database file: on a fiber the leader's thread would
+      // wait with its core.
+      BlockingRegion blocking;
       sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
       ++me->leader_checkpoints_;
     } else if (pages >= kCheckpointPages) {

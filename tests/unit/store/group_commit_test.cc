@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <sqlite3.h>
+
 #include "src/core/log.h"
 #include "src/core/worker_pool.h"
 #include "src/store/db.h"
@@ -363,6 +365,33 @@ TEST(SqliteGroupCommit, WritesFailOnceTheWalFileHasBeenRemoved) {
   auto second = f.Insert(3);
   ASSERT_FALSE(second.has_value());
   EXPECT_FALSE(f.db->Writable());
+}
+
+// A write that finds the database locked by another connection (a second process) waits
+// for it as SQLite's busy timeout would, and meanwhile counts as a blocked handler: the
+// pool's other handlers get its core, on a fiber too. Released, the write goes through.
+TEST(SqliteGroupCommit, AWriteWaitingForAnotherConnectionsLockIsABlockedHandler) {
+  Fixture f;
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open((f.dir.path() + "/a.db").c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  WorkerPool pool(1, 2);
+  std::atomic<int> result{0};  // 1 written, 2 failed
+  pool.Post([&] { result = f.Insert(1) ? 1 : 2; });
+  const bool blocked = [&] {
+    for (int i = 0; i < 2000; ++i) {
+      if (pool.stats().blocked == 1 && pool.stats().running == 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }();
+  EXPECT_EQ(result.load(), 0);
+  ASSERT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  pool.Join();
+  EXPECT_TRUE(blocked) << "the waiting write kept its core";
+  EXPECT_EQ(result.load(), 1);
+  EXPECT_EQ(f.Count(), 1);
 }
 
 // On handler fibers, writers waiting for a batch leave their threads to the next writers:
