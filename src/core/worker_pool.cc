@@ -219,8 +219,8 @@ void WorkerPool::WakeOneLocked() {
     WakeLocked(*idle_.back());
     return;
   }
-  // A thread woken and not yet back in its loop takes the task once it is (after the
-  // fiber it was woken for, if any): no thread is started for it. Without this, a
+  // A thread woken and not yet back in its loop takes the task once it is (or, woken for
+  // a ready fiber, wakes another for it then): no thread is started for it. Without this, a
   // Post() between a Wakeup's wake-up and the woken thread's return started one, and
   // under a write load the pool grew to dozens of threads, the fibers spread over them.
   if (waking_ > 0) return;

@@ -30,7 +30,9 @@
 // fiber of its thread could wait for it). Since only its own thread resumes a fiber, a
 // thread never sleeps on a Wakeup while fibers of its own wait: on a fiber a Wait()
 // suspends, inside a BlockingRegion too, and a task refused a stack runs on the thread's
-// own only when no fiber of the thread waits (else it goes back to the queue). Builds with
+// own only when no fiber of the thread waits (else it goes back to the queue, for another
+// thread; so a task must not wait for a task posted after it, which at max_threads could
+// find no thread to run on). Builds with
 // ThreadSanitizer or MemorySanitizer run tasks on the thread's own stack, as before
 // (AddressSanitizer is told of every switch).
 //

@@ -274,6 +274,14 @@ class SqliteDatabase final : public Database {
       sync_thread_.join();
     }
     if (wal_fd_ >= 0) close(wal_fd_);
+    // After a failed sync no connection checkpoints as it closes (the last one would copy
+    // the WAL into the database file and delete it): the WAL stays for the recovery of the
+    // next start, which keeps what reached the disk.
+    if (sync_failed_.load()) {
+      for (SqliteConn* c : {writer_.get(), checkpointer_.get()})
+        sqlite3_db_config(c->raw(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+      for (auto& r : readers_) sqlite3_db_config(r->raw(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+    }
   }
   Dialect dialect() const override { return Dialect::kSqlite; }
 
@@ -476,7 +484,9 @@ class SqliteDatabase final : public Database {
   // drop the pages it could not write, so a later sync that succeeds proves nothing about
   // them (PostgreSQL's data_sync_retry=off, for the same reason). The writes of that
   // round fail (their rows may be seen meanwhile: the COMMIT has run), and every later
-  // Write() fails without being committed; reads go on, and /readyz reports the node
+  // Write() fails (a batch whose leader had not seen the failure yet may still be
+  // committed, and is reported failed); no checkpoint runs any more, not even as the
+  // connections close (see CheckpointLoop); reads go on, and /readyz reports the node
   // unavailable until crmd is restarted (SQLite's recovery then keeps what reached the
   // disk). The same holds when the WAL file has been removed: SQLite keeps writing to the
   // removed file, which nothing keeps past a crash, and reopening the path would sync a
@@ -607,6 +617,7 @@ class SqliteDatabase final : public Database {
 
   static int OnWal(void* self, sqlite3* db, const char* name, int pages) {
     auto* me = static_cast<SqliteDatabase*>(self);
+    if (me->sync_failed_.load(std::memory_order_acquire)) return SQLITE_OK;  // see CheckpointLoop
     if (pages >= kLeaderCheckpointPages) {
       // Copying pages and syncing the database file: on a fiber the leader's thread would
       // wait with its core.
@@ -631,9 +642,19 @@ class SqliteDatabase final : public Database {
       checkpoint_cv_.wait(lock, [&] { return checkpoint_wanted_ || checkpoint_stop_; });
       if (checkpoint_stop_) return;
       checkpoint_wanted_ = false;
+      // No checkpoint after a failed sync: this connection's descriptor of the WAL may not
+      // have been told of the error yet (Linux tells each once), and a checkpoint would
+      // copy into the database file frames the kernel may have dropped. A checkpoint that
+      // fails on I/O makes the failure final in the same way.
+      if (sync_failed_.load(std::memory_order_acquire)) continue;
       lock.unlock();
-      sqlite3_wal_checkpoint_v2(checkpointer_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
-                                nullptr, nullptr);
+      const int rc = sqlite3_wal_checkpoint_v2(checkpointer_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                               nullptr, nullptr);
+      if ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL) {
+        sync_failed_.store(true, std::memory_order_release);
+        spdlog::error(R"("event":"sqlite_wal_sync_failed","file":"{}","detail":"{}","action":"writes are refused until crmd is restarted")",
+                      JsonEscape(wal_path_), JsonEscape(std::string("checkpoint: ") + sqlite3_errstr(rc)));
+      }
       ++background_checkpoints_;
       lock.lock();
     }

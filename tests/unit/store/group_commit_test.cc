@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -342,8 +343,12 @@ TEST(SqliteGroupCommit, AFailedSyncOfTheWalFailsThatRoundAndEveryLaterWrite) {
   });
   ASSERT_TRUE(later_rows.has_value());
   EXPECT_EQ(*later_rows, 0);
-  // Restarted, it writes again.
+  // Closed, no connection checkpointed the WAL into the database file (nor removed it):
+  // the next start recovers from it. Restarted, it writes again.
   f.db.reset();
+  struct stat wal {};
+  ASSERT_EQ(stat((f.dir.path() + "/a.db-wal").c_str(), &wal), 0) << "the WAL was checkpointed at close";
+  EXPECT_GT(wal.st_size, 0);
   f.db = std::move(*Open("sqlite:" + f.dir.path() + "/a.db"));
   EXPECT_TRUE(f.db->Writable());
   EXPECT_TRUE(f.Insert(6));
