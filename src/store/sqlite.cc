@@ -285,8 +285,13 @@ class SqliteDatabase final : public Database {
   }
   Dialect dialect() const override { return Dialect::kSqlite; }
 
+  // Also looks at the WAL itself, so that a WAL removed while no write comes shows at
+  // once (an fstat; the descriptor stays open until the destructor).
   Status Writable() const override {
-    if (!sync_failed_.load(std::memory_order_acquire)) return Ok();
+    if (!sync_failed_.load(std::memory_order_acquire)) {
+      struct stat st {};
+      if (wal_fd_ < 0 || (fstat(wal_fd_, &st) == 0 && st.st_nlink > 0)) return Ok();
+    }
     return NotDurable();
   }
 

@@ -67,7 +67,8 @@ TEST(Readyz, LagIsTheAgeOfTheOldestDueDelivery) {
 }
 
 // Once the database cannot make writes durable (here: its WAL file removed, which fails
-// the next sync), the node is unavailable, though it still reads.
+// the next sync), the node is unavailable, though it still reads: at once, and after a
+// write has failed.
 TEST(Readyz, ADatabaseThatCannotMakeWritesDurableIsUnavailable) {
   TestServer server(testing::TestServerOptions{.sqlite = true});
   auto before = server.Get("/readyz");
@@ -75,6 +76,8 @@ TEST(Readyz, ADatabaseThatCannotMakeWritesDurableIsUnavailable) {
   EXPECT_EQ(JsonBody(before)["database"]["writable"], true);
   auto& s = server.app().services();
   ASSERT_EQ(unlink((server.db_path() + "-wal").c_str()), 0);
+  // Seen at once, before any write.
+  EXPECT_EQ(server.Get("/readyz").status, 503);
   auto write = s.db->Write([](store::Conn& c) {
     return c.Exec("UPDATE schema_migrations SET version = version WHERE 0");
   });

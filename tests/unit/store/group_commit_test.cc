@@ -364,6 +364,7 @@ TEST(SqliteGroupCommit, WritesFailOnceTheWalFileHasBeenRemoved) {
   Fixture f;
   ASSERT_TRUE(f.Insert(1));
   ASSERT_EQ(unlink((f.dir.path() + "/a.db-wal").c_str()), 0);
+  EXPECT_FALSE(f.db->Writable());  // seen before any write
   auto first = f.Insert(2);
   ASSERT_FALSE(first.has_value());
   EXPECT_EQ(first.error().code, Errc::kUnavailable);
