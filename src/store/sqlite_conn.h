@@ -1,0 +1,141 @@
+#pragma once
+// One SQLite connection (src/store/sqlite.cc's readers and writer are made of these): its
+// prepared statements are cached by SQL text, and opening it sets the pragmas every
+// connection needs (WAL, foreign keys, in-memory temporary storage) and a busy wait that
+// gives the pool's other handlers the core. Not thread-safe: one user at a time.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <sqlite3.h>
+
+#include "src/store/db.h"
+
+namespace crmd::store {
+
+class SqliteConn final : public Conn {
+ public:
+  explicit SqliteConn(sqlite3* db) : db_(db) {}
+  ~SqliteConn() override {
+    for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+    sqlite3_close_v2(db_);
+  }
+  SqliteConn(const SqliteConn&) = delete;
+  SqliteConn& operator=(const SqliteConn&) = delete;
+
+  Dialect dialect() const override { return Dialect::kSqlite; }
+
+  Result<std::vector<Row>> Query(std::string_view sql, const std::vector<Value>& params) override {
+    std::vector<Row> rows;
+    auto st = Run(sql, params, &rows);
+    if (!st) return Fail(st.error());
+    return rows;
+  }
+
+  Result<int64_t> Exec(std::string_view sql, const std::vector<Value>& params) override {
+    auto st = Run(sql, params, nullptr);
+    if (!st) return Fail(st.error());
+    return static_cast<int64_t>(sqlite3_changes(db_));
+  }
+
+  Status ExecScript(std::string_view sql) override {
+    char* err = nullptr;
+    std::string s(sql);
+    if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown";
+      sqlite3_free(err);
+      return Fail(Errc::kInternal, "internal error", msg);
+    }
+    return Ok();
+  }
+
+  // One statement without parameters through the statement cache (BEGIN, COMMIT): no
+  // parse per call, unlike ExecScript.
+  Status Step(std::string_view sql) {
+    static const std::vector<Value> kNone;
+    return Run(sql, kNone, nullptr);
+  }
+
+  sqlite3* raw() { return db_; }
+
+ private:
+  Result<sqlite3_stmt*> Prepare(std::string_view sql) {
+    auto it = cache_.find(sql);  // no copy of the SQL text to look it up
+    if (it != cache_.end()) return it->second;
+    std::string key(sql);
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v3(db_, key.data(), static_cast<int>(key.size()), SQLITE_PREPARE_PERSISTENT,
+                           &stmt, nullptr) != SQLITE_OK) {
+      return Fail(Errc::kInternal, "internal error",
+                  std::string("prepare: ") + sqlite3_errmsg(db_) + " in: " + key);
+    }
+    cache_.emplace(std::move(key), stmt);
+    return stmt;
+  }
+
+  Status Run(std::string_view sql, const std::vector<Value>& params, std::vector<Row>* rows) {
+    auto prepared = Prepare(sql);
+    if (!prepared) return Fail(prepared.error());
+    sqlite3_stmt* stmt = *prepared;
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    for (size_t i = 0; i < params.size(); ++i) {
+      int idx = static_cast<int>(i + 1);
+      const Value& v = params[i];
+      if (std::holds_alternative<std::nullptr_t>(v)) sqlite3_bind_null(stmt, idx);
+      else if (auto p = std::get_if<int64_t>(&v)) sqlite3_bind_int64(stmt, idx, *p);
+      else if (auto p = std::get_if<double>(&v)) sqlite3_bind_double(stmt, idx, *p);
+      else {
+        const auto& s = std::get<std::string>(v);
+        sqlite3_bind_text(stmt, idx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+      }
+    }
+    while (true) {
+      int rc = sqlite3_step(stmt);
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) {
+        Errc code = (rc & 0xff) == SQLITE_CONSTRAINT ? Errc::kAlreadyExists
+                    : (rc & 0xff) == SQLITE_BUSY     ? Errc::kUnavailable
+                                                     : Errc::kInternal;
+        std::string detail = std::string("step: ") + sqlite3_errmsg(db_);
+        sqlite3_reset(stmt);
+        return Fail(code, code == Errc::kAlreadyExists ? "already exists" : "internal error", detail);
+      }
+      if (!rows) continue;
+      int n = sqlite3_column_count(stmt);
+      std::vector<Value> values;
+      values.reserve(n);
+      for (int c = 0; c < n; ++c) {
+        switch (sqlite3_column_type(stmt, c)) {
+          case SQLITE_NULL: values.emplace_back(nullptr); break;
+          case SQLITE_INTEGER: values.emplace_back(static_cast<int64_t>(sqlite3_column_int64(stmt, c))); break;
+          case SQLITE_FLOAT: values.emplace_back(sqlite3_column_double(stmt, c)); break;
+          default: {
+            const char* t = reinterpret_cast<const char*>(sqlite3_column_blob(stmt, c));
+            int len = sqlite3_column_bytes(stmt, c);
+            values.emplace_back(std::string(t ? t : "", static_cast<size_t>(len)));
+          }
+        }
+      }
+      rows->emplace_back(std::move(values));
+    }
+    sqlite3_reset(stmt);
+    return Ok();
+  }
+
+  sqlite3* db_;
+  struct SqlHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, sqlite3_stmt*, SqlHash, std::equal_to<>> cache_;
+};
+
+// Opens the database at `path` (created unless `readonly`) with the pragmas above.
+Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool readonly);
+
+}  // namespace crmd::store
