@@ -359,10 +359,14 @@ class SqliteDatabase final : public Database {
       folder_synced_ = failed.empty();
     }
     if (failed.empty()) return true;
-    sync_failed_.store(true, std::memory_order_release);
-    spdlog::error(R"("event":"sqlite_wal_sync_failed","file":"{}","detail":"{}","action":"writes are refused until crmd is restarted")",
-                  JsonEscape(wal_path_), JsonEscape(failed));
+    MarkNotDurable(failed);
     return false;
+  }
+  // Makes the failure final (see SyncLoop); the first one is logged.
+  void MarkNotDurable(const std::string& detail) {
+    if (sync_failed_.exchange(true, std::memory_order_acq_rel)) return;
+    spdlog::error(R"("event":"sqlite_wal_sync_failed","file":"{}","detail":"{}","action":"writes are refused until crmd is restarted")",
+                  JsonEscape(wal_path_), JsonEscape(detail));
   }
   static Status NotDurable() {
     return Fail(Errc::kUnavailable, "the database cannot make writes durable",
@@ -476,11 +480,8 @@ class SqliteDatabase final : public Database {
       lock.unlock();
       const int rc = sqlite3_wal_checkpoint_v2(checkpointer_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
                                                nullptr, nullptr);
-      if ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL) {
-        sync_failed_.store(true, std::memory_order_release);
-        spdlog::error(R"("event":"sqlite_wal_sync_failed","file":"{}","detail":"{}","action":"writes are refused until crmd is restarted")",
-                      JsonEscape(wal_path_), JsonEscape(std::string("checkpoint: ") + sqlite3_errstr(rc)));
-      }
+      if ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL)
+        MarkNotDurable(std::string("checkpoint: ") + sqlite3_errstr(rc));
       ++background_checkpoints_;
       lock.lock();
     }
