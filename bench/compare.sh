@@ -13,7 +13,10 @@
 #     over an in-memory Map, an ES256 bearer checked with jose on every request);
 #   - node oidc-provider (bench/compare/oidc-server.mjs: client_credentials, JWT access
 #     tokens for a resource);
-# and prints one table with the ratios issue #12 asks for. Each target answers one curl
+# and prints one table with the ratios issue #12 asks for. The rows run in turn
+# COMPARE_ROUNDS times (default 3: on a shared two-core machine the same row moves by 20 %
+# within minutes) and the table gives each row's median req/s, its p50 and p99 medians, and
+# the range over the rounds; every ratio is of two medians from the same run. Each target answers one curl
 # whose body is checked before wrk loads it; a row whose non-2xx (or tool error) responses
 # exceed 1 % of its requests is marked FAILED and the script exits 1 at the end. Tool
 # errors under load are counted by the servers (crmd's /metrics, the SDK server's /stats):
@@ -143,19 +146,23 @@ print(json.dumps(r.get("structuredContent")))'
 # --- part 1: throughput, side by side ----------------------------------------------------
 RESULTS="$TMP/results.tsv"
 : >"$RESULTS"
-load() {  # key, description, then wrk arguments; the output goes to $TMP/wrk-<key>.txt
+ROUNDS=${COMPARE_ROUNDS:-3}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { say "COMPARE_ROUNDS: a whole number of rounds, 1 or more"; exit 2; }
+ROUND=1
+wrk_out() { echo "$TMP/wrk-$1-r$ROUND.txt"; }  # key: this round's wrk output
+load() {  # key, description, then wrk arguments; the output goes to $(wrk_out key)
   local key=$1 what=$2
   shift 2
-  say "wrk -t2 -c$CONNS -d${SECS}s: $what"
+  say "round $ROUND of $ROUNDS, wrk -t2 -c$CONNS -d${SECS}s: $what"
   # COMPARE_PERF=<dir>: crmd's rows are profiled (perf record -g on crmd's PID for the
   # length of the load); the reports land in <dir>/perf-<key>.txt.
   local perf_pid=
-  if [[ -n ${COMPARE_PERF:-} && $key != nginx && $key != sdk && $key != oidc ]]; then
+  if [[ -n ${COMPARE_PERF:-} && $ROUND == 1 && $key != nginx && $key != sdk && $key != oidc ]]; then
     perf record -F 499 -g -p "$CRMD_PID" -o "$TMP/perf-$key.data" -- sleep "$SECS" >/dev/null 2>&1 &
     perf_pid=$!
   fi
-  timeout $((SECS + 60)) wrk -t2 -c"$CONNS" -d"${SECS}s" --latency "$@" >"$TMP/wrk-$key.txt" 2>&1 ||
-    { cat "$TMP/wrk-$key.txt" >&2; say "wrk failed on $what"; }
+  timeout $((SECS + 60)) wrk -t2 -c"$CONNS" -d"${SECS}s" --latency "$@" >"$(wrk_out "$key")" 2>&1 ||
+    { cat "$(wrk_out "$key")" >&2; say "wrk failed on $what"; }
   if [[ -n $perf_pid ]]; then
     wait "$perf_pid" || true
     mkdir -p "$COMPARE_PERF"
@@ -163,7 +170,7 @@ load() {  # key, description, then wrk arguments; the output goes to $TMP/wrk-<k
       -g none 2>/dev/null | grep -v "^$" | sed -e "s/  */ /g" | head -60 >"$COMPARE_PERF/perf-$key.txt" || true
     say "profile of $key: $COMPARE_PERF/perf-$key.txt"
   fi
-  printf '%s\t%s\t%s\n' "$key" "$what" "$TMP/wrk-$key.txt" >>"$RESULTS"
+  printf '%s\t%s\t%s\n' "$key" "$what" "$(wrk_out "$key")" >>"$RESULTS"
 }
 check() {  # what, python condition over the body `b` (a string), then curl arguments
   local what=$1 cond=$2 body
@@ -189,7 +196,7 @@ counted_load() {  # counter function, tool, then load's arguments: adds the serv
   before=$($counter "$tool") || { say "cannot read $key's tool error count"; exit 1; }
   load "$@"
   after=$($counter "$tool") || { say "cannot read $key's tool error count"; exit 1; }
-  echo "tool errors counted by the server: $((after - before))" >>"$TMP/wrk-$key.txt"
+  echo "tool errors counted by the server: $((after - before))" >>"$(wrk_out "$key")"
 }
 
 if [[ -z ${COMPARE_SKIP_LOAD:-} ]]; then
@@ -262,35 +269,39 @@ CONF
   check "SDK server without a bearer" '"invalid_token" in b' "http://127.0.0.1:$SDK_PORT/mcp" "${JSON_HDRS[@]}" -d "$TOOL_REQ"
   check "oidc-provider token endpoint" "$IS_TOKEN" "http://127.0.0.1:$OIDC_PORT/token" -u "bench:$OIDC_SECRET" -d "$OIDC_FORM"
 
-  load nginx "nginx static JSON (2 workers)" "$NGINX_URL"
-  load healthz "crmd GET /healthz" "$BASE/healthz"
-  # Not exported: crmd and crmctl read CRMD_* variables as configuration.
-  CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
-    counted_load crmd_tool_errors get_contact get_contact "crmd tools/call get_contact" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
-  # The same row with every answer checked in wrk's Lua (the method of the runs before
-  # session 16, 2026-11-27), against the SDK server checked the same way below.
-  CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS CRMD_CHECK_EACH=1 \
-    load get_contact_checked "crmd tools/call get_contact, each answer checked in Lua" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
-  CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=list_contacts CRMD_ARGS='{"status":"subscribed","limit":25}' \
-    counted_load crmd_tool_errors list_contacts list_contacts "crmd tools/call list_contacts (status)" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
-  CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_RUN=$RANDOM CRMD_TOOL=create_contact CRMD_ARGS='{"email":"w%UNIQUE%@example.com"}' \
-    counted_load crmd_tool_errors create_contact create_contact "crmd tools/call create_contact" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
-  TOKEN_PATH=/oauth/token TOKEN_BASIC=$(printf '%s' "$CID:$CSECRET" | base64 -w0) TOKEN_BODY=$CRMD_FORM \
-    load token "crmd token endpoint (client_credentials)" -s "$CMP/token.lua" "$BASE"
-  # Node.js compiles its hot code as it runs: each Node peer gets COMPARE_WARMUP_SECONDS
-  # (default 5) of the same load first, not counted, so its rows measure it warm.
-  WARMUP=${COMPARE_WARMUP_SECONDS:-5}
-  say "warming up the SDK server and oidc-provider (${WARMUP} s each, not counted)"
-  CRMD_TOKEN=$SDK_TOKEN CRMD_SESSION= CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
-    timeout $((WARMUP + 30)) wrk -t2 -c"$CONNS" -d"${WARMUP}s" -s "$ROOT/bench/load/tool_call.lua" "http://127.0.0.1:$SDK_PORT" >/dev/null 2>&1 || true
-  TOKEN_PATH=/token TOKEN_BASIC=$(printf '%s' "bench:$OIDC_SECRET" | base64 -w0) TOKEN_BODY=$OIDC_FORM \
-    timeout $((WARMUP + 30)) wrk -t2 -c"$CONNS" -d"${WARMUP}s" -s "$CMP/token.lua" "http://127.0.0.1:$OIDC_PORT" >/dev/null 2>&1 || true
-  CRMD_TOKEN=$SDK_TOKEN CRMD_SESSION= CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
-    counted_load sdk_tool_errors get_contact sdk "MCP TS SDK 1.32.2 get_contact (stateless, ES256)" -s "$ROOT/bench/load/tool_call.lua" "http://127.0.0.1:$SDK_PORT"
-  CRMD_TOKEN=$SDK_TOKEN CRMD_SESSION= CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS CRMD_CHECK_EACH=1 \
-    load sdk_checked "MCP TS SDK get_contact, each answer checked in Lua" -s "$ROOT/bench/load/tool_call.lua" "http://127.0.0.1:$SDK_PORT"
-  TOKEN_PATH=/token TOKEN_BASIC=$(printf '%s' "bench:$OIDC_SECRET" | base64 -w0) TOKEN_BODY=$OIDC_FORM \
-    load oidc "oidc-provider 9.13.3 token (client_credentials)" -s "$CMP/token.lua" "http://127.0.0.1:$OIDC_PORT"
+  for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+    load nginx "nginx static JSON (2 workers)" "$NGINX_URL"
+    load healthz "crmd GET /healthz" "$BASE/healthz"
+    # Not exported: crmd and crmctl read CRMD_* variables as configuration.
+    CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
+      counted_load crmd_tool_errors get_contact get_contact "crmd tools/call get_contact" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
+    # The same row with every answer checked in wrk's Lua (the method of the runs before
+    # session 16, 2026-11-27), against the SDK server checked the same way below.
+    CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS CRMD_CHECK_EACH=1 \
+      load get_contact_checked "crmd tools/call get_contact, each answer checked in Lua" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
+    CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=list_contacts CRMD_ARGS='{"status":"subscribed","limit":25}' \
+      counted_load crmd_tool_errors list_contacts list_contacts "crmd tools/call list_contacts (status)" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
+    CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_RUN=r$ROUND.$RANDOM CRMD_TOOL=create_contact CRMD_ARGS='{"email":"w%UNIQUE%@example.com"}' \
+      counted_load crmd_tool_errors create_contact create_contact "crmd tools/call create_contact" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
+    TOKEN_PATH=/oauth/token TOKEN_BASIC=$(printf '%s' "$CID:$CSECRET" | base64 -w0) TOKEN_BODY=$CRMD_FORM \
+      load token "crmd token endpoint (client_credentials)" -s "$CMP/token.lua" "$BASE"
+    # Node.js compiles its hot code as it runs: each Node peer gets COMPARE_WARMUP_SECONDS
+    # (default 5) of the same load first, not counted, so its rows measure it warm.
+    WARMUP=${COMPARE_WARMUP_SECONDS:-5}
+    if [[ $ROUND == 1 ]]; then
+      say "warming up the SDK server and oidc-provider (${WARMUP} s each, not counted)"
+      CRMD_TOKEN=$SDK_TOKEN CRMD_SESSION= CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
+        timeout $((WARMUP + 30)) wrk -t2 -c"$CONNS" -d"${WARMUP}s" -s "$ROOT/bench/load/tool_call.lua" "http://127.0.0.1:$SDK_PORT" >/dev/null 2>&1 || true
+      TOKEN_PATH=/token TOKEN_BASIC=$(printf '%s' "bench:$OIDC_SECRET" | base64 -w0) TOKEN_BODY=$OIDC_FORM \
+        timeout $((WARMUP + 30)) wrk -t2 -c"$CONNS" -d"${WARMUP}s" -s "$CMP/token.lua" "http://127.0.0.1:$OIDC_PORT" >/dev/null 2>&1 || true
+    fi
+    CRMD_TOKEN=$SDK_TOKEN CRMD_SESSION= CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
+      counted_load sdk_tool_errors get_contact sdk "MCP TS SDK 1.32.2 get_contact (stateless, ES256)" -s "$ROOT/bench/load/tool_call.lua" "http://127.0.0.1:$SDK_PORT"
+    CRMD_TOKEN=$SDK_TOKEN CRMD_SESSION= CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS CRMD_CHECK_EACH=1 \
+      load sdk_checked "MCP TS SDK get_contact, each answer checked in Lua" -s "$ROOT/bench/load/tool_call.lua" "http://127.0.0.1:$SDK_PORT"
+    TOKEN_PATH=/token TOKEN_BASIC=$(printf '%s' "bench:$OIDC_SECRET" | base64 -w0) TOKEN_BODY=$OIDC_FORM \
+      load oidc "oidc-provider 9.13.3 token (client_credentials)" -s "$CMP/token.lua" "http://127.0.0.1:$OIDC_PORT"
+  done
   RSS_LOAD=$(awk '/VmRSS/{print $2}' "/proc/$CRMD_PID/status")
   HWM_LOAD=$(awk '/VmHWM/{print $2}' "/proc/$CRMD_PID/status")
   # COMPARE_SOAK_SECONDS=<n>: get_contact (or COMPARE_SOAK_TOOL=create_contact) for n more
@@ -339,14 +350,15 @@ PY
   PIDS=()
 
   echo
-  echo "Part 1: wrk -t2 -c$CONNS -d${SECS}s --latency, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $LOAD1 before / $LOAD2 after"
+  echo "Part 1: wrk -t2 -c$CONNS -d${SECS}s --latency, every row once in each of $ROUNDS rounds (medians; range: lowest to highest req/s), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $LOAD1 before / $LOAD2 after"
   python3 - "$RESULTS" "$RSS_LOAD" "$HWM_LOAD" <<'PY' || LOAD_FAILED=1
 import re, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 def ms(v):
     n, u = re.match(r"([\d.]+)(us|ms|s)", v).groups()
     return float(n) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[u]
-res, failed = {}, False
+import statistics
+runs, failed = {}, False  # key: one dict per round, in the order the rows first ran
 for key, what, path in rows:
     out = open(path).read()
     m = re.search(r"Requests/sec:\s+([\d.]+)", out)
@@ -361,10 +373,19 @@ for key, what, path in rows:
     n = int(total.group(1)) if total else 0
     ok = bool(m) and n > 0 and bad_n <= 0.01 * n
     failed |= not ok
-    res[key] = dict(what=what, rps=float(m.group(1)) if m else 0.0, n=n, bad=bad_n, ok=ok,
-                    p50=ms(p50.group(1)) if p50 else None, p99=ms(p99.group(1)) if p99 else None)
-print(f"| what | req/s | p50 / p99 ms | errors | ratio (target) |")
-print(f"|---|---|---|---|---|")
+    runs.setdefault(key, []).append(dict(what=what, rps=float(m.group(1)) if m else 0.0, n=n, bad=bad_n, ok=ok,
+                                         p50=ms(p50.group(1)) if p50 else None, p99=ms(p99.group(1)) if p99 else None))
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+res = {}
+for key, rs in runs.items():
+    res[key] = dict(what=rs[0]["what"], rps=med([r["rps"] for r in rs]), n=sum(r["n"] for r in rs),
+                    bad=sum(r["bad"] for r in rs), ok=all(r["ok"] for r in rs),
+                    p50=med([r["p50"] for r in rs]), p99=med([r["p99"] for r in rs]),
+                    lo=min(r["rps"] for r in rs), hi=max(r["rps"] for r in rs), rounds=len(rs))
+print(f"| what | req/s | range | p50 / p99 ms | errors | ratio (target) |")
+print(f"|---|---|---|---|---|---|")
 ratios = {  # key: (peer, what, target, higher is better)
     "healthz": ("nginx", "of nginx", None),
     "get_contact": ("nginx", "of nginx", 0.40),
@@ -390,7 +411,8 @@ for key, r in res.items():
         cells.append(f"{r['rps'] / res['sdk_checked']['rps']:.1f} × SDK checked the same way")
     if key == "create_contact":
         cells.append(f"≥ 10,000/s: {'PASS' if r['rps'] >= 10000 else 'FAIL'}")
-    print(f"| {r['what']} | {r['rps']:,.0f} | {lat} | {err} | {'; '.join(cells)} |")
+    rng = f"{r['lo']:,.0f} – {r['hi']:,.0f}" if r["rounds"] > 1 else ""
+    print(f"| {r['what']} | {r['rps']:,.0f} | {rng} | {lat} | {err} | {'; '.join(cells)} |")
 print(f"\ncrmd resident memory after part 1: {int(sys.argv[2]) // 1024} MiB (peak {int(sys.argv[3]) // 1024} MiB)")
 sys.exit(1 if failed else 0)
 PY

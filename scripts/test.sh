@@ -19,6 +19,14 @@ if [[ -z $SANITIZE || $SANITIZE == none ]]; then
 fi
 
 BUILD=build-test
+# A sanitized build and its test run need about 6 GB here (build-test 4.7 GB, the npm
+# folders of tests/e2e and tests/browser 0.5 GB, databases and a PostgreSQL cluster). With
+# less, tests fail far from the cause ("database or disk is full", npm errors), so say so
+# first and again at the end.
+free_gb() { df -Pk . | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }'; }
+if awk -v f="$(free_gb)" 'BEGIN { exit !(f < 8) }'; then
+  echo "test: warning: only $(free_gb) GB free on $(df -P . | awk 'NR == 2 { print $6 }'); the sanitized build and its tests need about 6 GB" >&2
+fi
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRMD_SANITIZE="$SANITIZE" -DCRMD_BUILD_BENCH=OFF
 started=$SECONDS
 cmake --build "$BUILD" -j2
@@ -47,7 +55,7 @@ started=$SECONDS
 # much of its time (the cores were 15 % idle at -j2), and fuzz and tsan each hold a slot
 # for minutes.
 ctest --output-on-failure -j3 --timeout 900 "$@" || status=$?
-echo "test: sanitized ($SANITIZE) build ${built} s, tests $((SECONDS - started)) s"
+echo "test: sanitized ($SANITIZE) build ${built} s, tests $((SECONDS - started)) s, $(free_gb) GB free after them"
 python3 - "$RESULTS" <<'PY' || status=1
 import glob, sys, xml.etree.ElementTree as ET
 files = glob.glob(sys.argv[1] + "/*.xml")

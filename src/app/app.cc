@@ -110,24 +110,15 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   AddMetricsRoute(s, s.router, allow);
   AddCollectors(s);
   if (!s.config.metrics_listen_address.empty()) {
-    // "host:port", "[v6]:port".
-    const std::string& a = s.config.metrics_listen_address;
-    auto colon = a.rfind(':');
-    std::string host = colon == std::string::npos ? "" : a.substr(0, colon);
-    if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    int port = 0;
-    try {
-      port = colon == std::string::npos ? -1 : std::stoi(a.substr(colon + 1));
-    } catch (...) {
-      port = -1;
-    }
-    if (host.empty() || port < 0 || port > 65535)
-      return Fail(Errc::kInvalidArgument, "metrics_listen_address must be host:port");
+    // Config::Validate() has refused a malformed address already; this is for a Config
+    // built in code.
+    auto hp = SplitHostPort(s.config.metrics_listen_address);
+    if (!hp) return Fail(hp.error());
     AddHealthRoutes(s, s.ops_router);
     AddMetricsRoute(s, s.ops_router, allow);
     s.ops_server = std::make_unique<http::Server>(
-        http::ServerOptions{.address = host,
-                            .port = static_cast<uint16_t>(port),
+        http::ServerOptions{.address = hp->host,
+                            .port = hp->port,
                             .io_threads = 1,
                             .worker_threads = 1,
                             .max_body_bytes = 1024,

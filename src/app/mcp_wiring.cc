@@ -3,6 +3,7 @@
 #include "auth/bearer.h"
 #include "auth/scopes.h"
 #include "src/app/shared_secrets.h"
+#include "src/mcp/jsonrpc.h"
 #include "src/mcp/origin.h"
 
 namespace crmd::app {
@@ -25,14 +26,19 @@ constexpr const char* kMcpInstructions =
     "error.code (not_found, validation_failed naming the field, revision_conflict, ...).";
 
 // A refused bearer token on /mcp (RFC 6750 §3, RFC 9728 §5.1, MCP basic/authorization):
-// the status and challenge come from auth (one mapping), with every scope as the hint.
-http::Response McpUnauthorized(const App::Services& s, const Error& error) {
+// the status and challenge come from auth (one mapping), with every scope as the hint. The
+// body is a JSON-RPC error, so it carries the request's id when the body is a request
+// (JSON-RPC 2.0 §5); the challenge header is what clients act on.
+http::Response McpUnauthorized(const App::Services& s, const http::Request& req,
+                               const Error& error) {
   std::string scope;
   for (const auto& sc : auth::AllScopes()) scope += (scope.empty() ? "" : " ") + sc;
   int status = auth::BearerStatus(error);
   auto r = http::Response::Json(
-      status, {{"jsonrpc", "2.0"},
-               {"error", {{"code", -32000}, {"message", status == 503 ? "Service unavailable" : "Unauthorized"}}}});
+      status, mcp::jsonrpc::MakeError({.code = -32000,
+                                       .message = status == 503 ? "Service unavailable"
+                                                                : "Unauthorized",
+                                       .id = mcp::jsonrpc::RequestIdOf(req.body)}));
   if (status != 503) {
     r.Set("WWW-Authenticate",
           auth::BearerChallenge(error, s.config.Issuer() + "/.well-known/oauth-protected-resource/mcp", scope));
@@ -85,7 +91,7 @@ Status AddMcpRoutes(App::Services& s) {
       Result<Principal> principal =
           Fail(Errc::kUnauthenticated, "authorization required", std::string(auth::kBearerMissing));
       if (s.authenticate) principal = s.authenticate(req);
-      if (!principal) return McpUnauthorized(s, principal.error());
+      if (!principal) return McpUnauthorized(s, req, principal.error());
       return s.mcp->Handle(req, *principal);
     }();
     mcp::AddCorsHeaders(req, res);

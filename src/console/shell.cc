@@ -1,6 +1,8 @@
 #include "src/console/shell.h"
 
+#include <algorithm>
 #include <memory>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -88,11 +90,30 @@ std::vector<std::string> SplitList(const std::string& s, std::string_view separa
 }
 
 std::string SafeNext(const std::string& next) {
-  bool console = next == "/console" || next.rfind("/console/", 0) == 0;
-  if (!console || next.find("//") != std::string::npos || next.find('\\') != std::string::npos)
-    return "/console";
+  const std::string kHome = "/console";
+  // The browser resolves the path before it asks: "/console/../oauth/authorize" and
+  // "/console/%2e%2e/oauth/authorize" (WHATWG URL: %2e is a dot in a dot segment) both land
+  // on /oauth/authorize, and "\\" is "/" to it. So the path must stay a plain /console path:
+  // no dot segments, no empty segments, no backslashes, and no escape that decodes into a
+  // dot, a separator, a '%' (decoded twice somewhere) or a control character (%20 is fine).
   for (char ch : next)
-    if (static_cast<unsigned char>(ch) < 0x21 || ch == 0x7f) return "/console";
+    if (static_cast<unsigned char>(ch) < 0x21 || ch == 0x7f || ch == '\\') return kHome;
+  const std::string path = next.substr(0, next.find_first_of("?#"));
+  if (path != kHome && path.rfind(kHome + "/", 0) != 0) return kHome;
+  for (size_t i = path.find('%'); i != std::string::npos; i = path.find('%', i + 1)) {
+    auto byte = http::PercentDecode(std::string_view(path).substr(i, 3));
+    if (!byte || byte->size() != 1) return kHome;
+    const unsigned char ch = static_cast<unsigned char>((*byte)[0]);
+    if (ch < 0x20 || ch == 0x7f || ch == '.' || ch == '/' || ch == '\\' || ch == '%')
+      return kHome;
+  }
+  for (size_t start = 1; start <= path.size();) {  // segments after the leading '/'
+    size_t end = std::min(path.find('/', start), path.size());
+    std::string_view segment(path.data() + start, end - start);
+    if (segment == "." || segment == "..") return kHome;
+    if (segment.empty() && end != path.size()) return kHome;  // "//": another host or path
+    start = end + 1;
+  }
   return next;
 }
 

@@ -1,8 +1,11 @@
 #include "src/core/config.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -52,10 +55,19 @@ std::string Config::Issuer() const {
 }
 
 Status Config::Set(const std::string& key, const std::string& v) {
+  // A value the field cannot hold is refused rather than wrapped (port=99999 once listened on
+  // 34463, a negative byte count became a huge one); Validate() checks what each key means.
   auto set_int = [&](auto& field) -> Status {
+    using T = std::remove_reference_t<decltype(field)>;
     auto n = ParseInt(key, v);
     if (!n) return Fail(n.error());
-    field = static_cast<std::remove_reference_t<decltype(field)>>(*n);
+    const int64_t lo = static_cast<int64_t>(std::numeric_limits<T>::min());
+    const uint64_t hi = static_cast<uint64_t>(std::numeric_limits<T>::max());
+    if (*n < lo || (*n > 0 && static_cast<uint64_t>(*n) > hi))
+      return Fail(Errc::kInvalidArgument, "config " + key + ": out of range (" +
+                                              std::to_string(lo) + ".." + std::to_string(hi) +
+                                              "): " + v);
+    field = static_cast<T>(*n);
     return Ok();
   };
   auto set_bool = [&](bool& field) -> Status {
@@ -103,6 +115,7 @@ Status Config::Set(const std::string& key, const std::string& v) {
       size_t pos = 0;
       double d = std::stod(v, &pos);
       if (pos != v.size()) throw std::invalid_argument("trailing");
+      if (std::isnan(d)) throw std::invalid_argument("nan");
       if (!(d >= 0) && key == "mail_rate_per_second") throw std::invalid_argument("negative");
       (key == "mcp_calls_per_second"   ? mcp_calls_per_second
        : key == "mcp_calls_burst"      ? mcp_calls_burst
@@ -134,6 +147,27 @@ Status Config::Set(const std::string& key, const std::string& v) {
   return Ok();
 }
 
+Result<HostPort> SplitHostPort(const std::string& address) {
+  auto bad = [&] {
+    return Fail(Errc::kInvalidArgument,
+                "metrics_listen_address must be host:port (port 0..65535): " + address);
+  };
+  auto colon = address.rfind(':');
+  if (colon == std::string::npos) return bad();
+  HostPort hp{.host = address.substr(0, colon)};
+  if (hp.host.size() > 1 && hp.host.front() == '[' && hp.host.back() == ']')
+    hp.host = hp.host.substr(1, hp.host.size() - 2);
+  const std::string digits = address.substr(colon + 1);
+  // Digits only: std::stoi would read "9464abc" as 9464 and "-5" as a port.
+  if (hp.host.empty() || digits.empty() || digits.size() > 5 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return bad();
+  const int port = std::stoi(digits);
+  if (port > 65535) return bad();
+  hp.port = static_cast<uint16_t>(port);
+  return hp;
+}
+
 bool IsLoopbackAddress(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host == "localhost" ||
          host.rfind("127.", 0) == 0;
@@ -163,6 +197,44 @@ Status Config::Validate() const {
                   "dkim_private_key_file, dkim_selector and dkim_domain must be set together");
   }
   if (access_token_ttl < 60) return Fail(Errc::kInvalidArgument, "access_token_ttl must be >= 60");
+  // Durations, sizes and intervals that 0 or less would break (a 0 s read timeout, a poll
+  // loop that never sleeps) must be >= 1; counts and limits where 0 means "none" or
+  // "disabled" must be >= 0. A negative value means nothing anywhere.
+  const struct {
+    const char* key;
+    int64_t value;
+    int64_t min;
+  } kMinimums[] = {
+      {"refresh_token_ttl", refresh_token_ttl, 1},
+      {"auth_code_ttl", auth_code_ttl, 1},
+      {"signing_key_rotation", signing_key_rotation, 1},
+      {"max_header_bytes", static_cast<int64_t>(max_header_bytes), 1},
+      {"max_body_bytes", static_cast<int64_t>(max_body_bytes), 1},
+      {"rest_max_body_bytes", static_cast<int64_t>(rest_max_body_bytes), 1},
+      {"read_timeout_s", read_timeout_s, 1},
+      {"idle_timeout_s", idle_timeout_s, 1},
+      {"max_connections", max_connections, 1},
+      {"shutdown_grace_s", shutdown_grace_s, 0},
+      {"form_rate_limit_per_minute", form_rate_limit_per_minute, 0},
+      {"hook_rate_limit_per_minute", hook_rate_limit_per_minute, 0},
+      {"webhook_poll_interval_ms", webhook_poll_interval_ms, 1},
+      {"webhook_backoff_base_s", webhook_backoff_base_s, 1},
+      {"webhook_backoff_max_s", webhook_backoff_max_s, 1},
+      {"webhook_retry_horizon_s", webhook_retry_horizon_s, 0},
+      {"webhook_timeout_ms", webhook_timeout_ms, 1},
+      {"webhook_lease_grace_s", webhook_lease_grace_s, 0},
+      {"webhook_disable_after_s", webhook_disable_after_s, 0},
+      {"webhook_disable_after_failures", webhook_disable_after_failures, 0},
+      {"mail_poll_interval_ms", mail_poll_interval_ms, 1},
+      {"housekeeping_interval_s", housekeeping_interval_s, 0},
+      {"retention_days", retention_days, 0},
+  };
+  for (const auto& m : kMinimums)
+    if (m.value < m.min)
+      return Fail(Errc::kInvalidArgument,
+                  std::string(m.key) + " must be >= " + std::to_string(m.min));
+  if (!metrics_listen_address.empty())
+    if (auto hp = SplitHostPort(metrics_listen_address); !hp) return Fail(hp.error());
   return Ok();
 }
 

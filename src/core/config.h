@@ -134,6 +134,14 @@ struct Config {
 Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest = nullptr,
                           std::vector<std::string>* warnings = nullptr);
 
+// "host:port" or "[v6]:port" (metrics_listen_address): the host without brackets and a port
+// in 0..65535 written in digits only.
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+};
+Result<HostPort> SplitHostPort(const std::string& address);
+
 bool IsLoopbackAddress(const std::string& host);
 
 }  // namespace crmd

@@ -229,6 +229,11 @@ class Parser {
     const int first = FourHex();
     if (first < 0) return Syntax();
     uint32_t cp = static_cast<uint32_t>(first);
+    if (cp == 0) {
+      out_.problem = JsonProblem::kNulCharacter;
+      out_.detail = "a string contains \\u0000 (NUL), which is not accepted";
+      return false;
+    }
     if (cp >= 0xDC00 && cp <= 0xDFFF) return Syntax();  // a low surrogate alone
     if (cp >= 0xD800 && cp <= 0xDBFF) {
       // A high surrogate: a low one must follow, as "\uDC00".."\uDFFF".

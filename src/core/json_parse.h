@@ -14,7 +14,9 @@ namespace crmd {
 
 inline constexpr int kMaxJsonDepth = 64;
 
-enum class JsonProblem { kNone, kSyntax, kTooDeep, kDuplicateKey };
+// kNulCharacter: a string holds "\u0000". Valid JSON, but no store keeps it alike
+// (PostgreSQL's text cannot hold it at all), so it is refused here with a clear word.
+enum class JsonProblem { kNone, kSyntax, kTooDeep, kDuplicateKey, kNulCharacter };
 
 struct ParsedJson {
   nlohmann::json value;           // discarded when problem != kNone

@@ -185,6 +185,12 @@ int WorkerPool::Cores() {
 
 bool WorkerPool::OnFiber() { return t_slot && t_slot->current; }
 
+size_t WorkerPool::QueuedHere() {
+  if (!t_pool) return 0;
+  std::lock_guard lock(t_pool->mu_);
+  return t_pool->queue_.size();
+}
+
 WorkerPool::WorkerPool(int runners, int max_threads, bool fibers)
     : runners_(std::max(1, runners)),
       max_threads_(std::max(std::max(1, runners), max_threads)),

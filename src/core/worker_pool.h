@@ -104,6 +104,9 @@ class WorkerPool {
   bool fibers() const { return fibers_; }
   // Whether the caller runs on a fiber of a pool (where a Wakeup suspends it).
   static bool OnFiber();
+  // How many tasks wait in the queue of the pool the caller runs on (0 off a pool): a
+  // snapshot, taken under the pool's lock (so not from inside the pool itself).
+  static size_t QueuedHere();
   // Tests: while set, a fiber that needs a new stack (none cached) is refused one, as when
   // mmap fails.
   static void FailNewStacksForTesting(bool fail);

@@ -34,9 +34,10 @@ Result<std::vector<AuditRecord>> AuditLog::Find(const AuditFilter& filter) {
   return db_->Read([&](store::Conn& c) { return audit_repo::Find(c, filter); });
 }
 
-Result<std::map<std::string, int64_t>> AuditLog::LastActivityByClient() {
+Result<std::map<std::string, int64_t>> AuditLog::LastActivityByClient(
+    const std::set<std::string>& client_ids) {
   if (!db_) return Fail(Error::Internal("AuditLog built without a database"));
-  return db_->Read([&](store::Conn& c) { return audit_repo::LastActivityByClient(c); });
+  return db_->Read([&](store::Conn& c) { return audit_repo::LastActivityByClient(c, client_ids); });
 }
 
 Result<std::vector<AuditRecord>> AuditLog::Recent(store::Conn& conn, int limit) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,9 @@ class AuditLog {
   Result<std::vector<AuditRecord>> Recent(int limit);
   // Rows matching `filter`, newest first. REQUIRES: built with a db.
   Result<std::vector<AuditRecord>> Find(const AuditFilter& filter);
-  // The time of each OAuth client's latest audited action. REQUIRES: built with a db.
-  Result<std::map<std::string, int64_t>> LastActivityByClient();
+  // The time of the latest audited action of each of `client_ids` that has one (OAuth
+  // client ids). REQUIRES: built with a db.
+  Result<std::map<std::string, int64_t>> LastActivityByClient(const std::set<std::string>& client_ids);
 
  private:
   Clock* const clock_;

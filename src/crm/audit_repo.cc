@@ -32,7 +32,7 @@ Result<std::vector<AuditRecord>> Recent(store::Conn& c, int limit) {
   return Records(*rows);
 }
 
-Result<std::vector<AuditRecord>> Find(store::Conn& c, const AuditFilter& f) {
+std::pair<std::string, std::vector<store::Value>> FindSql(const AuditFilter& f) {
   // Every value is a bound parameter; only the fixed condition texts are concatenated.
   std::string where;
   std::vector<store::Value> params;
@@ -48,18 +48,30 @@ Result<std::vector<AuditRecord>> Find(store::Conn& c, const AuditFilter& f) {
   if (f.to) add("occurred_at < ?", *f.to);
   if (f.before_id) add("id < ?", *f.before_id);
   params.push_back(static_cast<int64_t>(f.limit));
-  auto rows = c.Query(std::string(kColumns) + where + " ORDER BY id DESC LIMIT ?", params);
+  return {std::string(kColumns) + where + " ORDER BY id DESC LIMIT ?", std::move(params)};
+}
+
+Result<std::vector<AuditRecord>> Find(store::Conn& c, const AuditFilter& f) {
+  auto [sql, params] = FindSql(f);
+  auto rows = c.Query(sql, params);
   if (!rows) return Fail(rows.error());
   return Records(*rows);
 }
 
-Result<std::map<std::string, int64_t>> LastActivityByClient(store::Conn& c) {
-  auto rows = c.Query(
-      "SELECT client_id, MAX(occurred_at) FROM audit_log WHERE client_id <> '' GROUP BY client_id",
-      {});
-  if (!rows) return Fail(rows.error());
+const char* const kLastActivitySql =
+    "SELECT occurred_at FROM audit_log WHERE client_id = ? ORDER BY id DESC LIMIT 1";
+
+Result<std::map<std::string, int64_t>> LastActivityByClient(store::Conn& c,
+                                                            const std::set<std::string>& client_ids) {
+  // The latest entry by id (the order they were written in), found from the end of the
+  // client's part of audit_log_client; MAX(occurred_at) would read all of a client's rows.
   std::map<std::string, int64_t> out;
-  for (const auto& r : *rows) out[r.Str(0)] = r.Int(1);
+  for (const auto& id : client_ids) {
+    if (id.empty()) continue;
+    auto row = c.QueryOne(kLastActivitySql, {id});
+    if (!row) return Fail(row.error());
+    if (*row) out.emplace(id, (*row)->Int(0));
+  }
   return out;
 }
 

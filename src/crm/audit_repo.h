@@ -4,7 +4,9 @@
 // (by id, which only grows). Stateless; any thread, with its own Conn.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/core/result.h"
@@ -20,7 +22,14 @@ Status Insert(store::Conn& c, int64_t occurred_at, const Actor& actor, const Aud
 Result<std::vector<AuditRecord>> Recent(store::Conn& c, int limit);
 // At most filter.limit records matching `filter`, newest first. REQUIRES: inside Read/Write.
 Result<std::vector<AuditRecord>> Find(store::Conn& c, const AuditFilter& filter);
-// client_id -> latest occurred_at, over rows with a client. REQUIRES: inside Read/Write.
-Result<std::map<std::string, int64_t>> LastActivityByClient(store::Conn& c);
+// The SQL and parameters Find runs, and the query LastActivityByClient runs for each client
+// (for EXPLAIN QUERY PLAN tests).
+std::pair<std::string, std::vector<store::Value>> FindSql(const AuditFilter& filter);
+extern const char* const kLastActivitySql;
+// client_id -> occurred_at of its latest audited action, for each of `client_ids` that has
+// one: an index seek each (audit_log_client), whatever the log's size. REQUIRES: inside
+// Read/Write.
+Result<std::map<std::string, int64_t>> LastActivityByClient(store::Conn& c,
+                                                            const std::set<std::string>& client_ids);
 
 }  // namespace crmd::crm::audit_repo

@@ -28,6 +28,33 @@ std::string UnescapeAmp(std::string_view v) {
   return out;
 }
 
+// A header's text on one line: every run of control characters (a line break from a CSV
+// import or a form, a tab) and spaces becomes one space, none at either end. Contact data
+// is kept as it was given; only what goes into a header is folded, so that one stray
+// newline in a name does not make its contact impossible to email.
+std::string OneLine(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool gap = false;
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f || c == ' ') {
+      gap = true;
+      continue;
+    }
+    if (gap && !out.empty()) out += ' ';
+    gap = false;
+    out += ch;
+  }
+  return out;
+}
+
+mail::Mailbox RecipientMailbox(const MailRecipient& to) {
+  std::string name = to.first_name;
+  if (!to.last_name.empty()) name += (name.empty() ? "" : " ") + to.last_name;
+  return {OneLine(name), to.email};
+}
+
 }  // namespace
 
 mail::Mailbox DefaultSender(const nlohmann::json& settings, const mail::Mailbox& configured) {
@@ -63,10 +90,11 @@ std::string UnsubscribeUrl(const MailContext& ctx, int64_t contact_id, int64_t c
 }
 
 mail::MergeValues MergeValuesFor(const MailRecipient& to, std::string unsubscribe_url) {
+  // A name or a phone number is one line, whatever came in with it ("John\n").
   mail::MergeValues v{{"email", to.email},
-                      {"first_name", to.first_name},
-                      {"last_name", to.last_name},
-                      {"phone", to.phone},
+                      {"first_name", OneLine(to.first_name)},
+                      {"last_name", OneLine(to.last_name)},
+                      {"phone", OneLine(to.phone)},
                       {"unsubscribe_url", std::move(unsubscribe_url)}};
   auto custom = nlohmann::json::parse(to.custom_fields_json, nullptr, false);
   if (custom.is_object()) {
@@ -143,10 +171,8 @@ Result<mail::Message> CampaignTemplates::Build(const MailRecipient& to, int64_t 
   mail::Message m;
   m.from = k.from_email.empty() ? ctx.default_sender : mail::Mailbox{k.from_name, k.from_email};
   if (m.from.name.empty() && k.from_email.empty()) m.from.name = ctx.default_sender.name;
-  std::string name = to.first_name;
-  if (!to.last_name.empty()) name += (name.empty() ? "" : " ") + to.last_name;
-  m.to = {name, to.email};
-  m.subject = subject_.RenderText(values);
+  m.to = RecipientMailbox(to);
+  m.subject = OneLine(subject_.RenderText(values));
   m.preheader = preheader_.RenderText(values);
   m.html = html_.RenderHtml(values);
   if (has_text_) m.text = text_.RenderText(values);
@@ -185,10 +211,9 @@ Result<mail::Message> BuildSimpleMessage(const SimpleEmail& e, const MailRecipie
   mail::Message m;
   m.from = e.from.address.empty() ? ctx.default_sender : e.from;
   if (m.from.name.empty() && e.from.address.empty()) m.from.name = ctx.default_sender.name;
-  std::string name = to.first_name;
-  if (!to.last_name.empty()) name += (name.empty() ? "" : " ") + to.last_name;
-  m.to = {name, to.email};
+  m.to = RecipientMailbox(to);
   if (auto s = render("subject", e.subject, false, m.subject); !s) return Fail(s.error());
+  m.subject = OneLine(m.subject);
   std::string html = e.html_body;
   if (html.empty())
     html = "<div style=\"white-space:pre-wrap\">" + mail::HtmlEscape(e.text_body) + "</div>";

@@ -232,6 +232,16 @@ Result<bool> MarkEvent(store::Conn& c, int64_t campaign_id, int64_t contact_id,
   if (!n) return Fail(n.error());
   if (*n == 0) return false;
   if (auto st = Bump(c, campaign_id, column, 1); !st) return Fail(st.error());
+  if (kind == "bounced") {
+    // A refusal at RCPT (the recipient is failed) bounces a message that was never sent;
+    // a bounce report after the relay accepted one bounces a sent message. The report
+    // takes only the second kind off the delivered.
+    auto row = c.QueryOne("SELECT status FROM campaign_recipients WHERE campaign_id = ? AND contact_id = ?",
+                          {campaign_id, contact_id});
+    if (!row) return Fail(row.error());
+    if (*row && (*row)->Str(0) != "sent")
+      if (auto st = Bump(c, campaign_id, "bounced_unsent", 1); !st) return Fail(st.error());
+  }
   return true;
 }
 
@@ -258,7 +268,7 @@ Result<std::optional<std::pair<int64_t, int64_t>>> FindByMessageId(store::Conn& 
 Result<Stats> LoadStats(store::Conn& c, int64_t campaign_id) {
   auto row = c.QueryOne(
       "SELECT queued, sent, failed, skipped, bounced, complained, unsubscribed, opened, "
-      "clicked FROM campaign_stats WHERE campaign_id = ?",
+      "clicked, bounced_unsent FROM campaign_stats WHERE campaign_id = ?",
       {campaign_id});
   if (!row) return Fail(row.error());
   Stats s;
@@ -273,6 +283,7 @@ Result<Stats> LoadStats(store::Conn& c, int64_t campaign_id) {
   s.unsubscribed = r.Int(6);
   s.opened = r.Int(7);
   s.clicked = r.Int(8);
+  s.bounced_unsent = r.Int(9);
   return s;
 }
 

@@ -90,6 +90,8 @@ Result<std::optional<std::pair<int64_t, int64_t>>> FindByMessageId(store::Conn& 
 struct Stats {
   int64_t queued = 0, sent = 0, failed = 0, skipped = 0, bounced = 0, complained = 0,
           unsubscribed = 0, opened = 0, clicked = 0;
+  // Of `bounced`, those whose message was never accepted (a 5xx at RCPT): not among `sent`.
+  int64_t bounced_unsent = 0;
   int64_t pending() const { return queued - sent - failed - skipped; }
 };
 Result<Stats> LoadStats(store::Conn& c, int64_t campaign_id);

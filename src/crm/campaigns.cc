@@ -388,7 +388,9 @@ Result<Preview> CampaignService::PreviewActivate(store::Conn& c, int64_t id) con
       {"new_status", ToString(plan->next)},
   };
   if (mail_ && mail_->links) {
-    // The message as the first recipient will get it: what is confirmed is what is sent.
+    // The message as the first recipient will get it (what is confirmed is what is sent),
+    // except that its links are signed for no contact (id 0): whoever reviews the preview
+    // can follow them, and neither unsubscribes that person nor counts an open or a click.
     auto sample = campaign_repo::SampleAudience(c, id, 1);
     if (!sample) return Fail(sample.error());
     if (!sample->empty()) {
@@ -402,7 +404,7 @@ Result<Preview> CampaignService::PreviewActivate(store::Conn& c, int64_t id) con
           auto doc = settings_->GetIn(c);
           if (doc) ctx.default_sender = DefaultSender(doc->document, ctx.default_sender);
         }
-        MailRecipient to{.contact_id = (*contact)->id,
+        MailRecipient to{.contact_id = 0,
                          .email = (*contact)->email,
                          .first_name = (*contact)->first_name,
                          .last_name = (*contact)->last_name,

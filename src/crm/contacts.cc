@@ -326,7 +326,7 @@ Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const Actor& actor
 
 Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const Actor& actor,
                                                  const ContactInput& in,
-                                                 const EmailVerdict& verdict) {
+                                                 const EmailVerdict& verdict, bool* inserted) {
   int64_t now = o_.clock->NowUnix();
   UpsertResult out;
   Contact k;
@@ -357,6 +357,7 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const Actor& ac
     return Fail(id.error());
   }
   k.id = *id;
+  if (inserted) *inserted = true;
   json data = ToJson(k, true);
   data["source"] = k.source;
   if (auto st = o_.outbox->Append(c, events::kContactCreated, k.id, data); !st)
@@ -479,15 +480,22 @@ Result<Contact> ContactService::Create(const Actor& actor, const ContactInput& i
     std::optional<Contact> made;
     auto insert = [&]() -> Result<nlohmann::json> {
       if (auto st = RequireValid(v); !st) return Fail(st.error());
-      auto taken = repo::FindContactByEmail(c, v.normalized);
-      if (!taken) return Fail(taken.error());
-      if (*taken)
-        return Fail(Errc::kAlreadyExists, "a contact with email " + v.normalized +
-                                              " already exists (id " +
-                                              std::to_string((**taken).id) + ")");
-      if (auto st = CheckInput(in); !st) return Fail(st.error());
-      auto r = InsertNewIn(c, actor, in, v);
-      if (!r) return Fail(r.error());
+      // Inserted straight away: a taken email inserts nothing (repo::InsertContact). Only
+      // a create that failed before its row went in looks the email up, so that a taken
+      // email is still the answer before any other refusal of the input (as when the
+      // lookup came first), with the holder's id in the message.
+      bool inserted = false;
+      auto refused = [&](const Error& e) -> Error {
+        if (inserted) return e;
+        auto taken = repo::FindContactByEmail(c, v.normalized);
+        if (!taken || !*taken) return e;
+        return Error{Errc::kAlreadyExists, "a contact with email " + v.normalized +
+                                               " already exists (id " +
+                                               std::to_string((**taken).id) + ")"};
+      };
+      if (auto st = CheckInput(in); !st) return Fail(refused(st.error()));
+      auto r = InsertNewIn(c, actor, in, v, &inserted);
+      if (!r) return Fail(refused(r.error()));
       made = std::move(r->contact);
       return nlohmann::json{{"contact_id", made->id}};
     };

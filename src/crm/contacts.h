@@ -203,11 +203,12 @@ class ContactService {
   ActionSpec DeleteAction();
 
  private:
-  // The insert half of UpsertIn/Create, for an email known to be free in this
-  // transaction: the contact, its event, memberships, audit. REQUIRES: `verdict` valid
-  // (RequireValid) and `in` checked (CheckInput).
+  // The insert half of UpsertIn/Create: the contact, its event, memberships, audit.
+  // kAlreadyExists when the email is taken (nothing written). `inserted`, when given, says
+  // whether the contact's row went in before a failure (so the error came after it).
+  // REQUIRES: `verdict` valid (RequireValid) and `in` checked (CheckInput).
   Result<UpsertResult> InsertNewIn(store::Conn& c, const Actor& actor, const ContactInput& in,
-                                   const EmailVerdict& verdict);
+                                   const EmailVerdict& verdict, bool* inserted = nullptr);
   // The update half of UpsertIn/Update: fields, status (state machine), memberships,
   // events, audit. `new_email` (normalised, validated) replaces the email when non-empty.
   Result<UpsertResult> UpdateExistingIn(store::Conn& c, const Actor& actor, Contact before,

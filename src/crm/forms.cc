@@ -1,6 +1,7 @@
 #include "src/crm/forms.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -435,6 +436,20 @@ std::vector<FormError> FormRepo::CheckSubmission(const Form& form, const json& f
 Result<SubmitResult> FormRepo::Submit(const Actor& actor, const Form& form, const json& fields) {
   if (!contacts_) return Fail(Errc::kInternal, "form submissions need the contact service");
   auto errors = CheckSubmission(form, fields);
+  // The address is judged with the other fields, so that every field error comes at once;
+  // its verdict is kept for the write (judging may do DNS: once is enough).
+  std::optional<EmailVerdict> judged;
+  for (const auto& f : form.fields) {
+    if (!f.input() || f.type != "Email") continue;
+    auto it = fields.find(f.name);
+    if (it == fields.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) continue;
+    if (it->get_ref<const std::string&>().size() > kMaxFormValueBytes) continue;  // too_long already
+    judged = contacts_->ValidateEmail(it->get<std::string>());
+    if (!judged->valid)
+      errors.push_back({FieldPath(f.name), "invalid_email",
+                        judged->reasons.empty() ? "is not a valid email address"
+                                                : judged->reasons.front()});
+  }
   if (!errors.empty()) return Fail(FirstError(errors));
   if (!form.honeypot_field.empty()) {
     auto it = fields.find(form.honeypot_field);
@@ -474,7 +489,7 @@ Result<SubmitResult> FormRepo::Submit(const Actor& actor, const Form& form, cons
   in.tags.assign(form.applies.tags.begin(), form.applies.tags.end());
   in.lists = std::move(lists);
 
-  EmailVerdict verdict = contacts_->ValidateEmail(*in.email);
+  EmailVerdict verdict = judged ? std::move(*judged) : contacts_->ValidateEmail(*in.email);
   if (!verdict.valid) {
     std::string why = verdict.reasons.empty() ? "is not a valid email address" : verdict.reasons.front();
     return Fail(FirstError({{FieldPath(email_field), "invalid_email", why}}));

@@ -98,17 +98,21 @@ Result<json> ReportService::CampaignReport(int64_t id) const {
       if (!now) return Fail(now.error());
       audience["resolves_now"] = *now;
     }
-    int64_t delivered = s.sent - s.bounced;
+    // A bounce at RCPT left its recipient failed, never sent; only a bounce reported after
+    // the relay took the message takes one off the delivered. Rates of delivery and
+    // bounces are over every message that reached a verdict: sent, or refused at RCPT.
+    int64_t delivered = s.sent - (s.bounced - s.bounced_unsent);
     if (delivered < 0) delivered = 0;
+    const int64_t attempted = s.sent + s.bounced_unsent;
     return json{{"campaign", ToJson(**k, true)},
                 {"audience", audience},
                 {"outcomes", outcomes},
                 {"totals", {{"sent", s.sent}, {"delivered", delivered}, {"opened", s.opened},
                             {"clicked", s.clicked}, {"undelivered", s.failed}}},
-                {"rates", {{"delivery", rate(delivered, s.sent)},
+                {"rates", {{"delivery", rate(delivered, attempted)},
                            {"open", rate(s.opened, delivered)},
                            {"click", rate(s.clicked, delivered)},
-                           {"bounce", rate(s.bounced, s.sent)},
+                           {"bounce", rate(s.bounced, attempted)},
                            {"complaint", rate(s.complained, s.sent)},
                            {"unsubscribe", rate(s.unsubscribed, delivered)}}}};
   });

@@ -591,24 +591,29 @@ class Server::Impl {
   }
 
   // Every answer the listener gives on its own (request_checks.h): RFC 9457 problem JSON,
-  // the connection closed after it. The detail never echoes the request.
+  // the connection closed after it. The detail never echoes the request. It has a request
+  // id like every other answer (X-Request-Id, in the body and in the log line), so a
+  // client's report of a refusal can be found in the log.
   template <typename Stream>
   awaitable<void> WriteError(Stream& stream, int status, std::string_view code,
                              const std::string& detail, const std::string& remote) {
+    const std::string request_id = NextRequestId();
     bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(status), 11};
     // ProblemBody (server_text.h), sent before any handler saw the request.
     out.set(bhttp::field::content_type, "application/problem+json");
     out.set(bhttp::field::server, "crmd");
     out.set(bhttp::field::date, HttpDate(std::chrono::system_clock::now()));
     out.set(bhttp::field::cache_control, "no-store");
-    out.body() = ProblemBody(status, code, detail);
+    out.set("X-Request-Id", request_id);
+    out.body() = ProblemBody(status, code, detail, request_id);
     out.keep_alive(false);
     out.prepare_payload();
     beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
     co_await bhttp::async_write(stream, out, kTuple);
     if (options_.access_log)
-      spdlog::info(R"("event":"request_rejected","status":{},"code":"{}","remote":"{}")", status,
-                   code, remote);
+      spdlog::info(
+          R"("event":"request_rejected","request_id":"{}","status":{},"code":"{}","remote":"{}")",
+          request_id, status, code, remote);
   }
 
   const ServerOptions options_;

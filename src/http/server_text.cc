@@ -130,12 +130,15 @@ AnswerBytes FrameAnswer(Response& res, ResponseFraming framing,
   return out;
 }
 
-std::string ProblemBody(int status, std::string_view code, const std::string& detail) {
+std::string ProblemBody(int status, std::string_view code, const std::string& detail,
+                        std::string_view request_id) {
   std::string c(code);
+  std::string id(request_id);
   return R"({"type":"urn:crmd:problem:)" + c + R"(","title":")" +
          std::string(StatusTitle(status)) + R"(","status":)" + std::to_string(status) +
          R"(,"code":")" + c + R"(","error":")" + c + R"(","detail":")" + JsonEscape(detail) +
-         R"("})";
+         R"(","instance":"urn:crmd:request:)" + JsonEscape(id) + R"(","request_id":")" +
+         JsonEscape(id) + R"("})";
 }
 
 }  // namespace crmd::http

@@ -68,8 +68,11 @@ struct AnswerBytes {
 AnswerBytes FrameAnswer(Response& res, ResponseFraming framing,
                         std::string_view (*reason)(int status));
 
-// RFC 9457 problem JSON for an answer the listener gives on its own, with "error" as
-// well for clients that read OAuth-style bodies. `detail` never echoes the request.
-std::string ProblemBody(int status, std::string_view code, const std::string& detail);
+// RFC 9457 problem JSON for an answer the listener gives on its own: the members of a REST
+// problem (docs/rest.md "Errors": type, title, status, code, detail, instance, request_id),
+// with "error" as well for clients that read OAuth-style bodies. `detail` never echoes the
+// request; `request_id` is the one the listener gave the refused request (X-Request-Id).
+std::string ProblemBody(int status, std::string_view code, const std::string& detail,
+                        std::string_view request_id);
 
 }  // namespace crmd::http

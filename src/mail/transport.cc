@@ -33,6 +33,23 @@ size_t ReadCallback(char* buffer, size_t size, size_t nitems, void* userdata) {
   return n;
 }
 
+// libcurl hands the relay's replies to a debug callback (as "header" data, with VERBOSE
+// on; nothing is printed with a callback set). Only replies are kept, never what crmd
+// sends (AUTH carries the password), and only refusals (4xx, 5xx): the last line of the
+// latest, printable ASCII, at most 300 bytes. (A QUIT's "221" after the refusal, when the
+// connection is dropped, leaves it alone.)
+int DebugCallback(CURL*, curl_infotype type, char* data, size_t size, void* userdata) {
+  if (type != CURLINFO_HEADER_IN) return 0;
+  std::string_view s(data, size);
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  if (auto nl = s.rfind('\n'); nl != s.npos) s.remove_prefix(nl + 1);
+  if (s.empty() || (s[0] != '4' && s[0] != '5')) return 0;
+  auto* out = static_cast<std::string*>(userdata);
+  out->clear();
+  for (char c : s.substr(0, 300)) out->push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  return 0;
+}
+
 bool IsEnvelopeAddress(std::string_view a) { return a.find_first_of("<>\r\n \t") == a.npos; }
 
 SendResult Temporary(std::string detail, int code = 0) {
@@ -84,7 +101,11 @@ SendResult SmtpTransport::Send(const Envelope& envelope, std::string_view messag
     }
     curl_easy_setopt(curl_, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(curl_, CURLOPT_READFUNCTION, ReadCallback);
+    curl_easy_setopt(curl_, CURLOPT_DEBUGFUNCTION, DebugCallback);
+    curl_easy_setopt(curl_, CURLOPT_DEBUGDATA, &last_reply_);
+    curl_easy_setopt(curl_, CURLOPT_VERBOSE, 1L);
   }
+  last_reply_.clear();
 
   std::string from = "<" + envelope.mail_from + ">";
   curl_slist* rcpt = nullptr;
@@ -118,6 +139,9 @@ SendResult SmtpTransport::Send(const Envelope& envelope, std::string_view messag
   Reset();  // never reuse a connection after an error
   std::string detail = curl_easy_strerror(rc);
   if (error[0]) detail += std::string(": ") + error;
+  // libcurl's text names the command and the code, not the relay's reason (5.1.1 unknown
+  // user, 5.7.1 spam, ...); a refusal's own line says it.
+  if (!last_reply_.empty()) detail += "; the relay replied: " + last_reply_;
   // libcurl names the refused command in its error text ("MAIL failed: 550", "RCPT
   // failed: 550", "DATA failed: 554"); a reply after the whole message was uploaded is
   // the verdict on the message.

@@ -82,6 +82,7 @@ class SmtpTransport final : public Transport {
  private:
   const SmtpOptions options_;
   CURL* curl_ = nullptr;
+  std::string last_reply_;  // the relay's last refusal of this message (for `detail`)
 
   void Reset();
 };

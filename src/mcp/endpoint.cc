@@ -292,7 +292,8 @@ http::Response McpEndpoint::Handle(const http::Request& req, const Principal& pr
   } catch (const std::exception& e) {
     spdlog::error(R"("event":"mcp_exception","request_id":"{}","what":"{}")", req.request_id,
                   JsonEscape(e.what()));
-    return RpcErrorResponse(500, jsonrpc::kInternalError, "Internal error");
+    return RpcErrorResponse(500, jsonrpc::kInternalError, "Internal error",
+                            jsonrpc::RequestIdOf(req.body));
   }
   // GET would open a server-to-client SSE stream; crmd sends no server-initiated
   // messages, so it answers 405 as basic/transports allows.
@@ -303,10 +304,13 @@ http::Response McpEndpoint::Handle(const http::Request& req, const Principal& pr
 
 http::Response McpEndpoint::Post(const http::Request& req, const Principal& principal) {
   if (!AcceptsJson(req)) {
-    return RpcErrorResponse(406, kTransportError, "Not Acceptable: the client must accept application/json");
+    return RpcErrorResponse(406, kTransportError,
+                            "Not Acceptable: the client must accept application/json",
+                            jsonrpc::RequestIdOf(req.body));
   }
   if (!IsJsonContent(req)) {
-    return RpcErrorResponse(415, kTransportError, "Unsupported Media Type: use application/json");
+    return RpcErrorResponse(415, kTransportError, "Unsupported Media Type: use application/json",
+                            jsonrpc::RequestIdOf(req.body));
   }
   auto parsed = jsonrpc::Parse(req.body);
   if (parsed.error) {
@@ -315,6 +319,10 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   }
   jsonrpc::Message& m = *parsed.message;
   CountMethod(&m);
+  // What a transport error below answers with (JSON-RPC 2.0 §5: the request's id). A
+  // notification has none, and a client's response carries the id of our request, not one
+  // to answer. Called on the error paths only: a served request copies nothing.
+  auto answer_id = [&m] { return m.kind == jsonrpc::Kind::kRequest ? m.id : json(); };
   AdoptMetaTrace(m.params);
 
   // initialize starts a session; it carries no session id and its version is negotiated
@@ -337,12 +345,13 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   auto version = req.Header("MCP-Protocol-Version");
   if (version && !IsSupportedProtocolVersion(text::TrimOws(*version))) {
     return RpcErrorResponse(
-        400, kTransportError, "Bad Request: unsupported MCP-Protocol-Version", nullptr,
+        400, kTransportError, "Bad Request: unsupported MCP-Protocol-Version", answer_id(),
         json{{"supported", SupportedVersions()}, {"requested", std::string(*version)}});
   }
   auto session_header = req.Header("Mcp-Session-Id");
   if (!session_header) {
-    return RpcErrorResponse(400, kTransportError, "Bad Request: Mcp-Session-Id header is required");
+    return RpcErrorResponse(400, kTransportError, "Bad Request: Mcp-Session-Id header is required",
+                            answer_id());
   }
   std::string session_id(text::TrimOws(*session_header));
   std::string owner = SessionStore::OwnerKey(principal.client_id, principal.subject);
@@ -350,10 +359,10 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   SessionInfo session_info;
   auto found = sessions_->Find(session_id, owner, &session_info);
   if (found == Sessions::Lookup::kUnavailable) {
-    return RpcErrorResponse(503, kTransportError, "Service Unavailable: try again");
+    return RpcErrorResponse(503, kTransportError, "Service Unavailable: try again", answer_id());
   }
   if (found != Sessions::Lookup::kOk) {
-    return RpcErrorResponse(404, kSessionNotFound, "Session not found");
+    return RpcErrorResponse(404, kSessionNotFound, "Session not found", answer_id());
   }
 
   if (m.kind == jsonrpc::Kind::kNotification) {

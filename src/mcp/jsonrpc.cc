@@ -47,7 +47,8 @@ ParseOutcome Parse(std::string_view body) {
   // Strict: a member given twice in one object is a parse error, not "the last one wins".
   ParsedJson parsed = ParseJsonStrict(body, kMaxDepth + 1);
   if (!parsed) {
-    std::string message = parsed.problem == JsonProblem::kDuplicateKey
+    std::string message = parsed.problem == JsonProblem::kDuplicateKey ||
+                                  parsed.problem == JsonProblem::kNulCharacter
                               ? "Parse error: " + parsed.detail
                               : std::string("Parse error");
     return {std::nullopt, RpcError{kParseError, std::move(message), nullptr, nullptr}};
@@ -102,6 +103,12 @@ ParseOutcome Parse(std::string_view body) {
   if (has_result) m.result = std::move(doc["result"]);
   if (has_error) m.error = std::move(doc["error"]);
   return {std::move(m), std::nullopt};
+}
+
+json RequestIdOf(std::string_view body) {
+  ParseOutcome parsed = Parse(body);
+  if (parsed.message && parsed.message->kind == Kind::kRequest) return parsed.message->id;
+  return nullptr;
 }
 
 json MakeResult(const json& id, json result) {

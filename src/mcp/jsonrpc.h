@@ -46,9 +46,16 @@ struct ParseOutcome {
 };
 ParseOutcome Parse(std::string_view body);
 
+// The id of the request in `body` when it parses as one, else null. For answers given
+// before the message was parsed (401, 406, 415, an exception): it parses the whole body, so
+// only error paths call it; the success path keeps the one parse in Parse().
+nlohmann::json RequestIdOf(std::string_view body);
+
 // {"jsonrpc":"2.0","id":id,"result":result}
 nlohmann::json MakeResult(const nlohmann::json& id, nlohmann::json result);
-// {"jsonrpc":"2.0","id"?:id,"error":{"code","message","data"?}}; id omitted when null.
+// {"jsonrpc":"2.0","id"?:id,"error":{"code","message","data"?}}; id omitted when null: the
+// MCP schemas from 2025-11-25 on make an error's id optional and a RequestId a string or an
+// integer, so "id": null (JSON-RPC 2.0 §5) would fail them and the SDKs that check them.
 nlohmann::json MakeError(const RpcError& error);
 
 }  // namespace crmd::mcp::jsonrpc

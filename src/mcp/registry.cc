@@ -1,5 +1,7 @@
 #include "src/mcp/registry.h"
 
+#include <cmath>
+
 #include <spdlog/spdlog.h>
 
 #include "src/core/crypto.h"
@@ -24,6 +26,22 @@ struct ToolRegistry::Tool {
 };
 
 namespace {
+
+// Writes every finite double in `doc` that is a whole number within int64 as an integer;
+// true when it changed one.
+bool WholeNumbersAsIntegers(json& doc) {
+  if (doc.is_number_float()) {
+    const double d = doc.get<double>();
+    // 2^63 is the first double past int64; the comparison is false for NaN.
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || std::trunc(d) != d) return false;
+    doc = static_cast<int64_t>(d);
+    return true;
+  }
+  bool changed = false;
+  if (doc.is_structured())
+    for (auto& value : doc) changed = WholeNumbersAsIntegers(value) || changed;
+  return changed;
+}
 
 // MCP server/tools "Tool Names": 1-128 of A-Z a-z 0-9 _ - .
 bool ValidToolName(const std::string& name) {
@@ -194,6 +212,12 @@ CallOutcome ToolRegistry::Call(const ToolContext& ctx, const json& params) const
     return o;
   }
   if (auto v = tool.input->Validate(*args)) {
+    // JSON Schema's "integer" is any number with a zero fraction, and a client's encoder
+    // may write 7 as 7.0; the validator and the handlers read integers. Only on this path,
+    // after a refusal, so a call with plain integers pays nothing for it.
+    json whole = *args;
+    if (WholeNumbersAsIntegers(whole) && !tool.input->Validate(whole))
+      return Invoke(tool, ctx, whole);
     json body = ToolErrorBody(ErrcCode(Errc::kInvalidArgument), v->message);
     body["error"]["field"] = v->field;
     CallOutcome o;

@@ -211,6 +211,7 @@ http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
     if (!parsed) {
       const char* code = parsed.problem == JsonProblem::kTooDeep       ? "json_too_deep"
                          : parsed.problem == JsonProblem::kDuplicateKey ? "duplicate_member"
+                         : parsed.problem == JsonProblem::kNulCharacter ? "nul_character"
                                                                         : "malformed_json";
       return Problem(req, {.status = 400, .code = code, .detail = parsed.detail});
     }

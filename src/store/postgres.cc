@@ -12,6 +12,7 @@
 
 #include <libpq-fe.h>
 #include "src/core/worker_pool.h"
+#include "src/store/text_check.h"
 
 namespace crmd::store {
 
@@ -247,6 +248,7 @@ class PgConn final : public Conn {
 
   Status Run(std::string_view sql, const std::vector<Value>& params, std::vector<Row>* rows,
              int64_t* changed) {
+    if (auto st = RefuseNulInText(params); !st) return st;
     auto prepared = Prepare(sql, params);
     if (!prepared) return Fail(prepared.error());
     std::vector<std::string> storage(params.size());

@@ -23,12 +23,17 @@ struct SqliteWriteStats {
   uint64_t leader_checkpoints = 0;      // by a leader, the WAL being long (sqlite.cc)
   uint64_t handovers = 0;  // a leader told the head of the next batch to lead it (sqlite.cc)
   uint64_t syncs = 0;      // fdatasyncs of the WAL by the sync thread (sqlite.cc)
+  uint64_t gather_waits = 0;  // steps a leader stepped aside for writers on their way (sqlite.cc, Gather)
 };
 SqliteWriteStats WriteStats(const Database& db);
 
 // Tests: while set, the group commit's syncs of the WAL fail (as fdatasync does on a
 // writeback error).
 void FailWalSyncsForTesting(bool fail);
+
+// Tests: the longest a group commit leader waits for writers on their way before it takes
+// a batch (sqlite.cc, Gather); 300 us unless set. Returns the value it replaces.
+int SetGatherMaxForTesting(int microseconds);
 
 // A consistent copy of the SQLite database at `from` into the file `to` with SQLite's
 // online backup API, while other processes keep reading and writing `from`: pages are

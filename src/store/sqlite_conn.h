@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "src/store/db.h"
+#include "src/store/text_check.h"
 
 namespace crmd::store {
 
@@ -78,6 +79,7 @@ class SqliteConn final : public Conn {
   }
 
   Status Run(std::string_view sql, const std::vector<Value>& params, std::vector<Row>* rows) {
+    if (auto st = RefuseNulInText(params); !st) return st;
     auto prepared = Prepare(sql);
     if (!prepared) return Fail(prepared.error());
     sqlite3_stmt* stmt = *prepared;
@@ -91,7 +93,10 @@ class SqliteConn final : public Conn {
       else if (auto p = std::get_if<double>(&v)) sqlite3_bind_double(stmt, idx, *p);
       else {
         const auto& s = std::get<std::string>(v);
-        sqlite3_bind_text(stmt, idx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+        // Not copied: `params` outlives every step, and the bindings are cleared before
+        // Run() returns (below; after an exception, before the next step), so no cached
+        // statement keeps a pointer into them.
+        sqlite3_bind_text(stmt, idx, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
       }
     }
     while (true) {
@@ -103,6 +108,7 @@ class SqliteConn final : public Conn {
                                                      : Errc::kInternal;
         std::string detail = std::string("step: ") + sqlite3_errmsg(db_);
         sqlite3_reset(stmt);
+        sqlite3_clear_bindings(stmt);
         return Fail(code, code == Errc::kAlreadyExists ? "already exists" : "internal error", detail);
       }
       if (!rows) continue;
@@ -124,6 +130,7 @@ class SqliteConn final : public Conn {
       rows->emplace_back(std::move(values));
     }
     sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
     return Ok();
   }
 

@@ -2,6 +2,7 @@
 // PostgreSQL under the `pg.` prefix, see tests/support/test_database.h). Each test opens
 // a migrated scratch database and calls one repository inside Database::Write/Read, as a
 // service would.
+#include <map>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,7 @@
 #include "src/crm/sequences_repo.h"
 #include "src/crm/settings_repo.h"
 #include "src/store/db.h"
+#include "tests/support/query_plan.h"
 #include "tests/support/test_database.h"
 #include "tests/support/test_server.h"
 
@@ -243,6 +245,48 @@ TEST_F(CrmRepos, AuditRecentIsNewestFirstAndKeepsEveryField) {
   auto one = db_->Read([](Conn& c) { return audit_repo::Recent(c, 1); });
   ASSERT_TRUE(one);
   EXPECT_EQ(one->size(), 1u);
+}
+
+TEST_F(CrmRepos, AuditByAppSeeksItsIndexAndLastActivityIsItsLatestEntry) {
+  const Actor a{.kind = "oauth", .subject = "u", .client_id = "app-a"};
+  const Actor b{.kind = "oauth", .subject = "u", .client_id = "app-b"};
+  const Actor cli{.kind = "cli", .subject = "s"};
+  int64_t at = 0;
+  for (const Actor* who : {&a, &b, &a, &cli, &a}) {
+    at += 10;
+    ASSERT_TRUE(db_->Write([&](Conn& c) { return audit_repo::Insert(c, at, *who, {.action = "x"}); }));
+  }
+  auto last = db_->Read([](Conn& c) {
+    return audit_repo::LastActivityByClient(c, {"app-a", "app-b", "app-gone", ""});
+  });
+  ASSERT_TRUE(last) << last.error().detail;
+  EXPECT_EQ(*last, (std::map<std::string, int64_t>{{"app-a", 50}, {"app-b", 20}}));
+  auto found = db_->Read([](Conn& c) {
+    return audit_repo::Find(c, {.client_id = "app-a", .limit = 2});
+  });
+  ASSERT_TRUE(found);
+  ASSERT_EQ(found->size(), 2u);
+  EXPECT_EQ((*found)[0].occurred_at, 50);
+  EXPECT_EQ((*found)[1].occurred_at, 30);
+
+  // Both read only the app's end of audit_log_client, never the whole log, and need no sort.
+  const bool pg = db_->dialect() == store::Dialect::kPostgres;
+  auto [find_sql, find_params] = audit_repo::FindSql({.client_id = "app-a", .limit = 2});
+  const std::vector<std::pair<std::string, std::vector<store::Value>>> queries = {
+      {audit_repo::kLastActivitySql, {std::string("app-a")}}, {find_sql, find_params}};
+  for (const auto& [sql, params] : queries) {
+    auto plan = crmd::testing::QueryPlanText(*db_, sql, params);
+    ASSERT_TRUE(plan) << plan.error().detail;
+    const std::string& text = *plan;
+    EXPECT_NE(text.find("audit_log_client"), std::string::npos) << sql << "\n" << text;
+    if (pg) {
+      EXPECT_EQ(text.find("Seq Scan"), std::string::npos) << sql << "\n" << text;
+      EXPECT_EQ(text.find("Sort"), std::string::npos) << sql << "\n" << text;
+    } else {
+      EXPECT_EQ(text.find("SCAN audit_log\n"), std::string::npos) << sql << "\n" << text;
+      EXPECT_EQ(text.find("TEMP B-TREE"), std::string::npos) << sql << "\n" << text;
+    }
+  }
 }
 
 // --- API keys ---

@@ -103,6 +103,24 @@ TEST_F(StoreContract, UniqueViolationIsAlreadyExistsAndRollsBackTheTransaction) 
   EXPECT_EQ(*Count(), 1) << "the first insert of the failed transaction must be rolled back";
 }
 
+TEST_F(StoreContract, TextWithANulCharacterIsRefusedAlikeOnBothEnginesAndWritesNothing) {
+  // PostgreSQL would store "ab" (libpq stops at the NUL) and SQLite all four bytes.
+  const std::string nul("ab\0cd", 5);
+  auto r = db_->Write([&](Conn& c) -> Result<int64_t> {
+    auto first = c.Exec("INSERT INTO kv (id, name) VALUES (1, 'fine')");
+    if (!first) return first;
+    return c.Exec("INSERT INTO kv (id, name) VALUES (?, ?)", {int64_t{2}, nul});
+  });
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("U+0000"), std::string::npos) << r.error().message;
+  EXPECT_EQ(*Count(), 0) << "nothing of the transaction is kept";
+  // Nor in a query's parameter.
+  auto q = db_->Read([&](Conn& c) { return c.QueryOne("SELECT id FROM kv WHERE name = ?", {nul}); });
+  ASSERT_FALSE(q);
+  EXPECT_EQ(q.error().code, Errc::kInvalidArgument);
+}
+
 TEST_F(StoreContract, AnErrorReturnedByTheCallbackRollsBack) {
   auto r = db_->Write([](Conn& c) -> Result<int64_t> {
     auto ins = c.Exec("INSERT INTO kv (id, name) VALUES (1, 'a')");

@@ -27,6 +27,34 @@ uint16_t FreePort() {
   return ntohs(a.sin_port);
 }
 
+HeldPort::HeldPort() {
+  // Below the ephemeral range (ip_local_port_range starts at 32768 by default), spread by
+  // the pid so that parallel test processes try different ports first.
+  constexpr int kFirst = 20000, kCount = 12000;
+  int start = static_cast<int>(getpid()) * 7919 % kCount;
+  for (int i = 0; i < 200; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    uint16_t port = static_cast<uint16_t>(kFirst + (start + i * 101) % kCount);
+    a.sin_port = htons(port);
+    // No SO_REUSEADDR: while this socket is bound, nobody else can bind the port.
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      fd_ = fd;
+      port_ = port;
+      return;
+    }
+    close(fd);
+  }
+}
+
+void HeldPort::Release() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
 CrmdProcess::CrmdProcess(const std::vector<std::string>& args, const std::string& log_path) {
   const std::string crmd = std::string(CRMD_BINARY_DIR) + "/src/app/crmd";
   std::vector<std::string> argv_s = {crmd};

@@ -101,6 +101,68 @@ TEST_F(Console, EveryPageWithoutASessionRedirectsToSignIn) {
   EXPECT_NE(after.body.find("<h1>Connected apps</h1>"), std::string::npos) << after.body;
 }
 
+// docs/console.md: `next` returns only to /console paths. The browser resolves dot segments
+// (also percent-encoded ones) and treats "\\" as "/" before it asks, so a next that would
+// leave /console once resolved falls back to /console: on the sign-in form's POST and on a
+// signed-in GET of /console/login alike.
+const std::vector<std::string> kEscapingNexts = {
+    "/console/../oauth/authorize",
+    "/console/%2e%2e/x",
+    "/console/%2E%2E/oauth/authorize",
+    "/console/.%2e/x",
+    "/console/%2e./x",
+    "/console/./../x",
+    "/console/.",
+    "/console/..",
+    "/console/apps/../../oauth/authorize?client_id=x",
+    "/console/%2e%2e%2foauth/authorize",
+    "/console/..%2Foauth/authorize",
+    "/console/..%5coauth/authorize",
+    "/console/..\\oauth/authorize",
+    "/console\\..\\oauth",
+    "/console//evil.example/x",
+    "/console/%252e%252e/x",
+    "/console/%zz",
+    "https://evil.example/console",
+    "//evil.example/console",
+    "/consolex",
+};
+
+TEST_F(Console, SignInNeverReturnsToAPathThatResolvesOutsideTheConsole) {
+  for (const auto& next : kEscapingNexts) {
+    Browser b(server_);
+    Page login = b.Get("/console/login?next=" + http::PercentEncode(next));
+    EXPECT_EQ(login.status, 200) << next;
+    auto form = login.form();
+    ASSERT_TRUE(form.has_value()) << login.body;
+    EXPECT_EQ(form->Value("next").value_or(""), "/console") << next;
+    form->Set("email", "alice@example.com");
+    form->Set("password", kPassword);
+    form->Set("next", next);  // a hand-made form: the POST checks it again
+    b.set_follow_redirects(false);
+    Page signed_in = b.Submit(*form);
+    EXPECT_EQ(signed_in.status, 303) << next;
+    EXPECT_EQ(signed_in.Header("Location").value_or(""), "/console") << next;
+    // Signed in, /console/login?next=... answers with the same redirect.
+    Page again = b.Get("/console/login?next=" + http::PercentEncode(next));
+    EXPECT_EQ(again.status, 303) << next;
+    EXPECT_EQ(again.Header("Location").value_or(""), "/console") << next;
+  }
+}
+
+TEST_F(Console, SignInStillReturnsToOrdinaryConsolePaths) {
+  auto b = SignedIn("alice@example.com");
+  b->set_follow_redirects(false);
+  for (const std::string next :
+       {"/console", "/console/", "/console/apps", "/console/audit?action=create_contact",
+        "/console/webhooks/deliveries?endpoint_id=1", "/console/approvals/a%20b",
+        "/console/audit?before=../x", "/console/files/v1.2.css"}) {
+    Page page = b->Get("/console/login?next=" + http::PercentEncode(next));
+    EXPECT_EQ(page.status, 303) << next;
+    EXPECT_EQ(page.Header("Location").value_or(""), next);
+  }
+}
+
 TEST_F(Console, PostsWithoutASessionAreRefusedAndChangeNothing) {
   Browser b(server_);
   for (const char* path : {"/console/api-keys", "/console/webhooks", "/console/apps",

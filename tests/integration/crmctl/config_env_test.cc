@@ -110,5 +110,43 @@ TEST(ConfigEnvironment, CrmdStillRefusesAnUnknownFlag) {
   EXPECT_NE(r.out.find("unknown config key: admin_email"), std::string::npos) << r.out;
 }
 
+// docs/reliability.md: a bad value of a known key stops crmd. A port outside 0..65535 once
+// wrapped (99999 listened on 34463, -5 on 65531); now it is refused like "abc", exit 2,
+// whether it comes from a flag, the environment or the file.
+TEST(ConfigEnvironment, CrmdRefusesAPortOutsideZeroTo65535InsteadOfWrappingIt) {
+  testing::TempDir dir;
+  const std::string db = "--database_url=sqlite:" + dir.path() + "/e.db";
+  for (const std::string port : {"99999", "65536", "-5"}) {
+    CliResult r = Shell("", "crmd", "--port=" + port + " " + db);
+    EXPECT_EQ(r.exit_code, 2) << port << ": " << r.out;
+    EXPECT_NE(r.out.find("config port: out of range (0..65535): " + port), std::string::npos)
+        << r.out;
+  }
+  CliResult env = Shell("CRMD_PORT=70000", "crmd", db);
+  EXPECT_EQ(env.exit_code, 2) << env.out;
+  const std::string file = dir.path() + "/crmd.json";
+  std::ofstream(file) << R"({"port": 99999})";
+  CliResult in_file = Shell("", "crmd", db + " --config=" + file);
+  EXPECT_EQ(in_file.exit_code, 2) << in_file.out;
+  EXPECT_NE(in_file.out.find("out of range"), std::string::npos) << in_file.out;
+}
+
+TEST(ConfigEnvironment, CrmdRefusesANegativeOrZeroTimeoutAndABadMetricsPortWithExit2) {
+  testing::TempDir dir;
+  const std::string base = "--port=0 --database_url=sqlite:" + dir.path() + "/f.db ";
+  CliResult timeout = Shell("", "crmd", base + "--read_timeout_s=0");
+  EXPECT_EQ(timeout.exit_code, 2) << timeout.out;
+  EXPECT_NE(timeout.out.find("read_timeout_s must be >= 1"), std::string::npos) << timeout.out;
+  CliResult body = Shell("", "crmd", base + "--max_body_bytes=-1");
+  EXPECT_EQ(body.exit_code, 2) << body.out;
+  EXPECT_NE(body.out.find("config max_body_bytes: out of range"), std::string::npos) << body.out;
+  for (const std::string addr : {"127.0.0.1:99999", "127.0.0.1:-5", "127.0.0.1:9464abc"}) {
+    CliResult metrics = Shell("", "crmd", base + "--metrics_listen_address=" + addr);
+    EXPECT_EQ(metrics.exit_code, 2) << addr << ": " << metrics.out;
+    EXPECT_NE(metrics.out.find("metrics_listen_address must be host:port"), std::string::npos)
+        << metrics.out;
+  }
+}
+
 }  // namespace
 }  // namespace crmd

@@ -39,13 +39,16 @@ class Hosts : public ::testing::Test {
     if (r && r->status == 421) {
       EXPECT_EQ(r->Header("Content-Type").value_or(""), "application/problem+json");
       EXPECT_EQ(r->Header("Connection").value_or(""), "close");
-      EXPECT_FALSE(r->Header("X-Request-Id").has_value());  // no handler ran
+      const std::string request_id(r->Header("X-Request-Id").value_or(""));
+      EXPECT_FALSE(request_id.empty()) << r->head;
       auto j = nlohmann::json::parse(r->body, nullptr, false);
       EXPECT_TRUE(j.is_object()) << r->body;
       if (j.is_object()) {
         EXPECT_EQ(j.value("status", 0), 421);
         EXPECT_EQ(j.value("code", ""), "misdirected_request");
         EXPECT_EQ(j.value("title", ""), "Misdirected Request");
+        EXPECT_EQ(j.value("request_id", ""), request_id);
+        EXPECT_EQ(j.value("instance", ""), "urn:crmd:request:" + request_id);
       }
       EXPECT_EQ(r->body.find("zqx"), std::string::npos) << "echoes the host: " << r->body;
       EXPECT_TRUE(c.Closed());

@@ -39,13 +39,15 @@ class Rfc9112 : public ::testing::Test {
     if (!r) return r;
     EXPECT_EQ(r->status, status) << r->head << "\n\n" << r->body;
     EXPECT_EQ(r->version, "HTTP/1.1");
-    if (status >= 400 && r->Header("X-Request-Id") == std::nullopt) {
-      // Answered by the listener itself: problem JSON that does not echo the request.
+    if (status >= 400 && closed) {
+      // Answered by the listener itself: problem JSON that does not echo the request, with
+      // the request id it gave the refused request.
       EXPECT_EQ(r->Header("Content-Type").value_or(""), "application/problem+json");
       auto j = nlohmann::json::parse(r->body, nullptr, false);
       EXPECT_TRUE(j.is_object()) << r->body;
       if (j.is_object()) {
         EXPECT_EQ(j.value("status", 0), status) << r->body;
+        EXPECT_EQ(j.value("request_id", ""), r->Header("X-Request-Id").value_or("?")) << r->body;
       }
       EXPECT_EQ(r->body.find(kMarker), std::string::npos) << r->body;
       EXPECT_EQ(r->Header("Connection").value_or(""), "close");

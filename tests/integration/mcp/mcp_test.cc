@@ -274,6 +274,72 @@ TEST_F(McpHttpTest, RequestWithoutSessionIs400) {
   EXPECT_EQ(r.status, 400);
 }
 
+// JSON-RPC 2.0 §5, MCP basic/index "Error Responses": an error answers with the id of the
+// request whenever it could be read, also the transport's own errors (session, version,
+// content negotiation, authentication). Only an unreadable id is left out (MCP's schemas
+// from 2025-11-25 on make it optional; a RequestId is never null).
+TEST_F(McpHttpTest, TransportErrorsCarryTheRequestsId_JsonRpc2_5) {
+  const std::string ping = R"({"jsonrpc":"2.0","id":9,"method":"ping"})";
+  auto expect_id = [](const McpReply& r, int status, const json& id, const char* what) {
+    EXPECT_EQ(r.status, status) << what << ": " << r.raw;
+    ASSERT_TRUE(r.body.is_object()) << what << ": " << r.raw;
+    ASSERT_TRUE(r.body.contains("error")) << what << ": " << r.raw;
+    EXPECT_EQ(r.body.value("id", json()), id) << what << ": " << r.raw;
+    EXPECT_FALSE(ValidateMcpType("JSONRPCErrorResponse", r.body)) << what << ": " << r.raw;
+  };
+
+  auto c = Client();
+  ASSERT_TRUE(c.Initialize().ok());
+  const std::string session = c.session_id();
+  c.set_session_id("no-such-session-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+  expect_id(c.RawPost(ping), 404, 9, "unknown session");
+  expect_id(c.RawPost(R"({"jsonrpc":"2.0","id":"abc","method":"tools/list"})"), 404, "abc",
+            "unknown session, string id");
+  c.set_session_id(session);
+  expect_id(c.RawPost(ping, {{"MCP-Protocol-Version", "2099-01-01"}}), 400, 9,
+            "unsupported protocol version");
+  expect_id(c.RawPost(ping, {{"Accept", "text/html"}}), 406, 9, "Accept without JSON");
+  expect_id(c.RawPost(ping, {{"Content-Type", "text/plain"}}), 415, 9, "not application/json");
+
+  auto fresh = Client();
+  expect_id(fresh.RawPost(ping), 400, 9, "no Mcp-Session-Id");
+
+  // A notification has no id to answer with; neither has a body that is not a request.
+  c.set_session_id("no-such-session-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+  auto note = c.RawPost(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  EXPECT_EQ(note.status, 404);
+  EXPECT_FALSE(note.body.contains("id")) << note.raw;
+  auto not_json = c.RawPost("{\"id\":9,", {{"Content-Type", "text/plain"}});
+  EXPECT_EQ(not_json.status, 415);
+  EXPECT_FALSE(not_json.body.contains("id")) << not_json.raw;
+}
+
+TEST_F(McpHttpTest, UnauthorizedAnswersKeepTheChallengeAndCarryTheRequestsId_Rfc9728_5_1) {
+  auto none = WithToken("");
+  auto r = none.RawPost(R"({"jsonrpc":"2.0","id":9,"method":"ping"})");
+  EXPECT_EQ(r.status, 401);
+  ASSERT_TRUE(r.Header("WWW-Authenticate"));
+  EXPECT_EQ(std::string(*r.Header("WWW-Authenticate"))
+                .rfind("Bearer resource_metadata=\"" + ResourceMetadata() + "\"", 0),
+            0u);
+  EXPECT_EQ(r.body.value("id", json()), 9) << r.raw;
+  EXPECT_EQ(r.body["error"]["code"], -32000) << r.raw;
+  EXPECT_FALSE(ValidateMcpType("JSONRPCErrorResponse", r.body)) << r.raw;
+
+  auto bad = WithToken("garbage");
+  auto invalid = bad.RawPost(R"({"jsonrpc":"2.0","id":"x-1","method":"tools/list"})");
+  EXPECT_EQ(invalid.status, 401);
+  EXPECT_NE(std::string(invalid.Header("WWW-Authenticate").value_or("")).find("invalid_token"),
+            std::string::npos);
+  EXPECT_EQ(invalid.body.value("id", json()), "x-1") << invalid.raw;
+
+  // Not a request: no id, the same challenge.
+  auto garbage = none.RawPost("not json");
+  EXPECT_EQ(garbage.status, 401);
+  EXPECT_TRUE(garbage.Header("WWW-Authenticate"));
+  EXPECT_FALSE(garbage.body.contains("id")) << garbage.raw;
+}
+
 TEST_F(McpHttpTest, GetIs405_McpTransports_Listening) {
   auto c = Client();
   ASSERT_TRUE(c.Initialize().ok());

@@ -133,6 +133,20 @@ TEST_F(RestForms, MissingRequiredFieldIs422NamingItAndStoresNothing) {
   EXPECT_FALSE(server_.app().services().crm->contacts->GetByEmail("x@example.com"));
 }
 
+TEST_F(RestForms, ABadAddressIsReportedWithTheOtherFieldErrors) {
+  json fields = GoodFields("bad");
+  fields["plan"] = "gold";
+  auto r = server_.PostJson(Submit(), {{"fields", fields}});
+  ASSERT_EQ(r.status, 422) << r.body;
+  std::set<std::string> named;
+  const json body = JsonBody(r);
+  for (const auto& e : body["errors"])
+    named.insert(e["field"].get<std::string>() + "/" + e["code"].get<std::string>());
+  EXPECT_EQ(named, (std::set<std::string>{"fields.email/invalid_email", "fields.plan/invalid_option"}))
+      << r.body;
+  EXPECT_EQ(Generated(), 0);
+}
+
 TEST_F(RestForms, WrongValuesAreRefusedPerField) {
   auto with = [&](const std::string& name, json value) {
     json f = GoodFields("y@example.com");

@@ -46,6 +46,26 @@ TEST(RestHardening, AMemberGivenTwiceIs400) {
   EXPECT_FALSE(server.app().services().crm->contacts->GetByEmail("b@example.com"));
 }
 
+TEST(RestHardening, ANulCharacterInAStringIs400AndWritesNothing) {
+  // PostgreSQL's text cannot hold U+0000: it used to keep "Smith" of "Smith\u0000; extra"
+  // and fold the tag "vip\u0000-not" into "vip", while SQLite kept every byte.
+  TestServer server;
+  auto key = NewKey(server);
+  auto r = server.Send("POST", Url("/contact"),
+                       R"({"email":"nul@example.com","last_name":"Smith\u0000; extra","tags":["vip"]})",
+                       JsonWith(key));
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_TRUE(IsProblem(r));
+  EXPECT_EQ(JsonBody(r)["code"], "nul_character");
+  EXPECT_NE(JsonBody(r)["detail"].get<std::string>().find("\\u0000"), std::string::npos) << r.body;
+  EXPECT_FALSE(server.app().services().crm->contacts->GetByEmail("nul@example.com"));
+  auto tags = server.app().services().db->Read([&](store::Conn& c) {
+    return c.QueryOne("SELECT COUNT(*) FROM tags");
+  });
+  ASSERT_TRUE(tags && *tags);
+  EXPECT_EQ((*tags)->Int(0), 0);
+}
+
 TEST(RestHardening, AnApiKeySecretIsNeverReplayedNorStored) {
   TestServer server;
   auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);

@@ -599,5 +599,21 @@ TEST_F(Tools, CasesCoverEveryRegisteredNonMarketingTool) {
   for (const auto& name : covered) EXPECT_TRUE(listed.count(name)) << name;
 }
 
+TEST_F(Tools, AnIntegerWrittenWithAZeroFractionIsAnInteger) {
+  // JSON Schema's "integer" is any number with no fractional part (draft-07 and 2020-12):
+  // a client whose encoder writes 7.0 (Python floats, some model tool-call encoders) gets
+  // what its own validation of the published inputSchema promised.
+  auto c = Client();
+  int64_t id = NewContact(*c, "whole@example.com");
+  json got = Ok(*c, "get_contact", {{"id", static_cast<double>(id)}});
+  EXPECT_EQ(got["contact"]["id"], id) << got.dump();
+  json page = Ok(*c, "list_contacts", {{"limit", 5.0}});
+  EXPECT_EQ(page["items"].size(), 1u) << page.dump();
+  // A fraction is still refused, naming the field, and so is a whole number past int64.
+  json err = Err(*c, "get_contact", {{"id", static_cast<double>(id) + 0.5}}, "validation_failed");
+  EXPECT_EQ(err["field"], "id") << err.dump();
+  Err(*c, "list_contacts", {{"limit", 1e300}}, "validation_failed");
+}
+
 }  // namespace
 }  // namespace crmd::testing

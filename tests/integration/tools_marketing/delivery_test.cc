@@ -193,6 +193,18 @@ TEST_F(Delivery, CampaignReachesEveryRecipientOnceAsProperMime) {
   EXPECT_EQ(sample["subject"], "Hello Ada, café news ☕");
   EXPECT_NE(sample["html"].get<std::string>().find("pro &lt;b&gt;"), std::string::npos) << sample.dump();
   EXPECT_EQ(Received(), 0);  // a preview sends nothing
+  {
+    // Its links are inert: the unsubscribe link unsubscribes nobody.
+    const std::string html = sample["html"];
+    const std::string marker = server_.base_url() + "/u/";
+    auto at = html.find(marker);
+    ASSERT_NE(at, std::string::npos) << html;
+    std::string path = html.substr(at + server_.base_url().size());
+    path = path.substr(0, path.find('"'));
+    auto r = server_.PostForm(path, "List-Unsubscribe=One-Click");
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND status = 'subscribed'", {ada}), 1);
+  }
   Call(*c, "confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
 
   ASSERT_TRUE(WaitStatus(id, "sent")) << CampaignStatus(id);
@@ -348,10 +360,18 @@ TEST_F(Delivery, BounceAtRcptFailsOneRecipientAndMarksTheContactBounced) {
   EXPECT_EQ(report["outcomes"]["sent"], 1) << report.dump();
   EXPECT_EQ(report["outcomes"]["failed"], 2);
   EXPECT_EQ(report["outcomes"]["bounced"], 1);
+  // The refusal at RCPT was never a sent message: the one the relay took is delivered.
+  EXPECT_EQ(report["totals"]["sent"], 1);
+  EXPECT_EQ(report["totals"]["delivered"], 1);
+  EXPECT_DOUBLE_EQ(report["rates"]["delivery"].get<double>(), 0.5);  // of sent + refused at RCPT
+  EXPECT_DOUBLE_EQ(report["rates"]["bounce"].get<double>(), 0.5);
   ASSERT_EQ(report["recipients"]["items"].size(), 2u);
   for (const auto& r : report["recipients"]["items"]) {
     if (r["email"] == "reject-me@example.com") {
       EXPECT_EQ(r["smtp_code"], 550) << r.dump();
+      // The relay's reason as it gave it.
+      EXPECT_NE(r["reason"].get<std::string>().find("550 5.1.1 No such user here"), std::string::npos)
+          << r.dump();
     } else {
       EXPECT_EQ(r["email"], "later-please@example.com");
       EXPECT_EQ(r["attempts"], 2) << r.dump();
@@ -375,6 +395,38 @@ TEST_F(Delivery, BounceAtRcptFailsOneRecipientAndMarksTheContactBounced) {
     }
   }
   EXPECT_EQ(ByRecipient().size(), 1u);  // the sink still answers 451: nothing new arrived
+}
+
+TEST_F(Delivery, ALineBreakInAContactsNameDoesNotStopItsMessage) {
+  auto c = Client();
+  int64_t list = AddList("L");
+  // What a CSV import or a form leaves behind: a trailing newline, a CRLF inside.
+  int64_t john = AddContact("john@example.com");
+  Exec("UPDATE contacts SET first_name = ?, last_name = ? WHERE id = ?",
+       {std::string("John\n"), std::string("Smith\r\nBcc: victim@evil.example"), john});
+  InList(john, list);
+  int64_t id = NewCampaign(*c, list);
+  Confirm(*c, {{"id", id}});
+  ASSERT_TRUE(WaitStatus(id, "sent")) << CampaignStatus(id);
+  auto got = ByRecipient();
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got["john@example.com"].size(), 1u);
+  const json& m = got["john@example.com"][0];
+  EXPECT_TRUE(m["defects"].empty()) << m.dump();
+  // On one line, quoted (the colon), and no header of its own: the Bcc stays in the name.
+  EXPECT_EQ(m["to"], "\"John Smith Bcc: victim@evil.example\" <john@example.com>") << m.dump();
+  EXPECT_EQ(m["subject"], "Hello John, café news ☕");
+  std::ifstream eml(m["path"].get<std::string>(), std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(eml)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(raw.empty());
+  EXPECT_EQ(raw.find("\nBcc:"), std::string::npos) << raw.substr(0, 800);
+  json report = Report(*c, id);
+  EXPECT_EQ(report["outcomes"]["sent"], 1) << report.dump();
+  EXPECT_EQ(report["outcomes"]["failed"], 0);
+  // The contact's data is kept as it was given.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND first_name = ?",
+                  {john, std::string("John\n")}),
+            1);
 }
 
 TEST_F(Delivery, ContactUnsubscribedBeforeItsTurnIsSkipped) {
@@ -437,6 +489,10 @@ TEST_F(Delivery, RelayReportsBounceAndComplaintOverRest) {
   json report = Report(*c, id);
   EXPECT_EQ(report["outcomes"]["complained"], 1) << report.dump();
   EXPECT_EQ(report["outcomes"]["bounced"], 1);
+  // A bounce reported after the relay took the message takes it off the delivered.
+  EXPECT_EQ(report["totals"]["sent"], 2);
+  EXPECT_EQ(report["totals"]["delivered"], 1);
+  EXPECT_DOUBLE_EQ(report["rates"]["bounce"].get<double>(), 0.5);
 
   // Bad input: problem JSON naming the field, nothing applied.
   auto bad = server_.PostJson("/api/crm/v1/mail/events", {{"email", "a@example.com"}, {"type", "spam"}}, auth);

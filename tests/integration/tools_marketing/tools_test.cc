@@ -40,6 +40,14 @@ class AllTools : public MarketingTools, public ::testing::WithParamInterface<Too
         .value("id", int64_t{0});
   }
   int64_t Ready(McpClient& c) { return ReadyCampaign(c); }
+  // One recipient still pending, due far ahead: the server's delivery loop marks a
+  // sending campaign with nobody left to send to "sent", and would race the call.
+  void PendingRecipient(int64_t campaign) {
+    int64_t contact = AddContact("pending-" + std::to_string(campaign) + "@example.com");
+    Exec("INSERT INTO campaign_recipients (campaign_id, contact_id, status, updated_at, due_at) "
+         "VALUES (?, ?, 'pending', 0, ?)",
+         {campaign, contact, int64_t{4102444800}});
+  }
   void SetStatus(const char* table, int64_t id, const char* status) {
     Exec(std::string("UPDATE ") + table + " SET status = ? WHERE id = ?", {std::string(status), id});
   }
@@ -70,6 +78,7 @@ std::vector<ToolCase> Cases() {
       {"pause_campaign", "campaigns:write",
        [=](MarketingTools& t, McpClient& c) {
          int64_t id = self(t).NewCampaign(c);
+         self(t).PendingRecipient(id);
          self(t).SetStatus("campaigns", id, "sending");
          return json{{"id", id}};
        },

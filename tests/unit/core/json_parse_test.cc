@@ -119,7 +119,7 @@ TEST(JsonStrict, NumbersStringsAndEscapesAreReadAsNlohmannReadsThem) {
            "-9223372036854775808", "-9223372036854775809", "18446744073709551615",
            "18446744073709551616", "123456789012345678901234567890", "1e-400", "4.9e-324",
            "1.7976931348623157e308", "[0,1,-1,0.5,-0.5]",
-           R"("\"\\\/\b\f\n\r\t")", R"("\u0000x")", R"("\u00e9\u20AC\uD83D\uDE00")",
+           R"("\"\\\/\b\f\n\r\t")", R"("\u0001x")", R"("\u00e9\u20AC\uD83D\uDE00")",
            "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xef\xbf\xbf \x7f\"",
            "\xef\xbb\xbf{\"bom\":true}", " \t\r\n[ 1 , { \"a\" : [ ] } ] \n",
            R"({"":{"":[""]}})"}) {
@@ -129,6 +129,19 @@ TEST(JsonStrict, NumbersStringsAndEscapesAreReadAsNlohmannReadsThem) {
     EXPECT_EQ(parsed.value, dom) << text;
     ExpectSameTypes(parsed.value, dom, text);
   }
+}
+
+TEST(JsonStrict, AStringWithNulIsRefusedWhereverItIs) {
+  // Valid JSON that nlohmann reads, but PostgreSQL's text cannot hold U+0000.
+  for (const std::string& text : std::vector<std::string>{
+           R"("\u0000")", R"({"name":"a\u0000b"})", R"({"a\u0000":1})", R"([1,{"x":["ok","\u0000"]}])"}) {
+    EXPECT_FALSE(json::parse(text, nullptr, false).is_discarded()) << text;
+    auto parsed = ParseJsonStrict(text);
+    EXPECT_FALSE(parsed) << text;
+    EXPECT_EQ(parsed.problem, JsonProblem::kNulCharacter) << text;
+    EXPECT_EQ(parsed.detail, "a string contains \\u0000 (NUL), which is not accepted");
+  }
+  EXPECT_TRUE(ParseJsonStrict(R"("\u0001\u0030")"));  // other escapes below U+0020 are kept
 }
 
 TEST(JsonStrict, MalformedNumbersStringsAndUtf8AreSyntaxProblems) {

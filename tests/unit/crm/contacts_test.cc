@@ -5,6 +5,7 @@
 #include "src/core/json_write.h"
 #include "src/crm/contact_repo.h"
 #include "src/crm/events.h"
+#include "tests/support/query_plan.h"
 #include "tests/unit/crm/fixture.h"
 
 namespace crmd::crm {
@@ -46,6 +47,63 @@ TEST_F(Contacts, DuplicateEmailIsRefusedWhateverTheCase) {
   auto r = s->contacts->Create(alice, in);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::kAlreadyExists);
+}
+
+// A create is inserted straight away; a taken email inserts nothing (no event, no audit
+// entry, no counter) and the refusal names the contact that holds it. The transaction
+// stays usable on both engines: the next create takes the next id.
+TEST_F(Contacts, ADuplicateNamesTheHolderOfTheEmailAndWritesNothing) {
+  Contact first = MakeContact("a@example.com");
+  int64_t last_event = LastEventId();
+  ContactInput in;
+  in.email = "A@Example.COM";
+  in.first_name = "Other";
+  in.tags = {Ref{std::string("vip")}};
+  auto r = s->contacts->Create(alice, in);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::kAlreadyExists);
+  EXPECT_NE(r.error().message.find("(id " + std::to_string(first.id) + ")"), std::string::npos)
+      << r.error().message;
+  EXPECT_TRUE(Events(last_event).empty());
+  Contact next = MakeContact("b@example.com");
+  EXPECT_EQ(next.id, first.id + 1);
+  auto counted = db->Read([](store::Conn& c) -> Result<std::vector<int64_t>> {
+    std::vector<int64_t> n;
+    for (const char* sql :
+         {"SELECT n FROM contact_totals WHERE dim = 'status' AND val = 'subscribed'",
+          "SELECT COUNT(*) FROM audit_log WHERE action = 'create_contact'",
+          "SELECT COUNT(*) FROM tags"}) {
+      auto row = c.QueryOne(sql);
+      if (!row) return Fail(row.error());
+      n.push_back(*row ? (*row)->Int(0) : -1);
+    }
+    return n;
+  });
+  ASSERT_TRUE(counted) << counted.error().detail;
+  EXPECT_EQ(*counted, (std::vector<int64_t>{2, 2, 0}));
+}
+
+// A taken email is the answer before any other refusal of the input, whether the input
+// check (a name too long) or the insert (custom_fields not an object) would refuse it; a
+// free email gets the input's own refusal.
+TEST_F(Contacts, ATakenEmailIsTheAnswerBeforeAnyOtherRefusalOfTheInput) {
+  Contact first = MakeContact("taken@example.com");
+  ContactInput long_name;
+  long_name.first_name = std::string(300, 'x');
+  ContactInput bad_fields;
+  bad_fields.custom_fields = json::array();
+  for (ContactInput in : {long_name, bad_fields}) {
+    in.email = "Taken@example.com";
+    auto r = s->contacts->Create(alice, in);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::kAlreadyExists) << r.error().message;
+    EXPECT_NE(r.error().message.find("(id " + std::to_string(first.id) + ")"), std::string::npos)
+        << r.error().message;
+    in.email = "free@example.com";
+    auto free = s->contacts->Create(alice, in);
+    ASSERT_FALSE(free);
+    EXPECT_EQ(free.error().code, Errc::kInvalidArgument) << free.error().message;
+  }
 }
 
 TEST_F(Contacts, InvalidEmailIsRefusedBeforeAnyWrite) {
@@ -291,16 +349,9 @@ TEST_F(Contacts, EveryListFilterUsesAnIndex) {
   for (const auto& rf : resolved) {
     auto [sql, params] = repo::ListContactsSql(rf, 0, 26);
     const bool pg = db->dialect() == store::Dialect::kPostgres;
-    auto plan = db->Read([&](store::Conn& c) -> Result<std::vector<store::Row>> {
-      if (!pg) return c.Query("EXPLAIN QUERY PLAN " + sql, params);
-      // A small table is always cheapest to scan; with scans priced out, a plan without
-      // a sequential scan proves an index serves the filter.
-      if (auto st = c.ExecScript("SET LOCAL enable_seqscan = off"); !st) return Fail(st.error());
-      return c.Query("EXPLAIN " + sql, params);
-    });
+    auto plan = crmd::testing::QueryPlanText(*db, sql, params);
     ASSERT_TRUE(plan) << plan.error().detail;
-    std::string text;
-    for (const auto& row : *plan) text += row.Str(row.size() - 1) + "\n";
+    const std::string& text = *plan;
     if (pg) {
       EXPECT_EQ(text.find("Seq Scan on contacts"), std::string::npos) << sql << "\n" << text;
       EXPECT_NE(text.find("Index"), std::string::npos) << sql << "\n" << text;

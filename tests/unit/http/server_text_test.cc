@@ -154,10 +154,11 @@ TEST(FrameAnswer, AFieldThatCannotBeSentMakesA500) {
 }
 
 TEST(ProblemBody, IsProblemJsonWithTheDetailEscaped_Rfc9457) {
-  EXPECT_EQ(ProblemBody(431, "headers_too_large", "say \"no\""),
+  EXPECT_EQ(ProblemBody(431, "headers_too_large", "say \"no\"", "abc-7"),
             R"({"type":"urn:crmd:problem:headers_too_large","title":")" +
                 std::string(StatusTitle(431)) +
-                R"(","status":431,"code":"headers_too_large","error":"headers_too_large","detail":"say \"no\""})");
+                R"(","status":431,"code":"headers_too_large","error":"headers_too_large","detail":"say \"no\"",)"
+                R"("instance":"urn:crmd:request:abc-7","request_id":"abc-7"})");
 }
 
 TEST(HttpDateCache, FormatsEachSecondOnceAndFollowsTheClock_Rfc9110_6_6_1) {

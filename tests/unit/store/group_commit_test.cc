@@ -27,6 +27,16 @@
 namespace crmd::store {
 namespace {
 
+// Sets the group commit's longest gathering wait for one test, and puts back the one
+// before however the test ends.
+struct GatherMax {
+  int old;
+  explicit GatherMax(int microseconds) : old(SetGatherMaxForTesting(microseconds)) {}
+  ~GatherMax() { SetGatherMaxForTesting(old); }
+  GatherMax(const GatherMax&) = delete;
+  GatherMax& operator=(const GatherMax&) = delete;
+};
+
 struct Fixture {
   testing::TempDir dir;
   std::unique_ptr<Database> db;
@@ -406,6 +416,9 @@ TEST(SqliteGroupCommit, AWriteWaitingForAnotherConnectionsLockIsABlockedHandler)
 // two. (A build with a sanitizer runs no fibers: there each waits on a thread of its own.)
 TEST(SqliteGroupCommit, WritersOnHandlerFibersQueueWithoutAThreadEach) {
   Fixture f;
+  // No gathering: the first batch must begin with the first writer or two alone, for the
+  // others to queue behind it (gathering has tests of its own below).
+  GatherMax no_gathering(0);
   const uint64_t before = f.Commits();
   constexpr int kWriters = 100;
   const bool fibers = WorkerPool::FibersSupported();
@@ -435,6 +448,66 @@ TEST(SqliteGroupCommit, WritersOnHandlerFibersQueueWithoutAThreadEach) {
   EXPECT_EQ(f.Count(), kWriters);
   EXPECT_LE(f.Commits() - before, 3u);  // the first batch, then the others'
   if (fibers) EXPECT_LE(most_threads, 2);
+}
+
+// Gathering (sqlite.cc): a leader whose pool still has writers queued steps aside so that
+// they join its batch, instead of committing alone and leaving each of them a commit of
+// its own. One runner: the first writer holds it until three more are queued, then leads.
+// Without gathering that is four commits (each writer leads alone as the runner frees up);
+// with it one, or two when the last writer was taken from the queue but had not yet joined
+// as the leader looked. (Without fibers, a sanitizer build, the three get threads of their
+// own as the leader's region frees the runner, and may queue behind its batch anyway:
+// there gather_waits alone tells gathering happened.)
+TEST(SqliteGroupCommit, ALeaderWaitsForWritersStillQueuedOnItsPool) {
+  Fixture f;
+  GatherMax long_enough(5'000'000);  // bounded by the queue emptying, not by time
+  const uint64_t before = f.Commits();
+  const uint64_t waits_before = WriteStats(*f.db).gather_waits;
+  std::atomic<bool> posted{false};
+  std::atomic<int> ok{0};
+  {
+    WorkerPool pool(1, 8);
+    pool.Post([&] {
+      while (!posted.load()) std::this_thread::yield();
+      if (f.Insert(1)) ok.fetch_add(1);
+    });
+    for (int i = 2; i <= 4; ++i)
+      pool.Post([&, i] {
+        if (f.Insert(i)) ok.fetch_add(1);
+      });
+    posted = true;
+    for (int ms = 0; ok.load() < 4 && ms < 30000; ++ms)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    pool.Join();
+  }
+  EXPECT_EQ(ok.load(), 4);
+  EXPECT_EQ(f.Count(), 4);
+  EXPECT_LE(f.Commits() - before, 2u);
+  EXPECT_GE(WriteStats(*f.db).gather_waits - waits_before, 1u);
+}
+
+// A write with nothing queued behind it on its pool (one client) is not held back, and a
+// writer off any pool (a job loop) never waits.
+TEST(SqliteGroupCommit, AWriteWithNothingQueuedOnItsPoolDoesNotWait) {
+  Fixture f;
+  GatherMax long_enough(5'000'000);
+  const uint64_t waits_before = WriteStats(*f.db).gather_waits;
+  std::atomic<int> ok{0};
+  {
+    WorkerPool pool(1, 2);
+    for (int i = 1; i <= 3; ++i) {
+      pool.Post([&, i] {
+        if (f.Insert(i)) ok.fetch_add(1);
+      });
+      for (int ms = 0; ok.load() < i && ms < 30000; ++ms)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    pool.Join();
+  }
+  EXPECT_EQ(f.InsertFromThreads(4, 5, "off a pool", 100), 0);
+  EXPECT_EQ(ok.load(), 3);
+  EXPECT_EQ(f.Count(), 23);
+  EXPECT_EQ(WriteStats(*f.db).gather_waits - waits_before, 0u);
 }
 
 // A process killed (SIGKILL) in the middle of a write load: every write it acknowledged is
