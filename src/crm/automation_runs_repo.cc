@@ -153,6 +153,20 @@ Result<int64_t> CancelActive(store::Conn& c, int64_t automation_id, int64_t now)
   return *n;
 }
 
+Result<int64_t> ExitActiveOfContact(store::Conn& c, int64_t contact_id) {
+  auto rows = c.Query(
+      "SELECT automation_id, COUNT(*) FROM automation_runs WHERE contact_id = ? AND "
+      "status = 'active' GROUP BY automation_id",
+      {contact_id});
+  if (!rows) return Fail(rows.error());
+  int64_t total = 0;
+  for (const auto& r : *rows) {
+    if (auto s = Count(c, r.Int(0), "exited", r.Int(1)); !s) return Fail(s.error());
+    total += r.Int(1);
+  }
+  return total;
+}
+
 Status Count(store::Conn& c, int64_t automation_id, const std::string& column, int64_t n) {
   if (!AllowedColumn(column)) return Fail(Errc::kInternal, "unknown automation counter " + column);
   auto r = c.Exec("INSERT INTO automation_stats (automation_id, " + column +

@@ -75,6 +75,10 @@ Result<bool> Advance(store::Conn& c, const Run& r, int64_t next_step, int64_t du
 // Active runs of the automation become cancelled (deactivation); counted; answers how many.
 Result<int64_t> CancelActive(store::Conn& c, int64_t automation_id, int64_t now);
 
+// The active runs of a contact about to be deleted become exited in the counters (the rows
+// go with the contact, ON DELETE CASCADE); answers how many.
+Result<int64_t> ExitActiveOfContact(store::Conn& c, int64_t contact_id);
+
 // Counters. column: "completed" | "exited" | "cancelled"; step column: "done" | "failed" |
 // "skipped".
 Status Count(store::Conn& c, int64_t automation_id, const std::string& column, int64_t n = 1);

@@ -341,8 +341,8 @@ Result<nlohmann::json> CampaignDelivery::Resend(store::Conn& c, const Actor& act
   return nlohmann::json{{"campaign", ToJson(k, false)}, {"requeued", *n}, {"round", k.send_round}};
 }
 
-Status CampaignDelivery::OnActivated(store::Conn& c, int64_t campaign_id, int64_t recorded) {
-  return campaign_send_repo::SetQueued(c, campaign_id, recorded);
+Status CampaignDelivery::OnActivated(store::Conn& c, int64_t campaign_id, int64_t added) {
+  return campaign_send_repo::AddQueued(c, campaign_id, added);
 }
 
 }  // namespace crmd::crm

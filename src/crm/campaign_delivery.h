@@ -104,8 +104,10 @@ class CampaignDelivery {
   Result<Preview> PreviewResend(store::Conn& c, int64_t campaign_id) const;
   Result<nlohmann::json> Resend(store::Conn& c, const Actor& actor, int64_t campaign_id);
 
-  // Called in the activation transaction: counters start from the recorded audience.
-  static Status OnActivated(store::Conn& c, int64_t campaign_id, int64_t recorded);
+  // Called in the activation transaction with the recipients it added: queued grows by
+  // them (a re-activation after a pause adds only the new ones; counting the rows instead
+  // would miss recipients whose contacts were deleted since).
+  static Status OnActivated(store::Conn& c, int64_t campaign_id, int64_t added);
 
  private:
   Status Bounce(store::Conn& c, const Actor& actor, int64_t contact_id, const char* status,

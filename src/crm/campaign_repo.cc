@@ -226,7 +226,7 @@ Result<std::vector<int64_t>> SampleAudience(store::Conn& c, int64_t campaign_id,
   return ids;
 }
 
-Result<int64_t> RecordRecipients(store::Conn& c, int64_t campaign_id, int64_t now) {
+Result<Recorded> RecordRecipients(store::Conn& c, int64_t campaign_id, int64_t now) {
   std::vector<Value> params{campaign_id, now};
   for (auto& v : AudienceParams(campaign_id)) params.push_back(v);
   auto ins = c.Exec(
@@ -238,7 +238,7 @@ Result<int64_t> RecordRecipients(store::Conn& c, int64_t campaign_id, int64_t no
   auto row = c.QueryOne("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ?",
                         {campaign_id});
   if (!row) return Fail(row.error());
-  return (*row)->Int(0);
+  return Recorded{.added = *ins, .total = (*row)->Int(0)};
 }
 
 Result<std::vector<int64_t>> MissingIds(store::Conn& c, const char* table,

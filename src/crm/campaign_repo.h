@@ -28,9 +28,12 @@ Status Remove(store::Conn& c, int64_t id);
 // Subscribed contacts in any included list or tag, minus any excluded list or tag.
 Result<int64_t> CountAudience(store::Conn& c, int64_t campaign_id);
 Result<std::vector<int64_t>> SampleAudience(store::Conn& c, int64_t campaign_id, int n);
-// Inserts the resolved audience into campaign_recipients (existing rows kept); returns the
-// total number of recipients recorded for the campaign afterwards.
-Result<int64_t> RecordRecipients(store::Conn& c, int64_t campaign_id, int64_t now);
+// Inserts the resolved audience into campaign_recipients (existing rows kept): how many
+// were added, and how many the campaign has afterwards.
+struct Recorded {
+  int64_t added = 0, total = 0;
+};
+Result<Recorded> RecordRecipients(store::Conn& c, int64_t campaign_id, int64_t now);
 // How many recipients were recorded for the campaign. REQUIRES: Read or Write.
 Result<int64_t> CountRecipients(store::Conn& c, int64_t campaign_id);
 

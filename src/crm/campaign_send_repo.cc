@@ -127,6 +127,17 @@ Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now) {
   return s;
 }
 
+Result<int64_t> SkipPendingOfContact(store::Conn& c, int64_t contact_id) {
+  auto ids = Ids(c,
+                 "SELECT campaign_id FROM campaign_recipients WHERE contact_id = ? AND "
+                 "status = 'pending'",
+                 {contact_id});
+  if (!ids) return Fail(ids.error());
+  for (int64_t id : *ids)
+    if (auto st = Bump(c, id, "skipped", 1); !st) return Fail(st.error());
+  return static_cast<int64_t>(ids->size());
+}
+
 Result<std::vector<QueuedRecipient>> LeaseDue(store::Conn& c, int64_t now, int64_t lease_s,
                                               int limit) {
   auto rows = c.Query(
@@ -287,13 +298,8 @@ Result<Stats> LoadStats(store::Conn& c, int64_t campaign_id) {
   return s;
 }
 
-Status SetQueued(store::Conn& c, int64_t campaign_id, int64_t n) {
-  auto r = c.Exec(
-      "INSERT INTO campaign_stats (campaign_id, queued) VALUES (?, ?) "
-      "ON CONFLICT (campaign_id) DO UPDATE SET queued = excluded.queued",
-      {campaign_id, n});
-  if (!r) return Fail(r.error());
-  return Ok();
+Status AddQueued(store::Conn& c, int64_t campaign_id, int64_t n) {
+  return Bump(c, campaign_id, "queued", n);
 }
 
 Result<std::vector<RecipientRow>> ListRecipients(store::Conn& c, int64_t campaign_id,

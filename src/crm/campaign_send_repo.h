@@ -95,8 +95,13 @@ struct Stats {
   int64_t pending() const { return queued - sent - failed - skipped; }
 };
 Result<Stats> LoadStats(store::Conn& c, int64_t campaign_id);
-// queued = `n`, the recipients recorded for the campaign (activation).
-Status SetQueued(store::Conn& c, int64_t campaign_id, int64_t n);
+// The recipients still pending of a contact about to be deleted count as skipped, so that
+// pending() (queued - sent - failed - skipped) is not left above 0 once the rows are gone
+// (ON DELETE CASCADE); answers how many. A message in flight to it is recorded nowhere:
+// its row is gone, so Finalise moves nothing.
+Result<int64_t> SkipPendingOfContact(store::Conn& c, int64_t contact_id);
+// queued += `n`, the recipients an activation added.
+Status AddQueued(store::Conn& c, int64_t campaign_id, int64_t n);
 
 struct RecipientRow {
   int64_t contact_id = 0;

@@ -428,7 +428,7 @@ Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const Actor& ac
   Campaign& k = plan->campaign;
   auto recorded = campaign_repo::RecordRecipients(c, id, now);
   if (!recorded) return Fail(recorded.error());
-  if (auto s = CampaignDelivery::OnActivated(c, id, *recorded); !s) return Fail(s.error());
+  if (auto s = CampaignDelivery::OnActivated(c, id, recorded->added); !s) return Fail(s.error());
   // Scheduled: parked until its time (Advance unparks). Sending: due now, including the
   // recipients a pause parked.
   if (auto s = plan->next == CampaignStatus::kScheduled ? campaign_send_repo::Park(c, id, now)
@@ -437,7 +437,7 @@ Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const Actor& ac
     return Fail(s.error());
   int64_t before = k.revision;
   k.status = plan->next;
-  k.audience_size = *recorded;
+  k.audience_size = recorded->total;
   k.activated_at = now;
   k.updated_at = now;
   if (auto s = campaign_repo::Save(c, k, k.revision); !s) return Fail(s.error());
@@ -445,7 +445,7 @@ Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const Actor& ac
   // call, or a person's approval).
   if (auto s = campaign_send_repo::SetTrace(c, id, CurrentTraceLink()); !s) return Fail(s.error());
   if (auto s = Audit(c, actor, "activate_campaign", k, before); !s) return Fail(s.error());
-  return nlohmann::json{{"campaign", ToJson(k, false)}, {"recipients_recorded", *recorded}};
+  return nlohmann::json{{"campaign", ToJson(k, false)}, {"recipients_recorded", recorded->total}};
 }
 
 Result<Preview> CampaignService::PreviewDelete(store::Conn& c, int64_t id) const {

@@ -27,6 +27,7 @@
 namespace crmd::crm {
 
 class AuditLog;
+class ContactExit;
 class Idempotency;
 class Outbox;
 class SettingsService;
@@ -131,6 +132,7 @@ struct ContactServiceOptions {
   Outbox* outbox = nullptr;
   AuditLog* audit = nullptr;
   Idempotency* idempotency = nullptr;
+  ContactExit* exit = nullptr;  // may be null: nothing outside crm to close on deletion
 };
 
 // The data of a contact.* event (outbox and webhooks): id, email, status and type.
@@ -139,6 +141,8 @@ nlohmann::json ContactEventData(const Contact& c);
 class ContactService {
  public:
   explicit ContactService(ContactServiceOptions options);
+  // REQUIRES: only during start-up (marketing hands its ContactExit over).
+  void SetContactExit(ContactExit* exit) { o_.exit = exit; }
   ContactService(const ContactService&) = delete;
   ContactService& operator=(const ContactService&) = delete;
 

@@ -1,6 +1,7 @@
 // ContactService: updates, status changes, memberships and deletion (creation and reads
 // are in contacts.cc).
 #include "src/crm/audit.h"
+#include "src/crm/contact_exit.h"
 #include "src/crm/contact_repo.h"
 #include "src/crm/contacts.h"
 #include "src/crm/events.h"
@@ -187,6 +188,8 @@ Result<json> ContactService::DeleteIn(store::Conn& c, const Actor& actor,
     auto k = repo::FindContact(c, id);
     if (!k) return Fail(k.error());
     if (!*k) continue;  // already gone: deletion is idempotent
+    if (o_.exit)
+      if (auto st = o_.exit->BeforeContactDeleted(c, id); !st) return Fail(st.error());
     auto ok = repo::DeleteContact(c, id);
     if (!ok) return Fail(ok.error());
     if (!*ok) continue;

@@ -38,7 +38,9 @@ Status InstallMarketing(Services& s) {
   s.automations = std::make_unique<AutomationService>(db, clock, sink, s.idempotency.get());
   s.sequences = std::make_unique<SequenceService>(db, clock, sink, s.idempotency.get());
   s.reports = std::make_unique<ReportService>(db, clock);
-  s.marketing_usage = std::make_unique<MarketingUsage>();
+  auto usage = std::make_unique<MarketingUsage>();
+  s.contacts->SetContactExit(usage.get());
+  s.marketing_usage = std::move(usage);
   s.SetUsageSource(s.marketing_usage.get());
 
   CampaignService* campaigns = s.campaigns.get();

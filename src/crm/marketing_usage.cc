@@ -1,7 +1,10 @@
 #include "src/crm/marketing_usage.h"
 
+#include "src/crm/automation_runs_repo.h"
 #include "src/crm/automations_repo.h"
 #include "src/crm/campaign_repo.h"
+#include "src/crm/campaign_send_repo.h"
+#include "src/crm/sequence_runs_repo.h"
 
 namespace crmd::crm {
 
@@ -28,6 +31,13 @@ Result<std::vector<Usage>> FindMarketingUses(store::Conn& c, const std::string& 
                    .blocking = u.status == "active"});
   }
   return out;
+}
+
+Status CloseMarketingOfContact(store::Conn& c, int64_t contact_id) {
+  if (auto n = campaign_send_repo::SkipPendingOfContact(c, contact_id); !n) return Fail(n.error());
+  if (auto n = automation_runs_repo::ExitActiveOfContact(c, contact_id); !n) return Fail(n.error());
+  if (auto n = sequence_runs_repo::ExitActiveOfContact(c, contact_id); !n) return Fail(n.error());
+  return Ok();
 }
 
 }  // namespace crmd::crm

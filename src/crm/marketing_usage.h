@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
+#include "src/crm/contact_exit.h"
 #include "src/crm/usage.h"
 #include "src/store/db.h"
 
@@ -19,8 +20,15 @@ namespace crmd::crm {
 // kind: "list" | "tag". Indexed lookups (campaign_audience_ref, automation_refs_ref).
 Result<std::vector<Usage>> FindMarketingUses(store::Conn& c, const std::string& kind, int64_t id);
 
-class MarketingUsage final : public UsageSource {
+// Closes what a deleted contact leaves open: pending campaign recipients count as
+// skipped, active automation and sequence runs as exited (indexed by contact_id).
+Status CloseMarketingOfContact(store::Conn& c, int64_t contact_id);
+
+class MarketingUsage final : public UsageSource, public ContactExit {
  public:
+  Status BeforeContactDeleted(store::Conn& conn, int64_t contact_id) override {
+    return CloseMarketingOfContact(conn, contact_id);
+  }
   Result<std::vector<Usage>> ListUsage(store::Conn& conn, int64_t list_id) override {
     return FindMarketingUses(conn, "list", list_id);
   }

@@ -42,6 +42,10 @@ Result<std::vector<DueEmail>> Due(store::Conn& c, int64_t now, int limit);
 Result<bool> Advance(store::Conn& c, const DueEmail& e, int64_t next_email, int64_t due_at,
                      int64_t attempts, const std::optional<std::string>& error,
                      const std::string& status, int64_t now);
+// The active runs of a contact about to be deleted count as exited (the rows go with the
+// contact, ON DELETE CASCADE); answers how many.
+Result<int64_t> ExitActiveOfContact(store::Conn& c, int64_t contact_id);
+
 // column: enrolled | sent | failed | completed | exited.
 Status Count(store::Conn& c, int64_t sequence_id, const std::string& column);
 

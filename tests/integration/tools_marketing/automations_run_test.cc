@@ -273,6 +273,89 @@ TEST_F(Runs, SequenceEmailsArriveWithTheirDelaysPauseHoldsThemUnsubscribeEndsThe
   EXPECT_EQ(after["sequence"]["enrolments"]["exited"], 1);
 }
 
+// A contact deleted while a campaign waits to send to it and an automation and a sequence
+// hold it: every report stops counting it as open (the rows go with the contact; the
+// counters the reports read are closed in the deletion's transaction).
+TEST_F(Runs, DeletingAContactClosesWhatItHadOpenInEveryReport) {
+  auto c = Client(std::string(kAllMarketingScopes) + ",contacts:read,contacts:delete");
+  int64_t vip = AddTag("vip"), drip = AddList("drip");
+  json automation = Call(*c, "create_automation",
+                         {{"name", "Slow welcome"},
+                          {"trigger", {{"type", "tag_added"}, {"tag_id", vip}}},
+                          {"steps", json::array({{{"type", "wait"}, {"seconds", 3600}},
+                                                 {{"type", "send_email"},
+                                                  {"subject", "Later"},
+                                                  {"text_body", "x"}}})}});
+  int64_t automation_id = automation["automation"]["id"];
+  Confirm(*c, "activate_automation", {{"id", automation_id}});
+  json sequence = Call(*c, "create_sequence",
+                       {{"name", "Slow drip"},
+                        {"list_id", drip},
+                        {"emails", json::array({{{"subject", "S1"},
+                                                 {"text_body", "one"},
+                                                 {"delay_seconds", 3600}}})}});
+  int64_t sequence_id = sequence["sequence"]["id"];
+  ASSERT_EQ(Call(*c, "set_sequence_status", {{"id", sequence_id}, {"status", "active"}})
+                ["sequence"]["status"],
+            "active");
+  int64_t ada = Signup({{"email", "ada@example.com"}, {"tags", {vip}}, {"lists", {drip}}});
+  int64_t bob = Signup({{"email", "bob@example.com"}, {"tags", {vip}}, {"lists", {drip}}});
+  ASSERT_GT(ada, 0);
+  ASSERT_GT(bob, 0);
+  ASSERT_TRUE(WaitUntil(10, [&] {
+    return Count("SELECT COUNT(*) FROM automation_runs") == 2 &&
+           Count("SELECT COUNT(*) FROM sequence_runs") == 2;
+  }));
+  json campaign = Call(*c, "create_campaign",
+                       {{"name", "Next year"},
+                        {"subject", "Hello"},
+                        {"text_body", "Hi"},
+                        {"audience", {{"lists", {drip}}}},
+                        {"send_at", "2099-01-01T00:00:00Z"}});
+  int64_t campaign_id = campaign["campaign"]["id"];
+  Confirm(*c, "activate_campaign", {{"id", campaign_id}});
+
+  json before = Call(*c, "get_campaign_report", {{"id", campaign_id}});
+  ASSERT_EQ(before["outcomes"]["pending"], 2) << before.dump();
+  ASSERT_EQ(Call(*c, "get_automation_report", {{"id", automation_id}})["enrolments"]["active"], 2);
+  ASSERT_EQ(Call(*c, "get_sequence", {{"id", sequence_id}})["sequence"]["enrolments"]["active"], 2);
+
+  Confirm(*c, "delete_contacts", {{"ids", {ada}}});
+
+  json report = Call(*c, "get_campaign_report", {{"id", campaign_id}});
+  EXPECT_EQ(report["outcomes"]["queued"], 2) << report.dump();
+  EXPECT_EQ(report["outcomes"]["pending"], 1) << report.dump();
+  EXPECT_EQ(report["outcomes"]["skipped"], 1) << report.dump();
+  json runs = Call(*c, "get_automation_report", {{"id", automation_id}});
+  EXPECT_EQ(runs["enrolments"]["total"], 2) << runs.dump();
+  EXPECT_EQ(runs["enrolments"]["active"], 1) << runs.dump();
+  EXPECT_EQ(runs["enrolments"]["exited"], 1) << runs.dump();
+  json drips = Call(*c, "get_sequence", {{"id", sequence_id}})["sequence"]["enrolments"];
+  EXPECT_EQ(drips["active"], 1) << drips.dump();
+  EXPECT_EQ(drips["exited"], 1) << drips.dump();
+  // Paused and activated again: the activation adds no one, and the counters still hold
+  // the deleted recipient as skipped and the other as pending.
+  json paused = Call(*c, "pause_campaign", {{"id", campaign_id}});
+  ASSERT_EQ(paused["campaign"]["status"], "paused") << paused.dump();
+  Confirm(*c, "activate_campaign", {{"id", campaign_id}});
+  report = Call(*c, "get_campaign_report", {{"id", campaign_id}});
+  EXPECT_EQ(report["campaign"]["status"], "scheduled") << report.dump();
+  EXPECT_EQ(report["outcomes"]["queued"], 2) << report.dump();
+  EXPECT_EQ(report["outcomes"]["pending"], 1) << report.dump();
+  EXPECT_EQ(report["outcomes"]["skipped"], 1) << report.dump();
+  // The second contact goes too: nothing is left open, and the first is not counted twice.
+  Confirm(*c, "delete_contacts", {{"ids", {bob}}});
+  report = Call(*c, "get_campaign_report", {{"id", campaign_id}});
+  EXPECT_EQ(report["outcomes"]["pending"], 0) << report.dump();
+  EXPECT_EQ(report["outcomes"]["skipped"], 2) << report.dump();
+  runs = Call(*c, "get_automation_report", {{"id", automation_id}});
+  EXPECT_EQ(runs["enrolments"]["active"], 0) << runs.dump();
+  EXPECT_EQ(runs["enrolments"]["exited"], 2) << runs.dump();
+  drips = Call(*c, "get_sequence", {{"id", sequence_id}})["sequence"]["enrolments"];
+  EXPECT_EQ(drips["active"], 0) << drips.dump();
+  EXPECT_EQ(drips["exited"], 2) << drips.dump();
+}
+
 TEST_F(Runs, DoubleOptInSignupOverRestGetsAConfirmationEmailWhoseLinkSubscribes) {
   auto& settings = *server_.app().services().crm->settings;
   auto doc = settings.Get();
