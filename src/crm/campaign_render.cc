@@ -1,5 +1,7 @@
 #include "src/crm/campaign_render.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "src/core/http_types.h"
@@ -8,9 +10,21 @@ namespace crmd::crm {
 
 namespace {
 
-std::string DomainOf(std::string_view address) {
+// The right-hand side of a Message-ID: the sender's domain, or, when that is not ASCII (an
+// internationalized domain, which a Message-ID may not carry), the host of the public base
+// URL.
+std::string MessageIdDomain(std::string_view address, std::string_view public_base_url) {
+  auto ascii = [](std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+  };
   auto at = address.rfind('@');
-  return at == address.npos ? std::string("localhost") : std::string(address.substr(at + 1));
+  std::string_view domain = at == address.npos ? std::string_view() : address.substr(at + 1);
+  if (ascii(domain)) return std::string(domain);
+  std::string_view host = public_base_url.substr(public_base_url.find("://") == std::string_view::npos
+                                                     ? 0
+                                                     : public_base_url.find("://") + 3);
+  host = host.substr(0, host.find_first_of("/:?#"));
+  return ascii(host) && host.find('[') == host.npos ? std::string(host) : std::string("localhost");
 }
 
 // &amp; in an attribute value is a literal & in the URL.
@@ -185,7 +199,8 @@ Result<mail::Message> CampaignTemplates::Build(const MailRecipient& to, int64_t 
     if (body_end == std::string::npos) m.html += pixel;
     else m.html.insert(body_end, pixel);
   }
-  m.message_id = mail::MakeMessageId(CampaignSendId(k.id, round), to.email, DomainOf(m.from.address));
+  m.message_id = mail::MakeMessageId(CampaignSendId(k.id, round), to.email,
+                                     MessageIdDomain(m.from.address, ctx.public_base_url));
   m.list_unsubscribe = {unsubscribe};
   m.one_click_unsubscribe = mail::SupportsOneClick(unsubscribe);
   m.extra_headers = {{"X-Crmd-Campaign", std::to_string(k.id)},
@@ -223,7 +238,8 @@ Result<mail::Message> BuildSimpleMessage(const SimpleEmail& e, const MailRecipie
     if (auto s = render("text_body", e.text_body, false, text); !s) return Fail(s.error());
     m.text = std::move(text);
   }
-  m.message_id = mail::MakeMessageId(e.send_id, to.email, DomainOf(m.from.address));
+  m.message_id =
+      mail::MakeMessageId(e.send_id, to.email, MessageIdDomain(m.from.address, ctx.public_base_url));
   if (e.unsubscribe) {
     m.list_unsubscribe = {unsubscribe};
     m.one_click_unsubscribe = mail::SupportsOneClick(unsubscribe);

@@ -5,6 +5,7 @@
 
 #include "src/core/clock.h"
 #include "src/core/crypto.h"
+#include "src/core/utf8.h"
 
 namespace crmd::mail {
 namespace {
@@ -28,15 +29,30 @@ bool IsAtextPhrase(std::string_view s) {
 }
 
 // A plain addr-spec without comments or quoting: local@domain in printable ASCII.
-bool IsPlainAddress(std::string_view a) {
+// left@right with one '@', printable ASCII without the specials of a display form. With
+// `utf8`, well-formed UTF-8 above ASCII too: an internationalized address (RFC 6531/6532),
+// written into the header as it is. Only for From and To, which are also the envelope's
+// sender and recipient: the SMTP transport (libcurl) then asks the relay for SMTPUTF8, and
+// a relay without it refuses the message.
+bool IsPlainAddress(std::string_view a, bool utf8 = false) {
   size_t at = a.find('@');
   if (at == 0 || at == a.npos || at + 1 >= a.size() || a.find('@', at + 1) != a.npos) {
     return false;
   }
   static constexpr std::string_view kForbidden = "<>()[]\\,;:\" ";
-  return std::all_of(a.begin(), a.end(), [](char c) {
-    return c > 0x20 && c < 0x7f && kForbidden.find(c) == kForbidden.npos;
-  });
+  for (size_t i = 0; i < a.size();) {
+    unsigned char c = static_cast<unsigned char>(a[i]);
+    if (c >= 0x80) {
+      size_t n = utf8 ? Utf8Sequence(a, i) : 0;
+      if (n == 0) return false;
+      i += n;
+      continue;
+    }
+    if (c <= 0x20 || c == 0x7f || kForbidden.find(static_cast<char>(c)) != kForbidden.npos)
+      return false;
+    ++i;
+  }
+  return true;
 }
 
 // Fields that RenderMessage writes itself or that a signer or relay adds: never extra.
@@ -274,10 +290,11 @@ bool SupportsOneClick(std::string_view uri) {
 Result<std::string> RenderMessage(const Message& m, const Clock& clock) {
   if (m.html.empty()) return Fail(Errc::kInvalidArgument, "the message has no HTML part");
   for (const Mailbox* mb : {&m.from, &m.to}) {
-    if (!IsPlainAddress(mb->address)) {
+    if (!IsPlainAddress(mb->address, /*utf8=*/true)) {
       return Fail(Errc::kInvalidArgument, "not a plain email address: " + mb->address);
     }
   }
+  // Reply-To is in no envelope, so nothing would ask the relay for SMTPUTF8: ASCII only.
   if (m.reply_to && !IsPlainAddress(m.reply_to->address)) {
     return Fail(Errc::kInvalidArgument, "not a plain email address: " + m.reply_to->address);
   }

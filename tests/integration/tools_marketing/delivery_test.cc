@@ -58,9 +58,10 @@ def dnsfunc(name, timeout=5):
 print('VERIFIED' if dkim.verify(msg, dnsfunc=dnsfunc) else 'FAILED')
 )PY";
 
-// The SMTP server starts before the crmd that sends to it.
+// The SMTP server starts before the crmd that sends to it. Like most relays today it offers
+// SMTPUTF8 (RFC 6531).
 struct SinkFirst {
-  SmtpSink sink;
+  SmtpSink sink{"utf8"};
   mail::testing::TempDir keys;
   std::string key_file = keys.Write("dkim.pem", mail::testing::TestRsaKey().private_pem);
 };
@@ -427,6 +428,39 @@ TEST_F(Delivery, ALineBreakInAContactsNameDoesNotStopItsMessage) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND first_name = ?",
                   {john, std::string("John\n")}),
             1);
+}
+
+TEST_F(Delivery, AContactWithAnInternationalizedAddressGetsItsMessage_Rfc6531) {
+  auto c = Client(std::string(kAllMarketingScopes) + ",contacts:write");
+  int64_t list = AddList("L");
+  const std::string zoe = "zo\xc3\xab@example.com";   // zoë@example.com
+  const std::string taro = "\xe5\xa4\xaa\xe9\x83\x8e@example.com";  // 太郎@example.com
+  for (const std::string& email : {zoe, taro}) {  // as an assistant would add them
+    json made = Call(*c, "create_contact", {{"email", email}, {"lists", {list}}});
+    ASSERT_TRUE(made.contains("contact")) << made.dump();
+    EXPECT_EQ(made["contact"]["email"], email) << made.dump();
+  }
+  int64_t id = NewCampaign(*c, list);
+  Confirm(*c, {{"id", id}});
+  ASSERT_TRUE(WaitStatus(id, "sent")) << CampaignStatus(id);
+  auto got = ByRecipient();
+  ASSERT_EQ(got.size(), 2u);
+  for (const std::string& rcpt : {zoe, taro}) {
+    ASSERT_EQ(got[rcpt].size(), 1u) << rcpt;
+    const json& m = got[rcpt][0];
+    EXPECT_TRUE(m["defects"].empty()) << m.dump();
+    EXPECT_NE(m.value("to", "").find(rcpt), std::string::npos) << m.dump();
+    auto v = RunPython(kDkimVerify, {m["path"].get<std::string>(),
+                                     keys.Write("txt", mail::testing::TestRsaKey().dns_txt)});
+    EXPECT_NE(v.output.find("VERIFIED"), std::string::npos) << rcpt << ": " << v.output;
+  }
+  for (int i = 1; i <= Received(); ++i) {
+    json meta = json::parse(sink.Meta(i), nullptr, false);
+    EXPECT_NE(meta["mail_options"].dump().find("SMTPUTF8"), std::string::npos) << meta.dump();
+  }
+  json report = Report(*c, id);
+  EXPECT_EQ(report["outcomes"]["sent"], 2) << report.dump();
+  EXPECT_EQ(report["outcomes"]["failed"], 0) << report.dump();
 }
 
 TEST_F(Delivery, ContactUnsubscribedBeforeItsTurnIsSkipped) {

@@ -185,6 +185,25 @@ TEST(RenderMessage, Utf8BodyWithLongLinesStaysWithin76Columns_Rfc2045_6_7) {
   EXPECT_EQ(rendered->find("\r\nFrom "), std::string::npos);
 }
 
+TEST(RenderMessage, AnInternationalizedAddressIsWrittenAsItIsAndOnlyWellFormedUtf8_Rfc6532_3_2) {
+  FakeClock clock;
+  Message m = Sample();
+  m.to.address = "\xe5\x8f\xb0\xe5\x8c\x97@example.com";  // 台北@example.com
+  auto ok = RenderMessage(m, clock);
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  EXPECT_NE(ok->find("<" + m.to.address + ">\r\n"), std::string::npos) << *ok;
+  for (const char* bad : {"zo\xeb@example.com",          // Latin-1, not UTF-8
+                          "zo\xc3@example.com",          // cut short
+                          "\xed\xa0\x80@example.com",    // a surrogate
+                          "zo\xc3\xab @example.com"}) {  // a space is never allowed
+    m.to.address = bad;
+    EXPECT_FALSE(RenderMessage(m, clock).has_value()) << bad;
+  }
+  m = Sample();
+  m.message_id = "<\xc3\xab@acme.example>";  // a Message-ID stays ASCII
+  EXPECT_FALSE(RenderMessage(m, clock).has_value());
+}
+
 TEST(RenderMessage, RejectsHeaderInjection) {
   FakeClock clock;
   Message m = Sample();

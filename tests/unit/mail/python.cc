@@ -51,7 +51,7 @@ class Handler:
         base = os.path.join(outdir, '%04d' % Handler.count)
         with open(base + '.json.tmp', 'w') as f:
             json.dump({'mail_from': envelope.mail_from, 'rcpt_tos': envelope.rcpt_tos,
-                       'peer': list(session.peer)}, f)
+                       'mail_options': envelope.mail_options, 'peer': list(session.peer)}, f)
         with open(base + '.eml.tmp', 'wb') as f:
             f.write(envelope.original_content)
         os.rename(base + '.json.tmp', base + '.json')
@@ -83,6 +83,8 @@ async def main():
         server_ssl = tls_context()
     elif mode == 'idle1s':
         kwargs = dict(timeout=1)
+    elif mode == 'utf8':  # advertises SMTPUTF8 (RFC 6531)
+        kwargs = dict(enable_SMTPUTF8=True)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: SMTP(Handler(), **kwargs), '127.0.0.1', port,
                                       ssl=server_ssl, reuse_address=True)

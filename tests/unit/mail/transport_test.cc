@@ -120,6 +120,31 @@ TEST(SmtpTransport, RejectedRecipientIsPermanentWithItsCode_Rfc5321_4_2_1) {
   EXPECT_EQ(nlohmann::json::parse(sink.Meta(1))["rcpt_tos"][0], "ok@example.com");
 }
 
+// An internationalized address (RFC 6531): a relay that offers SMTPUTF8 is asked for it
+// and takes the message with the address as it is; one that does not refuses the
+// recipient, which is that recipient's permanent failure with the relay's words.
+TEST(SmtpTransport, AnInternationalizedAddressGoesOutWithSmtpUtf8_Rfc6531_3_4) {
+  const std::string zoe = "zo\xc3\xab@example.com";
+  SmtpSink sink("utf8");
+  SmtpTransport smtp({.url = Url(sink)});
+  std::string message = Render(zoe);
+  SendResult r = smtp.Send(To(zoe), message);
+  ASSERT_TRUE(r.ok()) << r.detail;
+  ASSERT_TRUE(sink.WaitFor(1));
+  auto meta = nlohmann::json::parse(sink.Meta(1));
+  EXPECT_EQ(meta["rcpt_tos"], nlohmann::json::array({zoe}));
+  EXPECT_NE(meta["mail_options"].dump().find("SMTPUTF8"), std::string::npos) << meta.dump();
+  EXPECT_EQ(sink.Eml(1), message);
+  EXPECT_NE(message.find("\r\nTo: Rcpt <" + zoe + ">\r\n"), std::string::npos) << message;
+
+  SmtpSink plain;  // no SMTPUTF8
+  SmtpTransport old({.url = Url(plain)});
+  SendResult refused = old.Send(To(zoe), Render(zoe));
+  EXPECT_EQ(refused.status, SendStatus::kPermanentFailure) << refused.detail;
+  EXPECT_GE(refused.smtp_code, 500) << refused.detail;
+  EXPECT_EQ(plain.MessageCount(), 0u);
+}
+
 TEST(SmtpTransport, MessageRejectedAfterDataIsPermanent_Rfc5321_4_2_5) {
   SmtpSink sink;
   SmtpTransport smtp({.url = Url(sink)});
