@@ -45,8 +45,19 @@ Result<int64_t> BackupSqlite(const std::string& from, const std::string& to);
 
 // Replaces the content of the SQLite database at `to` (created when missing; WAL kept
 // consistent) with the backup `from`, in one transaction of the backup API.
-// REQUIRES: no crmd is running on `to`. Returns the number of pages copied.
+// REQUIRES: no crmd is running on `to` (SqliteOpenElsewhere). Returns the number of pages
+// copied.
 Result<int64_t> RestoreSqlite(const std::string& from, const std::string& to);
+
+// Whether another process has the WAL database at `path` open (a crmd serving it, a crmctl
+// at work): its process id, -1 when open by a process whose id this one cannot see
+// (another PID namespace), 0 when no one has it open. Every connection to a WAL database
+// holds a shared lock on the DMS byte of its -shm file (offset 128,
+// sqlite.org/walformat.html) for as long as it is open, released by the kernel when the
+// process dies; this asks for the lock without taking it. Fails when it cannot tell (the
+// -shm exists but cannot be opened or probed). Connections of the calling process are not
+// seen: call it before this process opens `path` itself.
+Result<int64_t> SqliteOpenElsewhere(const std::string& path);
 
 // Checks `file` with PRAGMA integrity_check and that it holds crmd's tables
 // (schema_migrations); returns the highest migration applied.

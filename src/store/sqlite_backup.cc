@@ -1,6 +1,11 @@
 // Backup, restore and the check of a backup (src/store/sqlite.h), with SQLite's online
 // backup API.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include <sqlite3.h>
@@ -77,6 +82,26 @@ Result<int64_t> RestoreSqlite(const std::string& from, const std::string& to) {
   // The server runs in WAL mode; the copied header says DELETE (the backup file's mode).
   sqlite3_exec(dst.db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
   return pages;
+}
+
+Result<int64_t> SqliteOpenElsewhere(const std::string& path) {
+  const std::string shm = path + "-shm";
+  int fd = ::open(shm.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return int64_t{0};  // no -shm: nobody has it open in WAL mode
+    return Fail(Errc::kUnavailable, "cannot open " + shm + ": " + std::strerror(errno));
+  }
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  probe.l_start = 128;  // the DMS lock of the WAL-index
+  probe.l_len = 1;
+  const int rc = ::fcntl(fd, F_GETLK, &probe);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return Fail(Errc::kUnavailable, "cannot probe " + shm + ": " + std::strerror(err));
+  if (probe.l_type == F_UNLCK) return int64_t{0};
+  return probe.l_pid > 0 ? int64_t{probe.l_pid} : int64_t{-1};
 }
 
 Result<int64_t> CheckSqliteBackup(const std::string& file) {

@@ -1,5 +1,6 @@
 // crmctl backup / restore: an online, consistent copy of a SQLite database while crmd
-// serves, and putting one back (crmd stopped). PostgreSQL has its own tools: pg_dump and
+// serves, and putting one back (crmd stopped: restore refuses a database another process
+// has open). PostgreSQL has its own tools: pg_dump and
 // point-in-time recovery (docs/operations.md).
 #include <cstdio>
 #include <filesystem>
@@ -56,6 +57,17 @@ int RestoreCommand(Context& ctx, const Args& args) {
   if (db.empty()) return NotSqlite("restore");
   auto level = store::CheckSqliteBackup(file);
   if (!level) return PrintError(level.error(), "crmctl restore");
+  auto holder = store::SqliteOpenElsewhere(db);
+  if (!holder) return PrintError(holder.error(), "crmctl restore");
+  if (*holder != 0) {
+    std::string who = *holder > 0 ? "process " + std::to_string(*holder)
+                                  : std::string("a process of another PID namespace");
+    std::fprintf(stderr,
+                 "crmctl restore: %s is open in %s (a crmd serving it, or another crmctl); stop "
+                 "it, then run again. Nothing was changed.\n",
+                 db.c_str(), who.c_str());
+    return 1;
+  }
   if (!yes) {
     std::fprintf(stderr,
                  "crmctl restore: %s (migration %lld, integrity ok) would replace everything in "

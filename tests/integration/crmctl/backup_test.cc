@@ -2,6 +2,7 @@
 // stream of writes holds every write acknowledged before the backup began, passes the
 // integrity check, and restores into a database a new crmd serves.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -104,6 +105,26 @@ TEST(Backup, OnlineBackupUnderWriteLoadHoldsEveryAcknowledgedWriteAndRestores) {
     EXPECT_FALSE(got.is_tool_error()) << got.structured().dump();
     EXPECT_EQ(got.structured()["contact"].value("id", int64_t{0}), id);
   }
+}
+
+TEST(Backup, RestoreRefusesADatabaseThatCrmdHasOpen) {
+  testing::TestServer server(testing::TestServerOptions{.sqlite = true});
+  testing::McpClient c(server, testing::McpClientOptions{.token = testing::MintTestToken(server)});
+  ASSERT_TRUE(c.Initialize().ok());
+  const std::string backup = server.dir() + "/before.db";
+  ASSERT_EQ(Crmctl("--database_url=sqlite:" + server.db_path() + " backup " + backup).status, 0);
+  auto made = c.CallTool("create_contact", {{"email", "after-backup@example.com"}});
+  ASSERT_TRUE(made.ok() && !made.is_tool_error()) << made.structured().dump();
+  const int64_t id = made.structured()["contact"].value("id", int64_t{0});
+
+  CtlRun refused = Crmctl("--database_url=sqlite:" + server.db_path() + " restore " + backup + " --yes");
+  EXPECT_EQ(refused.status, 1) << refused.out;
+  EXPECT_NE(refused.out.find("is open in process " + std::to_string(::getpid())), std::string::npos)
+      << refused.out;
+  // Nothing was replaced: the contact written after the backup is still served.
+  auto got = c.CallTool("get_contact", {{"id", id}});
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(got.is_tool_error()) << got.structured().dump();
 }
 
 TEST(Backup, RefusesWhatItCannotDo) {
