@@ -374,7 +374,7 @@ TEST(IncomingHooks, ReceivingIsLimitedPerClientIpWithRetryAfter_Rfc6585_4) {
   ASSERT_TRUE(limited.Header("Retry-After"));
   const int retry_after = std::stoi(std::string(*limited.Header("Retry-After")));
   EXPECT_GE(retry_after, 1);
-  EXPECT_LE(retry_after, 60);
+  EXPECT_LE(retry_after, 65);  // a request counts for 60 to 65 s (src/rest/ip_limiter.h)
   // Guessing: an unknown token from the same client is refused by the limit, not looked up.
   const std::string guessed = url.substr(0, url.rfind('/') + 1) + "crmd_hook_guessed";
   EXPECT_EQ(deliver_as("198.51.100.1", guessed, "guess@example.com").status, 429);
