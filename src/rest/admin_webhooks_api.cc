@@ -83,6 +83,9 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
         if (v != "pending" && v != "succeeded" && v != "failed")
           errors.push_back({"status", "invalid_option", "must be pending, succeeded or failed"});
         f.status = v;
+      } else if (k == "before_id") {
+        f.before_id = ParseId(v);
+        if (!f.before_id) errors.push_back({"before_id", "invalid", "must be a positive integer"});
       } else if (k == "limit") {
         auto n = ParseId(v);
         if (!n || *n > 1000) errors.push_back({"limit", "invalid", "must be an integer from 1 to 1000"});
@@ -92,11 +95,18 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
       }
     }
     if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
+    const int page = f.limit;
+    f.limit = page + 1;  // one more than the page says whether another page follows
     auto list = dels->List(f);
     if (!list) return ProblemFromError(ctx.req, list.error());
+    const bool more = static_cast<int>(list->size()) > page;
+    if (more) list->resize(page);
     nlohmann::json out = nlohmann::json::array();
     for (const auto& d : *list) out.push_back(webhooks::DeliveryJson(d));
-    return Reply(200, {{"deliveries", out}});
+    // Newest first; when more follow, the id to pass as before_id for the next page.
+    nlohmann::json next = nullptr;
+    if (more) next = list->back().id;
+    return Reply(200, {{"deliveries", out}, {"next_before_id", next}});
   }});
 
   router.Add({"GET", "/admin/webhook-deliveries/{id}", Access::kAdmin, false, [dels](RestContext& ctx) {

@@ -98,6 +98,7 @@ struct Outcome {
 struct DeliveryFilter {
   std::optional<int64_t> endpoint_id;
   std::optional<std::string> status;
+  std::optional<int64_t> before_id;  // the next page: only deliveries older than this id
   int limit = 50;
 };
 

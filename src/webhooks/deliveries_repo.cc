@@ -147,7 +147,7 @@ Result<std::vector<Delivery>> List(store::Conn& c, const DeliveryFilter& f) {
       "FROM webhook_deliveries WHERE 1 = 1");
   // Values built in place: GCC 12 reports a false -Wmaybe-uninitialized on moving one in.
   std::vector<store::Value> params;
-  params.reserve(3);
+  params.reserve(4);
   if (f.endpoint_id) {
     sql += " AND endpoint_id = ?";
     params.emplace_back(std::in_place_type<int64_t>, *f.endpoint_id);
@@ -156,8 +156,12 @@ Result<std::vector<Delivery>> List(store::Conn& c, const DeliveryFilter& f) {
     sql += " AND status = ?";
     params.emplace_back(std::in_place_type<std::string>, *f.status);
   }
+  if (f.before_id) {
+    sql += " AND id < ?";
+    params.emplace_back(std::in_place_type<int64_t>, *f.before_id);
+  }
   sql += " ORDER BY id DESC LIMIT ?";
-  params.emplace_back(std::in_place_type<int64_t>, std::clamp(f.limit, 1, 1000));
+  params.emplace_back(std::in_place_type<int64_t>, std::clamp(f.limit, 1, 1001));
   auto rows = c.Query(sql, params);
   if (!rows) return Fail(rows.error());
   std::vector<Delivery> out;

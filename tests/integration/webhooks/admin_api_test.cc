@@ -201,6 +201,36 @@ TEST(AdminWebhooks, LoopbackTargetAllowedByConfig) {
   EXPECT_EQ(r.status, 201) << r.body;
 }
 
+TEST(AdminWebhooks, TheDeliveryLogPagesNewestFirstWithNextBeforeId) {
+  Receiver receiver;
+  AdminFixture f;
+  auto created = f.Post("/admin/webhooks", {{"url", receiver.url()}, {"events", {"contact.created"}}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  for (int i = 0; i < 5; ++i) NewContact(f.server, "page" + std::to_string(i) + "@example.com");
+  ASSERT_TRUE(receiver.WaitFor([](const auto& reqs) { return reqs.size() >= 5; }));
+  std::vector<int64_t> seen;
+  std::string query = "/admin/webhook-deliveries?limit=2";
+  for (int page = 0; page < 5; ++page) {
+    auto r = f.Get(query);
+    ASSERT_EQ(r.status, 200) << r.body;
+    auto body = JsonBody(r);
+    for (const auto& d : body["deliveries"]) seen.push_back(d["id"].get<int64_t>());
+    if (body["next_before_id"].is_null()) break;
+    EXPECT_EQ(body["deliveries"].size(), 2u) << body.dump();
+    EXPECT_EQ(body["next_before_id"], body["deliveries"].back()["id"]) << body.dump();
+    query = "/admin/webhook-deliveries?limit=2&before_id=" +
+            std::to_string(body["next_before_id"].get<int64_t>());
+  }
+  // Every delivery once, newest first, and the last page says so.
+  ASSERT_EQ(seen.size(), 5u);
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i - 1], seen[i]);
+  EXPECT_EQ(f.Get("/admin/webhook-deliveries?before_id=0").status, 422);
+  // A page that holds exactly what is left is the last one.
+  auto whole = JsonBody(f.Get("/admin/webhook-deliveries?limit=5"));
+  EXPECT_EQ(whole["deliveries"].size(), 5u) << whole.dump();
+  EXPECT_TRUE(whole["next_before_id"].is_null()) << whole.dump();
+}
+
 TEST(AdminWebhooks, DeliveryLogShowsAttemptsAndRedeliverySendsTheSameMessageAgain) {
   Receiver receiver;
   receiver.set_status(500);  // the first attempt fails
