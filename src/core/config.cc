@@ -115,13 +115,15 @@ Status Config::Set(const std::string& key, const std::string& v) {
       size_t pos = 0;
       double d = std::stod(v, &pos);
       if (pos != v.size()) throw std::invalid_argument("trailing");
-      if (std::isnan(d)) throw std::invalid_argument("nan");
-      if (!(d >= 0) && key == "mail_rate_per_second") throw std::invalid_argument("negative");
+      // A rate or a burst is a finite amount of at least 0 (0 disables the limit); inf,
+      // nan and negative values mean nothing.
+      if (!std::isfinite(d) || d < 0) throw std::invalid_argument("not a finite amount >= 0");
       (key == "mcp_calls_per_second"   ? mcp_calls_per_second
        : key == "mcp_calls_burst"      ? mcp_calls_burst
                                        : mail_rate_per_second) = d;
     } catch (...) {
-      return Fail(Errc::kInvalidArgument, "config " + key + ": not a number: " + v);
+      return Fail(Errc::kInvalidArgument,
+                  "config " + key + ": not a finite number >= 0 (0 disables): " + v);
     }
   }
   else if (key == "rest_root") rest_root = v;
@@ -233,6 +235,8 @@ Status Config::Validate() const {
     if (m.value < m.min)
       return Fail(Errc::kInvalidArgument,
                   std::string(m.key) + " must be >= " + std::to_string(m.min));
+  if (webhook_backoff_max_s < webhook_backoff_base_s)
+    return Fail(Errc::kInvalidArgument, "webhook_backoff_max_s must be >= webhook_backoff_base_s");
   if (!metrics_listen_address.empty())
     if (auto hp = SplitHostPort(metrics_listen_address); !hp) return Fail(hp.error());
   return Ok();

@@ -109,12 +109,33 @@ TEST(Config, MetricsListenAddressNeedsAHostAndADigitsPortUpTo65535) {
   }
 }
 
-TEST(Config, RateKeysRefuseNan) {
+TEST(Config, RateKeysAreFiniteAmountsOfAtLeastZero) {
+  for (const char* key : {"mcp_calls_per_second", "mcp_calls_burst", "mail_rate_per_second"}) {
+    for (const char* bad : {"nan", "NaN", "inf", "-inf", "Infinity", "1e999", "-1", "-0.5"}) {
+      Config c;
+      auto refused = c.Set(key, bad);
+      ASSERT_FALSE(refused) << key << "=" << bad;
+      EXPECT_NE(refused.error().message.find(key), std::string::npos) << refused.error().message;
+    }
+    Config c;
+    ASSERT_TRUE(c.Set(key, "0")) << key;  // 0 disables the limit
+    ASSERT_TRUE(c.Set(key, "2.5")) << key;
+    EXPECT_TRUE(c.Validate());
+  }
   Config c;
-  EXPECT_FALSE(c.Set("mcp_calls_per_second", "nan"));
-  EXPECT_FALSE(c.Set("mcp_calls_burst", "NaN"));
-  EXPECT_FALSE(c.Set("mail_rate_per_second", "nan"));
-  EXPECT_EQ(c.mcp_calls_per_second, 100);
+  EXPECT_FALSE(c.Set("mcp_calls_burst", "-1"));
+  EXPECT_EQ(c.mcp_calls_burst, 1000);  // a refused value leaves the setting as it was
+}
+
+TEST(Config, WebhookBackoffMaxIsNotBelowItsBase) {
+  Config c;
+  ASSERT_TRUE(c.Set("webhook_backoff_base_s", "60"));
+  ASSERT_TRUE(c.Set("webhook_backoff_max_s", "30"));
+  auto refused = c.Validate();
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("webhook_backoff_max_s"), std::string::npos);
+  ASSERT_TRUE(c.Set("webhook_backoff_max_s", "60"));
+  EXPECT_TRUE(c.Validate()) << c.Validate().error().message;
 }
 
 }  // namespace
