@@ -29,6 +29,11 @@ constexpr const char* kMcpInstructions =
 // the status and challenge come from auth (one mapping), with every scope as the hint. The
 // body is a JSON-RPC error, so it carries the request's id when the body is a request
 // (JSON-RPC 2.0 §5); the challenge header is what clients act on.
+// Bodies up to this size are read for their id before a 401; a larger one (no JSON-RPC
+// request needs it) is answered without, so no work is done for an unauthenticated client
+// beyond a small parse.
+constexpr size_t kUnauthorizedIdScan = 16 * 1024;
+
 http::Response McpUnauthorized(const App::Services& s, const http::Request& req,
                                const Error& error) {
   std::string scope;
@@ -38,7 +43,7 @@ http::Response McpUnauthorized(const App::Services& s, const http::Request& req,
       status, mcp::jsonrpc::MakeError({.code = -32000,
                                        .message = status == 503 ? "Service unavailable"
                                                                 : "Unauthorized",
-                                       .id = mcp::jsonrpc::RequestIdOf(req.body)}));
+                                       .id = mcp::jsonrpc::RequestIdOf(req.body, kUnauthorizedIdScan)}));
   if (status != 503) {
     r.Set("WWW-Authenticate",
           auth::BearerChallenge(error, s.config.Issuer() + "/.well-known/oauth-protected-resource/mcp", scope));

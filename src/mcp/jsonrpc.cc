@@ -105,7 +105,8 @@ ParseOutcome Parse(std::string_view body) {
   return {std::move(m), std::nullopt};
 }
 
-json RequestIdOf(std::string_view body) {
+json RequestIdOf(std::string_view body, size_t max_bytes) {
+  if (body.size() > max_bytes) return nullptr;
   ParseOutcome parsed = Parse(body);
   if (parsed.message && parsed.message->kind == Kind::kRequest) return parsed.message->id;
   return nullptr;

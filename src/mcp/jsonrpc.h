@@ -2,6 +2,7 @@
 // JSON-RPC 2.0 messages as MCP uses them (MCP basic/index "Messages"): one message per
 // HTTP body; batches (arrays) are refused since protocol 2025-06-18. Pure functions,
 // thread-safe.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,8 +49,10 @@ ParseOutcome Parse(std::string_view body);
 
 // The id of the request in `body` when it parses as one, else null. For answers given
 // before the message was parsed (401, 406, 415, an exception): it parses the whole body, so
-// only error paths call it; the success path keeps the one parse in Parse().
-nlohmann::json RequestIdOf(std::string_view body);
+// only error paths call it; the success path keeps the one parse in Parse(). A body longer
+// than `max_bytes` is not parsed (null): the 401 answer passes a small bound, so a client
+// without credentials cannot make crmd parse a large body.
+nlohmann::json RequestIdOf(std::string_view body, size_t max_bytes = SIZE_MAX);
 
 // {"jsonrpc":"2.0","id":id,"result":result}
 nlohmann::json MakeResult(const nlohmann::json& id, nlohmann::json result);

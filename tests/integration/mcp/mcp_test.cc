@@ -338,6 +338,14 @@ TEST_F(McpHttpTest, UnauthorizedAnswersKeepTheChallengeAndCarryTheRequestsId_Rfc
   EXPECT_EQ(garbage.status, 401);
   EXPECT_TRUE(garbage.Header("WWW-Authenticate"));
   EXPECT_FALSE(garbage.body.contains("id")) << garbage.raw;
+
+  // A large body is not parsed for a client without credentials: the same 401, no id.
+  std::string padding(20 * 1024, ' ');
+  auto large = none.RawPost(R"({"jsonrpc":"2.0","id":10,"method":"ping")" + padding + "}");
+  EXPECT_EQ(large.status, 401);
+  EXPECT_TRUE(large.Header("WWW-Authenticate"));
+  EXPECT_EQ(large.body["error"]["code"], -32000) << large.raw;
+  EXPECT_FALSE(large.body.contains("id")) << large.raw;
 }
 
 TEST_F(McpHttpTest, GetIs405_McpTransports_Listening) {
