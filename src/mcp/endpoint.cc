@@ -483,9 +483,16 @@ http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::
   }
   auto version = MetaProtocolVersion(m.params);
   if (!version) {
+    const bool no_meta = !m.params.is_object() || !m.params.contains("_meta");
     return RpcErrorResponse(
         400, jsonrpc::kInvalidParams,
-        "Invalid params: _meta.io.modelcontextprotocol/protocolVersion must be a string", m.id);
+        no_meta ? "Invalid params: params._meta is required. The MCP-Protocol-Version header "
+                  "asks for a stateless revision, whose every request carries "
+                  "_meta.io.modelcontextprotocol/protocolVersion and "
+                  "_meta.io.modelcontextprotocol/clientCapabilities; for an earlier revision, "
+                  "send initialize first"
+                : "Invalid params: _meta.io.modelcontextprotocol/protocolVersion must be a string",
+        m.id);
   }
   if (auto header = req.Header("MCP-Protocol-Version"); header && *header != *version) {
     return RpcErrorResponse(400, kHeaderMismatch,

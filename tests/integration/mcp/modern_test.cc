@@ -127,6 +127,17 @@ TEST_F(McpModernTest, MissingRequiredMetaIsInvalidParams400_Basic_PerRequestProt
                            {{"_meta", {{"io.modelcontextprotocol/clientCapabilities", nullptr}}}});
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.error()["code"], -32602);
+  // A request that names the revision only in its header, with no _meta at all, is told
+  // what the revision needs and how to use an earlier one instead.
+  auto bare = c.RawPost(R"({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}})",
+                        {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/list"}});
+  EXPECT_EQ(bare.status, 400) << bare.raw;
+  EXPECT_EQ(bare.error()["code"], -32602) << bare.raw;
+  EXPECT_EQ(bare.body["id"], 3) << bare.raw;
+  const std::string message = bare.error().value("message", "");
+  EXPECT_NE(message.find("_meta.io.modelcontextprotocol/protocolVersion"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("initialize"), std::string::npos) << message;
 }
 
 TEST_F(McpModernTest, PingIsGoneIn2026_StreamableHttp_ProtocolVersionHeader) {
