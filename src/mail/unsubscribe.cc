@@ -62,6 +62,11 @@ Result<LinkClaims> LinkTokens::Verify(std::string_view token, std::string_view p
   auto payload = crypto::Base64UrlDecode(token.substr(0, dot));
   auto mac = crypto::Base64UrlDecode(token.substr(dot + 1));
   if (!payload || !mac) return invalid();
+  // One spelling per token: the decoder also takes padding and the standard alphabet, so
+  // what does not re-encode to the text it came from (a '=', a '+', spare bits) is refused.
+  if (crypto::Base64UrlEncode(*payload) != token.substr(0, dot) ||
+      crypto::Base64UrlEncode(*mac) != token.substr(dot + 1))
+    return invalid();
   // The MAC is checked before anything in the payload is believed.
   std::string signed_text = *payload;
   if (!bound.empty()) {

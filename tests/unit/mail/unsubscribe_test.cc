@@ -61,6 +61,17 @@ TEST(LinkTokens, TamperedPayloadOrMacIsRejected) {
   for (const char* junk : {"", ".", "abc", "abc.def", "a.b.c", "!!!.???"}) {
     EXPECT_FALSE(tokens.Verify(junk, "unsubscribe").has_value()) << junk;
   }
+  // The same bytes spelt another way (padding, the standard alphabet) are not the token.
+  std::string payload_text = t.substr(0, dot), mac_text = t.substr(dot + 1);
+  auto payload = crypto::Base64UrlDecode(payload_text);
+  auto mac = crypto::Base64UrlDecode(mac_text);
+  ASSERT_TRUE(payload && mac);
+  std::string padded_mac = crypto::Base64Encode(*mac);  // 32 bytes: one '=' at the end
+  ASSERT_EQ(padded_mac.back(), '=');
+  EXPECT_FALSE(tokens.Verify(payload_text + "." + mac_text + "=", "unsubscribe").has_value());
+  EXPECT_FALSE(tokens.Verify(crypto::Base64Encode(*payload) + "." + padded_mac, "unsubscribe")
+                   .has_value());
+  EXPECT_TRUE(tokens.Verify(payload_text + "." + mac_text, "unsubscribe").has_value());
   std::string oversized(600, 'a');
   oversized.append(".").append(43, 'a');
   EXPECT_FALSE(tokens.Verify(oversized, "unsubscribe").has_value());
