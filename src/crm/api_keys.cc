@@ -1,5 +1,7 @@
 #include "src/crm/api_keys.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "src/core/crypto.h"
@@ -48,7 +50,11 @@ std::optional<std::string> ApiKeyPrefix(std::string_view presented) {
 }
 
 Result<CreatedApiKey> ApiKeys::Create(std::string name, ApiKeyRole role) {
-  if (name.empty() || name.size() > 200)
+  // Characters, as a browser's maxlength counts them: UTF-8 lead bytes, not bytes.
+  const auto characters = std::count_if(name.begin(), name.end(), [](char ch) {
+    return (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  });
+  if (name.empty() || characters > 200)
     return Fail(Errc::kInvalidArgument, "name must be 1 to 200 characters");
   const int64_t now = clock_.NowUnix();
   // A prefix collision (40 random bits) is retried rather than failing the caller.

@@ -229,6 +229,30 @@ TEST_F(Console, PostsWithoutTheCsrfTokenOrFromAnotherOriginChangeNothing) {
   EXPECT_EQ(KeyCount(), 1u);
 }
 
+TEST_F(Console, AnApiKeyNameMayBeAsLongAsTheRestApiAllows) {
+  auto b = SignedIn("admin@example.com");
+  Page form = b->Get("/console/api-keys");
+  ASSERT_EQ(form.status, 200);
+  EXPECT_NE(form.body.find(R"(id="key-name" name="name" value="" maxlength="200")"),
+            std::string::npos)
+      << form.body;
+  Page made = b->PostForm("/console/api-keys", {{"action", "create"},
+                                                {"name", std::string(200, 'k')},
+                                                {"csrf_token", Csrf(*b)}});
+  EXPECT_EQ(made.status, 201) << made.body;
+  std::string accented;  // 200 characters of two bytes each, as the browser counts them
+  for (int i = 0; i < 200; ++i) accented += "\xc3\xa9";
+  Page wide = b->PostForm("/console/api-keys",
+                          {{"action", "create"}, {"name", accented}, {"csrf_token", Csrf(*b)}});
+  EXPECT_EQ(wide.status, 201) << wide.body;
+  Page over = b->PostForm("/console/api-keys", {{"action", "create"},
+                                                {"name", std::string(201, 'k')},
+                                                {"csrf_token", Csrf(*b)}});
+  EXPECT_EQ(over.status, 400) << over.body;
+  EXPECT_NE(over.body.find("1 to 200 characters"), std::string::npos) << over.body;
+  EXPECT_EQ(KeyCount(), 2u);
+}
+
 TEST_F(Console, SignOutEndsTheSession) {
   auto b = SignedIn("alice@example.com");
   std::string csrf = Csrf(*b);
