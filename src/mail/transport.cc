@@ -52,6 +52,10 @@ int DebugCallback(CURL*, curl_infotype type, char* data, size_t size, void* user
 
 bool IsEnvelopeAddress(std::string_view a) { return a.find_first_of("<>\r\n \t") == a.npos; }
 
+bool HasNonAscii(std::string_view a) {
+  return std::any_of(a.begin(), a.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+}
+
 SendResult Temporary(std::string detail, int code = 0) {
   return {.status = SendStatus::kTemporaryFailure, .smtp_code = code, .detail = std::move(detail)};
 }
@@ -156,6 +160,17 @@ SendResult SmtpTransport::Send(const Envelope& envelope, std::string_view messag
   } else if (what.rfind("DATA failed", 0) == 0 ||
              uploaded >= static_cast<curl_off_t>(message.size())) {
     stage = SendStage::kData;
+  }
+  // An internationalized address refused outright is most likely a relay without SMTPUTF8
+  // (RFC 6531; libcurl asks for it only when the relay offers it): that is this message's
+  // failure, not a bad mailbox (no bounce) and not the relay being down (no retry).
+  if (code >= 500 && code < 600 &&
+      ((stage == SendStage::kRecipient &&
+        std::any_of(envelope.recipients.begin(), envelope.recipients.end(), HasNonAscii)) ||
+       (stage == SendStage::kSender && HasNonAscii(envelope.mail_from)))) {
+    stage = SendStage::kData;
+    detail = "the relay refused an internationalized (UTF-8) address; it may not offer "
+             "SMTPUTF8 (RFC 6531): " + detail;
   }
   bool permanent =
       code >= 500 && code < 600 && (stage == SendStage::kRecipient || stage == SendStage::kData);

@@ -142,7 +142,19 @@ TEST(SmtpTransport, AnInternationalizedAddressGoesOutWithSmtpUtf8_Rfc6531_3_4) {
   SendResult refused = old.Send(To(zoe), Render(zoe));
   EXPECT_EQ(refused.status, SendStatus::kPermanentFailure) << refused.detail;
   EXPECT_GE(refused.smtp_code, 500) << refused.detail;
+  // The message's failure, not the mailbox's: a campaign does not mark the contact bounced.
+  EXPECT_EQ(refused.stage, SendStage::kData) << refused.detail;
+  EXPECT_NE(refused.detail.find("SMTPUTF8"), std::string::npos) << refused.detail;
   EXPECT_EQ(plain.MessageCount(), 0u);
+  // A UTF-8 sender refused at MAIL FROM is that message's failure too, not the relay being
+  // down (which would hold the whole queue).
+  SendResult sender = old.Send({.mail_from = zoe, .recipients = {"ada@example.com"}},
+                               Render("ada@example.com"));
+  EXPECT_EQ(sender.status, SendStatus::kPermanentFailure) << sender.detail;
+  EXPECT_EQ(sender.stage, SendStage::kData) << sender.detail;
+  // An ASCII address refused at RCPT is still that mailbox's bounce.
+  SendResult ascii = old.Send(To("reject@example.com"), Render("reject@example.com"));
+  EXPECT_EQ(ascii.stage, SendStage::kRecipient) << ascii.detail;
 }
 
 TEST(SmtpTransport, MessageRejectedAfterDataIsPermanent_Rfc5321_4_2_5) {
