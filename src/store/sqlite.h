@@ -55,8 +55,9 @@ Result<int64_t> RestoreSqlite(const std::string& from, const std::string& to);
 // holds a shared lock on the DMS byte of its -shm file (offset 128,
 // sqlite.org/walformat.html) for as long as it is open, released by the kernel when the
 // process dies; this asks for the lock without taking it. Fails when it cannot tell (the
-// -shm exists but cannot be opened or probed). Connections of the calling process are not
-// seen: call it before this process opens `path` itself.
+// -shm exists but cannot be opened or probed). A symbolic link is followed, as SQLite does.
+// Connections of the calling process are not seen: call it before this process opens
+// `path` itself.
 Result<int64_t> SqliteOpenElsewhere(const std::string& path);
 
 // Checks `file` with PRAGMA integrity_check and that it holds crmd's tables

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include <sqlite3.h>
@@ -85,7 +86,10 @@ Result<int64_t> RestoreSqlite(const std::string& from, const std::string& to) {
 }
 
 Result<int64_t> SqliteOpenElsewhere(const std::string& path) {
-  const std::string shm = path + "-shm";
+  // SQLite names the -shm after the file a symbolic link leads to; so does this.
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  const std::string shm = (ec ? path : real.string()) + "-shm";
   int fd = ::open(shm.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return int64_t{0};  // no -shm: nobody has it open in WAL mode

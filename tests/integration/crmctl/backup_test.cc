@@ -121,6 +121,12 @@ TEST(Backup, RestoreRefusesADatabaseThatCrmdHasOpen) {
   EXPECT_EQ(refused.status, 1) << refused.out;
   EXPECT_NE(refused.out.find("is open in process " + std::to_string(::getpid())), std::string::npos)
       << refused.out;
+  // The same database through a symbolic link is the same database.
+  const std::string link = server.dir() + "/link.db";
+  ASSERT_EQ(::symlink(server.db_path().c_str(), link.c_str()), 0);
+  CtlRun through_link = Crmctl("--database_url=sqlite:" + link + " restore " + backup + " --yes");
+  EXPECT_EQ(through_link.status, 1) << through_link.out;
+  EXPECT_NE(through_link.out.find("is open in process"), std::string::npos) << through_link.out;
   // Nothing was replaced: the contact written after the backup is still served.
   auto got = c.CallTool("get_contact", {{"id", id}});
   ASSERT_TRUE(got.ok());
