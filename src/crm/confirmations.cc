@@ -264,9 +264,16 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
     json args = json::parse(canonical, nullptr, false);
     if (args.is_discarded()) return invalid();
 
-    // The world may have moved since the preview.
+    // The world may have moved since the preview: a record it showed may be gone.
     auto p = spec.preview(c, args);
-    if (!p) return Fail(p.error());
+    if (!p) {
+      if (p.error().code == Errc::kNotFound)
+        return Fail(Errc::kStalePreview, "the records changed since the preview: " +
+                                             p.error().message +
+                                             "; nothing was done. Call " + spec.name +
+                                             " again for a fresh preview");
+      return Fail(p.error());
+    }
     if (!p->blockers.empty()) {
       details = {{"blockers", BlockersJson(p->blockers)}, {"preview", p->preview}};
       return Fail(Errc::kDependencyBlocked, BlockedMessage(p->blockers));

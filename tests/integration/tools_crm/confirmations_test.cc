@@ -203,6 +203,17 @@ TEST_P(Confirmations, AnUpdateInBetweenMakesThePreviewStale) {
   EXPECT_EQ(Performed(), 1);
 }
 
+TEST_P(Confirmations, ARecordGoneSinceThePreviewMakesThePreviewStale) {
+  auto c = Client();
+  json args = GetParam().make(*this, *c);
+  std::string first = Preview(*c, GetParam().tool, args);
+  std::string second = Preview(*c, GetParam().tool, args);
+  EXPECT_EQ(Ok(*c, "confirm_action", {{"confirmation_token", second}}).value("status", ""), "done");
+  json err = Err(*c, "confirm_action", {{"confirmation_token", first}}, "stale_preview");
+  EXPECT_NE(err.dump().find("again for a fresh preview"), std::string::npos) << err.dump();
+  EXPECT_EQ(Performed(), 1);
+}
+
 TEST_P(Confirmations, TwoConcurrentConfirmsSucceedExactlyOnce) {
   auto c = Client();
   json args = GetParam().make(*this, *c);
