@@ -17,9 +17,17 @@
 
 namespace crmd::crm {
 
+// What a deletion would close for one contact (the delete_contacts preview shows it).
+struct OpenMarketing {
+  int64_t pending_campaign_sends = 0;
+  int64_t active_automation_runs = 0;
+  int64_t active_sequence_enrolments = 0;
+};
+
 class ContactExit {
  public:
   virtual ~ContactExit() = default;
+  virtual Result<OpenMarketing> OpenFor(store::Conn& conn, int64_t contact_id) = 0;
   virtual Status BeforeContactDeleted(store::Conn& conn, int64_t contact_id) = 0;
 };
 

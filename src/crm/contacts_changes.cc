@@ -257,6 +257,13 @@ ActionSpec ContactService::DeleteAction() {
           json item = ToJson(**k, true);
           item["tag_count"] = (**k).tags.size();
           item["list_count"] = (**k).lists.size();
+          if (o_.exit) {  // what the deletion ends in campaigns, automations, sequences
+            auto open = o_.exit->OpenFor(c, id);
+            if (!open) return Fail(open.error());
+            item["pending_campaign_sends"] = open->pending_campaign_sends;
+            item["active_automation_runs"] = open->active_automation_runs;
+            item["active_sequence_enrolments"] = open->active_sequence_enrolments;
+          }
           contacts.push_back(item);
           p.revisions["contact:" + std::to_string(id)] = (**k).revision;
         }
@@ -270,7 +277,8 @@ ActionSpec ContactService::DeleteAction() {
                      {"contacts", contacts},
                      {"effect",
                       "permanently deletes these contacts with their tag and list memberships; "
-                      "this cannot be undone"}};
+                      "their pending campaign sends are skipped and their automation runs and "
+                      "sequence enrolments end (exited); this cannot be undone"}};
         return p;
       },
       .execute = [this](store::Conn& c, const json& args, const Actor& actor) -> Result<json> {

@@ -33,6 +33,27 @@ Result<std::vector<Usage>> FindMarketingUses(store::Conn& c, const std::string& 
   return out;
 }
 
+Result<OpenMarketing> OpenMarketingOfContact(store::Conn& c, int64_t contact_id) {
+  OpenMarketing out;
+  const struct {
+    const char* sql;
+    int64_t* into;
+  } counts[] = {
+      {"SELECT COUNT(*) FROM campaign_recipients WHERE contact_id = ? AND status = 'pending'",
+       &out.pending_campaign_sends},
+      {"SELECT COUNT(*) FROM automation_runs WHERE contact_id = ? AND status = 'active'",
+       &out.active_automation_runs},
+      {"SELECT COUNT(*) FROM sequence_runs WHERE contact_id = ? AND status = 'active'",
+       &out.active_sequence_enrolments},
+  };
+  for (const auto& k : counts) {
+    auto row = c.QueryOne(k.sql, {contact_id});
+    if (!row) return Fail(row.error());
+    *k.into = *row ? (*row)->Int(0) : 0;
+  }
+  return out;
+}
+
 Status CloseMarketingOfContact(store::Conn& c, int64_t contact_id) {
   if (auto n = campaign_send_repo::SkipPendingOfContact(c, contact_id); !n) return Fail(n.error());
   if (auto n = automation_runs_repo::ExitActiveOfContact(c, contact_id); !n) return Fail(n.error());

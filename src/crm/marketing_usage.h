@@ -24,8 +24,14 @@ Result<std::vector<Usage>> FindMarketingUses(store::Conn& c, const std::string& 
 // skipped, active automation and sequence runs as exited (indexed by contact_id).
 Status CloseMarketingOfContact(store::Conn& c, int64_t contact_id);
 
+// What CloseMarketingOfContact would close (three indexed counts).
+Result<OpenMarketing> OpenMarketingOfContact(store::Conn& c, int64_t contact_id);
+
 class MarketingUsage final : public UsageSource, public ContactExit {
  public:
+  Result<OpenMarketing> OpenFor(store::Conn& conn, int64_t contact_id) override {
+    return OpenMarketingOfContact(conn, contact_id);
+  }
   Status BeforeContactDeleted(store::Conn& conn, int64_t contact_id) override {
     return CloseMarketingOfContact(conn, contact_id);
   }

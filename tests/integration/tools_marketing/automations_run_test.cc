@@ -320,7 +320,15 @@ TEST_F(Runs, DeletingAContactClosesWhatItHadOpenInEveryReport) {
   ASSERT_EQ(Call(*c, "get_automation_report", {{"id", automation_id}})["enrolments"]["active"], 2);
   ASSERT_EQ(Call(*c, "get_sequence", {{"id", sequence_id}})["sequence"]["enrolments"]["active"], 2);
 
-  Confirm(*c, "delete_contacts", {{"ids", {ada}}});
+  // The preview says what the deletion ends for the contact.
+  json preview = Call(*c, "delete_contacts", {{"ids", {ada}}});
+  ASSERT_EQ(preview.value("status", ""), "confirmation_required") << preview.dump();
+  const json& shown = preview["preview"]["contacts"][0];
+  EXPECT_EQ(shown["pending_campaign_sends"], 1) << preview.dump();
+  EXPECT_EQ(shown["active_automation_runs"], 1) << preview.dump();
+  EXPECT_EQ(shown["active_sequence_enrolments"], 1) << preview.dump();
+  json deleted = Call(*c, "confirm_action", {{"confirmation_token", preview.value("confirmation_token", "")}});
+  ASSERT_EQ(deleted.value("status", ""), "done") << deleted.dump();
 
   json report = Call(*c, "get_campaign_report", {{"id", campaign_id}});
   EXPECT_EQ(report["outcomes"]["queued"], 2) << report.dump();
