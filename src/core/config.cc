@@ -112,6 +112,9 @@ Status Config::Set(const std::string& key, const std::string& v) {
   else if (key == "mcp_calls_per_second" || key == "mcp_calls_burst" ||
            key == "mail_rate_per_second") {
     try {
+      // Decimal only: std::stod also reads hexadecimal ("0x10") and words ("inf").
+      if (v.empty() || v.find_first_not_of("0123456789.eE+-") != std::string::npos)
+        throw std::invalid_argument("not a decimal number");
       size_t pos = 0;
       double d = std::stod(v, &pos);
       if (pos != v.size()) throw std::invalid_argument("trailing");

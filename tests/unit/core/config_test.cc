@@ -111,7 +111,8 @@ TEST(Config, MetricsListenAddressNeedsAHostAndADigitsPortUpTo65535) {
 
 TEST(Config, RateKeysAreFiniteAmountsOfAtLeastZero) {
   for (const char* key : {"mcp_calls_per_second", "mcp_calls_burst", "mail_rate_per_second"}) {
-    for (const char* bad : {"nan", "NaN", "inf", "-inf", "Infinity", "1e999", "-1", "-0.5"}) {
+    for (const char* bad : {"nan", "NaN", "inf", "-inf", "Infinity", "1e999", "-1", "-0.5",
+                            "0x10", "", " 5", "5 "}) {
       Config c;
       auto refused = c.Set(key, bad);
       ASSERT_FALSE(refused) << key << "=" << bad;
