@@ -153,16 +153,25 @@ Result<int64_t> CancelActive(store::Conn& c, int64_t automation_id, int64_t now)
   return *n;
 }
 
-Result<int64_t> ExitActiveOfContact(store::Conn& c, int64_t contact_id) {
+Result<std::vector<std::pair<int64_t, int64_t>>> ActiveRunsOfContact(store::Conn& c,
+                                                                     int64_t contact_id) {
   auto rows = c.Query(
       "SELECT automation_id, COUNT(*) FROM automation_runs WHERE contact_id = ? AND "
       "status = 'active' GROUP BY automation_id",
       {contact_id});
   if (!rows) return Fail(rows.error());
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& r : *rows) out.emplace_back(r.Int(0), r.Int(1));
+  return out;
+}
+
+Result<int64_t> ExitActiveOfContact(store::Conn& c, int64_t contact_id) {
+  auto runs = ActiveRunsOfContact(c, contact_id);
+  if (!runs) return Fail(runs.error());
   int64_t total = 0;
-  for (const auto& r : *rows) {
-    if (auto s = Count(c, r.Int(0), "exited", r.Int(1)); !s) return Fail(s.error());
-    total += r.Int(1);
+  for (const auto& [automation_id, n] : *runs) {
+    if (auto s = Count(c, automation_id, "exited", n); !s) return Fail(s.error());
+    total += n;
   }
   return total;
 }

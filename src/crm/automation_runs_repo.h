@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -75,6 +76,9 @@ Result<bool> Advance(store::Conn& c, const Run& r, int64_t next_step, int64_t du
 // Active runs of the automation become cancelled (deactivation); counted; answers how many.
 Result<int64_t> CancelActive(store::Conn& c, int64_t automation_id, int64_t now);
 
+// The contact's active runs: (automation id, how many).
+Result<std::vector<std::pair<int64_t, int64_t>>> ActiveRunsOfContact(store::Conn& c,
+                                                                     int64_t contact_id);
 // The active runs of a contact about to be deleted become exited in the counters (the rows
 // go with the contact, ON DELETE CASCADE); answers how many.
 Result<int64_t> ExitActiveOfContact(store::Conn& c, int64_t contact_id);

@@ -11,20 +11,16 @@ namespace crmd::crm {
 namespace {
 
 // The right-hand side of a Message-ID: the sender's domain, or, when that is not ASCII (an
-// internationalized domain, which a Message-ID may not carry), the host of the public base
-// URL.
-std::string MessageIdDomain(std::string_view address, std::string_view public_base_url) {
-  auto ascii = [](std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
-  };
-  auto at = address.rfind('@');
-  std::string_view domain = at == address.npos ? std::string_view() : address.substr(at + 1);
-  if (ascii(domain)) return std::string(domain);
-  std::string_view host = public_base_url.substr(public_base_url.find("://") == std::string_view::npos
-                                                     ? 0
-                                                     : public_base_url.find("://") + 3);
-  host = host.substr(0, host.find_first_of("/:?#"));
-  return ascii(host) && host.find('[') == host.npos ? std::string(host) : std::string("localhost");
+// internationalized domain, which a Message-ID may not carry), the default sender's.
+std::string MessageIdDomain(std::string_view from, std::string_view default_from) {
+  for (std::string_view address : {from, default_from}) {
+    auto at = address.rfind('@');
+    std::string_view domain = at == address.npos ? std::string_view() : address.substr(at + 1);
+    if (!domain.empty() &&
+        std::all_of(domain.begin(), domain.end(), [](char c) { return c > 0x20 && c < 0x7f; }))
+      return std::string(domain);
+  }
+  return "localhost";
 }
 
 // &amp; in an attribute value is a literal & in the URL.
@@ -200,7 +196,7 @@ Result<mail::Message> CampaignTemplates::Build(const MailRecipient& to, int64_t 
     else m.html.insert(body_end, pixel);
   }
   m.message_id = mail::MakeMessageId(CampaignSendId(k.id, round), to.email,
-                                     MessageIdDomain(m.from.address, ctx.public_base_url));
+                                     MessageIdDomain(m.from.address, ctx.default_sender.address));
   m.list_unsubscribe = {unsubscribe};
   m.one_click_unsubscribe = mail::SupportsOneClick(unsubscribe);
   m.extra_headers = {{"X-Crmd-Campaign", std::to_string(k.id)},
@@ -239,7 +235,8 @@ Result<mail::Message> BuildSimpleMessage(const SimpleEmail& e, const MailRecipie
     m.text = std::move(text);
   }
   m.message_id =
-      mail::MakeMessageId(e.send_id, to.email, MessageIdDomain(m.from.address, ctx.public_base_url));
+      mail::MakeMessageId(e.send_id, to.email,
+                          MessageIdDomain(m.from.address, ctx.default_sender.address));
   if (e.unsubscribe) {
     m.list_unsubscribe = {unsubscribe};
     m.one_click_unsubscribe = mail::SupportsOneClick(unsubscribe);

@@ -127,11 +127,15 @@ Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now) {
   return s;
 }
 
+Result<std::vector<int64_t>> PendingCampaignsOfContact(store::Conn& c, int64_t contact_id) {
+  return Ids(c,
+             "SELECT campaign_id FROM campaign_recipients WHERE contact_id = ? AND "
+             "status = 'pending'",
+             {contact_id});
+}
+
 Result<int64_t> SkipPendingOfContact(store::Conn& c, int64_t contact_id) {
-  auto ids = Ids(c,
-                 "SELECT campaign_id FROM campaign_recipients WHERE contact_id = ? AND "
-                 "status = 'pending'",
-                 {contact_id});
+  auto ids = PendingCampaignsOfContact(c, contact_id);
   if (!ids) return Fail(ids.error());
   for (int64_t id : *ids)
     if (auto st = Bump(c, id, "skipped", 1); !st) return Fail(st.error());

@@ -95,6 +95,8 @@ struct Stats {
   int64_t pending() const { return queued - sent - failed - skipped; }
 };
 Result<Stats> LoadStats(store::Conn& c, int64_t campaign_id);
+// The campaigns in which the contact is a recipient still pending.
+Result<std::vector<int64_t>> PendingCampaignsOfContact(store::Conn& c, int64_t contact_id);
 // The recipients still pending of a contact about to be deleted count as skipped, so that
 // pending() (queued - sent - failed - skipped) is not left above 0 once the rows are gone
 // (ON DELETE CASCADE); answers how many. A message in flight to it is recorded nowhere:

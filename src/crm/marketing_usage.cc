@@ -34,23 +34,15 @@ Result<std::vector<Usage>> FindMarketingUses(store::Conn& c, const std::string& 
 }
 
 Result<OpenMarketing> OpenMarketingOfContact(store::Conn& c, int64_t contact_id) {
-  OpenMarketing out;
-  const struct {
-    const char* sql;
-    int64_t* into;
-  } counts[] = {
-      {"SELECT COUNT(*) FROM campaign_recipients WHERE contact_id = ? AND status = 'pending'",
-       &out.pending_campaign_sends},
-      {"SELECT COUNT(*) FROM automation_runs WHERE contact_id = ? AND status = 'active'",
-       &out.active_automation_runs},
-      {"SELECT COUNT(*) FROM sequence_runs WHERE contact_id = ? AND status = 'active'",
-       &out.active_sequence_enrolments},
-  };
-  for (const auto& k : counts) {
-    auto row = c.QueryOne(k.sql, {contact_id});
-    if (!row) return Fail(row.error());
-    *k.into = *row ? (*row)->Int(0) : 0;
-  }
+  auto campaigns = campaign_send_repo::PendingCampaignsOfContact(c, contact_id);
+  if (!campaigns) return Fail(campaigns.error());
+  auto runs = automation_runs_repo::ActiveRunsOfContact(c, contact_id);
+  if (!runs) return Fail(runs.error());
+  auto sequences = sequence_runs_repo::ActiveSequencesOfContact(c, contact_id);
+  if (!sequences) return Fail(sequences.error());
+  OpenMarketing out{.pending_campaign_sends = static_cast<int64_t>(campaigns->size()),
+                    .active_sequence_enrolments = static_cast<int64_t>(sequences->size())};
+  for (const auto& run : *runs) out.active_automation_runs += run.second;
   return out;
 }
 

@@ -24,7 +24,7 @@ Result<std::vector<Usage>> FindMarketingUses(store::Conn& c, const std::string& 
 // skipped, active automation and sequence runs as exited (indexed by contact_id).
 Status CloseMarketingOfContact(store::Conn& c, int64_t contact_id);
 
-// What CloseMarketingOfContact would close (three indexed counts).
+// What CloseMarketingOfContact would close (the same three indexed lookups).
 Result<OpenMarketing> OpenMarketingOfContact(store::Conn& c, int64_t contact_id);
 
 class MarketingUsage final : public UsageSource, public ContactExit {

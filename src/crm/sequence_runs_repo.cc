@@ -74,14 +74,22 @@ Result<bool> Advance(store::Conn& c, const DueEmail& e, int64_t next_email, int6
   return *n == 1;
 }
 
-Result<int64_t> ExitActiveOfContact(store::Conn& c, int64_t contact_id) {
+Result<std::vector<int64_t>> ActiveSequencesOfContact(store::Conn& c, int64_t contact_id) {
   auto rows = c.Query(
       "SELECT sequence_id FROM sequence_runs WHERE contact_id = ? AND status = 'active'",
       {contact_id});
   if (!rows) return Fail(rows.error());
-  for (const auto& r : *rows)
-    if (auto s = Count(c, r.Int(0), "exited"); !s) return Fail(s.error());
-  return static_cast<int64_t>(rows->size());
+  std::vector<int64_t> out;
+  for (const auto& r : *rows) out.push_back(r.Int(0));
+  return out;
+}
+
+Result<int64_t> ExitActiveOfContact(store::Conn& c, int64_t contact_id) {
+  auto ids = ActiveSequencesOfContact(c, contact_id);
+  if (!ids) return Fail(ids.error());
+  for (int64_t id : *ids)
+    if (auto s = Count(c, id, "exited"); !s) return Fail(s.error());
+  return static_cast<int64_t>(ids->size());
 }
 
 Status Count(store::Conn& c, int64_t sequence_id, const std::string& column) {

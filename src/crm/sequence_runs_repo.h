@@ -42,6 +42,8 @@ Result<std::vector<DueEmail>> Due(store::Conn& c, int64_t now, int limit);
 Result<bool> Advance(store::Conn& c, const DueEmail& e, int64_t next_email, int64_t due_at,
                      int64_t attempts, const std::optional<std::string>& error,
                      const std::string& status, int64_t now);
+// The sequences in which the contact has an active run.
+Result<std::vector<int64_t>> ActiveSequencesOfContact(store::Conn& c, int64_t contact_id);
 // The active runs of a contact about to be deleted count as exited (the rows go with the
 // contact, ON DELETE CASCADE); answers how many.
 Result<int64_t> ExitActiveOfContact(store::Conn& c, int64_t contact_id);
