@@ -28,6 +28,7 @@
 #include "src/core/log.h"
 #include "src/core/worker_pool.h"
 #include "src/store/sqlite_conn.h"
+#include "src/store/sqlite_vfs.h"
 
 namespace crmd::store {
 
@@ -60,8 +61,9 @@ namespace {
 class SqliteDatabase final : public Database {
  public:
   SqliteDatabase(std::unique_ptr<SqliteConn> writer, std::vector<std::unique_ptr<SqliteConn>> readers,
-                 std::unique_ptr<SqliteConn> checkpointer)
-      : writer_(std::move(writer)), readers_(std::move(readers)), checkpointer_(std::move(checkpointer)) {
+                 std::unique_ptr<SqliteConn> checkpointer, std::unique_ptr<SqliteConn> pin_conn)
+      : writer_(std::move(writer)), readers_(std::move(readers)), checkpointer_(std::move(checkpointer)),
+        pin_conn_(std::move(pin_conn)) {
     for (auto& r : readers_) idle_.push_back(r.get());
     // Replaces SQLite's own checkpoint hook (sqlite3_wal_autocheckpoint): see OnWal.
     sqlite3_wal_hook(writer_->raw(), &SqliteDatabase::OnWal, this);
@@ -81,6 +83,8 @@ class SqliteDatabase final : public Database {
         wal_fd_ = -1;
       }
     }
+    // The readers' slot of the WAL index stays locked between reads (sqlite_vfs.h).
+    if (pin_conn_) pin_ = ShmPin::Attach(pin_conn_->raw());
   }
   ~SqliteDatabase() override {
     {
@@ -97,13 +101,14 @@ class SqliteDatabase final : public Database {
       sync_cv_.notify_one();
       sync_thread_.join();
     }
+    pin_.reset();  // before any connection closes
     if (wal_fd_ >= 0) close(wal_fd_);
     // After a failed sync no connection checkpoints as it closes (the last one would copy
     // the WAL into the database file and delete it): the WAL stays for the recovery of the
     // next start, which keeps what reached the disk.
     if (sync_failed_.load()) {
-      for (SqliteConn* c : {writer_.get(), checkpointer_.get()})
-        sqlite3_db_config(c->raw(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+      for (SqliteConn* c : {writer_.get(), checkpointer_.get(), pin_conn_.get()})
+        if (c) sqlite3_db_config(c->raw(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
       for (auto& r : readers_) sqlite3_db_config(r->raw(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
     }
   }
@@ -123,7 +128,9 @@ class SqliteDatabase final : public Database {
     return {.commits = commits_.load(), .queued = queued_.load(),
             .background_checkpoints = background_checkpoints_.load(),
             .leader_checkpoints = leader_checkpoints_.load(), .handovers = handovers_.load(),
-            .syncs = syncs_.load(), .gather_waits = gather_waits_.load()};
+            .syncs = syncs_.load(), .gather_waits = gather_waits_.load(),
+            .read_slot_pins = pin_ ? pin_->counts().pinned : 0,
+            .read_slot_releases = pin_ ? pin_->counts().released : 0};
   }
 
  protected:
@@ -536,6 +543,8 @@ class SqliteDatabase final : public Database {
   std::condition_variable cv_;
   std::vector<SqliteConn*> idle_;
   std::unique_ptr<SqliteConn> checkpointer_;  // used by checkpoint_thread_ only
+  std::unique_ptr<SqliteConn> pin_conn_;      // holds pin_'s lock, runs nothing (sqlite_vfs.h)
+  std::unique_ptr<ShmPin> pin_;               // null: not in WAL mode
   std::mutex checkpoint_mu_;
   std::condition_variable checkpoint_cv_;
   bool checkpoint_wanted_ = false;  // guarded by checkpoint_mu_
@@ -576,8 +585,10 @@ Result<std::unique_ptr<Database>> OpenSqlite(const std::string& path, int reader
   }
   auto checkpointer = OpenConn(path, false);
   if (!checkpointer) return Fail(checkpointer.error());
-  return std::unique_ptr<Database>(
-      new SqliteDatabase(std::move(*writer), std::move(pool), std::move(*checkpointer)));
+  auto pin = OpenConn(path, false);
+  if (!pin) return Fail(pin.error());
+  return std::unique_ptr<Database>(new SqliteDatabase(std::move(*writer), std::move(pool),
+                                                      std::move(*checkpointer), std::move(*pin)));
 }
 
 }  // namespace crmd::store

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "src/core/worker_pool.h"
+#include "src/store/sqlite_vfs.h"
 
 namespace crmd::store {
 
@@ -53,7 +54,7 @@ Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool reado
   sqlite3* db = nullptr;
   int flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
               SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db, flags, PinningVfsName()) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close_v2(db);
     return Fail(Errc::kUnavailable, "cannot open database", msg);
