@@ -112,11 +112,17 @@ Result<int64_t> TokenService::RevokeGrants(
 }
 
 Result<AccessTokenClaims> TokenService::VerifySignature(std::string_view jwt) {
+  auto entry = Verified(jwt);
+  if (!entry) return Fail(entry.error());
+  return (*entry)->claims;
+}
+
+Result<std::shared_ptr<const VerifiedTokens::Entry>> TokenService::Verified(std::string_view jwt) {
   const int64_t now = clock_.NowUnix();
   if (auto hit = verified_.Find(jwt, now, options_.leeway_s)) {
     // The key may have been retired since the token was first seen.
     if (!keys_.Find(hit->kid)) return Fail(Errc::kUnauthenticated, "token signed by an unknown key");
-    return std::move(hit->claims);
+    return hit;
   }
   auto jws = ParseEs256Jws(jwt);
   if (!jws) return Fail(jws.error());
@@ -129,23 +135,16 @@ Result<AccessTokenClaims> TokenService::VerifySignature(std::string_view jwt) {
                                               .audience = options_.resource,
                                               .now = now,
                                               .leeway_s = options_.leeway_s});
-  if (claims) verified_.Insert(jwt, {.claims = *claims, .kid = std::move(kid)}, now);
-  return claims;
-}
-
-Result<Principal> TokenService::Verify(std::string_view jwt) {
-  auto claims = VerifySignature(jwt);
   if (!claims) return Fail(claims.error());
-  auto revoked = revoked_.IsRevoked(claims->jti, claims->grant_id);
-  if (!revoked) return Fail(revoked.error());
-  if (*revoked) return Fail(Errc::kUnauthenticated, "token revoked");
-  Principal p{.subject = claims->subject,
-              .client_id = claims->client_id,
-              .scopes = {},
-              .token_id = claims->jti,
-              .expires_at = claims->expires_at};
+  auto entry = std::make_shared<VerifiedTokens::Entry>();
+  entry->claims = std::move(*claims);
+  entry->kid = std::move(kid);
+  const AccessTokenClaims& c = entry->claims;
+  Principal& p = entry->principal;
+  p = Principal{.subject = c.subject, .client_id = c.client_id, .scopes = {}, .token_id = c.jti,
+                .expires_at = c.expires_at};
   // Split leniently: a scope retired from the catalogue must not void the whole token.
-  std::string_view s = claims->scope;
+  std::string_view s = c.scope;
   while (!s.empty()) {
     size_t sp = s.find(' ');
     auto tok = s.substr(0, sp);
@@ -153,7 +152,19 @@ Result<Principal> TokenService::Verify(std::string_view jwt) {
     if (sp == std::string_view::npos) break;
     s.remove_prefix(sp + 1);
   }
-  return p;
+  std::shared_ptr<const VerifiedTokens::Entry> done = std::move(entry);
+  verified_.Insert(jwt, done, now);
+  return done;
+}
+
+Result<Principal> TokenService::Verify(std::string_view jwt) {
+  auto entry = Verified(jwt);
+  if (!entry) return Fail(entry.error());
+  const AccessTokenClaims& claims = (*entry)->claims;
+  auto revoked = revoked_.IsRevoked(claims.jti, claims.grant_id);
+  if (!revoked) return Fail(revoked.error());
+  if (*revoked) return Fail(Errc::kUnauthenticated, "token revoked");
+  return (*entry)->principal;
 }
 
 }  // namespace crmd::auth

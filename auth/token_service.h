@@ -102,6 +102,8 @@ class TokenService {
   Result<int64_t> RevokeUserTokens(int64_t user_id);
 
  private:
+  // VerifySignature's work: the cached entry of a verified token, or a new one.
+  Result<std::shared_ptr<const VerifiedTokens::Entry>> Verified(std::string_view jwt);
   // Revokes every grant `live_grants` names, in one write transaction.
   Result<int64_t> RevokeGrants(
       const std::function<Result<std::vector<std::string>>(store::Conn&)>& live_grants);

@@ -93,9 +93,8 @@ Status AddMcpRoutes(App::Services& s) {
     if (req.method == "OPTIONS") return mcp::CorsPreflight(req);
     http::Response res = [&] {
       // The guard also refuses a token in the query string (invalid_request).
-      Result<Principal> principal =
-          Fail(Errc::kUnauthenticated, "authorization required", std::string(auth::kBearerMissing));
-      if (s.authenticate) principal = s.authenticate(req);
+      Result<Principal> principal = s.authenticate ? s.authenticate(req) : Result<Principal>(
+          Fail(Errc::kUnauthenticated, "authorization required", std::string(auth::kBearerMissing)));
       if (!principal) return McpUnauthorized(s, req, principal.error());
       return s.mcp->Handle(req, *principal);
     }();

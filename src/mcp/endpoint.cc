@@ -23,11 +23,14 @@ namespace {
 constexpr int kTransportError = -32000;
 constexpr int kSessionNotFound = -32001;
 
-std::string LowerMediaType(std::string_view v) {
-  std::string out(text::TrimOws(v.substr(0, v.find(';'))));
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return out;
+// Whether the media type of a field value (parameters dropped, OWS trimmed) is
+// `lower_type` (given in lowercase), in any case, without a copy: twice per request.
+bool MediaTypeIs(std::string_view v, std::string_view lower_type) {
+  std::string_view type = text::TrimOws(v.substr(0, v.find(';')));
+  if (type.size() != lower_type.size()) return false;
+  for (size_t i = 0; i < type.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(type[i])) != lower_type[i]) return false;
+  return true;
 }
 
 // A client MUST list application/json and text/event-stream; crmd only ever answers
@@ -39,8 +42,10 @@ bool AcceptsJson(const http::Request& req) {
   std::string_view rest = *accept;
   while (!rest.empty()) {
     auto comma = rest.find(',');
-    std::string type = LowerMediaType(rest.substr(0, comma));
-    if (type == "application/json" || type == "application/*" || type == "*/*") return true;
+    std::string_view range = rest.substr(0, comma);
+    if (MediaTypeIs(range, "application/json") || MediaTypeIs(range, "application/*") ||
+        MediaTypeIs(range, "*/*"))
+      return true;
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
@@ -49,7 +54,7 @@ bool AcceptsJson(const http::Request& req) {
 
 bool IsJsonContent(const http::Request& req) {
   auto ct = req.Header("Content-Type");
-  return ct && LowerMediaType(*ct) == "application/json";
+  return ct && MediaTypeIs(*ct, "application/json");
 }
 
 http::Response RpcErrorResponse(int status, int code, std::string message, json id = nullptr,
