@@ -64,6 +64,9 @@ class SqliteDatabase final : public Database {
                  std::unique_ptr<SqliteConn> checkpointer, std::unique_ptr<SqliteConn> pin_conn)
       : writer_(std::move(writer)), readers_(std::move(readers)), checkpointer_(std::move(checkpointer)),
         pin_conn_(std::move(pin_conn)) {
+    // The readers' slot of the WAL index stays locked between reads (sqlite_vfs.h); set
+    // before the checkpoint thread, which lets it go when reads stop.
+    if (pin_conn_) pin_ = ShmPin::Attach(pin_conn_->raw());
     for (auto& r : readers_) idle_.push_back(r.get());
     // Replaces SQLite's own checkpoint hook (sqlite3_wal_autocheckpoint): see OnWal.
     sqlite3_wal_hook(writer_->raw(), &SqliteDatabase::OnWal, this);
@@ -83,8 +86,6 @@ class SqliteDatabase final : public Database {
         wal_fd_ = -1;
       }
     }
-    // The readers' slot of the WAL index stays locked between reads (sqlite_vfs.h).
-    if (pin_conn_) pin_ = ShmPin::Attach(pin_conn_->raw());
   }
   ~SqliteDatabase() override {
     {
@@ -130,7 +131,8 @@ class SqliteDatabase final : public Database {
             .leader_checkpoints = leader_checkpoints_.load(), .handovers = handovers_.load(),
             .syncs = syncs_.load(), .gather_waits = gather_waits_.load(),
             .read_slot_pins = pin_ ? pin_->counts().pinned : 0,
-            .read_slot_releases = pin_ ? pin_->counts().released : 0};
+            .read_slot_releases = pin_ ? pin_->counts().released : 0,
+            .read_slot_idle_releases = pin_ ? pin_->counts().idle_released : 0};
   }
 
  protected:
@@ -514,7 +516,13 @@ class SqliteDatabase final : public Database {
   void CheckpointLoop() {
     std::unique_lock lock(checkpoint_mu_);
     while (true) {
-      checkpoint_cv_.wait(lock, [&] { return checkpoint_wanted_ || checkpoint_stop_; });
+      // Every second without a checkpoint to run, the pin lets its slot go if nothing
+      // read meanwhile (sqlite_vfs.h): an idle node holds no read lock.
+      if (!checkpoint_cv_.wait_for(lock, std::chrono::seconds(1),
+                                   [&] { return checkpoint_wanted_ || checkpoint_stop_; })) {
+        if (pin_) pin_->ReleaseIfIdle();
+        continue;
+      }
       if (checkpoint_stop_) return;
       checkpoint_wanted_ = false;
       // No checkpoint after a failed sync: this connection's descriptor of the WAL may not

@@ -26,6 +26,7 @@ struct SqliteWriteStats {
   uint64_t gather_waits = 0;  // steps a leader stepped aside for writers on their way (sqlite.cc, Gather)
   uint64_t read_slot_pins = 0;      // WAL index read slots pinned (sqlite_vfs.h)
   uint64_t read_slot_releases = 0;  // ... and let go for an exclusive lock
+  uint64_t read_slot_idle_releases = 0;  // ... and let go after a second without reads
 };
 SqliteWriteStats WriteStats(const Database& db);
 

@@ -17,8 +17,11 @@ struct ShmPin::Group {
   std::mutex mu;
   sqlite3_file* pin = nullptr;  // the unix VFS's file of the pin connection
   int slot = -1;                // the lock offset the pin holds shared, -1 for none
+  uint64_t uses = 0;            // shared locks seen (ReleaseIfIdle)
+  uint64_t uses_seen = 0;       // ... at the previous ReleaseIfIdle
   uint64_t pinned = 0;
   uint64_t released = 0;
+  uint64_t idle_released = 0;
 };
 
 namespace {
@@ -113,7 +116,9 @@ int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
   // This connection holds the slot now, so taking it for the pin too makes no system call;
   // letting an older slot go may. A busy mutex skips it: the next read pins.
   std::unique_lock lock(g.mu, std::try_to_lock);
-  if (!lock.owns_lock() || !g.pin || g.slot == offset) return rc;
+  if (!lock.owns_lock()) return rc;
+  ++g.uses;
+  if (!g.pin || g.slot == offset) return rc;
   if (g.slot >= 0) g.pin->pMethods->xShmLock(g.pin, g.slot, 1, SQLITE_SHM_UNLOCK | SQLITE_SHM_SHARED);
   g.slot = -1;
   if (g.pin->pMethods->xShmLock(g.pin, offset, 1, SQLITE_SHM_LOCK | SQLITE_SHM_SHARED) == SQLITE_OK) {
@@ -263,9 +268,21 @@ ShmPin::~ShmPin() {
   group_->pin = nullptr;
 }
 
+bool ShmPin::ReleaseIfIdle() {
+  if (!active_) return false;
+  std::lock_guard lock(group_->mu);
+  const bool idle = group_->uses == group_->uses_seen;
+  group_->uses_seen = group_->uses;
+  if (!idle || group_->slot < 0) return false;
+  group_->pin->pMethods->xShmLock(group_->pin, group_->slot, 1, SQLITE_SHM_UNLOCK | SQLITE_SHM_SHARED);
+  group_->slot = -1;
+  ++group_->idle_released;
+  return true;
+}
+
 ShmPin::Counts ShmPin::counts() const {
   std::lock_guard lock(group_->mu);
-  return {.pinned = group_->pinned, .released = group_->released};
+  return {.pinned = group_->pinned, .released = group_->released, .idle_released = group_->idle_released};
 }
 
 bool ShmPin::active() const { return active_; }

@@ -14,7 +14,10 @@
 // checkpoint, a WAL restart, recovery), the pin lets go of that slot first, so everything
 // SQLite does in the process behaves as without it. To other processes (crmctl) the pin
 // looks like a reader of crmd's on one slot: they use the other slots, and a checkpoint of
-// theirs may stop at its mark, as with any reader. At most one slot is pinned at a time.
+// theirs may stop at its mark, as with any reader. At most one slot is pinned at a time,
+// and none once the process has stopped reading (ReleaseIfIdle, called every second by
+// src/store/sqlite.cc): an idle crmd holds no slot, so another process's checkpoint and
+// WAL restart go through as they would without the pin.
 #include <cstdint>
 #include <memory>
 
@@ -38,10 +41,15 @@ class ShmPin {
   ShmPin(const ShmPin&) = delete;
   ShmPin& operator=(const ShmPin&) = delete;
 
+  // Lets the slot go if no read took a slot since the previous call. Returns whether it
+  // did.
+  bool ReleaseIfIdle();
+
   // For tests: how often a slot was pinned, and let go for an exclusive lock.
   struct Counts {
     uint64_t pinned = 0;
     uint64_t released = 0;
+    uint64_t idle_released = 0;
   };
   Counts counts() const;
   bool active() const;  // this pin is the one of its database file
