@@ -1,7 +1,6 @@
 #include "src/mcp/endpoint.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 
 #include <nlohmann/json.hpp>
@@ -23,14 +22,10 @@ namespace {
 constexpr int kTransportError = -32000;
 constexpr int kSessionNotFound = -32001;
 
-// Whether the media type of a field value (parameters dropped, OWS trimmed) is
-// `lower_type` (given in lowercase), in any case, without a copy: twice per request.
-bool MediaTypeIs(std::string_view v, std::string_view lower_type) {
-  std::string_view type = text::TrimOws(v.substr(0, v.find(';')));
-  if (type.size() != lower_type.size()) return false;
-  for (size_t i = 0; i < type.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(type[i])) != lower_type[i]) return false;
-  return true;
+// Whether the media type of a field value (parameters dropped, OWS trimmed) is `type`, in
+// any case, without a copy: twice per request.
+bool MediaTypeIs(std::string_view v, std::string_view type) {
+  return http::IEquals(text::TrimOws(v.substr(0, v.find(';'))), type);
 }
 
 // A client MUST list application/json and text/event-stream; crmd only ever answers

@@ -126,13 +126,13 @@ class SqliteDatabase final : public Database {
   }
 
   SqliteWriteStats WriteStats() const {
+    const ShmPin::Counts pins = pin_ ? pin_->counts() : ShmPin::Counts{};
     return {.commits = commits_.load(), .queued = queued_.load(),
             .background_checkpoints = background_checkpoints_.load(),
             .leader_checkpoints = leader_checkpoints_.load(), .handovers = handovers_.load(),
             .syncs = syncs_.load(), .gather_waits = gather_waits_.load(),
-            .read_slot_pins = pin_ ? pin_->counts().pinned : 0,
-            .read_slot_releases = pin_ ? pin_->counts().released : 0,
-            .read_slot_idle_releases = pin_ ? pin_->counts().idle_released : 0};
+            .read_slot_pins = pins.pinned, .read_slot_releases = pins.released,
+            .read_slot_idle_releases = pins.idle_released};
   }
 
  protected:
@@ -520,7 +520,11 @@ class SqliteDatabase final : public Database {
       // read meanwhile (sqlite_vfs.h): an idle node holds no read lock.
       if (!checkpoint_cv_.wait_for(lock, std::chrono::seconds(1),
                                    [&] { return checkpoint_wanted_ || checkpoint_stop_; })) {
-        if (pin_) pin_->ReleaseIfIdle();
+        if (pin_) {
+          lock.unlock();  // the pin's own mutex is not taken under this one
+          pin_->ReleaseIfIdle();
+          lock.lock();
+        }
         continue;
       }
       if (checkpoint_stop_) return;
