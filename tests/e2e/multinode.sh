@@ -64,16 +64,34 @@ start_node() {  # name port
     --mail_rate_per_second=100 --mail_poll_interval_ms=100 >"$TMP/crmd-$1.log" 2>&1 &
   echo $!
 }
-PID_A=$(start_node a "$PORT_A"); PIDS+=("$PID_A")
-PID_B=$(start_node b "$PORT_B"); PIDS+=("$PID_B")
-for port in "$PORT_A" "$PORT_B"; do
-  ok=0
-  for _ in $(seq 1 150); do
-    curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" 2>/dev/null && { ok=1; break; }
-    sleep 0.1
+# A port chosen above may have been taken meanwhile by a suite running beside this one
+# (a CI run had "Address already in use"): a node that cannot listen gets a new port, up to
+# three times. Sets PORT_<NAME> and PID_<NAME>.
+start_ready() {  # name
+  local name=$1 port pid var="PORT_${1^^}"
+  for _attempt in 1 2 3; do
+    port=${!var}
+    pid=$(start_node "$name" "$port")
+    PIDS+=("$pid")
+    for _ in $(seq 1 150); do
+      if curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" 2>/dev/null; then
+        printf -v "PID_${name^^}" %s "$pid"
+        return 0
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if ! kill -0 "$pid" 2>/dev/null && grep -q 'Address already in use' "$TMP/crmd-$name.log"; then
+      say "port $port of node $name was taken meanwhile; another port"
+      printf -v "$var" %s "$(free_port)"
+      continue
+    fi
+    say "node $name on $port not ready"; cat "$TMP"/crmd-*.log >&2; exit 1
   done
-  [[ $ok == 1 ]] || { say "node on $port not ready"; cat "$TMP"/crmd-*.log >&2; exit 1; }
-done
+  say "node $name found no free port"; exit 1
+}
+start_ready a
+start_ready b
 
 mkdir -p "$TMP/nginx"; chmod 777 "$TMP/nginx"
 cat >"$TMP/nginx.conf" <<CONF
