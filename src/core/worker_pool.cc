@@ -65,7 +65,8 @@ struct WorkerPool::Fiber {
 // its cache of fiber stacks (its own).
 struct WorkerPool::Slot {
   WorkerPool* pool = nullptr;
-  std::condition_variable cv;
+  // The thread's wait, a futex word: kAwake, kSleeping (in FutexWait), kWoken.
+  std::atomic<uint32_t> wake{0};
   std::deque<Fiber*> ready;  // guarded by mu_
   bool waiting = false;      // waiting for WakeLocked(), guarded by mu_
   bool in_idle = false;      // ... and in the pool's idle_ (not when starved), guarded by mu_
@@ -142,6 +143,22 @@ void FutexWake(std::atomic<uint32_t>& word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
+constexpr uint32_t kAwake = 0, kSleeping = 1, kWoken = 2;
+
+// Slots that WakeLocked() told to leave their wait, to be woken by this thread once it no
+// longer holds the pool's mu_ (FlushWakes). Woken under the lock, a thread on the other
+// core ran at once into the lock its waker still held: two more futex calls and, often,
+// two more context switches per hand-off. Slots live as long as their pool.
+thread_local std::vector<WorkerPool::Slot*> t_wakes;
+
+void WaitForWake(WorkerPool::Slot& slot) {
+  uint32_t expected = kAwake;
+  if (slot.wake.compare_exchange_strong(expected, kSleeping, std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+    while (slot.wake.load(std::memory_order_acquire) == kSleeping) FutexWait(slot.wake, kSleeping);
+  }
+}
+
 // Suspends the running fiber until Ready() resumes it. On a fiber of t_slot only.
 void Suspend() {
   WorkerPool::Slot* slot = t_slot;
@@ -209,9 +226,15 @@ void WorkerPool::WakeLocked(Slot& slot) {
     ++waking_;
     idle_.erase(std::find(idle_.begin(), idle_.end(), &slot));
   }
-  // Under mu_: the slot is the pool's (it outlives the thread), and a thread woken while
-  // the lock is held waits for it for the time of an unlock.
-  slot.cv.notify_one();
+  // Woken once the caller has let go of mu_ (FlushWakes).
+  t_wakes.push_back(&slot);
+}
+
+void WorkerPool::FlushWakes() {
+  for (Slot* slot : t_wakes) {
+    if (slot->wake.exchange(kWoken, std::memory_order_acq_rel) == kSleeping) FutexWake(slot->wake);
+  }
+  t_wakes.clear();
 }
 
 void WorkerPool::WakeAllLocked() {
@@ -255,6 +278,7 @@ void WorkerPool::Post(Task task) {
       WakeOneLocked();
     }
   }
+  FlushWakes();
   if (task) task();  // the pool has been joined: run it here
 }
 
@@ -278,6 +302,7 @@ void WorkerPool::Loop(Slot& slot) {
       // fiber if a runner is free: the fiber may run for long (a group commit leader).
       WakeOneLocked();
       lock.unlock();
+      FlushWakes();
       const bool still_running = Resume(slot, f);
       lock.lock();
       if (still_running) --running_;
@@ -292,6 +317,7 @@ void WorkerPool::Loop(Slot& slot) {
       // one until `runners_` run).
       WakeOneLocked();
       lock.unlock();
+      FlushWakes();
       bool still_running = true;
       if (fibers_) {
         still_running = Start(slot, task);
@@ -304,15 +330,26 @@ void WorkerPool::Loop(Slot& slot) {
       if (stopping_ && queue_.empty()) WakeAllLocked();  // the waiting threads may end
       continue;
     }
-    if (stopping_ && queue_.empty() && slot.suspended == 0) return;
+    if (stopping_ && queue_.empty() && slot.suspended == 0) {
+      lock.unlock();
+      FlushWakes();
+      return;
+    }
     // A starved thread waits for its own fibers only: out of idle_, it is not woken for
     // queued tasks it would not take.
     slot.waiting = true;
     slot.in_idle = !slot.starved;
     if (slot.in_idle) idle_.push_back(&slot);
     const bool was_idle = slot.in_idle;
-    do slot.cv.wait(lock);
-    while (slot.waiting);  // until WakeLocked(): work, a ready fiber, or Join()
+    // Until WakeLocked(): work, a ready fiber, or Join(). A wake-up flushed late (its
+    // waker was slow to let go of mu_) may come after the slot waits again: it checks.
+    while (slot.waiting) {
+      slot.wake.store(kAwake, std::memory_order_relaxed);
+      lock.unlock();
+      FlushWakes();
+      WaitForWake(slot);
+      lock.lock();
+    }
     if (was_idle) --waking_;
   }
 }
@@ -349,11 +386,14 @@ bool WorkerPool::Start(Slot& slot, Task& task) {
     // suspended fiber of this thread, which only this thread can resume, is what it waits
     // for (told to lead a group commit, say): a hang. Back to the queue, for another thread;
     // this one takes no new task until one of its fibers ends.
-    std::lock_guard lock(mu_);
-    slot.starved = true;
-    queue_.push_front(std::move(task));
-    --running_;
-    WakeOneLocked();
+    {
+      std::lock_guard lock(mu_);
+      slot.starved = true;
+      queue_.push_front(std::move(task));
+      --running_;
+      WakeOneLocked();
+    }
+    FlushWakes();
     return false;
   }
   return Resume(slot, f);
@@ -376,9 +416,12 @@ bool WorkerPool::Resume(Slot& slot, Fiber* f) {
 
 void WorkerPool::Ready(Fiber* f) {
   Slot& slot = *f->slot;
-  std::lock_guard lock(mu_);
-  slot.ready.push_back(f);
-  WakeLocked(slot);
+  {
+    std::lock_guard lock(mu_);
+    slot.ready.push_back(f);
+    WakeLocked(slot);
+  }
+  FlushWakes();
 }
 
 void WorkerPool::Join() {
@@ -389,6 +432,7 @@ void WorkerPool::Join() {
     stopping_ = true;
     WakeAllLocked();
   }
+  FlushWakes();
   // No thread is started once stopping_ is set, so threads_ no longer grows.
   {
     std::lock_guard lock(mu_);
@@ -414,10 +458,13 @@ WorkerPool::Stats WorkerPool::stats() const {
 }
 
 void WorkerPool::Enter() noexcept {
-  std::lock_guard lock(mu_);
-  --running_;
-  ++blocked_;
-  WakeOneLocked();
+  {
+    std::lock_guard lock(mu_);
+    --running_;
+    ++blocked_;
+    WakeOneLocked();
+  }
+  FlushWakes();
 }
 
 void WorkerPool::Leave() noexcept {

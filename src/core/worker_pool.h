@@ -124,8 +124,11 @@ class WorkerPool {
   // held.
   void WakeOneLocked();
   void WakeAllLocked();
-  // Makes `slot` leave its wait. REQUIRES: mu_ held.
+  // Makes `slot` leave its wait: marks it, and leaves the wake-up itself to FlushWakes().
+  // REQUIRES: mu_ held.
   void WakeLocked(Slot& slot);
+  // Wakes the slots this thread marked in WakeLocked(). REQUIRES: mu_ not held.
+  static void FlushWakes();
   // Runs `task` on a new fiber of `slot` until it ends or waits; without a stack, on the
   // thread's own or (when fibers of the thread wait) back to the queue. Answers whether
   // the caller still counts the task as running (false: suspended inside a
