@@ -138,51 +138,64 @@ namespace {
 // its structured content serialised (CallOutcome::text_is_structured), the writer copies
 // that text where the structured content goes instead of serialising the tree a second
 // time (the same bytes: src/core/json_write.h). When the structured content exists only
-// as that text (CallOutcome::structured_in_text), a placeholder takes its place in the
-// tree and the text is written there.
+// as text (CallOutcome::structured_in_text), the tree holds the other members, and the
+// writer writes the text block and the structured content from the text.
 http::Response ToolCallAnswer(const json& id, json result, const CallOutcome& out) {
   const bool in_text = out.structured_in_text;
-  if (in_text && result.is_object() && !result.contains("structuredContent")) {
+  if (in_text && result.is_object() && !result.contains("content") &&
+      !result.contains("structuredContent")) {
     // Written straight out, in the order nlohmann writes the same document (sorted keys:
-    // "id", "jsonrpc", "result"; inside it, structuredContent at its place), so the bytes
-    // are those of the tree with the text in place of structuredContent.
-    auto content = result.find("content");
-    if (content != result.end() && content->is_array() && !content->empty() &&
-        (*content)[0].is_object() && (*content)[0].contains("text") &&
-        (*content)[0]["text"].is_string()) {
-      const std::string& text = (*content)[0]["text"].get_ref<const std::string&>();
-      std::string body;
-      body.reserve(text.size() * 2 + 128);
-      body.append("{\"id\":");
-      AppendJson(body, id);
-      body.append(",\"jsonrpc\":\"2.0\",\"result\":{");
-      bool first = true, structured = false;
-      auto member = [&](std::string_view key) {
-        if (!first) body.push_back(',');
-        first = false;
-        AppendJsonString(body, key);
-        body.push_back(':');
-      };
-      for (const auto& [key, value] : result.items()) {
-        if (!structured && key > std::string_view("structuredContent")) {
-          member("structuredContent");
-          body.append(text);
-          structured = true;
-        }
-        member(key);
-        AppendJson(body, value);
+    // "id", "jsonrpc", "result"; inside it, content and structuredContent at their
+    // places), so the bytes are those of the tree with both members in it.
+    const std::string& text = out.structured_text;
+    std::string body;
+    body.reserve(text.size() * 2 + 160);
+    body.append("{\"id\":");
+    AppendJson(body, id);
+    body.append(",\"jsonrpc\":\"2.0\",\"result\":{");
+    bool first = true;
+    auto member = [&](std::string_view key) {
+      if (!first) body.push_back(',');
+      first = false;
+      AppendJsonString(body, key);
+      body.push_back(':');
+    };
+    auto content = [&] {
+      member("content");
+      body.append("[{\"text\":");
+      AppendJsonString(body, text);
+      body.append(",\"type\":\"text\"}]");
+    };
+    auto structured = [&] {
+      member("structuredContent");
+      body.append(text);
+    };
+    int written = 0;  // 0: neither, 1: content, 2: both
+    for (const auto& [key, value] : result.items()) {
+      if (written == 0 && key > std::string_view("content")) {
+        content();
+        written = 1;
       }
-      if (!structured) {
-        member("structuredContent");
-        body.append(text);
+      if (written == 1 && key > std::string_view("structuredContent")) {
+        structured();
+        written = 2;
       }
-      body.append("}}");
-      return http::Response::Text(200, std::move(body), "application/json");
+      member(key);
+      AppendJson(body, value);
     }
+    if (written == 0) content();
+    if (written < 2) structured();
+    body.append("}}");
+    return http::Response::Text(200, std::move(body), "application/json");
   }
-  if (in_text) result["structuredContent"] = nullptr;
+  if (in_text) {
+    // Not reached from the registry (it writes neither member); kept whole all the same.
+    result["content"] = json::array({json{{"type", "text"}, {"text", out.structured_text}}});
+    result["structuredContent"] = json::parse(out.structured_text, nullptr, false);
+    return http::Response::Json(200, jsonrpc::MakeResult(id, std::move(result)));
+  }
   json doc = jsonrpc::MakeResult(id, std::move(result));
-  if (out.text_is_structured || in_text) {
+  if (out.text_is_structured) {
     const json& r = doc["result"];
     auto structured = r.find("structuredContent");
     auto content = r.find("content");

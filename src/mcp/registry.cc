@@ -305,10 +305,10 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
     return o;
   }
   if (as_text && !options_.materialize_text_results) {
-    json text{{"type", "text"}, {"text", std::move(out.structured_text)}};
+    // No content block in the tree: the answer's writer writes it from the text.
     o.result = json::object();
-    o.result["content"] = json::array({std::move(text)});
     o.result["isError"] = false;
+    o.structured_text = std::move(out.structured_text);
     o.structured_in_text = true;
     return o;
   }

@@ -51,9 +51,11 @@ struct CallOutcome {
   // kResult: result's content[0].text is DumpJson(result.structuredContent) (ToolResult of
   // a tool's success), so the answer's writer copies it instead of serialising the tree.
   bool text_is_structured = false;
-  // kResult: `result` has no structuredContent; it is content[0].text, a JSON object's
-  // serialisation, which the answer's writer copies there (materialize_text_results off).
+  // kResult (materialize_text_results off): `result` has neither content nor
+  // structuredContent; both are `structured_text`, a JSON object's serialisation, which the
+  // answer's writer puts in the text block of content[0] and copies as structuredContent.
   bool structured_in_text = false;
+  std::string structured_text;
   jsonrpc::RpcError rpc_error;  // kRpcError (the caller sets the id)
   std::string required_scope;   // kInsufficientScope
   nlohmann::json input_requests;         // kInputRequired: an InputRequests map
