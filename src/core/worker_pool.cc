@@ -65,8 +65,11 @@ struct WorkerPool::Fiber {
 // its cache of fiber stacks (its own).
 struct WorkerPool::Slot {
   WorkerPool* pool = nullptr;
-  // The thread's wait, a futex word: kAwake, kSleeping (in FutexWait), kWoken.
+  // The thread's wait, a futex word: kSlotAwake, kSlotSleeping (in FutexWait), kSlotWoken.
   std::atomic<uint32_t> wake{0};
+  // The next slot marked by the same waker (t_wakes). Written by the waker under mu_, read
+  // by it before it wakes this slot: until then the slot cannot be marked again.
+  Slot* next_wake = nullptr;
   std::deque<Fiber*> ready;  // guarded by mu_
   bool waiting = false;      // waiting for WakeLocked(), guarded by mu_
   bool in_idle = false;      // ... and in the pool's idle_ (not when starved), guarded by mu_
@@ -143,19 +146,21 @@ void FutexWake(std::atomic<uint32_t>& word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
-constexpr uint32_t kAwake = 0, kSleeping = 1, kWoken = 2;
+constexpr uint32_t kSlotAwake = 0, kSlotSleeping = 1, kSlotWoken = 2;
 
 // Slots that WakeLocked() told to leave their wait, to be woken by this thread once it no
-// longer holds the pool's mu_ (FlushWakes). Woken under the lock, a thread on the other
-// core ran at once into the lock its waker still held: two more futex calls and, often,
-// two more context switches per hand-off. Slots live as long as their pool.
-thread_local std::vector<WorkerPool::Slot*> t_wakes;
+// longer holds the pool's mu_ (FlushWakes): a list through Slot::next_wake, so marking
+// allocates nothing and cannot fail, and the thread-local needs no destructor. Woken under
+// the lock, a thread on the other core ran at once into the lock its waker still held: two
+// more futex calls and, often, two more context switches per hand-off.
+thread_local WorkerPool::Slot* t_wakes = nullptr;
 
 void WaitForWake(WorkerPool::Slot& slot) {
-  uint32_t expected = kAwake;
-  if (slot.wake.compare_exchange_strong(expected, kSleeping, std::memory_order_acq_rel,
+  uint32_t expected = kSlotAwake;
+  if (slot.wake.compare_exchange_strong(expected, kSlotSleeping, std::memory_order_acq_rel,
                                         std::memory_order_acquire)) {
-    while (slot.wake.load(std::memory_order_acquire) == kSleeping) FutexWait(slot.wake, kSleeping);
+    while (slot.wake.load(std::memory_order_acquire) == kSlotSleeping)
+      FutexWait(slot.wake, kSlotSleeping);
   }
 }
 
@@ -226,15 +231,23 @@ void WorkerPool::WakeLocked(Slot& slot) {
     ++waking_;
     idle_.erase(std::find(idle_.begin(), idle_.end(), &slot));
   }
-  // Woken once the caller has let go of mu_ (FlushWakes).
-  t_wakes.push_back(&slot);
+  // Woken once the caller has let go of mu_ (FlushWakes). A slot is marked at most once
+  // per wait (`waiting` is false from here on), so it is on one list at a time.
+  slot.next_wake = t_wakes;
+  t_wakes = &slot;
 }
 
 void WorkerPool::FlushWakes() {
-  for (Slot* slot : t_wakes) {
-    if (slot->wake.exchange(kWoken, std::memory_order_acq_rel) == kSleeping) FutexWake(slot->wake);
+  Slot* slot = std::exchange(t_wakes, nullptr);
+  while (slot) {
+    // Read before the wake-up: once woken, the slot may wait again and be marked anew,
+    // and once its pool has joined the slot may be gone (the futex call below needs only
+    // the word's address; at worst it wakes a later user of that memory spuriously).
+    Slot* next = slot->next_wake;
+    std::atomic<uint32_t>* word = &slot->wake;
+    if (word->exchange(kSlotWoken, std::memory_order_acq_rel) == kSlotSleeping) FutexWake(*word);
+    slot = next;
   }
-  t_wakes.clear();
 }
 
 void WorkerPool::WakeAllLocked() {
@@ -341,10 +354,11 @@ void WorkerPool::Loop(Slot& slot) {
     slot.in_idle = !slot.starved;
     if (slot.in_idle) idle_.push_back(&slot);
     const bool was_idle = slot.in_idle;
-    // Until WakeLocked(): work, a ready fiber, or Join(). A wake-up flushed late (its
-    // waker was slow to let go of mu_) may come after the slot waits again: it checks.
+    // Until WakeLocked(): work, a ready fiber, or Join(). The word is reset under mu_,
+    // so a waker's kSlotWoken (written after it marked the slot under mu_) comes after it;
+    // a futex wake-up that arrives late only makes WaitForWake look at the word again.
     while (slot.waiting) {
-      slot.wake.store(kAwake, std::memory_order_relaxed);
+      slot.wake.store(kSlotAwake, std::memory_order_relaxed);
       lock.unlock();
       FlushWakes();
       WaitForWake(slot);

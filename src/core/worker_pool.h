@@ -38,7 +38,6 @@
 //
 // Thread-safe.
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <cstddef>
 #include <deque>
@@ -127,7 +126,8 @@ class WorkerPool {
   // Makes `slot` leave its wait: marks it, and leaves the wake-up itself to FlushWakes().
   // REQUIRES: mu_ held.
   void WakeLocked(Slot& slot);
-  // Wakes the slots this thread marked in WakeLocked(). REQUIRES: mu_ not held.
+  // Wakes the slots this thread marked in WakeLocked(), of any pool. REQUIRES: no pool's
+  // mu_ held.
   static void FlushWakes();
   // Runs `task` on a new fiber of `slot` until it ends or waits; without a stack, on the
   // thread's own or (when fibers of the thread wait) back to the queue. Answers whether
