@@ -42,7 +42,7 @@ std::string Quote(std::string_view v) {
 
 }  // namespace
 
-Result<Principal> BearerGuard::Authenticate(const http::Request& req) const {
+Result<std::shared_ptr<const Principal>> BearerGuard::Authenticate(const http::Request& req) const {
   // MCP (2025-06-18, "Token Requirements") and RFC 6750 §2.3: never in the URI, where it
   // would land in logs and Referer headers.
   for (const auto& [k, v] : http::ParseForm(req.query))
@@ -69,7 +69,7 @@ Result<Principal> BearerGuard::Authenticate(const http::Request& req) const {
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   if (!IsB64Token(token)) return Refuse(kBearerInvalidRequest, "malformed bearer token");
 
-  auto principal = tokens_.Verify(token);
+  auto principal = tokens_.VerifyShared(token);
   if (!principal) {
     if (principal.error().code == Errc::kUnavailable) return Fail(principal.error());
     return Refuse(kBearerInvalidToken, principal.error().message);

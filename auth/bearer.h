@@ -26,7 +26,8 @@ inline constexpr std::string_view kBearerInvalidToken = "invalid_token";
 class BearerGuard {
  public:
   explicit BearerGuard(TokenService& tokens) : tokens_(tokens) {}
-  Result<Principal> Authenticate(const http::Request& request) const;
+  // The caller's Principal, shared with the verified-token cache's entry (no copy).
+  Result<std::shared_ptr<const Principal>> Authenticate(const http::Request& request) const;
 
  private:
   TokenService& tokens_;

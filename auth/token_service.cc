@@ -158,13 +158,21 @@ Result<std::shared_ptr<const VerifiedTokens::Entry>> TokenService::Verified(std:
 }
 
 Result<Principal> TokenService::Verify(std::string_view jwt) {
+  auto principal = VerifyShared(jwt);
+  if (!principal) return Fail(principal.error());
+  return **principal;
+}
+
+Result<std::shared_ptr<const Principal>> TokenService::VerifyShared(std::string_view jwt) {
   auto entry = Verified(jwt);
   if (!entry) return Fail(entry.error());
   const AccessTokenClaims& claims = (*entry)->claims;
   auto revoked = revoked_.IsRevoked(claims.jti, claims.grant_id);
   if (!revoked) return Fail(revoked.error());
   if (*revoked) return Fail(Errc::kUnauthenticated, "token revoked");
-  return (*entry)->principal;
+  // Shares the entry's ownership: no copy of the Principal's strings and scope set.
+  const Principal* principal = &(*entry)->principal;
+  return std::shared_ptr<const Principal>(std::move(*entry), principal);
 }
 
 }  // namespace crmd::auth

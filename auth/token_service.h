@@ -90,6 +90,8 @@ class TokenService {
   Result<AccessTokenClaims> VerifySignature(std::string_view jwt);
   // VerifySignature plus the revoked-jti set: the bearer guard's check.
   Result<Principal> Verify(std::string_view jwt);
+  // Verify, without a copy: the Principal is the cached entry's, kept alive by the pointer.
+  Result<std::shared_ptr<const Principal>> VerifyShared(std::string_view jwt);
 
   // Call after committing any revocation so this node refuses the tokens at once.
   void RevocationsChanged() { revoked_.MarkStale(); }

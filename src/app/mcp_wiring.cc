@@ -93,10 +93,13 @@ Status AddMcpRoutes(App::Services& s) {
     if (req.method == "OPTIONS") return mcp::CorsPreflight(req);
     http::Response res = [&] {
       // The guard also refuses a token in the query string (invalid_request).
-      Result<Principal> principal = s.authenticate ? s.authenticate(req) : Result<Principal>(
-          Fail(Errc::kUnauthenticated, "authorization required", std::string(auth::kBearerMissing)));
+      auto principal = s.authenticate
+                           ? s.authenticate(req)
+                           : Result<std::shared_ptr<const Principal>>(
+                                 Fail(Errc::kUnauthenticated, "authorization required",
+                                      std::string(auth::kBearerMissing)));
       if (!principal) return McpUnauthorized(s, req, principal.error());
-      return s.mcp->Handle(req, *principal);
+      return s.mcp->Handle(req, **principal);
     }();
     mcp::AddCorsHeaders(req, res);
     return res;

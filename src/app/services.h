@@ -62,7 +62,7 @@ struct App::Services {
   // Set by auth: verifies a request's bearer token (signature, expiry, issuer, audience =
   // config.McpResource(), revocation). kUnauthenticated when missing or invalid; the
   // message says which (for WWW-Authenticate error_description).
-  std::function<Result<Principal>(const http::Request&)> authenticate;
+  std::function<Result<std::shared_ptr<const Principal>>(const http::Request&)> authenticate;
 
   // --- module services (each module adds its own members below) ---
 

@@ -96,9 +96,9 @@ TEST(MintTestTokenSupport, TokenPassesTheServersOwnGuard) {
   req.headers = testing::BearerHeaders(MintTestToken(server, {.scopes = {"contacts:read"}}));
   auto p = s.authenticate(req);
   ASSERT_TRUE(p.has_value()) << p.error().message;
-  EXPECT_EQ(p->subject, "1");
-  EXPECT_EQ(p->client_id, "test-client");
-  EXPECT_EQ(p->scopes, std::set<std::string>{"contacts:read"});
+  EXPECT_EQ((*p)->subject, "1");
+  EXPECT_EQ((*p)->client_id, "test-client");
+  EXPECT_EQ((*p)->scopes, std::set<std::string>{"contacts:read"});
 
   req.headers = testing::BearerHeaders(MintTestToken(server, {.ttl_seconds = -120}));
   EXPECT_EQ(s.authenticate(req).error().detail, "invalid_token");

@@ -94,7 +94,9 @@ inline Result<Principal> Guard(testing::TestServer& server, const std::string& t
   req.method = "POST";
   req.path = "/mcp";
   req.headers.emplace_back("Authorization", "Bearer " + token);
-  return server.app().services().authenticate(req);
+  auto principal = server.app().services().authenticate(req);
+  if (!principal) return Fail(principal.error());
+  return **principal;
 }
 
 }  // namespace crmd::oauth_test

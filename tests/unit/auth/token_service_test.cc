@@ -195,7 +195,7 @@ TEST_F(TokenServiceTest, BearerGuardAcceptsHeaderToken_Rfc6750_2_1) {
   auto t = Issue();
   auto p = guard.Authenticate(WithAuth("Bearer " + t.token));
   ASSERT_TRUE(p.has_value()) << p.error().message;
-  EXPECT_EQ(p->subject, "7");
+  EXPECT_EQ((*p)->subject, "7");
   EXPECT_TRUE(guard.Authenticate(WithAuth("bearer  " + t.token)).has_value());
 }
 
