@@ -142,8 +142,7 @@ namespace {
 // writer writes the text block and the structured content from the text.
 http::Response ToolCallAnswer(const json& id, json result, const CallOutcome& out) {
   const bool in_text = out.structured_in_text;
-  if (in_text && result.is_object() && !result.contains("content") &&
-      !result.contains("structuredContent")) {
+  if (in_text && result.is_object()) {
     // Written straight out, in the order nlohmann writes the same document (sorted keys:
     // "id", "jsonrpc", "result"; inside it, content and structuredContent at their
     // places), so the bytes are those of the tree with both members in it.
@@ -172,6 +171,8 @@ http::Response ToolCallAnswer(const json& id, json result, const CallOutcome& ou
     };
     int written = 0;  // 0: neither, 1: content, 2: both
     for (const auto& [key, value] : result.items()) {
+      // The text is both; the registry puts neither in the tree.
+      if (key == "content" || key == "structuredContent") continue;
       if (written == 0 && key > std::string_view("content")) {
         content();
         written = 1;
@@ -187,12 +188,6 @@ http::Response ToolCallAnswer(const json& id, json result, const CallOutcome& ou
     if (written < 2) structured();
     body.append("}}");
     return http::Response::Text(200, std::move(body), "application/json");
-  }
-  if (in_text) {
-    // Not reached from the registry (it writes neither member); kept whole all the same.
-    result["content"] = json::array({json{{"type", "text"}, {"text", out.structured_text}}});
-    result["structuredContent"] = json::parse(out.structured_text, nullptr, false);
-    return http::Response::Json(200, jsonrpc::MakeResult(id, std::move(result)));
   }
   json doc = jsonrpc::MakeResult(id, std::move(result));
   if (out.text_is_structured) {
