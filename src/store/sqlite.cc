@@ -130,7 +130,7 @@ class SqliteDatabase final : public Database {
     return {.commits = commits_.load(), .queued = queued_.load(),
             .background_checkpoints = background_checkpoints_.load(),
             .leader_checkpoints = leader_checkpoints_.load(), .handovers = handovers_.load(),
-            .syncs = syncs_.load(), .gather_waits = gather_waits_.load(),
+            .syncs = syncs_.load(), .sync_skips = sync_skips_.load(), .gather_waits = gather_waits_.load(),
             .read_slot_pins = pins.pinned, .read_slot_releases = pins.released,
             .read_slot_idle_releases = pins.idle_released};
   }
@@ -372,8 +372,24 @@ class SqliteDatabase final : public Database {
       std::vector<std::unique_ptr<Batch>> batches;
       batches.swap(sync_queue_);
       lock.unlock();
-      const bool ok = !sync_failed_.load(std::memory_order_relaxed) && SyncWal();
-      ++syncs_;
+      // A round whose batches wrote nothing to the WAL (an idle job loop's lease query
+      // that found nothing due: BEGIN IMMEDIATE .. COMMIT without a changed page) has
+      // nothing to sync, unless another commit wrote frames since the last sync began: a
+      // batch may read rows of an earlier one whose sync is still to come (leaders hand
+      // over before they queue), so what counts is every commit of the connection, not
+      // this round's. OnWal counts the commits that wrote frames, after their write().
+      // Such a round still checks that the WAL file is there (no disk I/O), so that a
+      // removed WAL fails every write from the next round on, as before.
+      const uint64_t written = wal_commits_.load(std::memory_order_acquire);
+      bool ok = !sync_failed_.load(std::memory_order_relaxed);
+      if (ok && written == synced_commits_) {
+        ok = SyncWal(/*data=*/false);
+        ++sync_skips_;
+      } else {
+        ok = ok && SyncWal(/*data=*/true);
+        if (ok) synced_commits_ = written;
+        ++syncs_;
+      }
       for (auto& b : batches) {
         if (!ok) {
           for (PendingWrite* w : b->writes)
@@ -385,14 +401,17 @@ class SqliteDatabase final : public Database {
     }
   }
   // One round's sync; the first also syncs the folder, so that the WAL file (created at
-  // this start, maybe) is found after a power loss.
-  bool SyncWal() {
+  // this start, maybe) is found after a power loss. Without `data`, only the checks that
+  // do not touch the disk (the file is still there).
+  bool SyncWal(bool data) {
     std::string failed;
     struct stat st {};
     if (fstat(wal_fd_, &st) != 0) {
       failed = std::string("fstat: ") + std::strerror(errno);
     } else if (st.st_nlink == 0) {
       failed = "the WAL file was removed";
+    } else if (!data) {
+      return true;
     } else if (g_fail_wal_syncs.load(std::memory_order_relaxed)) {
       failed = "fdatasync: failed for a test";
     } else if (fdatasync(wal_fd_) != 0) {
@@ -492,8 +511,11 @@ class SqliteDatabase final : public Database {
   static constexpr int kCheckpointPages = 1000;
   static constexpr int kLeaderCheckpointPages = 4000;
 
+  // Called by SQLite on the writer connection after each COMMIT that wrote frames to the
+  // WAL (none for a transaction that changed no page), once they are written.
   static int OnWal(void* self, sqlite3* db, const char* name, int pages) {
     auto* me = static_cast<SqliteDatabase*>(self);
+    me->wal_commits_.fetch_add(1, std::memory_order_release);  // see SyncLoop
     if (me->sync_failed_.load(std::memory_order_acquire)) return SQLITE_OK;  // see CheckpointLoop
     if (pages >= kLeaderCheckpointPages) {
       // Copying pages and syncing the database file: on a fiber the leader's thread would
@@ -565,6 +587,9 @@ class SqliteDatabase final : public Database {
   std::atomic<uint64_t> leader_checkpoints_{0};
   std::atomic<uint64_t> handovers_{0};
   std::atomic<uint64_t> syncs_{0};
+  std::atomic<uint64_t> sync_skips_{0};   // rounds with nothing new in the WAL to sync
+  std::atomic<uint64_t> wal_commits_{0};  // the writer's COMMITs that wrote frames (OnWal)
+  uint64_t synced_commits_ = 0;           // the sync thread's: wal_commits_ its last sync covers
   std::atomic<uint64_t> gather_waits_{0};
   std::string wal_path_;
   int wal_fd_ = -1;  // the sync thread's

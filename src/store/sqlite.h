@@ -23,6 +23,7 @@ struct SqliteWriteStats {
   uint64_t leader_checkpoints = 0;      // by a leader, the WAL being long (sqlite.cc)
   uint64_t handovers = 0;  // a leader told the head of the next batch to lead it (sqlite.cc)
   uint64_t syncs = 0;      // fdatasyncs of the WAL by the sync thread (sqlite.cc)
+  uint64_t sync_skips = 0;  // its rounds with nothing written since its last sync (no fdatasync)
   uint64_t gather_waits = 0;  // steps a leader stepped aside for writers on their way (sqlite.cc, Gather)
   uint64_t read_slot_pins = 0;      // WAL index read slots pinned (sqlite_vfs.h)
   uint64_t read_slot_releases = 0;  // ... and let go for an exclusive lock

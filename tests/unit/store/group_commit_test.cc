@@ -325,6 +325,28 @@ TEST(SqliteGroupCommit, AnAcknowledgedWriteIsAnsweredAfterTheWalIsSynced) {
   }
 }
 
+// A write transaction that changes nothing (an idle job loop's lease query that finds
+// nothing due) writes no frames to the WAL, and its round is answered without an
+// fdatasync: an idle node's job loops no longer sync the disk several times a second. The
+// next write that changes a row is synced before it is answered, as every write is.
+TEST(SqliteGroupCommit, AWriteThatChangedNothingIsAnsweredWithoutASync) {
+  Fixture f;
+  ASSERT_TRUE(f.Insert(1));
+  const SqliteWriteStats before = WriteStats(*f.db);
+  for (int i = 0; i < 10; ++i) {
+    auto nothing = f.db->Write([](Conn& c) { return c.Exec("UPDATE t SET who = 'x' WHERE id = 999"); });
+    ASSERT_TRUE(nothing.has_value()) << i;
+    EXPECT_EQ(*nothing, 0) << i;
+  }
+  const SqliteWriteStats idle = WriteStats(*f.db);
+  EXPECT_EQ(idle.syncs, before.syncs);
+  EXPECT_EQ(idle.sync_skips - before.sync_skips, 10u);
+  EXPECT_EQ(idle.commits - before.commits, 10u);  // each was a transaction of its own
+  ASSERT_TRUE(f.Insert(2));
+  EXPECT_EQ(WriteStats(*f.db).syncs, idle.syncs + 1);
+  EXPECT_EQ(f.Count(), 2);
+}
+
 // A failed sync of the WAL is final (Linux reports a writeback error once, and the pages it
 // could not write may be gone): the writes of that round fail, every later write fails
 // without being committed, even once syncs would succeed again, and Writable() says so.
