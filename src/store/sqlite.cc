@@ -14,6 +14,7 @@
 #include <deque>
 #include <exception>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -589,7 +590,11 @@ class SqliteDatabase final : public Database {
   std::atomic<uint64_t> syncs_{0};
   std::atomic<uint64_t> sync_skips_{0};   // rounds with nothing new in the WAL to sync
   std::atomic<uint64_t> wal_commits_{0};  // the writer's COMMITs that wrote frames (OnWal)
-  uint64_t synced_commits_ = 0;           // the sync thread's: wal_commits_ its last sync covers
+  // The sync thread's: the wal_commits_ its last sync covers. None at first, so the first
+  // round syncs whatever it holds: a WAL left by a process killed between a COMMIT and its
+  // sync has frames that no sync of that process covered, and recovery makes their rows
+  // visible (found by an independent review).
+  uint64_t synced_commits_ = std::numeric_limits<uint64_t>::max();
   std::atomic<uint64_t> gather_waits_{0};
   std::string wal_path_;
   int wal_fd_ = -1;  // the sync thread's

@@ -347,6 +347,28 @@ TEST(SqliteGroupCommit, AWriteThatChangedNothingIsAnsweredWithoutASync) {
   EXPECT_EQ(f.Count(), 2);
 }
 
+// The first round of a database just opened syncs even when its writes changed nothing
+// (Open's own: the migrations, none of them pending here): the WAL may hold frames of a
+// process killed between a COMMIT and its sync, which no sync covered and whose rows a
+// write that changes nothing may read and answer from.
+TEST(SqliteGroupCommit, TheFirstRoundAfterAnOpenSyncsEvenIfItWroteNothing) {
+  Fixture f;
+  ASSERT_TRUE(f.Insert(1));
+  f.db.reset();
+  f.db = std::move(*Open("sqlite:" + f.dir.path() + "/a.db"));
+  const SqliteWriteStats opened = WriteStats(*f.db);
+  EXPECT_EQ(opened.syncs, 1u);
+  EXPECT_EQ(opened.sync_skips, 0u);
+  // From then on a write that changes nothing has nothing to sync.
+  auto seen = f.db->Write([](Conn& c) -> Result<int64_t> {
+    return (*c.QueryOne("SELECT COUNT(*) FROM t WHERE id = 1"))->Int(0);
+  });
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(*seen, 1);
+  EXPECT_EQ(WriteStats(*f.db).syncs, 1u);
+  EXPECT_EQ(WriteStats(*f.db).sync_skips, 1u);
+}
+
 // A failed sync of the WAL is final (Linux reports a writeback error once, and the pages it
 // could not write may be gone): the writes of that round fail, every later write fails
 // without being committed, even once syncs would succeed again, and Writable() says so.
