@@ -24,6 +24,9 @@
 # rows "each answer checked in Lua" use (crmd's and the SDK server's get_contact), so the
 # cost of checking in wrk shows next to the rows without it. The Node peers get
 # COMPARE_WARMUP_SECONDS (default 5) of load before their rows, not counted.
+# Then COMPARE_PAIRS (default 8; 0: none) pairs of COMPARE_PAIR_SECONDS (default 5) slices
+# of crmd's get_contact and the SDK server's back to back, the order alternating, and the
+# median of the pairs' ratios beside the ratio of the rounds' medians.
 # Part 2, scale: seeds COMPARE_CONTACTS contacts (`crmctl seed`) into a fresh database,
 # starts crmd on it and times every list_contacts filter, get_contact and the reports
 # (median of 5 calls each) and crmd's resident memory, against #12's targets.
@@ -302,6 +305,45 @@ CONF
     TOKEN_PATH=/token TOKEN_BASIC=$(printf '%s' "bench:$OIDC_SECRET" | base64 -w0) TOKEN_BODY=$OIDC_FORM \
       load oidc "oidc-provider 9.13.3 token (client_credentials)" -s "$CMP/token.lua" "http://127.0.0.1:$OIDC_PORT"
   done
+  # Paired: get_contact on crmd and on the SDK server in adjacent slices. The rounds above
+  # put a minute between the two rows of a ratio, and this machine's speed per instruction
+  # moves by a fifth within minutes (docs/performance.md, session 26); here each pair is
+  # two COMPARE_PAIR_SECONDS slices back to back, the order alternating from pair to pair
+  # (crmd first, then the SDK first) so that a steady drift favours neither, and the
+  # ratio is the median of the pairs' ratios. Each slice starts after a second's pause, so
+  # that neither side starts while the other still answers. COMPARE_PAIRS=0 leaves it out.
+  PAIRS=${COMPARE_PAIRS:-8}
+  PAIR_SECS=${COMPARE_PAIR_SECONDS:-5}
+  [[ $PAIRS =~ ^[0-9]+$ && $PAIR_SECS =~ ^[1-9][0-9]*$ ]] ||
+    { say "COMPARE_PAIRS: a whole number (0 or more); COMPARE_PAIR_SECONDS: 1 or more"; exit 2; }
+  PAIRED="$TMP/paired.tsv"
+  : >"$PAIRED"
+  pair_slice() {  # crmd|sdk, pair number: one slice; prints req/s, requests, errors
+    local who=$1 i=$2 out="$TMP/wrk-pair-$1-$2.txt" url=$BASE counter=crmd_tool_errors
+    local token=$TOKEN session=$SESSION before after
+    if [[ $who == sdk ]]; then
+      url="http://127.0.0.1:$SDK_PORT"; counter=sdk_tool_errors; token=$SDK_TOKEN; session=
+    fi
+    sleep 1  # the peer of the slice before has answered what it had in flight
+    before=$($counter get_contact)
+    CRMD_TOKEN=$token CRMD_SESSION=$session CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
+      timeout $((PAIR_SECS + 60)) wrk -t2 -c"$CONNS" -d"${PAIR_SECS}s" -s "$ROOT/bench/load/tool_call.lua" "$url" >"$out" 2>&1 || true
+    after=$($counter get_contact)
+    python3 - "$out" "$((after - before))" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+n = re.search(r"(\d+) requests in", out)
+bad = int(sys.argv[2]) + sum(int(x) for x in re.findall(r"(?:Non-2xx or 3xx responses|timeout) (\d+)", out.replace(":", "")))
+print(f"{float(m.group(1)) if m else 0.0}\t{int(n.group(1)) if n else 0}\t{bad}")
+PY
+  }
+  for ((i = 1; i <= PAIRS; i++)); do
+    say "pair $i of $PAIRS, wrk -t2 -c$CONNS -d${PAIR_SECS}s: crmd get_contact and the SDK server's, back to back"
+    if ((i % 2)); then a=$(pair_slice crmd "$i"); b=$(pair_slice sdk "$i"); first=crmd
+    else b=$(pair_slice sdk "$i"); a=$(pair_slice crmd "$i"); first=sdk; fi
+    printf '%s\t%s\t%s\t%s\n' "$i" "$first" "$a" "$b" >>"$PAIRED"
+  done
   RSS_LOAD=$(awk '/VmRSS/{print $2}' "/proc/$CRMD_PID/status")
   HWM_LOAD=$(awk '/VmHWM/{print $2}' "/proc/$CRMD_PID/status")
   # COMPARE_SOAK_SECONDS=<n>: get_contact (or COMPARE_SOAK_TOOL=create_contact) for n more
@@ -416,6 +458,28 @@ for key, r in res.items():
 print(f"\ncrmd resident memory after part 1: {int(sys.argv[2]) // 1024} MiB (peak {int(sys.argv[3]) // 1024} MiB)")
 sys.exit(1 if failed else 0)
 PY
+  if [[ -s $PAIRED ]]; then
+    echo
+    echo "Paired: crmd get_contact and the SDK server's get_contact in adjacent ${PAIR_SECS} s slices (wrk -t2 -c$CONNS), $PAIRS pairs, the order alternating"
+    python3 - "$PAIRED" <<'PY' || LOAD_FAILED=1
+import statistics, sys
+print("| pair | first | crmd req/s | SDK req/s | crmd ÷ SDK |")
+print("|---|---|---|---|---|")
+ratios, failed = [], False
+for line in open(sys.argv[1]):
+    i, first, a_rps, a_n, a_bad, b_rps, b_n, b_bad = line.rstrip("\n").split("\t")
+    a_rps, b_rps = float(a_rps), float(b_rps)
+    for n, bad in ((int(a_n), int(a_bad)), (int(b_n), int(b_bad))):
+        failed |= n == 0 or bad > 0.01 * n
+    r = a_rps / b_rps if b_rps else 0.0
+    ratios.append(r)
+    print(f"| {i} | {first} | {a_rps:,.0f} | {b_rps:,.0f} | {r:.1f} × |")
+med = statistics.median(ratios)
+print(f"\nget_contact ÷ SDK, median of {len(ratios)} paired ratios: {med:.1f} × (lowest {min(ratios):.1f}, highest {max(ratios):.1f}; ≥ 25: {'PASS' if med >= 25 else 'FAIL'})"
+      + ("; a slice had errors above 1 % or no requests: FAILED" if failed else ""))
+sys.exit(1 if failed else 0)
+PY
+  fi
   [[ -n ${SOAK_OUT:-} ]] && { echo; echo "$SOAK_OUT"; }
 fi
 
