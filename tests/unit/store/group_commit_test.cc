@@ -142,6 +142,57 @@ TEST(SqliteGroupCommit, CheckpointsRunBesideTheWritersAndTheWalStaysBounded) {
   EXPECT_LT(wal_bytes, 6000L * (4096 + 24));
 }
 
+// A background checkpoint is asked for once per 1,000 pages the WAL grows, not after
+// every commit past 1,000 (each checkpoint sorts its WAL index segment from the first
+// frame, so asking after every commit re-sorted up to 4,000 frames per commit). A reader
+// outside the driver keeps its snapshot open, so no checkpoint can copy past it and the WAL
+// only grows; 1,000 rows of 3,000 bytes, one a commit (three pages each), take it to about
+// 3,000 pages, short of the leader's 4,000.
+TEST(SqliteGroupCommit, ABackgroundCheckpointIsAskedForOncePerThousandPagesOfGrowth) {
+  Fixture f;
+  ASSERT_TRUE(f.Insert(1));
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open((f.dir.path() + "/a.db").c_str(), &reader), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT COUNT(*) FROM t;", nullptr, nullptr, nullptr), SQLITE_OK);
+  const uint64_t before = WriteStats(*f.db).background_checkpoints;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string payload(3000, 'p');
+  for (int64_t id = 2; id <= 1001; ++id) ASSERT_TRUE(f.Insert(id, payload));
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
+  const SqliteWriteStats stats = WriteStats(*f.db);
+  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(reader);
+  EXPECT_EQ(stats.leader_checkpoints, 0u) << "the WAL reached 4,000 pages; the test needs fewer rows";
+  // Asked for at 1,000, 2,000 and 3,000 pages, plus at most one per quiet second (none is
+  // quiet here, but the loop's one-second wait may time out between two asks).
+  EXPECT_GE(stats.background_checkpoints - before, 2u);
+  EXPECT_LE(stats.background_checkpoints - before, 3u + static_cast<uint64_t>(seconds) + 1u)
+      << "over " << seconds << " s";
+}
+
+// Writes that stop between two asks still get their checkpoint: after a quiet second, one
+// runs for a WAL of 1,000 pages or more with commits since the last checkpoint, and only one.
+TEST(SqliteGroupCommit, AWalLeftLongWhenWritesStopIsCheckpointedAfterAQuietSecond) {
+  Fixture f;
+  ASSERT_TRUE(f.Insert(1));
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open((f.dir.path() + "/a.db").c_str(), &reader), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT COUNT(*) FROM t;", nullptr, nullptr, nullptr), SQLITE_OK);
+  const std::string payload(3000, 'p');
+  for (int64_t id = 2; id <= 500; ++id) ASSERT_TRUE(f.Insert(id, payload));  // about 1,500 pages
+  // The checkpoint asked for at 1,000 pages could not pass the reader.
+  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(reader);
+  const uint64_t quiet = WriteStats(*f.db).background_checkpoints;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  const uint64_t after = WriteStats(*f.db).background_checkpoints;
+  EXPECT_GE(after, quiet + 1) << "no checkpoint after the writes stopped";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(WriteStats(*f.db).background_checkpoints, after) << "a quiet node went on checkpointing";
+  EXPECT_EQ(f.Count(), 500);
+}
+
 // While one batch runs, the writers that arrive queue up and are committed together: one
 // commit for all of them.
 TEST(SqliteGroupCommit, WritersQueuedBehindABatchShareOneCommit) {
