@@ -143,10 +143,10 @@ TEST(SqliteGroupCommit, CheckpointsRunBesideTheWritersAndTheWalStaysBounded) {
 }
 
 // A background checkpoint is asked for once per 1,000 pages the WAL grows, not after
-// every commit past 1,000 (each checkpoint sorts its WAL index segment from the first
-// frame, so asking after every commit re-sorted up to 4,000 frames per commit). A reader
-// outside the driver keeps its snapshot open, so no checkpoint can copy past it and the WAL
-// only grows; 1,000 rows of 3,000 bytes, one a commit (three pages each), take it to about
+// every commit past 1,000 (a checkpoint that can copy sorts the frames of the WAL index
+// segment it starts in from the segment's first, so asking after every commit re-sorted
+// up to 4,000 frames per commit; this test counts the asks only). A reader outside the
+// driver keeps its snapshot open, so no checkpoint can copy past it and the WAL only grows; 1,000 rows of 3,000 bytes, one a commit (three pages each), take it to about
 // 3,000 pages, short of the leader's 4,000.
 TEST(SqliteGroupCommit, ABackgroundCheckpointIsAskedForOncePerThousandPagesOfGrowth) {
   Fixture f;
@@ -172,7 +172,8 @@ TEST(SqliteGroupCommit, ABackgroundCheckpointIsAskedForOncePerThousandPagesOfGro
 }
 
 // Writes that stop between two asks still get their checkpoint: after a quiet second, one
-// runs for a WAL of 1,000 pages or more with commits since the last checkpoint, and only one.
+// runs for a WAL of 1,000 pages or more with commits since the last checkpoint, or whose
+// last checkpoint did not reach its end (a reader held it back), and then they stop.
 TEST(SqliteGroupCommit, AWalLeftLongWhenWritesStopIsCheckpointedAfterAQuietSecond) {
   Fixture f;
   ASSERT_TRUE(f.Insert(1));
@@ -185,12 +186,60 @@ TEST(SqliteGroupCommit, AWalLeftLongWhenWritesStopIsCheckpointedAfterAQuietSecon
   sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
   sqlite3_close(reader);
   const uint64_t quiet = WriteStats(*f.db).background_checkpoints;
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  const uint64_t after = WriteStats(*f.db).background_checkpoints;
-  EXPECT_GE(after, quiet + 1) << "no checkpoint after the writes stopped";
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  EXPECT_EQ(WriteStats(*f.db).background_checkpoints, after) << "a quiet node went on checkpointing";
+  // Bounded: until a checkpoint has run since and none has for 1.5 s (the loop's wait is
+  // one second, so one that still found the WAL not copied would have run again).
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  uint64_t last = quiet;
+  auto changed_at = Clock::now();
+  bool settled = false;
+  while (!settled && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const uint64_t now = WriteStats(*f.db).background_checkpoints;
+    if (now != last) {
+      last = now;
+      changed_at = Clock::now();
+    }
+    settled = last > quiet && Clock::now() - changed_at >= std::chrono::milliseconds(1500);
+  }
+  EXPECT_GT(last, quiet) << "no checkpoint after the writes stopped";
+  EXPECT_TRUE(settled) << "a quiet node went on checkpointing: " << last - quiet << " since the writes stopped";
   EXPECT_EQ(f.Count(), 500);
+}
+
+// A quiet second's checkpoint that a reader held back is tried again once a second, with
+// no commit since: when the reader is gone, the next one copies the WAL.
+TEST(SqliteGroupCommit, AQuietCheckpointHeldBackByAReaderIsTriedAgain) {
+  Fixture f;
+  ASSERT_TRUE(f.Insert(1));
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open((f.dir.path() + "/a.db").c_str(), &reader), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT COUNT(*) FROM t;", nullptr, nullptr, nullptr), SQLITE_OK);
+  const std::string payload(3000, 'p');
+  for (int64_t id = 2; id <= 500; ++id) ASSERT_TRUE(f.Insert(id, payload));  // about 1,500 pages
+  using Clock = std::chrono::steady_clock;
+  // Waits (bounded) until the background checkpoints number more than `than`.
+  auto more_than = [&](uint64_t than) {
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (Clock::now() < deadline) {
+      if (WriteStats(*f.db).background_checkpoints > than) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+  // The reader still holds its snapshot: quiet seconds' checkpoints run and copy nothing.
+  const uint64_t held = WriteStats(*f.db).background_checkpoints;
+  ASSERT_TRUE(more_than(held)) << "no checkpoint after the writes stopped";
+  ASSERT_TRUE(more_than(held + 1)) << "a checkpoint held back by a reader was not tried again";
+  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(reader);
+  // Without the reader, one copies the whole WAL; after that, a second of quiet runs none.
+  const uint64_t freed = WriteStats(*f.db).background_checkpoints;
+  ASSERT_TRUE(more_than(freed)) << "no checkpoint after the reader went";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const uint64_t copied = WriteStats(*f.db).background_checkpoints;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(WriteStats(*f.db).background_checkpoints, copied) << "checkpoints went on after one copied the WAL";
 }
 
 // While one batch runs, the writers that arrive queue up and are committed together: one
