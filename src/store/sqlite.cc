@@ -520,9 +520,9 @@ class SqliteDatabase final : public Database {
   // (callgrind: 12 % of all instructions under a create_contact load; docs/performance.md,
   // session 28). The cost of asking less often: a background checkpoint rarely catches up
   // with the WAL's end under steady writes, so the leader's checkpoint at 4,000 pages,
-  // inside the writer's turn, runs more often (5 to 6 a second instead of 2 to 3 at about
-  // 12,000 creates a second), while the database file's fsyncs fall from about 230 a
-  // second to 12 (a checkpoint fsyncs it only when it reached the WAL's end).
+  // inside the writer's turn, runs more often (5 to 7 a second instead of 2 to 4 at
+  // 11,000 to 14,000 creates a second), while the database file's fsyncs fall from 200 to
+  // 260 a second to about 12 (a checkpoint fsyncs it only when it reached the WAL's end).
   static constexpr int kCheckpointPages = 1000;
   static constexpr int kLeaderCheckpointPages = 4000;
 
