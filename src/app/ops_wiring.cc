@@ -7,6 +7,7 @@
 #include "src/crm/automation_runs_repo.h"
 #include "src/crm/campaign_send_repo.h"
 #include "src/http/forwarding.h"
+#include "src/store/sqlite.h"
 #include "src/webhooks/deliveries_repo.h"
 #include "src/webhooks/endpoints_repo.h"
 
@@ -102,6 +103,25 @@ void AddCollectors(App::Services& s) {
         .Set(metrics::ProcessRssBytes());
     m.Gauge("crmd_db_pool_size", "Database connections this node may open for transactions.")
         .Set(DbPoolSize(s.config));
+    if (s.db->dialect() == store::Dialect::kSqlite) {
+      // The SQLite engine's own counts (src/store/sqlite.cc), read from memory. Counters
+      // only go up, and only this collector moves these (collectors run one at a time).
+      const store::SqliteWriteStats w = store::WriteStats(*s.db);
+      auto up_to = [](metrics::Counter& c, uint64_t v) {
+        if (v > c.Value()) c.Inc(v - c.Value());
+      };
+      up_to(m.Counter("crmd_sqlite_checkpoints_total",
+                      "SQLite checkpoints: by the checkpoint thread (background: asked for each "
+                      "1,000 pages of WAL growth, or after a quiet second) or by a group "
+                      "commit's leader inside its turn once the WAL reached 4,000 pages (leader).",
+                      {{"by", "background"}}),
+            w.background_checkpoints);
+      up_to(m.Counter("crmd_sqlite_checkpoints_total", "", {{"by", "leader"}}), w.leader_checkpoints);
+      up_to(m.Counter("crmd_sqlite_wal_syncs_total",
+                      "fdatasyncs of the SQLite WAL by the group commit's sync thread; each "
+                      "covers every batch committed since the one before."),
+            w.syncs);
+    }
     const int64_t now = s.clock->NowUnix();
     auto level = store::CheckMigrations(*s.db);
     auto queues = level ? ReadJobQueues(*s.db, now) : Result<JobQueues>(Fail(level.error()));

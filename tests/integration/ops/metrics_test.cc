@@ -2,9 +2,13 @@
 // traffic the test sends between two scrapes; the allow-list and the second listener.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "src/app/app.h"
 #include "src/app/services.h"
 #include "src/http/client.h"
+#include "src/store/db.h"
 #include "tests/integration/ops/exposition.h"
 #include "tests/support/crmd_process.h"
 #include "tests/support/mcp_client.h"
@@ -88,6 +92,50 @@ TEST(Metrics, CountersMoveByExactlyTheTrafficSent) {
     EXPECT_TRUE(after.Has("crmd_job_queue_lag_seconds" + labels)) << queue;
   }
   EXPECT_TRUE(after.Has(R"(crmd_webhook_endpoints{state="enabled"})"));
+  if (server.app().services().db->dialect() == store::Dialect::kSqlite) {
+    // The create before the first scrape was made durable by a sync of the WAL.
+    EXPECT_GE(before["crmd_sqlite_wal_syncs_total"], 1);
+    EXPECT_TRUE(after.Has(R"(crmd_sqlite_checkpoints_total{by="background"})"));
+    EXPECT_TRUE(after.Has(R"(crmd_sqlite_checkpoints_total{by="leader"})"));
+  } else {
+    EXPECT_FALSE(after.Has("crmd_sqlite_wal_syncs_total"));
+  }
+}
+
+// The SQLite engine's checkpoints are counted as they happen: 600 contacts with long
+// names, one a commit, take the WAL past 1,000 pages, and the checkpoint thread is asked
+// for one.
+TEST(Metrics, SqliteCheckpointsAndWalSyncsAreCounted) {
+  TestServer server;
+  if (server.app().services().db->dialect() != store::Dialect::kSqlite) {
+    Exposition e = Scrape(server);
+    EXPECT_FALSE(e.Has(R"(crmd_sqlite_checkpoints_total{by="background"})"));
+    return;
+  }
+  Exposition before = Scrape(server);
+  const std::string name(90, 'n');
+  auto& db = *server.app().services().db;
+  for (int i = 0; i < 600; ++i) {
+    ASSERT_TRUE(db.Write([&](store::Conn& c) -> Status {
+      auto r = c.Exec(
+          "INSERT INTO contacts (email, first_name, last_name, status, created_at, updated_at) "
+          "VALUES (?, ?, ?, 'subscribed', 0, 0)",
+          {"c" + std::to_string(i) + "@example.com", name, name});
+      if (!r) return Fail(r.error());
+      return Ok();
+    }));
+  }
+  // Bounded: the checkpoint thread runs the one asked for on its own time.
+  Exposition after = Scrape(server);
+  for (int i = 0; i < 100 && after[R"(crmd_sqlite_checkpoints_total{by="background"})"] ==
+                                 before[R"(crmd_sqlite_checkpoints_total{by="background"})"];
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    after = Scrape(server);
+  }
+  EXPECT_GT(after[R"(crmd_sqlite_checkpoints_total{by="background"})"],
+            before[R"(crmd_sqlite_checkpoints_total{by="background"})"]);
+  EXPECT_GE(after["crmd_sqlite_wal_syncs_total"] - before["crmd_sqlite_wal_syncs_total"], 1);
 }
 
 TEST(Metrics, TokenEndpointCountsRefusalsByOAuthError) {
