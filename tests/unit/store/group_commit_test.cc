@@ -22,7 +22,7 @@
 #include "src/core/worker_pool.h"
 #include "src/store/db.h"
 #include "src/store/sqlite.h"
-#include "tests/support/test_server.h"
+#include "tests/unit/store/sqlite_fixture.h"
 
 namespace crmd::store {
 namespace {
@@ -37,54 +37,8 @@ struct GatherMax {
   GatherMax& operator=(const GatherMax&) = delete;
 };
 
-struct Fixture {
-  testing::TempDir dir;
-  std::unique_ptr<Database> db;
-
-  Fixture() {
-    db = std::move(*Open("sqlite:" + dir.path() + "/a.db"));
-    EXPECT_TRUE(db->Write([](Conn& c) -> Result<int64_t> {
-      return c.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY, who TEXT NOT NULL)");
-    }));
-  }
-
-  Result<int64_t> Insert(int64_t id, const std::string& who = "w") {
-    return db->Write([&](Conn& c) { return c.Exec("INSERT INTO t(id, who) VALUES (?, ?)", {id, who}); });
-  }
-
-  int64_t Count() {
-    return *db->Read([](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
-  }
-
-  // `threads` threads insert `each` rows each (ids first_id to first_id - 1 + threads *
-  // each), all at once; returns how many inserts failed.
-  int InsertFromThreads(int threads, int each, const std::string& who = "w", int64_t first_id = 1) {
-    std::atomic<int> failed{0};
-    std::vector<std::thread> running;
-    for (int t = 0; t < threads; ++t)
-      running.emplace_back([&, t] {
-        for (int i = 0; i < each; ++i)
-          if (!Insert(first_id + t * each + i, who)) ++failed;
-      });
-    for (auto& th : running) th.join();
-    return failed.load();
-  }
-
-  uint64_t Commits() { return WriteStats(*db).commits; }
-
-  // Waits (bounded) until `n` Write() calls are queued behind the running batch.
-  bool WaitQueued(int64_t n) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (WriteStats(*db).queued < n) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
-  }
-};
-
 TEST(SqliteGroupCommit, ConcurrentWritersAreAllCommitted) {
-  Fixture f;
+  SqliteFixture f;
   const uint64_t before = f.Commits();
   constexpr int kThreads = 8, kEach = 150;
   EXPECT_EQ(f.InsertFromThreads(kThreads, kEach), 0);
@@ -100,7 +54,7 @@ TEST(SqliteGroupCommit, ConcurrentWritersAreAllCommitted) {
 // batches in a row) wakes its batch itself. Sixteen threads writing without a pause keep
 // writers queued behind every batch, so every way is taken.
 TEST(SqliteGroupCommit, EveryWriterOfEveryBatchIsAnsweredThroughHandovers) {
-  Fixture f;
+  SqliteFixture f;
   const uint64_t before = f.Commits();
   constexpr int kThreads = 16, kEach = 300;
   // A leader hands over when it has led four batches in a row and more are queued, which
@@ -121,135 +75,10 @@ TEST(SqliteGroupCommit, EveryWriterOfEveryBatchIsAnsweredThroughHandovers) {
   EXPECT_EQ(stats.queued, 0);
 }
 
-// Checkpoints run on the driver's own thread while writers go on, and the WAL stays
-// bounded (src/store/sqlite.cc: the leader checkpoints too once the WAL is long).
-TEST(SqliteGroupCommit, CheckpointsRunBesideTheWritersAndTheWalStaysBounded) {
-  Fixture f;
-  constexpr int kThreads = 4, kEach = 1500;
-  const std::string payload(2000, 'p');
-  EXPECT_EQ(f.InsertFromThreads(kThreads, kEach, payload), 0);
-  EXPECT_EQ(f.Count(), kThreads * kEach);
-  const SqliteWriteStats stats = WriteStats(*f.db);
-  EXPECT_GE(stats.background_checkpoints, 1u);
-  // About 12 MB of rows went through the WAL; it never grew far past the leader's
-  // threshold (4,000 pages of 4 KiB), plus one batch.
-  FILE* wal = std::fopen((f.dir.path() + "/a.db-wal").c_str(), "rb");
-  ASSERT_NE(wal, nullptr);
-  std::fseek(wal, 0, SEEK_END);
-  const long wal_bytes = std::ftell(wal);
-  std::fclose(wal);
-  EXPECT_GT(wal_bytes, 0);
-  EXPECT_LT(wal_bytes, 6000L * (4096 + 24));
-}
-
-// A background checkpoint is asked for once per 1,000 pages the WAL grows, not after
-// every commit past 1,000 (a checkpoint that can copy sorts the frames of the WAL index
-// segment it starts in from the segment's first, so asking after every commit re-sorted
-// up to 4,000 frames per commit; this test counts the asks only). A reader outside the
-// driver keeps its snapshot open, so no checkpoint can copy past it and the WAL only
-// grows; 1,000 rows of 3,000 bytes, one a commit (three pages each), take it to about
-// 3,000 pages, short of the leader's 4,000.
-TEST(SqliteGroupCommit, ABackgroundCheckpointIsAskedForOncePerThousandPagesOfGrowth) {
-  Fixture f;
-  ASSERT_TRUE(f.Insert(1));
-  sqlite3* reader = nullptr;
-  ASSERT_EQ(sqlite3_open((f.dir.path() + "/a.db").c_str(), &reader), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT COUNT(*) FROM t;", nullptr, nullptr, nullptr), SQLITE_OK);
-  const uint64_t before = WriteStats(*f.db).background_checkpoints;
-  const auto start = std::chrono::steady_clock::now();
-  const std::string payload(3000, 'p');
-  for (int64_t id = 2; id <= 1001; ++id) ASSERT_TRUE(f.Insert(id, payload));
-  const auto seconds =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
-  const SqliteWriteStats stats = WriteStats(*f.db);
-  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
-  sqlite3_close(reader);
-  EXPECT_EQ(stats.leader_checkpoints, 0u) << "the WAL reached 4,000 pages; the test needs fewer rows";
-  // Asked for at 1,000, 2,000 and 3,000 pages, plus at most one per quiet second (none is
-  // quiet here, but the loop's one-second wait may time out between two asks).
-  EXPECT_GE(stats.background_checkpoints - before, 2u);
-  EXPECT_LE(stats.background_checkpoints - before, 3u + static_cast<uint64_t>(seconds) + 1u)
-      << "over " << seconds << " s";
-}
-
-// Writes that stop between two asks still get their checkpoint: after a quiet second, one
-// runs for a WAL of 1,000 pages or more with commits since the last checkpoint, or whose
-// last checkpoint did not reach its end (a reader held it back), and then they stop.
-TEST(SqliteGroupCommit, AWalLeftLongWhenWritesStopIsCheckpointedAfterAQuietSecond) {
-  Fixture f;
-  ASSERT_TRUE(f.Insert(1));
-  sqlite3* reader = nullptr;
-  ASSERT_EQ(sqlite3_open((f.dir.path() + "/a.db").c_str(), &reader), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT COUNT(*) FROM t;", nullptr, nullptr, nullptr), SQLITE_OK);
-  const std::string payload(3000, 'p');
-  for (int64_t id = 2; id <= 500; ++id) ASSERT_TRUE(f.Insert(id, payload));  // about 1,500 pages
-  // The checkpoint asked for at 1,000 pages could not pass the reader.
-  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
-  sqlite3_close(reader);
-  const uint64_t quiet = WriteStats(*f.db).background_checkpoints;
-  // Bounded: until a checkpoint has run since and none has for 1.5 s (the loop's wait is
-  // one second, so one that still found the WAL not copied would have run again).
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::seconds(20);
-  uint64_t last = quiet;
-  auto changed_at = Clock::now();
-  bool settled = false;
-  while (!settled && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const uint64_t now = WriteStats(*f.db).background_checkpoints;
-    if (now != last) {
-      last = now;
-      changed_at = Clock::now();
-    }
-    settled = last > quiet && Clock::now() - changed_at >= std::chrono::milliseconds(1500);
-  }
-  EXPECT_GT(last, quiet) << "no checkpoint after the writes stopped";
-  EXPECT_TRUE(settled) << "a quiet node went on checkpointing: " << last - quiet << " since the writes stopped";
-  EXPECT_EQ(f.Count(), 500);
-}
-
-// A quiet second's checkpoint that a reader held back is tried again once a second, with
-// no commit since: when the reader is gone, the next one copies the WAL.
-TEST(SqliteGroupCommit, AQuietCheckpointHeldBackByAReaderIsTriedAgain) {
-  Fixture f;
-  ASSERT_TRUE(f.Insert(1));
-  sqlite3* reader = nullptr;
-  ASSERT_EQ(sqlite3_open((f.dir.path() + "/a.db").c_str(), &reader), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT COUNT(*) FROM t;", nullptr, nullptr, nullptr), SQLITE_OK);
-  const std::string payload(3000, 'p');
-  for (int64_t id = 2; id <= 500; ++id) ASSERT_TRUE(f.Insert(id, payload));  // about 1,500 pages
-  using Clock = std::chrono::steady_clock;
-  // Waits (bounded) until the background checkpoints number more than `than`.
-  auto more_than = [&](uint64_t than) {
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (Clock::now() < deadline) {
-      if (WriteStats(*f.db).background_checkpoints > than) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  };
-  // The reader still holds its snapshot: quiet seconds' checkpoints run and copy nothing.
-  // The first after the writes would run anyway (commits came after the ask at 1,000
-  // pages); three are asked for, so that two of them are retries even if the ask's own
-  // checkpoint was counted only after `held` was read.
-  const uint64_t held = WriteStats(*f.db).background_checkpoints;
-  ASSERT_TRUE(more_than(held)) << "no checkpoint after the writes stopped";
-  ASSERT_TRUE(more_than(held + 2)) << "a checkpoint held back by a reader was not tried again";
-  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
-  sqlite3_close(reader);
-  // Without the reader, one copies the whole WAL; after that, a second of quiet runs none.
-  const uint64_t freed = WriteStats(*f.db).background_checkpoints;
-  ASSERT_TRUE(more_than(freed)) << "no checkpoint after the reader went";
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  const uint64_t copied = WriteStats(*f.db).background_checkpoints;
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  EXPECT_EQ(WriteStats(*f.db).background_checkpoints, copied) << "checkpoints went on after one copied the WAL";
-}
-
 // While one batch runs, the writers that arrive queue up and are committed together: one
 // commit for all of them.
 TEST(SqliteGroupCommit, WritersQueuedBehindABatchShareOneCommit) {
-  Fixture f;
+  SqliteFixture f;
   const uint64_t before = f.Commits();
   constexpr int kQueued = 7;
   std::atomic<bool> running{false};
@@ -279,7 +108,7 @@ TEST(SqliteGroupCommit, WritersQueuedBehindABatchShareOneCommit) {
 
 // A writer that fails is rolled back to its own savepoint; the others in its batch commit.
 TEST(SqliteGroupCommit, AFailingWriterIsRolledBackAloneInItsBatch) {
-  Fixture f;
+  SqliteFixture f;
   const uint64_t before = f.Commits();
   std::atomic<bool> release{false}, running{false};
   std::thread leader([&] {
@@ -331,7 +160,7 @@ TEST(SqliteGroupCommit, AFailingWriterIsRolledBackAloneInItsBatch) {
 }
 
 TEST(SqliteGroupCommit, AnExceptionReachesItsOwnCallerOnlyAndRollsBackItsWork) {
-  Fixture f;
+  SqliteFixture f;
   std::atomic<bool> release{false}, running{false};
   std::thread leader([&] {
     EXPECT_TRUE(f.db->Write([&](Conn& c) -> Result<int64_t> {
@@ -370,7 +199,7 @@ TEST(SqliteGroupCommit, AnExceptionReachesItsOwnCallerOnlyAndRollsBackItsWork) {
 // A callback may run on another caller's thread (the batch's leader); it still sees its own
 // caller's log context, which the outbox records with each event.
 TEST(SqliteGroupCommit, ACallbackRunsUnderItsCallersLogContext) {
-  Fixture f;
+  SqliteFixture f;
   std::atomic<bool> release{false}, running{false};
   std::thread leader([&] {
     LogScope scope(LogContext{.request_id = "leader", .trace = {}});
@@ -409,7 +238,7 @@ TEST(SqliteGroupCommit, ACallbackRunsUnderItsCallersLogContext) {
 // fdatasyncs the WAL before the batch is answered: each of twenty writes one after the
 // other is answered after a sync of its own, and is seen by another connection then.
 TEST(SqliteGroupCommit, AnAcknowledgedWriteIsAnsweredAfterTheWalIsSynced) {
-  Fixture f;
+  SqliteFixture f;
   auto sync = f.db->Write([](Conn& c) -> Result<int64_t> {
     auto row = c.QueryOne("PRAGMA synchronous");
     if (!row) return Fail(row.error());
@@ -434,7 +263,7 @@ TEST(SqliteGroupCommit, AnAcknowledgedWriteIsAnsweredAfterTheWalIsSynced) {
 // fdatasync: an idle node's job loops no longer sync the disk several times a second. The
 // next write that changes a row is synced before it is answered, as every write is.
 TEST(SqliteGroupCommit, AWriteThatChangedNothingIsAnsweredWithoutASync) {
-  Fixture f;
+  SqliteFixture f;
   ASSERT_TRUE(f.Insert(1));
   const SqliteWriteStats before = WriteStats(*f.db);
   for (int i = 0; i < 10; ++i) {
@@ -456,7 +285,7 @@ TEST(SqliteGroupCommit, AWriteThatChangedNothingIsAnsweredWithoutASync) {
 // process killed between a COMMIT and its sync, which no sync covered and whose rows a
 // write that changes nothing may read and answer from.
 TEST(SqliteGroupCommit, TheFirstRoundAfterAnOpenSyncsEvenIfItWroteNothing) {
-  Fixture f;
+  SqliteFixture f;
   ASSERT_TRUE(f.Insert(1));
   f.db.reset();
   f.db = std::move(*Open("sqlite:" + f.dir.path() + "/a.db"));
@@ -478,7 +307,7 @@ TEST(SqliteGroupCommit, TheFirstRoundAfterAnOpenSyncsEvenIfItWroteNothing) {
 // without being committed, even once syncs would succeed again, and Writable() says so.
 // A restart (a new Open) writes again.
 TEST(SqliteGroupCommit, AFailedSyncOfTheWalFailsThatRoundAndEveryLaterWrite) {
-  Fixture f;
+  SqliteFixture f;
   ASSERT_TRUE(f.Insert(1));
   ASSERT_TRUE(f.db->Writable());
   FailWalSyncsForTesting(true);
@@ -519,7 +348,7 @@ TEST(SqliteGroupCommit, AFailedSyncOfTheWalFailsThatRoundAndEveryLaterWrite) {
 // the removed file, which nothing keeps past a crash, so no write is acknowledged from the
 // next sync on.
 TEST(SqliteGroupCommit, WritesFailOnceTheWalFileHasBeenRemoved) {
-  Fixture f;
+  SqliteFixture f;
   ASSERT_TRUE(f.Insert(1));
   ASSERT_EQ(unlink((f.dir.path() + "/a.db-wal").c_str()), 0);
   EXPECT_FALSE(f.db->Writable());  // seen before any write
@@ -535,7 +364,7 @@ TEST(SqliteGroupCommit, WritesFailOnceTheWalFileHasBeenRemoved) {
 // for it as SQLite's busy timeout would, and meanwhile counts as a blocked handler: the
 // pool's other handlers get its core, on a fiber too. Released, the write goes through.
 TEST(SqliteGroupCommit, AWriteWaitingForAnotherConnectionsLockIsABlockedHandler) {
-  Fixture f;
+  SqliteFixture f;
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open((f.dir.path() + "/a.db").c_str(), &other), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
@@ -563,7 +392,7 @@ TEST(SqliteGroupCommit, AWriteWaitingForAnotherConnectionsLockIsABlockedHandler)
 // second writer may have joined the first batch before it began) and share a commit or
 // two. (A build with a sanitizer runs no fibers: there each waits on a thread of its own.)
 TEST(SqliteGroupCommit, WritersOnHandlerFibersQueueWithoutAThreadEach) {
-  Fixture f;
+  SqliteFixture f;
   // No gathering: the first batch must begin with the first writer or two alone, for the
   // others to queue behind it (gathering has tests of its own below).
   GatherMax no_gathering(0);
@@ -607,7 +436,7 @@ TEST(SqliteGroupCommit, WritersOnHandlerFibersQueueWithoutAThreadEach) {
 // own as the leader's region frees the runner, and may queue behind its batch anyway:
 // there gather_waits alone tells gathering happened.)
 TEST(SqliteGroupCommit, ALeaderWaitsForWritersStillQueuedOnItsPool) {
-  Fixture f;
+  SqliteFixture f;
   GatherMax long_enough(5'000'000);  // bounded by the queue emptying, not by time
   const uint64_t before = f.Commits();
   const uint64_t waits_before = WriteStats(*f.db).gather_waits;
@@ -637,7 +466,7 @@ TEST(SqliteGroupCommit, ALeaderWaitsForWritersStillQueuedOnItsPool) {
 // A write with nothing queued behind it on its pool (one client) is not held back, and a
 // writer off any pool (a job loop) never waits.
 TEST(SqliteGroupCommit, AWriteWithNothingQueuedOnItsPoolDoesNotWait) {
-  Fixture f;
+  SqliteFixture f;
   GatherMax long_enough(5'000'000);
   const uint64_t waits_before = WriteStats(*f.db).gather_waits;
   std::atomic<int> ok{0};

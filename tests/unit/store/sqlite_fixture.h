@@ -1,0 +1,64 @@
+// A SQLite database in a temporary folder with one table, for the driver's group commit
+// and checkpoint tests (group_commit_test.cc, checkpoint_test.cc).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/store/db.h"
+#include "src/store/sqlite.h"
+#include "tests/support/test_server.h"
+
+namespace crmd::store {
+
+struct SqliteFixture {
+  testing::TempDir dir;
+  std::unique_ptr<Database> db;
+
+  SqliteFixture() {
+    db = std::move(*Open("sqlite:" + dir.path() + "/a.db"));
+    EXPECT_TRUE(db->Write([](Conn& c) -> Result<int64_t> {
+      return c.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY, who TEXT NOT NULL)");
+    }));
+  }
+
+  Result<int64_t> Insert(int64_t id, const std::string& who = "w") {
+    return db->Write([&](Conn& c) { return c.Exec("INSERT INTO t(id, who) VALUES (?, ?)", {id, who}); });
+  }
+
+  int64_t Count() {
+    return *db->Read([](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
+  }
+
+  // `threads` threads insert `each` rows each (ids first_id to first_id - 1 + threads *
+  // each), all at once; returns how many inserts failed.
+  int InsertFromThreads(int threads, int each, const std::string& who = "w", int64_t first_id = 1) {
+    std::atomic<int> failed{0};
+    std::vector<std::thread> running;
+    for (int t = 0; t < threads; ++t)
+      running.emplace_back([&, t] {
+        for (int i = 0; i < each; ++i)
+          if (!Insert(first_id + t * each + i, who)) ++failed;
+      });
+    for (auto& th : running) th.join();
+    return failed.load();
+  }
+
+  uint64_t Commits() { return WriteStats(*db).commits; }
+
+  // Waits (bounded) until `n` Write() calls are queued behind the running batch.
+  bool WaitQueued(int64_t n) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (WriteStats(*db).queued < n) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+};
+
+}  // namespace crmd::store
