@@ -21,9 +21,9 @@ GrantOutcome Refused(OAuthError e) { return {Refuse(std::move(e)), false}; }
 // from it is revoked.
 Result<GrantOutcome> Replay(store::Conn& c, const CodeRow& code, int64_t now) {
   if (auto st = repo::RevokeGrant(c, code.grant_id, now); !st) return Fail(st.error());
-  spdlog::warn(R"("event":"auth_code_replay","client_id":"{}","grant_id":"{}")", code.client_id,
-               code.grant_id);
-  return GrantOutcome{Refuse(OAuthError::InvalidGrant("authorization code already used")), true};
+  return GrantOutcome{Refuse(OAuthError::InvalidGrant("authorization code already used")), true,
+                      fmt::format(R"("event":"auth_code_replay","client_id":"{}","grant_id":"{}")",
+                                  code.client_id, code.grant_id)};
 }
 
 }  // namespace

@@ -34,4 +34,6 @@ void LogGrantFailure(const char* grant, const Error& error) {
                 error.detail.empty() ? error.message : error.detail);
 }
 
+void LogGrantWarning(const std::string& line) { spdlog::warn("{}", line); }
+
 }  // namespace crmd::auth

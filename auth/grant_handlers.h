@@ -48,6 +48,9 @@ nlohmann::json TokenResponseBody(const IssuedAccessToken& token, const std::stri
 struct GrantOutcome {
   OAuthResult<nlohmann::json> result;
   bool revoked = false;  // tell the revocation cache
+  // A security event (a replayed code, a reused refresh token) to log as a warning once the
+  // transaction is committed: the body may run twice (store/db.h).
+  std::string warning;
 };
 
 // Runs `body` in a write transaction and turns the outcome into the endpoint's answer,
@@ -55,6 +58,7 @@ struct GrantOutcome {
 template <typename F>
 OAuthResult<nlohmann::json> RunGrant(TokenService& tokens, const char* grant, F&& body);
 void LogGrantFailure(const char* grant, const Error& error);
+void LogGrantWarning(const std::string& line);
 
 template <typename F>
 OAuthResult<nlohmann::json> RunGrant(TokenService& tokens, const char* grant, F&& body) {
@@ -70,6 +74,7 @@ OAuthResult<nlohmann::json> RunGrant(TokenService& tokens, const char* grant, F&
     return Refuse(OAuthError::ServerError());
   }
   if (outcome->revoked) tokens.RevocationsChanged();
+  if (!outcome->warning.empty()) LogGrantWarning(outcome->warning);
   return std::move(outcome->result);
 }
 

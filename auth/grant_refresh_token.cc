@@ -33,9 +33,9 @@ OAuthResult<nlohmann::json> GrantRefreshToken(const GrantContext& ctx) {
     const repo::RefreshTokenRow& row = **found;
     auto reuse = [&]() -> Result<GrantOutcome> {
       if (auto st = repo::RevokeGrant(c, row.grant_id, now); !st) return Fail(st.error());
-      spdlog::warn(R"("event":"refresh_token_reuse","client_id":"{}","grant_id":"{}")",
-                   row.client_id, row.grant_id);
-      return GrantOutcome{Refuse(OAuthError::InvalidGrant("refresh token already used")), true};
+      return GrantOutcome{Refuse(OAuthError::InvalidGrant("refresh token already used")), true,
+                          fmt::format(R"("event":"refresh_token_reuse","client_id":"{}","grant_id":"{}")",
+                                      row.client_id, row.grant_id)};
     };
     // A rotated token presented again: someone holds a copy. Revoke the family.
     if (row.used_at) return reuse();

@@ -28,6 +28,7 @@ Result<SigningKey> KeyStore::Current() {
   struct Chosen {
     std::string kid, pem;
     int64_t created_at;
+    bool created = false;  // logged after the commit: the callback may run twice (store/db.h)
   };
   auto chosen = db_.Write([&](store::Conn& c) -> Result<Chosen> {
     auto row = repo::NewestActiveKey(c);
@@ -36,7 +37,7 @@ Result<SigningKey> KeyStore::Current() {
       return Chosen{(*row)->kid, (*row)->private_pem, (*row)->created_at};
     auto key = EcKey::Generate();
     if (!key) return Fail(key.error());
-    Chosen fresh{key->Thumbprint(), key->PrivatePem(), now};
+    Chosen fresh{key->Thumbprint(), key->PrivatePem(), now, true};
     if (fresh.pem.empty()) return Fail(Error::Internal("cannot serialise signing key"));
     if (auto st = repo::RetireActiveKeys(c, now, now + options_.retire_grace_s); !st)
       return Fail(st.error());
@@ -44,10 +45,10 @@ Result<SigningKey> KeyStore::Current() {
             repo::InsertSigningKey(c, fresh.kid, fresh.pem, key->PublicJwk(fresh.kid).dump(), now);
         !st)
       return Fail(st.error());
-    spdlog::info(R"("event":"signing_key_created","kid":"{}")", fresh.kid);
     return fresh;
   });
   if (!chosen) return Fail(chosen.error());
+  if (chosen->created) spdlog::info(R"("event":"signing_key_created","kid":"{}")", chosen->kid);
   auto key = EcKey::FromPrivatePem(chosen->pem);
   if (!key) return Fail(key.error());
   SigningKey sk{chosen->kid, std::make_shared<const EcKey>(std::move(*key)), chosen->created_at};

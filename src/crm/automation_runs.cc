@@ -169,7 +169,10 @@ Result<int> AutomationRuns::ClaimEvents(int limit) {
 
 Result<std::optional<LeasedStep>> AutomationRuns::RunOne(int64_t run_id, int* handled) {
   const int64_t now = clock_.NowUnix();
-  return db_.Write([&](store::Conn& c) -> Result<std::optional<LeasedStep>> {
+  // Counted once the step is committed: the callback may run twice (store/db.h).
+  int counted = 0;
+  auto out = db_.Write([&](store::Conn& c) -> Result<std::optional<LeasedStep>> {
+    counted = 0;
     auto loaded = runs::Load(c, run_id, true);
     if (!loaded) return Fail(loaded.error());
     if (!*loaded) return std::optional<LeasedStep>{};
@@ -182,7 +185,7 @@ Result<std::optional<LeasedStep>> AutomationRuns::RunOne(int64_t run_id, int* ha
       if (!moved) return Fail(moved.error());
       if (!*moved) return Moved();
       if (auto s = runs::Count(c, r.automation_id, "completed"); !s) return Fail(s.error());
-      ++*handled;
+      ++counted;
       return std::optional<LeasedStep>{};
     }
     const json& step = r.steps[index];
@@ -191,14 +194,14 @@ Result<std::optional<LeasedStep>> AutomationRuns::RunOne(int64_t run_id, int* ha
       if (auto s = runs::CountStep(c, r.automation_id, index, "done"); !s) return Fail(s.error());
       if (auto s = Next(c, r, index, now + WaitSeconds(step), std::nullopt, now); !s)
         return Fail(s.error());
-      ++*handled;
+      ++counted;
       return std::optional<LeasedStep>{};
     }
     if (type == "send_email" && r.contact_status != "subscribed") {
       if (auto s = runs::CountStep(c, r.automation_id, index, "skipped"); !s) return Fail(s.error());
       if (auto s = Next(c, r, index, now, "skipped: contact is " + r.contact_status, now); !s)
         return Fail(s.error());
-      ++*handled;
+      ++counted;
       return std::optional<LeasedStep>{};
     }
     if (type == "send_email" || type == "call_webhook") {
@@ -215,9 +218,11 @@ Result<std::optional<LeasedStep>> AutomationRuns::RunOne(int64_t run_id, int* ha
     if (auto s = runs::CountStep(c, r.automation_id, index, *failure ? "failed" : "done"); !s)
       return Fail(s.error());
     if (auto s = Next(c, r, index, now, *failure, now); !s) return Fail(s.error());
-    ++*handled;
+    ++counted;
     return std::optional<LeasedStep>{};
   });
+  if (out) *handled += counted;
+  return out;
 }
 
 Result<std::vector<LeasedStep>> AutomationRuns::RunDue(int limit, int* handled) {

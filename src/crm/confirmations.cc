@@ -189,6 +189,7 @@ ConfirmOutcome ConfirmationService::RequestUncounted(const Actor& actor, const s
   const ActionSpec& spec = it->second;
   json details;
   auto r = o_.db->Write([&](store::Conn& c) -> Result<json> {
+    details = nullptr;  // the callback may run twice (store/db.h)
     auto p = spec.preview(c, args);
     if (!p) return Fail(p.error());
     if (!p->blockers.empty()) {
@@ -209,6 +210,9 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
   json details;
   bool stale = false;
   auto r = o_.db->Write([&](store::Conn& c) -> Result<json> {
+    // The callback may run twice (store/db.h): what it reports starts afresh.
+    details = nullptr;
+    stale = false;
     auto row = confirmations_repo::FindByTokenHash(c, crypto::HashSecret(token));
     if (!row) return Fail(row.error());
     const auto invalid = [] {

@@ -81,42 +81,51 @@ Result<SeedReport> Seed(store::Database& db, const SeedOptions& o) {
   const char* kStatus[] = {"pending", "subscribed", "unsubscribed", "bounced", "complained"};
   for (int64_t done = 0; done < o.contacts;) {
     int64_t n = std::min<int64_t>(o.batch, o.contacts - done);
+    // The callback may run twice (store/db.h): it draws from a copy of the generator and
+    // counts into a total of its own, both kept once the batch is committed.
+    const std::mt19937 start = rng;
+    std::mt19937 gen;
+    int64_t memberships = 0;
     auto st = db.Write([&](store::Conn& c) -> Result<int64_t> {
+      gen = start;
+      memberships = 0;
       for (int64_t i = 0; i < n; ++i) {
         int64_t seq = *base + done + i + 1;
-        std::string first = Pick(rng, kFirst), last = Pick(rng, kLast);
-        std::string email = first + "." + last + "." + std::to_string(seq) + "@" + Pick(rng, kDomains);
+        std::string first = Pick(gen, kFirst), last = Pick(gen, kLast);
+        std::string email = first + "." + last + "." + std::to_string(seq) + "@" + Pick(gen, kDomains);
         for (auto& ch : email) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        int64_t created = o.now - std::uniform_int_distribution<int64_t>(0, 365 * 86400)(rng);
+        int64_t created = o.now - std::uniform_int_distribution<int64_t>(0, 365 * 86400)(gen);
         Contact k;
         k.email = email;
         k.first_name = first;
         k.last_name = last;
         k.phone = "+1 555 " + std::to_string(1000000 + seq % 9000000);
-        k.status = kStatus[status_dist(rng)];
-        k.type = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? "customer" : "lead";
-        k.source = Pick(rng, kSources);
+        k.status = kStatus[status_dist(gen)];
+        k.type = std::uniform_int_distribution<int>(0, 3)(gen) == 0 ? "customer" : "lead";
+        k.source = Pick(gen, kSources);
         k.revision = 1;
         k.created_at = k.updated_at = created;
         auto id = repo::InsertContact(c, k);
         if (!id) return Fail(id.error());
         if (!list_ids->empty()) {
-          int64_t l = (*list_ids)[std::uniform_int_distribution<size_t>(0, list_ids->size() - 1)(rng)];
+          int64_t l = (*list_ids)[std::uniform_int_distribution<size_t>(0, list_ids->size() - 1)(gen)];
           auto added = repo::AddMembership(c, /*tags=*/false, *id, l, created);
           if (!added) return Fail(added.error());
-          report.memberships += *added ? 1 : 0;
+          memberships += *added ? 1 : 0;
         }
-        int ntags = std::uniform_int_distribution<int>(0, 2)(rng);
+        int ntags = std::uniform_int_distribution<int>(0, 2)(gen);
         for (int t = 0; t < ntags && !tag_ids->empty(); ++t) {
-          int64_t tag = (*tag_ids)[std::uniform_int_distribution<size_t>(0, tag_ids->size() - 1)(rng)];
+          int64_t tag = (*tag_ids)[std::uniform_int_distribution<size_t>(0, tag_ids->size() - 1)(gen)];
           auto added = repo::AddMembership(c, /*tags=*/true, *id, tag, created);
           if (!added) return Fail(added.error());
-          report.memberships += *added ? 1 : 0;
+          memberships += *added ? 1 : 0;
         }
       }
       return n;
     });
     if (!st) return Fail(st.error());
+    rng = gen;
+    report.memberships += memberships;
     done += n;
     report.contacts += n;
   }

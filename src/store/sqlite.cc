@@ -46,13 +46,14 @@ namespace {
 // Group commit. Write() calls queue up; the first of them that finds no batch running
 // becomes the leader: it takes every queued call (up to kMaxBatch; see Gather for how it
 // may first wait for more), runs them one after the other on the writer connection
-// inside one BEGIN IMMEDIATE .. COMMIT, each in its own SAVEPOINT, and commits once, so
-// one fsync covers the whole batch. Calls that arrive meanwhile wait for the next batch,
+// inside one BEGIN IMMEDIATE .. COMMIT and commits once, so one fsync covers the whole
+// batch. Calls that arrive meanwhile wait for the next batch,
 // led by one of them.
 //
 // What each Write() keeps: its callback runs alone on the connection (serialisable, as
 // before), sees the committed state plus the earlier calls of its batch, and its work is
-// atomic: a callback that fails is rolled back to its savepoint, alone. Nothing is
+// atomic: a callback that fails has its work undone, alone (see RunBatch: the calls of the
+// batch that ran before it in the transaction may run again). Nothing is
 // acknowledged before the COMMIT that holds it has returned and the WAL has been fsynced
 // after it (see SyncLoop); when the COMMIT fails, every call of the batch fails. If SQLite rolls the whole transaction
 // back on its own (I/O error, disk full), the calls already run in it fail too and the
@@ -131,6 +132,7 @@ class SqliteDatabase final : public Database {
     return {.commits = commits_.load(), .queued = queued_.load(),
             .background_checkpoints = background_checkpoints_.load(),
             .leader_checkpoints = leader_checkpoints_.load(), .handovers = handovers_.load(),
+            .batch_reruns = batch_reruns_.load(), .savepoint_calls = savepoint_calls_.load(),
             .syncs = syncs_.load(), .sync_skips = sync_skips_.load(), .gather_waits = gather_waits_.load(),
             .read_slot_pins = pins.pinned, .read_slot_releases = pins.released,
             .read_slot_idle_releases = pins.idle_released};
@@ -276,6 +278,7 @@ class SqliteDatabase final : public Database {
  private:
   static constexpr size_t kMaxBatch = 256;
   static constexpr int kMaxLedInARow = 4;
+  static constexpr int kSavepointBatchesAfterFailure = 16;  // see RunBatch
 
   // One Write() call, on its caller's stack until it is answered. The leader and the sync
   // thread write `result`, `thrown` and `lead` before they notify (which orders them).
@@ -445,15 +448,41 @@ class SqliteDatabase final : public Database {
   bool InTransaction() { return !sqlite3_get_autocommit(writer_->raw()); }
 
   // Runs `batch` in one transaction and sets each call's result. Only the leader calls it.
+  //
+  // Savepoints only after a failure. A call in a SAVEPOINT costs SQLite a copy of every
+  // page it touches into the statement journal (the same twenty-odd pages for every
+  // create_contact of a batch: its table's and indexes' last leaves, the counters, the
+  // audit log and the outbox), about a tenth of the writer's work a create
+  // (docs/performance.md, session 29). So a batch runs its calls without savepoints, and
+  // a call that fails has its work undone with the whole transaction's: ROLLBACK, then the
+  // calls that had succeeded in it run again in a new transaction, each in its savepoint
+  // now, and so does the rest of the batch. Each call's outcome is the one it would have
+  // had with a savepoint from the start (the calls that run again see the committed state
+  // and the earlier calls of the batch, without the failed one's work), at the price of
+  // running some callbacks twice, which every engine allows (db.h). A call that fails
+  // with none before it in the transaction costs no second run. After such a rollback the
+  // next kSavepointBatchesAfterFailure batches take savepoints from the start, so that a
+  // load where calls often fail (duplicates, say) runs each callback about once, as
+  // before.
   void RunBatch(const std::vector<PendingWrite*>& batch) {
+    bool savepoints = savepoint_batches_ > 0;
+    if (savepoints) --savepoint_batches_;
+    const std::vector<PendingWrite*>* calls = &batch;
+    std::vector<PendingWrite*> again;  // after a rollback: the calls to run in savepoints
     std::vector<PendingWrite*> in_tx;  // callbacks that succeeded in the open transaction
-    Status began = Begin();
-    for (PendingWrite* w : batch) {
+    Status began = Ok();
+    bool open = false;
+    for (size_t i = 0; i < calls->size(); ++i) {
+      PendingWrite* w = (*calls)[i];
+      if (!open && began) {
+        began = Begin();
+        open = static_cast<bool>(began);
+      }
       if (!began) {
         w->result = began;
         continue;
       }
-      w->result = RunOne(*w);
+      w->result = RunOne(*w, savepoints);
       if (!InTransaction()) {
         // SQLite rolled the whole transaction back: what ran in it is gone.
         Error lost{.code = Errc::kUnavailable,
@@ -462,12 +491,30 @@ class SqliteDatabase final : public Database {
         for (auto* done : in_tx) done->result = Fail(lost);
         if (w->result) w->result = Fail(lost);
         in_tx.clear();
-        began = Begin();
+        open = false;
         continue;
       }
-      if (w->result) in_tx.push_back(w);
+      if (w->result) {
+        in_tx.push_back(w);
+        continue;
+      }
+      if (savepoints) continue;  // rolled back to its savepoint, alone
+      writer_->Step("ROLLBACK");
+      open = false;
+      if (in_tx.empty()) continue;  // nothing else was in the transaction
+      ++batch_reruns_;
+      savepoint_batches_ = kSavepointBatchesAfterFailure;
+      savepoints = true;
+      std::vector<PendingWrite*> rest;
+      rest.reserve(in_tx.size() + calls->size() - i - 1);
+      rest.insert(rest.end(), in_tx.begin(), in_tx.end());
+      rest.insert(rest.end(), calls->begin() + static_cast<std::ptrdiff_t>(i) + 1, calls->end());
+      again = std::move(rest);
+      calls = &again;
+      in_tx.clear();
+      i = static_cast<size_t>(-1);  // from the start of `again`
     }
-    if (!began) return;
+    if (!open) return;
     if (auto c = writer_->Step("COMMIT"); !c) {
       c = Fail(Errc::kInternal, "internal error", c.error().detail);
       if (InTransaction()) writer_->Step("ROLLBACK");
@@ -477,10 +524,15 @@ class SqliteDatabase final : public Database {
     ++commits_;
   }
 
-  // One call in its savepoint; rolled back to it when the callback fails or throws.
-  Status RunOne(PendingWrite& w) {
-    if (auto sp = writer_->Step("SAVEPOINT crmd_write"); !sp) return sp;
+  // One call, in its savepoint when `savepoint` (rolled back to it when the callback
+  // fails or throws; without one, the caller undoes a failed call's work).
+  Status RunOne(PendingWrite& w, bool savepoint) {
+    if (savepoint) {
+      ++savepoint_calls_;
+      if (auto sp = writer_->Step("SAVEPOINT crmd_write"); !sp) return sp;
+    }
     Status st = Ok();
+    w.thrown = nullptr;  // a call run again starts afresh
     try {
       if (w.log_context) {
         LogScope scope(*w.log_context);
@@ -493,7 +545,7 @@ class SqliteDatabase final : public Database {
       w.thrown = std::current_exception();
       st = Fail(Errc::kInternal, "internal error", "exception in a write transaction");
     }
-    if (!InTransaction()) return st;
+    if (!savepoint || !InTransaction()) return st;
     if (!st) writer_->Step("ROLLBACK TO crmd_write");
     if (auto rel = writer_->Step("RELEASE crmd_write"); !rel && st) return rel;
     return st;
@@ -624,6 +676,9 @@ class SqliteDatabase final : public Database {
   std::atomic<uint64_t> background_checkpoints_{0};
   std::atomic<uint64_t> leader_checkpoints_{0};
   std::atomic<uint64_t> handovers_{0};
+  std::atomic<uint64_t> batch_reruns_{0};
+  std::atomic<uint64_t> savepoint_calls_{0};
+  int savepoint_batches_ = 0;  // leader only (see RunBatch)
   std::atomic<uint64_t> syncs_{0};
   std::atomic<uint64_t> sync_skips_{0};   // rounds with nothing new in the WAL to sync
   std::atomic<uint64_t> wal_commits_{0};  // the writer's COMMITs that wrote frames (OnWal)

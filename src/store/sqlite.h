@@ -22,6 +22,10 @@ struct SqliteWriteStats {
   uint64_t background_checkpoints = 0;  // by the checkpoint thread
   uint64_t leader_checkpoints = 0;      // by a leader, the WAL being long (sqlite.cc)
   uint64_t handovers = 0;  // a leader told the head of the next batch to lead it (sqlite.cc)
+  // Batches rolled back because a call failed without a savepoint, whose earlier calls
+  // then ran again (sqlite.cc, RunBatch); and the calls run in a savepoint.
+  uint64_t batch_reruns = 0;
+  uint64_t savepoint_calls = 0;
   uint64_t syncs = 0;      // fdatasyncs of the WAL by the sync thread (sqlite.cc)
   uint64_t sync_skips = 0;  // its rounds with nothing written since its last sync (no fdatasync)
   uint64_t gather_waits = 0;  // steps a leader stepped aside for writers on their way (sqlite.cc, Gather)
