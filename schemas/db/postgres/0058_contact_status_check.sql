@@ -1,0 +1,3 @@
+-- Nothing to do on PostgreSQL: its CHECK (status IN (...)) is one comparison with an
+-- array, with no table built per row. The SQLite twin (schemas/db/sqlite/0058) rewrites
+-- that engine's, which built a temporary B-tree of the list for every contact inserted.
