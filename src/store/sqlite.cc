@@ -514,7 +514,13 @@ class SqliteDatabase final : public Database {
       in_tx.clear();
       i = static_cast<size_t>(-1);  // from the start of `again`
     }
-    if (!open) return;
+    if (!open) {
+      // Nothing to commit. A ROLLBACK above that failed (it does not in WAL mode, short of
+      // a broken connection) left the transaction open, and Begin() then failed for the
+      // calls after it: no transaction outlives its batch.
+      if (InTransaction()) writer_->Step("ROLLBACK");
+      return;
+    }
     if (auto c = writer_->Step("COMMIT"); !c) {
       c = Fail(Errc::kInternal, "internal error", c.error().detail);
       if (InTransaction()) writer_->Step("ROLLBACK");
