@@ -28,6 +28,7 @@
 
 #include "src/core/log.h"
 #include "src/core/worker_pool.h"
+#include "src/store/sqlite_batch.h"
 #include "src/store/sqlite_conn.h"
 #include "src/store/sqlite_vfs.h"
 
@@ -52,7 +53,7 @@ namespace {
 //
 // What each Write() keeps: its callback runs alone on the connection (serialisable, as
 // before), sees the committed state plus the earlier calls of its batch, and its work is
-// atomic: a callback that fails has its work undone, alone (see RunBatch: the calls of the
+// atomic: a callback that fails has its work undone, alone (src/store/sqlite_batch.h: the calls of the
 // batch that ran before it in the transaction may run again). Nothing is
 // acknowledged before the COMMIT that holds it has returned and the WAL has been fsynced
 // after it (see SyncLoop); when the COMMIT fails, every call of the batch fails. If SQLite rolls the whole transaction
@@ -132,7 +133,7 @@ class SqliteDatabase final : public Database {
     return {.commits = commits_.load(), .queued = queued_.load(),
             .background_checkpoints = background_checkpoints_.load(),
             .leader_checkpoints = leader_checkpoints_.load(), .handovers = handovers_.load(),
-            .batch_reruns = batch_reruns_.load(), .savepoint_calls = savepoint_calls_.load(),
+            .batch_reruns = batch_runner_.reruns(), .savepoint_calls = batch_runner_.savepoint_calls(),
             .syncs = syncs_.load(), .sync_skips = sync_skips_.load(), .gather_waits = gather_waits_.load(),
             .read_slot_pins = pins.pinned, .read_slot_releases = pins.released,
             .read_slot_idle_releases = pins.idle_released};
@@ -243,9 +244,9 @@ class SqliteDatabase final : public Database {
         }
         const auto began = std::chrono::steady_clock::now();
         if (sync_failed_.load(std::memory_order_acquire)) {
-          for (PendingWrite* w : batch->writes) w->result = NotDurable();
+          for (BatchCall* w : batch->writes) w->result = NotDurable();
         } else {
-          RunBatch(batch->writes);
+          if (batch_runner_.Run(batch->writes)) ++commits_;
         }
         if (led == 1) batch->leader = &me;  // the head of the first batch it leads
         if (auto* h = metrics().group_commit_seconds)
@@ -257,7 +258,7 @@ class SqliteDatabase final : public Database {
           std::lock_guard lock(queue_mu_);
           if (batches_.empty()) leading_ = false;
           else if (led < kMaxLedInARow) again = true;
-          else next = batches_.front()->writes.front();
+          else next = static_cast<PendingWrite*>(batches_.front()->writes.front());
         }
         if (next) {
           ++handovers_;
@@ -278,21 +279,16 @@ class SqliteDatabase final : public Database {
  private:
   static constexpr size_t kMaxBatch = 256;
   static constexpr int kMaxLedInARow = 4;
-  static constexpr int kSavepointBatchesAfterFailure = 16;  // see RunBatch
 
   // One Write() call, on its caller's stack until it is answered. The leader and the sync
   // thread write `result`, `thrown` and `lead` before they notify (which orders them).
-  struct PendingWrite {
-    const std::function<Status(Conn&)>* fn = nullptr;
-    LogContext* log_context = nullptr;  // the caller's, or null
-    Status result = Ok();
-    std::exception_ptr thrown;
+  struct PendingWrite : BatchCall {
     bool lead = false;  // told to lead the next batch
     Wakeup wake;        // answered, or told to lead
     Wakeup synced;      // a leader's own batch answered
   };
   struct Batch {
-    std::vector<PendingWrite*> writes;  // appended to under queue_mu_ until it is taken
+    std::vector<BatchCall*> writes;  // PendingWrites, appended to under queue_mu_ until taken
     PendingWrite* leader = nullptr;     // the writer of the batch that led it, if one did
   };
 
@@ -344,7 +340,8 @@ class SqliteDatabase final : public Database {
   }
   // A writer may return as soon as it is notified: nothing of it is touched after.
   static void Answer(const Batch& b) {
-    for (PendingWrite* w : b.writes) {
+    for (BatchCall* call : b.writes) {
+      auto* w = static_cast<PendingWrite*>(call);
       if (w == b.leader) w->synced.Notify();
       else w->wake.Notify();
     }
@@ -396,7 +393,7 @@ class SqliteDatabase final : public Database {
       }
       for (auto& b : batches) {
         if (!ok) {
-          for (PendingWrite* w : b->writes)
+          for (BatchCall* w : b->writes)
             if (w->result) w->result = NotDurable();
         }
         Answer(*b);
@@ -441,120 +438,6 @@ class SqliteDatabase final : public Database {
   static Status NotDurable() {
     return Fail(Errc::kUnavailable, "the database cannot make writes durable",
                 "a sync of the SQLite WAL failed; writes are refused until crmd is restarted");
-  }
-
-  // The batch's own statements go through the statement cache (Step): no parse per call.
-  Status Begin() { return writer_->Step("BEGIN IMMEDIATE"); }
-  bool InTransaction() { return !sqlite3_get_autocommit(writer_->raw()); }
-
-  // Runs `batch` in one transaction and sets each call's result. Only the leader calls it.
-  //
-  // Savepoints only after a failure. A call in a SAVEPOINT costs SQLite a copy of every
-  // page it touches into the statement journal (the same twenty-odd pages for every
-  // create_contact of a batch: its table's and indexes' last leaves, the counters, the
-  // audit log and the outbox), about a tenth of the writer's work a create
-  // (docs/performance.md, session 29). So a batch runs its calls without savepoints, and
-  // a call that fails has its work undone with the whole transaction's: ROLLBACK, then the
-  // calls that had succeeded in it run again in a new transaction, each in its savepoint
-  // now, and so does the rest of the batch. Each call's outcome is the one it would have
-  // had with a savepoint from the start (the calls that run again see the committed state
-  // and the earlier calls of the batch, without the failed one's work), at the price of
-  // running some callbacks twice, which every engine allows (db.h). A call that fails
-  // with none before it in the transaction costs no second run. After such a rollback the
-  // next kSavepointBatchesAfterFailure batches take savepoints from the start, so that a
-  // load where calls often fail (duplicates, say) runs each callback about once, as
-  // before.
-  void RunBatch(const std::vector<PendingWrite*>& batch) {
-    bool savepoints = savepoint_batches_ > 0;
-    if (savepoints) --savepoint_batches_;
-    const std::vector<PendingWrite*>* calls = &batch;
-    std::vector<PendingWrite*> again;  // after a rollback: the calls to run in savepoints
-    std::vector<PendingWrite*> in_tx;  // callbacks that succeeded in the open transaction
-    Status began = Ok();
-    bool open = false;
-    for (size_t i = 0; i < calls->size(); ++i) {
-      PendingWrite* w = (*calls)[i];
-      if (!open && began) {
-        began = Begin();
-        open = static_cast<bool>(began);
-      }
-      if (!began) {
-        w->result = began;
-        continue;
-      }
-      w->result = RunOne(*w, savepoints);
-      if (!InTransaction()) {
-        // SQLite rolled the whole transaction back: what ran in it is gone.
-        Error lost{.code = Errc::kUnavailable,
-                   .message = "the transaction was rolled back",
-                   .detail = "sqlite rolled back a group commit batch"};
-        for (auto* done : in_tx) done->result = Fail(lost);
-        if (w->result) w->result = Fail(lost);
-        in_tx.clear();
-        open = false;
-        continue;
-      }
-      if (w->result) {
-        in_tx.push_back(w);
-        continue;
-      }
-      if (savepoints) continue;  // rolled back to its savepoint, alone
-      writer_->Step("ROLLBACK");
-      open = false;
-      if (in_tx.empty()) continue;  // nothing else was in the transaction
-      ++batch_reruns_;
-      savepoint_batches_ = kSavepointBatchesAfterFailure;
-      savepoints = true;
-      std::vector<PendingWrite*> rest;
-      rest.reserve(in_tx.size() + calls->size() - i - 1);
-      rest.insert(rest.end(), in_tx.begin(), in_tx.end());
-      rest.insert(rest.end(), calls->begin() + static_cast<std::ptrdiff_t>(i) + 1, calls->end());
-      again = std::move(rest);
-      calls = &again;
-      in_tx.clear();
-      i = static_cast<size_t>(-1);  // from the start of `again`
-    }
-    if (!open) {
-      // Nothing to commit. A ROLLBACK above that failed (it does not in WAL mode, short of
-      // a broken connection) left the transaction open, and Begin() then failed for the
-      // calls after it: no transaction outlives its batch.
-      if (InTransaction()) writer_->Step("ROLLBACK");
-      return;
-    }
-    if (auto c = writer_->Step("COMMIT"); !c) {
-      c = Fail(Errc::kInternal, "internal error", c.error().detail);
-      if (InTransaction()) writer_->Step("ROLLBACK");
-      for (auto* w : in_tx) w->result = c;
-      return;
-    }
-    ++commits_;
-  }
-
-  // One call, in its savepoint when `savepoint` (rolled back to it when the callback
-  // fails or throws; without one, the caller undoes a failed call's work).
-  Status RunOne(PendingWrite& w, bool savepoint) {
-    if (savepoint) {
-      ++savepoint_calls_;
-      if (auto sp = writer_->Step("SAVEPOINT crmd_write"); !sp) return sp;
-    }
-    Status st = Ok();
-    w.thrown = nullptr;  // a call run again starts afresh
-    try {
-      if (w.log_context) {
-        LogScope scope(*w.log_context);
-        st = (*w.fn)(*writer_);
-        *w.log_context = std::move(scope.context());
-      } else {
-        st = (*w.fn)(*writer_);
-      }
-    } catch (...) {
-      w.thrown = std::current_exception();
-      st = Fail(Errc::kInternal, "internal error", "exception in a write transaction");
-    }
-    if (!savepoint || !InTransaction()) return st;
-    if (!st) writer_->Step("ROLLBACK TO crmd_write");
-    if (auto rel = writer_->Step("RELEASE crmd_write"); !rel && st) return rel;
-    return st;
   }
 
   // Checkpoints (copying the WAL into the database file, and its fsync). SQLite's own,
@@ -659,6 +542,7 @@ class SqliteDatabase final : public Database {
   }
 
   std::unique_ptr<SqliteConn> writer_;  // used by the batch leader only
+  SqliteBatchRunner batch_runner_{*writer_};  // the leader's, on writer_
   int checkpoint_asked_at_ = 0;          // OnWal's (the writer's): the WAL's length then
   std::atomic<int> wal_pages_{0};        // the WAL's length after the last commit (OnWal)
   std::mutex queue_mu_;
@@ -682,9 +566,6 @@ class SqliteDatabase final : public Database {
   std::atomic<uint64_t> background_checkpoints_{0};
   std::atomic<uint64_t> leader_checkpoints_{0};
   std::atomic<uint64_t> handovers_{0};
-  std::atomic<uint64_t> batch_reruns_{0};
-  std::atomic<uint64_t> savepoint_calls_{0};
-  int savepoint_batches_ = 0;  // leader only (see RunBatch)
   std::atomic<uint64_t> syncs_{0};
   std::atomic<uint64_t> sync_skips_{0};   // rounds with nothing new in the WAL to sync
   std::atomic<uint64_t> wal_commits_{0};  // the writer's COMMITs that wrote frames (OnWal)

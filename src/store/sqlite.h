@@ -23,7 +23,7 @@ struct SqliteWriteStats {
   uint64_t leader_checkpoints = 0;      // by a leader, the WAL being long (sqlite.cc)
   uint64_t handovers = 0;  // a leader told the head of the next batch to lead it (sqlite.cc)
   // Batches rolled back because a call failed without a savepoint, whose earlier calls
-  // then ran again (sqlite.cc, RunBatch); and the calls run in a savepoint.
+  // then ran again (src/store/sqlite_batch.h); and the calls run in a savepoint.
   uint64_t batch_reruns = 0;
   uint64_t savepoint_calls = 0;
   uint64_t syncs = 0;      // fdatasyncs of the WAL by the sync thread (sqlite.cc)

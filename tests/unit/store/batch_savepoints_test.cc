@@ -1,4 +1,4 @@
-// The group commit's savepoints (src/store/sqlite.cc, RunBatch): a batch runs its calls
+// The group commit's savepoints (src/store/sqlite_batch.h): a batch runs its calls
 // without them; a call that fails has its work undone with the transaction's, and the
 // calls that ran before it run again, each in a savepoint, as does the rest of the batch.
 #include <gtest/gtest.h>
