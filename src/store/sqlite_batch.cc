@@ -54,11 +54,10 @@ bool SqliteBatchRunner::Run(const std::vector<BatchCall*>& batch) {
     ++reruns_;
     savepoint_batches_ = kSavepointBatchesAfterFailure;
     savepoints = true;
-    std::vector<BatchCall*> rest;
-    rest.reserve(in_tx.size() + calls->size() - i - 1);
-    rest.insert(rest.end(), in_tx.begin(), in_tx.end());
-    rest.insert(rest.end(), calls->begin() + static_cast<std::ptrdiff_t>(i) + 1, calls->end());
-    again = std::move(rest);
+    // Once only: `calls` is still the batch (savepoints are on from here).
+    again.reserve(in_tx.size() + calls->size() - i - 1);
+    again.insert(again.end(), in_tx.begin(), in_tx.end());
+    again.insert(again.end(), calls->begin() + static_cast<std::ptrdiff_t>(i) + 1, calls->end());
     calls = &again;
     in_tx.clear();
     i = static_cast<size_t>(-1);  // from the start of `again`

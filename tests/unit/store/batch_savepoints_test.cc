@@ -20,24 +20,15 @@ using Callback = std::function<Result<int64_t>(Conn&)>;
 // Holds the group commit's leader in a batch of its own while `callbacks` queue, in their
 // order, as the next batch; then lets it go and answers each call's result.
 std::vector<Result<int64_t>> RunAsOneBatch(SqliteFixture& f, const std::vector<Callback>& callbacks) {
-  std::atomic<bool> release{false}, running{false};
-  std::thread leader([&] {
-    EXPECT_TRUE(f.db->Write([&](Conn& c) -> Result<int64_t> {
-      running = true;
-      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      return c.Exec("INSERT INTO t(id, who) VALUES (1000, 'leader')");
-    }));
-  });
-  while (!running) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  HeldLeader leader(f);
   std::vector<Result<int64_t>> results(callbacks.size(), Result<int64_t>(0));
   std::vector<std::thread> writers;
   for (size_t i = 0; i < callbacks.size(); ++i) {
     writers.emplace_back([&, i] { results[i] = f.db->Write(callbacks[i]); });
     EXPECT_TRUE(f.WaitQueued(static_cast<int64_t>(i) + 1));  // queued in this order
   }
-  release = true;
+  leader.Release();
   for (auto& w : writers) w.join();
-  leader.join();
   return results;
 }
 
@@ -142,15 +133,7 @@ TEST(SqliteBatchSavepoints, ACallThatThrowsAfterAnotherIsUndoneAndRethrownToItsC
   };
   // Not through RunAsOneBatch: the exception reaches the thrower's own thread.
   bool thrown = false;
-  std::atomic<bool> release{false}, running{false};
-  std::thread leader([&] {
-    EXPECT_TRUE(f.db->Write([&](Conn& c) -> Result<int64_t> {
-      running = true;
-      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      return c.Exec("INSERT INTO t(id, who) VALUES (1000, 'leader')");
-    }));
-  });
-  while (!running) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  HeldLeader leader(f);
   Result<int64_t> a = 0;
   std::thread first([&] { a = f.db->Write(InsertCounting(2, "a", a_runs)); });
   ASSERT_TRUE(f.WaitQueued(1));
@@ -162,10 +145,9 @@ TEST(SqliteBatchSavepoints, ACallThatThrowsAfterAnotherIsUndoneAndRethrownToItsC
     }
   });
   ASSERT_TRUE(f.WaitQueued(2));
-  release = true;
+  leader.Release();
   first.join();
   second.join();
-  leader.join();
   EXPECT_TRUE(thrown);
   EXPECT_TRUE(a.has_value());
   EXPECT_EQ(a_runs.load(), 2);

@@ -18,12 +18,20 @@ constexpr const char* kOrForm =
     "CHECK (status = 'pending' OR status = 'subscribed' OR status = 'unsubscribed' OR "
     "status = 'bounced' OR status = 'complained')";
 
-std::string ContactsSql(Database& db) {
-  return *db.Read([](Conn& c) -> Result<std::string> {
-    auto row = c.QueryOne("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'contacts'");
+// The first column of the first row of `sql`, as text.
+std::string Text(Database& db, const std::string& sql) {
+  auto text = db.Read([&](Conn& c) -> Result<std::string> {
+    auto row = c.QueryOne(sql);
     if (!row) return Fail(row.error());
+    if (!*row) return Fail(Errc::kNotFound, "no row");
     return (*row)->Str(0);
   });
+  EXPECT_TRUE(text.has_value()) << sql;
+  return text ? *text : std::string();
+}
+
+std::string ContactsSql(Database& db) {
+  return Text(db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'contacts'");
 }
 
 // Whether the program SQLite compiles for a contact INSERT opens a temporary table.
@@ -84,20 +92,8 @@ TEST(ContactStatusCheck, ADatabaseMigratedBeforeHasItsCheckRewrittenAndKeepsItsR
   const std::string sql = ContactsSql(*db);
   EXPECT_NE(sql.find(kOrForm), std::string::npos) << sql;
   EXPECT_FALSE(InsertBuildsATable(*db));
-  auto check = db->Read([](Conn& c) -> Result<std::string> {
-    auto row = c.QueryOne("PRAGMA integrity_check");
-    if (!row) return Fail(row.error());
-    return (*row)->Str(0);
-  });
-  ASSERT_TRUE(check.has_value());
-  EXPECT_EQ(*check, "ok");
-  auto kept = db->Read([](Conn& c) -> Result<std::string> {
-    auto row = c.QueryOne("SELECT email || ' ' || status FROM contacts");
-    if (!row) return Fail(row.error());
-    return (*row)->Str(0);
-  });
-  ASSERT_TRUE(kept.has_value());
-  EXPECT_EQ(*kept, "kept@example.com subscribed");
+  EXPECT_EQ(Text(*db, "PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(Text(*db, "SELECT email || ' ' || status FROM contacts"), "kept@example.com subscribed");
   EXPECT_FALSE(InsertContact(*db, "bad@example.com", "active"));
   EXPECT_TRUE(InsertContact(*db, "new@example.com", "bounced"));
 }

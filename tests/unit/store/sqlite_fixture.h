@@ -61,4 +61,33 @@ struct SqliteFixture {
   }
 };
 
+// Holds the group commit's leader in a batch of its own (it inserts row 1000, 'leader')
+// from construction until Release(), so that the writes started meanwhile queue behind it
+// as the next batch.
+class HeldLeader {
+ public:
+  explicit HeldLeader(SqliteFixture& f) {
+    thread_ = std::thread([this, &f] {
+      EXPECT_TRUE(f.db->Write([&](Conn& c) -> Result<int64_t> {
+        running_ = true;
+        while (!release_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return c.Exec("INSERT INTO t(id, who) VALUES (1000, 'leader')");
+      }));
+    });
+    while (!running_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~HeldLeader() { Release(); }
+  HeldLeader(const HeldLeader&) = delete;
+  HeldLeader& operator=(const HeldLeader&) = delete;
+  // Lets the leader commit (and lead the queued batch); returns once its own write is done.
+  void Release() {
+    release_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> release_{false}, running_{false};
+  std::thread thread_;
+};
+
 }  // namespace crmd::store
