@@ -8,7 +8,7 @@
 // REQUIRES: callbacks never call Read/Write on the same Database (no nesting) and never
 // run on an I/O thread (they block). A Write() callback may run more than once, each run
 // after the last one's work was rolled back (SQLite: another call of its group commit
-// batch failed, src/store/sqlite.cc; PostgreSQL: a serialization failure or deadlock), so
+// batch failed, src/store/sqlite_batch.h; PostgreSQL: a serialization failure or deadlock), so
 // it touches only the database and the result it returns: nothing outside it that a
 // second run would change again (no moving out of captured state, no appending to a
 // captured container, no in-memory cache, counter or notification).

@@ -53,8 +53,8 @@ namespace {
 //
 // What each Write() keeps: its callback runs alone on the connection (serialisable, as
 // before), sees the committed state plus the earlier calls of its batch, and its work is
-// atomic: a callback that fails has its work undone, alone (src/store/sqlite_batch.h: the calls of the
-// batch that ran before it in the transaction may run again). Nothing is
+// atomic: a callback that fails has its work undone, alone (src/store/sqlite_batch.h:
+// the calls of the batch that ran before it in the transaction may run again). Nothing is
 // acknowledged before the COMMIT that holds it has returned and the WAL has been fsynced
 // after it (see SyncLoop); when the COMMIT fails, every call of the batch fails. If SQLite rolls the whole transaction
 // back on its own (I/O error, disk full), the calls already run in it fail too and the
