@@ -34,6 +34,7 @@
 #endif
 #endif
 #ifdef CRMD_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define CRMD_START_SWITCH(save, bottom, size) __sanitizer_start_switch_fiber(save, bottom, size)
 #define CRMD_FINISH_SWITCH(save, bottom, size) __sanitizer_finish_switch_fiber(save, bottom, size)
@@ -112,6 +113,12 @@ struct SlotStacks {
     if (!slot->stacks.empty()) {
       bctx::stack_context sc = slot->stacks.back();
       slot->stacks.pop_back();
+#ifdef CRMD_ASAN
+      // Frames an earlier fiber left without returning (Boost.Context's entry, which ends
+      // by a jump) keep their redzones poisoned; the next fiber's frames need not lie
+      // where they lay. A fresh mapping's shadow is clean, so a reused one is made so.
+      __asan_unpoison_memory_region(static_cast<char*>(sc.sp) - sc.size, sc.size);
+#endif
       slot->last_stack = sc;
       return sc;
     }

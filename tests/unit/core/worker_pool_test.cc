@@ -1,6 +1,8 @@
 #include "src/core/worker_pool.h"
 
 #include <atomic>
+#include <cstdint>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <future>
@@ -10,6 +12,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 #include "src/core/log.h"
 
@@ -407,6 +412,44 @@ TEST(WorkerPool, ATaskPostedWhileAThreadWakesForAFiberDoesNotWaitForThatFiber) {
   EXPECT_TRUE(ran) << "T waited behind the fiber its thread was woken for";
   EXPECT_TRUE(f_saw_t.load());
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+// A fiber's stack comes back from the thread's cache with no poison on it: redzones that
+// an earlier fiber's frames left behind (frames left by a jump, not a return) must not
+// make a later fiber's own writes look like overflows (a CI run once stopped on one).
+TEST(WorkerPool, AReusedFiberStackCarriesNoPoisonFromTheFiberBefore) {
+  ASSERT_TRUE(WorkerPool::FibersSupported());
+  WorkerPool pool(1, 1);
+  char* first_local = nullptr;
+  char* poisoned = nullptr;
+  constexpr size_t kSpan = 4096;
+  std::promise<void> first_done;
+  pool.Post([&] {
+    char local = 0;
+    first_local = &local;
+    // 64 KiB below this frame: where a deeper frame would have stood.
+    poisoned = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(&local - (64 << 10)) & ~uintptr_t{4095});
+    __asan_poison_memory_region(poisoned, kSpan);
+    first_done.set_value();
+  });
+  first_done.get_future().wait();
+  ASSERT_NE(__asan_region_is_poisoned(poisoned, kSpan), nullptr);  // left as it was
+  char* second_local = nullptr;
+  const void* still_poisoned = nullptr;
+  std::promise<void> second_done;
+  pool.Post([&] {
+    char local = 0;
+    second_local = &local;
+    still_poisoned = __asan_region_is_poisoned(poisoned, kSpan);
+    second_done.set_value();
+  });
+  second_done.get_future().wait();
+  pool.Join();
+  // The same stack (the cache hands the last one back): within a fiber's 1 MiB of the first.
+  ASSERT_LT(std::abs(second_local - first_local), 1 << 20);
+  EXPECT_EQ(still_poisoned, nullptr);
+}
+#endif
 
 TEST(Wakeup, OffThePoolAThreadWaitsUntilNotifiedAndAnEarlyNotifyIsKept) {
   Wakeup early;
