@@ -117,13 +117,15 @@ Result<AccessTokenClaims> TokenService::VerifySignature(std::string_view jwt) {
   return (*entry)->claims;
 }
 
-Result<std::shared_ptr<const VerifiedTokens::Entry>> TokenService::Verified(std::string_view jwt) {
+Result<std::shared_ptr<const VerifiedTokens::Entry>> TokenService::Verified(
+    std::string_view jwt, bool (*well_formed)(std::string_view)) {
   const int64_t now = clock_.NowUnix();
   if (auto hit = verified_.Find(jwt, now, options_.leeway_s)) {
     // The key may have been retired since the token was first seen.
     if (!keys_.Find(hit->kid)) return Fail(Errc::kUnauthenticated, "token signed by an unknown key");
     return hit;
   }
+  if (well_formed && !well_formed(jwt)) return Fail(Errc::kInvalidArgument, "malformed bearer token");
   auto jws = ParseEs256Jws(jwt);
   if (!jws) return Fail(jws.error());
   std::string kid = jws->header["kid"].get<std::string>();
@@ -163,8 +165,9 @@ Result<Principal> TokenService::Verify(std::string_view jwt) {
   return **principal;
 }
 
-Result<std::shared_ptr<const Principal>> TokenService::VerifyShared(std::string_view jwt) {
-  auto entry = Verified(jwt);
+Result<std::shared_ptr<const Principal>> TokenService::VerifyShared(
+    std::string_view jwt, bool (*well_formed)(std::string_view)) {
+  auto entry = Verified(jwt, well_formed);
   if (!entry) return Fail(entry.error());
   const AccessTokenClaims& claims = (*entry)->claims;
   auto revoked = revoked_.IsRevoked(claims.jti, claims.grant_id);

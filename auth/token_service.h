@@ -91,7 +91,12 @@ class TokenService {
   // VerifySignature plus the revoked-jti set: the bearer guard's check.
   Result<Principal> Verify(std::string_view jwt);
   // Verify, without a copy: the Principal is the cached entry's, kept alive by the pointer.
-  Result<std::shared_ptr<const Principal>> VerifyShared(std::string_view jwt);
+  // `well_formed`, when given, is asked about a token that is not in the cache of verified
+  // tokens before anything else is done with it (kInvalidArgument when it says no): a token
+  // found there is the very string that passed it before (the bearer guard's b64token
+  // check, which read every byte of every request's token).
+  Result<std::shared_ptr<const Principal>> VerifyShared(std::string_view jwt,
+                                                        bool (*well_formed)(std::string_view) = nullptr);
 
   // Call after committing any revocation so this node refuses the tokens at once.
   void RevocationsChanged() { revoked_.MarkStale(); }
@@ -105,7 +110,8 @@ class TokenService {
 
  private:
   // VerifySignature's work: the cached entry of a verified token, or a new one.
-  Result<std::shared_ptr<const VerifiedTokens::Entry>> Verified(std::string_view jwt);
+  Result<std::shared_ptr<const VerifiedTokens::Entry>> Verified(std::string_view jwt,
+                                                                bool (*well_formed)(std::string_view) = nullptr);
   // Revokes every grant `live_grants` names, in one write transaction.
   Result<int64_t> RevokeGrants(
       const std::function<Result<std::vector<std::string>>(store::Conn&)>& live_grants);

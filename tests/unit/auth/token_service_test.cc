@@ -241,5 +241,25 @@ TEST_F(TokenServiceTest, BearerGuardInvalidTokenChallenge_Rfc6750_3_1) {
   EXPECT_EQ(guard.Authenticate(two).error().detail, kBearerInvalidRequest);
 }
 
+// The b64token check is made only for a token the cache of verified tokens does not hold;
+// a cached token's neighbours (one byte more) are not in it, so they are still checked.
+TEST_F(TokenServiceTest, BearerGuardChecksTheTokenSyntaxOfEveryTokenNotVerifiedBefore_Rfc6750_2_1) {
+  BearerGuard guard(*tokens_);
+  auto t = Issue();
+  ASSERT_TRUE(guard.Authenticate(WithAuth("Bearer " + t.token)).has_value());
+  ASSERT_TRUE(guard.Authenticate(WithAuth("Bearer " + t.token)).has_value());  // from the cache
+  for (std::string bad : {t.token + "!", t.token + "\x01", t.token + "=a", "!" + t.token}) {
+    auto e = guard.Authenticate(WithAuth("Bearer " + bad));
+    ASSERT_FALSE(e.has_value()) << bad;
+    EXPECT_EQ(e.error().detail, kBearerInvalidRequest) << bad;
+    EXPECT_EQ(BearerStatus(e.error()), 400) << bad;
+  }
+  // Well formed (b64token allows trailing '='), but not the token that was signed.
+  auto padded = guard.Authenticate(WithAuth("Bearer " + t.token + "="));
+  ASSERT_FALSE(padded.has_value());
+  EXPECT_EQ(padded.error().detail, kBearerInvalidToken);
+  EXPECT_TRUE(guard.Authenticate(WithAuth("Bearer " + t.token)).has_value());
+}
+
 }  // namespace
 }  // namespace crmd::auth
