@@ -72,8 +72,8 @@ Result<std::shared_ptr<const Principal>> BearerGuard::Authenticate(const http::R
   auto principal = tokens_.VerifyShared(token, IsB64Token);
   if (!principal) {
     if (principal.error().code == Errc::kUnavailable) return Fail(principal.error());
-    if (principal.error().code == Errc::kInvalidArgument)
-      return Refuse(kBearerInvalidRequest, "malformed bearer token");
+    if (principal.error().code == Errc::kInvalidArgument)  // IsB64Token said no
+      return Refuse(kBearerInvalidRequest, principal.error().message);
     return Refuse(kBearerInvalidToken, principal.error().message);
   }
   return principal;
