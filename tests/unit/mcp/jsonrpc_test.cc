@@ -60,6 +60,29 @@ TEST(JsonRpc, DeepNestingIsRefusedBeforeParsing) {
   auto p = Parse(body);
   ASSERT_TRUE(p.error);
   EXPECT_EQ(p.error->code, kParseError);
+  EXPECT_EQ(p.error->message, "Parse error: nesting too deep");
+  // Also when the document is cut off or broken after the depth is passed.
+  for (std::string broken : {std::string(100000, '['), std::string(100, '[') + "x"}) {
+    auto q = Parse(broken);
+    ASSERT_TRUE(q.error);
+    EXPECT_EQ(q.error->code, kParseError);
+    EXPECT_EQ(q.error->message, "Parse error: nesting too deep");
+  }
+}
+
+// 64 levels are a document; 65 are not (the object and params are two of them).
+TEST(JsonRpc, SixtyFourLevelsParseAndSixtyFiveAreTooDeep) {
+  auto request = [](int arrays) {
+    return R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"a":)" + std::string(arrays, '[') +
+           std::string(arrays, ']') + "}}";
+  };
+  auto ok = Parse(request(62));
+  ASSERT_TRUE(ok.message) << ok.error->message;
+  EXPECT_EQ(ok.message->params["a"].size(), 1u);
+  auto deep = Parse(request(63));
+  ASSERT_TRUE(deep.error);
+  EXPECT_EQ(deep.error->code, kParseError);
+  EXPECT_EQ(deep.error->message, "Parse error: nesting too deep");
 }
 
 TEST(JsonRpc, BracketsInsideStringsDoNotCountAsNesting) {

@@ -89,6 +89,33 @@ TEST(Sqlite, BoundParametersAreNeverInterpretedAsSql) {
   EXPECT_EQ(*s, evil);
 }
 
+// Statements are found by where their SQL text lies first (sqlite_conn.h): a buffer that
+// held one statement and now holds another of the same length runs the new one.
+TEST(Sqlite, SqlRewrittenInTheSameBufferRunsTheNewStatement) {
+  testing::TempDir dir;
+  auto db = std::move(*Open("sqlite:" + dir.path() + "/a.db"));
+  std::string sql = "SELECT 1";
+  const char* const where = sql.data();
+  for (char digit : std::string("1217")) {
+    sql.back() = digit;
+    ASSERT_EQ(sql.data(), where);  // the very same buffer each time
+    auto got = db->Read([&](Conn& c) -> Result<int64_t> {
+      auto row = c.QueryOne(sql);
+      if (!row) return Fail(row.error());
+      return (*row)->Int(0);
+    });
+    ASSERT_TRUE(got.has_value()) << got.error().detail;
+    EXPECT_EQ(*got, digit - '0') << sql;
+  }
+  // Other statements at other addresses with the same text still share one statement.
+  for (int i = 0; i < 3; ++i) {
+    std::string copy = "SELECT 7";
+    auto got = db->Read([&](Conn& c) -> Result<int64_t> { return (*c.QueryOne(copy))->Int(0); });
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(*got, 7);
+  }
+}
+
 TEST(Sqlite, ConcurrentConditionalUpdateSucceedsExactlyOnce) {
   testing::TempDir dir;
   auto db = std::move(*Open("sqlite:" + dir.path() + "/a.db"));
