@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "src/core/embedded.h"
 #include "src/store/postgres.h"
@@ -35,6 +36,12 @@ std::string Row::Str(size_t i) const {
   if (auto p = std::get_if<int64_t>(&v)) return std::to_string(*p);
   if (auto p = std::get_if<double>(&v)) return std::to_string(*p);
   return {};
+}
+
+std::string Row::TakeStr(size_t i) {
+  Value& v = values_.at(i);
+  if (auto p = std::get_if<std::string>(&v)) return std::exchange(*p, std::string());
+  return Str(i);
 }
 
 std::optional<std::string> Row::OptStr(size_t i) const {

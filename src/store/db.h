@@ -46,6 +46,9 @@ class Row {
   int64_t Int(size_t i) const;         // NULL -> 0
   double Real(size_t i) const;         // NULL -> 0
   std::string Str(size_t i) const;     // NULL -> ""
+  // Str(i), moving a text value out of the row (which then holds "" there): for readers
+  // that build their record from a row they discard.
+  std::string TakeStr(size_t i);
   std::optional<std::string> OptStr(size_t i) const;
   std::optional<int64_t> OptInt(size_t i) const;
   const Value& at(size_t i) const { return values_.at(i); }

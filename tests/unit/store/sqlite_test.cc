@@ -89,6 +89,16 @@ TEST(Sqlite, BoundParametersAreNeverInterpretedAsSql) {
   EXPECT_EQ(*s, evil);
 }
 
+TEST(Row, TakeStrMovesATextOutAndReadsOtherValuesAsStrDoes) {
+  Row row({Value(std::string(40, 'x')), Value(int64_t{42}), Value(nullptr)});
+  EXPECT_EQ(row.TakeStr(0), std::string(40, 'x'));
+  EXPECT_EQ(row.Str(0), "");  // moved out
+  EXPECT_EQ(row.TakeStr(1), "42");
+  EXPECT_EQ(row.Int(1), 42);  // not a text: left as it was
+  EXPECT_EQ(row.TakeStr(2), "");
+  EXPECT_TRUE(row.IsNull(2));
+}
+
 // Statements are found by where their SQL text lies first (sqlite_conn.h): a buffer that
 // held one statement and now holds another of the same length runs the new one.
 TEST(Sqlite, SqlRewrittenInTheSameBufferRunsTheNewStatement) {
