@@ -127,11 +127,28 @@ Result<int> AutomationRuns::ClaimEvents(int limit) {
     if (auto r = outbox_repo::EnsureCursor(c, consumer); !r) return Fail(r.error());
     auto after = outbox_repo::CursorPosition(c, consumer);
     if (!after) return Fail(after.error());
-    auto events = outbox_repo::StoredAfter(c, *after, limit);
-    if (!events) return Fail(events.error());
-    if (events->empty()) return 0;
     auto active = runs::ListActive(c);
     if (!active) return Fail(active.error());
+    // With no active automation only a list_added event can enrol (in a sequence): the
+    // others are passed unread.
+    int count = 0;
+    int64_t last = *after;
+    Result<std::vector<outbox_repo::StoredEvent>> events;
+    if (active->empty()) {
+      auto window = outbox_repo::WindowAfter(c, *after, limit);
+      if (!window) return Fail(window.error());
+      if (window->count == 0) return 0;
+      count = window->count;
+      last = window->last_id;
+      events = outbox_repo::StoredOfTypeIn(c, *after, last, std::string(events::kListAdded));
+      if (!events) return Fail(events.error());
+    } else {
+      events = outbox_repo::StoredAfter(c, *after, limit);
+      if (!events) return Fail(events.error());
+      if (events->empty()) return 0;
+      count = static_cast<int>(events->size());
+      last = events->back().id;
+    }
     for (const auto& ev : *events) {
       if (!ev.contact_id) continue;
       // This runs inside the single writer's turn (a group commit batch): an event no
@@ -161,9 +178,8 @@ Result<int> AutomationRuns::ClaimEvents(int limit) {
         }
       }
     }
-    if (auto r = outbox_repo::AdvanceCursor(c, consumer, events->back().id); !r)
-      return Fail(r.error());
-    return static_cast<int>(events->size());
+    if (auto r = outbox_repo::AdvanceCursor(c, consumer, last); !r) return Fail(r.error());
+    return count;
   });
 }
 

@@ -31,14 +31,12 @@ Result<std::vector<OutboxEvent>> After(store::Conn& c, int64_t after_id, int lim
   return out;
 }
 
-Result<std::vector<StoredEvent>> StoredAfter(store::Conn& c, int64_t after_id, int limit) {
-  auto rows = c.Query(
-      "SELECT id, event_type, contact_id, data, occurred_at, traceparent, tracestate "
-      "FROM outbox_events WHERE id > ? ORDER BY id LIMIT ?",
-      {after_id, int64_t{limit}});
-  if (!rows) return Fail(rows.error());
+namespace {
+
+std::vector<StoredEvent> StoredEvents(const std::vector<store::Row>& rows) {
   std::vector<StoredEvent> out;
-  for (const auto& r : *rows)
+  out.reserve(rows.size());
+  for (const auto& r : rows)
     out.push_back({.id = r.Int(0),
                    .event_type = r.Str(1),
                    .contact_id = r.OptInt(2),
@@ -47,6 +45,37 @@ Result<std::vector<StoredEvent>> StoredAfter(store::Conn& c, int64_t after_id, i
                    .traceparent = r.OptStr(5),
                    .tracestate = r.OptStr(6)});
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<StoredEvent>> StoredAfter(store::Conn& c, int64_t after_id, int limit) {
+  auto rows = c.Query(
+      "SELECT id, event_type, contact_id, data, occurred_at, traceparent, tracestate "
+      "FROM outbox_events WHERE id > ? ORDER BY id LIMIT ?",
+      {after_id, int64_t{limit}});
+  if (!rows) return Fail(rows.error());
+  return StoredEvents(*rows);
+}
+
+Result<EventWindow> WindowAfter(store::Conn& c, int64_t after_id, int limit) {
+  auto row = c.QueryOne(
+      "SELECT COUNT(*), COALESCE(MAX(id), ?) FROM "
+      "(SELECT id FROM outbox_events WHERE id > ? ORDER BY id LIMIT ?) AS w",
+      {after_id, after_id, int64_t{limit}});
+  if (!row) return Fail(row.error());
+  if (!*row) return EventWindow{.count = 0, .last_id = after_id};
+  return EventWindow{.count = static_cast<int>((*row)->Int(0)), .last_id = (*row)->Int(1)};
+}
+
+Result<std::vector<StoredEvent>> StoredOfTypeIn(store::Conn& c, int64_t after_id,
+                                                int64_t through_id, const std::string& event_type) {
+  auto rows = c.Query(
+      "SELECT id, event_type, contact_id, data, occurred_at, traceparent, tracestate "
+      "FROM outbox_events WHERE id > ? AND id <= ? AND event_type = ? ORDER BY id",
+      {after_id, through_id, event_type});
+  if (!rows) return Fail(rows.error());
+  return StoredEvents(*rows);
 }
 
 Status EnsureCursor(store::Conn& c, const std::string& consumer) {

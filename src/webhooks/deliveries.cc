@@ -85,11 +85,20 @@ Result<int> Deliveries::ClaimEvents(int limit) {
     if (auto r = crm::outbox_repo::EnsureCursor(c, consumer); !r) return Fail(r.error());
     auto after = crm::outbox_repo::CursorPosition(c, consumer);
     if (!after) return Fail(after.error());
+    auto subs = endpoints_repo::Subscribed(c);
+    if (!subs) return Fail(subs.error());
+    if (subs->empty()) {
+      // No endpoint takes any event: the cursor moves past them unread.
+      auto window = crm::outbox_repo::WindowAfter(c, *after, limit);
+      if (!window) return Fail(window.error());
+      if (window->count == 0) return 0;
+      if (auto r = crm::outbox_repo::AdvanceCursor(c, consumer, window->last_id); !r)
+        return Fail(r.error());
+      return window->count;
+    }
     auto events = crm::outbox_repo::StoredAfter(c, *after, limit);
     if (!events) return Fail(events.error());
     if (events->empty()) return 0;
-    auto subs = endpoints_repo::Subscribed(c);
-    if (!subs) return Fail(subs.error());
     int64_t last = *after;
     for (const auto& ev : *events) {
       last = ev.id;

@@ -81,6 +81,42 @@ TEST_F(AutomationRunsTest, EventEnrolsOnceEvenWhenTheCursorIsReplayed) {
   EXPECT_EQ(Count("SELECT enrolled FROM automation_stats"), 1);
 }
 
+// With no active automation only list_added events are read: a contact added to an
+// active sequence's list is enrolled once, and the cursor passes every other event, at
+// most `limit` a claim.
+TEST_F(AutomationRunsTest, WithNoActiveAutomationAListAddedEventStillEnrolsInItsSequence) {
+  const int64_t drip = AddList("drip");
+  auto seq = svc_->sequences->Create(
+      actor_, {{"name", "Drip"},
+               {"list_id", drip},
+               {"emails", json::array({{{"subject", "S1"}, {"text_body", "one"}, {"delay_seconds", 0}}})}});
+  ASSERT_TRUE(seq.has_value()) << seq.error().message;
+  ASSERT_TRUE(svc_->sequences->SetStatus(actor_, seq->id, SequenceStatus::kActive, 0).has_value());
+  clock_.Advance(1);
+  for (int i = 0; i < 120; ++i) SignupTagged("t" + std::to_string(i) + "@example.com");
+  ContactInput in;
+  in.email = "ada@example.com";
+  in.lists = {Ref(drip)};
+  auto ada = svc_->contacts->Create(actor_, in);
+  ASSERT_TRUE(ada.has_value()) << ada.error().message;
+  const int64_t total = Count("SELECT COUNT(*) FROM outbox_events");
+  ASSERT_GT(total, 200);
+  int64_t claimed = 0;
+  for (int i = 0; i < 10; ++i) {
+    auto n = runs_->ClaimEvents(100);
+    ASSERT_TRUE(n.has_value()) << n.error().message;
+    EXPECT_LE(*n, 100);
+    if (*n == 0) break;
+    claimed += *n;
+  }
+  EXPECT_EQ(claimed, total);
+  EXPECT_EQ(Count("SELECT last_event_id FROM outbox_cursors WHERE consumer = 'automations'"),
+            Count("SELECT MAX(id) FROM outbox_events"));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM sequence_runs"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM sequence_runs WHERE contact_id = ?", {ada->id}), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs"), 0);
+}
+
 TEST_F(AutomationRunsTest, WaitIsADueTimeAndDatabaseStepsApplyOnceInOrder) {
   int64_t id = Activated(json::array({{{"type", "wait"}, {"seconds", 3600}},
                                       {{"type", "add_tag"}, {"tag_id", done_}},

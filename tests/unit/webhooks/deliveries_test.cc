@@ -71,6 +71,22 @@ TEST_F(DeliveriesTest, ClaimCreatesOneRowPerSubscribedEndpointAndAdvancesCursor)
   EXPECT_EQ(all->size(), 2u);  // tag_added has no subscriber
 }
 
+// With no endpoint the cursor moves past the events without reading them, a window of
+// `limit` at a time; an endpoint made later gets only the events after it.
+TEST_F(DeliveriesTest, WithNoEndpointTheCursorPassesTheEventsAWindowAtATime) {
+  for (int c = 1; c <= 150; ++c) AddEvent("contact.created", c);
+  EXPECT_EQ(deliveries_->ClaimEvents(100).value_or(-1), 100);
+  EXPECT_EQ(deliveries_->ClaimEvents(100).value_or(-1), 50);
+  EXPECT_EQ(deliveries_->ClaimEvents(100).value_or(-1), 0);
+  AddEndpoint();
+  AddEvent("contact.created", 151);
+  EXPECT_EQ(deliveries_->ClaimEvents(100).value_or(-1), 1);
+  auto all = deliveries_->List({});
+  ASSERT_TRUE(all.has_value());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(all->front().contact_id, 151);
+}
+
 TEST_F(DeliveriesTest, PerContactOrderHoldsLaterEventsUntilEarlierSucceeds) {
   AddEndpoint();
   AddEvent("contact.created", 7);
