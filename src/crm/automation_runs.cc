@@ -127,33 +127,21 @@ Result<int> AutomationRuns::ClaimEvents(int limit) {
     if (auto r = outbox_repo::EnsureCursor(c, consumer); !r) return Fail(r.error());
     auto after = outbox_repo::CursorPosition(c, consumer);
     if (!after) return Fail(after.error());
+    // The window first (its count and last id only): an idle claim reads nothing more.
+    auto window = outbox_repo::WindowAfter(c, *after, limit);
+    if (!window) return Fail(window.error());
+    if (window->count == 0) return 0;
     auto active = runs::ListActive(c);
     if (!active) return Fail(active.error());
     // With no active automation only a list_added event can enrol (in a sequence): the
-    // others are passed unread.
-    int count = 0;
-    int64_t last = *after;
-    Result<std::vector<outbox_repo::StoredEvent>> events;
-    if (active->empty()) {
-      auto window = outbox_repo::WindowAfter(c, *after, limit);
-      if (!window) return Fail(window.error());
-      if (window->count == 0) return 0;
-      count = window->count;
-      last = window->last_id;
-      events = outbox_repo::StoredOfTypeIn(c, *after, last, std::string(events::kListAdded));
-      if (!events) return Fail(events.error());
-    } else {
-      events = outbox_repo::StoredAfter(c, *after, limit);
-      if (!events) return Fail(events.error());
-      if (events->empty()) return 0;
-      count = static_cast<int>(events->size());
-      last = events->back().id;
-    }
+    // others are passed unread. Either way these are the window's events.
+    auto events = active->empty()
+                      ? outbox_repo::StoredOfTypeIn(c, *after, window->last_id,
+                                                    std::string(events::kListAdded))
+                      : outbox_repo::StoredAfter(c, *after, limit);
+    if (!events) return Fail(events.error());
     for (const auto& ev : *events) {
       if (!ev.contact_id) continue;
-      // This runs inside the single writer's turn (a group commit batch): an event no
-      // active automation and no sequence can take is not parsed.
-      if (active->empty() && ev.event_type != events::kListAdded) continue;
       json data = json::parse(ev.data, nullptr, false);
       // The runs it enrols continue the trace of the request that caused the event.
       const TraceLink trace{.traceparent = ev.traceparent, .tracestate = ev.tracestate};
@@ -178,8 +166,9 @@ Result<int> AutomationRuns::ClaimEvents(int limit) {
         }
       }
     }
-    if (auto r = outbox_repo::AdvanceCursor(c, consumer, last); !r) return Fail(r.error());
-    return count;
+    if (auto r = outbox_repo::AdvanceCursor(c, consumer, window->last_id); !r)
+      return Fail(r.error());
+    return window->count;
   });
 }
 

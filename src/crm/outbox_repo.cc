@@ -33,6 +33,11 @@ Result<std::vector<OutboxEvent>> After(store::Conn& c, int64_t after_id, int lim
 
 namespace {
 
+// StoredEvents() reads these columns, in this order.
+constexpr const char* kStoredSelect =
+    "SELECT id, event_type, contact_id, data, occurred_at, traceparent, tracestate "
+    "FROM outbox_events WHERE ";
+
 std::vector<StoredEvent> StoredEvents(const std::vector<store::Row>& rows) {
   std::vector<StoredEvent> out;
   out.reserve(rows.size());
@@ -50,10 +55,8 @@ std::vector<StoredEvent> StoredEvents(const std::vector<store::Row>& rows) {
 }  // namespace
 
 Result<std::vector<StoredEvent>> StoredAfter(store::Conn& c, int64_t after_id, int limit) {
-  auto rows = c.Query(
-      "SELECT id, event_type, contact_id, data, occurred_at, traceparent, tracestate "
-      "FROM outbox_events WHERE id > ? ORDER BY id LIMIT ?",
-      {after_id, int64_t{limit}});
+  static const std::string sql = std::string(kStoredSelect) + "id > ? ORDER BY id LIMIT ?";
+  auto rows = c.Query(sql, {after_id, int64_t{limit}});
   if (!rows) return Fail(rows.error());
   return StoredEvents(*rows);
 }
@@ -70,10 +73,9 @@ Result<EventWindow> WindowAfter(store::Conn& c, int64_t after_id, int limit) {
 
 Result<std::vector<StoredEvent>> StoredOfTypeIn(store::Conn& c, int64_t after_id,
                                                 int64_t through_id, const std::string& event_type) {
-  auto rows = c.Query(
-      "SELECT id, event_type, contact_id, data, occurred_at, traceparent, tracestate "
-      "FROM outbox_events WHERE id > ? AND id <= ? AND event_type = ? ORDER BY id",
-      {after_id, through_id, event_type});
+  static const std::string sql =
+      std::string(kStoredSelect) + "id > ? AND id <= ? AND event_type = ? ORDER BY id";
+  auto rows = c.Query(sql, {after_id, through_id, event_type});
   if (!rows) return Fail(rows.error());
   return StoredEvents(*rows);
 }

@@ -85,36 +85,32 @@ Result<int> Deliveries::ClaimEvents(int limit) {
     if (auto r = crm::outbox_repo::EnsureCursor(c, consumer); !r) return Fail(r.error());
     auto after = crm::outbox_repo::CursorPosition(c, consumer);
     if (!after) return Fail(after.error());
+    // The window first (its count and last id only): an idle claim reads nothing more, and
+    // with no endpoint the cursor moves past the events unread.
+    auto window = crm::outbox_repo::WindowAfter(c, *after, limit);
+    if (!window) return Fail(window.error());
+    if (window->count == 0) return 0;
     auto subs = endpoints_repo::Subscribed(c);
     if (!subs) return Fail(subs.error());
-    if (subs->empty()) {
-      // No endpoint takes any event: the cursor moves past them unread.
-      auto window = crm::outbox_repo::WindowAfter(c, *after, limit);
-      if (!window) return Fail(window.error());
-      if (window->count == 0) return 0;
-      if (auto r = crm::outbox_repo::AdvanceCursor(c, consumer, window->last_id); !r)
-        return Fail(r.error());
-      return window->count;
-    }
-    auto events = crm::outbox_repo::StoredAfter(c, *after, limit);
-    if (!events) return Fail(events.error());
-    if (events->empty()) return 0;
-    int64_t last = *after;
-    for (const auto& ev : *events) {
-      last = ev.id;
-      std::string payload;
-      for (const auto& s : *subs) {
-        if (std::find(s.events.begin(), s.events.end(), ev.event_type) == s.events.end()) continue;
-        if (payload.empty()) payload = Payload(ev.id, ev.event_type, ev.occurred_at, ev.data);
-        if (auto r = deliveries_repo::InsertPending(c, ev.id, s.id, ev.event_type, ev.contact_id,
-                                                    payload, now, now + policy_.retry_horizon_s,
-                                                    ev.traceparent, ev.tracestate);
-            !r)
-          return Fail(r.error());
+    if (!subs->empty()) {
+      auto events = crm::outbox_repo::StoredAfter(c, *after, limit);  // the window's events
+      if (!events) return Fail(events.error());
+      for (const auto& ev : *events) {
+        std::string payload;
+        for (const auto& s : *subs) {
+          if (std::find(s.events.begin(), s.events.end(), ev.event_type) == s.events.end()) continue;
+          if (payload.empty()) payload = Payload(ev.id, ev.event_type, ev.occurred_at, ev.data);
+          if (auto r = deliveries_repo::InsertPending(c, ev.id, s.id, ev.event_type, ev.contact_id,
+                                                      payload, now, now + policy_.retry_horizon_s,
+                                                      ev.traceparent, ev.tracestate);
+              !r)
+            return Fail(r.error());
+        }
       }
     }
-    if (auto r = crm::outbox_repo::AdvanceCursor(c, consumer, last); !r) return Fail(r.error());
-    return static_cast<int>(events->size());
+    if (auto r = crm::outbox_repo::AdvanceCursor(c, consumer, window->last_id); !r)
+      return Fail(r.error());
+    return window->count;
   });
 }
 
