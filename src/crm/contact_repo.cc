@@ -154,6 +154,19 @@ Result<int64_t> InsertContact(store::Conn& c, const Contact& k) {
   auto n = c.Exec(sql, params);
   if (!n) return Fail(n.error());
   if (*n == 0) return taken();
+  // Its counters, which PostgreSQL's trigger writes (SQLite migration 0059: a trigger
+  // costs this insert a statement journal of every page it touches). The same rows the
+  // trigger of 0053 wrote, in the same transaction.
+  auto totals = c.Exec(
+      "INSERT INTO contact_totals (dim, val, n) VALUES ('status', ?, 1), ('type', ?, 1) "
+      "ON CONFLICT (dim, val) DO UPDATE SET n = contact_totals.n + 1",
+      {k.status, k.type});
+  if (!totals) return Fail(totals.error());
+  auto daily = c.Exec(
+      "INSERT INTO contact_daily (day, status, source, n) VALUES (?, ?, ?, 1) "
+      "ON CONFLICT (day, status, source) DO UPDATE SET n = contact_daily.n + 1",
+      {k.created_at / 86400, k.status, k.source});
+  if (!daily) return Fail(daily.error());
   return id;
 }
 

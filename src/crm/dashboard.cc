@@ -75,6 +75,29 @@ Result<int64_t> CreatedBetween(store::Conn& c, int64_t from, int64_t to) {
 
 }  // namespace
 
+Status RebuildCounters(store::Conn& c) {
+  for (const char* sql : {
+           "DELETE FROM contact_totals",
+           "DELETE FROM contact_daily",
+           "DELETE FROM group_member_counts",
+           "INSERT INTO contact_totals (dim, val, n) "
+           "SELECT 'status', status, COUNT(*) FROM contacts GROUP BY status",
+           "INSERT INTO contact_totals (dim, val, n) "
+           "SELECT 'type', type, COUNT(*) FROM contacts GROUP BY type",
+           "INSERT INTO contact_daily (day, status, source, n) "
+           "SELECT created_at / 86400, status, source, COUNT(*) FROM contacts "
+           "GROUP BY created_at / 86400, status, source",
+           "INSERT INTO group_member_counts (kind, group_id, status, n) "
+           "SELECT 'list', m.list_id, k.status, COUNT(*) FROM contact_lists m "
+           "JOIN contacts k ON k.id = m.contact_id GROUP BY m.list_id, k.status",
+           "INSERT INTO group_member_counts (kind, group_id, status, n) "
+           "SELECT 'tag', m.tag_id, k.status, COUNT(*) FROM contact_tags m "
+           "JOIN contacts k ON k.id = m.contact_id GROUP BY m.tag_id, k.status"}) {
+    if (auto r = c.Exec(sql); !r) return Fail(r.error());
+  }
+  return Ok();
+}
+
 Result<json> ContactCounts(store::Conn& c) {
   // Counters kept by triggers as contacts change (migration 0053): a few rows, no scan.
   auto by_status = GroupCounts(

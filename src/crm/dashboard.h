@@ -23,10 +23,17 @@ namespace crmd::crm::dashboard {
 
 // The counters that triggers keep as contacts and memberships change (migration 0053);
 // ContactCounts, ContactGrowth, the per-bucket and per-source/status reads, list and tag
-// member counts and a one-group campaign audience read them instead of scanning. A copy
-// to another database leaves them to the destination's triggers (store::CopyOptions).
+// member counts and a one-group campaign audience read them instead of scanning. On
+// SQLite a new contact's counters are written by repo::InsertContact (migration 0059),
+// not by a trigger. A copy to another database does not copy them (store::CopyOptions)
+// and rebuilds them at the destination afterwards (RebuildCounters).
 inline constexpr std::array<const char*, 3> kCounterTables = {
     "contact_totals", "contact_daily", "group_member_counts"};
+
+// Recomputes every counter row from the contacts and memberships (a scan of each), as
+// migration 0053 first filled them: for a database whose rows came in without the
+// services, such as a copy's destination. Run it in a write transaction.
+Status RebuildCounters(store::Conn& c);
 
 // {"total": n, "by_status": {...}, "by_type": {...}}
 Result<nlohmann::json> ContactCounts(store::Conn& c);

@@ -56,6 +56,13 @@ int CopyCommand(Context& ctx, const Args& args) {
          std::fflush(stdout);
        }});
   if (!report) return PrintError(report.error(), "crmctl copy");
+  if (!has("--verify-only")) {
+    // The counters are not copied: they are recomputed from what the destination now
+    // holds (on SQLite no trigger counts an inserted contact, migration 0059).
+    auto rebuilt = (*destination)->Write(
+        [](store::Conn& c) { return crm::dashboard::RebuildCounters(c); });
+    if (!rebuilt) return PrintError(rebuilt.error(), "crmctl copy");
+  }
   if (report->stopped_early) {
     std::printf("stopped after %lld rows (--max-rows); run the same command again to continue\n",
                 static_cast<long long>(report->rows_copied));

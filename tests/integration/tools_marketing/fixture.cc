@@ -1,5 +1,8 @@
 #include "tests/integration/tools_marketing/fixture.h"
 
+#include "src/crm/contact_repo.h"
+#include "src/crm/contacts.h"
+
 namespace crmd::testing {
 
 using nlohmann::json;
@@ -79,11 +82,12 @@ int64_t MarketingTools::AddTag(const std::string& name) {
 }
 
 int64_t MarketingTools::AddContact(const std::string& email, const std::string& status) {
+  // Through the repository's insert, which also counts the contact (migration 0059).
   auto id = db_->Write([&](store::Conn& c) {
-    return c.InsertReturningId(
-        "INSERT INTO contacts (email, status, source, created_at, updated_at) VALUES (?, ?, 'test', "
-        "1760000000, 1760000000) RETURNING id",
-        {email, status});
+    return crm::repo::InsertContact(c, crm::Contact{.email = email, .status = status,
+                                                    .type = "lead", .source = "test",
+                                                    .revision = 1, .created_at = 1760000000,
+                                                    .updated_at = 1760000000});
   });
   EXPECT_TRUE(id.has_value());
   return id.value_or(0);

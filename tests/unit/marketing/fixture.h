@@ -8,6 +8,8 @@
 
 #include "src/core/clock.h"
 #include "src/crm/actor.h"
+#include "src/crm/contact_repo.h"
+#include "src/crm/contacts.h"
 #include "src/store/db.h"
 #include "tests/support/test_server.h"
 
@@ -24,7 +26,7 @@ class MarketingDb : public ::testing::Test {
   }
 
   // Rows of the contacts module's tables (schemas/db/sqlite/0010_crm.sql), written directly
-  // so that these tests do not depend on the contact services.
+  // or through its repository, so that these tests do not depend on the contact services.
   int64_t AddList(const std::string& name) {
     return Insert("INSERT INTO lists (name, created_at, updated_at) VALUES (?, 0, 0) RETURNING id", {name});
   }
@@ -34,10 +36,14 @@ class MarketingDb : public ::testing::Test {
   int64_t AddContact(const std::string& email, const std::string& status = "subscribed",
                      int64_t created_at = 1'760'000'000, const std::string& type = "lead",
                      const std::string& source = "form") {
-    return Insert(
-        "INSERT INTO contacts (email, status, type, source, created_at, updated_at) VALUES (?, ?, "
-        "?, ?, ?, ?) RETURNING id",
-        {email, status, type, source, created_at, created_at});
+    // Through the repository's insert, which also counts the contact (migration 0059).
+    auto id = db_->Write([&](store::Conn& c) {
+      return repo::InsertContact(c, Contact{.email = email, .status = status, .type = type,
+                                            .source = source, .revision = 1,
+                                            .created_at = created_at, .updated_at = created_at});
+    });
+    EXPECT_TRUE(id.has_value()) << id.error().detail;
+    return id.value_or(0);
   }
   void InList(int64_t contact, int64_t list) {
     Exec("INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, 0)", {contact, list});

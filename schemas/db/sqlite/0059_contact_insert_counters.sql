@@ -1,0 +1,17 @@
+-- On SQLite a new contact's counters are written by the insert itself
+-- (repo::InsertContact), no longer by the AFTER INSERT trigger of 0053 (issue 12).
+--
+-- A trigger makes its INSERT a statement that may abort after writing (SQLite's
+-- "multi-write"), so SQLite opens a statement journal for it: every page the insert
+-- touches (the table's last leaf, its seven index leaves, the counter rows) is copied
+-- into it first, and the trigger's program runs in a frame of its own. Measured with
+-- callgrind on this schema, that is about 31,000 instructions of a create's 143,000 in
+-- SQLite; the same two upserts as plain statements cost a fraction of it
+-- (docs/performance.md, session 33). Every contact is inserted by repo::InsertContact
+-- (the services, REST, forms, incoming webhooks, imports, crmctl seed); crmctl copy
+-- rebuilds the counters of its destination (dashboard::RebuildCounters). The update and
+-- delete triggers stay: they fire on fewer, costlier paths.
+--
+-- PostgreSQL keeps its trigger (its twin of this file changes nothing): there the insert
+-- is one round trip under the write lock, and the trigger adds no statement journal.
+DROP TRIGGER IF EXISTS contacts_counters_insert;
