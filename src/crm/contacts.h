@@ -67,7 +67,9 @@ struct Contact {
 nlohmann::json ToJson(const Contact& c, bool compact = false);
 // Appends DumpJson(ToJson(c, compact), replace): the same bytes, written without building
 // the tree (a get_contact answer's largest part; docs/performance.md).
-void AppendJson(std::string& out, const Contact& c, bool compact = false);
+// `with_source`: the compact form with "source" too (a contact.created event's data).
+void AppendJson(std::string& out, const Contact& c, bool compact = false,
+                bool with_source = false);
 
 // Fields of a create/update/upsert. Absent optionals leave the field unchanged.
 struct ContactInput {

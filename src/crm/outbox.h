@@ -3,6 +3,7 @@
 // exists exactly when its change committed. Delivery (webhooks, automation triggers)
 // reads the table by id. Thread-safe (stateless apart from the clock).
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +31,10 @@ class Outbox {
   // The event records the trace of the thread's log scope (src/core/log.h), if any.
   Status Append(store::Conn& conn, std::string_view event_type, int64_t contact_id,
                 const nlohmann::json& data);
+  // The same, with `data` already serialized: REQUIRES a JSON object, as data.dump()
+  // writes it (the bytes that webhook deliveries carry).
+  Status AppendSerialized(store::Conn& conn, std::string_view event_type, int64_t contact_id,
+                          std::string data);
   // Events with id > after_id, oldest first (for consumers and tests); inside the
   // caller's Read or Write.
   Result<std::vector<OutboxEvent>> After(store::Conn& conn, int64_t after_id, int limit);

@@ -485,6 +485,14 @@ TEST(ContactJson, AppendJsonWritesWhatToJsonSerialises) {
                               json::error_handler_t::replace))
           << c.id << (compact ? " compact" : " full");
     }
+    // A contact.created event's data: the compact form with its source, as it was built
+    // and dumped before it was written directly.
+    std::string event;
+    crm::AppendJson(event, c, /*compact=*/true, /*with_source=*/true);
+    json before = crm::ToJson(c, true);
+    before["source"] = c.source;
+    EXPECT_EQ(event, DumpJson(before, json::error_handler_t::replace)) << c.id;
+    if (c.id == full.id) EXPECT_NE(event.find("\"source\":\"form:7\""), std::string::npos) << event;
   }
 }
 
