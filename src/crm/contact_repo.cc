@@ -156,21 +156,26 @@ Result<int64_t> InsertContact(store::Conn& c, const Contact& k) {
   if (*n == 0) return taken();
   // Its counters, which PostgreSQL's trigger writes (SQLite migration 0059: a trigger
   // costs this insert a statement journal of every page it touches). The same rows the
-  // trigger of 0053 wrote, in the same transaction.
-  auto totals = c.Exec(
-      "INSERT INTO contact_totals (dim, val, n) VALUES ('status', ?, 1), ('type', ?, 1) "
-      "ON CONFLICT (dim, val) DO UPDATE SET n = contact_totals.n + 1",
-      {k.status, k.type});
-  if (!totals) return Fail(totals.error());
-  auto daily = c.Exec(
-      "INSERT INTO contact_daily (day, status, source, n) VALUES (?, ?, ?, 1) "
-      "ON CONFLICT (day, status, source) DO UPDATE SET n = contact_daily.n + 1",
-      {k.created_at / 86400, k.status, k.source});
-  if (!daily) return Fail(daily.error());
+  // trigger of 0053 wrote, in the same transaction, gathered by the connection: the group
+  // commit's batch writes each row once for all its creates (Conn::AddTo).
+  static const std::string totals =
+      "INSERT INTO contact_totals (dim, val, n) VALUES (?, ?, ?) "
+      "ON CONFLICT (dim, val) DO UPDATE SET n = contact_totals.n + excluded.n";
+  static const std::string daily =
+      "INSERT INTO contact_daily (day, status, source, n) VALUES (?, ?, ?, ?) "
+      "ON CONFLICT (day, status, source) DO UPDATE SET n = contact_daily.n + excluded.n";
+  for (auto [sql, key] : {std::pair{&totals, std::vector<store::Value>{std::string("status"), k.status}},
+                          std::pair{&totals, std::vector<store::Value>{std::string("type"), k.type}},
+                          std::pair{&daily, std::vector<store::Value>{k.created_at / 86400, k.status,
+                                                                      k.source}}})
+    if (auto st = c.AddTo(*sql, std::move(key), 1); !st) return Fail(st.error());
   return id;
 }
 
 Result<bool> UpdateContact(store::Conn& c, const Contact& k, int64_t expected_revision) {
+  // The update's trigger moves the counters from the old row's status, type and source:
+  // the adds of this transaction must be in them first (InsertContact, Conn::AddTo).
+  if (auto st = c.FlushDeferred(); !st) return Fail(st.error());
   auto n = c.Exec(
       "UPDATE contacts SET email = ?, first_name = ?, last_name = ?, phone = ?, status = ?, "
       "type = ?, custom_fields = ?, revision = ?, updated_at = ? WHERE id = ? AND revision = ?",
@@ -190,6 +195,7 @@ Result<int64_t> TouchContact(store::Conn& c, int64_t id, int64_t now) {
 }
 
 Result<bool> DeleteContact(store::Conn& c, int64_t id) {
+  if (auto st = c.FlushDeferred(); !st) return Fail(st.error());  // as in UpdateContact
   auto n = c.Exec("DELETE FROM contacts WHERE id = ?", {id});
   if (!n) return Fail(n.error());
   return *n == 1;

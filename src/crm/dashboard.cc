@@ -76,6 +76,8 @@ Result<int64_t> CreatedBetween(store::Conn& c, int64_t from, int64_t to) {
 }  // namespace
 
 Status RebuildCounters(store::Conn& c) {
+  // Adds gathered earlier in this transaction would land on top of the recount.
+  if (auto st = c.FlushDeferred(); !st) return st;
   for (const char* sql : {
            "DELETE FROM contact_totals",
            "DELETE FROM contact_daily",

@@ -54,6 +54,13 @@ std::optional<int64_t> Row::OptInt(size_t i) const {
   return Int(i);
 }
 
+Status Conn::AddTo(std::string_view sql, std::vector<Value> key, int64_t delta) {
+  key.emplace_back(delta);
+  auto n = Exec(sql, key);
+  if (!n) return Fail(n.error());
+  return Ok();
+}
+
 Result<std::optional<Row>> Conn::QueryOne(std::string_view sql, const std::vector<Value>& params) {
   auto rows = Query(sql, params);
   if (!rows) return Fail(rows.error());

@@ -71,6 +71,19 @@ class Conn {
   // Several statements without parameters (migrations only).
   virtual Status ExecScript(std::string_view sql) = 0;
 
+  // Adds `delta` to a counter row: `sql` is an upsert that takes the parameters of `key`,
+  // then the amount as its last one (INSERT ... VALUES (?, ?, ?) ON CONFLICT (...) DO
+  // UPDATE SET n = t.n + excluded.n). Inside a transaction SQLite's connection gathers
+  // them, one sum per statement and key, and runs each sum once just before its COMMIT;
+  // a ROLLBACK, or a ROLLBACK TO a savepoint, drops what was gathered after it, as it
+  // would the rows. Outside a transaction, and on PostgreSQL, the upsert runs at once.
+  // So within a transaction the rows lag the adds until FlushDeferred(): call it first
+  // wherever the same transaction then reads those rows or fires a trigger that changes
+  // them (repo::UpdateContact, DeleteContact and dashboard::RebuildCounters do).
+  virtual Status AddTo(std::string_view sql, std::vector<Value> key, int64_t delta);
+  // Runs what AddTo has gathered in the open transaction (nothing elsewhere).
+  virtual Status FlushDeferred() { return Ok(); }
+
   // The first row, or nullopt.
   Result<std::optional<Row>> QueryOne(std::string_view sql, const std::vector<Value>& params = {});
   // INSERT ... RETURNING id, for both dialects: returns the first column of the first row.

@@ -49,6 +49,136 @@ int BusyWait(void*, int count) {
 
 }  // namespace
 
+namespace {
+
+// `sql` starts with `word` (any case), followed by the end, a space or a semicolon; the
+// rest after it and its spaces.
+bool TakeWord(std::string_view& sql, std::string_view word) {
+  if (sql.size() < word.size()) return false;
+  for (size_t i = 0; i < word.size(); ++i)
+    if ((sql[i] & ~0x20) != word[i]) return false;
+  if (sql.size() > word.size() && sql[word.size()] != ' ' && sql[word.size()] != ';' &&
+      sql[word.size()] != '\n' && sql[word.size()] != '\t')
+    return false;
+  sql.remove_prefix(word.size());
+  while (!sql.empty() && (sql[0] == ' ' || sql[0] == '\n' || sql[0] == '\t')) sql.remove_prefix(1);
+  return true;
+}
+
+std::string_view Name(std::string_view rest) {
+  size_t end = 0;
+  while (end < rest.size() && rest[end] != ' ' && rest[end] != ';' && rest[end] != '\n' &&
+         rest[end] != '\t')
+    ++end;
+  return rest.substr(0, end);
+}
+
+}  // namespace
+
+SqliteConn::TxControl SqliteConn::ClassifyTxSlow(std::string_view sql) {
+  std::string_view rest = sql;
+  if (TakeWord(rest, "BEGIN")) return {.verb = TxVerb::kBegin, .name = {}};
+  if (TakeWord(rest, "COMMIT") || TakeWord(rest, "END")) return {.verb = TxVerb::kCommit, .name = {}};
+  if (TakeWord(rest, "SAVEPOINT")) return {.verb = TxVerb::kSavepoint, .name = Name(rest)};
+  if (TakeWord(rest, "RELEASE")) {
+    TakeWord(rest, "SAVEPOINT");
+    return {.verb = TxVerb::kRelease, .name = Name(rest)};
+  }
+  if (TakeWord(rest, "ROLLBACK")) {
+    TakeWord(rest, "TRANSACTION");
+    if (!TakeWord(rest, "TO")) return {.verb = TxVerb::kRollback, .name = {}};
+    TakeWord(rest, "SAVEPOINT");
+    return {.verb = TxVerb::kRollbackTo, .name = Name(rest)};
+  }
+  return {};
+}
+
+namespace {
+
+// The innermost open savepoint named `name` (SQLite's names compare without case), or
+// npos.
+template <typename V>
+size_t FindSavepoint(const V& savepoints, std::string_view name) {
+  for (size_t i = savepoints.size(); i-- > 0;) {
+    const std::string& n = savepoints[i].name;
+    if (n.size() != name.size()) continue;
+    bool same = true;
+    for (size_t j = 0; j < n.size() && same; ++j) same = (n[j] & ~0x20) == (name[j] & ~0x20);
+    if (same) return i;
+  }
+  return static_cast<size_t>(-1);
+}
+
+}  // namespace
+
+Status SqliteConn::BeforeTx(const TxControl& tx) {
+  if (tx.verb == TxVerb::kCommit) return FlushDeferred();
+  if (tx.verb == TxVerb::kRelease) {
+    // Releasing the savepoint that began the transaction commits it.
+    size_t i = FindSavepoint(savepoints_, tx.name);
+    if (i == 0 && savepoints_[0].began_transaction) return FlushDeferred();
+  }
+  return Ok();
+}
+
+void SqliteConn::AfterTx(const TxControl& tx, bool was_autocommit) {
+  switch (tx.verb) {
+    case TxVerb::kNone: return;
+    case TxVerb::kBegin:
+    case TxVerb::kCommit:
+    case TxVerb::kRollback:
+      deferred_.clear();
+      savepoints_.clear();
+      return;
+    case TxVerb::kSavepoint:
+      savepoints_.push_back(
+          {.name = std::string(tx.name), .deferred = deferred_, .began_transaction = was_autocommit});
+      return;
+    case TxVerb::kRelease: {
+      size_t i = FindSavepoint(savepoints_, tx.name);
+      if (i != static_cast<size_t>(-1)) savepoints_.resize(i);  // it and those inside it
+      if (sqlite3_get_autocommit(db_)) deferred_.clear();       // it ended the transaction
+      return;
+    }
+    case TxVerb::kRollbackTo: {
+      size_t i = FindSavepoint(savepoints_, tx.name);
+      if (i == static_cast<size_t>(-1)) return;
+      savepoints_.resize(i + 1);  // the savepoints inside it are gone; it stays open
+      deferred_ = savepoints_[i].deferred;
+      return;
+    }
+  }
+}
+
+Status SqliteConn::AddTo(std::string_view sql, std::vector<Value> key, int64_t delta) {
+  if (sqlite3_get_autocommit(db_)) {  // no transaction to gather in
+    key.emplace_back(delta);
+    return Run(sql, key, nullptr);
+  }
+  for (auto& d : deferred_) {
+    if (d.sql == sql && d.key == key) {
+      d.delta += delta;
+      return Ok();
+    }
+  }
+  deferred_.push_back({.sql = std::string(sql), .key = std::move(key), .delta = delta});
+  return Ok();
+}
+
+Status SqliteConn::FlushDeferred() {
+  if (deferred_.empty()) return Ok();
+  std::vector<Deferred> todo;
+  todo.swap(deferred_);
+  for (auto& d : todo) {
+    if (d.delta == 0) continue;
+    d.key.emplace_back(d.delta);
+    // On a failure the transaction must not commit: the caller's Write fails and rolls
+    // back, and with it whatever of these ran.
+    if (auto st = Run(d.sql, d.key, nullptr); !st) return st;
+  }
+  return Ok();
+}
+
 Result<std::unique_ptr<SqliteConn>> OpenConn(const std::string& path, bool readonly) {
   ConfigureSqliteOnce();
   sqlite3* db = nullptr;

@@ -44,6 +44,9 @@ class SqliteConn final : public Conn {
   }
 
   Status ExecScript(std::string_view sql) override {
+    // A script may end the transaction (migrations run their own): what AddTo gathered
+    // goes in first.
+    if (auto st = FlushDeferred(); !st) return st;
     char* err = nullptr;
     std::string s(sql);
     if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
@@ -62,6 +65,14 @@ class SqliteConn final : public Conn {
   }
 
   sqlite3* raw() { return db_; }
+
+  // Conn::AddTo: gathered here inside a transaction (one sum per statement and key), run
+  // by FlushDeferred(), which a COMMIT (or END, or the RELEASE of a savepoint that began
+  // the transaction) runs first. The group commit's batch of twenty-odd creates then
+  // writes each counter row once instead of once a create (docs/performance.md).
+  Status AddTo(std::string_view sql, std::vector<Value> key, int64_t delta) override;
+  Status FlushDeferred() override;
+  size_t deferred_count() const { return deferred_.size(); }  // for tests
 
  private:
   // A statement's SQL is most often a static string, passed from the same address each
@@ -92,8 +103,50 @@ class SqliteConn final : public Conn {
     return stmt;
   }
 
+  // The transaction-control statements that move what AddTo gathered: BEGIN, COMMIT or
+  // END, SAVEPOINT, RELEASE, ROLLBACK [TO]. Anything else is kNone, after a test of its
+  // first letters (every statement passes here).
+  enum class TxVerb { kNone, kBegin, kCommit, kSavepoint, kRelease, kRollback, kRollbackTo };
+  struct TxControl {
+    TxVerb verb = TxVerb::kNone;
+    std::string_view name;  // the savepoint's
+  };
+  static TxControl ClassifyTx(std::string_view sql) {
+    if (sql.size() < 3) return {};
+    char a = static_cast<char>(sql[0] & ~0x20), b = static_cast<char>(sql[1] & ~0x20);
+    bool maybe = (a == 'B' && b == 'E') || (a == 'C' && b == 'O') || (a == 'E' && b == 'N') ||
+                 (a == 'S' && b == 'A') || (a == 'R' && (b == 'E' || b == 'O'));
+    if (!maybe) return {};
+    return ClassifyTxSlow(sql);
+  }
+  static TxControl ClassifyTxSlow(std::string_view sql);
+  // Before a transaction-control statement runs (a COMMIT's gathered adds), and after it
+  // succeeded (the savepoints' snapshots).
+  Status BeforeTx(const TxControl& tx);
+  void AfterTx(const TxControl& tx, bool was_autocommit);
+  // The statement failed: if SQLite rolled the transaction back, what it gathered is gone.
+  void AfterFailure() {
+    if ((!deferred_.empty() || !savepoints_.empty()) && sqlite3_get_autocommit(db_)) {
+      deferred_.clear();
+      savepoints_.clear();
+    }
+  }
+
   Status Run(std::string_view sql, const std::vector<Value>& params, std::vector<Row>* rows) {
     if (auto st = RefuseNulInText(params); !st) return st;
+    const TxControl tx = ClassifyTx(sql);
+    bool was_autocommit = false;
+    if (tx.verb != TxVerb::kNone) {
+      was_autocommit = sqlite3_get_autocommit(db_) != 0;
+      if (auto st = BeforeTx(tx); !st) return st;
+    }
+    auto st = RunStatement(sql, params, rows);
+    if (!st) AfterFailure();
+    else if (tx.verb != TxVerb::kNone) AfterTx(tx, was_autocommit);
+    return st;
+  }
+
+  Status RunStatement(std::string_view sql, const std::vector<Value>& params, std::vector<Row>* rows) {
     auto prepared = Prepare(sql);
     if (!prepared) return Fail(prepared.error());
     sqlite3_stmt* stmt = *prepared;
@@ -162,6 +215,22 @@ class SqliteConn final : public Conn {
   };
   static constexpr size_t kRecent = 64;
   Recent recent_[kRecent];
+
+  // AddTo's sums in the open transaction, in the order their keys first came.
+  struct Deferred {
+    std::string sql;
+    std::vector<Value> key;
+    int64_t delta = 0;
+  };
+  std::vector<Deferred> deferred_;
+  // The open savepoints, innermost last, each with deferred_ as it was when it began (a
+  // ROLLBACK TO it puts that back).
+  struct Savepoint {
+    std::string name;
+    std::vector<Deferred> deferred;
+    bool began_transaction = false;
+  };
+  std::vector<Savepoint> savepoints_;
 };
 
 // Opens the database at `path` (created unless `readonly`) with the pragmas above.

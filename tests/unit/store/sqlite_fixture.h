@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -89,5 +90,23 @@ class HeldLeader {
   std::atomic<bool> release_{false}, running_{false};
   std::thread thread_;
 };
+
+using Callback = std::function<Result<int64_t>(Conn&)>;
+
+// Holds the group commit's leader in a batch of its own while `callbacks` queue, in their
+// order, as the next batch; then lets it go and answers each call's result.
+inline std::vector<Result<int64_t>> RunAsOneBatch(SqliteFixture& f,
+                                                  const std::vector<Callback>& callbacks) {
+  HeldLeader leader(f);
+  std::vector<Result<int64_t>> results(callbacks.size(), Result<int64_t>(0));
+  std::vector<std::thread> writers;
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    writers.emplace_back([&, i] { results[i] = f.db->Write(callbacks[i]); });
+    EXPECT_TRUE(f.WaitQueued(static_cast<int64_t>(i) + 1));  // queued in this order
+  }
+  leader.Release();
+  for (auto& w : writers) w.join();
+  return results;
+}
 
 }  // namespace crmd::store
