@@ -27,8 +27,12 @@ Result<int64_t> InsertContact(store::Conn& c, const Contact& contact);
 // The highest contact id in the table (0 when empty).
 Result<int64_t> MaxContactId(store::Conn& c);
 // Writes every field of `contact` (its revision included) when the row still has
-// `expected_revision`; false when it does not.
-Result<bool> UpdateContact(store::Conn& c, const Contact& contact, int64_t expected_revision);
+// `expected_revision`; false when it does not. `before`, the row at that revision, when
+// the caller has it: if its status and type are the contact's, the UPDATE leaves those
+// columns out, so that neither counters trigger fires (on SQLite a statement that fires a
+// trigger copies every page it touches into a statement journal first).
+Result<bool> UpdateContact(store::Conn& c, const Contact& contact, int64_t expected_revision,
+                           const Contact* before = nullptr);
 // Bumps revision and updated_at (membership changes); answers the new revision.
 Result<int64_t> TouchContact(store::Conn& c, int64_t id, int64_t now);
 Result<bool> DeleteContact(store::Conn& c, int64_t id);

@@ -435,7 +435,7 @@ Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const Acto
   if (!changes.empty() || status_changed) {
     k.revision = before.revision + 1;
     k.updated_at = now;
-    auto ok = repo::UpdateContact(c, k, before.revision);
+    auto ok = repo::UpdateContact(c, k, before.revision, &before);
     if (!ok) return Fail(ok.error());
     if (!*ok) return Fail(Errc::kRevisionConflict, "the contact changed meanwhile; retry");
     if (!changes.empty()) {
