@@ -232,7 +232,9 @@ TEST_F(Counters, MixedChangesThroughTheServicesKeepEveryReportEqualToAScan) {
           ASSERT_TRUE(again);
           EXPECT_EQ(again->first_name, in.first_name);
           EXPECT_EQ(again->type, in.type.value_or(cur->type));
-          if (in.status) EXPECT_EQ(again->status, *in.status);
+          if (in.status) {
+            EXPECT_EQ(again->status, *in.status);
+          }
         }
         break;
       }
