@@ -120,6 +120,10 @@ class Counters : public testing::CrmFixture {
     ExpectContactsReportMatchesScan(now - 20 * kDay - 3600, now + 7200, "day");
     ExpectContactsReportMatchesScan(now - 40 * kDay + 123, now + kDay, "week");
     ExpectContactsReportMatchesScan(now - 5000, now + 1, "day");
+    // Bucket edges in the morning and in the evening: each is counted from the nearer
+    // midnight (dashboard::NewContactsIn), forwards or backwards.
+    ExpectContactsReportMatchesScan(today - 60 * kDay + 3 * 3600, now, "week");
+    ExpectContactsReportMatchesScan(today - 60 * kDay + 20 * 3600, now, "day");
 
     for (auto* svc : {s->lists.get(), s->tags.get()}) {
       bool list = svc->kind() == GroupKind::kList;
