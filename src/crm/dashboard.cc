@@ -255,10 +255,10 @@ Result<NewContacts> NewContactsIn(store::Conn& c, int64_t from, int64_t to, int6
   }
   for (auto& [k, n] : by_status) out.by_status[k] = n;
   for (auto& [k, n] : by_source) out.by_source[k] = n;
-  // Contacts created in [first_day, edge).
-  // An edge inside a day counts the shorter part of its day from contacts: the part
-  // before it, added to the days before, or the part after it, taken from the days up to
-  // the next midnight (each bucket edge of a report that starts mid-day falls mid-day).
+  // Contacts created in [first_day, edge). An edge inside a day counts the shorter part
+  // of its day from contacts: the part before it, added to the days before, or the part
+  // after it, taken from the days up to the next midnight (each bucket edge of a report
+  // that starts mid-day falls mid-day).
   auto before_edge = [&](int64_t edge) -> Result<int64_t> {
     int64_t day = DayFloor(edge);
     size_t d = static_cast<size_t>((day - first_day) / kDay);

@@ -51,25 +51,29 @@ int BusyWait(void*, int count) {
 
 namespace {
 
-// `sql` starts with `word` (any case), followed by the end, a space or a semicolon; the
-// rest after it and its spaces.
+// What ends a keyword or a savepoint's name.
+bool IsDelimiter(char c) { return c == ' ' || c == ';' || c == '\n' || c == '\t'; }
+// Letters equal without case (SQLite's keywords and savepoint names compare so).
+bool SameLetters(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if ((a[i] & ~0x20) != (b[i] & ~0x20)) return false;
+  return true;
+}
+
+// `sql` starts with `word` (any case), followed by the end or a delimiter: `sql` becomes
+// the rest after it and its spaces.
 bool TakeWord(std::string_view& sql, std::string_view word) {
-  if (sql.size() < word.size()) return false;
-  for (size_t i = 0; i < word.size(); ++i)
-    if ((sql[i] & ~0x20) != word[i]) return false;
-  if (sql.size() > word.size() && sql[word.size()] != ' ' && sql[word.size()] != ';' &&
-      sql[word.size()] != '\n' && sql[word.size()] != '\t')
-    return false;
+  if (sql.size() < word.size() || !SameLetters(sql.substr(0, word.size()), word)) return false;
+  if (sql.size() > word.size() && !IsDelimiter(sql[word.size()])) return false;
   sql.remove_prefix(word.size());
-  while (!sql.empty() && (sql[0] == ' ' || sql[0] == '\n' || sql[0] == '\t')) sql.remove_prefix(1);
+  while (!sql.empty() && IsDelimiter(sql[0]) && sql[0] != ';') sql.remove_prefix(1);
   return true;
 }
 
 std::string_view Name(std::string_view rest) {
   size_t end = 0;
-  while (end < rest.size() && rest[end] != ' ' && rest[end] != ';' && rest[end] != '\n' &&
-         rest[end] != '\t')
-    ++end;
+  while (end < rest.size() && !IsDelimiter(rest[end])) ++end;
   return rest.substr(0, end);
 }
 
@@ -95,17 +99,11 @@ SqliteConn::TxControl SqliteConn::ClassifyTxSlow(std::string_view sql) {
 
 namespace {
 
-// The innermost open savepoint named `name` (SQLite's names compare without case), or
-// npos.
+// The innermost open savepoint named `name`, or npos.
 template <typename V>
 size_t FindSavepoint(const V& savepoints, std::string_view name) {
-  for (size_t i = savepoints.size(); i-- > 0;) {
-    const std::string& n = savepoints[i].name;
-    if (n.size() != name.size()) continue;
-    bool same = true;
-    for (size_t j = 0; j < n.size() && same; ++j) same = (n[j] & ~0x20) == (name[j] & ~0x20);
-    if (same) return i;
-  }
+  for (size_t i = savepoints.size(); i-- > 0;)
+    if (SameLetters(savepoints[i].name, name)) return i;
   return static_cast<size_t>(-1);
 }
 
