@@ -1,15 +1,15 @@
 #include "tools/automations.h"
 
-#include "src/crm/automations.h"
+#include "src/marketing/automations.h"
 #include "tools/marketing_support.h"
 
 namespace crmd::tools {
 using nlohmann::json;
 using mcp::ToolContext;
 using mcp::ToolOutcome;
-using namespace marketing;
+using namespace marketing_support;
 
-Status RegisterAutomationTools(mcp::ToolRegistry& r, crm::Services& s) {
+Status RegisterAutomationTools(mcp::ToolRegistry& r, marketing::Services& s) {
   struct Entry {
     const char* name;
     mcp::ToolHandler handler;
@@ -17,7 +17,7 @@ Status RegisterAutomationTools(mcp::ToolRegistry& r, crm::Services& s) {
   Entry entries[] = {
       {"list_automations",
        [&s](const ToolContext&, const json& a) {
-         return ListRecords(*s.automations, a, crm::ParseAutomationStatus, "automations");
+         return ListRecords(*s.automations, a, marketing::ParseAutomationStatus, "automations");
        }},
       {"get_automation",
        [&s](const ToolContext&, const json& a) { return GetRecord(*s.automations, a, "automation"); }},

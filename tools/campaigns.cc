@@ -1,15 +1,15 @@
 #include "tools/campaigns.h"
 
-#include "src/crm/campaigns.h"
+#include "src/marketing/campaigns.h"
 #include "tools/marketing_support.h"
 
 namespace crmd::tools {
 using nlohmann::json;
 using mcp::ToolContext;
 using mcp::ToolOutcome;
-using namespace marketing;
+using namespace marketing_support;
 
-Status RegisterCampaignTools(mcp::ToolRegistry& r, crm::Services& s) {
+Status RegisterCampaignTools(mcp::ToolRegistry& r, marketing::Services& s) {
   struct Entry {
     const char* name;
     mcp::ToolHandler handler;
@@ -17,7 +17,7 @@ Status RegisterCampaignTools(mcp::ToolRegistry& r, crm::Services& s) {
   Entry entries[] = {
       {"list_campaigns",
        [&s](const ToolContext&, const json& a) {
-         return ListRecords(*s.campaigns, a, crm::ParseCampaignStatus, "campaigns");
+         return ListRecords(*s.campaigns, a, marketing::ParseCampaignStatus, "campaigns");
        }},
       {"get_campaign",
        [&s](const ToolContext&, const json& a) { return GetRecord(*s.campaigns, a, "campaign"); }},

@@ -2,11 +2,11 @@
 // The campaigns tools (TOOLS.md). Registered by the composition root; handlers are thin and
 // call the crm services. Thread-safe once registered.
 #include "src/core/result.h"
-#include "src/crm/services.h"
+#include "src/marketing/services.h"
 #include "src/mcp/registry.h"
 
 namespace crmd::tools {
 
-Status RegisterCampaignTools(mcp::ToolRegistry& registry, crm::Services& services);
+Status RegisterCampaignTools(mcp::ToolRegistry& registry, marketing::Services& services);
 
 }  // namespace crmd::tools

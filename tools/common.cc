@@ -6,8 +6,8 @@ namespace crmd::tools {
 
 using nlohmann::json;
 
-crm::Actor ActorFrom(const mcp::ToolContext& ctx) {
-  return crm::Actor{.kind = "oauth",
+governance::Actor ActorFrom(const mcp::ToolContext& ctx) {
+  return governance::Actor{.kind = "oauth",
                     .subject = ctx.principal.subject,
                     .client_id = ctx.principal.client_id,
                     .request_id = ctx.request_id};
@@ -39,7 +39,7 @@ mcp::ToolOutcome FromResult(Result<json> r) {
   return FailWith(std::move(r.error()));
 }
 
-mcp::ToolOutcome FromConfirm(crm::ConfirmOutcome r) {
+mcp::ToolOutcome FromConfirm(governance::ConfirmOutcome r) {
   if (r.result) return mcp::ToolOutcome::Ok(std::move(*r.result));
   return FailWith(std::move(r.result.error()), std::move(r.error_details));
 }

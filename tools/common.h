@@ -1,5 +1,5 @@
 #pragma once
-// Helpers shared by every tool handler (CRM and marketing): the caller as a crm::Actor,
+// Helpers shared by every tool handler (CRM and marketing): the caller as a governance::Actor,
 // the one mapping from service errors to tool errors, argument readers, and RFC 3339
 // parsing. Pure functions; thread-safe.
 #include <cstdint>
@@ -9,14 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
-#include "src/crm/actor.h"
-#include "src/crm/confirmations.h"
+#include "src/governance/actor.h"
+#include "src/governance/confirmations.h"
 #include "src/crm/contacts.h"
 #include "src/mcp/tool.h"
 
 namespace crmd::tools {
 
-crm::Actor ActorFrom(const mcp::ToolContext& ctx);
+governance::Actor ActorFrom(const mcp::ToolContext& ctx);
 
 // The tool face's error vocabulary, in one place. TOOLS.md's codes pass through; the
 // others are mapped: kAlreadyExists -> validation_failed (a duplicate is a problem with
@@ -27,7 +27,7 @@ Error ForClient(Error e);
 nlohmann::json ErrorJson(const Error& e);
 mcp::ToolOutcome FailWith(Error e, nlohmann::json details = nullptr);
 mcp::ToolOutcome FromResult(Result<nlohmann::json> r);
-mcp::ToolOutcome FromConfirm(crm::ConfirmOutcome r);
+mcp::ToolOutcome FromConfirm(governance::ConfirmOutcome r);
 // A create that hit a unique key: validation_failed with details.existing_id (when the
 // record in the way is known) and a hint naming the tool that changes it.
 mcp::ToolOutcome FailDuplicate(Error e, std::optional<int64_t> existing_id,

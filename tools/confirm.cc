@@ -27,11 +27,11 @@ mcp::ToolOutcome AskForApproval(const json& details, int round) {
 
 }  // namespace
 
-Status RegisterConfirmTools(mcp::ToolRegistry& registry, crm::Services& s) {
+Status RegisterConfirmTools(mcp::ToolRegistry& registry, marketing::Services& s) {
   // No tool-level scope: the pending action's own scope is checked by the service, and a
   // missing one becomes a 403 step-up naming it.
   return registry.Register("confirm_action", [&s](const mcp::ToolContext& ctx, const json& args) {
-    crm::ConfirmOutcome out = s.confirmations->Confirm(ActorFrom(ctx), ctx.principal.scopes,
+    governance::ConfirmOutcome out = s.governance.confirmations->Confirm(ActorFrom(ctx), ctx.principal.scopes,
                                                        args.value("confirmation_token", ""));
     if (!out.result && out.result.error().code == Errc::kApprovalPending &&
         ctx.CanRequestInput() && ctx.SupportsElicitation("url")) {

@@ -1,6 +1,6 @@
 #include "tools/contacts.h"
 
-#include "src/crm/status.h"
+#include "src/crm/contact_status.h"
 #include "tools/common.h"
 
 namespace crmd::tools {
@@ -27,7 +27,7 @@ mcp::ToolOutcome ContactFailure(crm::ContactService& contacts, const Error& e, i
   return FailWith(e, details);
 }
 
-mcp::ToolOutcome ListContacts(crm::Services& s, const json& args) {
+mcp::ToolOutcome ListContacts(marketing::Services& s, const json& args) {
   crm::ContactFilter f;
   f.status = OptString(args, "status");
   f.type = OptString(args, "type");
@@ -45,17 +45,17 @@ mcp::ToolOutcome ListContacts(crm::Services& s, const json& args) {
     if (!t) return FailWith(t.error());
     f.created_to = *t;
   }
-  auto page = s.contacts->List(f, OptString(args, "cursor").value_or(""), Limit(args));
+  auto page = s.crm.contacts->List(f, OptString(args, "cursor").value_or(""), Limit(args));
   if (!page) return FailWith(page.error());
   json items = json::array();
   for (const auto& c : page->items) items.push_back(crm::ToJson(c, true));
   return mcp::ToolOutcome::Ok(PageJson(std::move(items), page->next_cursor));
 }
 
-mcp::ToolOutcome GetContact(crm::Services& s, const json& args) {
+mcp::ToolOutcome GetContact(marketing::Services& s, const json& args) {
   Result<crm::Contact> r;
-  if (auto id = OptInt(args, "id")) r = s.contacts->Get(*id);
-  else if (auto email = OptString(args, "email")) r = s.contacts->GetByEmail(*email);
+  if (auto id = OptInt(args, "id")) r = s.crm.contacts->Get(*id);
+  else if (auto email = OptString(args, "email")) r = s.crm.contacts->GetByEmail(*email);
   else return FailWith(Error::Invalid("give id or email"));
   if (!r) return FailWith(r.error());
   // Written straight to text: the tree ToJson builds cost a fifth of the call.
@@ -65,24 +65,24 @@ mcp::ToolOutcome GetContact(crm::Services& s, const json& args) {
   return mcp::ToolOutcome::OkText(std::move(text));
 }
 
-mcp::ToolOutcome CreateContact(crm::Services& s, const mcp::ToolContext& ctx, const json& args) {
+mcp::ToolOutcome CreateContact(marketing::Services& s, const mcp::ToolContext& ctx, const json& args) {
   auto in = crm::ContactInputFromJson(args);
   if (!in) return FailWith(in.error());
   in->source = in->source.value_or("mcp");
-  auto r = s.contacts->Create(ActorFrom(ctx), *in, OptString(args, "idempotency_key").value_or(""));
+  auto r = s.crm.contacts->Create(ActorFrom(ctx), *in, OptString(args, "idempotency_key").value_or(""));
   if (!r) {
     std::optional<int64_t> existing;
     if (r.error().code == Errc::kAlreadyExists) {
-      if (auto c = s.contacts->GetByEmail(*in->email)) existing = c->id;
+      if (auto c = s.crm.contacts->GetByEmail(*in->email)) existing = c->id;
     }
     return FailDuplicate(r.error(), existing, "update_contact");
   }
   // Flags only (no DNS again): the verdict that let it in.
-  crm::EmailVerdict v = s.email_validator->Validate(r->email, crm::ValidationMode::kSyntax);
+  crm::EmailVerdict v = s.crm.email_validator->Validate(r->email, crm::ValidationMode::kSyntax);
   return mcp::ToolOutcome::Ok({{"contact", crm::ToJson(*r)}, {"warnings", Warnings(v)}});
 }
 
-mcp::ToolOutcome UpdateContact(crm::Services& s, const mcp::ToolContext& ctx, const json& args) {
+mcp::ToolOutcome UpdateContact(marketing::Services& s, const mcp::ToolContext& ctx, const json& args) {
   json fields = args;
   fields.erase("id");
   fields.erase("expected_revision");
@@ -90,12 +90,12 @@ mcp::ToolOutcome UpdateContact(crm::Services& s, const mcp::ToolContext& ctx, co
   if (!in) return FailWith(in.error());
   in->source.reset();  // the source records where a contact came from; not editable
   int64_t id = args.value("id", int64_t{0});
-  auto r = s.contacts->Update(ActorFrom(ctx), id, args.value("expected_revision", int64_t{0}), *in);
-  if (!r) return ContactFailure(*s.contacts, r.error(), id);
+  auto r = s.crm.contacts->Update(ActorFrom(ctx), id, args.value("expected_revision", int64_t{0}), *in);
+  if (!r) return ContactFailure(*s.crm.contacts, r.error(), id);
   return mcp::ToolOutcome::Ok({{"contact", crm::ToJson(*r)}});
 }
 
-mcp::ToolOutcome UpsertBulk(crm::Services& s, const mcp::ToolContext& ctx, const json& args) {
+mcp::ToolOutcome UpsertBulk(marketing::Services& s, const mcp::ToolContext& ctx, const json& args) {
   std::vector<crm::ContactInput> items;
   json pre_failed = json::array();
   const json& contacts = args.at("contacts");
@@ -111,7 +111,7 @@ mcp::ToolOutcome UpsertBulk(crm::Services& s, const mcp::ToolContext& ctx, const
     index_of.push_back(i);
     items.push_back(std::move(*in));
   }
-  auto r = s.contacts->UpsertBulk(ActorFrom(ctx), items);
+  auto r = s.crm.contacts->UpsertBulk(ActorFrom(ctx), items);
   if (!r) return FailWith(r.error());
   std::vector<json> results(contacts.size());
   int created = 0, updated = 0, unchanged = 0, failed = 0;
@@ -140,11 +140,11 @@ mcp::ToolOutcome UpsertBulk(crm::Services& s, const mcp::ToolContext& ctx, const
                                {"failed", failed}});
 }
 
-mcp::ToolOutcome SetStatus(crm::Services& s, const mcp::ToolContext& ctx, const json& args) {
+mcp::ToolOutcome SetStatus(marketing::Services& s, const mcp::ToolContext& ctx, const json& args) {
   int64_t id = args.value("id", int64_t{0});
-  auto before = s.contacts->Get(id);
+  auto before = s.crm.contacts->Get(id);
   if (!before) return FailWith(before.error());
-  auto r = s.contacts->SetStatus(ActorFrom(ctx), id, args.value("status", ""),
+  auto r = s.crm.contacts->SetStatus(ActorFrom(ctx), id, args.value("status", ""),
                                  args.value("consent", false), OptInt(args, "expected_revision"),
                                  args.value("reason", ""));
   if (!r) {
@@ -161,13 +161,13 @@ mcp::ToolOutcome SetStatus(crm::Services& s, const mcp::ToolContext& ctx, const 
 }
 
 using MembershipFn = Result<std::vector<crm::MembershipChange>> (crm::ContactService::*)(
-    const crm::Actor&, const std::vector<int64_t>&, const std::vector<crm::Ref>&);
+    const governance::Actor&, const std::vector<int64_t>&, const std::vector<crm::Ref>&);
 
-mcp::ToolOutcome Memberships(crm::Services& s, const mcp::ToolContext& ctx, const json& args,
+mcp::ToolOutcome Memberships(marketing::Services& s, const mcp::ToolContext& ctx, const json& args,
                              const char* refs_key, MembershipFn fn) {
   auto refs = crm::ParseRefs(args.value(refs_key, json::array()), refs_key);
   if (!refs) return FailWith(refs.error());
-  auto r = ((*s.contacts).*fn)(ActorFrom(ctx), Ids(args, "contact_ids"), *refs);
+  auto r = ((*s.crm.contacts).*fn)(ActorFrom(ctx), Ids(args, "contact_ids"), *refs);
   if (!r) return FailWith(r.error());
   json results = json::array();
   int changed = 0;
@@ -183,12 +183,12 @@ mcp::ToolOutcome Memberships(crm::Services& s, const mcp::ToolContext& ctx, cons
 
 }  // namespace
 
-Status RegisterContactTools(mcp::ToolRegistry& registry, crm::Services& services) {
-  crm::Services* s = &services;
-  auto simple = [s](mcp::ToolOutcome (*fn)(crm::Services&, const json&)) {
+Status RegisterContactTools(mcp::ToolRegistry& registry, marketing::Services& services) {
+  marketing::Services* s = &services;
+  auto simple = [s](mcp::ToolOutcome (*fn)(marketing::Services&, const json&)) {
     return [s, fn](const mcp::ToolContext&, const json& args) { return fn(*s, args); };
   };
-  auto with_ctx = [s](mcp::ToolOutcome (*fn)(crm::Services&, const mcp::ToolContext&,
+  auto with_ctx = [s](mcp::ToolOutcome (*fn)(marketing::Services&, const mcp::ToolContext&,
                                              const json&)) {
     return [s, fn](const mcp::ToolContext& ctx, const json& args) { return fn(*s, ctx, args); };
   };
@@ -210,12 +210,12 @@ Status RegisterContactTools(mcp::ToolRegistry& registry, crm::Services& services
       {"remove_contact_from_lists", membership("lists", &crm::ContactService::RemoveFromLists)},
       {"delete_contacts",
        [s](const mcp::ToolContext& ctx, const json& args) {
-         return FromConfirm(s->confirmations->Request(ActorFrom(ctx), "delete_contacts",
+         return FromConfirm(s->governance.confirmations->Request(ActorFrom(ctx), "delete_contacts",
                                                       {{"ids", Ids(args, "ids")}}));
        }},
       {"validate_email",
        [s](const mcp::ToolContext&, const json& args) {
-         auto v = s->contacts->ValidateEmail(args.value("email", ""));
+         auto v = s->crm.contacts->ValidateEmail(args.value("email", ""));
          return mcp::ToolOutcome::Ok(crm::ToJson(v));
        }},
   };

@@ -2,11 +2,11 @@
 // The 12 contact tools of TOOLS.md (list_contacts ... validate_email). Handlers are thin:
 // they read arguments, call crm::ContactService and shape the result.
 #include "src/core/result.h"
-#include "src/crm/services.h"
+#include "src/marketing/services.h"
 #include "src/mcp/registry.h"
 
 namespace crmd::tools {
 
-Status RegisterContactTools(mcp::ToolRegistry& registry, crm::Services& services);
+Status RegisterContactTools(mcp::ToolRegistry& registry, marketing::Services& services);
 
 }  // namespace crmd::tools

@@ -6,15 +6,15 @@ namespace crmd::tools {
 
 using nlohmann::json;
 
-Status RegisterListTools(mcp::ToolRegistry& registry, crm::Services& services) {
-  return RegisterGroupTools(registry, services, *services.lists);
+Status RegisterListTools(mcp::ToolRegistry& registry, marketing::Services& services) {
+  return RegisterGroupTools(registry, services, *services.crm.lists);
 }
 
-Status RegisterGroupTools(mcp::ToolRegistry& registry, crm::Services& s, crm::GroupService& g) {
+Status RegisterGroupTools(mcp::ToolRegistry& registry, marketing::Services& s, crm::GroupService& g) {
   const std::string noun = g.noun();          // list | tag
   const std::string plural = noun + "s";
   crm::GroupService* groups = &g;
-  crm::ConfirmationService* confirmations = s.confirmations.get();
+  governance::ConfirmationService* confirmations = s.governance.confirmations.get();
 
   auto ref_arg = [](const json& args) -> std::optional<crm::Ref> {
     if (auto id = OptInt(args, "id")) return crm::Ref{*id};

@@ -1,6 +1,6 @@
 #include "tools/marketing_support.h"
 
-namespace crmd::tools::marketing {
+namespace crmd::tools::marketing_support {
 
 using nlohmann::json;
 
@@ -20,9 +20,9 @@ json FieldsOf(const json& args) {
   return f;
 }
 
-mcp::ToolOutcome RequestConfirmation(crm::Services& s, const mcp::ToolContext& ctx,
+mcp::ToolOutcome RequestConfirmation(marketing::Services& s, const mcp::ToolContext& ctx,
                                      const std::string& action, const json& args) {
-  return FromConfirm(s.confirmations->Request(ActorFrom(ctx), action, args));
+  return FromConfirm(s.governance.confirmations->Request(ActorFrom(ctx), action, args));
 }
 
-}  // namespace crmd::tools::marketing
+}  // namespace crmd::tools::marketing_support

@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
-#include "src/crm/actor.h"
-#include "src/crm/marketing_common.h"
-#include "src/crm/services.h"
+#include "src/governance/actor.h"
+#include "src/marketing/common.h"
+#include "src/marketing/services.h"
 #include "src/mcp/tool.h"
 #include "tools/common.h"
 
-namespace crmd::tools::marketing {
+namespace crmd::tools::marketing_support {
 
 int64_t IntArg(const nlohmann::json& args, const char* key, int64_t fallback = 0);
 std::string StrArg(const nlohmann::json& args, const char* key, const std::string& fallback = "");
@@ -26,7 +26,7 @@ nlohmann::json FieldsOf(const nlohmann::json& args);
 
 // Step 1 of a confirmable action: {"status":"confirmation_required", preview, token, ...}
 // or the preview's error (not_found, validation_failed, dependency_blocked with blockers).
-mcp::ToolOutcome RequestConfirmation(crm::Services& s, const mcp::ToolContext& ctx,
+mcp::ToolOutcome RequestConfirmation(marketing::Services& s, const mcp::ToolContext& ctx,
                                      const std::string& action, const nlohmann::json& args);
 
 // A failed write; on revision_conflict `current` (the record as it is now) goes into the
@@ -59,7 +59,7 @@ mcp::ToolOutcome ListRecords(Service& svc, const nlohmann::json& args, ParseStat
   decltype(parse(std::string())) status;
   if (args.contains("status")) status = parse(StrArg(args, "status"));
   auto page = svc.List(status, StrArg(args, "cursor"),
-                       crm::ClampLimit(args.contains("limit")
+                       marketing::ClampLimit(args.contains("limit")
                                            ? std::optional<int64_t>(IntArg(args, "limit"))
                                            : std::nullopt));
   if (!page) return FailWith(page.error());
@@ -98,4 +98,4 @@ mcp::ToolOutcome UpdateRecord(Service& svc, const mcp::ToolContext& ctx, const n
       [&] { return CurrentJson(svc, id); });
 }
 
-}  // namespace crmd::tools::marketing
+}  // namespace crmd::tools::marketing_support

@@ -1,8 +1,8 @@
 #include "tools/reports.h"
 
-#include "src/crm/campaign_delivery.h"
-#include "src/crm/marketing_common.h"
-#include "src/crm/reports.h"
+#include "src/marketing/campaign_delivery.h"
+#include "src/marketing/common.h"
+#include "src/marketing/reports.h"
 #include "tools/marketing_support.h"
 
 namespace crmd::tools {
@@ -11,17 +11,17 @@ namespace {
 using nlohmann::json;
 using mcp::ToolContext;
 using mcp::ToolOutcome;
-using namespace marketing;
+using namespace marketing_support;
 
 constexpr int64_t kDay = 86400;
 
-ToolOutcome ContactsReport(crm::Services& s, const json& a) {
-  int64_t today = s.options.clock->NowUnix() / kDay * kDay;
-  crm::ContactsReportRequest req{.from = today - 29 * kDay, .to = today + kDay,
+ToolOutcome ContactsReport(marketing::Services& s, const json& a) {
+  int64_t today = s.crm.options.clock->NowUnix() / kDay * kDay;
+  marketing::ContactsReportRequest req{.from = today - 29 * kDay, .to = today + kDay,
                                  .interval = StrArg(a, "interval", "day")};
   for (auto [key, dst] : {std::pair{"from", &req.from}, std::pair{"to", &req.to}}) {
     if (!a.contains(key)) continue;
-    auto t = crm::ParseRfc3339(StrArg(a, key));
+    auto t = marketing::ParseRfc3339(StrArg(a, key));
     if (!t) {
       return FailWith(Error::Invalid(std::string(key) + ": use YYYY-MM-DD or RFC 3339"));
     }
@@ -32,7 +32,7 @@ ToolOutcome ContactsReport(crm::Services& s, const json& a) {
 
 }  // namespace
 
-Status RegisterReportTools(mcp::ToolRegistry& r, crm::Services& s) {
+Status RegisterReportTools(mcp::ToolRegistry& r, marketing::Services& s) {
   struct Entry {
     const char* name;
     mcp::ToolHandler handler;
@@ -50,7 +50,7 @@ Status RegisterReportTools(mcp::ToolRegistry& r, crm::Services& s) {
                                               q.value("cursor", ""), q.value("limit", 50));
            if (!page) return FromResult(Fail(page.error()));
            json items = json::array();
-           for (const auto& row : page->items) items.push_back(crm::ToJson(row));
+           for (const auto& row : page->items) items.push_back(marketing::ToJson(row));
            (*report)["recipients"] = {{"items", std::move(items)},
                                       {"next_cursor", page->next_cursor
                                                           ? json(*page->next_cursor)

@@ -1,15 +1,15 @@
 #include "tools/sequences.h"
 
-#include "src/crm/sequences.h"
+#include "src/marketing/sequences.h"
 #include "tools/marketing_support.h"
 
 namespace crmd::tools {
 using nlohmann::json;
 using mcp::ToolContext;
 using mcp::ToolOutcome;
-using namespace marketing;
+using namespace marketing_support;
 
-Status RegisterSequenceTools(mcp::ToolRegistry& r, crm::Services& s) {
+Status RegisterSequenceTools(mcp::ToolRegistry& r, marketing::Services& s) {
   struct Entry {
     const char* name;
     mcp::ToolHandler handler;
@@ -17,7 +17,7 @@ Status RegisterSequenceTools(mcp::ToolRegistry& r, crm::Services& s) {
   Entry entries[] = {
       {"list_sequences",
        [&s](const ToolContext&, const json& a) {
-         return ListRecords(*s.sequences, a, crm::ParseSequenceStatus, "sequences");
+         return ListRecords(*s.sequences, a, marketing::ParseSequenceStatus, "sequences");
        }},
       {"get_sequence",
        [&s](const ToolContext&, const json& a) { return GetRecord(*s.sequences, a, "sequence"); }},
@@ -30,7 +30,7 @@ Status RegisterSequenceTools(mcp::ToolRegistry& r, crm::Services& s) {
       {"set_sequence_status",
        [&s](const ToolContext& ctx, const json& a) {
          int64_t id = IntArg(a, "id");
-         auto to = crm::ParseSequenceStatus(StrArg(a, "status"));
+         auto to = marketing::ParseSequenceStatus(StrArg(a, "status"));
          if (!to) return FailWith(Error::Invalid("status: must be draft, active or paused"));
          return WriteOutcome(
              s.sequences->SetStatus(ActorFrom(ctx), id, *to, IntArg(a, "expected_revision")),

@@ -1,11 +1,11 @@
 #pragma once
 // get_settings, update_settings.
 #include "src/core/result.h"
-#include "src/crm/services.h"
+#include "src/marketing/services.h"
 #include "src/mcp/registry.h"
 
 namespace crmd::tools {
 
-Status RegisterSettingsTools(mcp::ToolRegistry& registry, crm::Services& services);
+Status RegisterSettingsTools(mcp::ToolRegistry& registry, marketing::Services& services);
 
 }  // namespace crmd::tools

@@ -4,8 +4,8 @@
 
 namespace crmd::tools {
 
-Status RegisterTagTools(mcp::ToolRegistry& registry, crm::Services& services) {
-  return RegisterGroupTools(registry, services, *services.tags);
+Status RegisterTagTools(mcp::ToolRegistry& registry, marketing::Services& services) {
+  return RegisterGroupTools(registry, services, *services.crm.tags);
 }
 
 }  // namespace crmd::tools

@@ -1,11 +1,11 @@
 #pragma once
 // list_tags, get_tag, create_tag, update_tag, delete_tag.
 #include "src/core/result.h"
-#include "src/crm/services.h"
+#include "src/marketing/services.h"
 #include "src/mcp/registry.h"
 
 namespace crmd::tools {
 
-Status RegisterTagTools(mcp::ToolRegistry& registry, crm::Services& services);
+Status RegisterTagTools(mcp::ToolRegistry& registry, marketing::Services& services);
 
 }  // namespace crmd::tools

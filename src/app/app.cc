@@ -9,7 +9,7 @@
 #include "src/app/services.h"
 #include "src/app/wiring.h"
 #include "src/core/worker_pool.h"
-#include "src/crm/marketing.h"
+#include "src/marketing/services.h"
 #include "src/http/allowed_hosts.h"
 #include "src/http/client.h"
 #include "src/http/forwarding.h"
@@ -195,17 +195,9 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
     s.router.Exact(std::move(route.path), std::move(route.handler));
   }
 
-  // --- crm: core services (contacts, lists, tags, settings, confirmations, audit) ---
-  s.resolver = crm::MakeSystemResolver();
-  auto crm_services = crm::MakeServices({.db = s.db.get(), .clock = s.clock.get(),
-                                         .random = s.random.get(), .resolver = s.resolver.get()});
-  if (!crm_services) return Fail(crm_services.error());
-  s.crm = std::move(*crm_services);
-  // Approval links point at this server's console (its public URL).
-  s.crm->confirmations->SetApprovalUrlBase(s.config.Issuer());
-  s.crm->confirmations->SetMetrics(s.metrics.get());
-  // --- marketing: campaigns, automations, sequences, reports; confirmation actions; usage ---
-  if (auto st = crm::InstallMarketing(*s.crm); !st) return Fail(st.error());
+  // --- the domain: governance, the contact book, marketing (src/governance, src/crm,
+  // src/marketing); each registers its confirmation actions ---
+  if (auto st = BuildDomain(s); !st) return Fail(st.error());
 
   // --- mcp: the registry first, so that the tools section can register into it ---
   CreateMcpRegistry(s);
@@ -217,7 +209,7 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
                    tools::RegisterConfirmTools, tools::RegisterSettingsTools,
                    tools::RegisterCampaignTools, tools::RegisterAutomationTools,
                    tools::RegisterSequenceTools, tools::RegisterReportTools}) {
-    if (auto st = reg(*s.tools, *s.crm); !st) return Fail(st.error());
+    if (auto st = reg(*s.tools, *s.marketing); !st) return Fail(st.error());
   }
 
   // --- mcp: the /mcp route (Origin/Host check, bearer authentication, endpoint) ---
@@ -226,8 +218,6 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   if (auto st = WireAuthz(s); !st) return Fail(st.error());
 
   // rest: API keys, REST API v1 under /<rest_root>/<rest_namespace>/v1.
-  s.api_keys = std::make_unique<crm::ApiKeys>(*s.db, *s.clock, *s.random);
-  s.forms = std::make_unique<crm::FormRepo>(*s.db, *s.clock, s.crm->contacts.get());
   s.webhook_endpoints = std::make_unique<webhooks::Endpoints>(
       *s.db, *s.clock, *s.random, s.config.allow_private_network_targets,
       s.config.webhook_retry_horizon_s);
@@ -261,9 +251,10 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
       .config = &s.config,
       .clock = s.clock.get(),
       .random = s.random.get(),
-      .api_keys = s.api_keys.get(),
-      .forms = s.forms.get(),
+      .api_keys = s.governance->api_keys.get(),
+      .forms = s.crm->forms.get(),
       .crm = s.crm.get(),
+      .marketing = s.marketing.get(),
       .endpoints = s.webhook_endpoints.get(),
       .deliveries = s.webhook_deliveries.get(),
       .incoming = s.incoming_hooks.get(),

@@ -113,18 +113,18 @@ console::ConnectedAppsSource ConnectedAppsOf(App::Services& s) {
 void WireConsole(App::Services& s) {
   console::ConsoleRoutes routes = console::SessionRoutes(ConsolePeopleOf(s));
   routes.Append(console::ApprovalRoutes(
-      {.confirmations = s.crm->confirmations.get(), .people = ConsolePeopleOf(s)}));
-  routes.Append(console::OverviewRoutes({.reports = s.crm->reports.get(),
-                                         .audit = s.crm->audit.get(),
+      {.confirmations = s.governance->confirmations.get(), .people = ConsolePeopleOf(s)}));
+  routes.Append(console::OverviewRoutes({.reports = s.marketing->reports.get(),
+                                         .audit = s.governance->audit.get(),
                                          .people = ConsolePeopleOf(s)}));
   routes.Append(console::AppsRoutes(
-      {.apps = ConnectedAppsOf(s), .audit = s.crm->audit.get(), .people = ConsolePeopleOf(s)}));
-  routes.Append(console::ApiRoutes({.api_keys = s.api_keys.get(),
+      {.apps = ConnectedAppsOf(s), .audit = s.governance->audit.get(), .people = ConsolePeopleOf(s)}));
+  routes.Append(console::ApiRoutes({.api_keys = s.governance->api_keys.get(),
                                     .endpoints = s.webhook_endpoints.get(),
                                     .deliveries = s.webhook_deliveries.get(),
                                     .people = ConsolePeopleOf(s),
                                     .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
-  routes.Append(console::FormsRoutes({.forms = s.forms.get(),
+  routes.Append(console::FormsRoutes({.forms = s.crm->forms.get(),
                                       .people = ConsolePeopleOf(s),
                                       .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
   routes.Append(console::HooksRoutes({.hooks = s.incoming_hooks.get(),

@@ -12,9 +12,9 @@
 #include "auth/repo/rate_limits_repo.h"
 #include "auth/repo/tokens_repo.h"
 #include "src/app/mcp_sessions.h"
-#include "src/crm/approvals_repo.h"
-#include "src/crm/confirmations_repo.h"
-#include "src/crm/idempotency_repo.h"
+#include "src/governance/approvals_repo.h"
+#include "src/governance/confirmations_repo.h"
+#include "src/governance/idempotency_repo.h"
 #include "src/webhooks/deliveries_repo.h"
 
 namespace crmd::app {
@@ -33,7 +33,7 @@ struct Rule {
 constexpr int64_t kDay = 24 * 3600;
 
 constexpr Rule kRules[] = {
-    {"idempotency_keys", &crm::idempotency_repo::DeleteCreatedBefore,
+    {"idempotency_keys", &governance::idempotency_repo::DeleteCreatedBefore,
      [](int64_t now, int64_t) { return now - kDay; }},
     {"rate_limits", &auth::repo::DeleteWindowsStartedBy,
      [](int64_t now, int64_t) { return now - 2 * 3600; }},
@@ -45,9 +45,9 @@ constexpr Rule kRules[] = {
     {"authorization_requests", &auth::repo::DeleteExpiredRequests,
      [](int64_t now, int64_t) { return now; }},
     {"login_sessions", &auth::repo::DeleteExpiredSessions, [](int64_t now, int64_t) { return now; }},
-    {"confirmations", &crm::confirmations_repo::DeleteExpiredBefore,
+    {"confirmations", &governance::confirmations_repo::DeleteExpiredBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},
-    {"approvals", &crm::approvals_repo::DeleteExpiredBefore,
+    {"approvals", &governance::approvals_repo::DeleteExpiredBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},
     {"webhook_attempts", &webhooks::deliveries_repo::DeleteAttemptsBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},

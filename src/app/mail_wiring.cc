@@ -44,15 +44,15 @@ Status WireMail(App::Services& s) {
   auto runtime = jobs::MailRuntime::Create(std::move(options), *s.clock);
   if (!runtime) return Fail(runtime.error());
   s.mail_runtime = std::move(*runtime);
-  s.crm->delivery->set_policy({.lease_s = s.config.mail_lease_s});
-  s.crm->campaigns->SetMail(&s.mail_runtime->context(), s.crm->settings.get());
+  s.marketing->delivery->set_policy({.lease_s = s.config.mail_lease_s});
+  s.marketing->campaigns->SetMail(&s.mail_runtime->context(), s.governance->settings.get());
   s.campaign_sender = std::make_unique<jobs::CampaignSender>(
-      *s.crm->delivery, *s.crm->campaigns, *s.crm->settings, *s.mail_runtime, *s.clock,
+      *s.marketing->delivery, *s.marketing->campaigns, *s.governance->settings, *s.mail_runtime, *s.clock,
       jobs::CampaignSenderOptions{.concurrency = s.config.mail_concurrency,
                                   .poll_interval_ms = s.config.mail_poll_interval_ms,
                                   .metrics = s.metrics.get()});
-  s.automation_runs = std::make_unique<crm::AutomationRuns>(
-      *s.db, *s.clock, *s.crm->contacts, crm::RunPolicy{.lease_s = s.config.mail_lease_s});
+  s.automation_runs = std::make_unique<marketing::AutomationRuns>(
+      *s.db, *s.clock, *s.crm->contacts, marketing::RunPolicy{.lease_s = s.config.mail_lease_s});
   // call_webhook steps are signed with the secret of a webhook endpoint registered at the
   // same URL, else with this site's automation secret (docs/marketing.md).
   auto node_secret = SharedSecret(*s.db, "automation_webhooks_v1", *s.random, *s.clock);
@@ -65,16 +65,16 @@ Status WireMail(App::Services& s) {
     return found->value_or(fallback);
   };
   s.automation_runner = std::make_unique<jobs::AutomationRunner>(
-      *s.automation_runs, *s.crm->settings, *s.mail_runtime, *s.http_client, std::move(secret_for),
+      *s.automation_runs, *s.governance->settings, *s.mail_runtime, *s.http_client, std::move(secret_for),
       *s.clock,
       jobs::AutomationRunnerOptions{.poll_interval_ms = s.config.mail_poll_interval_ms,
                                     .allow_private = s.config.allow_private_network_targets,
                                     .webhook_timeout_ms = s.config.webhook_timeout_ms,
                                     .metrics = s.metrics.get()});
   std::string business;
-  if (auto doc = s.crm->settings->Get(); doc && doc->document.contains("business"))
+  if (auto doc = s.governance->settings->Get(); doc && doc->document.contains("business"))
     business = doc->document["business"].value("name", "");
-  for (auto& [prefix, handler] : console::LinkRoutes({.delivery = s.crm->delivery.get(),
+  for (auto& [prefix, handler] : console::LinkRoutes({.delivery = s.marketing->delivery.get(),
                                                       .contacts = s.crm->contacts.get(),
                                                       .tokens = s.link_tokens.get(),
                                                       .business_name = business}))

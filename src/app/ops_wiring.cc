@@ -4,8 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include "src/core/log.h"
-#include "src/crm/automation_runs_repo.h"
-#include "src/crm/campaign_send_repo.h"
+#include "src/marketing/automation_runs_repo.h"
+#include "src/marketing/campaign_sends_repo.h"
 #include "src/http/forwarding.h"
 #include "src/store/sqlite.h"
 #include "src/webhooks/deliveries_repo.h"
@@ -24,9 +24,9 @@ Result<JobQueues> ReadJobQueues(store::Database& db, int64_t now) {
   return db.Read([&](store::Conn& c) -> Result<JobQueues> {
     auto w = webhooks::deliveries_repo::QueueStats(c, now);
     if (!w) return Fail(w.error());
-    auto k = crm::campaign_send_repo::QueueStats(c, now);
+    auto k = marketing::campaign_sends_repo::QueueStats(c, now);
     if (!k) return Fail(k.error());
-    auto a = crm::automation_runs_repo::QueueStats(c, now);
+    auto a = marketing::automation_runs_repo::QueueStats(c, now);
     if (!a) return Fail(a.error());
     return JobQueues{*w, *k, *a};
   });

@@ -26,8 +26,6 @@
 #include "src/core/http_client.h"
 #include "src/core/principal.h"
 #include "src/core/random.h"
-#include "src/crm/api_keys.h"
-#include "src/crm/forms.h"
 #include "src/rest/rest_api.h"
 #include "src/webhooks/deliveries.h"
 #include "src/webhooks/endpoints.h"
@@ -39,6 +37,9 @@
 #include "src/mail/unsubscribe.h"
 #include "src/http/server.h"
 #include "src/crm/services.h"
+#include "src/governance/services.h"
+#include "src/marketing/services.h"
+#include "src/marketing/usage.h"
 #include "src/mcp/endpoint.h"
 #include "src/mcp/registry.h"
 #include "src/store/db.h"
@@ -90,13 +91,15 @@ struct App::Services {
   // Grants as the console's Connected apps page lists and revokes them.
   std::unique_ptr<auth::Grants> grants;
 
-  // crm (contacts helper): the CRM core services and the DNS resolver email validation
-  // uses. Marketing hands its UsageSource to crm->SetUsageSource().
+  // The domain, in its three rooms (each built on the ones before it): governance (audit,
+  // idempotency, settings, confirmations, API keys), the contact book (with the DNS
+  // resolver email validation uses, and marketing's usage hooks), marketing.
   std::unique_ptr<crm::Resolver> resolver;
+  std::unique_ptr<marketing::MarketingUsage> marketing_usage;
+  std::unique_ptr<governance::Services> governance;
   std::unique_ptr<crm::Services> crm;
-  // rest: API keys and the REST API v1 (src/rest/rest_api.h).
-  std::unique_ptr<crm::ApiKeys> api_keys;
-  std::unique_ptr<crm::FormRepo> forms;
+  std::unique_ptr<marketing::Services> marketing;
+  // rest: the REST API v1 (src/rest/rest_api.h).
   std::unique_ptr<rest::RestApi> rest_api;
   // rest: outgoing webhooks; the worker thread runs between App::Start and App::Stop.
   std::unique_ptr<webhooks::Endpoints> webhook_endpoints;
@@ -108,7 +111,7 @@ struct App::Services {
   std::unique_ptr<jobs::MailRuntime> mail_runtime;
   std::unique_ptr<jobs::CampaignSender> campaign_sender;
   // jobs: automations, sequences and double opt-in (src/jobs/automation_runner.h).
-  std::unique_ptr<crm::AutomationRuns> automation_runs;
+  std::unique_ptr<marketing::AutomationRuns> automation_runs;
   std::unique_ptr<jobs::AutomationRunner> automation_runner;
   // app: the housekeeping sweep (started in App::Start, stopped in App::Stop).
   std::unique_ptr<Housekeeping> housekeeping;

@@ -20,6 +20,9 @@ void AddHealthRoutes(App::Services& s, Router& router);
 void AddMetricsRoute(App::Services& s, Router& router, std::shared_ptr<const http::ProxyTrust> allow);
 void AddCollectors(App::Services& s);
 
+// The domain services (governance, crm, marketing); src/app/domain_wiring.cc.
+Status BuildDomain(App::Services& s);
+
 void CreateMcpRegistry(App::Services& s);
 Status AddMcpRoutes(App::Services& s);
 

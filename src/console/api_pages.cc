@@ -42,11 +42,11 @@ http::Response ErrorPage(const Error& e, const PageChrome& chrome, const std::st
 
 // --- API keys ---
 
-mstch::map KeyNode(const crm::ApiKey& k) {
+mstch::map KeyNode(const governance::ApiKey& k) {
   return mstch::map{{"id", std::to_string(k.id)},
                     {"name", k.name},
                     {"prefix", k.prefix},
-                    {"role", std::string(crm::ApiKeyRoleName(k.role))},
+                    {"role", std::string(governance::ApiKeyRoleName(k.role))},
                     {"enabled", k.enabled},
                     {"status", std::string(k.enabled ? "enabled" : "disabled")},
                     {"created_at", FormatRfc3339(k.created_at)},
@@ -75,7 +75,7 @@ http::Response PostKeys(const ApiPagesDeps& d, const http::Request& req, const P
   std::string action = http::FormValue(form, "action").value_or("");
   if (action == "create") {
     std::string name = http::FormValue(form, "name").value_or("");
-    auto role = crm::ParseApiKeyRole(http::FormValue(form, "role").value_or("integration"));
+    auto role = governance::ParseApiKeyRole(http::FormValue(form, "role").value_or("integration"));
     if (!role) return KeysPage(d, p, 400, "Choose a role: integration or admin.", name);
     auto created = d.api_keys->Create(name, *role);
     if (!created) {

@@ -11,19 +11,19 @@
 //   GET  /console/webhooks/delivery?id=N        one delivery and its attempts
 //   POST /console/webhooks/delivery             id: redeliver (same webhook-id and body)
 // Every change goes through the same services as REST's /admin routes and crmctl
-// (crm::ApiKeys, webhooks::Endpoints, webhooks::Deliveries); the console adds no rule.
+// (governance::ApiKeys, webhooks::Endpoints, webhooks::Deliveries); the console adds no rule.
 // Thread-safe; handlers block on the database (worker pool).
 #include <string>
 
 #include "src/console/shell.h"
-#include "src/crm/api_keys.h"
+#include "src/governance/api_keys.h"
 #include "src/webhooks/deliveries.h"
 #include "src/webhooks/endpoints.h"
 
 namespace crmd::console {
 
 struct ApiPagesDeps {
-  crm::ApiKeys* api_keys = nullptr;
+  governance::ApiKeys* api_keys = nullptr;
   webhooks::Endpoints* endpoints = nullptr;
   webhooks::Deliveries* deliveries = nullptr;
   ConsolePeople people;

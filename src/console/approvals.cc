@@ -110,7 +110,7 @@ http::Response Message(int status, const std::string& title, const std::string& 
                      link_text);
 }
 
-mstch::map ApprovalNode(const crm::ApprovalInfo& a) {
+mstch::map ApprovalNode(const governance::ApprovalInfo& a) {
   return mstch::map{{"id", a.id},
                     {"action_title", ActionTitle(a.action)},
                     {"client_id", a.client_id},
@@ -136,7 +136,7 @@ http::Response HandleList(const ApprovalPagesDeps& d, const http::Request& req, 
                     ChromeFor(p, "approvals"));
 }
 
-http::Response ShowApproval(const crm::ApprovalInfo& a, const Person& p, int status = 200) {
+http::Response ShowApproval(const governance::ApprovalInfo& a, const Person& p, int status = 200) {
   mstch::map ctx = ApprovalNode(a);
   ctx.emplace("status", a.status);
   ctx.emplace("status_text", StatusText(a.status));
@@ -179,7 +179,7 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
   if (decision != "approve" && decision != "deny")
     return Message(400, "Bad request", "Choose Approve or Deny.", &p);
   bool approve = decision == "approve";
-  crm::Actor person{.kind = "user", .subject = p.subject, .request_id = req.request_id};
+  governance::Actor person{.kind = "user", .subject = p.subject, .request_id = req.request_id};
   auto st = d.confirmations->Decide(id, person, approve);
   if (!st) {
     const Error& e = st.error();

@@ -17,12 +17,12 @@
 #include "src/console/shell.h"
 #include "src/core/http_types.h"
 #include "src/core/result.h"
-#include "src/crm/confirmations.h"
+#include "src/governance/confirmations.h"
 
 namespace crmd::console {
 
 struct ApprovalPagesDeps {
-  crm::ConfirmationService* confirmations = nullptr;
+  governance::ConfirmationService* confirmations = nullptr;
   ConsolePeople people;
 };
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "src/console/shell.h"
-#include "src/crm/audit.h"
+#include "src/governance/audit.h"
 
 namespace crmd::console {
 
@@ -64,7 +64,7 @@ struct ConnectedAppsSource {
 
 struct AppsPagesDeps {
   ConnectedAppsSource apps;
-  crm::AuditLog* audit = nullptr;  // last recorded activity per client
+  governance::AuditLog* audit = nullptr;  // last recorded activity per client
   ConsolePeople people;
 };
 

@@ -17,7 +17,7 @@ constexpr const char* kTypes[] = {"Email",    "Input", "Textarea", "Dropdown", "
                                   "List",     "Heading", "Paragraph", "Image", "Link"};
 constexpr const char* kStatuses[] = {"", "pending", "subscribed", "unsubscribed"};
 
-// The builder's inputs as the definition FormRepo checks; `error` set when the display
+// The builder's inputs as the definition FormService checks; `error` set when the display
 // rules are not JSON.
 json Definition(const FormFields& in, std::string* error) {
   json fields = json::array();

@@ -9,7 +9,7 @@
 //   GET  /console/forms/view?id=N  the definition and its embed code: an HTML form and a
 //                                  small script that posts {"fields": ...} as JSON to the
 //                                  public POST <rest base>/form/submit/<id>
-// The definition is checked by crm::FormRepo, as for crmctl form and REST /admin/forms.
+// The definition is checked by crm::FormService, as for crmctl form and REST /admin/forms.
 // Thread-safe; handlers block on the database (worker pool).
 #include <string>
 
@@ -19,7 +19,7 @@
 namespace crmd::console {
 
 struct FormsPagesDeps {
-  crm::FormRepo* forms = nullptr;
+  crm::FormService* forms = nullptr;
   ConsolePeople people;
   std::string rest_base_url;  // absolute, e.g. http://127.0.0.1:8080/api/crm/v1
 };

@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "src/core/log.h"
-#include "src/crm/campaign_render.h"
+#include "src/marketing/campaign_render.h"
 #include "src/mail/message.h"
 
 namespace crmd::console {
@@ -79,7 +79,7 @@ http::Response Unsubscribe(const LinkDeps& d, const http::Request& req) {
 
 http::Response Open(const LinkDeps& d, const http::Request& req) {
   std::string token = TokenAfter(req, "/t/o/");
-  auto claims = d.tokens->Verify(token, crm::kOpenPurpose);
+  auto claims = d.tokens->Verify(token, marketing::kOpenPurpose);
   if (claims && claims->ref > 0) (void)d.delivery->Opened(claims->contact_id, claims->ref);
   // Always the pixel: a broken image helps nobody.
   http::Response r = http::Response::Text(
@@ -93,7 +93,7 @@ http::Response Click(const LinkDeps& d, const http::Request& req) {
   auto url = http::FormValue(http::ParseForm(req.query), "u");
   if (!url) return Page(400, "This link is not valid", "<p>The link is incomplete.</p>");
   // The token binds the URL: only a target that was in the message is redirected to.
-  auto claims = d.tokens->Verify(token, crm::kClickPurpose, *url);
+  auto claims = d.tokens->Verify(token, marketing::kClickPurpose, *url);
   if (!claims && claims.error().code != Errc::kConfirmationExpired) return BadLink(claims.error());
   if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0)
     return Page(400, "This link is not valid", "<p>The link is incomplete.</p>");
@@ -120,7 +120,7 @@ http::Response Confirm(const LinkDeps& d, const http::Request& req) {
   auto contact = d.contacts->Get(claims->contact_id);
   if (!contact) return Page(410, "This link has expired", "<p>This address is no longer on file.</p>");
   if (contact->status == "pending") {
-    crm::Actor actor{.kind = "system", .subject = "double_opt_in", .request_id = req.request_id};
+    governance::Actor actor{.kind = "system", .subject = "double_opt_in", .request_id = req.request_id};
     auto moved = d.contacts->SetStatus(actor, claims->contact_id, "subscribed", true, std::nullopt,
                                        "double opt-in confirmed");
     if (!moved)

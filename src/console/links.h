@@ -15,14 +15,14 @@
 #include <vector>
 
 #include "src/core/http_types.h"
-#include "src/crm/campaign_delivery.h"
+#include "src/marketing/campaign_delivery.h"
 #include "src/crm/contacts.h"
 #include "src/mail/unsubscribe.h"
 
 namespace crmd::console {
 
 struct LinkDeps {
-  crm::CampaignDelivery* delivery = nullptr;
+  marketing::CampaignDelivery* delivery = nullptr;
   crm::ContactService* contacts = nullptr;
   const mail::LinkTokens* tokens = nullptr;
   std::string business_name;  // shown on the pages; may be empty

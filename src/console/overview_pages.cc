@@ -6,7 +6,7 @@
 
 #include "src/console/approvals.h"
 #include "src/core/clock.h"
-#include "src/crm/marketing_common.h"
+#include "src/marketing/common.h"
 
 namespace crmd::console {
 namespace {
@@ -50,7 +50,7 @@ http::Response Overview(const OverviewPagesDeps& d, const Person& p) {
 
 std::optional<int64_t> Day(const std::string& date) {
   if (date.size() != 10) return std::nullopt;
-  return crm::ParseRfc3339(date + "T00:00:00Z");
+  return marketing::ParseRfc3339(date + "T00:00:00Z");
 }
 
 http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const Person& p) {
@@ -60,7 +60,7 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
     std::string v = http::FormValue(q, name).value_or("");
     return v.size() > 200 ? v.substr(0, 200) : v;
   };
-  crm::AuditFilter f{.client_id = text("client_id"), .subject = text("subject"),
+  governance::AuditFilter f{.client_id = text("client_id"), .subject = text("subject"),
                      .action = text("action")};
   std::string from = text("from"), to = text("to"), before = text("before");
   std::string error;

@@ -11,14 +11,14 @@
 //                                 user or action
 // Thread-safe; handlers block on the database (worker pool).
 #include "src/console/shell.h"
-#include "src/crm/audit.h"
-#include "src/crm/reports.h"
+#include "src/governance/audit.h"
+#include "src/marketing/reports.h"
 
 namespace crmd::console {
 
 struct OverviewPagesDeps {
-  crm::ReportService* reports = nullptr;
-  crm::AuditLog* audit = nullptr;
+  marketing::ReportService* reports = nullptr;
+  governance::AuditLog* audit = nullptr;
   ConsolePeople people;
 };
 

@@ -2,15 +2,15 @@
 
 #include "src/core/crypto.h"
 #include "src/core/json_write.h"
-#include "src/crm/audit.h"
-#include "src/crm/contact_repo.h"
+#include "src/governance/audit.h"
+#include "src/crm/contacts_repo.h"
 #include "src/crm/events.h"
-#include "src/crm/idempotency.h"
+#include "src/governance/idempotency.h"
 #include "src/crm/lists.h"
-#include "src/crm/optin_repo.h"
+#include "src/crm/optin_emails_repo.h"
 #include "src/crm/outbox.h"
-#include "src/crm/settings.h"
-#include "src/crm/status.h"
+#include "src/governance/settings.h"
+#include "src/crm/contact_status.h"
 
 namespace crmd::crm {
 
@@ -193,17 +193,17 @@ Result<ContactInput> ContactInputFromJson(const json& j) {
 ContactService::ContactService(ContactServiceOptions options) : o_(options) {}
 
 Result<Contact> ContactService::GetIn(store::Conn& conn, int64_t id) {
-  auto c = repo::FindContact(conn, id);
+  auto c = contacts_repo::FindContact(conn, id);
   if (!c) return Fail(c.error());
   if (!*c) return Fail(Error::NotFound("contact " + std::to_string(id) + " not found"));
-  if (auto st = repo::LoadMemberships(conn, &**c); !st) return Fail(st.error());
+  if (auto st = contacts_repo::LoadMemberships(conn, &**c); !st) return Fail(st.error());
   return std::move(**c);
 }
 
 Result<Contact> ContactService::Get(int64_t id) {
   // One statement, its own snapshot: no transaction around it (Database::ReadStatement).
   return o_.db->ReadStatement([&](store::Conn& c) -> Result<Contact> {
-    auto found = repo::FindContactWithMemberships(c, id);
+    auto found = contacts_repo::FindContactWithMemberships(c, id);
     if (!found) return Fail(found.error());
     if (!*found) return Fail(Error::NotFound("contact " + std::to_string(id) + " not found"));
     return std::move(**found);
@@ -214,10 +214,10 @@ Result<Contact> ContactService::GetByEmail(std::string_view email) {
   auto n = NormalizeEmail(email);
   std::string key = n ? *n : std::string(email);
   return o_.db->Read([&](store::Conn& c) -> Result<Contact> {
-    auto k = repo::FindContactByEmail(c, key);
+    auto k = contacts_repo::FindContactByEmail(c, key);
     if (!k) return Fail(k.error());
     if (!*k) return Fail(Error::NotFound("no contact with email " + key));
-    if (auto st = repo::LoadMemberships(c, &**k); !st) return Fail(st.error());
+    if (auto st = contacts_repo::LoadMemberships(c, &**k); !st) return Fail(st.error());
     return std::move(**k);
   });
 }
@@ -233,7 +233,7 @@ Result<ContactPage> ContactService::List(const ContactFilter& filter, const std:
   if (filter.type && !IsValidContactType(*filter.type))
     return Fail(Errc::kInvalidArgument, "type filter must be lead or customer");
   auto read = [&](store::Conn& c) -> Result<ContactPage> {
-    repo::ResolvedFilter rf{.filter = &filter};
+    contacts_repo::ResolvedFilter rf{.filter = &filter};
     if (filter.tag) {
       auto t = ResolveGroupIn(c, GroupKind::kTag, *filter.tag, false, 0);
       if (!t) return Fail(t.error());
@@ -244,7 +244,7 @@ Result<ContactPage> ContactService::List(const ContactFilter& filter, const std:
       if (!l) return Fail(l.error());
       rf.list_id = l->id;
     }
-    auto rows = repo::ListContacts(c, rf, *after, limit + 1);
+    auto rows = contacts_repo::ListContacts(c, rf, *after, limit + 1);
     if (!rows) return Fail(rows.error());
     ContactPage page;
     if (rows->size() > static_cast<size_t>(limit)) {
@@ -255,7 +255,7 @@ Result<ContactPage> ContactService::List(const ContactFilter& filter, const std:
     return page;
   };
   // Without a tag, a list or a text query to resolve first, the page is one statement
-  // (repo::ListContacts): read without a transaction around it (Database::ReadStatement).
+  // (contacts_repo::ListContacts): read without a transaction around it (Database::ReadStatement).
   if (!filter.tag && !filter.list && !filter.query) return o_.db->ReadStatement(read);
   return o_.db->Read(read);
 }
@@ -285,7 +285,7 @@ static Result<bool> AddMembershipsIn(store::Conn& c, Outbox& outbox, const Conta
     for (const Ref& ref : tags ? in.tags : in.lists) {
       auto g = ResolveGroupIn(c, tags ? GroupKind::kTag : GroupKind::kList, ref, tags, now);
       if (!g) return Fail(g.error());
-      auto added = repo::AddMembership(c, tags, k.id, g->id, now);
+      auto added = contacts_repo::AddMembership(c, tags, k.id, g->id, now);
       if (!added) return Fail(added.error());
       if (!*added) continue;
       changed = true;
@@ -313,18 +313,18 @@ Status ContactService::CheckInput(const ContactInput& in) {
   return Ok();
 }
 
-Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const Actor& actor,
+Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const governance::Actor& actor,
                                               const ContactInput& in,
                                               const EmailVerdict& verdict) {
   if (auto st = RequireValid(verdict); !st) return Fail(st.error());
   if (auto st = CheckInput(in); !st) return Fail(st.error());
-  auto existing = repo::FindContactByEmail(c, verdict.normalized);
+  auto existing = contacts_repo::FindContactByEmail(c, verdict.normalized);
   if (!existing) return Fail(existing.error());
   if (!*existing) return InsertNewIn(c, actor, in, verdict);
   return UpdateExistingIn(c, actor, std::move(**existing), in, "", "upsert_contact");
 }
 
-Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const Actor& actor,
+Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governance::Actor& actor,
                                                  const ContactInput& in,
                                                  const EmailVerdict& verdict, bool* inserted) {
   int64_t now = o_.clock->NowUnix();
@@ -350,7 +350,7 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const Actor& ac
   }
   k.revision = 1;
   k.created_at = k.updated_at = now;
-  auto id = repo::InsertContact(c, k);
+  auto id = contacts_repo::InsertContact(c, k);
   if (!id) {
     if (id.error().code == Errc::kAlreadyExists)
       return Fail(Errc::kAlreadyExists, "a contact with email " + k.email + " already exists");
@@ -369,7 +369,7 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const Actor& ac
   // A signup left pending by double opt-in gets its confirmation email, queued in this
   // transaction and sent by the job loop (docs/mail.md, "Double opt-in").
   if (!in.status && k.status == "pending")
-    if (auto st = optin_repo::Enqueue(c, k.id, now); !st) return Fail(st.error());
+    if (auto st = optin_emails_repo::Enqueue(c, k.id, now); !st) return Fail(st.error());
   auto m = AddMembershipsIn(c, *o_.outbox, k, in, now);
   if (!m) return Fail(m.error());
   out.created = out.changed = true;
@@ -389,7 +389,7 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const Actor& ac
   return out;
 }
 
-Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const Actor& actor,
+Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const governance::Actor& actor,
                                                       Contact before, const ContactInput& in,
                                                       const std::string& new_email,
                                                       const std::string& action) {
@@ -399,7 +399,7 @@ Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const Acto
   Contact k = before;
   json changes = json::object();
   if (!new_email.empty() && new_email != k.email) {
-    auto taken = repo::FindContactByEmail(c, new_email);
+    auto taken = contacts_repo::FindContactByEmail(c, new_email);
     if (!taken) return Fail(taken.error());
     if (*taken)
       return Fail(Errc::kAlreadyExists, "another contact (id " + std::to_string((**taken).id) +
@@ -435,7 +435,7 @@ Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const Acto
   if (!changes.empty() || status_changed) {
     k.revision = before.revision + 1;
     k.updated_at = now;
-    auto ok = repo::UpdateContact(c, k, before.revision, &before);
+    auto ok = contacts_repo::UpdateContact(c, k, before.revision, &before);
     if (!ok) return Fail(ok.error());
     if (!*ok) return Fail(Errc::kRevisionConflict, "the contact changed meanwhile; retry");
     if (!changes.empty()) {
@@ -455,7 +455,7 @@ Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const Acto
   auto m = AddMembershipsIn(c, *o_.outbox, k, in, now);
   if (!m) return Fail(m.error());
   if (*m && changes.empty() && !status_changed) {
-    auto rev = repo::TouchContact(c, k.id, now);
+    auto rev = contacts_repo::TouchContact(c, k.id, now);
     if (!rev) return Fail(rev.error());
   }
   out.changed = *m || !changes.empty() || status_changed;
@@ -475,23 +475,23 @@ Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const Acto
   return out;
 }
 
-Result<Contact> ContactService::Create(const Actor& actor, const ContactInput& in,
+Result<Contact> ContactService::Create(const governance::Actor& actor, const ContactInput& in,
                                        const std::string& idempotency_key) {
   if (!in.email) return Fail(Errc::kInvalidArgument, "email is required");
   EmailVerdict v = ValidateEmail(*in.email);  // before the transaction: may do DNS
-  std::string scope = IdempotencyScope(actor, "create_contact");
+  std::string scope = governance::IdempotencyScope(actor, "create_contact");
   return o_.db->Write([&](store::Conn& c) -> Result<Contact> {
     std::optional<Contact> made;
     auto insert = [&]() -> Result<nlohmann::json> {
       if (auto st = RequireValid(v); !st) return Fail(st.error());
-      // Inserted straight away: a taken email inserts nothing (repo::InsertContact). Only
+      // Inserted straight away: a taken email inserts nothing (contacts_repo::InsertContact). Only
       // a create that failed before its row went in looks the email up, so that a taken
       // email is still the answer before any other refusal of the input (as when the
       // lookup came first), with the holder's id in the message.
       bool inserted = false;
       auto refused = [&](const Error& e) -> Error {
         if (inserted) return e;
-        auto taken = repo::FindContactByEmail(c, v.normalized);
+        auto taken = contacts_repo::FindContactByEmail(c, v.normalized);
         if (!taken || !*taken) return e;
         return Error{Errc::kAlreadyExists, "a contact with email " + v.normalized +
                                                " already exists (id " +
@@ -510,14 +510,14 @@ Result<Contact> ContactService::Create(const Actor& actor, const ContactInput& i
   });
 }
 
-Result<UpsertResult> ContactService::Upsert(const Actor& actor, const ContactInput& in) {
+Result<UpsertResult> ContactService::Upsert(const governance::Actor& actor, const ContactInput& in) {
   if (!in.email) return Fail(Errc::kInvalidArgument, "email is required");
   EmailVerdict v = ValidateEmail(*in.email);
   return o_.db->Write([&](store::Conn& c) { return UpsertIn(c, actor, in, v); });
 }
 
 Result<std::vector<BulkItemResult>> ContactService::UpsertBulk(
-    const Actor& actor, const std::vector<ContactInput>& items) {
+    const governance::Actor& actor, const std::vector<ContactInput>& items) {
   if (items.size() > kMaxBulkItems)
     return Fail(Errc::kInvalidArgument, "at most 500 contacts per call");
   std::vector<EmailVerdict> verdicts;

@@ -19,18 +19,19 @@
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
-#include "src/crm/actor.h"
-#include "src/crm/confirmations.h"
+#include "src/governance/actor.h"
+#include "src/governance/confirmations.h"
 #include "src/crm/email_validation.h"
 #include "src/store/db.h"
 
+namespace crmd::governance { class AuditLog; }
+namespace crmd::governance { class Idempotency; }
+namespace crmd::governance { class SettingsService; }
+
 namespace crmd::crm {
 
-class AuditLog;
 class ContactExit;
-class Idempotency;
 class Outbox;
-class SettingsService;
 
 inline constexpr size_t kMaxCustomFieldsBytes = 16 * 1024;
 inline constexpr size_t kMaxCustomFieldsKeys = 50;
@@ -130,10 +131,10 @@ struct ContactServiceOptions {
   store::Database* db = nullptr;
   Clock* clock = nullptr;
   EmailValidator* validator = nullptr;
-  SettingsService* settings = nullptr;
+  governance::SettingsService* settings = nullptr;
   Outbox* outbox = nullptr;
-  AuditLog* audit = nullptr;
-  Idempotency* idempotency = nullptr;
+  governance::AuditLog* audit = nullptr;
+  governance::Idempotency* idempotency = nullptr;
   ContactExit* exit = nullptr;  // may be null: nothing outside crm to close on deletion
 };
 
@@ -143,8 +144,6 @@ nlohmann::json ContactEventData(const Contact& c);
 class ContactService {
  public:
   explicit ContactService(ContactServiceOptions options);
-  // REQUIRES: only during start-up (marketing hands its ContactExit over).
-  void SetContactExit(ContactExit* exit) { o_.exit = exit; }
   ContactService(const ContactService&) = delete;
   ContactService& operator=(const ContactService&) = delete;
 
@@ -160,74 +159,74 @@ class ContactService {
 
   // Creates; kAlreadyExists when the email is taken. With a non-empty idempotency_key a
   // repeat from the same actor/client within 24 h returns the first result.
-  Result<Contact> Create(const Actor& actor, const ContactInput& in,
+  Result<Contact> Create(const governance::Actor& actor, const ContactInput& in,
                          const std::string& idempotency_key = "");
   // Add-or-update by email (REST POST /v1/contact, forms).
-  Result<UpsertResult> Upsert(const Actor& actor, const ContactInput& in);
-  Result<UpsertResult> UpsertIn(store::Conn& conn, const Actor& actor, const ContactInput& in,
+  Result<UpsertResult> Upsert(const governance::Actor& actor, const ContactInput& in);
+  Result<UpsertResult> UpsertIn(store::Conn& conn, const governance::Actor& actor, const ContactInput& in,
                                 const EmailVerdict& verdict);
   // Up to kMaxBulkItems in ONE transaction; each item in a savepoint, so one failure
   // leaves the others applied.
-  Result<std::vector<BulkItemResult>> UpsertBulk(const Actor& actor,
+  Result<std::vector<BulkItemResult>> UpsertBulk(const governance::Actor& actor,
                                                  const std::vector<ContactInput>& items);
 
   // kRevisionConflict when expected_revision is stale. The email may change (validated).
-  Result<Contact> Update(const Actor& actor, int64_t id, int64_t expected_revision,
+  Result<Contact> Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
                          const ContactInput& in);
   // The state machine's only entry for a single status change.
-  Result<Contact> SetStatus(const Actor& actor, int64_t id, const std::string& status,
+  Result<Contact> SetStatus(const governance::Actor& actor, int64_t id, const std::string& status,
                             bool consent, std::optional<int64_t> expected_revision,
                             const std::string& reason = "");
-  Result<Contact> SetStatusIn(store::Conn& conn, const Actor& actor, int64_t id,
+  Result<Contact> SetStatusIn(store::Conn& conn, const governance::Actor& actor, int64_t id,
                               const std::string& status, bool consent,
                               const std::string& reason = "");
 
   // Memberships for several contacts; only actual changes emit events and bump revisions.
-  Result<std::vector<MembershipChange>> AddTags(const Actor& actor,
+  Result<std::vector<MembershipChange>> AddTags(const governance::Actor& actor,
                                                 const std::vector<int64_t>& contact_ids,
                                                 const std::vector<Ref>& tags);
-  Result<std::vector<MembershipChange>> RemoveTags(const Actor& actor,
+  Result<std::vector<MembershipChange>> RemoveTags(const governance::Actor& actor,
                                                    const std::vector<int64_t>& contact_ids,
                                                    const std::vector<Ref>& tags);
-  Result<std::vector<MembershipChange>> AddToLists(const Actor& actor,
+  Result<std::vector<MembershipChange>> AddToLists(const governance::Actor& actor,
                                                    const std::vector<int64_t>& contact_ids,
                                                    const std::vector<Ref>& lists);
-  Result<std::vector<MembershipChange>> RemoveFromLists(const Actor& actor,
+  Result<std::vector<MembershipChange>> RemoveFromLists(const governance::Actor& actor,
                                                         const std::vector<int64_t>& contact_ids,
                                                         const std::vector<Ref>& lists);
   // In-transaction forms (apply a form's configured tags/lists).
-  Result<MembershipChange> ApplyMembershipsIn(store::Conn& conn, const Actor& actor,
+  Result<MembershipChange> ApplyMembershipsIn(store::Conn& conn, const governance::Actor& actor,
                                               int64_t contact_id, bool tags, bool add,
                                               const std::vector<Ref>& refs);
 
   // Permanent deletion. Deleting via a tool goes through the confirmation service
   // (action "delete_contacts"); REST deletes by email directly.
-  Result<nlohmann::json> DeleteIn(store::Conn& conn, const Actor& actor,
+  Result<nlohmann::json> DeleteIn(store::Conn& conn, const governance::Actor& actor,
                                   const std::vector<int64_t>& ids);
-  Result<nlohmann::json> DeleteByEmail(const Actor& actor, std::string_view email);
+  Result<nlohmann::json> DeleteByEmail(const governance::Actor& actor, std::string_view email);
   // The confirmation action "delete_contacts": args {"ids": [..]} (1..100).
-  ActionSpec DeleteAction();
+  governance::ActionSpec DeleteAction();
 
  private:
   // The insert half of UpsertIn/Create: the contact, its event, memberships, audit.
   // kAlreadyExists when the email is taken (nothing written). `inserted`, when given, says
   // whether the contact's row went in before a failure (so the error came after it).
   // REQUIRES: `verdict` valid (RequireValid) and `in` checked (CheckInput).
-  Result<UpsertResult> InsertNewIn(store::Conn& c, const Actor& actor, const ContactInput& in,
+  Result<UpsertResult> InsertNewIn(store::Conn& c, const governance::Actor& actor, const ContactInput& in,
                                    const EmailVerdict& verdict, bool* inserted = nullptr);
   // The update half of UpsertIn/Update: fields, status (state machine), memberships,
   // events, audit. `new_email` (normalised, validated) replaces the email when non-empty.
-  Result<UpsertResult> UpdateExistingIn(store::Conn& c, const Actor& actor, Contact before,
+  Result<UpsertResult> UpdateExistingIn(store::Conn& c, const governance::Actor& actor, Contact before,
                                         const ContactInput& in, const std::string& new_email,
                                         const std::string& action);
-  Result<std::vector<MembershipChange>> ApplyMemberships(const Actor& actor,
+  Result<std::vector<MembershipChange>> ApplyMemberships(const governance::Actor& actor,
                                                          const std::vector<int64_t>& ids,
                                                          const std::vector<Ref>& refs, bool tags,
                                                          bool add);
   // Field checks shared by every write.
   Status CheckInput(const ContactInput& in);
 
-  ContactServiceOptions o_;
+  const ContactServiceOptions o_;
   friend class ContactServiceTestPeer;
 };
 

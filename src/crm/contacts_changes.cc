@@ -1,13 +1,13 @@
 // ContactService: updates, status changes, memberships and deletion (creation and reads
 // are in contacts.cc).
-#include "src/crm/audit.h"
+#include "src/governance/audit.h"
 #include "src/crm/contact_exit.h"
-#include "src/crm/contact_repo.h"
+#include "src/crm/contacts_repo.h"
 #include "src/crm/contacts.h"
 #include "src/crm/events.h"
 #include "src/crm/lists.h"
 #include "src/crm/outbox.h"
-#include "src/crm/status.h"
+#include "src/crm/contact_status.h"
 
 namespace crmd::crm {
 
@@ -16,7 +16,7 @@ using nlohmann::json;
 namespace {
 
 Result<Contact> Require(store::Conn& c, int64_t id) {
-  auto k = repo::FindContact(c, id);
+  auto k = contacts_repo::FindContact(c, id);
   if (!k) return Fail(k.error());
   if (!*k) return Fail(Error::NotFound("contact " + std::to_string(id) + " not found"));
   return std::move(**k);
@@ -24,7 +24,7 @@ Result<Contact> Require(store::Conn& c, int64_t id) {
 
 }  // namespace
 
-Result<Contact> ContactService::Update(const Actor& actor, int64_t id, int64_t expected_revision,
+Result<Contact> ContactService::Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
                                        const ContactInput& in) {
   std::string new_email;
   if (in.email) {
@@ -51,7 +51,7 @@ Result<Contact> ContactService::Update(const Actor& actor, int64_t id, int64_t e
   });
 }
 
-Result<Contact> ContactService::SetStatusIn(store::Conn& c, const Actor& actor, int64_t id,
+Result<Contact> ContactService::SetStatusIn(store::Conn& c, const governance::Actor& actor, int64_t id,
                                             const std::string& status, bool consent,
                                             const std::string& reason) {
   auto k = Require(c, id);
@@ -63,7 +63,7 @@ Result<Contact> ContactService::SetStatusIn(store::Conn& c, const Actor& actor, 
     next.status = status;
     next.revision = k->revision + 1;
     next.updated_at = o_.clock->NowUnix();
-    auto ok = repo::UpdateContact(c, next, k->revision);
+    auto ok = contacts_repo::UpdateContact(c, next, k->revision);
     if (!ok) return Fail(ok.error());
     if (!*ok) return Fail(Errc::kRevisionConflict, "the contact changed meanwhile; retry");
     json data = ContactEventData(next);
@@ -83,7 +83,7 @@ Result<Contact> ContactService::SetStatusIn(store::Conn& c, const Actor& actor, 
   return GetIn(c, id);
 }
 
-Result<Contact> ContactService::SetStatus(const Actor& actor, int64_t id,
+Result<Contact> ContactService::SetStatus(const governance::Actor& actor, int64_t id,
                                           const std::string& status, bool consent,
                                           std::optional<int64_t> expected_revision,
                                           const std::string& reason) {
@@ -100,7 +100,7 @@ Result<Contact> ContactService::SetStatus(const Actor& actor, int64_t id,
   });
 }
 
-Result<MembershipChange> ContactService::ApplyMembershipsIn(store::Conn& c, const Actor& actor,
+Result<MembershipChange> ContactService::ApplyMembershipsIn(store::Conn& c, const governance::Actor& actor,
                                                             int64_t contact_id, bool tags,
                                                             bool add,
                                                             const std::vector<Ref>& refs) {
@@ -112,8 +112,8 @@ Result<MembershipChange> ContactService::ApplyMembershipsIn(store::Conn& c, cons
     // Adding a tag by a new name creates it; lists must exist; removal needs existence.
     auto g = ResolveGroupIn(c, tags ? GroupKind::kTag : GroupKind::kList, ref, tags && add, now);
     if (!g) return Fail(g.error());
-    auto changed = add ? repo::AddMembership(c, tags, contact_id, g->id, now)
-                       : repo::RemoveMembership(c, tags, contact_id, g->id);
+    auto changed = add ? contacts_repo::AddMembership(c, tags, contact_id, g->id, now)
+                       : contacts_repo::RemoveMembership(c, tags, contact_id, g->id);
     if (!changed) return Fail(changed.error());
     if (!*changed) continue;
     out.changed.push_back(*g);
@@ -124,7 +124,7 @@ Result<MembershipChange> ContactService::ApplyMembershipsIn(store::Conn& c, cons
     if (auto e = o_.outbox->Append(c, type, contact_id, data); !e) return Fail(e.error());
   }
   if (!out.changed.empty()) {
-    auto rev = repo::TouchContact(c, contact_id, now);
+    auto rev = contacts_repo::TouchContact(c, contact_id, now);
     if (!rev) return Fail(rev.error());
     out.revision = *rev;
   }
@@ -142,7 +142,7 @@ const char* MembershipAction(bool tags, bool add) {
 
 #define CRMD_MEMBERSHIP_METHOD(Name, tags, add)                                              \
   Result<std::vector<MembershipChange>> ContactService::Name(                               \
-      const Actor& actor, const std::vector<int64_t>& ids, const std::vector<Ref>& refs) {   \
+      const governance::Actor& actor, const std::vector<int64_t>& ids, const std::vector<Ref>& refs) {   \
     return ApplyMemberships(actor, ids, refs, tags, add);                                   \
   }
 CRMD_MEMBERSHIP_METHOD(AddTags, true, true)
@@ -152,7 +152,7 @@ CRMD_MEMBERSHIP_METHOD(RemoveFromLists, false, false)
 #undef CRMD_MEMBERSHIP_METHOD
 
 Result<std::vector<MembershipChange>> ContactService::ApplyMemberships(
-    const Actor& actor, const std::vector<int64_t>& ids, const std::vector<Ref>& refs, bool tags,
+    const governance::Actor& actor, const std::vector<int64_t>& ids, const std::vector<Ref>& refs, bool tags,
     bool add) {
   if (ids.empty() || ids.size() > kMaxDeleteItems)
     return Fail(Errc::kInvalidArgument, "contact_ids must hold 1 to 100 ids");
@@ -180,17 +180,17 @@ Result<std::vector<MembershipChange>> ContactService::ApplyMemberships(
   });
 }
 
-Result<json> ContactService::DeleteIn(store::Conn& c, const Actor& actor,
+Result<json> ContactService::DeleteIn(store::Conn& c, const governance::Actor& actor,
                                       const std::vector<int64_t>& ids) {
   json deleted = json::array();
   std::vector<int64_t> done;
   for (int64_t id : ids) {
-    auto k = repo::FindContact(c, id);
+    auto k = contacts_repo::FindContact(c, id);
     if (!k) return Fail(k.error());
     if (!*k) continue;  // already gone: deletion is idempotent
     if (o_.exit)
       if (auto st = o_.exit->BeforeContactDeleted(c, id); !st) return Fail(st.error());
-    auto ok = repo::DeleteContact(c, id);
+    auto ok = contacts_repo::DeleteContact(c, id);
     if (!ok) return Fail(ok.error());
     if (!*ok) continue;
     if (auto e = o_.outbox->Append(c, events::kContactDeleted, id, ContactEventData(**k)); !e)
@@ -207,11 +207,11 @@ Result<json> ContactService::DeleteIn(store::Conn& c, const Actor& actor,
   return json{{"deleted_count", done.size()}, {"deleted", deleted}};
 }
 
-Result<json> ContactService::DeleteByEmail(const Actor& actor, std::string_view email) {
+Result<json> ContactService::DeleteByEmail(const governance::Actor& actor, std::string_view email) {
   auto n = NormalizeEmail(email);
   std::string key = n ? *n : std::string(email);
   return o_.db->Write([&](store::Conn& c) -> Result<json> {
-    auto k = repo::FindContactByEmail(c, key);
+    auto k = contacts_repo::FindContactByEmail(c, key);
     if (!k) return Fail(k.error());
     if (!*k) return Fail(Error::NotFound("no contact with email " + key));
     return DeleteIn(c, actor, {(**k).id});
@@ -236,24 +236,24 @@ Result<std::vector<int64_t>> IdsArg(const json& args) {
 
 }  // namespace
 
-ActionSpec ContactService::DeleteAction() {
-  return ActionSpec{
+governance::ActionSpec ContactService::DeleteAction() {
+  return governance::ActionSpec{
       .name = "delete_contacts",
       .scope = "contacts:delete",
-      .preview = [this](store::Conn& c, const json& args) -> Result<Preview> {
+      .preview = [this](store::Conn& c, const json& args) -> Result<governance::Preview> {
         auto ids = IdsArg(args);
         if (!ids) return Fail(ids.error());
-        Preview p;
+        governance::Preview p;
         json contacts = json::array();
         std::vector<int64_t> missing;
         for (int64_t id : *ids) {
-          auto k = repo::FindContact(c, id);
+          auto k = contacts_repo::FindContact(c, id);
           if (!k) return Fail(k.error());
           if (!*k) {
             missing.push_back(id);
             continue;
           }
-          if (auto st = repo::LoadMemberships(c, &**k); !st) return Fail(st.error());
+          if (auto st = contacts_repo::LoadMemberships(c, &**k); !st) return Fail(st.error());
           json item = ToJson(**k, true);
           item["tag_count"] = (**k).tags.size();
           item["list_count"] = (**k).lists.size();
@@ -281,7 +281,7 @@ ActionSpec ContactService::DeleteAction() {
                       "sequence enrolments end (exited); this cannot be undone"}};
         return p;
       },
-      .execute = [this](store::Conn& c, const json& args, const Actor& actor) -> Result<json> {
+      .execute = [this](store::Conn& c, const json& args, const governance::Actor& actor) -> Result<json> {
         auto ids = IdsArg(args);
         if (!ids) return Fail(ids.error());
         return DeleteIn(c, actor, *ids);

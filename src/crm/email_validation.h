@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/email_address.h"  // NormalizeEmail, DomainToAscii
 #include "src/core/result.h"
 #include "src/crm/resolver.h"
 
@@ -35,12 +36,6 @@ struct EmailVerdict {
 };
 nlohmann::json ToJson(const EmailVerdict& v);
 
-// Syntax + normalisation only (no DNS, no lists). kInvalidArgument naming the problem.
-Result<std::string> NormalizeEmail(std::string_view raw);
-
-// UTF-8 domain -> ASCII (punycode labels), lower-cased; kInvalidArgument when not
-// representable.
-Result<std::string> DomainToAscii(std::string_view domain);
 
 struct EmailValidatorOptions {
   Resolver* resolver = nullptr;           // required for kDns

@@ -8,11 +8,11 @@
 
 #include "src/core/log.h"
 
-#include "src/crm/contact_repo.h"
+#include "src/crm/contacts_repo.h"
 #include "src/crm/contacts.h"
 #include "src/crm/forms_repo.h"
-#include "src/crm/group_repo.h"
-#include "src/crm/status.h"
+#include "src/crm/groups_repo.h"
+#include "src/crm/contact_status.h"
 
 namespace crmd::crm {
 namespace {
@@ -251,7 +251,7 @@ json ToJson(const Form& f) {
           {"updated_at", FormatRfc3339(f.updated_at)}};
 }
 
-std::vector<FormError> FormRepo::CheckDefinition(const json& def, bool partial) {
+std::vector<FormError> FormService::CheckDefinition(const json& def, bool partial) {
   std::vector<FormError> errors;
   if (!def.is_object()) return {{"", "invalid_type", "a form definition is a JSON object"}};
   for (const auto& [k, v] : def.items()) {
@@ -302,7 +302,7 @@ std::vector<FormError> FormRepo::CheckDefinition(const json& def, bool partial) 
   return errors;
 }
 
-Status FormRepo::CheckListsExist(store::Conn& c, const Form& f) {
+Status FormService::CheckListsExist(store::Conn& c, const Form& f) {
   std::vector<std::pair<std::string, std::string>> wanted;
   for (size_t i = 0; i < f.applies.lists.size(); ++i)
     wanted.push_back({"applies.lists[" + std::to_string(i) + "]", f.applies.lists[i]});
@@ -312,14 +312,14 @@ Status FormRepo::CheckListsExist(store::Conn& c, const Form& f) {
         wanted.push_back({"fields[" + std::to_string(k) + "].options[" + std::to_string(i) + "]",
                           f.fields[k].options[i]});
   for (const auto& [path, name] : wanted) {
-    auto row = group_repo::FindRefByName(c, GroupKind::kList, name);
+    auto row = groups_repo::FindRefByName(c, GroupKind::kList, name);
     if (!row) return Fail(row.error());
     if (!*row) return Fail(FirstError({{path, "unknown_list", "no list is named \"" + name + "\""}}));
   }
   return Ok();
 }
 
-Result<Form> FormRepo::Create(const json& def) {
+Result<Form> FormService::Create(const json& def) {
   auto errors = CheckDefinition(def, false);
   if (!errors.empty()) return Fail(FirstError(errors));
   Form f = Merge(Form{}, def);
@@ -335,7 +335,7 @@ Result<Form> FormRepo::Create(const json& def) {
   });
 }
 
-Result<Form> FormRepo::Update(int64_t id, const json& def) {
+Result<Form> FormService::Update(int64_t id, const json& def) {
   auto errors = CheckDefinition(def, true);
   if (!errors.empty()) return Fail(FirstError(errors));
   return db_.Write([&](store::Conn& c) -> Result<Form> {
@@ -356,7 +356,7 @@ Result<Form> FormRepo::Update(int64_t id, const json& def) {
   });
 }
 
-Result<Form> FormRepo::Get(int64_t id) {
+Result<Form> FormService::Get(int64_t id) {
   return db_.Read([&](store::Conn& c) -> Result<Form> {
     auto row = forms_repo::Find(c, id);
     if (!row) return Fail(row.error());
@@ -365,7 +365,7 @@ Result<Form> FormRepo::Get(int64_t id) {
   });
 }
 
-Result<std::vector<Form>> FormRepo::List() {
+Result<std::vector<Form>> FormService::List() {
   return db_.Read([&](store::Conn& c) -> Result<std::vector<Form>> {
     auto rows = forms_repo::List(c);
     if (!rows) return Fail(rows.error());
@@ -375,7 +375,7 @@ Result<std::vector<Form>> FormRepo::List() {
   });
 }
 
-Status FormRepo::Delete(int64_t id) {
+Status FormService::Delete(int64_t id) {
   return db_.Write([&](store::Conn& c) -> Status {
     auto n = forms_repo::Delete(c, id);
     if (!n) return Fail(n.error());
@@ -384,7 +384,7 @@ Status FormRepo::Delete(int64_t id) {
   });
 }
 
-std::vector<FormError> FormRepo::CheckSubmission(const Form& form, const json& fields) const {
+std::vector<FormError> FormService::CheckSubmission(const Form& form, const json& fields) const {
   std::vector<FormError> errors;
   if (!fields.is_object()) return {{"fields", "invalid_type", "must be an object of field values"}};
   for (const auto& [name, value] : fields.items()) {
@@ -433,7 +433,7 @@ std::vector<FormError> FormRepo::CheckSubmission(const Form& form, const json& f
   return errors;
 }
 
-Result<SubmitResult> FormRepo::Submit(const Actor& actor, const Form& form, const json& fields) {
+Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const Form& form, const json& fields) {
   if (!contacts_) return Fail(Errc::kInternal, "form submissions need the contact service");
   auto errors = CheckSubmission(form, fields);
   // The address is judged with the other fields, so that every field error comes at once;
@@ -499,7 +499,7 @@ Result<SubmitResult> FormRepo::Submit(const Actor& actor, const Form& form, cons
     // example it does not resubscribe an unsubscribed contact); it applies the rest.
     ContactInput input = in;
     if (form.applies.status) {
-      auto existing = repo::FindContactByEmail(c, verdict.normalized);
+      auto existing = contacts_repo::FindContactByEmail(c, verdict.normalized);
       if (!existing) return Fail(existing.error());
       if (!*existing || CheckTransition({(*existing)->status, *form.applies.status, false}))
         input.status = form.applies.status;
@@ -508,7 +508,7 @@ Result<SubmitResult> FormRepo::Submit(const Actor& actor, const Form& form, cons
     // still counts; the missing list is skipped and logged.
     std::vector<Ref> lists;
     for (const auto& l : input.lists) {
-      auto row = group_repo::FindRefByName(c, GroupKind::kList, std::get<std::string>(l));
+      auto row = groups_repo::FindRefByName(c, GroupKind::kList, std::get<std::string>(l));
       if (!row) return Fail(row.error());
       if (*row) lists.push_back(l);
       else spdlog::warn(R"("event":"form_list_missing","form_id":{},"list":"{}")", form.id,

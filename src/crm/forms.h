@@ -32,7 +32,7 @@
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
-#include "src/crm/actor.h"
+#include "src/governance/actor.h"
 #include "src/store/db.h"
 
 namespace crmd::crm {
@@ -95,13 +95,13 @@ struct SubmitResult {
   bool discarded = false;  // honeypot filled: nothing stored
 };
 
-class FormRepo {
+class FormService {
  public:
   // `contacts` may be null where nothing is submitted (crmctl form).
-  FormRepo(store::Database& db, const Clock& clock, ContactService* contacts)
+  FormService(store::Database& db, const Clock& clock, ContactService* contacts)
       : db_(db), clock_(clock), contacts_(contacts) {}
-  FormRepo(const FormRepo&) = delete;
-  FormRepo& operator=(const FormRepo&) = delete;
+  FormService(const FormService&) = delete;
+  FormService& operator=(const FormService&) = delete;
 
   // Checks a definition; the errors name their JSON paths. `partial` allows absent members
   // (update): present ones are checked the same way.
@@ -124,7 +124,7 @@ class FormRepo {
   // updates the contact, applies the form's status/type/tags/lists (status only where the
   // state machine allows it without consent), and increments generated_contacts.
   // kInvalidArgument with FormError-shaped message for field errors (see CheckSubmission).
-  Result<SubmitResult> Submit(const Actor& actor, const Form& form, const nlohmann::json& fields);
+  Result<SubmitResult> Submit(const governance::Actor& actor, const Form& form, const nlohmann::json& fields);
 
  private:
   Status CheckListsExist(store::Conn& c, const Form& f);

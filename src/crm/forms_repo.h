@@ -1,6 +1,6 @@
 #pragma once
 // SQL for signup forms (table forms). Rows go in and out as stored text (JSON columns
-// undecoded); FormRepo turns them into Forms. Promises: ids come from store::NextIdSql,
+// undecoded); FormService turns them into Forms. Promises: ids come from store::NextIdSql,
 // so an id is never reused after Delete; Update and CountSubmission touch one row and say
 // whether it existed. Stateless; any thread, with its own Conn.
 #include <cstdint>

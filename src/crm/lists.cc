@@ -1,9 +1,9 @@
 #include "src/crm/lists.h"
 
 #include "src/core/crypto.h"
-#include "src/crm/audit.h"
-#include "src/crm/group_repo.h"
-#include "src/crm/idempotency.h"
+#include "src/governance/audit.h"
+#include "src/crm/groups_repo.h"
+#include "src/governance/idempotency.h"
 
 namespace crmd::crm {
 
@@ -61,20 +61,20 @@ Result<NamedRef> ResolveGroupIn(store::Conn& c, GroupKind kind, const Ref& ref,
                                 bool create_missing, int64_t now) {
   const char* noun = Noun(kind);
   if (auto id = std::get_if<int64_t>(&ref)) {
-    auto row = group_repo::FindRefById(c, kind, *id);
+    auto row = groups_repo::FindRefById(c, kind, *id);
     if (!row) return Fail(row.error());
     if (!*row) return Fail(Error::NotFound(std::string(noun) + " " + std::to_string(*id) +
                                            " not found"));
     return **row;
   }
   const std::string& name = std::get<std::string>(ref);
-  auto row = group_repo::FindRefByName(c, kind, name);
+  auto row = groups_repo::FindRefByName(c, kind, name);
   if (!row) return Fail(row.error());
   if (*row) return **row;
   if (!create_missing)
     return Fail(Error::NotFound(std::string(noun) + " \"" + name + "\" not found"));
   if (auto st = CheckName(name, noun); !st) return Fail(st.error());
-  auto id = group_repo::Insert(c, kind, name, "", now);
+  auto id = groups_repo::Insert(c, kind, name, "", now);
   if (!id) return Fail(id.error());
   return NamedRef{*id, name};
 }
@@ -91,7 +91,7 @@ Result<GroupPage> GroupService::List(const std::string& query, const std::string
   if (!after) return Fail(after.error());
   return o_.db->Read([&](store::Conn& c) -> Result<GroupPage> {
     // Keyset on the unique name index; the prefix is a range on the same index.
-    auto rows = group_repo::ListByName(c, o_.kind, *after, query,
+    auto rows = groups_repo::ListByName(c, o_.kind, *after, query,
                                        static_cast<int64_t>(limit + 1));
     if (!rows) return Fail(rows.error());
     GroupPage page;
@@ -107,7 +107,7 @@ Result<GroupPage> GroupService::List(const std::string& query, const std::string
 Result<Group> GroupService::GetIn(store::Conn& c, const Ref& ref, bool with_usage) {
   auto r = ResolveGroupIn(c, o_.kind, ref, false, 0);
   if (!r) return Fail(r.error());
-  auto row = group_repo::Find(c, o_.kind, r->id);
+  auto row = groups_repo::Find(c, o_.kind, r->id);
   if (!row) return Fail(row.error());
   if (!*row) return Fail(Error::NotFound(std::string(noun()) + " not found"));
   Group g = std::move(**row);
@@ -127,16 +127,16 @@ Result<Group> GroupService::Get(const Ref& ref) {
   return o_.db->Read([&](store::Conn& c) { return GetIn(c, ref, true); });
 }
 
-Result<Group> GroupService::Create(const Actor& actor, const std::string& name,
+Result<Group> GroupService::Create(const governance::Actor& actor, const std::string& name,
                                    const std::string& description,
                                    const std::string& idempotency_key) {
   if (auto st = CheckName(name, noun()); !st) return Fail(st.error());
   if (auto st = CheckDescription(description); !st) return Fail(st.error());
-  std::string scope = IdempotencyScope(actor, std::string("create_") + noun());
+  std::string scope = governance::IdempotencyScope(actor, std::string("create_") + noun());
   return o_.db->Write([&](store::Conn& c) -> Result<Group> {
     auto insert = [&]() -> Result<nlohmann::json> {
       int64_t now = o_.clock->NowUnix();
-      auto id = group_repo::Insert(c, o_.kind, name, description, now);
+      auto id = groups_repo::Insert(c, o_.kind, name, description, now);
       if (!id) {
         if (id.error().code == Errc::kAlreadyExists)
           return Fail(Errc::kAlreadyExists,
@@ -157,7 +157,7 @@ Result<Group> GroupService::Create(const Actor& actor, const std::string& name,
   });
 }
 
-Result<Group> GroupService::Update(const Actor& actor, int64_t id, int64_t expected_revision,
+Result<Group> GroupService::Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
                                    const std::optional<std::string>& name,
                                    const std::optional<std::string>& description) {
   if (name)
@@ -175,7 +175,7 @@ Result<Group> GroupService::Update(const Actor& actor, int64_t id, int64_t expec
     std::string new_name = name.value_or(cur->name);
     std::string new_desc = description.value_or(cur->description);
     if (new_name == cur->name && new_desc == cur->description) return cur;
-    auto n = group_repo::Update(c, o_.kind, id, new_name, new_desc, o_.clock->NowUnix(),
+    auto n = groups_repo::Update(c, o_.kind, id, new_name, new_desc, o_.clock->NowUnix(),
                                 cur->revision);
     if (!n) {
       if (n.error().code == Errc::kAlreadyExists)
@@ -195,18 +195,18 @@ Result<Group> GroupService::Update(const Actor& actor, int64_t id, int64_t expec
   });
 }
 
-ActionSpec GroupService::DeleteAction() {
+governance::ActionSpec GroupService::DeleteAction() {
   std::string action = std::string("delete_") + noun();
   std::string scope = o_.kind == GroupKind::kList ? "lists:delete" : "tags:delete";
-  return ActionSpec{
+  return governance::ActionSpec{
       .name = action,
       .scope = scope,
-      .preview = [this, action](store::Conn& c, const json& args) -> Result<Preview> {
+      .preview = [this, action](store::Conn& c, const json& args) -> Result<governance::Preview> {
         if (!args.is_object() || !args.contains("id") || !args["id"].is_number_integer())
           return Fail(Errc::kInvalidArgument, "id must be an integer");
         auto g = GetIn(c, Ref{args["id"].get<int64_t>()}, true);
         if (!g) return Fail(g.error());
-        Preview p;
+        governance::Preview p;
         p.revisions[std::string(noun()) + ":" + std::to_string(g->id)] = g->revision;
         for (const auto& u : *g->usage) {
           if (!u.blocking) continue;
@@ -221,14 +221,14 @@ ActionSpec GroupService::DeleteAction() {
                                     " contacts (the contacts themselves stay)"}};
         return p;
       },
-      .execute = [this, action](store::Conn& c, const json& args, const Actor& actor) -> Result<json> {
+      .execute = [this, action](store::Conn& c, const json& args, const governance::Actor& actor) -> Result<json> {
         int64_t id = args["id"].get<int64_t>();
         auto g = GetIn(c, Ref{id}, false);
         if (!g) return Fail(g.error());
         // Memberships go with it (ON DELETE CASCADE); no per-contact events (docs/crm.md).
-        auto n = group_repo::DeleteMemberships(c, o_.kind, id);
+        auto n = groups_repo::DeleteMemberships(c, o_.kind, id);
         if (!n) return Fail(n.error());
-        if (auto d = group_repo::Delete(c, o_.kind, id); !d) return Fail(d.error());
+        if (auto d = groups_repo::Delete(c, o_.kind, id); !d) return Fail(d.error());
         if (auto st = o_.audit->Record(c, actor,
                                        {.action = action, .target_type = noun(),
                                         .target_ids = {id}, .revision_before = g->revision,

@@ -2,7 +2,7 @@
 // Lists and tags: named groups of contacts with a description, a member count and the
 // places they are used (UsageSource, implemented by marketing). Both share one
 // implementation parameterised by GroupKind; tags.h names the tag flavour.
-// Thread-safe. REQUIRES: SetUsageSource only during start-up.
+// Thread-safe.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,8 +12,8 @@
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
-#include "src/crm/actor.h"
-#include "src/crm/confirmations.h"
+#include "src/governance/actor.h"
+#include "src/governance/confirmations.h"
 #include "src/crm/contacts.h"
 #include "src/crm/usage.h"
 #include "src/store/db.h"
@@ -44,8 +44,8 @@ struct GroupServiceOptions {
   GroupKind kind = GroupKind::kList;
   store::Database* db = nullptr;
   Clock* clock = nullptr;
-  AuditLog* audit = nullptr;
-  Idempotency* idempotency = nullptr;
+  governance::AuditLog* audit = nullptr;
+  governance::Idempotency* idempotency = nullptr;
   Outbox* outbox = nullptr;
   UsageSource* usage = nullptr;  // may be null: no usage known
 };
@@ -67,7 +67,6 @@ class GroupService {
 
   GroupKind kind() const { return o_.kind; }
   const char* noun() const;  // "list" | "tag"
-  void SetUsageSource(UsageSource* usage) { o_.usage = usage; }
 
   // Ordered by name; `query` is a case-sensitive name prefix.
   Result<GroupPage> List(const std::string& query, const std::string& cursor, int limit);
@@ -75,17 +74,17 @@ class GroupService {
   // For use inside another service's transaction (Read or Write).
   Result<Group> GetIn(store::Conn& conn, const Ref& ref, bool with_usage);
   // kAlreadyExists when the name is taken.
-  Result<Group> Create(const Actor& actor, const std::string& name,
+  Result<Group> Create(const governance::Actor& actor, const std::string& name,
                        const std::string& description, const std::string& idempotency_key = "");
-  Result<Group> Update(const Actor& actor, int64_t id, int64_t expected_revision,
+  Result<Group> Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
                        const std::optional<std::string>& name,
                        const std::optional<std::string>& description);
 
   // The confirmation action "delete_list" / "delete_tag": args {"id": n}.
-  ActionSpec DeleteAction();
+  governance::ActionSpec DeleteAction();
 
  private:
-  GroupServiceOptions o_;
+  const GroupServiceOptions o_;
 };
 
 }  // namespace crmd::crm

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "src/crm/contact_repo.h"
-#include "src/crm/group_repo.h"
+#include "src/crm/contacts_repo.h"
+#include "src/crm/groups_repo.h"
 #include "src/crm/lists.h"
 
 namespace crmd::crm {
@@ -45,13 +45,13 @@ Result<std::vector<int64_t>> EnsureGroups(store::Database& db, GroupKind kind,
     std::vector<int64_t> ids;
     for (int i = 0; i < count; ++i) {
       std::string name = names[i];
-      auto found = group_repo::FindRefByName(c, kind, name);
+      auto found = groups_repo::FindRefByName(c, kind, name);
       if (!found) return Fail(found.error());
       if (*found) {
         ids.push_back((*found)->id);
         continue;
       }
-      auto id = group_repo::Insert(c, kind, name, "Seeded " + name, now);
+      auto id = groups_repo::Insert(c, kind, name, "Seeded " + name, now);
       if (!id) return Fail(id.error());
       ids.push_back(*id);
     }
@@ -74,7 +74,7 @@ Result<SeedReport> Seed(store::Database& db, const SeedOptions& o) {
   report.tags = static_cast<int64_t>(tag_ids->size());
 
   // Email uniqueness across repeated seeds: a run tag from the seed and the current max id.
-  auto base = db.Read([](store::Conn& c) { return repo::MaxContactId(c); });
+  auto base = db.Read([](store::Conn& c) { return contacts_repo::MaxContactId(c); });
   if (!base) return Fail(base.error());
 
   std::discrete_distribution<int> status_dist({10, 70, 12, 5, 3});
@@ -105,18 +105,18 @@ Result<SeedReport> Seed(store::Database& db, const SeedOptions& o) {
         k.source = Pick(gen, kSources);
         k.revision = 1;
         k.created_at = k.updated_at = created;
-        auto id = repo::InsertContact(c, k);
+        auto id = contacts_repo::InsertContact(c, k);
         if (!id) return Fail(id.error());
         if (!list_ids->empty()) {
           int64_t l = (*list_ids)[std::uniform_int_distribution<size_t>(0, list_ids->size() - 1)(gen)];
-          auto added = repo::AddMembership(c, /*tags=*/false, *id, l, created);
+          auto added = contacts_repo::AddMembership(c, /*tags=*/false, *id, l, created);
           if (!added) return Fail(added.error());
           memberships += *added ? 1 : 0;
         }
         int ntags = std::uniform_int_distribution<int>(0, 2)(gen);
         for (int t = 0; t < ntags && !tag_ids->empty(); ++t) {
           int64_t tag = (*tag_ids)[std::uniform_int_distribution<size_t>(0, tag_ids->size() - 1)(gen)];
-          auto added = repo::AddMembership(c, /*tags=*/true, *id, tag, created);
+          auto added = contacts_repo::AddMembership(c, /*tags=*/true, *id, tag, created);
           if (!added) return Fail(added.error());
           memberships += *added ? 1 : 0;
         }

@@ -1,43 +1,41 @@
 #include "src/crm/services.h"
 
 namespace crmd::crm {
+namespace {
 
-Services::Services(ServicesOptions o) : options(o) {
-  audit = std::make_unique<AuditLog>(o.clock, o.db);
-  outbox = std::make_unique<Outbox>(o.clock);
-  idempotency = std::make_unique<Idempotency>(o.db, o.clock);
-  settings = std::make_unique<SettingsService>(
-      SettingsOptions{.db = o.db, .clock = o.clock, .audit = audit.get()});
-  email_validator = std::make_unique<EmailValidator>(EmailValidatorOptions{.resolver = o.resolver});
-  confirmations = std::make_unique<ConfirmationService>(ConfirmationOptions{
-      .db = o.db, .clock = o.clock, .random = o.random, .settings = settings.get()});
-  contacts = std::make_unique<ContactService>(ContactServiceOptions{
-      .db = o.db, .clock = o.clock, .validator = email_validator.get(),
-      .settings = settings.get(), .outbox = outbox.get(), .audit = audit.get(),
-      .idempotency = idempotency.get()});
-  auto group = [&](GroupKind kind) {
-    return std::make_unique<GroupService>(GroupServiceOptions{
-        .kind = kind, .db = o.db, .clock = o.clock, .audit = audit.get(),
-        .idempotency = idempotency.get(), .outbox = outbox.get(), .usage = o.usage});
-  };
-  lists = group(GroupKind::kList);
-  tags = group(GroupKind::kTag);
+std::unique_ptr<GroupService> MakeGroupService(GroupKind kind, governance::Services& g,
+                                               const ServicesOptions& o, Outbox* outbox) {
+  return std::make_unique<GroupService>(GroupServiceOptions{
+      .kind = kind, .db = o.db, .clock = o.clock, .audit = g.audit.get(),
+      .idempotency = g.idempotency.get(), .outbox = outbox, .usage = o.usage});
 }
+
+}  // namespace
+
+Services::Services(governance::Services& g, ServicesOptions o)
+    : governance(g),
+      options(o),
+      outbox(std::make_unique<Outbox>(o.clock)),
+      email_validator(std::make_unique<EmailValidator>(EmailValidatorOptions{.resolver = o.resolver})),
+      contacts(std::make_unique<ContactService>(ContactServiceOptions{
+          .db = o.db, .clock = o.clock, .validator = email_validator.get(),
+          .settings = g.settings.get(), .outbox = outbox.get(), .audit = g.audit.get(),
+          .idempotency = g.idempotency.get(), .exit = o.contact_exit})),
+      lists(MakeGroupService(GroupKind::kList, g, o, outbox.get())),
+      tags(MakeGroupService(GroupKind::kTag, g, o, outbox.get())),
+      forms(std::make_unique<FormService>(*o.db, *o.clock, contacts.get())) {}
 
 Services::~Services() = default;
 
-void Services::SetUsageSource(UsageSource* usage) {
-  lists->SetUsageSource(usage);
-  tags->SetUsageSource(usage);
-}
-
-Result<std::unique_ptr<Services>> MakeServices(ServicesOptions options) {
+Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
+                                               ServicesOptions options) {
   if (!options.db || !options.clock || !options.random)
     return Fail(Error::Internal("crm::Services needs db, clock and random"));
-  auto s = std::make_unique<Services>(options);
+  auto s = std::make_unique<Services>(governance, options);
   for (auto spec : {s->contacts->DeleteAction(), s->lists->DeleteAction(),
                     s->tags->DeleteAction()}) {
-    if (auto st = s->confirmations->RegisterAction(std::move(spec)); !st) return Fail(st.error());
+    if (auto st = governance.confirmations->RegisterAction(std::move(spec)); !st)
+      return Fail(st.error());
   }
   return s;
 }

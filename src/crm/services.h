@@ -1,31 +1,25 @@
 #pragma once
-// crm::Services: the CRM core services, built once by the composition root (src/app) and
-// handed to tools, REST, forms and webhooks. Owns its services; borrows db, clock,
-// random, resolver and usage source (they must outlive it). Thread-safe once built.
-//
-// Marketing adds its services in the marked slot below (and registers its confirmation
-// actions with `confirmations`, and its UsageSource with SetUsageSource).
+// crm::Services: the contact book (contacts, lists, tags, forms, email validation, the
+// outbox),
+// built once by the composition root (src/app) on top of governance::Services and handed
+// to marketing, tools, REST, forms and webhooks. Owns its services; borrows governance,
+// db, clock, random, resolver and the marketing hooks (they must outlive it). Thread-safe
+// once built.
 #include <memory>
 
 #include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/core/result.h"
-#include "src/crm/audit.h"
-#include "src/crm/automations.h"
-#include "src/crm/campaign_delivery.h"
-#include "src/crm/campaigns.h"
-#include "src/crm/confirmations.h"
+#include "src/crm/contact_exit.h"
 #include "src/crm/contacts.h"
 #include "src/crm/email_validation.h"
-#include "src/crm/idempotency.h"
+#include "src/crm/forms.h"
 #include "src/crm/lists.h"
 #include "src/crm/outbox.h"
-#include "src/crm/reports.h"
 #include "src/crm/resolver.h"
-#include "src/crm/sequences.h"
-#include "src/crm/settings.h"
 #include "src/crm/tags.h"
 #include "src/crm/usage.h"
+#include "src/governance/services.h"
 #include "src/store/db.h"
 
 namespace crmd::crm {
@@ -34,42 +28,33 @@ struct ServicesOptions {
   store::Database* db = nullptr;
   Clock* clock = nullptr;
   Random* random = nullptr;
-  Resolver* resolver = nullptr;   // nullptr -> DNS mode behaves like syntax mode
-  UsageSource* usage = nullptr;   // nullptr until marketing provides one
+  Resolver* resolver = nullptr;         // nullptr -> DNS mode behaves like syntax mode
+  // What marketing does with the contact book's rows (marketing::MarketingUsage): the
+  // campaigns and automations a list or tag is used by, and the open sends and runs a
+  // deleted contact leaves. Either may be null (unit tests of the contact book alone).
+  UsageSource* usage = nullptr;
+  ContactExit* contact_exit = nullptr;
 };
 
 struct Services {
-  explicit Services(ServicesOptions options);
+  Services(governance::Services& governance, ServicesOptions options);
   ~Services();
   Services(const Services&) = delete;
   Services& operator=(const Services&) = delete;
 
-  // Wires the UsageSource into lists and tags. REQUIRES: start-up only.
-  void SetUsageSource(UsageSource* usage);
-
+  governance::Services& governance;
   const ServicesOptions options;
-  std::unique_ptr<AuditLog> audit;
-  std::unique_ptr<Outbox> outbox;
-  std::unique_ptr<Idempotency> idempotency;
-  std::unique_ptr<SettingsService> settings;
-  std::unique_ptr<EmailValidator> email_validator;
-  std::unique_ptr<ConfirmationService> confirmations;
-  std::unique_ptr<ContactService> contacts;
-  std::unique_ptr<ListService> lists;
-  std::unique_ptr<TagService> tags;
-
-  // --- marketing services (owned by the marketing helper; add members below) ---
-  // Built by InstallMarketing (src/crm/marketing.h) after MakeServices.
-  std::unique_ptr<CampaignService> campaigns;
-  std::unique_ptr<CampaignDelivery> delivery;  // the send queue and delivery events
-  std::unique_ptr<AutomationService> automations;
-  std::unique_ptr<SequenceService> sequences;
-  std::unique_ptr<ReportService> reports;
-  std::unique_ptr<UsageSource> marketing_usage;
+  const std::unique_ptr<Outbox> outbox;
+  const std::unique_ptr<EmailValidator> email_validator;
+  const std::unique_ptr<ContactService> contacts;
+  const std::unique_ptr<ListService> lists;
+  const std::unique_ptr<TagService> tags;
+  const std::unique_ptr<FormService> forms;
 };
 
-// Builds Services and registers crm's confirmation actions (delete_contacts,
-// delete_list, delete_tag).
-Result<std::unique_ptr<Services>> MakeServices(ServicesOptions options);
+// Builds Services and registers the contact book's confirmation actions (delete_contacts,
+// delete_list, delete_tag) with governance's confirmation service.
+Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
+                                               ServicesOptions options);
 
 }  // namespace crmd::crm

@@ -13,10 +13,10 @@
 namespace crmd::jobs {
 namespace {
 
-using crm::StepOutcome;
+using marketing::StepOutcome;
 using K = StepOutcome::Kind;
 
-std::string RunSendId(const crm::automation_runs_repo::Run& r, int64_t step) {
+std::string RunSendId(const marketing::automation_runs_repo::Run& r, int64_t step) {
   return "a" + std::to_string(r.automation_id) + "r" + std::to_string(r.id) + "s" +
          std::to_string(step);
 }
@@ -72,10 +72,10 @@ void AutomationRunner::Loop() {
   }
 }
 
-crm::MailContext AutomationRunner::Context() const {
-  crm::MailContext ctx = runtime_.context();
+marketing::MailContext AutomationRunner::Context() const {
+  marketing::MailContext ctx = runtime_.context();
   if (auto doc = settings_.Get(); doc)
-    ctx.default_sender = crm::DefaultSender(doc->document, ctx.default_sender);
+    ctx.default_sender = marketing::DefaultSender(doc->document, ctx.default_sender);
   return ctx;
 }
 
@@ -90,7 +90,7 @@ int AutomationRunner::RunOnce(mail::Transport& transport) {
     more = *claimed;
     handled += *claimed;
   }
-  crm::MailContext ctx = Context();
+  marketing::MailContext ctx = Context();
   handled += RunSteps(transport, ctx);
   if (runtime_.PausedUntil() == 0) {
     handled += RunSequences(transport, ctx);
@@ -141,19 +141,19 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
           .detail = std::to_string(sent.smtp_code) + " " + sent.detail};
 }
 
-StepOutcome AutomationRunner::SendEmail(mail::Transport& transport, const crm::LeasedStep& s,
-                                        const crm::MailContext& ctx) {
+StepOutcome AutomationRunner::SendEmail(mail::Transport& transport, const marketing::LeasedStep& s,
+                                        const marketing::MailContext& ctx) {
   const auto& step = s.step;
-  crm::SimpleEmail e{.subject = step.value("subject", ""),
+  marketing::SimpleEmail e{.subject = step.value("subject", ""),
                      .html_body = step.value("html_body", ""),
                      .text_body = step.value("text_body", ""),
                      .from = {step.value("from_name", ""), step.value("from_email", "")},
                      .send_id = RunSendId(s.run, s.step_index),
                      .extra_headers = {{"X-Crmd-Automation", std::to_string(s.run.automation_id)}}};
-  return Deliver(transport, crm::BuildSimpleMessage(e, crm::RecipientOf(s.run), ctx), s.run.due_at);
+  return Deliver(transport, marketing::BuildSimpleMessage(e, marketing::RecipientOf(s.run), ctx), s.run.due_at);
 }
 
-StepOutcome AutomationRunner::CallWebhook(const crm::LeasedStep& s) {
+StepOutcome AutomationRunner::CallWebhook(const marketing::LeasedStep& s) {
   const std::string url = s.step.value("url", "");
   const std::string msg_id = "aut_" + RunSendId(s.run, s.step_index);
   const int64_t ts = clock_.NowUnix();
@@ -205,7 +205,7 @@ StepOutcome AutomationRunner::CallWebhook(const crm::LeasedStep& s) {
           .detail = "HTTP " + std::to_string(res->status)};
 }
 
-int AutomationRunner::RunSteps(mail::Transport& transport, const crm::MailContext& ctx) {
+int AutomationRunner::RunSteps(mail::Transport& transport, const marketing::MailContext& ctx) {
   int handled = 0;
   auto leased = runs_.RunDue(options_.batch, &handled);
   if (!leased) {
@@ -235,7 +235,7 @@ int AutomationRunner::RunSteps(mail::Transport& transport, const crm::MailContex
   return handled;
 }
 
-int AutomationRunner::RunSequences(mail::Transport& transport, const crm::MailContext& ctx) {
+int AutomationRunner::RunSequences(mail::Transport& transport, const marketing::MailContext& ctx) {
   auto due = runs_.LeaseSequenceEmails(runtime_.LeaseBatch(options_.batch, runs_.policy().lease_s));
   if (!due) {
     Warn("sequence_lease_failed", due.error());
@@ -248,19 +248,19 @@ int AutomationRunner::RunSequences(mail::Transport& transport, const crm::MailCo
     StepOutcome o{.kind = K::kNotAttempted};
     if (!Stopping()) {
       const auto& email = e.emails[e.next_email];
-      crm::SimpleEmail m{.subject = email.value("subject", ""),
+      marketing::SimpleEmail m{.subject = email.value("subject", ""),
                          .html_body = email.value("html_body", ""),
                          .text_body = email.value("text_body", ""),
                          .send_id = "q" + std::to_string(e.sequence_id) + "r" +
                                     std::to_string(e.run_id) + "e" + std::to_string(e.next_email),
                          .extra_headers = {{"X-Crmd-Sequence", std::to_string(e.sequence_id)}}};
-      crm::MailRecipient to{.contact_id = e.contact_id,
+      marketing::MailRecipient to{.contact_id = e.contact_id,
                             .email = e.email,
                             .first_name = e.first_name,
                             .last_name = e.last_name,
                             .phone = e.phone,
                             .custom_fields_json = e.custom_fields_json};
-      o = Deliver(transport, crm::BuildSimpleMessage(m, to, ctx), e.due_at);
+      o = Deliver(transport, marketing::BuildSimpleMessage(m, to, ctx), e.due_at);
     }
     spdlog::info(R"("event":"sequence_email","sequence_id":{},"run_id":{},"contact_id":{},"email":{},"outcome":"{}")",
                  e.sequence_id, e.run_id, e.contact_id, e.next_email, OutcomeName(o.kind));
@@ -270,7 +270,7 @@ int AutomationRunner::RunSequences(mail::Transport& transport, const crm::MailCo
   return handled;
 }
 
-int AutomationRunner::RunOptins(mail::Transport& transport, const crm::MailContext& ctx) {
+int AutomationRunner::RunOptins(mail::Transport& transport, const marketing::MailContext& ctx) {
   auto due = runs_.LeaseOptins(runtime_.LeaseBatch(options_.batch, runs_.policy().lease_s));
   if (!due) {
     Warn("optin_lease_failed", due.error());
@@ -290,7 +290,7 @@ int AutomationRunner::RunOptins(mail::Transport& transport, const crm::MailConte
                          ctx.links->Issue(e.contact_id, mail::kConfirmPurpose,
                                           options_.confirm_link_ttl_s);
       std::string who = mail::HtmlEscape(business);
-      crm::SimpleEmail m{
+      marketing::SimpleEmail m{
           .subject = "Please confirm your subscription",
           .html_body = "<p>Hello,</p><p>Please confirm that you want to receive emails from " + who +
                        ":</p><p><a href=\"" + mail::HtmlEscape(link) +
@@ -303,11 +303,11 @@ int AutomationRunner::RunOptins(mail::Transport& transport, const crm::MailConte
           .send_id = "optin" + std::to_string(e.contact_id),
           .unsubscribe = false,
           .merge = false};  // fixed text: braces in a business name stay literal
-      crm::MailRecipient to{.contact_id = e.contact_id,
+      marketing::MailRecipient to{.contact_id = e.contact_id,
                             .email = e.email,
                             .first_name = e.first_name,
                             .last_name = e.last_name};
-      auto built = crm::BuildSimpleMessage(m, to, ctx);
+      auto built = marketing::BuildSimpleMessage(m, to, ctx);
       if (built) message_id = built->message_id;
       o = Deliver(transport, built, e.due_at);
     }

@@ -2,7 +2,7 @@
 // The marketing loop of a node (docs/marketing.md): started in App::Start, stopped in
 // App::Stop, next to the campaign sender. Each round it
 //  1. claims new outbox events for automation triggers and list-fed sequences
-//     (crm::AutomationRuns::ClaimEvents, consumer "automations");
+//     (marketing::AutomationRuns::ClaimEvents, consumer "automations");
 //  2. runs due automation steps: database steps are applied by the service in the
 //     transaction that advances the run; send_email and call_webhook come back leased
 //     and are performed here, their outcome recorded as soon as it is known;
@@ -25,8 +25,8 @@
 #include "src/core/clock.h"
 #include "src/core/http_client.h"
 #include "src/core/result.h"
-#include "src/crm/automation_runs.h"
-#include "src/crm/settings.h"
+#include "src/marketing/automation_runs.h"
+#include "src/governance/settings.h"
 #include "src/jobs/mail_runtime.h"
 
 namespace crmd::jobs {
@@ -47,7 +47,7 @@ using WebhookSecretFor = std::function<Result<std::string>(const std::string& ur
 
 class AutomationRunner {
  public:
-  AutomationRunner(crm::AutomationRuns& runs, crm::SettingsService& settings,
+  AutomationRunner(marketing::AutomationRuns& runs, governance::SettingsService& settings,
                    MailRuntime& runtime, http::HttpClient& http, WebhookSecretFor secret_for,
                    const Clock& clock, AutomationRunnerOptions options)
       : runs_(runs),
@@ -68,22 +68,22 @@ class AutomationRunner {
 
  private:
   void Loop();
-  crm::MailContext Context() const;
-  crm::StepOutcome SendEmail(mail::Transport& transport, const crm::LeasedStep& s,
-                             const crm::MailContext& ctx);
-  crm::StepOutcome CallWebhook(const crm::LeasedStep& s);
+  marketing::MailContext Context() const;
+  marketing::StepOutcome SendEmail(mail::Transport& transport, const marketing::LeasedStep& s,
+                             const marketing::MailContext& ctx);
+  marketing::StepOutcome CallWebhook(const marketing::LeasedStep& s);
   // Renders and sends at the node's rate; maps the SMTP result onto a step outcome. Not
   // attempted (given back) once less than half of the lease that ends at `lease_until` is
   // left: another worker may lease it again by the time the message is out.
-  crm::StepOutcome Deliver(mail::Transport& transport, const Result<mail::Message>& message,
+  marketing::StepOutcome Deliver(mail::Transport& transport, const Result<mail::Message>& message,
                            int64_t lease_until);
-  int RunSteps(mail::Transport& transport, const crm::MailContext& ctx);
-  int RunSequences(mail::Transport& transport, const crm::MailContext& ctx);
-  int RunOptins(mail::Transport& transport, const crm::MailContext& ctx);
+  int RunSteps(mail::Transport& transport, const marketing::MailContext& ctx);
+  int RunSequences(mail::Transport& transport, const marketing::MailContext& ctx);
+  int RunOptins(mail::Transport& transport, const marketing::MailContext& ctx);
   bool Stopping();
 
-  crm::AutomationRuns& runs_;
-  crm::SettingsService& settings_;
+  marketing::AutomationRuns& runs_;
+  governance::SettingsService& settings_;
   MailRuntime& runtime_;
   http::HttpClient& http_;
   const WebhookSecretFor secret_for_;

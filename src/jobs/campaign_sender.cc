@@ -9,8 +9,8 @@
 
 namespace crmd::jobs {
 
-using crm::SendReport;
-using Queued = crm::campaign_send_repo::QueuedRecipient;
+using marketing::SendReport;
+using Queued = marketing::campaign_sends_repo::QueuedRecipient;
 
 namespace {
 
@@ -70,7 +70,7 @@ void CampaignSender::Loop(int index) {
   }
 }
 
-std::shared_ptr<const crm::CampaignTemplates> CampaignSender::TemplatesFor(int64_t campaign_id) {
+std::shared_ptr<const marketing::CampaignTemplates> CampaignSender::TemplatesFor(int64_t campaign_id) {
   auto k = campaigns_.Get(campaign_id);
   if (!k) return nullptr;
   {
@@ -78,24 +78,24 @@ std::shared_ptr<const crm::CampaignTemplates> CampaignSender::TemplatesFor(int64
     auto it = templates_.find(campaign_id);
     if (it != templates_.end() && it->second->campaign().revision == k->revision) return it->second;
   }
-  auto parsed = crm::CampaignTemplates::Parse(*k);
+  auto parsed = marketing::CampaignTemplates::Parse(*k);
   if (!parsed) {
     // Saved content is checked, so this is a campaign changed behind the service's back:
     // pause it rather than fail every recipient or retry forever.
     (void)delivery_.Suspend(campaign_id, "its content cannot be rendered: " + parsed.error().message);
     return nullptr;
   }
-  auto shared = std::make_shared<const crm::CampaignTemplates>(std::move(*parsed));
+  auto shared = std::make_shared<const marketing::CampaignTemplates>(std::move(*parsed));
   std::lock_guard lock(cache_mu_);
   templates_[campaign_id] = shared;
   return shared;
 }
 
 SendReport CampaignSender::SendOne(mail::Transport& transport,
-                                   const crm::CampaignTemplates& templates, const Queued& r,
-                                   const crm::MailContext& ctx) {
+                                   const marketing::CampaignTemplates& templates, const Queued& r,
+                                   const marketing::MailContext& ctx) {
   SendReport report;
-  crm::MailRecipient to{.contact_id = r.contact_id,
+  marketing::MailRecipient to{.contact_id = r.contact_id,
                         .email = r.email,
                         .first_name = r.first_name,
                         .last_name = r.last_name,
@@ -155,9 +155,9 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
     return 0;
   }
   if (leased->empty()) return 0;
-  crm::MailContext ctx = runtime_.context();
-  if (auto doc = settings_.Get(); doc) ctx.default_sender = crm::DefaultSender(doc->document, ctx.default_sender);
-  std::map<int64_t, std::shared_ptr<const crm::CampaignTemplates>> templates;
+  marketing::MailContext ctx = runtime_.context();
+  if (auto doc = settings_.Get(); doc) ctx.default_sender = marketing::DefaultSender(doc->document, ctx.default_sender);
+  std::map<int64_t, std::shared_ptr<const marketing::CampaignTemplates>> templates;
   int handled = 0;
   for (size_t i = 0; i < leased->size(); ++i) {
     const Queued& r = (*leased)[i];
@@ -201,7 +201,7 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
       have_turn = false;
       report = SendOne(transport, *t, r, ctx);
       if (options_.metrics) {
-        using K = crm::SendReport::Kind;
+        using K = marketing::SendReport::Kind;
         const char* outcome = report.kind == K::kSent                ? "sent"
                               : report.kind == K::kTemporary         ? "deferred"
                               : report.kind == K::kNotAttempted      ? "relay_unavailable"

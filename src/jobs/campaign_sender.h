@@ -2,7 +2,7 @@
 // The campaign send loop: `concurrency` threads per node, each with its own SMTP
 // connection (mail::Transport), started in App::Start and stopped in App::Stop. Each round
 // a thread advances campaign statuses (scheduled -> sending -> sent), leases a small batch
-// of due recipients (crm::CampaignDelivery), renders and sends each message at the node's
+// of due recipients (marketing::CampaignDelivery), renders and sends each message at the node's
 // rate, and records each outcome as soon as it is known, so that a crash re-sends at most
 // the one message in flight per thread (with the same Message-ID).
 //
@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "src/core/metrics.h"
-#include "src/crm/campaign_delivery.h"
-#include "src/crm/campaign_render.h"
-#include "src/crm/campaigns.h"
-#include "src/crm/settings.h"
+#include "src/marketing/campaign_delivery.h"
+#include "src/marketing/campaign_render.h"
+#include "src/marketing/campaigns.h"
+#include "src/governance/settings.h"
 #include "src/jobs/mail_runtime.h"
 
 namespace crmd::jobs {
@@ -37,8 +37,8 @@ struct CampaignSenderOptions {
 
 class CampaignSender {
  public:
-  CampaignSender(crm::CampaignDelivery& delivery, crm::CampaignService& campaigns,
-                 crm::SettingsService& settings, MailRuntime& runtime, const Clock& clock,
+  CampaignSender(marketing::CampaignDelivery& delivery, marketing::CampaignService& campaigns,
+                 governance::SettingsService& settings, MailRuntime& runtime, const Clock& clock,
                  CampaignSenderOptions options)
       : delivery_(delivery),
         campaigns_(campaigns),
@@ -58,14 +58,14 @@ class CampaignSender {
 
  private:
   void Loop(int index);
-  std::shared_ptr<const crm::CampaignTemplates> TemplatesFor(int64_t campaign_id);
-  crm::SendReport SendOne(mail::Transport& transport, const crm::CampaignTemplates& templates,
-                          const crm::campaign_send_repo::QueuedRecipient& r,
-                          const crm::MailContext& ctx);
+  std::shared_ptr<const marketing::CampaignTemplates> TemplatesFor(int64_t campaign_id);
+  marketing::SendReport SendOne(mail::Transport& transport, const marketing::CampaignTemplates& templates,
+                          const marketing::campaign_sends_repo::QueuedRecipient& r,
+                          const marketing::MailContext& ctx);
 
-  crm::CampaignDelivery& delivery_;
-  crm::CampaignService& campaigns_;
-  crm::SettingsService& settings_;
+  marketing::CampaignDelivery& delivery_;
+  marketing::CampaignService& campaigns_;
+  governance::SettingsService& settings_;
   MailRuntime& runtime_;
   const Clock& clock_;
   const CampaignSenderOptions options_;
@@ -77,7 +77,7 @@ class CampaignSender {
 
   // Parsed templates by campaign id, refreshed when the campaign's revision moves.
   std::mutex cache_mu_;
-  std::map<int64_t, std::shared_ptr<const crm::CampaignTemplates>> templates_;
+  std::map<int64_t, std::shared_ptr<const marketing::CampaignTemplates>> templates_;
 };
 
 }  // namespace crmd::jobs

@@ -15,7 +15,7 @@
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
-#include "src/crm/campaign_render.h"
+#include "src/marketing/campaign_render.h"
 #include "src/mail/dkim.h"
 #include "src/mail/transport.h"
 
@@ -26,7 +26,7 @@ struct MailRuntimeOptions {
   std::string mail_dir = "var/mail";
   double rate_per_second = 20;          // 0: unthrottled
   std::optional<mail::DkimOptions> dkim;
-  crm::MailContext context;             // links, default sender (mail_from)
+  marketing::MailContext context;             // links, default sender (mail_from)
   int64_t relay_backoff_max_s = 60;     // longest pause while the relay is down
 };
 
@@ -62,7 +62,7 @@ class MailRuntime {
   // 0 when sending may go on; else the unix time it may resume.
   int64_t PausedUntil() const;
 
-  const crm::MailContext& context() const { return options_.context; }
+  const marketing::MailContext& context() const { return options_.context; }
   const MailRuntimeOptions& options() const { return options_; }
 
  private:

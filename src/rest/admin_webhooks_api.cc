@@ -55,7 +55,7 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
     auto in = webhooks::EndpointInputFromJson(ctx.body);
     if (!in) return ProblemFromError(ctx.req, in.error(), kInputMeaning);
     auto e = eps->Update(*id, *in,
-                         crm::Actor{.kind = "api_key",
+                         governance::Actor{.kind = "api_key",
                                     .subject = ctx.key ? std::to_string(ctx.key->id) : "",
                                     .client_id = "",
                                     .request_id = ctx.req.request_id});

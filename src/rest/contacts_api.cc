@@ -12,7 +12,7 @@
 namespace crmd::rest {
 namespace {
 
-crm::Actor KeyActor(const RestContext& ctx) {
+governance::Actor KeyActor(const RestContext& ctx) {
   return {.kind = "api_key",
           .subject = ctx.key ? std::to_string(ctx.key->id) : "",
           .client_id = "",

@@ -35,7 +35,7 @@ void AddCors(http::Response& r, const std::string& origin) {
 
 // The finish hook of the form routes: CORS headers on every answer, errors included, when
 // the request's Origin is one the form allows.
-auto CorsFinish(crm::FormRepo* forms) {
+auto CorsFinish(crm::FormService* forms) {
   return [forms](const http::Request& req, const std::map<std::string, std::string>& params,
                  http::Response& resp) {
     auto origin = req.Header("Origin");
@@ -49,7 +49,7 @@ auto CorsFinish(crm::FormRepo* forms) {
 }
 
 // OPTIONS preflight for a form route.
-RestHandler Preflight(crm::FormRepo* forms, std::string methods) {
+RestHandler Preflight(crm::FormService* forms, std::string methods) {
   return [forms, methods](RestContext& ctx) {
     auto id = ParseId(ctx.Param("form_id"));
     if (!id) return FormNotFound(ctx.req);
@@ -75,7 +75,7 @@ RestHandler Preflight(crm::FormRepo* forms, std::string methods) {
 }
 
 // Loads the form of {form_id} and checks who may use it. Sets `out` or an error answer.
-std::optional<http::Response> LoadForm(crm::FormRepo* forms, RestContext& ctx, crm::Form* out) {
+std::optional<http::Response> LoadForm(crm::FormService* forms, RestContext& ctx, crm::Form* out) {
   auto id = ParseId(ctx.Param("form_id"));
   if (!id) return FormNotFound(ctx.req);
   auto form = forms->Get(*id);
@@ -96,7 +96,7 @@ std::optional<http::Response> LoadForm(crm::FormRepo* forms, RestContext& ctx, c
 }  // namespace
 
 void AddFormRoutes(RestRouter& router, const RestDeps& deps) {
-  crm::FormRepo* forms = deps.forms;
+  crm::FormService* forms = deps.forms;
   auto limiter = std::make_shared<IpLimiter>(deps.config->form_rate_limit_per_minute, *deps.clock);
 
   router.Add({"POST", "/form/submit/{form_id}", Access::kForm, true,
@@ -116,7 +116,7 @@ void AddFormRoutes(RestRouter& router, const RestDeps& deps) {
                 if (!ctx.body.contains("fields"))
                   errors.push_back({"fields", "required", "is required"});
                 if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
-                crm::Actor actor{.kind = ctx.key ? "api_key" : "form",
+                governance::Actor actor{.kind = ctx.key ? "api_key" : "form",
                                  .subject = ctx.key ? std::to_string(ctx.key->id)
                                                     : std::to_string(form.id),
                                  .client_id = "",
@@ -146,7 +146,7 @@ void AddFormRoutes(RestRouter& router, const RestDeps& deps) {
 }
 
 void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps) {
-  crm::FormRepo* forms = deps.forms;
+  crm::FormService* forms = deps.forms;
 
   router.Add({"GET", "/admin/forms", Access::kAdmin, false, [forms](RestContext& ctx) {
     auto list = forms->List();

@@ -1,7 +1,7 @@
 // Email over REST: a campaign's delivery report and per-recipient log
 // (GET /campaigns/{id}/recipients), and bounce and complaint notifications from a relay
 // (POST /mail/events). Any enabled API key; docs/mail.md says how to point a relay here.
-#include "src/crm/campaign_delivery.h"
+#include "src/marketing/services.h"
 #include "src/crm/services.h"
 #include "src/rest/helpers.h"
 #include "src/rest/rest_api.h"
@@ -9,7 +9,7 @@
 namespace crmd::rest {
 
 void AddMailRoutes(RestRouter& router, const RestDeps& deps) {
-  crm::CampaignDelivery* delivery = deps.crm->delivery.get();
+  marketing::CampaignDelivery* delivery = deps.marketing->delivery.get();
 
   router.Add({"GET", "/campaigns/{id}/recipients", Access::kKey, false, [delivery](RestContext& ctx) {
     auto id = ParseId(ctx.Param("id"));
@@ -38,9 +38,9 @@ void AddMailRoutes(RestRouter& router, const RestDeps& deps) {
     auto stats = delivery->Stats(*id);
     if (!stats) return ProblemFromError(ctx.req, stats.error());
     nlohmann::json items = nlohmann::json::array();
-    for (const auto& r : page->items) items.push_back(crm::ToJson(r));
+    for (const auto& r : page->items) items.push_back(marketing::ToJson(r));
     return Reply(200, {{"campaign_id", *id},
-                       {"counts", crm::ToJson(*stats)},
+                       {"counts", marketing::ToJson(*stats)},
                        {"recipients", std::move(items)},
                        {"next_cursor", page->next_cursor ? nlohmann::json(*page->next_cursor)
                                                          : nlohmann::json(nullptr)}});
@@ -75,7 +75,7 @@ void AddMailRoutes(RestRouter& router, const RestDeps& deps) {
         errors.push_back({at + "message_id", "invalid", "must be a string"});
     }
     if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
-    crm::Actor actor{.kind = "api_key",
+    governance::Actor actor{.kind = "api_key",
                      .subject = ctx.key ? std::to_string(ctx.key->id) : "",
                      .request_id = ctx.req.request_id};
     nlohmann::json results = nlohmann::json::array();

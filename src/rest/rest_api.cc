@@ -9,8 +9,8 @@
 #include "src/core/log.h"
 #include "src/core/crypto.h"
 #include "src/core/json_parse.h"
-#include "src/crm/api_keys.h"
-#include "src/crm/idempotency.h"
+#include "src/governance/api_keys.h"
+#include "src/governance/idempotency.h"
 #include "src/crm/services.h"
 #include "src/rest/problem.h"
 
@@ -32,7 +32,7 @@ bool KeyInQuery(const http::Request& req) {
     if (n == "api_key" || n == "apikey" || n == "key" || n == "x-api-key" || n == "access_token" ||
         n == "token")
       return true;
-    if (value.rfind(crm::ApiKeys::kKeyPrefix, 0) == 0) return true;
+    if (value.rfind(governance::ApiKeys::kKeyPrefix, 0) == 0) return true;
   }
   return false;
 }
@@ -88,7 +88,7 @@ RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config))
   }
   if (deps_.endpoints && deps_.deliveries) AddAdminWebhookRoutes(router_, deps_);
   if (deps_.incoming) AddIncomingHookRoutes(router_, deps_);
-  if (deps_.crm && deps_.crm->delivery) AddMailRoutes(router_, deps_);
+  if (deps_.marketing) AddMailRoutes(router_, deps_);
 }
 
 RestApi::~RestApi() = default;
@@ -193,7 +193,7 @@ http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
       }
       ctx.key = std::move(*key);
     }
-    if (route.access == Access::kAdmin && ctx.key->role != crm::ApiKeyRole::kAdmin)
+    if (route.access == Access::kAdmin && ctx.key->role != governance::ApiKeyRole::kAdmin)
       return Problem(req, {.status = 403, .code = "insufficient_role",
                            .detail = "this endpoint needs an API key with the admin role"});
   }
@@ -237,11 +237,11 @@ http::Response RestApi::WithIdempotency(const http::Request& req, const RestRout
     return Problem(req, {.status = 400, .code = "invalid_idempotency_key",
                          .detail = "Idempotency-Key must be 1-255 visible ASCII characters"});
   std::string who = ctx.key ? "api_key:" + std::to_string(ctx.key->id) : "ip:" + req.remote_ip;
-  crm::Idempotency::Request request{.scope = "rest:" + who + ":" + req.method + " " + req.path,
+  governance::Idempotency::Request request{.scope = "rest:" + who + ":" + req.method + " " + req.path,
                                     .key = key,
                                     .fingerprint = crypto::Sha256Hex(req.body)};
   http::Response resp;
-  auto answer = deps_.crm->idempotency->Run(request, [&]() -> std::optional<nlohmann::json> {
+  auto answer = deps_.crm->governance.idempotency->Run(request, [&]() -> std::optional<nlohmann::json> {
     resp = route.handler(ctx);
     if (resp.status < 200 || resp.status >= 300) return std::nullopt;
     std::string body = resp.body;
@@ -260,15 +260,15 @@ http::Response RestApi::WithIdempotency(const http::Request& req, const RestRout
   });
   if (!answer) return ProblemFromError(req, answer.error());
   switch (answer->outcome) {
-    case crm::Idempotency::Outcome::kReused:
+    case governance::Idempotency::Outcome::kReused:
       return Problem(req,
                      {.status = 422, .code = "idempotency_key_reused",
                       .detail = "this Idempotency-Key was used with a different request body"});
-    case crm::Idempotency::Outcome::kInUse:
+    case governance::Idempotency::Outcome::kInUse:
       return Problem(req, {.status = 409, .code = "idempotency_key_in_use",
                            .detail = "a request with this Idempotency-Key is still being processed",
                            .retry_after_s = 1});
-    case crm::Idempotency::Outcome::kReplayed: {
+    case governance::Idempotency::Outcome::kReplayed: {
       const nlohmann::json& saved = answer->answer;
       http::Response r = http::Response::Text(saved.value("status", 200), saved.value("body", ""),
                                               saved.value("content_type", "application/json"));
@@ -277,7 +277,7 @@ http::Response RestApi::WithIdempotency(const http::Request& req, const RestRout
       if (std::string loc = saved.value("location", ""); !loc.empty()) r.Set("Location", loc);
       return r;
     }
-    case crm::Idempotency::Outcome::kRan:
+    case governance::Idempotency::Outcome::kRan:
       if (!answer->kept)
         spdlog::warn(R"("event":"idempotency_store_failed","request_id":"{}")", req.request_id);
       break;

@@ -19,11 +19,13 @@
 #include "src/core/random.h"
 #include "src/rest/router.h"
 
+namespace crmd::governance { class ApiKeys; }
+
 namespace crmd::crm {
-class ApiKeys;
-class FormRepo;
+class FormService;
 struct Services;
 }  // namespace crmd::crm
+namespace crmd::marketing { struct Services; }
 namespace crmd::webhooks {
 class Endpoints;
 class Deliveries;
@@ -36,9 +38,10 @@ struct RestDeps {
   const Config* config = nullptr;
   const Clock* clock = nullptr;
   Random* random = nullptr;
-  crm::ApiKeys* api_keys = nullptr;
-  crm::FormRepo* forms = nullptr;
-  crm::Services* crm = nullptr;  // contacts, idempotency (crm::Idempotency)
+  governance::ApiKeys* api_keys = nullptr;
+  crm::FormService* forms = nullptr;
+  crm::Services* crm = nullptr;  // contacts, and through crm->governance idempotency
+  marketing::Services* marketing = nullptr;  // the send queue (delivery reports)
   webhooks::Endpoints* endpoints = nullptr;
   webhooks::Deliveries* deliveries = nullptr;
   webhooks::IncomingHooks* incoming = nullptr;
@@ -86,7 +89,7 @@ void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.incoming. POST /hooks/{token} and /admin/incoming-hooks[/{id}].
 void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps);
-void AddMailRoutes(RestRouter& router, const RestDeps& deps);  // crm->delivery
+void AddMailRoutes(RestRouter& router, const RestDeps& deps);  // marketing->delivery
 // The full receiving URL of an incoming webhook: <issuer><rest base>/hooks/<token>.
 std::string IncomingHookUrl(const Config& config, const std::string& token);
 

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/http_types.h"
-#include "src/crm/api_keys.h"
+#include "src/governance/api_keys.h"
 
 namespace crmd::rest {
 
@@ -28,7 +28,7 @@ enum class Access {
 struct RestContext {
   const http::Request& req;
   std::map<std::string, std::string> params;  // raw path captures
-  std::optional<crm::ApiKey> key;             // the authenticated key, if any
+  std::optional<governance::ApiKey> key;             // the authenticated key, if any
   nlohmann::json body;                        // the parsed JSON body (json_body routes)
 
   const std::string& Param(const std::string& name) const { return params.at(name); }

@@ -79,7 +79,7 @@ class Conn {
   // would the rows. Outside a transaction, and on PostgreSQL, the upsert runs at once.
   // So within a transaction the rows lag the adds until FlushDeferred(): call it first
   // wherever the same transaction then reads those rows or fires a trigger that changes
-  // them (repo::UpdateContact, DeleteContact and dashboard::RebuildCounters do).
+  // them (repo::UpdateContact, DeleteContact and reporting_repo::RebuildCounters do).
   virtual Status AddTo(std::string_view sql, std::vector<Value> key, int64_t delta);
   // Runs what AddTo has gathered in the open transaction (nothing elsewhere).
   virtual Status FlushDeferred() { return Ok(); }

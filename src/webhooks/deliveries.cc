@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "src/core/log.h"
-#include "src/crm/audit_repo.h"
+#include "src/governance/audit_repo.h"
 #include "src/crm/outbox_repo.h"
 #include "src/webhooks/deliveries_repo.h"
 #include "src/webhooks/endpoints_repo.h"
@@ -185,8 +185,8 @@ Status Deliveries::RecordAttempt(const Work& work, const Outcome& outcome) {
     auto disabled = endpoints_repo::DisableForFailures(c, work.endpoint_id, *reason, now);
     if (!disabled) return Fail(disabled.error());
     if (!*disabled) return true;  // already disabled (another worker, or an operator)
-    if (auto r = crm::audit_repo::Insert(
-            c, now, crm::Actor{.kind = "system", .subject = "webhook_worker"},
+    if (auto r = governance::audit_repo::Insert(
+            c, now, governance::Actor{.kind = "system", .subject = "webhook_worker"},
             {.action = "disable_webhook_endpoint",
              .target_type = "webhook_endpoint",
              .target_ids = {work.endpoint_id},

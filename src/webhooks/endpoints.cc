@@ -6,7 +6,7 @@
 
 #include "src/core/http_client.h"
 #include "src/core/text.h"
-#include "src/crm/audit_repo.h"
+#include "src/governance/audit_repo.h"
 #include "src/crm/events.h"
 #include "src/webhooks/deliveries_repo.h"
 #include "src/webhooks/endpoints_repo.h"
@@ -145,7 +145,7 @@ Result<Endpoint> Endpoints::Get(int64_t id) {
   });
 }
 
-Result<Endpoint> Endpoints::Update(int64_t id, const EndpointInput& in, const crm::Actor& actor) {
+Result<Endpoint> Endpoints::Update(int64_t id, const EndpointInput& in, const governance::Actor& actor) {
   if (auto st = Check(in, false); !st) return Fail(st.error());
   const int64_t now = clock_.NowUnix();
   auto changed = db_.Write([&](store::Conn& c) -> Status {
@@ -181,7 +181,7 @@ Result<Endpoint> Endpoints::Update(int64_t id, const EndpointInput& in, const cr
       } else {
         details["reason"] = kOperatorDisabled;
       }
-      if (auto r = crm::audit_repo::Insert(
+      if (auto r = governance::audit_repo::Insert(
               c, now, actor,
               {.action = *in.enabled ? "enable_webhook_endpoint" : "disable_webhook_endpoint",
                .target_type = "webhook_endpoint",

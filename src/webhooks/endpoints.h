@@ -21,7 +21,7 @@
 #include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/core/result.h"
-#include "src/crm/actor.h"
+#include "src/governance/actor.h"
 #include "src/store/db.h"
 
 namespace crmd::webhooks {
@@ -79,7 +79,7 @@ class Endpoints {
   // Enabling clears the failure counter and the disabled reason, and makes the endpoint's
   // pending deliveries due now (in order) with a fresh retry window. A change of `enabled`
   // is recorded in the audit log as done by `actor` (empty kind: "system").
-  Result<Endpoint> Update(int64_t id, const EndpointInput& in, const crm::Actor& actor = {});
+  Result<Endpoint> Update(int64_t id, const EndpointInput& in, const governance::Actor& actor = {});
   Status Delete(int64_t id);  // its deliveries go with it
   // The signing secret of the endpoint registered at exactly `url`, for automation
   // call_webhook steps; nullopt when none is.

@@ -220,7 +220,7 @@ Result<Received> IncomingHooks::Receive(const IncomingRequest& req,
   }
 
   // 5. One transaction: the contact (status machine, events, audit) and the hook's count.
-  const crm::Actor actor{.kind = "webhook",
+  const governance::Actor actor{.kind = "webhook",
                          .subject = "incoming_webhook:" + std::to_string(hook.id),
                          .client_id = "",
                          .request_id = req.request_id};

@@ -1,6 +1,6 @@
 #include "src/webhooks/incoming_mapping.h"
 
-#include "src/crm/status.h"
+#include "src/crm/contact_status.h"
 
 namespace crmd::webhooks {
 namespace {

@@ -10,9 +10,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view raw(reinterpret_cast<const char*>(data), size);
-  auto normalized = crmd::crm::NormalizeEmail(raw);
+  auto normalized = crmd::NormalizeEmail(raw);
   if (!normalized) return 0;
-  auto again = crmd::crm::NormalizeEmail(*normalized);
+  auto again = crmd::NormalizeEmail(*normalized);
   if (!again || *again != *normalized) std::abort();
   return 0;
 }

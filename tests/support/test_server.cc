@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "src/app/services.h"
-#include "src/crm/settings.h"
+#include "src/governance/settings.h"
 #include "src/http/client.h"
 
 namespace crmd::testing {
@@ -40,11 +40,11 @@ TestServer::TestServer(TestServerOptions options) {
   if (!app) throw std::runtime_error("App::Create: " + app.error().message + " " + app.error().detail);
   app_ = std::move(*app);
   if (!options.approval_policy.is_null()) {
-    crm::SettingsService& settings = *app_->services().crm->settings;
+    governance::SettingsService& settings = *app_->services().governance->settings;
     auto cur = settings.Get();
     if (!cur) throw std::runtime_error("settings: " + cur.error().message);
     auto set = settings.Update(
-        crm::Actor{.kind = "cli", .subject = "test", .client_id = {}, .request_id = {}},
+        governance::Actor{.kind = "cli", .subject = "test", .client_id = {}, .request_id = {}},
         cur->revision, {{"approval_policy", options.approval_policy}});
     if (!set) throw std::runtime_error("approval_policy: " + set.error().message);
   }

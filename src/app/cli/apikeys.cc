@@ -11,15 +11,15 @@ int ApiKeyCommand(Context& ctx, const Args& args) {
   if (args.empty()) return Usage(kUsage);
   auto s = ctx.services();
   if (!s) return PrintError(s.error());
-  crm::ApiKeys& keys = *(*s)->api_keys;
+  governance::ApiKeys& keys = *(*s)->governance->api_keys;
   const std::string& verb = args[0];
   if (verb == "create") {
     if (args.size() < 2) return Usage(kUsage);
     bool admin = args.size() > 2 && args[2] == "--admin";
     auto created =
-        keys.Create(args[1], admin ? crm::ApiKeyRole::kAdmin : crm::ApiKeyRole::kIntegration);
+        keys.Create(args[1], admin ? governance::ApiKeyRole::kAdmin : governance::ApiKeyRole::kIntegration);
     if (!created) return PrintError(created.error());
-    auto j = crm::ApiKeyJson(created->key);
+    auto j = governance::ApiKeyJson(created->key);
     j["key"] = created->secret;
     PrintJson(j);
     std::fprintf(stderr, "Store the key now: it is not shown again.\n");
@@ -29,7 +29,7 @@ int ApiKeyCommand(Context& ctx, const Args& args) {
     auto list = keys.List();
     if (!list) return PrintError(list.error());
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& k : *list) out.push_back(crm::ApiKeyJson(k));
+    for (const auto& k : *list) out.push_back(governance::ApiKeyJson(k));
     PrintJson(out);
     return 0;
   }
@@ -44,7 +44,7 @@ int ApiKeyCommand(Context& ctx, const Args& args) {
     }
     auto key = keys.SetEnabled(*id, verb == "enable");
     if (!key) return PrintError(key.error());
-    PrintJson(crm::ApiKeyJson(*key));
+    PrintJson(governance::ApiKeyJson(*key));
     return 0;
   }
   return Usage(kUsage);

@@ -14,7 +14,7 @@ int AuditCommand(Context& ctx, const Args& args) {
   }
   auto s = ctx.services();
   if (!s) return PrintError(s.error());
-  auto rows = (*s)->crm->audit->Recent(static_cast<int>(*limit));
+  auto rows = (*s)->governance->audit->Recent(static_cast<int>(*limit));
   if (!rows) return PrintError(rows.error(), "crmctl audit");
   std::printf("%-20s  %-8s  %-24s  %-20s  %-26s  %-18s  %s\n", "when", "via", "subject", "client",
               "action", "target", "revision");

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/app/cli/commands.h"
-#include "src/crm/campaign_delivery.h"
+#include "src/marketing/campaign_delivery.h"
 
 namespace crmd::app::cli {
 
@@ -23,10 +23,10 @@ int CampaignCommand(Context& ctx, const Args& args) {
   if (!id) return Usage(kUsage);
   auto s = ctx.services();
   if (!s) return PrintError(s.error());
-  crm::Services& crm = *(*s)->crm;
+  marketing::Services& marketing = *(*s)->marketing;
   const std::string& verb = args[0];
   if (verb == "report") {
-    auto report = crm.reports->CampaignReport(*id);
+    auto report = marketing.reports->CampaignReport(*id);
     if (!report) return PrintError(report.error(), "crmctl campaign report");
     PrintJson(*report);
     return 0;
@@ -34,7 +34,7 @@ int CampaignCommand(Context& ctx, const Args& args) {
   if (verb == "recipients") {
     auto limit = IntFlag(args, "limit", 100);
     if (!limit || *limit < 1 || *limit > 500) return Usage(kUsage);
-    auto page = crm.delivery->Recipients(*id, Flag(args, "status").value_or(""),
+    auto page = marketing.delivery->Recipients(*id, Flag(args, "status").value_or(""),
                                          Flag(args, "cursor").value_or(""), static_cast<int>(*limit));
     if (!page) return PrintError(page.error(), "crmctl campaign recipients");
     std::printf("%-10s  %-32s  %-8s  %-5s  %-8s  %s\n", "contact", "email", "status", "round",
@@ -52,15 +52,15 @@ int CampaignCommand(Context& ctx, const Args& args) {
     // The operator's confirmation is --yes: without it, the preview only.
     bool yes = false;
     for (const auto& a : args) yes = yes || a == "--yes";
-    crm::Actor actor{.kind = "cli", .subject = "crmctl"};
+    governance::Actor actor{.kind = "cli", .subject = "crmctl"};
     bool resend = verb == "resend";
-    auto out = crm.options.db->Write([&](store::Conn& c) -> Result<nlohmann::json> {
-      auto preview = resend ? crm.delivery->PreviewResend(c, *id) : crm.campaigns->PreviewActivate(c, *id);
+    auto out = marketing.governance.options.db->Write([&](store::Conn& c) -> Result<nlohmann::json> {
+      auto preview = resend ? marketing.delivery->PreviewResend(c, *id) : marketing.campaigns->PreviewActivate(c, *id);
       if (!preview) return Fail(preview.error());
       if (!preview->blockers.empty())
         return Fail(Errc::kDependencyBlocked, preview->blockers.front().reason);
       if (!yes) return nlohmann::json{{"preview", preview->preview}};
-      return resend ? crm.delivery->Resend(c, actor, *id) : crm.campaigns->Activate(c, actor, *id);
+      return resend ? marketing.delivery->Resend(c, actor, *id) : marketing.campaigns->Activate(c, actor, *id);
     });
     if (!out) return PrintError(out.error(), resend ? "crmctl campaign resend" : "crmctl campaign activate");
     PrintJson(*out);

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "src/app/cli/commands.h"
-#include "src/crm/dashboard.h"
+#include "src/marketing/reporting_repo.h"
 #include "src/store/copy.h"
 
 namespace crmd::app::cli {
@@ -48,7 +48,7 @@ int CopyCommand(Context& ctx, const Args& args) {
        .max_rows = *max_rows,
        // The settings document row is created by the migrations; the source's replaces it.
        .seeded_tables = {"settings"},
-       .derived_tables = {crm::dashboard::kCounterTables.begin(), crm::dashboard::kCounterTables.end()},
+       .derived_tables = {marketing::reporting_repo::kCounterTables.begin(), marketing::reporting_repo::kCounterTables.end()},
        .verify_only = has("--verify-only"),
        .resync = has("--resync"),
        .on_progress = [](std::string_view line) {
@@ -60,7 +60,7 @@ int CopyCommand(Context& ctx, const Args& args) {
     // The counters are not copied: they are recomputed from what the destination now
     // holds (on SQLite no trigger counts an inserted contact, migration 0059).
     auto rebuilt = (*destination)->Write(
-        [](store::Conn& c) { return crm::dashboard::RebuildCounters(c); });
+        [](store::Conn& c) { return marketing::reporting_repo::RebuildCounters(c); });
     if (!rebuilt) return PrintError(rebuilt.error(), "crmctl copy");
   }
   if (report->stopped_early) {

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "src/app/cli/cli.h"
-#include "src/crm/actor.h"
+#include "src/governance/actor.h"
 
 namespace crmd::app::cli {
 
@@ -25,9 +25,9 @@ int EndpointVerb(Store& store, const Args& args, ToJson to_json, const char* nou
   if ((verb == "enable" || verb == "disable") && id > 0) {
     // Stores that audit the change (outgoing endpoints) are told who made it.
     auto x = [&] {
-      if constexpr (requires { store.Update(id, {}, crm::Actor{}); })
+      if constexpr (requires { store.Update(id, {}, governance::Actor{}); })
         return store.Update(id, {.enabled = verb == "enable"},
-                            crm::Actor{.kind = "cli", .subject = "crmctl"});
+                            governance::Actor{.kind = "cli", .subject = "crmctl"});
       else
         return store.Update(id, {.enabled = verb == "enable"});
     }();

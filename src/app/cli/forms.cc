@@ -43,7 +43,7 @@ int FormCommand(Context& ctx, const Args& args) {
   if (args.empty()) return Usage(kUsage);
   auto s = ctx.services();
   if (!s) return PrintError(s.error());
-  crm::FormRepo& forms = *(*s)->forms;
+  crm::FormService& forms = *(*s)->crm->forms;
   const std::string& verb = args[0];
   if (verb == "create" && args.size() == 2) {
     auto def = ReadJsonFile(args[1]);

@@ -1,6 +1,6 @@
 #include "src/app/cli/services.h"
 
-#include "src/crm/marketing.h"
+#include "src/marketing/services.h"
 
 namespace crmd::app::cli {
 
@@ -23,12 +23,20 @@ Status Context::Build() {
   s->consents = std::make_unique<auth::Consents>(d, s->clock);
   s->grants = std::make_unique<auth::Grants>(d, s->clock);
   // No resolver: crmctl validates addresses by syntax only.
-  auto crm = crm::MakeServices({.db = &d, .clock = &s->clock, .random = &s->random});
+  auto governance =
+      governance::MakeServices({.db = &d, .clock = &s->clock, .random = &s->random});
+  if (!governance) return Fail(governance.error());
+  s->governance = std::move(*governance);
+  auto crm = crm::MakeServices(*s->governance, {.db = &d,
+                                                .clock = &s->clock,
+                                                .random = &s->random,
+                                                .usage = &s->marketing_usage,
+                                                .contact_exit = &s->marketing_usage});
   if (!crm) return Fail(crm.error());
   s->crm = std::move(*crm);
-  if (auto st = crm::InstallMarketing(*s->crm); !st) return Fail(st.error());
-  s->api_keys = std::make_unique<crm::ApiKeys>(d, s->clock, s->random);
-  s->forms = std::make_unique<crm::FormRepo>(d, s->clock, s->crm->contacts.get());
+  auto marketing = marketing::MakeServices(*s->governance, *s->crm);
+  if (!marketing) return Fail(marketing.error());
+  s->marketing = std::move(*marketing);
   s->webhook_endpoints = std::make_unique<webhooks::Endpoints>(
       d, s->clock, s->random, config_.allow_private_network_targets,
       config_.webhook_retry_horizon_s);

@@ -16,9 +16,10 @@
 #include "src/core/config.h"
 #include "src/core/random.h"
 #include "src/core/result.h"
-#include "src/crm/api_keys.h"
-#include "src/crm/forms.h"
 #include "src/crm/services.h"
+#include "src/governance/services.h"
+#include "src/marketing/services.h"
+#include "src/marketing/usage.h"
 #include "src/store/db.h"
 #include "src/webhooks/deliveries.h"
 #include "src/webhooks/endpoints.h"
@@ -38,9 +39,10 @@ struct Services {
   std::unique_ptr<auth::ClientStore> clients;
   std::unique_ptr<auth::Consents> consents;
   std::unique_ptr<auth::Grants> grants;
-  std::unique_ptr<crm::Services> crm;  // with marketing installed
-  std::unique_ptr<crm::ApiKeys> api_keys;
-  std::unique_ptr<crm::FormRepo> forms;
+  marketing::MarketingUsage marketing_usage;
+  std::unique_ptr<governance::Services> governance;
+  std::unique_ptr<crm::Services> crm;
+  std::unique_ptr<marketing::Services> marketing;
   std::unique_ptr<webhooks::Endpoints> webhook_endpoints;
   std::unique_ptr<webhooks::Deliveries> webhook_deliveries;
   std::unique_ptr<webhooks::IncomingHooks> incoming_hooks;

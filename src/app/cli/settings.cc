@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "src/app/cli/commands.h"
-#include "src/crm/approval_policy.h"
-#include "src/crm/settings.h"
+#include "src/governance/approval_policy.h"
+#include "src/governance/settings.h"
 
 namespace crmd::app::cli {
 
@@ -20,35 +20,35 @@ int SettingsCommand(Context& ctx, const Args& args) {
   if (args.empty()) return Usage(kUsage);
   auto s = ctx.services();
   if (!s) return PrintError(s.error());
-  crm::SettingsService& settings = *(*s)->crm->settings;
+  governance::SettingsService& settings = *(*s)->governance->settings;
   auto cur = settings.Get();
   if (!cur) return PrintError(cur.error(), "crmctl settings");
   if (args[0] == "show" && args.size() == 1) {
-    PrintJson(crm::ToJson(*cur));
+    PrintJson(governance::ToJson(*cur));
     return 0;
   }
   if (args[0] != "approval-policy" || args.size() < 2) return Usage(kUsage);
   const std::string& verb = args[1];
   if (verb == "show" && args.size() == 2) {
-    PrintJson(cur->document.value("approval_policy", crm::DefaultApprovalPolicy()));
+    PrintJson(cur->document.value("approval_policy", governance::DefaultApprovalPolicy()));
     return 0;
   }
   nlohmann::json policy;
   if (verb == "reset" && args.size() == 2) {
-    policy = crm::DefaultApprovalPolicy();
+    policy = governance::DefaultApprovalPolicy();
   } else if (verb == "set" && args.size() == 3) {
     policy = nlohmann::json::parse(args[2], nullptr, false);
     if (policy.is_discarded()) return Usage("settings approval-policy set: JSON expected");
     // A whole policy: what is not said takes the default's place, so nothing is left over
     // from an earlier one by accident.
     if (policy.is_object() && !policy.contains("require_person"))
-      policy["require_person"] = crm::DefaultApprovalPolicy()["require_person"];
+      policy["require_person"] = governance::DefaultApprovalPolicy()["require_person"];
     if (policy.is_object() && !policy.contains("thresholds"))
       policy["thresholds"] = nlohmann::json::object();
   } else {
     return Usage(kUsage);
   }
-  crm::Actor actor{.kind = "cli", .subject = "crmctl"};
+  governance::Actor actor{.kind = "cli", .subject = "crmctl"};
   auto next = settings.Update(actor, cur->revision, {{"approval_policy", policy}});
   if (!next) return PrintError(next.error(), "crmctl settings approval-policy");
   PrintJson(next->document["approval_policy"]);

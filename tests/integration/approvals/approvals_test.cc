@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "src/app/services.h"
-#include "src/crm/approval_policy.h"
+#include "src/governance/approval_policy.h"
 #include "tests/integration/tools_marketing/fixture.h"
 #include "tests/support/browser.h"
 
@@ -47,7 +47,7 @@ class Approvals : public MarketingTools {
                                                c.mail_rate_per_second = 0.01;
                                                c.mail_lease_s = 10;
                                              },
-                                         .approval_policy = crm::DefaultApprovalPolicy()}) {
+                                         .approval_policy = governance::DefaultApprovalPolicy()}) {
     auto& users = *server_.app().services().users;
     auto a = users.Create("alice@example.com", kPassword, false);
     auto b = users.Create("bob@example.com", kPassword, false);
@@ -102,8 +102,8 @@ class Approvals : public MarketingTools {
                         {{"name", "Resend"}, {"subject", "Hello"}, {"from_email", "team@example.com"},
                          {"text_body", "Hi"}, {"audience", {{"lists", {list}}}}});
     int64_t id = created["campaign"].value("id", int64_t{0});
-    auto& s = *server_.app().services().crm;
-    crm::Actor system{.kind = "system", .subject = "test", .client_id = "", .request_id = ""};
+    auto& s = *server_.app().services().marketing;
+    governance::Actor system{.kind = "system", .subject = "test", .client_id = "", .request_id = ""};
     auto activated = server_.app().services().db->Write(
         [&](store::Conn& conn) { return s.campaigns->Activate(conn, system, id); });
     EXPECT_TRUE(activated.has_value()) << activated.error().message;
@@ -125,7 +125,7 @@ class Approvals : public MarketingTools {
       if (leased) {
         for (const auto& r : *leased) {
           if (r.campaign_id != id) continue;
-          crm::SendReport refused{.kind = crm::SendReport::Kind::kRejected,
+          marketing::SendReport refused{.kind = marketing::SendReport::Kind::kRejected,
                                   .reason = "554 message refused",
                                   .smtp_code = 554};
           EXPECT_TRUE(s.delivery->Record(r, refused).has_value());
@@ -433,9 +433,9 @@ TEST_P(OneDeletion, ThePageShowsThePreviewEscapedUnderAStrictPolicy) {
 }
 
 TEST_P(OneDeletion, AThresholdLetsTheAssistantConfirmASmallDeletion) {
-  auto st = server_.app().services().crm->settings->Get();
-  ASSERT_TRUE(server_.app().services().crm->settings->Update(
-      crm::Actor{.kind = "cli", .subject = "test"}, st->revision,
+  auto st = server_.app().services().governance->settings->Get();
+  ASSERT_TRUE(server_.app().services().governance->settings->Update(
+      governance::Actor{.kind = "cli", .subject = "test"}, st->revision,
       {{"approval_policy",
         {{"thresholds", {{"delete_contacts", {{"assistant_may_confirm_up_to", 2}}}}}}}}));
   auto c = Assistant(GetParam());
@@ -462,7 +462,7 @@ TEST_P(OneDeletion, TheAssistantCannotChangeTheApprovalPolicy) {
   EXPECT_EQ(e["code"], "forbidden");
   EXPECT_NE(e["message"].get<std::string>().find("crmctl"), std::string::npos);
   EXPECT_EQ(c->CallToolOk("get_settings", json::object())["settings"]["approval_policy"],
-            crm::DefaultApprovalPolicy());
+            governance::DefaultApprovalPolicy());
 }
 
 INSTANTIATE_TEST_SUITE_P(Generations, OneDeletion, ::testing::Values(Era::kSession, Era::kModern),

@@ -58,7 +58,7 @@ class Console : public ::testing::Test {
   }
 
   size_t KeyCount() {
-    auto keys = server_.app().services().api_keys->List();
+    auto keys = server_.app().services().governance->api_keys->List();
     EXPECT_TRUE(keys);
     return keys ? keys->size() : 0;
   }
@@ -301,7 +301,7 @@ TEST_F(Console, UnknownPagesAndMethodsAnswerInTheConsolesShape) {
 
 TEST_F(Console, StoredScriptIsRenderedEscaped) {
   auto& s = server_.app().services();
-  ASSERT_TRUE(s.api_keys->Create("<script>alert('key')</script>"));
+  ASSERT_TRUE(s.governance->api_keys->Create("<script>alert('key')</script>"));
   auto hook = s.webhook_endpoints->Create(webhooks::EndpointInput{
       .url = "http://127.0.0.1:9/hook",
       .events = std::vector<std::string>{"contact.created"},
@@ -340,7 +340,7 @@ TEST_F(Console, AKeyMadeInTheConsoleWorksAtRestUntilItIsDisabled) {
   // The list shows it without the secret, and its last use.
   Page list = b->Get("/console/api-keys");
   EXPECT_EQ(list.body.find(key), std::string::npos);
-  auto keys = server_.app().services().api_keys->List();
+  auto keys = server_.app().services().governance->api_keys->List();
   ASSERT_TRUE(keys && keys->size() == 1);
   EXPECT_TRUE((*keys)[0].last_used_at.has_value());
   std::string id = std::to_string((*keys)[0].id);
@@ -505,13 +505,13 @@ TEST_F(Console, TheFormBuilderMakesAFormWhoseEmbedCodeSubmitsFromAnotherSite) {
   for (auto& [k, v] : bad_rules)
     if (k == "display_rules") v = "{not json";
   EXPECT_EQ(b->PostForm("/console/forms", bad_rules).status, 400);
-  auto none = server_.app().services().forms->List();
+  auto none = server_.app().services().crm->forms->List();
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
 
   Page made = b->PostForm("/console/forms", builder);
   ASSERT_EQ(made.status, 200) << made.body;  // the form's page, after the redirect
-  auto forms = server_.app().services().forms->List();
+  auto forms = server_.app().services().crm->forms->List();
   ASSERT_TRUE(forms && forms->size() == 1);
   const auto& form = (*forms)[0];
   EXPECT_EQ(form.fields.size(), 4u);

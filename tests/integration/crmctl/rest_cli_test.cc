@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "src/crm/api_keys.h"
+#include "src/governance/api_keys.h"
 #include "src/store/db.h"
 #include "tests/integration/crmctl/run_crmctl.h"
 #include "tests/support/test_server.h"
@@ -88,7 +88,7 @@ TEST(CrmctlApiKey, CreateShowsTheKeyOnceListNeverShowsItDisableWorks) {
   ASSERT_TRUE(opened);
   SystemClock clock;
   SecureRandom random;
-  crm::ApiKeys keys(**opened, clock, random);
+  governance::ApiKeys keys(**opened, clock, random);
   EXPECT_FALSE(keys.Authenticate(secret));
   ASSERT_EQ(Ctl(db, "apikey enable " + std::to_string(id)).status, 0);
   EXPECT_TRUE(keys.Authenticate(secret));

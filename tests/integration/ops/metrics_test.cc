@@ -30,7 +30,7 @@ Exposition Scrape(TestServer& server) {
 }
 
 std::string NewApiKey(TestServer& server) {
-  auto k = server.app().services().api_keys->Create("metrics-test");
+  auto k = server.app().services().governance->api_keys->Create("metrics-test");
   EXPECT_TRUE(k.has_value());
   return k ? k->secret : std::string();
 }

@@ -32,7 +32,7 @@ TEST(RestAuth, UnknownKeyIs401) {
 
 TEST(RestAuth, KeyInQueryStringIsRefused) {
   TestServer server;
-  auto key = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto key = NewKey(server, governance::ApiKeyRole::kAdmin);
   auto r = server.Get(std::string(kBase) + "/admin/api-keys?api_key=" + key, Bearer(key));
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(JsonBody(r)["code"], "key_in_query");
@@ -40,7 +40,7 @@ TEST(RestAuth, KeyInQueryStringIsRefused) {
 
 TEST(RestAuth, XApiKeyHeaderWorksAndIntegrationKeyIsNotAdmin) {
   TestServer server;
-  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   auto plain = NewKey(server);
   auto ok = server.Get(std::string(kBase) + "/admin/api-keys", {{"X-API-Key", admin}});
   EXPECT_EQ(ok.status, 200);
@@ -52,7 +52,7 @@ TEST(RestAuth, XApiKeyHeaderWorksAndIntegrationKeyIsNotAdmin) {
 
 TEST(RestAdminKeys, CreateShowsSecretOnceThenDisableTakesEffectAtOnce) {
   TestServer server;
-  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   auto created = server.PostJson(std::string(kBase) + "/admin/api-keys", {{"name", "zapier"}}, Bearer(admin));
   ASSERT_EQ(created.status, 201) << created.body;
   auto cj = JsonBody(created);
@@ -90,7 +90,7 @@ TEST(RestErrors, WrongMethodIs405WithAllow) {
 
 TEST(RestErrors, NonJsonBodyIs415AndBadJsonIs400AndOversizeIs413) {
   TestServer server({.configure = [](Config& c) { c.rest_max_body_bytes = 512; }});
-  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   auto url = std::string(kBase) + "/admin/api-keys";
   auto ct = server.Send("POST", url, "name=x", {{"Content-Type", "text/plain"}, Bearer(admin)[0]});
   EXPECT_EQ(ct.status, 415);
@@ -107,7 +107,7 @@ TEST(RestErrors, NonJsonBodyIs415AndBadJsonIs400AndOversizeIs413) {
 
 TEST(RestErrors, MissingNameIs422WithFieldErrors) {
   TestServer server;
-  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   auto r = server.PostJson(std::string(kBase) + "/admin/api-keys", {{"role", "root"}}, Bearer(admin));
   EXPECT_EQ(r.status, 422);
   auto j = JsonBody(r);
@@ -120,7 +120,7 @@ TEST(RestErrors, MissingNameIs422WithFieldErrors) {
 // other: the detail is the service's sentence (it used to be "name: name must ...").
 TEST(RestErrors, ServiceValidationErrorNamesTheField) {
   TestServer server;
-  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   auto r = server.PostJson(std::string(kBase) + "/admin/api-keys",
                            {{"name", std::string(201, 'n')}}, Bearer(admin));
   EXPECT_EQ(r.status, 422);

@@ -141,8 +141,8 @@ TEST_F(RestContacts, StatusMachineRefusesBouncedToSubscribedWith409) {
 TEST_F(RestContacts, MissingUnknownAndDisabledKeysAre401) {
   EXPECT_EQ(server_.Get(Url("/contact/a@example.com")).status, 401);
   EXPECT_EQ(server_.PostJson(Url("/contact"), {{"email", "a@example.com"}}).status, 401);
-  auto& keys = *server_.app().services().api_keys;
-  auto k = keys.Create("to-disable", crm::ApiKeyRole::kIntegration);
+  auto& keys = *server_.app().services().governance->api_keys;
+  auto k = keys.Create("to-disable", governance::ApiKeyRole::kIntegration);
   ASSERT_TRUE(k);
   EXPECT_EQ(server_.PostJson(Url("/contact"), {{"email", "a@example.com"}}, Bearer(k->secret)).status, 201);
   ASSERT_TRUE(keys.SetEnabled(k->key.id, false));

@@ -47,7 +47,7 @@ class RestForms : public ::testing::Test {
  protected:
   explicit RestForms(TestServerOptions options = {}) : server_(std::move(options)) {}
   void SetUp() override {
-    admin_ = NewKey(server_, crm::ApiKeyRole::kAdmin);
+    admin_ = NewKey(server_, governance::ApiKeyRole::kAdmin);
     key_ = NewKey(server_);
     auto& lists = *server_.app().services().crm->lists;
     for (const char* n : {"Customers", "Weekly", "Offers"})
@@ -58,7 +58,7 @@ class RestForms : public ::testing::Test {
   }
   std::string Submit() const { return Url("/form/submit/" + std::to_string(form_id_)); }
   int64_t Generated() {
-    auto f = server_.app().services().forms->Get(form_id_);
+    auto f = server_.app().services().crm->forms->Get(form_id_);
     return f ? f->generated_contacts : -1;
   }
 
@@ -228,11 +228,11 @@ TEST_F(RestForms, RequireKeyFormsRefuseKeylessAndDisabledKeys) {
   EXPECT_EQ(JsonBody(keyless)["code"], "missing_api_key");
   EXPECT_EQ(server_.Get(Url("/form/get/" + std::to_string(form_id_))).status, 401);
   EXPECT_EQ(server_.PostJson(Submit(), {{"fields", GoodFields("k@example.com")}}, Bearer(key_)).status, 201);
-  auto& keys = *server_.app().services().api_keys;
+  auto& keys = *server_.app().services().governance->api_keys;
   auto list = keys.List();
   ASSERT_TRUE(list);
   for (const auto& k : *list) {
-    if (k.role == crm::ApiKeyRole::kIntegration) {
+    if (k.role == governance::ApiKeyRole::kIntegration) {
       ASSERT_TRUE(keys.SetEnabled(k.id, false));
     }
   }

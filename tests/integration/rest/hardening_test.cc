@@ -68,7 +68,7 @@ TEST(RestHardening, ANulCharacterInAStringIs400AndWritesNothing) {
 
 TEST(RestHardening, AnApiKeySecretIsNeverReplayedNorStored) {
   TestServer server;
-  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   auto h = Bearer(admin);
   h.push_back({"Idempotency-Key", "make-key-1"});
   auto first = server.PostJson(Url("/admin/api-keys"), {{"name", "zap"}}, h);
@@ -90,12 +90,12 @@ TEST(RestHardening, AnApiKeySecretIsNeverReplayedNorStored) {
 
 TEST(RestHardening, AdminKeyEndpointsRefuseUnknownMembers) {
   TestServer server;
-  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   auto r = server.PostJson(Url("/admin/api-keys"), {{"name", "e"}, {"status", "disabled"}}, Bearer(admin));
   EXPECT_EQ(r.status, 422);
   EXPECT_EQ(JsonBody(r)["errors"][0]["field"], "status");
   EXPECT_EQ(JsonBody(r)["errors"][0]["code"], "unknown_member");
-  auto list = server.app().services().api_keys->List();
+  auto list = server.app().services().governance->api_keys->List();
   ASSERT_TRUE(list);
   EXPECT_EQ(list->size(), 1u);  // only the admin key: nothing was created
   auto p = server.Send("PATCH", Url("/admin/api-keys/" + std::to_string((*list)[0].id)),
@@ -143,7 +143,7 @@ TEST(RestHardening, ReplayedCreateKeepsItsLocation) {
 
 TEST(RestHardening, FormsNameContactLimitsAsFormFieldsAndPlainOptionsAnswers) {
   TestServer server;
-  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   json def = {{"name", "f"},
               {"fields", {{{"name", "email"}, {"type", "Email"}, {"required", true}},
                           {{"name", "first_name"}, {"type", "Input"}}}},
@@ -171,11 +171,11 @@ TEST(RestHardening, IdsOfDeletedContactsAndKeysAreNeverReused) {
   ASSERT_EQ(b.status, 201);
   EXPECT_GT(JsonBody(b)["contact"]["id"].get<int64_t>(), first);
 
-  auto& keys = *server.app().services().api_keys;
-  auto k1 = keys.Create("one", crm::ApiKeyRole::kIntegration);
+  auto& keys = *server.app().services().governance->api_keys;
+  auto k1 = keys.Create("one", governance::ApiKeyRole::kIntegration);
   ASSERT_TRUE(k1);
   ASSERT_TRUE(keys.Delete(k1->key.id));
-  auto k2 = keys.Create("two", crm::ApiKeyRole::kIntegration);
+  auto k2 = keys.Create("two", governance::ApiKeyRole::kIntegration);
   ASSERT_TRUE(k2);
   EXPECT_GT(k2->key.id, k1->key.id);
 
@@ -189,7 +189,7 @@ TEST(RestHardening, IdsOfDeletedContactsAndKeysAreNeverReused) {
   ASSERT_TRUE(l2);
   EXPECT_GT(l2->id, l1->id);
 
-  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   json form = {{"name", "f"}, {"fields", {{{"name", "email"}, {"type", "Email"}}}}};
   int64_t f1 = JsonBody(server.PostJson(Url("/admin/forms"), form, Bearer(admin)))["id"];
   ASSERT_EQ(server.Send("DELETE", Url("/admin/forms/" + std::to_string(f1)), "", Bearer(admin)).status, 200);
@@ -213,7 +213,7 @@ TEST(RestHardening, TheAccessLogNeverHoldsAnIncomingHookToken) {
   std::string token;
   {
     TestServer server({.configure = [](Config& c) { c.log_level = "info"; }});
-    auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+    auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
     auto hook = server.PostJson(Url("/admin/incoming-hooks"),
                                 {{"name", "shop"}, {"mapping", {{"email", "e"}}}}, Bearer(admin));
     ASSERT_EQ(hook.status, 201) << hook.body;

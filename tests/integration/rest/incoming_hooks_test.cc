@@ -34,7 +34,7 @@ json Payload(const std::string& email, const std::string& first = "Ada") {
 
 struct HookFixture {
   explicit HookFixture(crmd::testing::TestServerOptions options = {})
-      : server(std::move(options)), admin(NewKey(server, crm::ApiKeyRole::kAdmin, "admin")) {
+      : server(std::move(options)), admin(NewKey(server, governance::ApiKeyRole::kAdmin, "admin")) {
     auto list = server.app().services().crm->lists->Create({.kind = "system", .subject = "test"},
                                                            "Customers", "");
     EXPECT_TRUE(list.has_value());

@@ -91,7 +91,7 @@ class Conformance {
 
 TEST(RestOpenApi, LiveAnswersMatchTheirDocumentedSchemas) {
   TestServer server;
-  auto admin = NewKey(server, crm::ApiKeyRole::kAdmin);
+  auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   auto key = NewKey(server);
   ASSERT_TRUE(server.app().services().crm->lists->Create({.kind = "cli"}, "Weekly", ""));
   Conformance c(JsonBody(server.Get(std::string(kBase) + "/openapi.json")));

@@ -6,7 +6,7 @@
 
 #include "src/app/app.h"
 #include "src/app/services.h"
-#include "src/crm/api_keys.h"
+#include "src/governance/api_keys.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::resttest {
@@ -16,9 +16,9 @@ inline constexpr const char* kBase = "/api/crm/v1";
 inline std::string Url(const std::string& p) { return std::string(kBase) + p; }
 
 inline std::string NewKey(crmd::testing::TestServer& server,
-                          crm::ApiKeyRole role = crm::ApiKeyRole::kIntegration,
+                          governance::ApiKeyRole role = governance::ApiKeyRole::kIntegration,
                           const std::string& name = "test") {
-  auto k = server.app().services().api_keys->Create(name, role);
+  auto k = server.app().services().governance->api_keys->Create(name, role);
   EXPECT_TRUE(k.has_value());
   return k ? k->secret : std::string();
 }

@@ -26,9 +26,10 @@
 #include "src/core/clock.h"
 #include "src/core/http_client.h"
 #include "src/core/random.h"
-#include "src/crm/automations.h"
-#include "src/crm/marketing.h"
+#include "src/marketing/automations.h"
+#include "src/marketing/services.h"
 #include "src/crm/services.h"
+#include "tests/support/domain.h"
 #include "src/http/client.h"
 #include "src/store/db.h"
 #include "tests/support/crmd_process.h"
@@ -55,11 +56,10 @@ class AutomationCrash : public ::testing::Test {
     if (!db) return 0;
     SystemClock clock;
     SecureRandom random;
-    auto crm = crm::MakeServices({.db = db->get(), .clock = &clock, .random = &random});
-    EXPECT_TRUE(crm.has_value());
-    if (!crm) return 0;
-    EXPECT_TRUE(crm::InstallMarketing(**crm).has_value());
-    crm::Actor actor{.kind = "cli", .subject = "test"};
+    auto domain = crmd::testing::MakeDomain(**db, clock, random);
+    EXPECT_TRUE(domain.has_value());
+    if (!domain) return 0;
+    governance::Actor actor{.kind = "cli", .subject = "test"};
     auto tags = (*db)->Write([&](store::Conn& c) -> Result<std::pair<int64_t, int64_t>> {
       auto vip = c.InsertReturningId(
           "INSERT INTO tags (name, created_at, updated_at) VALUES ('vip', 0, 0) RETURNING id");
@@ -81,7 +81,7 @@ class AutomationCrash : public ::testing::Test {
     });
     EXPECT_TRUE(tags.has_value());
     if (!tags) return 0;
-    auto a = (*crm)->automations->Create(
+    auto a = (*domain)->marketing->automations->Create(
         actor, {{"name", "Welcome"},
                 {"trigger", {{"type", "tag_added"}, {"tag_id", tags->first}}},
                 {"steps", nlohmann::json::array(
@@ -93,7 +93,7 @@ class AutomationCrash : public ::testing::Test {
                                 {"text_body", "Second"}, {"from_email", "news@example.com"}}})}});
     EXPECT_TRUE(a.has_value()) << (a ? "" : a.error().message);
     if (!a) return 0;
-    auto done = (*db)->Write([&](store::Conn& c) { return (*crm)->automations->Activate(c, actor, a->id); });
+    auto done = (*db)->Write([&](store::Conn& c) { return (*domain)->marketing->automations->Activate(c, actor, a->id); });
     EXPECT_TRUE(done.has_value()) << (done ? "" : done.error().message);
     return a->id;
   }

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "src/crm/api_keys.h"
-#include "src/crm/settings.h"
+#include "src/governance/api_keys.h"
+#include "src/governance/settings.h"
 #include "tests/integration/tools_marketing/fixture.h"
 #include "tests/unit/mail/python.h"
 #include "tests/support/wait.h"
@@ -51,7 +51,7 @@ TestServerOptions RunsSendingTo(const RunSinkFirst& s) {
 class Runs : public RunSinkFirst, public MarketingTools {
  protected:
   Runs() : MarketingTools(RunsSendingTo(*this)) {
-    auto key = server_.app().services().api_keys->Create("signup", crm::ApiKeyRole::kIntegration);
+    auto key = server_.app().services().governance->api_keys->Create("signup", governance::ApiKeyRole::kIntegration);
     EXPECT_TRUE(key.has_value());
     if (key) auth_ = {{"Authorization", "Bearer " + key->secret}};
   }
@@ -365,7 +365,7 @@ TEST_F(Runs, DeletingAContactClosesWhatItHadOpenInEveryReport) {
 }
 
 TEST_F(Runs, DoubleOptInSignupOverRestGetsAConfirmationEmailWhoseLinkSubscribes) {
-  auto& settings = *server_.app().services().crm->settings;
+  auto& settings = *server_.app().services().governance->settings;
   auto doc = settings.Get();
   ASSERT_TRUE(doc.has_value());
   ASSERT_TRUE(settings.Update({.kind = "user", .subject = "alice"}, doc->revision,

@@ -27,8 +27,9 @@
 #include "src/core/clock.h"
 #include "src/core/http_client.h"
 #include "src/core/random.h"
-#include "src/crm/marketing.h"
+#include "src/marketing/services.h"
 #include "src/crm/services.h"
+#include "tests/support/domain.h"
 #include "src/http/client.h"
 #include "src/store/db.h"
 #include "tests/support/crmd_process.h"
@@ -54,11 +55,10 @@ class DeliveryCrash : public ::testing::Test {
     if (!db) return 0;
     SystemClock clock;
     SecureRandom random;
-    auto crm = crm::MakeServices({.db = db->get(), .clock = &clock, .random = &random});
-    EXPECT_TRUE(crm.has_value());
-    if (!crm) return 0;
-    EXPECT_TRUE(crm::InstallMarketing(**crm).has_value());
-    crm::Actor actor{.kind = "cli", .subject = "test"};
+    auto domain = crmd::testing::MakeDomain(**db, clock, random);
+    EXPECT_TRUE(domain.has_value());
+    if (!domain) return 0;
+    governance::Actor actor{.kind = "cli", .subject = "test"};
     auto list = (*db)->Write([&](store::Conn& c) -> Result<int64_t> {
       auto id = c.InsertReturningId(
           "INSERT INTO lists (name, created_at, updated_at) VALUES ('big', 0, 0) RETURNING id");
@@ -76,14 +76,14 @@ class DeliveryCrash : public ::testing::Test {
       return id;
     });
     EXPECT_TRUE(list.has_value());
-    auto k = (*crm)->campaigns->Create(actor, {{"name", "Big"},
+    auto k = (*domain)->marketing->campaigns->Create(actor, {{"name", "Big"},
                                               {"subject", "Hello {{first_name}}"},
                                               {"from_email", "news@example.com"},
                                               {"text_body", "Hi {{first_name}}"},
                                               {"audience", {{"lists", {list.value_or(0)}}}}});
     EXPECT_TRUE(k.has_value());
     if (!k) return 0;
-    auto done = (*db)->Write([&](store::Conn& c) { return (*crm)->campaigns->Activate(c, actor, k->id); });
+    auto done = (*db)->Write([&](store::Conn& c) { return (*domain)->marketing->campaigns->Activate(c, actor, k->id); });
     EXPECT_TRUE(done.has_value()) << (done ? "" : done.error().message);
     return k->id;
   }

@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "src/crm/api_keys.h"
+#include "src/governance/api_keys.h"
 #include "tests/integration/tools_marketing/fixture.h"
 #include "tests/unit/mail/dkim_keys.h"
 #include "tests/unit/mail/python.h"
@@ -82,7 +82,7 @@ TestServerOptions SendingTo(const SinkFirst& s) {
       // Temporary failures retry after a second and give up after the second attempt.
       .before_start =
           [](app::App::Services& s) {
-            s.crm->delivery->set_policy(
+            s.marketing->delivery->set_policy(
                 {.lease_s = 30, .max_attempts = 2, .retry_base_s = 1, .retry_max_s = 1});
           }};
 }
@@ -270,7 +270,7 @@ TestServerOptions SlowlyTo(const SinkFirst& s) {
     c.mail_lease_s = 4;
   };
   o.before_start = [](app::App::Services& s) {
-    s.crm->delivery->set_policy(
+    s.marketing->delivery->set_policy(
         {.lease_s = 4, .max_attempts = 2, .retry_base_s = 1, .retry_max_s = 1});
   };
   return o;
@@ -506,7 +506,7 @@ TEST_F(Delivery, RelayReportsBounceAndComplaintOverRest) {
   auto mail = ByRecipient();
   std::string a_mid = mail["a@example.com"].at(0)["message-id"];
 
-  auto key = server_.app().services().api_keys->Create("relay", crm::ApiKeyRole::kIntegration);
+  auto key = server_.app().services().governance->api_keys->Create("relay", governance::ApiKeyRole::kIntegration);
   ASSERT_TRUE(key.has_value());
   http::Headers auth = {{"Authorization", "Bearer " + key->secret}};
   auto r = server_.PostJson("/api/crm/v1/mail/events",

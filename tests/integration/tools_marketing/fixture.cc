@@ -1,6 +1,6 @@
 #include "tests/integration/tools_marketing/fixture.h"
 
-#include "src/crm/contact_repo.h"
+#include "src/crm/contacts_repo.h"
 #include "src/crm/contacts.h"
 
 namespace crmd::testing {
@@ -84,7 +84,7 @@ int64_t MarketingTools::AddTag(const std::string& name) {
 int64_t MarketingTools::AddContact(const std::string& email, const std::string& status) {
   // Through the repository's insert, which also counts the contact (migration 0059).
   auto id = db_->Write([&](store::Conn& c) {
-    return crm::repo::InsertContact(c, crm::Contact{.email = email, .status = status,
+    return crm::contacts_repo::InsertContact(c, crm::Contact{.email = email, .status = status,
                                                     .type = "lead", .source = "test",
                                                     .revision = 1, .created_at = 1760000000,
                                                     .updated_at = 1760000000});

@@ -5,8 +5,8 @@
 
 #include "src/app/app.h"
 #include "src/app/services.h"
-#include "src/crm/api_keys.h"
-#include "src/crm/audit.h"
+#include "src/governance/api_keys.h"
+#include "src/governance/audit.h"
 #include "tests/integration/rest/rest_fixture.h"
 #include "tests/integration/webhooks/receiver.h"
 #include "tests/support/test_server.h"
@@ -31,7 +31,7 @@ void FastAdminWebhooks(Config& c) {
 struct AdminFixture {
   explicit AdminFixture(TestServerOptions options = {.configure = FastAdminWebhooks})
       : server(std::move(options)),
-        admin(resttest::NewKey(server, crm::ApiKeyRole::kAdmin, "admin")) {}
+        admin(resttest::NewKey(server, governance::ApiKeyRole::kAdmin, "admin")) {}
 
   http::ClientResponse Post(const std::string& path, const nlohmann::json& body) {
     return server.PostJson(std::string(kBase) + path, body, Bearer(admin));
@@ -100,7 +100,7 @@ TEST(AdminWebhooks, CreateShowsTheSecretOnceThenListGetPatchDelete) {
   EXPECT_EQ(JsonBody(enabled)["enabled"], true);
   EXPECT_TRUE(JsonBody(enabled)["disabled_reason"].is_null());
   // Both changes are in the audit log, as made by the admin key (issue 13).
-  auto audit = f.server.app().services().crm->audit->Recent(10);
+  auto audit = f.server.app().services().governance->audit->Recent(10);
   ASSERT_TRUE(audit.has_value());
   std::vector<std::string> actions;
   for (const auto& r : *audit) {

@@ -65,7 +65,7 @@ TEST(WebhookDeliveryProof, AllEightContactEventsFromTheContactServiceArriveVerif
   const std::string secret = ep->second;
 
   // The operations of the product, each through its service.
-  const crm::Actor actor{.kind = "system", .subject = "delivery-proof"};
+  const governance::Actor actor{.kind = "system", .subject = "delivery-proof"};
   auto& contacts = *s.crm->contacts;
   auto list = s.crm->lists->Create(actor, "Newsletter", "");
   ASSERT_TRUE(list.has_value());

@@ -16,7 +16,7 @@
 
 #include "src/app/app.h"
 #include "src/app/services.h"
-#include "src/crm/audit.h"
+#include "src/governance/audit.h"
 #include "src/crm/contacts.h"
 #include "tests/integration/webhooks/receiver.h"
 #include "tests/support/test_server.h"
@@ -87,7 +87,7 @@ TEST(WebhookOutage, ABurstOf1000EventsDuringAnOutageIsDeliveredOnceEachAndTheEnd
   const int64_t endpoint_id = ep->first.id;
 
   // 1,000 contact changes through the contact service: 500 contacts created, each updated.
-  const crm::Actor actor{.kind = "system", .subject = "outage-test"};
+  const governance::Actor actor{.kind = "system", .subject = "outage-test"};
   auto& contacts = *s.crm->contacts;
   for (int i = 0; i < 500; ++i) {
     auto c = contacts.Create(
@@ -155,7 +155,7 @@ TEST(WebhookOutage, NoSuccessForTheWindowDisablesAndEnablingDeliversTheKeptBackl
       {.url = receiver.url(), .events = std::vector<std::string>{"contact.created"}});
   ASSERT_TRUE(ep.has_value()) << ep.error().message;
   const int64_t endpoint_id = ep->first.id;
-  const crm::Actor actor{.kind = "system", .subject = "outage-test"};
+  const governance::Actor actor{.kind = "system", .subject = "outage-test"};
   auto create = [&](int i) {
     auto c = s.crm->contacts->Create(
         actor, {.email = "kept" + std::to_string(i) + "@example.com", .status = "subscribed"});
@@ -177,9 +177,9 @@ TEST(WebhookOutage, NoSuccessForTheWindowDisablesAndEnablingDeliversTheKeptBackl
   EXPECT_GE(disabled->consecutive_failures, 20);
   ASSERT_TRUE(disabled->failing_since && disabled->disabled_at);
   EXPECT_GE(*disabled->disabled_at - *disabled->failing_since, 3);
-  auto audit = s.crm->audit->Recent(20);
+  auto audit = s.governance->audit->Recent(20);
   ASSERT_TRUE(audit.has_value());
-  auto disable_entry = std::find_if(audit->begin(), audit->end(), [](const crm::AuditRecord& r) {
+  auto disable_entry = std::find_if(audit->begin(), audit->end(), [](const governance::AuditRecord& r) {
     return r.entry.action == "disable_webhook_endpoint";
   });
   ASSERT_NE(disable_entry, audit->end());
@@ -197,7 +197,7 @@ TEST(WebhookOutage, NoSuccessForTheWindowDisablesAndEnablingDeliversTheKeptBackl
   receiver.set_status(200);
   const size_t before = receiver.requests().size();
   auto enabled = s.webhook_endpoints->Update(endpoint_id, {.enabled = true},
-                                             crm::Actor{.kind = "cli", .subject = "crmctl"});
+                                             governance::Actor{.kind = "cli", .subject = "crmctl"});
   ASSERT_TRUE(enabled.has_value()) << enabled.error().message;
   EXPECT_TRUE(enabled->enabled);
   ASSERT_TRUE(WaitUntil([&] { return CountDeliveries(server, "succeeded") == 35; }, 60))
@@ -208,11 +208,11 @@ TEST(WebhookOutage, NoSuccessForTheWindowDisablesAndEnablingDeliversTheKeptBackl
     ++times[std::string(reqs[i].Header("webhook-id").value_or(""))];
   EXPECT_EQ(times.size(), 35u);
   for (const auto& [id, n] : times) EXPECT_EQ(n, 1) << id;
-  auto after_audit = s.crm->audit->Recent(5);
+  auto after_audit = s.governance->audit->Recent(5);
   ASSERT_TRUE(after_audit.has_value());
   auto enable_entry = std::find_if(
       after_audit->begin(), after_audit->end(),
-      [](const crm::AuditRecord& r) { return r.entry.action == "enable_webhook_endpoint"; });
+      [](const governance::AuditRecord& r) { return r.entry.action == "enable_webhook_endpoint"; });
   ASSERT_NE(enable_entry, after_audit->end());
   EXPECT_EQ(enable_entry->actor.kind, "cli");
   EXPECT_EQ(enable_entry->entry.details["resumed_deliveries"], 35);

@@ -2,9 +2,9 @@
 // approval bound to the preview, the person's decision and the audit log.
 #include <gtest/gtest.h>
 
-#include "src/crm/approval_policy.h"
-#include "src/crm/audit.h"
-#include "src/crm/confirmations.h"
+#include "src/governance/approval_policy.h"
+#include "src/governance/audit.h"
+#include "src/governance/confirmations.h"
 #include "tests/unit/crm/fixture.h"
 
 namespace crmd::crm {
@@ -18,53 +18,53 @@ const std::set<std::string> kScopes = {"contacts:delete", "lists:delete", "tags:
 class Approvals : public CrmFixture {
  protected:
   // alice's subject is the person who may decide.
-  Actor person{.kind = "user", .subject = "user-alice", .request_id = "web"};
-  Actor other_person{.kind = "user", .subject = "user-bob", .request_id = "web"};
+  governance::Actor person{.kind = "user", .subject = "user-alice", .request_id = "web"};
+  governance::Actor other_person{.kind = "user", .subject = "user-bob", .request_id = "web"};
 
   json Preview(std::vector<int64_t> ids) {
-    auto r = s->confirmations->Request(alice, "delete_contacts", {{"ids", ids}});
+    auto r = s->governance.confirmations->Request(alice, "delete_contacts", {{"ids", ids}});
     EXPECT_TRUE(r.result) << (r.result ? "" : r.result.error().message);
     return r.result ? *r.result : json();
   }
 };
 
 TEST(ApprovalPolicy, DefaultReservesEveryConfirmableActionForThePerson) {
-  json p = DefaultApprovalPolicy();
-  for (const auto& a : ApprovableActions()) EXPECT_TRUE(NeedsPerson(p, a, json::object())) << a;
-  EXPECT_EQ(ApprovableActions().size(), 8u);
+  json p = governance::DefaultApprovalPolicy();
+  for (const auto& a : governance::ApprovableActions()) EXPECT_TRUE(governance::NeedsPerson(p, a, json::object())) << a;
+  EXPECT_EQ(governance::ApprovableActions().size(), 8u);
 }
 
 TEST(ApprovalPolicy, ThresholdComparesWithThePreviewCount) {
   json p = {{"require_person", {"delete_contacts"}},
             {"thresholds", {{"delete_contacts", {{"assistant_may_confirm_up_to", 5}}}}}};
-  EXPECT_FALSE(NeedsPerson(p, "delete_contacts", {{"count", 5}}));
-  EXPECT_TRUE(NeedsPerson(p, "delete_contacts", {{"count", 6}}));
-  EXPECT_TRUE(NeedsPerson(p, "delete_contacts", json::object()));  // no count: the person
-  EXPECT_FALSE(NeedsPerson(p, "delete_list", json::object()));     // not listed
+  EXPECT_FALSE(governance::NeedsPerson(p, "delete_contacts", {{"count", 5}}));
+  EXPECT_TRUE(governance::NeedsPerson(p, "delete_contacts", {{"count", 6}}));
+  EXPECT_TRUE(governance::NeedsPerson(p, "delete_contacts", json::object()));  // no count: the person
+  EXPECT_FALSE(governance::NeedsPerson(p, "delete_list", json::object()));     // not listed
 }
 
 TEST(ApprovalPolicy, ValidationNamesTheField) {
-  EXPECT_FALSE(ValidateApprovalPolicy({{"require_person", {"drop_database"}}}));
-  EXPECT_FALSE(ValidateApprovalPolicy({{"thresholds", {{"delete_contacts", 5}}}}));
-  EXPECT_FALSE(ValidateApprovalPolicy(
+  EXPECT_FALSE(governance::ValidateApprovalPolicy({{"require_person", {"drop_database"}}}));
+  EXPECT_FALSE(governance::ValidateApprovalPolicy({{"thresholds", {{"delete_contacts", 5}}}}));
+  EXPECT_FALSE(governance::ValidateApprovalPolicy(
       {{"thresholds", {{"delete_contacts", {{"assistant_may_confirm_up_to", 101}}}}}}));
-  EXPECT_FALSE(ValidateApprovalPolicy({{"other", 1}}));
-  auto st = ValidateApprovalPolicy({{"require_person", {"delete_list", 3}}});
+  EXPECT_FALSE(governance::ValidateApprovalPolicy({{"other", 1}}));
+  auto st = governance::ValidateApprovalPolicy({{"require_person", {"delete_list", 3}}});
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message.find("approval_policy.require_person.1"), std::string::npos);
-  EXPECT_TRUE(ValidateApprovalPolicy(DefaultApprovalPolicy()));
+  EXPECT_TRUE(governance::ValidateApprovalPolicy(governance::DefaultApprovalPolicy()));
 }
 
 TEST_F(Approvals, AssistantCannotChangeThePolicyButTheOperatorCan) {
-  auto cur = s->settings->Get();
-  auto refused = s->settings->Update(alice, cur->revision,
+  auto cur = s->governance.settings->Get();
+  auto refused = s->governance.settings->Update(alice, cur->revision,
                                      {{"approval_policy", {{"require_person", json::array()}}}});
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, Errc::kPermissionDenied);
   EXPECT_NE(refused.error().message.find("crmctl"), std::string::npos);
-  EXPECT_EQ(s->settings->Get()->document["approval_policy"], DefaultApprovalPolicy());
+  EXPECT_EQ(s->governance.settings->Get()->document["approval_policy"], governance::DefaultApprovalPolicy());
   AssistantMayConfirmAlone();
-  EXPECT_EQ(s->settings->Get()->document["approval_policy"]["require_person"], json::array());
+  EXPECT_EQ(s->governance.settings->Get()->document["approval_policy"]["require_person"], json::array());
 }
 
 TEST_F(Approvals, DefaultPolicyPendsUntilThePersonApprovesThenRunsOnce) {
@@ -75,29 +75,29 @@ TEST_F(Approvals, DefaultPolicyPendsUntilThePersonApprovesThenRunsOnce) {
   std::string id = preview["approval"]["id"];
   EXPECT_EQ(preview["approval_url"], "/console/approvals/" + id);  // no base set here
 
-  auto pending = s->confirmations->Confirm(alice, kScopes, token);
+  auto pending = s->governance.confirmations->Confirm(alice, kScopes, token);
   ASSERT_FALSE(pending.result);
   EXPECT_EQ(pending.result.error().code, Errc::kApprovalPending);
   EXPECT_EQ(pending.error_details["approval_id"], id);
   EXPECT_TRUE(s->contacts->Get(c.id));
 
-  auto info = s->confirmations->GetApproval(id);
+  auto info = s->governance.confirmations->GetApproval(id);
   ASSERT_TRUE(info);
   EXPECT_EQ(info->status, "pending");
   EXPECT_EQ(info->preview["count"], 1);
-  ASSERT_EQ(s->confirmations->PendingApprovals("user-alice")->size(), 1u);
-  EXPECT_TRUE(s->confirmations->PendingApprovals("user-bob")->empty());
+  ASSERT_EQ(s->governance.confirmations->PendingApprovals("user-alice")->size(), 1u);
+  EXPECT_TRUE(s->governance.confirmations->PendingApprovals("user-bob")->empty());
 
-  ASSERT_TRUE(s->confirmations->Decide(id, person, true));
-  auto done = s->confirmations->Confirm(alice, kScopes, token);
+  ASSERT_TRUE(s->governance.confirmations->Decide(id, person, true));
+  auto done = s->governance.confirmations->Confirm(alice, kScopes, token);
   ASSERT_TRUE(done.result) << done.result.error().message;
   EXPECT_FALSE(s->contacts->Get(c.id));
-  auto again = s->confirmations->Confirm(alice, kScopes, token);
+  auto again = s->governance.confirmations->Confirm(alice, kScopes, token);
   ASSERT_FALSE(again.result);
   EXPECT_EQ(again.result.error().code, Errc::kConfirmationInvalid);
-  EXPECT_EQ(s->confirmations->GetApproval(id)->status, "used");
+  EXPECT_EQ(s->governance.confirmations->GetApproval(id)->status, "used");
 
-  auto rows = db->Read([&](store::Conn& conn) { return s->audit->Recent(conn, 10); });
+  auto rows = db->Read([&](store::Conn& conn) { return s->governance.audit->Recent(conn, 10); });
   ASSERT_TRUE(rows);
   bool approved = false;
   for (const auto& r : *rows)
@@ -111,21 +111,21 @@ TEST_F(Approvals, DenyIsFinal) {
   Contact c = MakeContact("a@example.com");
   json preview = Preview({c.id});
   std::string id = preview["approval"]["id"];
-  ASSERT_TRUE(s->confirmations->Decide(id, person, false));
-  auto r = s->confirmations->Confirm(alice, kScopes, preview["confirmation_token"]);
+  ASSERT_TRUE(s->governance.confirmations->Decide(id, person, false));
+  auto r = s->governance.confirmations->Confirm(alice, kScopes, preview["confirmation_token"]);
   ASSERT_FALSE(r.result);
   EXPECT_EQ(r.result.error().code, Errc::kApprovalDenied);
-  EXPECT_FALSE(s->confirmations->Decide(id, person, true));
+  EXPECT_FALSE(s->governance.confirmations->Decide(id, person, true));
   EXPECT_TRUE(s->contacts->Get(c.id));
 }
 
 TEST_F(Approvals, AnotherPersonCannotDecide) {
   Contact c = MakeContact("a@example.com");
   json preview = Preview({c.id});
-  auto st = s->confirmations->Decide(preview["approval"]["id"], other_person, true);
+  auto st = s->governance.confirmations->Decide(preview["approval"]["id"], other_person, true);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, Errc::kPermissionDenied);
-  EXPECT_EQ(s->confirmations->Confirm(alice, kScopes, preview["confirmation_token"])
+  EXPECT_EQ(s->governance.confirmations->Confirm(alice, kScopes, preview["confirmation_token"])
                 .result.error()
                 .code,
             Errc::kApprovalPending);
@@ -135,26 +135,26 @@ TEST_F(Approvals, ExpiresWithThePreview) {
   Contact c = MakeContact("a@example.com");
   json preview = Preview({c.id});
   clock.Advance(601);
-  auto st = s->confirmations->Decide(preview["approval"]["id"], person, true);
+  auto st = s->governance.confirmations->Decide(preview["approval"]["id"], person, true);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, Errc::kConfirmationExpired);
-  EXPECT_EQ(s->confirmations->GetApproval(preview["approval"]["id"])->status, "expired");
+  EXPECT_EQ(s->governance.confirmations->GetApproval(preview["approval"]["id"])->status, "expired");
 }
 
 TEST_F(Approvals, StalePreviewAfterApprovalIsStillRefused) {
   Contact c = MakeContact("a@example.com");
   json preview = Preview({c.id});
-  ASSERT_TRUE(s->confirmations->Decide(preview["approval"]["id"], person, true));
+  ASSERT_TRUE(s->governance.confirmations->Decide(preview["approval"]["id"], person, true));
   ContactInput patch;
   patch.first_name = "Changed";
   ASSERT_TRUE(s->contacts->Update(alice, c.id, c.revision, patch));
-  auto r = s->confirmations->Confirm(alice, kScopes, preview["confirmation_token"]);
+  auto r = s->governance.confirmations->Confirm(alice, kScopes, preview["confirmation_token"]);
   ASSERT_FALSE(r.result);
   EXPECT_EQ(r.result.error().code, Errc::kStalePreview);
   EXPECT_TRUE(s->contacts->Get(c.id));
   // The fresh preview needs the person again.
   ASSERT_TRUE(r.error_details.contains("approval"));
-  auto fresh = s->confirmations->Confirm(alice, kScopes, r.error_details["confirmation_token"]);
+  auto fresh = s->governance.confirmations->Confirm(alice, kScopes, r.error_details["confirmation_token"]);
   EXPECT_EQ(fresh.result.error().code, Errc::kApprovalPending);
 }
 
@@ -164,10 +164,10 @@ TEST_F(Approvals, ApprovingAfterTheRecordsChangedApprovesNothing) {
   ContactInput patch;
   patch.first_name = "Changed";
   ASSERT_TRUE(s->contacts->Update(alice, c.id, c.revision, patch));
-  auto st = s->confirmations->Decide(preview["approval"]["id"], person, true);
+  auto st = s->governance.confirmations->Decide(preview["approval"]["id"], person, true);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, Errc::kStalePreview);
-  EXPECT_EQ(s->confirmations->GetApproval(preview["approval"]["id"])->status, "pending");
+  EXPECT_EQ(s->governance.confirmations->GetApproval(preview["approval"]["id"])->status, "pending");
 }
 
 TEST_F(Approvals, ThresholdLetsTheAssistantConfirmASmallDeletion) {
@@ -177,7 +177,7 @@ TEST_F(Approvals, ThresholdLetsTheAssistantConfirmASmallDeletion) {
   Contact c = MakeContact("c@example.com");
   json small = Preview({a.id, b.id});
   EXPECT_EQ(small["approval_required"], false);
-  EXPECT_TRUE(s->confirmations->Confirm(alice, kScopes, small["confirmation_token"]).result);
+  EXPECT_TRUE(s->governance.confirmations->Confirm(alice, kScopes, small["confirmation_token"]).result);
   json large = Preview({c.id, MakeContact("d@example.com").id, MakeContact("e@example.com").id});
   EXPECT_EQ(large["approval_required"], true);
 }

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/core/json_write.h"
-#include "src/crm/contact_repo.h"
+#include "src/crm/contacts_repo.h"
 #include "src/crm/events.h"
 #include "tests/support/query_plan.h"
 #include "tests/unit/crm/fixture.h"
@@ -116,9 +116,9 @@ TEST_F(Contacts, InvalidEmailIsRefusedBeforeAnyWrite) {
 }
 
 TEST_F(Contacts, DnsModeFromSettingsAppliesOnCreate) {
-  auto st = s->settings->Get();
+  auto st = s->governance.settings->Get();
   ASSERT_TRUE(st);
-  ASSERT_TRUE(s->settings->Update(alice, st->revision, {{"email_validation_mode", "dns"}}));
+  ASSERT_TRUE(s->governance.settings->Update(alice, st->revision, {{"email_validation_mode", "dns"}}));
   ContactInput in;
   in.email = "a@nowhere.example";  // fake resolver: NXDOMAIN
   auto r = s->contacts->Create(alice, in);
@@ -129,8 +129,8 @@ TEST_F(Contacts, DnsModeFromSettingsAppliesOnCreate) {
 }
 
 TEST_F(Contacts, DoubleOptInMakesNewContactsPending) {
-  auto st = s->settings->Get();
-  ASSERT_TRUE(s->settings->Update(alice, st->revision, {{"double_opt_in", true}}));
+  auto st = s->governance.settings->Get();
+  ASSERT_TRUE(s->governance.settings->Update(alice, st->revision, {{"double_opt_in", true}}));
   EXPECT_EQ(MakeContact("p@example.com").status, "pending");
 }
 
@@ -259,7 +259,7 @@ TEST_F(Contacts, IdempotencyKeyReturnsFirstResultWithin24Hours) {
   EXPECT_EQ(again->id, first->id);
   auto other_client_try = s->contacts->Create(other_client, in, "key-1");
   EXPECT_FALSE(other_client_try);  // not the same client: a real (duplicate) create
-  clock.Advance(kIdempotencyWindowSeconds + 1);
+  clock.Advance(governance::kIdempotencyWindowSeconds + 1);
   EXPECT_FALSE(s->contacts->Create(alice, in, "key-1"));
 }
 
@@ -304,8 +304,8 @@ TEST_F(Contacts, BothPrefixQueryShapesAnswerTheSamePages) {
     MakeContact((i == 4 ? "smx" : "k") + std::to_string(i) + "@example.com", in);
   }
   auto page = [&](ContactFilter f, bool common, int64_t after) {
-    repo::ResolvedFilter rf{.filter = &f, .query_is_common = common};
-    auto [sql, params] = repo::ListContactsSql(rf, after, 3);
+    contacts_repo::ResolvedFilter rf{.filter = &f, .query_is_common = common};
+    auto [sql, params] = contacts_repo::ListContactsSql(rf, after, 3);
     auto rows = db->Read([&](store::Conn& c) { return c.Query(sql, params); });
     EXPECT_TRUE(rows) << rows.error().detail;
     std::vector<int64_t> ids;
@@ -329,7 +329,7 @@ TEST_F(Contacts, BothPrefixQueryShapesAnswerTheSamePages) {
       EXPECT_EQ(total, 8u);  // contacts 0, 1, 3, 5, 6, 7, 9 and 11
     }
   }
-  auto common = db->Read([](store::Conn& c) { return repo::QueryIsCommon(c, "k"); });
+  auto common = db->Read([](store::Conn& c) { return contacts_repo::QueryIsCommon(c, "k"); });
   ASSERT_TRUE(common);
   EXPECT_FALSE(*common);  // 11 matches, far below kCommonQueryMatches
 }
@@ -338,7 +338,7 @@ TEST_F(Contacts, EveryListFilterUsesAnIndex) {
   std::vector<ContactFilter> filters = {
       {.status = "subscribed"}, {.type = "lead"},           {.source = "mcp"},
       {.query = "ab"},          {.created_from = 1, .created_to = 2}};
-  std::vector<repo::ResolvedFilter> resolved;
+  std::vector<contacts_repo::ResolvedFilter> resolved;
   for (auto& f : filters) resolved.push_back({.filter = &f});
   ContactFilter none;
   resolved.push_back({.filter = &none, .tag_id = 1});
@@ -347,7 +347,7 @@ TEST_F(Contacts, EveryListFilterUsesAnIndex) {
   ContactFilter common{.query = "ab"};
   resolved.push_back({.filter = &common, .query_is_common = true});
   for (const auto& rf : resolved) {
-    auto [sql, params] = repo::ListContactsSql(rf, 0, 26);
+    auto [sql, params] = contacts_repo::ListContactsSql(rf, 0, 26);
     const bool pg = db->dialect() == store::Dialect::kPostgres;
     auto plan = crmd::testing::QueryPlanText(*db, sql, params);
     ASSERT_TRUE(plan) << plan.error().detail;
@@ -388,7 +388,7 @@ TEST_F(Contacts, WritesAreAudited) {
   ContactInput in;
   in.phone = "+1 555";
   ASSERT_TRUE(s->contacts->Update(bob, c.id, c.revision, in));
-  auto rows = db->Read([&](store::Conn& conn) { return s->audit->Recent(conn, 10); });
+  auto rows = db->Read([&](store::Conn& conn) { return s->governance.audit->Recent(conn, 10); });
   ASSERT_TRUE(rows);
   ASSERT_GE(rows->size(), 2u);
   EXPECT_EQ((*rows)[0].entry.action, "update_contact");

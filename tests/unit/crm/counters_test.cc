@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "src/crm/campaign_repo.h"
-#include "src/crm/contact_repo.h"
-#include "src/crm/dashboard.h"
-#include "src/crm/reports.h"
+#include "src/marketing/campaigns_repo.h"
+#include "src/crm/contacts_repo.h"
+#include "src/marketing/reporting_repo.h"
+#include "src/marketing/reports.h"
 #include "tests/unit/crm/fixture.h"
 
 namespace crmd::crm {
@@ -31,11 +31,11 @@ class Counters : public testing::CrmFixture {
     CrmFixture::SetUp();
     // The marketing services (InstallMarketing) are not part of this fixture; the
     // reports need only the database and the clock.
-    reports_ = std::make_unique<ReportService>(*db, clock);
+    reports_ = std::make_unique<marketing::ReportService>(*db, clock);
   }
 
   json Scan(const std::string& sql, const std::vector<Value>& params = {}) {
-    auto r = db->Read([&](Conn& c) { return dashboard::GroupCounts(c, sql, params); });
+    auto r = db->Read([&](Conn& c) { return marketing::reporting_repo::GroupCounts(c, sql, params); });
     EXPECT_TRUE(r) << r.error().detail;
     return r ? *r : json();
   }
@@ -121,7 +121,7 @@ class Counters : public testing::CrmFixture {
     ExpectContactsReportMatchesScan(now - 40 * kDay + 123, now + kDay, "week");
     ExpectContactsReportMatchesScan(now - 5000, now + 1, "day");
     // Bucket edges in the morning and in the evening: each is counted from the nearer
-    // midnight (dashboard::NewContactsIn), forwards or backwards.
+    // midnight (reporting_repo::NewContactsIn), forwards or backwards.
     ExpectContactsReportMatchesScan(today - 60 * kDay + 3 * 3600, now, "week");
     ExpectContactsReportMatchesScan(today - 60 * kDay + 20 * 3600, now, "day");
 
@@ -144,7 +144,7 @@ class Counters : public testing::CrmFixture {
       auto rep = reports_->CampaignReport(id);
       ASSERT_TRUE(rep) << rep.error().message;
       // The audience as the send would resolve it.
-      auto ids = db->Read([&](Conn& c) { return campaign_repo::SampleAudience(c, id, 1000000); });
+      auto ids = db->Read([&](Conn& c) { return marketing::campaigns_repo::SampleAudience(c, id, 1000000); });
       ASSERT_TRUE(ids);
       EXPECT_EQ((*rep)["audience"]["resolves_now"].get<int64_t>(),
                 static_cast<int64_t>(ids->size()))
@@ -152,18 +152,18 @@ class Counters : public testing::CrmFixture {
     }
   }
 
-  int64_t MakeCampaign(Audience audience) {
+  int64_t MakeCampaign(marketing::Audience audience) {
     auto id = db->Write([&](Conn& c) {
-      Campaign k{.name = "c" + std::to_string(campaigns_.size()), .audience = audience,
+      marketing::Campaign k{.name = "c" + std::to_string(campaigns_.size()), .audience = audience,
                  .created_at = clock.NowUnix(), .updated_at = clock.NowUnix()};
-      return campaign_repo::Insert(c, k);
+      return marketing::campaigns_repo::Insert(c, k);
     });
     EXPECT_TRUE(id) << id.error().detail;
     campaigns_.push_back(*id);
     return *id;
   }
 
-  std::unique_ptr<ReportService> reports_;
+  std::unique_ptr<marketing::ReportService> reports_;
   std::vector<int64_t> campaigns_;
 };
 
@@ -298,21 +298,21 @@ TEST_F(Counters, AContactCreatedAndChangedOrDeletedInOneTransactionIsCountedAsIt
     Contact k{.email = "new1@example.com", .status = "bounced", .type = "customer",
               .source = "webinar", .revision = 1, .created_at = clock.NowUnix(),
               .updated_at = clock.NowUnix()};
-    auto id = repo::InsertContact(c, k);
+    auto id = contacts_repo::InsertContact(c, k);
     if (!id) return Fail(id.error());
     k.id = *id;
     Contact next = k;
     next.status = "unsubscribed";
     next.type = "lead";
     next.revision = 2;
-    auto u = repo::UpdateContact(c, next, 1);
+    auto u = contacts_repo::UpdateContact(c, next, 1);
     if (!u || !*u) return Fail(Errc::kInternal, "update failed");
     Contact gone{.email = "new2@example.com", .status = "complained", .type = "customer",
                  .source = "fair", .revision = 1, .created_at = clock.NowUnix() - 3 * kDay,
                  .updated_at = clock.NowUnix()};
-    auto gid = repo::InsertContact(c, gone);
+    auto gid = contacts_repo::InsertContact(c, gone);
     if (!gid) return Fail(gid.error());
-    auto d = repo::DeleteContact(c, *gid);
+    auto d = contacts_repo::DeleteContact(c, *gid);
     if (!d || !*d) return Fail(Errc::kInternal, "delete failed");
     return 0;
   });
@@ -345,16 +345,16 @@ TEST_F(Counters, RolledBackWritesLeaveTheCountersUnchanged) {
     Contact k{.email = "c@example.com", .status = "subscribed", .type = "customer",
               .source = "api", .revision = 1, .created_at = clock.NowUnix(),
               .updated_at = clock.NowUnix()};
-    auto id = repo::InsertContact(c, k);
+    auto id = contacts_repo::InsertContact(c, k);
     if (!id) return Fail(id.error());
-    if (auto m = repo::AddMembership(c, false, *id, list->id, 1); !m) return Fail(m.error());
-    auto cur = repo::FindContact(c, a.id);
+    if (auto m = contacts_repo::AddMembership(c, false, *id, list->id, 1); !m) return Fail(m.error());
+    auto cur = contacts_repo::FindContact(c, a.id);
     if (!cur || !*cur) return Fail(Errc::kInternal, "contact a is missing");
     Contact next = **cur;
     next.status = "bounced";
     next.revision += 1;
-    if (auto u = repo::UpdateContact(c, next, (*cur)->revision); !u) return Fail(u.error());
-    if (auto d = repo::DeleteContact(c, a.id); !d) return Fail(d.error());
+    if (auto u = contacts_repo::UpdateContact(c, next, (*cur)->revision); !u) return Fail(u.error());
+    if (auto d = contacts_repo::DeleteContact(c, a.id); !d) return Fail(d.error());
     return Fail(Errc::kInvalidArgument, "rolled back on purpose");
   });
   ASSERT_FALSE(failed);

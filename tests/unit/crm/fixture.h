@@ -9,6 +9,7 @@
 #include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/crm/services.h"
+#include "src/governance/services.h"
 #include "src/store/db.h"
 #include "tests/support/test_server.h"
 
@@ -41,10 +42,11 @@ struct CrmFixture : public ::testing::Test {
   FakeResolver resolver;
   FakeUsage usage;
   std::unique_ptr<store::Database> db;
+  std::unique_ptr<governance::Services> governance;
   std::unique_ptr<Services> s;
-  Actor alice{.kind = "oauth", .subject = "user-alice", .client_id = "client-a", .request_id = "r1"};
-  Actor bob{.kind = "oauth", .subject = "user-bob", .client_id = "client-a", .request_id = "r2"};
-  Actor other_client{.kind = "oauth", .subject = "user-alice", .client_id = "client-b",
+  governance::Actor alice{.kind = "oauth", .subject = "user-alice", .client_id = "client-a", .request_id = "r1"};
+  governance::Actor bob{.kind = "oauth", .subject = "user-bob", .client_id = "client-a", .request_id = "r2"};
+  governance::Actor other_client{.kind = "oauth", .subject = "user-alice", .client_id = "client-b",
                      .request_id = "r3"};
 
   void SetUp() override {
@@ -53,8 +55,11 @@ struct CrmFixture : public ::testing::Test {
     auto opened = store::Open(scratch->url(), 4);
     ASSERT_TRUE(opened) << opened.error().detail;
     db = std::move(*opened);
-    auto made = MakeServices({.db = db.get(), .clock = &clock, .random = &random,
-                              .resolver = &resolver, .usage = &usage});
+    auto rules = governance::MakeServices({.db = db.get(), .clock = &clock, .random = &random});
+    ASSERT_TRUE(rules) << rules.error().message;
+    governance = std::move(*rules);
+    auto made = MakeServices(*governance, {.db = db.get(), .clock = &clock, .random = &random,
+                                           .resolver = &resolver, .usage = &usage});
     ASSERT_TRUE(made) << made.error().message;
     s = std::move(*made);
   }
@@ -66,9 +71,9 @@ struct CrmFixture : public ::testing::Test {
   }
   // Changes the settings as the operator would (crmctl), at their current revision.
   void UpdateSettings(const nlohmann::json& patch) {
-    auto cur = s->settings->Get();
+    auto cur = s->governance.settings->Get();
     ASSERT_TRUE(cur);
-    auto r = s->settings->Update(Actor{.kind = "cli", .subject = "test"}, cur->revision, patch);
+    auto r = s->governance.settings->Update(governance::Actor{.kind = "cli", .subject = "test"}, cur->revision, patch);
     ASSERT_TRUE(r) << r.error().message;
   }
   void AssistantMayConfirmAlone() {

@@ -1,20 +1,20 @@
-// crm::Idempotency: the one helper behind the tools' idempotency_key, REST's
+// governance::Idempotency: the one helper behind the tools' idempotency_key, REST's
 // Idempotency-Key and crmctl.
 #include <gtest/gtest.h>
 
-#include "src/crm/idempotency.h"
+#include "src/governance/idempotency.h"
 #include "tests/unit/crm/fixture.h"
 
 namespace crmd::crm {
 namespace {
 
 using nlohmann::json;
-using Outcome = Idempotency::Outcome;
+using Outcome = governance::Idempotency::Outcome;
 
 class IdempotencyTest : public testing::CrmFixture {
  protected:
-  Idempotency& idem() { return *s->idempotency; }
-  Idempotency::Request Req(std::string fingerprint = "f1") {
+  governance::Idempotency& idem() { return *s->governance.idempotency; }
+  governance::Idempotency::Request Req(std::string fingerprint = "f1") {
     return {.scope = "rest:api_key:1:POST /x", .key = "k-1", .fingerprint = std::move(fingerprint)};
   }
   int runs = 0;
@@ -68,7 +68,7 @@ TEST_F(IdempotencyTest, RunRefusesARepeatWhileTheFirstStillRuns) {
 
 TEST_F(IdempotencyTest, AnswersLastTwentyFourHours) {
   ASSERT_TRUE(idem().Run(Req(), Op()));
-  clock.Advance(kIdempotencyWindowSeconds - 1);
+  clock.Advance(governance::kIdempotencyWindowSeconds - 1);
   EXPECT_EQ(idem().Run(Req(), Op())->outcome, Outcome::kReplayed);
   clock.Advance(1);
   EXPECT_EQ(idem().Run(Req(), Op())->outcome, Outcome::kRan);

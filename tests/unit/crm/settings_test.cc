@@ -4,7 +4,7 @@
 #include <chrono>
 #include <thread>
 
-#include "src/crm/settings.h"
+#include "src/governance/settings.h"
 #include "tests/unit/crm/fixture.h"
 
 namespace crmd::crm {
@@ -32,11 +32,11 @@ TEST_F(SettingsRecent, AChangeMadeOnThisNodeCountsForTheNextContact) {
 
 TEST_F(SettingsRecent, AChangeMadeOnAnotherNodeCountsWithinTheRecentWindow) {
   // A second node: its own SettingsService over the same database.
-  SettingsService other({.db = db.get(), .clock = &clock, .audit = nullptr});
+  governance::SettingsService other({.db = db.get(), .clock = &clock, .audit = nullptr});
   ASSERT_EQ(other.EmailValidationMode(), "syntax");
   SetMode("dns");
-  EXPECT_EQ(s->settings->EmailValidationMode(), "dns");  // this node: at once
-  std::this_thread::sleep_for(std::chrono::milliseconds(SettingsService::kRecentMillis + 100));
+  EXPECT_EQ(s->governance.settings->EmailValidationMode(), "dns");  // this node: at once
+  std::this_thread::sleep_for(std::chrono::milliseconds(governance::SettingsService::kRecentMillis + 100));
   EXPECT_EQ(other.EmailValidationMode(), "dns");
   EXPECT_FALSE(other.DoubleOptIn());
 }

@@ -1,4 +1,4 @@
-#include "src/crm/status.h"
+#include "src/crm/contact_status.h"
 
 #include <gtest/gtest.h>
 

@@ -6,12 +6,13 @@
 
 #include "auth/scopes.h"
 #include "src/core/embedded.h"
+#include "src/marketing/services.h"
 #include "src/mcp/registry.h"
 #include "tests/unit/crm/fixture.h"
 #include "tools/confirm.h"
 #include "tools/contacts.h"
 #include "tools/lists.h"
-#include "src/crm/approval_policy.h"
+#include "src/governance/approval_policy.h"
 #include "tools/settings.h"
 #include "tools/tags.h"
 
@@ -35,13 +36,17 @@ class Tools : public testing::CrmFixture {
  protected:
   mcp::ToolRegistry registry;
   Principal principal;
+  std::unique_ptr<marketing::Services> marketing;
 
   void SetUp() override {
     CrmFixture::SetUp();
+    auto made = marketing::MakeServices(*governance, *s);
+    ASSERT_TRUE(made) << made.error().message;
+    marketing = std::move(*made);
     for (auto reg : {tools::RegisterContactTools, tools::RegisterListTools,
                      tools::RegisterTagTools, tools::RegisterConfirmTools,
                      tools::RegisterSettingsTools}) {
-      auto st = reg(registry, *s);
+      auto st = reg(registry, *marketing);
       ASSERT_TRUE(st) << st.error().message;
     }
     principal = {.subject = "user-alice", .client_id = "client-a"};
@@ -244,7 +249,7 @@ TEST_F(Tools, SettingsRoundTripWithRevision) {
 }
 
 TEST_F(Tools, UnderTheDefaultPolicyConfirmActionAloneAnswersApprovalPending) {
-  SetApprovalPolicy(crm::DefaultApprovalPolicy());
+  SetApprovalPolicy(governance::DefaultApprovalPolicy());
   int64_t id = Ok("create_tag", {{"name", "T"}})["tag"]["id"];
   json p = Ok("delete_tag", {{"id", id}});
   EXPECT_EQ(p["approval_required"], true);

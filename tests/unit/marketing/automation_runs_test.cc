@@ -5,11 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "src/core/random.h"
-#include "src/crm/automation_runs.h"
-#include "src/crm/automations.h"
+#include "src/marketing/automation_runs.h"
+#include "src/marketing/automations.h"
 #include "src/crm/contacts.h"
-#include "src/crm/marketing.h"
+#include "src/marketing/services.h"
 #include "src/crm/services.h"
+#include "tests/support/domain.h"
 #include "tests/unit/marketing/fixture.h"
 
 namespace crmd::crm {
@@ -21,21 +22,20 @@ class AutomationRunsTest : public testing::MarketingDb {
  protected:
   void SetUp() override {
     MarketingDb::SetUp();
-    auto s = MakeServices({.db = db_.get(), .clock = &clock_, .random = &random_});
-    ASSERT_TRUE(s.has_value());
-    svc_ = std::move(*s);
-    ASSERT_TRUE(InstallMarketing(*svc_).has_value());
-    runs_ = std::make_unique<AutomationRuns>(*db_, clock_, *svc_->contacts,
-                                             RunPolicy{.lease_s = 60, .retry_base_s = 10});
+    auto domain = crmd::testing::MakeDomain(*db_, clock_, random_);
+    ASSERT_TRUE(domain.has_value());
+    domain_ = std::move(*domain);
+    runs_ = std::make_unique<marketing::AutomationRuns>(*db_, clock_, *domain_->crm->contacts,
+                                             marketing::RunPolicy{.lease_s = 60, .retry_base_s = 10});
     vip_ = AddTag("vip");
     done_ = AddTag("done");
   }
 
   int64_t Activated(const json& steps) {
-    auto a = svc_->automations->Create(
+    auto a = domain_->marketing->automations->Create(
         actor_, {{"name", "A"}, {"trigger", {{"type", "tag_added"}, {"tag_id", vip_}}}, {"steps", steps}});
     EXPECT_TRUE(a.has_value()) << a.error().message;
-    auto on = db_->Write([&](store::Conn& c) { return svc_->automations->Activate(c, actor_, a->id); });
+    auto on = db_->Write([&](store::Conn& c) { return domain_->marketing->automations->Activate(c, actor_, a->id); });
     EXPECT_TRUE(on.has_value());
     return a->id;
   }
@@ -44,14 +44,14 @@ class AutomationRunsTest : public testing::MarketingDb {
     ContactInput in;
     in.email = email;
     in.tags = {Ref(vip_)};
-    auto k = svc_->contacts->Create(actor_, in);
+    auto k = domain_->crm->contacts->Create(actor_, in);
     EXPECT_TRUE(k.has_value()) << k.error().message;
     return k ? k->id : 0;
   }
 
   // RunDue until nothing moves; answers the leased steps of the last call.
-  std::vector<LeasedStep> Drain() {
-    std::vector<LeasedStep> leased;
+  std::vector<marketing::LeasedStep> Drain() {
+    std::vector<marketing::LeasedStep> leased;
     for (int i = 0; i < 20; ++i) {
       int handled = 0;
       auto r = runs_->RunDue(10, &handled);
@@ -64,8 +64,8 @@ class AutomationRunsTest : public testing::MarketingDb {
   }
 
   SecureRandom random_;
-  std::unique_ptr<Services> svc_;
-  std::unique_ptr<AutomationRuns> runs_;
+  std::unique_ptr<crmd::testing::Domain> domain_;
+  std::unique_ptr<marketing::AutomationRuns> runs_;
   int64_t vip_ = 0, done_ = 0;
 };
 
@@ -86,18 +86,18 @@ TEST_F(AutomationRunsTest, EventEnrolsOnceEvenWhenTheCursorIsReplayed) {
 // most `limit` a claim.
 TEST_F(AutomationRunsTest, WithNoActiveAutomationAListAddedEventStillEnrolsInItsSequence) {
   const int64_t drip = AddList("drip");
-  auto seq = svc_->sequences->Create(
+  auto seq = domain_->marketing->sequences->Create(
       actor_, {{"name", "Drip"},
                {"list_id", drip},
                {"emails", json::array({{{"subject", "S1"}, {"text_body", "one"}, {"delay_seconds", 0}}})}});
   ASSERT_TRUE(seq.has_value()) << seq.error().message;
-  ASSERT_TRUE(svc_->sequences->SetStatus(actor_, seq->id, SequenceStatus::kActive, 0).has_value());
+  ASSERT_TRUE(domain_->marketing->sequences->SetStatus(actor_, seq->id, marketing::SequenceStatus::kActive, 0).has_value());
   clock_.Advance(1);
   for (int i = 0; i < 120; ++i) SignupTagged("t" + std::to_string(i) + "@example.com");
   ContactInput in;
   in.email = "ada@example.com";
   in.lists = {Ref(drip)};
-  auto ada = svc_->contacts->Create(actor_, in);
+  auto ada = domain_->crm->contacts->Create(actor_, in);
   ASSERT_TRUE(ada.has_value()) << ada.error().message;
   const int64_t total = Count("SELECT COUNT(*) FROM outbox_events");
   ASSERT_GT(total, 200);
@@ -133,7 +133,7 @@ TEST_F(AutomationRunsTest, WaitIsADueTimeAndDatabaseStepsApplyOnceInOrder) {
   clock_.Advance(1);
   EXPECT_TRUE(Drain().empty());  // the email is skipped: the contact unsubscribed before it
   EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags WHERE tag_id = ? AND contact_id = ?", {done_, k}), 1);
-  EXPECT_EQ(svc_->contacts->Get(k)->status, "unsubscribed");
+  EXPECT_EQ(domain_->crm->contacts->Get(k)->status, "unsubscribed");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'"), 1);
   EXPECT_EQ(Count("SELECT skipped FROM automation_step_stats WHERE automation_id = ? AND step_index = 3", {id}), 1);
   EXPECT_EQ(Count("SELECT done FROM automation_step_stats WHERE automation_id = ? AND step_index = 1", {id}), 1);
@@ -150,18 +150,18 @@ TEST_F(AutomationRunsTest, WebhookStepIsLeasedRetriedAndRecordedOnce) {
   auto leased = Drain();
   ASSERT_EQ(leased.size(), 1u);
   EXPECT_TRUE(Drain().empty());  // leased: nobody else gets it
-  ASSERT_TRUE(runs_->RecordStep(leased[0], {.kind = StepOutcome::Kind::kTemporary, .detail = "HTTP 503"}));
+  ASSERT_TRUE(runs_->RecordStep(leased[0], {.kind = marketing::StepOutcome::Kind::kTemporary, .detail = "HTTP 503"}));
   EXPECT_EQ(Count("SELECT attempts FROM automation_runs"), 1);
   EXPECT_TRUE(Drain().empty());
   clock_.Advance(10);
   auto again = Drain();
   ASSERT_EQ(again.size(), 1u);
-  ASSERT_TRUE(runs_->RecordStep(again[0], {.kind = StepOutcome::Kind::kDone}));
-  ASSERT_TRUE(runs_->RecordStep(again[0], {.kind = StepOutcome::Kind::kDone}));  // a duplicate record
+  ASSERT_TRUE(runs_->RecordStep(again[0], {.kind = marketing::StepOutcome::Kind::kDone}));
+  ASSERT_TRUE(runs_->RecordStep(again[0], {.kind = marketing::StepOutcome::Kind::kDone}));  // a duplicate record
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'"), 1);
   EXPECT_EQ(Count("SELECT done FROM automation_step_stats"), 1);
   // The stale first lease cannot move the finished run.
-  ASSERT_TRUE(runs_->RecordStep(leased[0], {.kind = StepOutcome::Kind::kFailed}));
+  ASSERT_TRUE(runs_->RecordStep(leased[0], {.kind = marketing::StepOutcome::Kind::kFailed}));
   EXPECT_EQ(Count("SELECT failed FROM automation_step_stats"), 0);
 }
 

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "src/crm/automation_steps.h"
-#include "src/crm/automations.h"
-#include "src/crm/marketing_usage.h"
-#include "src/crm/sequences.h"
+#include "src/marketing/automation_steps.h"
+#include "src/marketing/automations.h"
+#include "src/marketing/usage.h"
+#include "src/marketing/sequences.h"
 #include "tests/unit/marketing/fixture.h"
 
 namespace crmd::crm {
@@ -23,7 +23,7 @@ TEST(StepCatalogue, AcceptsEveryStepTypeWithItsParams) {
       {{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "Hello"}},
       {{"type", "call_webhook"}, {"url", "https://hooks.example.com/x"}},
   });
-  auto ok = ValidateSteps(steps);
+  auto ok = marketing::ValidateSteps(steps);
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->size(), 9u);
 }
@@ -45,23 +45,23 @@ TEST(StepCatalogue, ErrorsNameTheStepAndField) {
       {{{"type", "call_webhook"}, {"url", "ftp://x"}}, "steps[0].url"},
   };
   for (const auto& c : cases) {
-    auto r = ValidateSteps(json::array({c.step}));
+    auto r = marketing::ValidateSteps(json::array({c.step}));
     ASSERT_FALSE(r) << c.step.dump();
     EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
     EXPECT_EQ(r.error().message.rfind(c.field + ":", 0), 0u) << r.error().message;
   }
-  EXPECT_FALSE(ValidateSteps(json::array({{{"type", "wait"}, {"days", 1}}, "nope"})));
+  EXPECT_FALSE(marketing::ValidateSteps(json::array({{{"type", "wait"}, {"days", 1}}, "nope"})));
 }
 
 TEST(StepCatalogue, TriggersTakeTheirParams) {
-  EXPECT_TRUE(ValidateTrigger({{"type", "contact_created"}}));
-  EXPECT_TRUE(ValidateTrigger({{"type", "tag_added"}, {"tag_id", 4}}));
-  EXPECT_TRUE(ValidateTrigger({{"type", "form_submitted"}}));
-  EXPECT_TRUE(ValidateTrigger({{"type", "status_changed"}, {"status", "subscribed"}}));
-  EXPECT_FALSE(ValidateTrigger({{"type", "tag_added"}}));
-  EXPECT_FALSE(ValidateTrigger({{"type", "contact_created"}, {"tag_id", 1}}));
-  EXPECT_FALSE(ValidateTrigger({{"type", "birthday"}}));
-  auto refs = CollectRefs({{"type", "list_added"}, {"list_id", 3}},
+  EXPECT_TRUE(marketing::ValidateTrigger({{"type", "contact_created"}}));
+  EXPECT_TRUE(marketing::ValidateTrigger({{"type", "tag_added"}, {"tag_id", 4}}));
+  EXPECT_TRUE(marketing::ValidateTrigger({{"type", "form_submitted"}}));
+  EXPECT_TRUE(marketing::ValidateTrigger({{"type", "status_changed"}, {"status", "subscribed"}}));
+  EXPECT_FALSE(marketing::ValidateTrigger({{"type", "tag_added"}}));
+  EXPECT_FALSE(marketing::ValidateTrigger({{"type", "contact_created"}, {"tag_id", 1}}));
+  EXPECT_FALSE(marketing::ValidateTrigger({{"type", "birthday"}}));
+  auto refs = marketing::CollectRefs({{"type", "list_added"}, {"list_id", 3}},
                           json::array({{{"type", "add_tag"}, {"tag_id", 5}},
                                        {{"type", "add_list"}, {"list_id", 3}}}));
   EXPECT_EQ(refs.size(), 3u);
@@ -71,7 +71,7 @@ class AutomationServiceTest : public testing::MarketingDb {
  protected:
   void SetUp() override {
     MarketingDb::SetUp();
-    svc_ = std::make_unique<AutomationService>(*db_, clock_);
+    svc_ = std::make_unique<marketing::AutomationService>(*db_, clock_);
     welcome_ = AddTag("welcome");
     list_ = AddList("onboarding");
     x_ = AddContact("x@example.com");
@@ -86,10 +86,10 @@ class AutomationServiceTest : public testing::MarketingDb {
             {"steps", json::array({{{"type", "wait"}, {"days", 1}},
                                    {{"type", "add_list"}, {"list_id", list_}}})}};
   }
-  Result<Preview> PreviewActivate(int64_t id) {
+  Result<governance::Preview> PreviewActivate(int64_t id) {
     return db_->Read([&](store::Conn& c) { return svc_->PreviewActivate(c, id); });
   }
-  Result<Preview> PreviewDelete(int64_t id) {
+  Result<governance::Preview> PreviewDelete(int64_t id) {
     return db_->Read([&](store::Conn& c) { return svc_->PreviewDelete(c, id); });
   }
   Result<json> Activate(int64_t id) {
@@ -98,7 +98,7 @@ class AutomationServiceTest : public testing::MarketingDb {
   Result<json> Delete(int64_t id) {
     return db_->Write([&](store::Conn& c) { return svc_->Delete(c, actor_, id); });
   }
-  std::unique_ptr<AutomationService> svc_;
+  std::unique_ptr<marketing::AutomationService> svc_;
   int64_t welcome_, list_, x_, y_;
 };
 
@@ -121,7 +121,7 @@ TEST_F(AutomationServiceTest, ActivationPreviewShowsWhoWouldEnrolAndConfirmEnrol
   auto done = Activate(a->id);
   ASSERT_TRUE(done) << done.error().message;
   EXPECT_EQ((*done)["enrolled"], 2);
-  EXPECT_EQ(svc_->Get(a->id)->status, AutomationStatus::kActive);
+  EXPECT_EQ(svc_->Get(a->id)->status, marketing::AutomationStatus::kActive);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE automation_id = ?", {a->id}), 2);
 }
 
@@ -143,7 +143,7 @@ TEST_F(AutomationServiceTest, EditOfAnActiveAutomationAppliesToNewEnrolmentsOnly
   auto edit = svc_->Update(actor_, a->id, 2,
                            {{"steps", json::array({{{"type", "wait"}, {"seconds", 5}}})}});
   ASSERT_TRUE(edit) << edit.error().message;
-  EXPECT_EQ(edit->status, AutomationStatus::kActive);
+  EXPECT_EQ(edit->status, marketing::AutomationStatus::kActive);
   EXPECT_EQ(edit->steps.size(), 1u);
   // The runs enrolled at activation keep the steps they started with.
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE automation_id = ? AND steps = ?",
@@ -163,7 +163,7 @@ TEST_F(AutomationServiceTest, ActiveAutomationCannotBeDeletedAndDeactivationCanc
   EXPECT_EQ(Delete(a->id).error().code, Errc::kDependencyBlocked);
   auto off = svc_->Deactivate(actor_, a->id, 0);
   ASSERT_TRUE(off);
-  EXPECT_EQ(off->status, AutomationStatus::kInactive);
+  EXPECT_EQ(off->status, marketing::AutomationStatus::kInactive);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE status = 'cancelled'"), 2);
   EXPECT_EQ(Count("SELECT cancelled FROM automation_stats WHERE automation_id = ?", {a->id}), 2);
   del = PreviewDelete(a->id);
@@ -178,13 +178,13 @@ TEST_F(AutomationServiceTest, ActiveAutomationCannotBeDeletedAndDeactivationCanc
 
 TEST_F(AutomationServiceTest, UsageBlocksOnlyForActiveAutomationsAndLiveCampaigns) {
   auto a = svc_->Create(actor_, Fields());
-  auto uses = db_->Read([&](store::Conn& c) { return FindMarketingUses(c, "tag", welcome_); });
+  auto uses = db_->Read([&](store::Conn& c) { return marketing::FindMarketingUses(c, "tag", welcome_); });
   ASSERT_TRUE(uses);
   ASSERT_EQ(uses->size(), 1u);
   EXPECT_EQ((*uses)[0].role, "trigger");
   EXPECT_FALSE((*uses)[0].blocking);
   ASSERT_TRUE(Activate(a->id));
-  uses = db_->Read([&](store::Conn& c) { return FindMarketingUses(c, "list", list_); });
+  uses = db_->Read([&](store::Conn& c) { return marketing::FindMarketingUses(c, "list", list_); });
   ASSERT_EQ(uses->size(), 1u);
   EXPECT_EQ((*uses)[0].role, "step");
   EXPECT_TRUE((*uses)[0].blocking);
@@ -194,28 +194,28 @@ TEST_F(AutomationServiceTest, UsageBlocksOnlyForActiveAutomationsAndLiveCampaign
   Exec("INSERT INTO campaign_audience (campaign_id, kind, ref_id, mode) VALUES (?, 'list', ?, 'exclude')",
        {cid, list_});
   ASSERT_TRUE(svc_->Deactivate(actor_, a->id, 0));
-  uses = db_->Read([&](store::Conn& c) { return FindMarketingUses(c, "list", list_); });
+  uses = db_->Read([&](store::Conn& c) { return marketing::FindMarketingUses(c, "list", list_); });
   ASSERT_EQ(uses->size(), 2u);
   EXPECT_EQ((*uses)[0].kind, "campaign");
   EXPECT_EQ((*uses)[0].role, "exclusion");
   EXPECT_FALSE((*uses)[0].blocking);
   EXPECT_FALSE((*uses)[1].blocking);
   Exec("UPDATE campaigns SET status = 'scheduled' WHERE id = ?", {cid});
-  uses = db_->Read([&](store::Conn& c) { return FindMarketingUses(c, "list", list_); });
+  uses = db_->Read([&](store::Conn& c) { return marketing::FindMarketingUses(c, "list", list_); });
   EXPECT_TRUE((*uses)[0].blocking);
 }
 
 TEST(SequenceRules, StatusMovesAndEmailValidation) {
-  using Q = SequenceStatus;
-  EXPECT_TRUE(CanTransition(Q::kDraft, Q::kActive));
-  EXPECT_TRUE(CanTransition(Q::kActive, Q::kPaused));
-  EXPECT_TRUE(CanTransition(Q::kPaused, Q::kActive));
-  EXPECT_FALSE(CanTransition(Q::kActive, Q::kDraft));
-  EXPECT_FALSE(CanTransition(Q::kDraft, Q::kPaused));
-  auto ok = ValidateSequenceEmails(json::array({{{"subject", "1"}, {"text_body", "a"}, {"delay_days", 2}}}));
+  using Q = marketing::SequenceStatus;
+  EXPECT_TRUE(marketing::CanTransition(Q::kDraft, Q::kActive));
+  EXPECT_TRUE(marketing::CanTransition(Q::kActive, Q::kPaused));
+  EXPECT_TRUE(marketing::CanTransition(Q::kPaused, Q::kActive));
+  EXPECT_FALSE(marketing::CanTransition(Q::kActive, Q::kDraft));
+  EXPECT_FALSE(marketing::CanTransition(Q::kDraft, Q::kPaused));
+  auto ok = marketing::ValidateSequenceEmails(json::array({{{"subject", "1"}, {"text_body", "a"}, {"delay_days", 2}}}));
   ASSERT_TRUE(ok);
   EXPECT_EQ((*ok)[0]["delay_seconds"], 2 * 86400);
-  auto bad = ValidateSequenceEmails(json::array({{{"subject", "1"}, {"text_body", "a"}}, {{"subject", ""}}}));
+  auto bad = marketing::ValidateSequenceEmails(json::array({{{"subject", "1"}, {"text_body", "a"}}, {{"subject", ""}}}));
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message.rfind("emails[1].subject", 0), 0u);
 }
@@ -223,19 +223,19 @@ TEST(SequenceRules, StatusMovesAndEmailValidation) {
 class SequenceServiceTest : public testing::MarketingDb {};
 
 TEST_F(SequenceServiceTest, ActivateNeedsAnEmailAndEditingNeedsPause) {
-  SequenceService svc(*db_, clock_);
+  marketing::SequenceService svc(*db_, clock_);
   auto s = svc.Create(actor_, {{"name", "Drip"}});
   ASSERT_TRUE(s);
-  auto act = svc.SetStatus(actor_, s->id, SequenceStatus::kActive, 0);
+  auto act = svc.SetStatus(actor_, s->id, marketing::SequenceStatus::kActive, 0);
   ASSERT_FALSE(act);
   auto upd = svc.Update(actor_, s->id, 1, {{"emails", json::array({{{"subject", "Day 1"}, {"html_body", "<p>1</p>"}}})}});
   ASSERT_TRUE(upd) << upd.error().message;
-  act = svc.SetStatus(actor_, s->id, SequenceStatus::kActive, upd->revision);
+  act = svc.SetStatus(actor_, s->id, marketing::SequenceStatus::kActive, upd->revision);
   ASSERT_TRUE(act) << act.error().message;
   auto locked = svc.Update(actor_, s->id, act->revision, {{"name", "x"}});
   ASSERT_FALSE(locked);
   EXPECT_EQ(locked.error().code, Errc::kInvalidTransition);
-  auto stale = svc.SetStatus(actor_, s->id, SequenceStatus::kPaused, 1);
+  auto stale = svc.SetStatus(actor_, s->id, marketing::SequenceStatus::kPaused, 1);
   ASSERT_FALSE(stale);
   EXPECT_EQ(stale.error().code, Errc::kRevisionConflict);
 }

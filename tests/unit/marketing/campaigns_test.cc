@@ -1,64 +1,64 @@
 #include <gtest/gtest.h>
 
-#include "src/crm/campaign_repo.h"
-#include "src/crm/campaigns.h"
+#include "src/marketing/campaigns_repo.h"
+#include "src/marketing/campaigns.h"
 #include "tests/unit/marketing/fixture.h"
 
 namespace crmd::crm {
 namespace {
 
 using nlohmann::json;
-using S = CampaignStatus;
+using S = marketing::CampaignStatus;
 
 TEST(CampaignStatusMachine, DraftAndPausedActivateToScheduledOrSending) {
   for (S from : {S::kDraft, S::kPaused}) {
-    EXPECT_TRUE(CanTransition(from, S::kScheduled));
-    EXPECT_TRUE(CanTransition(from, S::kSending));
-    EXPECT_FALSE(CanTransition(from, S::kSent));
+    EXPECT_TRUE(marketing::CanTransition(from, S::kScheduled));
+    EXPECT_TRUE(marketing::CanTransition(from, S::kSending));
+    EXPECT_FALSE(marketing::CanTransition(from, S::kSent));
   }
-  EXPECT_FALSE(CanTransition(S::kDraft, S::kPaused));
-  EXPECT_TRUE(CanTransition(S::kPaused, S::kCancelled));
+  EXPECT_FALSE(marketing::CanTransition(S::kDraft, S::kPaused));
+  EXPECT_TRUE(marketing::CanTransition(S::kPaused, S::kCancelled));
 }
 
 TEST(CampaignStatusMachine, ScheduledAndSendingCanPauseButSentAndCancelledAreFinal) {
-  EXPECT_TRUE(CanTransition(S::kScheduled, S::kPaused));
-  EXPECT_TRUE(CanTransition(S::kSending, S::kPaused));
-  EXPECT_TRUE(CanTransition(S::kSending, S::kSent));
-  EXPECT_FALSE(CanTransition(S::kScheduled, S::kDraft));
+  EXPECT_TRUE(marketing::CanTransition(S::kScheduled, S::kPaused));
+  EXPECT_TRUE(marketing::CanTransition(S::kSending, S::kPaused));
+  EXPECT_TRUE(marketing::CanTransition(S::kSending, S::kSent));
+  EXPECT_FALSE(marketing::CanTransition(S::kScheduled, S::kDraft));
   for (S to : {S::kDraft, S::kScheduled, S::kSending, S::kSent, S::kPaused, S::kCancelled}) {
-    EXPECT_FALSE(CanTransition(S::kSent, to));
-    EXPECT_FALSE(CanTransition(S::kCancelled, to));
+    EXPECT_FALSE(marketing::CanTransition(S::kSent, to));
+    EXPECT_FALSE(marketing::CanTransition(S::kCancelled, to));
   }
 }
 
 TEST(CampaignStatusMachine, OnlyDraftAndPausedAreEditableAndSendingCannotBeDeleted) {
-  EXPECT_TRUE(IsEditable(S::kDraft));
-  EXPECT_TRUE(IsEditable(S::kPaused));
-  EXPECT_FALSE(IsEditable(S::kScheduled));
-  EXPECT_FALSE(IsEditable(S::kSending));
-  EXPECT_FALSE(CanDelete(S::kSending));
-  EXPECT_TRUE(CanDelete(S::kScheduled));
-  EXPECT_EQ(ParseCampaignStatus("paused"), S::kPaused);
-  EXPECT_EQ(ParseCampaignStatus("bogus"), std::nullopt);
+  EXPECT_TRUE(marketing::IsEditable(S::kDraft));
+  EXPECT_TRUE(marketing::IsEditable(S::kPaused));
+  EXPECT_FALSE(marketing::IsEditable(S::kScheduled));
+  EXPECT_FALSE(marketing::IsEditable(S::kSending));
+  EXPECT_FALSE(marketing::CanDelete(S::kSending));
+  EXPECT_TRUE(marketing::CanDelete(S::kScheduled));
+  EXPECT_EQ(marketing::ParseCampaignStatus("paused"), S::kPaused);
+  EXPECT_EQ(marketing::ParseCampaignStatus("bogus"), std::nullopt);
 }
 
 TEST(CampaignFields, RejectsBadSendAtAndSenderNamingTheField) {
-  Campaign c;
-  auto st = ApplyCampaignFields({{"name", "x"}, {"send_at", "tomorrow"}}, c);
+  marketing::Campaign c;
+  auto st = marketing::ApplyCampaignFields({{"name", "x"}, {"send_at", "tomorrow"}}, c);
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message.find("send_at"), std::string::npos);
-  st = ApplyCampaignFields({{"name", "x"}, {"from_email", "nobody"}}, c);
+  st = marketing::ApplyCampaignFields({{"name", "x"}, {"from_email", "nobody"}}, c);
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message.find("from_email"), std::string::npos);
-  ASSERT_TRUE(ApplyCampaignFields({{"name", "x"}, {"send_at", "2026-12-01T10:00:00+01:00"}}, c));
-  EXPECT_EQ(c.send_at, ParseRfc3339("2026-12-01T09:00:00Z"));
+  ASSERT_TRUE(marketing::ApplyCampaignFields({{"name", "x"}, {"send_at", "2026-12-01T10:00:00+01:00"}}, c));
+  EXPECT_EQ(c.send_at, marketing::ParseRfc3339("2026-12-01T09:00:00Z"));
 }
 
 class CampaignServiceTest : public testing::MarketingDb {
  protected:
   void SetUp() override {
     MarketingDb::SetUp();
-    svc_ = std::make_unique<CampaignService>(*db_, clock_);
+    svc_ = std::make_unique<marketing::CampaignService>(*db_, clock_);
     news_ = AddList("newsletter");
     vip_ = AddList("vip");
     promo_ = AddTag("promo");
@@ -85,10 +85,10 @@ class CampaignServiceTest : public testing::MarketingDb {
             {"from_name", "Team"},   {"html_body", "<p>Hi</p>"}, {"audience", std::move(audience)}};
   }
 
-  Result<Preview> PreviewActivate(int64_t id) {
+  Result<governance::Preview> PreviewActivate(int64_t id) {
     return db_->Read([&](store::Conn& c) { return svc_->PreviewActivate(c, id); });
   }
-  Result<Preview> PreviewDelete(int64_t id) {
+  Result<governance::Preview> PreviewDelete(int64_t id) {
     return db_->Read([&](store::Conn& c) { return svc_->PreviewDelete(c, id); });
   }
   Result<json> Activate(int64_t id) {
@@ -98,7 +98,7 @@ class CampaignServiceTest : public testing::MarketingDb {
     return db_->Write([&](store::Conn& c) { return svc_->Delete(c, actor_, id); });
   }
 
-  std::unique_ptr<CampaignService> svc_;
+  std::unique_ptr<marketing::CampaignService> svc_;
   int64_t news_, vip_, promo_, bounced_tag_, a_, b_, c_, d_, e_;
 };
 
@@ -108,18 +108,18 @@ TEST_F(CampaignServiceTest, AudienceIsSubscribedMembersOfAnyListOrTagMinusExclus
                                {"exclude_lists", {vip_}},
                                {"exclude_tags", {bounced_tag_}}}));
   ASSERT_TRUE(k) << k.error().message;
-  auto ids = db_->Read([&](store::Conn& c) { return campaign_repo::SampleAudience(c, k->id, 100); });
+  auto ids = db_->Read([&](store::Conn& c) { return marketing::campaigns_repo::SampleAudience(c, k->id, 100); });
   ASSERT_TRUE(ids);
   // a (list), c (tag); not b (excluded tag), d (excluded list), e (unsubscribed), f (no match).
   EXPECT_EQ(*ids, (std::vector<int64_t>{a_, c_}));
-  auto n = db_->Read([&](store::Conn& c) { return campaign_repo::CountAudience(c, k->id); });
+  auto n = db_->Read([&](store::Conn& c) { return marketing::campaigns_repo::CountAudience(c, k->id); });
   EXPECT_EQ(*n, 2);
 }
 
 TEST_F(CampaignServiceTest, ContactInTwoAudienceListsIsCountedOnce) {
   auto k = svc_->Create(actor_, Ready({{"lists", {news_, vip_}}}));
   ASSERT_TRUE(k);
-  auto n = db_->Read([&](store::Conn& c) { return campaign_repo::CountAudience(c, k->id); });
+  auto n = db_->Read([&](store::Conn& c) { return marketing::campaigns_repo::CountAudience(c, k->id); });
   EXPECT_EQ(*n, 3);  // a, b, d (e unsubscribed)
 }
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "src/core/clock.h"
-#include "src/crm/actor.h"
-#include "src/crm/contact_repo.h"
+#include "src/governance/actor.h"
+#include "src/crm/contacts_repo.h"
 #include "src/crm/contacts.h"
 #include "src/store/db.h"
 #include "tests/support/test_server.h"
@@ -38,7 +38,7 @@ class MarketingDb : public ::testing::Test {
                      const std::string& source = "form") {
     // Through the repository's insert, which also counts the contact (migration 0059).
     auto id = db_->Write([&](store::Conn& c) {
-      return repo::InsertContact(c, Contact{.email = email, .status = status, .type = type,
+      return contacts_repo::InsertContact(c, Contact{.email = email, .status = status, .type = type,
                                             .source = source, .revision = 1,
                                             .created_at = created_at, .updated_at = created_at});
     });
@@ -75,7 +75,7 @@ class MarketingDb : public ::testing::Test {
   std::unique_ptr<crmd::testing::ScratchDatabase> scratch_;
   std::unique_ptr<store::Database> db_;
   FakeClock clock_{1'760'000'000};
-  Actor actor_{.kind = "system", .subject = "test", .client_id = "", .request_id = ""};
+  governance::Actor actor_{.kind = "system", .subject = "test", .client_id = "", .request_id = ""};
 };
 
 }  // namespace crmd::crm::testing

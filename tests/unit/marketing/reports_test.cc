@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "src/crm/campaign_send_repo.h"
-#include "src/crm/campaigns.h"
-#include "src/crm/marketing_common.h"
-#include "src/crm/reports.h"
+#include "src/marketing/campaign_sends_repo.h"
+#include "src/marketing/campaigns.h"
+#include "src/marketing/common.h"
+#include "src/marketing/reports.h"
 #include "tests/unit/marketing/fixture.h"
 
 namespace crmd::crm {
@@ -17,7 +17,7 @@ class ReportsTest : public testing::MarketingDb {
  protected:
   void SetUp() override {
     MarketingDb::SetUp();
-    day0_ = *ParseRfc3339("2026-11-01");
+    day0_ = *marketing::ParseRfc3339("2026-11-01");
     clock_.Set(day0_ + 10 * kDay);
     // Day 0: 2 form leads; day 1: 1 api customer; day 3: 1 unsubscribed import; day 9: 1.
     AddContact("a@x.io", "subscribed", day0_ + 100, "lead", "form");
@@ -31,7 +31,7 @@ class ReportsTest : public testing::MarketingDb {
 };
 
 TEST_F(ReportsTest, ContactsReportBucketsByDayWithZeroDaysAndBreakdowns) {
-  ReportService r(*db_, clock_);
+  marketing::ReportService r(*db_, clock_);
   auto rep = r.ContactsReport({.from = day0_, .to = day0_ + 4 * kDay, .interval = "day"});
   ASSERT_TRUE(rep) << rep.error().message;
   auto& s = (*rep)["series"];
@@ -50,7 +50,7 @@ TEST_F(ReportsTest, ContactsReportBucketsByDayWithZeroDaysAndBreakdowns) {
 }
 
 TEST_F(ReportsTest, ContactsReportByWeekAndRangeLimits) {
-  ReportService r(*db_, clock_);
+  marketing::ReportService r(*db_, clock_);
   auto rep = r.ContactsReport({.from = day0_, .to = day0_ + 14 * kDay, .interval = "week"});
   ASSERT_TRUE(rep);
   EXPECT_EQ((*rep)["series"][0]["new_contacts"], 4);
@@ -61,8 +61,8 @@ TEST_F(ReportsTest, ContactsReportByWeekAndRangeLimits) {
 }
 
 TEST_F(ReportsTest, DashboardCountsByStatusTypeGrowthAndMarketing) {
-  ReportService r(*db_, clock_);
-  CampaignService campaigns(*db_, clock_);
+  marketing::ReportService r(*db_, clock_);
+  marketing::CampaignService campaigns(*db_, clock_);
   ASSERT_TRUE(campaigns.Create(actor_, {{"name", "draft one"}}));
   auto d = r.Dashboard();
   ASSERT_TRUE(d) << d.error().message;
@@ -81,7 +81,7 @@ TEST_F(ReportsTest, DashboardShowsFormsWhenTheTableExists) {
   Exec("DELETE FROM forms", {});
   Exec("INSERT INTO forms (name, generated_contacts, created_at, updated_at) "
        "VALUES ('Footer', 12, 0, 0), ('Popup', 30, 0, 0)", {});
-  ReportService r(*db_, clock_);
+  marketing::ReportService r(*db_, clock_);
   auto d = r.Dashboard();
   ASSERT_TRUE(d);
   EXPECT_EQ((*d)["forms"]["available"], true);
@@ -90,8 +90,8 @@ TEST_F(ReportsTest, DashboardShowsFormsWhenTheTableExists) {
 }
 
 TEST_F(ReportsTest, CampaignReportCountsRecipientOutcomes) {
-  ReportService r(*db_, clock_);
-  CampaignService campaigns(*db_, clock_);
+  marketing::ReportService r(*db_, clock_);
+  marketing::CampaignService campaigns(*db_, clock_);
   int64_t list = AddList("all");
   for (int64_t id = 1; id <= 5; ++id) InList(id, list);
   auto k = campaigns.Create(actor_, {{"name", "n"}, {"subject", "s"}, {"from_email", "a@b.io"},
@@ -104,7 +104,7 @@ TEST_F(ReportsTest, CampaignReportCountsRecipientOutcomes) {
   // What the send loop records: two sent, one failed, one still pending; then an open of
   // one and a bounce report of the other. The report reads the counters, not the rows.
   ASSERT_TRUE(db_->Write([&](store::Conn& c) -> Result<bool> {
-    namespace send = campaign_send_repo;
+    namespace send = marketing::campaign_sends_repo;
     for (int64_t contact : {1, 2})
       if (auto s = send::MarkSent(c, k->id, contact, "<m" + std::to_string(contact) + "@b.io>", 5); !s || !*s)
         return Fail(Errc::kInternal, "mark sent");
@@ -137,7 +137,7 @@ TEST_F(ReportsTest, AutomationReportReadsTheCountersKeptAsRunsMove) {
        "VALUES (7, 5, 2, 0, 1)", {});
   Exec("INSERT INTO automation_step_stats (automation_id, step_index, done, failed, skipped) "
        "VALUES (7, 0, 3, 0, 0), (7, 1, 1, 1, 1)", {});
-  ReportService r(*db_, clock_);
+  marketing::ReportService r(*db_, clock_);
   auto rep = r.AutomationReport(7);
   ASSERT_TRUE(rep) << rep.error().message;
   EXPECT_EQ((*rep)["enrolments"]["total"], 5);
@@ -157,14 +157,14 @@ TEST_F(ReportsTest, AutomationReportReadsTheCountersKeptAsRunsMove) {
 }
 
 TEST(MarketingTime, ParsesRfc3339AndDates) {
-  EXPECT_EQ(ParseRfc3339("1970-01-02"), 86400);
-  EXPECT_EQ(ParseRfc3339("1970-01-01T01:00:00Z"), 3600);
-  EXPECT_EQ(ParseRfc3339("1970-01-01T01:00:00.250+01:00"), 0);
-  EXPECT_EQ(ParseRfc3339("1970-01-01T01:00:00"), std::nullopt);
-  EXPECT_EQ(ParseRfc3339("yesterday"), std::nullopt);
-  EXPECT_EQ(DecodeIdCursor(EncodeIdCursor(42)).value(), 42);
-  EXPECT_EQ(ClampLimit(1000), 100);
-  EXPECT_EQ(ClampLimit(std::nullopt), 25);
+  EXPECT_EQ(marketing::ParseRfc3339("1970-01-02"), 86400);
+  EXPECT_EQ(marketing::ParseRfc3339("1970-01-01T01:00:00Z"), 3600);
+  EXPECT_EQ(marketing::ParseRfc3339("1970-01-01T01:00:00.250+01:00"), 0);
+  EXPECT_EQ(marketing::ParseRfc3339("1970-01-01T01:00:00"), std::nullopt);
+  EXPECT_EQ(marketing::ParseRfc3339("yesterday"), std::nullopt);
+  EXPECT_EQ(marketing::DecodeIdCursor(marketing::EncodeIdCursor(42)).value(), 42);
+  EXPECT_EQ(marketing::ClampLimit(1000), 100);
+  EXPECT_EQ(marketing::ClampLimit(std::nullopt), 25);
 }
 
 }  // namespace

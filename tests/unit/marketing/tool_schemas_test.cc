@@ -3,10 +3,10 @@
 #include <map>
 
 #include "src/core/embedded.h"
-#include "src/crm/automations.h"
-#include "src/crm/campaigns.h"
-#include "src/crm/reports.h"
-#include "src/crm/sequences.h"
+#include "src/marketing/automations.h"
+#include "src/marketing/campaigns.h"
+#include "src/marketing/reports.h"
+#include "src/marketing/sequences.h"
 #include "src/mcp/json_schema.h"
 #include "src/mcp/registry.h"
 #include "tests/unit/marketing/fixture.h"
@@ -100,26 +100,26 @@ TEST_F(MarketingOutputs, ServiceResultsMatchTheOutputSchemas) {
   int64_t list = AddList("news");
   int64_t tag = AddTag("t");
   InList(AddContact("a@x.io"), list);
-  CampaignService campaigns(*db_, clock_);
+  marketing::CampaignService campaigns(*db_, clock_);
   auto k = campaigns.Create(actor_, {{"name", "n"}, {"subject", "s"}, {"from_email", "a@b.io"},
                                      {"text_body", "t"}, {"audience", {{"lists", {list}}}},
                                      {"send_at", "2030-01-01T00:00:00Z"}});
   ASSERT_TRUE(k);
   ExpectValid("get_campaign", {{"campaign", ToJson(*k, true)}});
   ExpectValid("list_campaigns", {{"campaigns", {ToJson(*k, false)}}, {"next_cursor", nullptr}});
-  AutomationService automations(*db_, clock_);
+  marketing::AutomationService automations(*db_, clock_);
   auto a = automations.Create(actor_, {{"name", "a"},
                                        {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
                                        {"steps", {{{"type", "wait"}, {"days", 1}}}}});
   ASSERT_TRUE(a);
   ExpectValid("get_automation", {{"automation", ToJson(*a, true)}});
   ExpectValid("list_automations", {{"automations", {ToJson(*a, false)}}, {"next_cursor", "x"}});
-  SequenceService sequences(*db_, clock_);
+  marketing::SequenceService sequences(*db_, clock_);
   auto q = sequences.Create(actor_, {{"name", "q"}, {"emails", {{{"subject", "s"}, {"text_body", "b"}}}}});
   ASSERT_TRUE(q);
   ExpectValid("get_sequence", {{"sequence", ToJson(*q, true)}});
   ExpectValid("list_sequences", {{"sequences", {ToJson(*q, false)}}, {"next_cursor", nullptr}});
-  ReportService reports(*db_, clock_);
+  marketing::ReportService reports(*db_, clock_);
   ExpectValid("get_dashboard", *reports.Dashboard());
   ExpectValid("get_contacts_report",
               *reports.ContactsReport({.from = 0, .to = 7 * 86400, .interval = "day"}));

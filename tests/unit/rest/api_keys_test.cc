@@ -1,4 +1,4 @@
-#include "src/crm/api_keys.h"
+#include "src/governance/api_keys.h"
 
 #include <gtest/gtest.h>
 
@@ -14,20 +14,20 @@ class ApiKeysTest : public ::testing::Test {
     auto db = store::Open("sqlite:" + dir_.path() + "/t.db", 1);
     ASSERT_TRUE(db.has_value()) << db.error().detail;
     db_ = std::move(*db);
-    keys_ = std::make_unique<ApiKeys>(*db_, clock_, random_);
+    keys_ = std::make_unique<governance::ApiKeys>(*db_, clock_, random_);
   }
   crmd::testing::TempDir dir_;
   std::unique_ptr<store::Database> db_;
   FakeClock clock_;
   SecureRandom random_;
-  std::unique_ptr<ApiKeys> keys_;
+  std::unique_ptr<governance::ApiKeys> keys_;
 };
 
 TEST_F(ApiKeysTest, CreatedKeyHasVisiblePrefixAndAuthenticates) {
   auto k = keys_->Create("zapier");
   ASSERT_TRUE(k.has_value());
   EXPECT_EQ(k->key.prefix.rfind("crmd_live_", 0), 0u);
-  EXPECT_EQ(k->key.prefix.size(), ApiKeys::kPrefixLength);
+  EXPECT_EQ(k->key.prefix.size(), governance::ApiKeys::kPrefixLength);
   EXPECT_EQ(k->secret.rfind(k->key.prefix + "_", 0), 0u);
   auto a = keys_->Authenticate(k->secret);
   ASSERT_TRUE(a.has_value());
@@ -94,21 +94,21 @@ TEST_F(ApiKeysTest, LastUsedIsWrittenAtMostOncePerMinute) {
 }
 
 TEST_F(ApiKeysTest, ListNeverContainsTheSecret) {
-  auto k = keys_->Create("n", ApiKeyRole::kAdmin);
+  auto k = keys_->Create("n", governance::ApiKeyRole::kAdmin);
   ASSERT_TRUE(k.has_value());
   auto list = keys_->List();
   ASSERT_TRUE(list.has_value());
   ASSERT_EQ(list->size(), 1u);
-  auto j = ApiKeyJson(list->front());
+  auto j = governance::ApiKeyJson(list->front());
   EXPECT_EQ(j["role"], "admin");
   EXPECT_EQ(j.dump().find(k->secret), std::string::npos);
 }
 
 TEST(ApiKeyPrefix, RejectsMisshapenKeys) {
-  EXPECT_FALSE(ApiKeyPrefix("crmd_live_abcdefgh").has_value());
-  EXPECT_FALSE(ApiKeyPrefix("other_live_abcdefg_xxxxx").has_value());
-  EXPECT_FALSE(ApiKeyPrefix("crmd_live_abcdefghXxxxxx").has_value());
-  EXPECT_EQ(ApiKeyPrefix("crmd_live_abcdefgh_secret").value_or(""), "crmd_live_abcdefgh");
+  EXPECT_FALSE(governance::ApiKeyPrefix("crmd_live_abcdefgh").has_value());
+  EXPECT_FALSE(governance::ApiKeyPrefix("other_live_abcdefg_xxxxx").has_value());
+  EXPECT_FALSE(governance::ApiKeyPrefix("crmd_live_abcdefghXxxxxx").has_value());
+  EXPECT_EQ(governance::ApiKeyPrefix("crmd_live_abcdefgh_secret").value_or(""), "crmd_live_abcdefgh");
 }
 
 }  // namespace

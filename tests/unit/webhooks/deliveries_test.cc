@@ -4,7 +4,7 @@
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-#include "src/crm/audit_repo.h"
+#include "src/governance/audit_repo.h"
 #include "src/webhooks/endpoints.h"
 #include "tests/support/test_server.h"
 
@@ -22,10 +22,10 @@ class DeliveriesTest : public ::testing::Test {
     for (auto& w : *due) EXPECT_TRUE(deliveries_->RecordAttempt(w, outcome).has_value());
     return static_cast<int>(due->size());
   }
-  std::vector<crm::AuditRecord> Audit() {
-    auto r = db_->Read([](store::Conn& c) { return crm::audit_repo::Recent(c, 50); });
+  std::vector<governance::AuditRecord> Audit() {
+    auto r = db_->Read([](store::Conn& c) { return governance::audit_repo::Recent(c, 50); });
     EXPECT_TRUE(r.has_value());
-    return r ? *r : std::vector<crm::AuditRecord>{};
+    return r ? *r : std::vector<governance::AuditRecord>{};
   }
   void SetUp() override {
     auto db = store::Open("sqlite:" + dir_.path() + "/t.db", 1);
@@ -241,7 +241,7 @@ TEST_F(DeliveriesTest, EnablingAgainDeliversTheKeptBacklogAtOnceInOrderAndIsAudi
   ASSERT_FALSE(endpoints_->Get(a)->enabled);
   clock_.Advance(4 * 86400);  // longer than the retry horizon (1 day here)
   ASSERT_TRUE(endpoints_->Update(a, {.enabled = true},
-                                 crm::Actor{.kind = "api_key", .subject = "7"})
+                                 governance::Actor{.kind = "api_key", .subject = "7"})
                   .has_value());
   auto e = endpoints_->Get(a);
   EXPECT_TRUE(e->enabled);

@@ -1,0 +1,173 @@
+#include "src/marketing/services.h"
+
+#include <memory>
+
+#include "src/marketing/automations.h"
+#include "src/marketing/automations_repo.h"
+#include "src/marketing/campaigns_repo.h"
+#include "src/crm/groups_repo.h"
+#include "src/marketing/campaigns.h"
+#include "src/marketing/usage.h"
+#include "src/marketing/reports.h"
+#include "src/marketing/sequences.h"
+#include "src/marketing/sequences_repo.h"
+#include "src/crm/services.h"
+
+namespace crmd::marketing {
+namespace {
+
+using nlohmann::json;
+
+int64_t IdArg(const json& args) {
+  return args.is_object() && args.contains("id") && args["id"].is_number_integer()
+             ? args["id"].get<int64_t>()
+             : 0;
+}
+
+AuditSink AuditSinkOf(governance::AuditLog* audit) {
+  return [audit](store::Conn& c, const governance::Actor& actor, const governance::AuditEntry& e) {
+    return audit->Record(c, actor, e);
+  };
+}
+
+}  // namespace
+
+Services::Services(governance::Services& g, crm::Services& c)
+    : governance(g),
+      crm(c),
+      campaigns(std::make_unique<CampaignService>(*g.options.db, *g.options.clock,
+                                                  AuditSinkOf(g.audit.get()), g.idempotency.get())),
+      delivery(std::make_unique<CampaignDelivery>(*g.options.db, *g.options.clock, *c.contacts)),
+      automations(std::make_unique<AutomationService>(
+          *g.options.db, *g.options.clock, AuditSinkOf(g.audit.get()), g.idempotency.get())),
+      sequences(std::make_unique<SequenceService>(*g.options.db, *g.options.clock,
+                                                  AuditSinkOf(g.audit.get()), g.idempotency.get())),
+      reports(std::make_unique<ReportService>(*g.options.db, *g.options.clock)) {}
+
+Services::~Services() = default;
+
+Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
+                                               crm::Services& crm) {
+  auto owned = std::make_unique<Services>(governance, crm);
+  Services& s = *owned;
+  CampaignService* campaigns = s.campaigns.get();
+  AutomationService* automations = s.automations.get();
+  CampaignDelivery* delivery = s.delivery.get();
+  governance::ActionSpec specs[] = {
+      {.name = "activate_campaign",
+       .scope = "campaigns:activate",
+       .preview = [campaigns](store::Conn& c, const json& a) { return campaigns->PreviewActivate(c, IdArg(a)); },
+       .execute = [campaigns](store::Conn& c, const json& a, const governance::Actor& actor) {
+         return campaigns->Activate(c, actor, IdArg(a));
+       }},
+      {.name = "resend_campaign",
+       .scope = "campaigns:activate",
+       .preview = [delivery](store::Conn& c, const json& a) { return delivery->PreviewResend(c, IdArg(a)); },
+       .execute = [delivery](store::Conn& c, const json& a, const governance::Actor& actor) {
+         return delivery->Resend(c, actor, IdArg(a));
+       }},
+      {.name = "delete_campaign",
+       .scope = "campaigns:delete",
+       .preview = [campaigns](store::Conn& c, const json& a) { return campaigns->PreviewDelete(c, IdArg(a)); },
+       .execute = [campaigns](store::Conn& c, const json& a, const governance::Actor& actor) {
+         return campaigns->Delete(c, actor, IdArg(a));
+       }},
+      {.name = "activate_automation",
+       .scope = "automations:activate",
+       .preview = [automations](store::Conn& c, const json& a) { return automations->PreviewActivate(c, IdArg(a)); },
+       .execute = [automations](store::Conn& c, const json& a, const governance::Actor& actor) {
+         return automations->Activate(c, actor, IdArg(a));
+       }},
+      {.name = "delete_automation",
+       .scope = "automations:delete",
+       .preview = [automations](store::Conn& c, const json& a) { return automations->PreviewDelete(c, IdArg(a)); },
+       .execute = [automations](store::Conn& c, const json& a, const governance::Actor& actor) {
+         return automations->Delete(c, actor, IdArg(a));
+       }},
+  };
+  for (auto& spec : specs) {
+    if (auto st = governance.confirmations->RegisterAction(std::move(spec)); !st)
+      return Fail(st.error());
+  }
+  return owned;
+}
+
+namespace {
+
+// The id of the list/tag called `name`, created when missing.
+Result<int64_t> EnsureNamed(store::Conn& c, crm::GroupKind kind, const std::string& name, int64_t now) {
+  auto row = crm::groups_repo::FindRefByName(c, kind, name);
+  if (!row) return Fail(row.error());
+  if (*row) return (*row)->id;
+  return crm::groups_repo::Insert(c, kind, name, "", now);
+}
+
+}  // namespace
+
+Status SeedMarketing(Services& s, const governance::Actor& actor) {
+  int64_t now = s.governance.options.clock->NowUnix();
+  auto r = s.governance.options.db->Write([&](store::Conn& c) -> Result<bool> {
+    auto news = EnsureNamed(c, crm::GroupKind::kList, "Newsletter", now);
+    if (!news) return Fail(news.error());
+    auto welcome = EnsureNamed(c, crm::GroupKind::kTag, "welcome", now);
+    if (!welcome) return Fail(welcome.error());
+    auto unsub = EnsureNamed(c, crm::GroupKind::kTag, "do-not-email", now);
+    if (!unsub) return Fail(unsub.error());
+
+    auto have = campaigns_repo::NameTaken(c, "Monthly newsletter");
+    if (!have) return Fail(have.error());
+    if (!*have) {
+      auto k = s.campaigns->CreateIn(
+          c, actor,
+          {{"name", "Monthly newsletter"},
+           {"subject", "What's new this month"},
+           {"preheader", "Three things worth your time"},
+           {"from_name", "The Team"},
+           {"from_email", "news@example.com"},
+           {"html_body", "<h1>Hello {{first_name}}</h1><p>Here is our news.</p>"},
+           {"text_body", "Hello {{first_name}}, here is our news."},
+           {"audience", {{"lists", {*news}}, {"exclude_tags", {*unsub}}}}});
+      if (!k) return Fail(k.error());
+    }
+    have = campaigns_repo::NameTaken(c, "Spring sale");
+    if (!have) return Fail(have.error());
+    if (!*have) {
+      auto k = s.campaigns->CreateIn(c, actor,
+                                     {{"name", "Spring sale"},
+                                      {"subject", "20% off until Sunday"},
+                                      {"from_email", "offers@example.com"},
+                                      {"text_body", "Our spring sale has started."},
+                                      {"audience", {{"tags", {*welcome}}}}});
+      if (!k) return Fail(k.error());
+    }
+    have = automations_repo::NameTaken(c, "Welcome series");
+    if (!have) return Fail(have.error());
+    if (!*have) {
+      auto a = s.automations->CreateIn(
+          c, actor,
+          {{"name", "Welcome series"},
+           {"description", "Greets new subscribers and adds them to the newsletter."},
+           {"trigger", {{"type", "tag_added"}, {"tag_id", *welcome}}},
+           {"steps", json::array({{{"type", "send_email"}, {"subject", "Welcome!"},
+                                   {"text_body", "Thanks for joining."}},
+                                  {{"type", "wait"}, {"days", 3}},
+                                  {{"type", "add_list"}, {"list_id", *news}}})}});
+      if (!a) return Fail(a.error());
+    }
+    have = sequences_repo::NameTaken(c, "Onboarding drip");
+    if (!have) return Fail(have.error());
+    if (!*have) {
+      auto q = s.sequences->CreateIn(
+          c, actor,
+          {{"name", "Onboarding drip"},
+           {"emails", json::array({{{"subject", "Getting started"}, {"text_body", "Step one."}},
+                                   {{"subject", "Tips"}, {"text_body", "Step two."}, {"delay_days", 2}}})}});
+      if (!q) return Fail(q.error());
+    }
+    return true;
+  });
+  if (!r) return Fail(r.error());
+  return Ok();
+}
+
+}  // namespace crmd::marketing

@@ -1,0 +1,49 @@
+#pragma once
+// marketing::Services: campaigns and their send queue, automations, sequences and reports,
+// built once by the composition root (src/app) on top of governance::Services and
+// crm::Services, and handed to tools, REST, jobs and the console. Owns its services;
+// borrows the two below it (they must outlive it). Thread-safe once built.
+//
+// The contact book learns what marketing does with its rows through MarketingUsage
+// (src/marketing/usage.h), which the composition root builds first and hands to
+// crm::MakeServices.
+#include <memory>
+
+#include "src/core/result.h"
+#include "src/crm/services.h"
+#include "src/governance/actor.h"
+#include "src/governance/services.h"
+#include "src/marketing/automations.h"
+#include "src/marketing/campaign_delivery.h"
+#include "src/marketing/campaigns.h"
+#include "src/marketing/reports.h"
+#include "src/marketing/sequences.h"
+
+namespace crmd::marketing {
+
+struct Services {
+  Services(governance::Services& governance, crm::Services& crm);
+  ~Services();
+  Services(const Services&) = delete;
+  Services& operator=(const Services&) = delete;
+
+  governance::Services& governance;
+  crm::Services& crm;
+  const std::unique_ptr<CampaignService> campaigns;
+  const std::unique_ptr<CampaignDelivery> delivery;  // the send queue and delivery events
+  const std::unique_ptr<AutomationService> automations;
+  const std::unique_ptr<SequenceService> sequences;
+  const std::unique_ptr<ReportService> reports;
+};
+
+// Builds Services and registers marketing's confirmable actions (activate_campaign,
+// resend_campaign, delete_campaign, activate_automation, delete_automation) with
+// governance's confirmation service.
+Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
+                                               crm::Services& crm);
+
+// `crmctl seed`: a few campaigns, automations and a sequence over the lists and tags that
+// exist (creates "Newsletter" / "welcome" when there are none). Idempotent by name.
+Status SeedMarketing(Services& s, const governance::Actor& actor);
+
+}  // namespace crmd::marketing
