@@ -5,18 +5,21 @@
 #include "src/core/crypto.h"
 #include "tests/support/test_server.h"
 
-namespace crmd::crm {
+namespace crmd::governance {
 namespace {
 
 class ApiKeysTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto db = store::Open("sqlite:" + dir_.path() + "/t.db", 1);
+    scratch_ = std::make_unique<crmd::testing::ScratchDatabase>(dir_.path() + "/t.db", false,
+                                                               /*migrated=*/true);
+    auto db = store::Open(scratch_->url(), 1);
     ASSERT_TRUE(db.has_value()) << db.error().detail;
     db_ = std::move(*db);
     keys_ = std::make_unique<governance::ApiKeys>(*db_, clock_, random_);
   }
   crmd::testing::TempDir dir_;
+  std::unique_ptr<crmd::testing::ScratchDatabase> scratch_;  // SQLite file or PostgreSQL database
   std::unique_ptr<store::Database> db_;
   FakeClock clock_;
   SecureRandom random_;
@@ -112,4 +115,4 @@ TEST(ApiKeyPrefix, RejectsMisshapenKeys) {
 }
 
 }  // namespace
-}  // namespace crmd::crm
+}  // namespace crmd::governance
