@@ -77,7 +77,10 @@ struct Config {
   int64_t webhook_backoff_base_s = 30;          // first retry delay; doubles per attempt
   int64_t webhook_backoff_max_s = 3600;         // cap of one delay (a success after an outage
                                                 // releases the waiting ones at once)
-  int64_t webhook_retry_horizon_s = 72 * 3600;  // give up after retrying this long
+  // Give up on a delivery after retrying it this long: as long as the disable window below,
+  // so an outage either ends in time for the backlog or disables the endpoint with its
+  // backlog kept; no delivery is given up while its endpoint is merely failing.
+  int64_t webhook_retry_horizon_s = 5 * 24 * 3600;
   int webhook_timeout_ms = 15000;               // per delivery attempt
   int64_t webhook_lease_grace_s = 30;           // an attempt's lease: timeout + this (then a crashed
                                                 // node's delivery is retried elsewhere)

@@ -186,9 +186,8 @@ Result<bool> UpdateContact(store::Conn& c, const Contact& k, int64_t expected_re
     if (!n) return Fail(n.error());
     return *n == 1;
   }
-  // The update's trigger moves the counters from the old row's status, type and source:
-  // the adds of this transaction must be in them first (InsertContact, Conn::AddTo).
-  if (auto st = c.FlushDeferred(); !st) return Fail(st.error());
+  // The update's trigger moves the counters from the old row's status, type and source;
+  // the connection writes this transaction's gathered adds first (Conn::AddTo).
   auto n = c.Exec(
       "UPDATE contacts SET email = ?, first_name = ?, last_name = ?, phone = ?, status = ?, "
       "type = ?, custom_fields = ?, revision = ?, updated_at = ? WHERE id = ? AND revision = ?",
@@ -208,7 +207,6 @@ Result<int64_t> TouchContact(store::Conn& c, int64_t id, int64_t now) {
 }
 
 Result<bool> DeleteContact(store::Conn& c, int64_t id) {
-  if (auto st = c.FlushDeferred(); !st) return Fail(st.error());  // as in UpdateContact
   auto n = c.Exec("DELETE FROM contacts WHERE id = ?", {id});
   if (!n) return Fail(n.error());
   return *n == 1;

@@ -494,7 +494,11 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
     std::string why = verdict.reasons.empty() ? "is not a valid email address" : verdict.reasons.front();
     return Fail(FirstError({{FieldPath(email_field), "invalid_email", why}}));
   }
-  return db_.Write([&](store::Conn& c) -> Result<SubmitResult> {
+  // The lists the form applies that no longer exist, logged once after the write (whose
+  // callback may run more than once).
+  std::vector<std::string> missing_lists;
+  auto result = db_.Write([&](store::Conn& c) -> Result<SubmitResult> {
+    missing_lists.clear();
     // A form never forces a status move the state machine refuses without consent (for
     // example it does not resubscribe an unsubscribed contact); it applies the rest.
     ContactInput input = in;
@@ -511,8 +515,7 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
       auto row = groups_repo::FindRefByName(c, GroupKind::kList, std::get<std::string>(l));
       if (!row) return Fail(row.error());
       if (*row) lists.push_back(l);
-      else spdlog::warn(R"("event":"form_list_missing","form_id":{},"list":"{}")", form.id,
-                        JsonEscape(std::get<std::string>(l)));
+      else missing_lists.push_back(std::get<std::string>(l));
     }
     input.lists = std::move(lists);
     auto r = contacts_->UpsertIn(c, actor, input, verdict);
@@ -532,6 +535,11 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
     if (!*n) return Fail(Errc::kNotFound, "no form with id " + std::to_string(form.id));
     return SubmitResult{.contact_id = r->contact.id, .created = r->created};
   });
+  if (result)
+    for (const auto& list : missing_lists)
+      spdlog::warn(R"("event":"form_list_missing","form_id":{},"list":"{}")", form.id,
+                   JsonEscape(list));
+  return result;
 }
 
 }  // namespace crmd::crm

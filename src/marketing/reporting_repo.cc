@@ -79,8 +79,8 @@ Result<int64_t> CreatedBetween(store::Conn& c, int64_t from, int64_t to) {
 }  // namespace
 
 Status RebuildCounters(store::Conn& c) {
-  // Adds gathered earlier in this transaction would land on top of the recount.
-  if (auto st = c.FlushDeferred(); !st) return st;
+  // Adds gathered earlier in this transaction are written by the connection before the
+  // first DELETE below (Conn::AddTo), so they cannot land on top of the recount.
   for (const char* sql : {
            "DELETE FROM contact_totals",
            "DELETE FROM contact_daily",

@@ -77,11 +77,13 @@ class Conn {
   // them, one sum per statement and key, and runs each sum once just before its COMMIT;
   // a ROLLBACK, or a ROLLBACK TO a savepoint, drops what was gathered after it, as it
   // would the rows. Outside a transaction, and on PostgreSQL, the upsert runs at once.
-  // So within a transaction the rows lag the adds until FlushDeferred(): call it first
-  // wherever the same transaction then reads those rows or fires a trigger that changes
-  // them (repo::UpdateContact, DeleteContact and reporting_repo::RebuildCounters do).
+  // Within a transaction the connection writes what it gathered before any statement that
+  // may read or move those rows (an UPDATE, DELETE or REPLACE, whose triggers may move
+  // them; an upsert's DO UPDATE; any statement naming a table with gathered adds), so no
+  // caller has to remember to.
   virtual Status AddTo(std::string_view sql, std::vector<Value> key, int64_t delta);
-  // Runs what AddTo has gathered in the open transaction (nothing elsewhere).
+  // Runs what AddTo has gathered in the open transaction (nothing elsewhere); the
+  // connection calls it itself where needed (above).
   virtual Status FlushDeferred() { return Ok(); }
 
   // The first row, or nullopt.

@@ -1,5 +1,7 @@
 #include "src/store/sqlite_conn.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <iterator>
 #include <mutex>
@@ -148,6 +150,53 @@ void SqliteConn::AfterTx(const TxControl& tx, bool was_autocommit) {
   }
 }
 
+namespace {
+
+// The first word of `sql`, upper-cased ASCII, at most 8 letters.
+std::string FirstWord(std::string_view sql) {
+  size_t i = 0;
+  while (i < sql.size() && (sql[i] == ' ' || sql[i] == '\n' || sql[i] == '\t' || sql[i] == '\r')) ++i;
+  std::string word;
+  for (; i < sql.size() && word.size() < 8 && std::isalpha(static_cast<unsigned char>(sql[i])); ++i)
+    word += static_cast<char>(sql[i] & ~0x20);
+  return word;
+}
+
+// Whether `text` contains `word` with no letter, digit or '_' on either side, ignoring
+// ASCII case.
+bool ContainsWord(std::string_view text, std::string_view word) {
+  auto is_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = 0; at + word.size() <= text.size(); ++at) {
+    if (!SameLetters(text.substr(at, word.size()), word)) continue;
+    bool left = at == 0 || !is_name(text[at - 1]);
+    bool right = at + word.size() == text.size() || !is_name(text[at + word.size()]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// The table of "INSERT INTO <table> ...", or empty.
+std::string InsertTarget(std::string_view sql) {
+  if (FirstWord(sql) != "INSERT") return {};
+  size_t into = sql.find("INTO ");
+  if (into == std::string_view::npos) return {};
+  size_t b = into + 5, e = b;
+  while (e < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[e])) || sql[e] == '_')) ++e;
+  return std::string(sql.substr(b, e - b));
+}
+
+}  // namespace
+
+bool SqliteConn::MaySeeGatheredRows(std::string_view sql) const {
+  const std::string word = FirstWord(sql);
+  if (word == "UPDATE" || word == "DELETE" || word == "REPLACE") return true;
+  if (word == "INSERT" && (ContainsWord(sql, "REPLACE") || ContainsWord(sql, "UPDATE")))
+    return true;
+  for (const auto& table : deferred_tables_)
+    if (ContainsWord(sql, table)) return true;
+  return false;
+}
+
 Status SqliteConn::AddTo(std::string_view sql, std::vector<Value> key, int64_t delta) {
   if (sqlite3_get_autocommit(db_)) {  // no transaction to gather in
     key.emplace_back(delta);
@@ -160,6 +209,10 @@ Status SqliteConn::AddTo(std::string_view sql, std::vector<Value> key, int64_t d
     }
   }
   deferred_.push_back({.sql = std::string(sql), .key = std::move(key), .delta = delta});
+  if (std::string table = InsertTarget(sql);
+      !table.empty() &&
+      std::find(deferred_tables_.begin(), deferred_tables_.end(), table) == deferred_tables_.end())
+    deferred_tables_.push_back(std::move(table));
   return Ok();
 }
 

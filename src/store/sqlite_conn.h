@@ -124,6 +124,12 @@ class SqliteConn final : public Conn {
   // succeeded (the savepoints' snapshots).
   Status BeforeTx(const TxControl& tx);
   void AfterTx(const TxControl& tx, bool was_autocommit);
+  // Whether `sql` may read or move the rows AddTo gathered adds for, so that they must be
+  // written first: an UPDATE, DELETE or REPLACE (any of them may fire a trigger that moves
+  // those rows), an upsert's DO UPDATE, or any statement that names a table with gathered
+  // adds. Plain INSERTs and SELECTs of other tables pass, so a batch of creates still
+  // gathers.
+  bool MaySeeGatheredRows(std::string_view sql) const;
   // The statement failed: if SQLite rolled the transaction back, what it gathered is gone.
   void AfterFailure() {
     if ((!deferred_.empty() || !savepoints_.empty()) && sqlite3_get_autocommit(db_)) {
@@ -139,6 +145,8 @@ class SqliteConn final : public Conn {
     if (tx.verb != TxVerb::kNone) {
       was_autocommit = sqlite3_get_autocommit(db_) != 0;
       if (auto st = BeforeTx(tx); !st) return st;
+    } else if (!deferred_.empty() && MaySeeGatheredRows(sql)) {
+      if (auto st = FlushDeferred(); !st) return st;
     }
     auto st = RunStatement(sql, params, rows);
     if (!st) AfterFailure();
@@ -223,6 +231,8 @@ class SqliteConn final : public Conn {
     int64_t delta = 0;
   };
   std::vector<Deferred> deferred_;
+  // The tables deferred_'s statements write (INSERT INTO <table>), for MaySeeGatheredRows.
+  std::vector<std::string> deferred_tables_;
   // The open savepoints, innermost last, each with deferred_ as it was when it began (a
   // ROLLBACK TO it puts that back).
   struct Savepoint {

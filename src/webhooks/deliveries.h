@@ -38,7 +38,7 @@ namespace crmd::webhooks {
 struct DeliveryPolicy {
   int64_t backoff_base_s = 30;
   int64_t backoff_max_s = 3600;
-  int64_t retry_horizon_s = 72 * 3600;
+  int64_t retry_horizon_s = 5 * 24 * 3600;  // Config::webhook_retry_horizon_s
   int64_t lease_s = 45;  // longer than an attempt's timeout
   int64_t disable_after_s = 5 * 24 * 3600;  // no success for this long ...
   int disable_after_failures = 20;          // ... and at least this many failures: disabled

@@ -63,7 +63,7 @@ class Endpoints {
   // `retry_horizon_s`: the retry window a kept backlog gets again when the endpoint is
   // enabled (webhook_retry_horizon_s).
   Endpoints(store::Database& db, const Clock& clock, Random& random, bool allow_private,
-            int64_t retry_horizon_s = 72 * 3600)
+            int64_t retry_horizon_s = 5 * 24 * 3600)
       : db_(db),
         clock_(clock),
         random_(random),

@@ -56,8 +56,7 @@ TEST_F(DeferredAdds, ATransactionWritesEachKeysSumOnceAtItsCommit) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(Add("a", 1));
   ASSERT_TRUE(Add("b", 2));
   ASSERT_TRUE(Add("b", 3));
-  EXPECT_EQ(conn->deferred_count(), 2u);  // one sum per key
-  EXPECT_EQ(Counts(*conn), "");           // not written yet, even in the transaction
+  EXPECT_EQ(conn->deferred_count(), 2u);  // one sum per key, not written yet
   const int changes_before = sqlite3_total_changes(conn->raw());
   ASSERT_TRUE(conn->Step("COMMIT"));
   EXPECT_EQ(sqlite3_total_changes(conn->raw()) - changes_before, 2);  // one row write per key
@@ -116,10 +115,36 @@ TEST_F(DeferredAdds, AFlushInsideARolledBackSavepointLosesNothingAndCountsNothin
   ASSERT_TRUE(conn->FlushDeferred());
   EXPECT_EQ(Counts(*conn), "a=3 ");  // written in the transaction
   ASSERT_TRUE(Sql("ROLLBACK TO item"));
-  EXPECT_EQ(Counts(*conn), "");
   EXPECT_EQ(conn->deferred_count(), 1u);
+  EXPECT_EQ(Counts(*conn), "a=1 ");  // a read of the table writes what is gathered first
+  EXPECT_EQ(conn->deferred_count(), 0u);
   ASSERT_TRUE(conn->Step("COMMIT"));
   EXPECT_EQ(Committed(), "a=1 ");
+}
+
+// No caller has to remember the gathered adds: before any statement that may read or
+// move their rows (an UPDATE or DELETE whose trigger changes them, an upsert, a read of
+// the table) the connection writes them, and plain inserts and reads of other tables
+// leave them gathered.
+TEST_F(DeferredAdds, AStatementThatMayReadOrMoveTheRowsFindsTheAddsWritten) {
+  ASSERT_TRUE(conn->ExecScript(
+      "CREATE TABLE items (k TEXT PRIMARY KEY, x INTEGER NOT NULL);"
+      "CREATE TRIGGER items_moved AFTER UPDATE OF x ON items BEGIN "
+      "  UPDATE counts SET n = n - 1 WHERE k = old.k; END;"
+      "CREATE TRIGGER items_gone AFTER DELETE ON items BEGIN "
+      "  UPDATE counts SET n = n - 10 WHERE k = old.k; END;"));
+  ASSERT_TRUE(conn->Step("BEGIN IMMEDIATE"));
+  ASSERT_TRUE(Add("a", 5));
+  ASSERT_TRUE(Sql("INSERT INTO items (k, x) VALUES ('a', 0)"));  // a plain insert: gathered still
+  ASSERT_TRUE(static_cast<Conn&>(*conn).Query("SELECT * FROM items"));
+  EXPECT_EQ(conn->deferred_count(), 1u);
+  ASSERT_TRUE(Sql("UPDATE items SET x = 1 WHERE k = 'a'"));  // its trigger finds a=5
+  EXPECT_EQ(conn->deferred_count(), 0u);
+  ASSERT_TRUE(Add("a", 20));
+  ASSERT_TRUE(Sql("DELETE FROM items WHERE k = 'a'"));  // and a=24 here
+  ASSERT_TRUE(Add("a", 1));
+  ASSERT_TRUE(conn->Step("COMMIT"));
+  EXPECT_EQ(Committed(), "a=15 ");
 }
 
 TEST_F(DeferredAdds, ReleasingASavepointThatBeganTheTransactionWritesTheAdds) {
@@ -136,9 +161,9 @@ TEST_F(DeferredAdds, OnlyTransactionStatementsAreTakenForThem) {
   ASSERT_TRUE(conn->ExecScript("CREATE TABLE rollbacks (x INTEGER); CREATE TABLE savepoints (x INTEGER)"));
   ASSERT_TRUE(conn->Step("BEGIN IMMEDIATE"));
   ASSERT_TRUE(Add("a", 1));
-  ASSERT_TRUE(Sql("REPLACE INTO rollbacks (x) VALUES (1)"));
+  ASSERT_TRUE(Sql("INSERT INTO rollbacks (x) VALUES (1)"));
   ASSERT_TRUE(static_cast<Conn&>(*conn).Query("SELECT * FROM savepoints"));
-  ASSERT_TRUE(Sql("REINDEX counts"));
+  ASSERT_TRUE(Sql("REINDEX rollbacks"));
   EXPECT_EQ(conn->deferred_count(), 1u);
   ASSERT_TRUE(conn->Step("COMMIT"));
   EXPECT_EQ(Committed(), "a=1 ");
