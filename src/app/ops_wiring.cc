@@ -4,33 +4,17 @@
 #include <spdlog/spdlog.h>
 
 #include "src/core/log.h"
-#include "src/marketing/automation_runs_repo.h"
-#include "src/marketing/campaign_sends_repo.h"
+#include "src/jobs/queues.h"
 #include "src/http/forwarding.h"
 #include "src/store/sqlite.h"
-#include "src/webhooks/deliveries_repo.h"
 #include "src/webhooks/endpoints_repo.h"
 
 namespace crmd::app {
 
 namespace {
 
-// The job queues /readyz and /metrics report, read in one snapshot.
-struct JobQueues {
-  store::QueueStats webhook_deliveries, campaign_sends, automation_steps;
-};
-
-Result<JobQueues> ReadJobQueues(store::Database& db, int64_t now) {
-  return db.Read([&](store::Conn& c) -> Result<JobQueues> {
-    auto w = webhooks::deliveries_repo::QueueStats(c, now);
-    if (!w) return Fail(w.error());
-    auto k = marketing::campaign_sends_repo::QueueStats(c, now);
-    if (!k) return Fail(k.error());
-    auto a = marketing::automation_runs_repo::QueueStats(c, now);
-    if (!a) return Fail(a.error());
-    return JobQueues{*w, *k, *a};
-  });
-}
+using jobs::JobQueues;
+using jobs::ReadJobQueues;
 
 nlohmann::json QueueJson(const store::QueueStats& q, int64_t now) {
   return {{"pending", q.pending}, {"due", q.due}, {"lag_seconds", q.LagSeconds(now)}};
@@ -125,7 +109,7 @@ void AddCollectors(App::Services& s) {
     const int64_t now = s.clock->NowUnix();
     auto level = store::CheckMigrations(*s.db);
     auto queues = level ? ReadJobQueues(*s.db, now) : Result<JobQueues>(Fail(level.error()));
-    auto endpoints = queues ? s.db->Read([](store::Conn& c) { return webhooks::endpoints_repo::CountByState(c); })
+    auto endpoints = queues ? s.webhook_endpoints->CountByState()
                             : Result<webhooks::endpoints_repo::StateCounts>(Fail(queues.error()));
     m.Gauge("crmd_db_up", "1 when the database answered this scrape's queries.").Set(endpoints ? 1 : 0);
     if (level) {

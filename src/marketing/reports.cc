@@ -157,4 +157,13 @@ Result<json> ReportService::AutomationReport(int64_t id) const {
   });
 }
 
+Status RebuildContactCounters(store::Database& db) {
+  auto rebuilt = db.Write([](store::Conn& c) -> Result<bool> {
+    if (auto st = reporting_repo::RebuildCounters(c); !st) return Fail(st.error());
+    return true;
+  });
+  if (!rebuilt) return Fail(rebuilt.error());
+  return Ok();
+}
+
 }  // namespace crmd::marketing

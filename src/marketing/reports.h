@@ -21,6 +21,10 @@ struct ContactsReportRequest {
 
 inline constexpr int64_t kMaxReportBuckets = 400;
 
+// Recounts the contact counters the reports read from the contacts `db` holds now, in one
+// transaction (`crmctl copy`: counters are not copied but rebuilt at the destination).
+Status RebuildContactCounters(store::Database& db);
+
 class ReportService {
  public:
   ReportService(store::Database& db, const Clock& clock) : db_(db), clock_(clock) {}

@@ -92,6 +92,20 @@ Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
   return owned;
 }
 
+Result<nlohmann::json> RunCampaignAction(Services& s, CampaignAction action,
+                                         const governance::Actor& actor, int64_t id,
+                                         bool confirmed) {
+  const bool resend = action == CampaignAction::kResend;
+  return s.governance.options.db->Write([&](store::Conn& c) -> Result<json> {
+    auto preview = resend ? s.delivery->PreviewResend(c, id) : s.campaigns->PreviewActivate(c, id);
+    if (!preview) return Fail(preview.error());
+    if (!preview->blockers.empty())
+      return Fail(Errc::kDependencyBlocked, preview->blockers.front().reason);
+    if (!confirmed) return json{{"preview", preview->preview}};
+    return resend ? s.delivery->Resend(c, actor, id) : s.campaigns->Activate(c, actor, id);
+  });
+}
+
 namespace {
 
 // The id of the list/tag called `name`, created when missing.

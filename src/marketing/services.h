@@ -42,6 +42,14 @@ struct Services {
 Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
                                                crm::Services& crm);
 
+// The operator's two steps for `crmctl campaign activate|resend`, in one transaction: the
+// preview ({"preview": ...}), and with `confirmed` the action itself (activate, or
+// resend to the recipients that failed). kDependencyBlocked naming the first blocker.
+enum class CampaignAction { kActivate, kResend };
+Result<nlohmann::json> RunCampaignAction(Services& s, CampaignAction action,
+                                         const governance::Actor& actor, int64_t id,
+                                         bool confirmed);
+
 // `crmctl seed`: a few campaigns, automations and a sequence over the lists and tags that
 // exist (creates "Newsletter" / "welcome" when there are none). Idempotent by name.
 Status SeedMarketing(Services& s, const governance::Actor& actor);

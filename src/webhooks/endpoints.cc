@@ -203,4 +203,8 @@ Status Endpoints::Delete(int64_t id) {
   return Ok();
 }
 
+Result<endpoints_repo::StateCounts> Endpoints::CountByState() const {
+  return db_.Read([](store::Conn& c) { return endpoints_repo::CountByState(c); });
+}
+
 }  // namespace crmd::webhooks

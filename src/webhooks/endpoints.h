@@ -58,6 +58,8 @@ Result<EndpointInput> EndpointInputFromJson(const nlohmann::json& j);
 // when !allow_private.
 Status ValidateTargetUrl(const std::string& url, bool allow_private);
 
+namespace endpoints_repo { struct StateCounts; }  // src/webhooks/endpoints_repo.h
+
 class Endpoints {
  public:
   // `retry_horizon_s`: the retry window a kept backlog gets again when the endpoint is
@@ -71,6 +73,9 @@ class Endpoints {
         retry_horizon_s_(retry_horizon_s) {}
   Endpoints(const Endpoints&) = delete;
   Endpoints& operator=(const Endpoints&) = delete;
+
+  // How many endpoints are enabled, auto-disabled and disabled by an operator (/metrics).
+  Result<endpoints_repo::StateCounts> CountByState() const;
 
   // Returns the endpoint and its signing secret (shown once). url and events required.
   Result<std::pair<Endpoint, std::string>> Create(const EndpointInput& in);

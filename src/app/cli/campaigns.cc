@@ -6,6 +6,7 @@
 
 #include "src/app/cli/commands.h"
 #include "src/marketing/campaign_delivery.h"
+#include "src/marketing/services.h"
 
 namespace crmd::app::cli {
 
@@ -54,14 +55,9 @@ int CampaignCommand(Context& ctx, const Args& args) {
     for (const auto& a : args) yes = yes || a == "--yes";
     governance::Actor actor{.kind = "cli", .subject = "crmctl"};
     bool resend = verb == "resend";
-    auto out = marketing.governance.options.db->Write([&](store::Conn& c) -> Result<nlohmann::json> {
-      auto preview = resend ? marketing.delivery->PreviewResend(c, *id) : marketing.campaigns->PreviewActivate(c, *id);
-      if (!preview) return Fail(preview.error());
-      if (!preview->blockers.empty())
-        return Fail(Errc::kDependencyBlocked, preview->blockers.front().reason);
-      if (!yes) return nlohmann::json{{"preview", preview->preview}};
-      return resend ? marketing.delivery->Resend(c, actor, *id) : marketing.campaigns->Activate(c, actor, *id);
-    });
+    auto out = marketing::RunCampaignAction(
+        marketing, resend ? marketing::CampaignAction::kResend : marketing::CampaignAction::kActivate,
+        actor, *id, yes);
     if (!out) return PrintError(out.error(), resend ? "crmctl campaign resend" : "crmctl campaign activate");
     PrintJson(*out);
     if (!yes) {

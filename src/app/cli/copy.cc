@@ -6,7 +6,8 @@
 #include <filesystem>
 
 #include "src/app/cli/commands.h"
-#include "src/marketing/reporting_repo.h"
+#include "src/marketing/reporting_repo.h"  // kCounterTables
+#include "src/marketing/reports.h"
 #include "src/store/copy.h"
 
 namespace crmd::app::cli {
@@ -59,8 +60,7 @@ int CopyCommand(Context& ctx, const Args& args) {
   if (!has("--verify-only")) {
     // The counters are not copied: they are recomputed from what the destination now
     // holds (on SQLite no trigger counts an inserted contact, migration 0059).
-    auto rebuilt = (*destination)->Write(
-        [](store::Conn& c) { return marketing::reporting_repo::RebuildCounters(c); });
+    auto rebuilt = marketing::RebuildContactCounters(**destination);
     if (!rebuilt) return PrintError(rebuilt.error(), "crmctl copy");
   }
   if (report->stopped_early) {
