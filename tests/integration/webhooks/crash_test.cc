@@ -3,11 +3,7 @@
 // (at least once). Endpoint and incoming hook are configured with the real crmctl; events
 // are produced over HTTP through the incoming webhook (contact service: contact.created and
 // contact.tag_added per payload).
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +20,7 @@
 #include "src/http/client.h"
 #include "src/store/db.h"
 #include "tests/integration/webhooks/receiver.h"
+#include "tests/support/crmd_process.h"
 #include "tests/support/test_server.h"
 
 extern char** environ;
@@ -31,25 +28,10 @@ extern char** environ;
 namespace crmd::webhooktest {
 namespace {
 
-const std::string kCrmd = std::string(CRMD_BINARY_DIR) + "/src/app/crmd";
-const std::string kCrmctl = std::string(CRMD_BINARY_DIR) + "/src/app/crmctl";
+using crmd::testing::CrmdProcess;
+using crmd::testing::FreePort;
 
-// A loopback port that was free a moment ago (crmd needs a fixed port across restarts).
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    close(fd);
-    return 0;
-  }
-  close(fd);
-  return ntohs(a.sin_port);
-}
+const std::string kCrmctl = std::string(CRMD_BINARY_DIR) + "/src/app/crmctl";
 
 // stdout of a crmctl run (stderr goes to the test log); the exit status in *status.
 std::string Crmctl(const std::vector<std::string>& args, int* status) {
@@ -66,36 +48,6 @@ std::string Crmctl(const std::vector<std::string>& args, int* status) {
   *status = pclose(p);
   return out;
 }
-
-// One crmd child process; killed with SIGKILL by the destructor if still running.
-class CrmdProcess {
- public:
-  CrmdProcess(const std::vector<std::string>& args, const std::string& log_path) {
-    std::vector<std::string> argv_s = {kCrmd};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (posix_spawn(&pid_, kCrmd.c_str(), &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  ~CrmdProcess() { Kill(); }
-  bool running() const { return pid_ > 0; }
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
 
 bool WaitHealthy(http::HttpClient& client, const std::string& base, int seconds) {
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
@@ -167,7 +119,7 @@ TEST(WebhookDeliveryProof, KilledMidDeliveryAndRestartedLosesNoEvent) {
   auto client = http::MakeHttpClient();
   const std::string log = dir.path() + "/crmd.log";
   auto first = std::make_unique<CrmdProcess>(config, log);
-  ASSERT_TRUE(first->running());
+  ASSERT_TRUE(first->pid() > 0);
   ASSERT_TRUE(WaitHealthy(*client, base, 20)) << "crmd did not start; see " << log;
 
   // 20 payloads -> 40 events (contact.created + contact.tag_added each).
@@ -195,7 +147,7 @@ TEST(WebhookDeliveryProof, KilledMidDeliveryAndRestartedLosesNoEvent) {
   // Restart on the same database; the receiver speeds up.
   receiver.set_delay_ms(10);
   CrmdProcess second(config, log);
-  ASSERT_TRUE(second.running());
+  ASSERT_TRUE(second.pid() > 0);
   ASSERT_TRUE(WaitHealthy(*client, base, 20)) << "crmd did not restart; see " << log;
   // The attempt that was in flight is retried once its lease (timeout + 30 s) runs out.
   bool all = receiver.WaitFor(
