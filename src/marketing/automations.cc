@@ -13,28 +13,13 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<AutomationStatus, const char*>, 3> kNames{{
+constexpr StatusNames<AutomationStatus, 3> kNames{{{
     {AutomationStatus::kDraft, "draft"},
     {AutomationStatus::kActive, "active"},
     {AutomationStatus::kInactive, "inactive"},
-}};
-
-Error AutomationNotFound(int64_t id) {
-  return Error::NotFound("automation " + std::to_string(id) + " not found");
-}
+}}};
 
 std::string AutomationRevisionKey(int64_t id) { return "automation:" + std::to_string(id); }
-
-Result<std::optional<Automation>> Load(store::Conn& c, int64_t id) {
-  return automations_repo::Find(c, id);
-}
-
-Result<Automation> LoadOr404(store::Conn& c, int64_t id) {
-  auto a = Load(c, id);
-  if (!a) return Fail(a.error());
-  if (!*a) return Fail(AutomationNotFound(id));
-  return std::move(**a);
-}
 
 Status SaveRefs(store::Conn& c, const Automation& a) {
   return automations_repo::ReplaceRefs(c, a.id, CollectRefs(a.trigger, a.steps));
@@ -73,15 +58,6 @@ Status ApplyFields(const json& j, Automation& a) {
   return Ok();
 }
 
-Status CheckRevision(const Automation& a, int64_t expected) {
-  if (expected != 0 && a.revision != expected) {
-    return Fail(Errc::kRevisionConflict, "expected_revision " + std::to_string(expected) +
-                                             " is stale; the automation is at revision " +
-                                             std::to_string(a.revision));
-  }
-  return Ok();
-}
-
 json EnrolmentSummary(store::Conn& c, int64_t id, Status* st) {
   auto rows = automations_repo::EnrolmentCounts(c, id);
   if (!rows) {
@@ -99,19 +75,9 @@ json EnrolmentSummary(store::Conn& c, int64_t id, Status* st) {
 
 }  // namespace
 
-const char* ToString(AutomationStatus s) {
-  for (const auto& [v, n] : kNames) {
-    if (v == s) return n;
-  }
-  return "draft";
-}
+const char* ToString(AutomationStatus s) { return kNames.Name(s); }
 
-std::optional<AutomationStatus> ParseAutomationStatus(std::string_view s) {
-  for (const auto& [v, n] : kNames) {
-    if (s == n) return v;
-  }
-  return std::nullopt;
-}
+std::optional<AutomationStatus> ParseAutomationStatus(std::string_view s) { return kNames.Parse(s); }
 
 json ToJson(const Automation& a, bool full) {
   json j = {{"id", a.id},
@@ -130,6 +96,14 @@ json ToJson(const Automation& a, bool full) {
   return j;
 }
 
+AutomationService::AutomationService(store::Database& db, const Clock& clock, AuditSink audit,
+                                     governance::Idempotency* idempotency)
+    : db_(db),
+      clock_(clock),
+      rows_("automation", automations_repo::Find,
+            [](const Automation& a) { return ToString(a.status); }, db, std::move(audit),
+            idempotency) {}
+
 Result<AutomationPage> AutomationService::List(std::optional<AutomationStatus> status,
                                                std::string_view cursor, int limit) const {
   return ListPageAfterCursor<AutomationPage>(
@@ -138,21 +112,7 @@ Result<AutomationPage> AutomationService::List(std::optional<AutomationStatus> s
       });
 }
 
-Result<Automation> AutomationService::Get(int64_t id) const {
-  return db_.Read([&](store::Conn& c) { return LoadOr404(c, id); });
-}
-
-Status AutomationService::Audit(store::Conn& c, const governance::Actor& actor, const char* action,
-                                const Automation& a, std::optional<int64_t> revision_before) const {
-  if (!audit_) return Ok();
-  return audit_(c, actor,
-                        governance::AuditEntry{.action = action,
-                                   .target_type = "automation",
-                                   .target_ids = {a.id},
-                                   .revision_before = revision_before,
-                                   .revision_after = a.revision,
-                                   .details = {{"status", ToString(a.status)}}});
-}
+Result<Automation> AutomationService::Get(int64_t id) const { return rows_.Get(id); }
 
 Result<Automation> AutomationService::CreateIn(store::Conn& c, const governance::Actor& actor,
                                                const json& fields) {
@@ -166,33 +126,22 @@ Result<Automation> AutomationService::CreateIn(store::Conn& c, const governance:
   if (!id) return Fail(id.error());
   a.id = *id;
   if (auto s = SaveRefs(c, a); !s) return Fail(s.error());
-  if (auto s = Audit(c, actor, "create_automation", a, std::nullopt); !s) return Fail(s.error());
+  if (auto s = rows_.Audit(c, actor, "create_automation", a, std::nullopt); !s) return Fail(s.error());
   return a;
 }
 
 Result<Automation> AutomationService::Create(const governance::Actor& actor, const json& fields,
                                              const std::string& idempotency_key) {
-  return db_.Write([&](store::Conn& c) -> Result<Automation> {
-    std::optional<Automation> made;
-    auto id = CreateOnce(c, idempotency_, actor, "create_automation", idempotency_key,
-                         [&]() -> Result<int64_t> {
-                           auto x = CreateIn(c, actor, fields);
-                           if (!x) return Fail(x.error());
-                           made = std::move(*x);
-                           return made->id;
-                         });
-    if (!id) return Fail(id.error());
-    if (made) return std::move(*made);
-    return LoadOr404(c, *id);
-  });
+  return rows_.Create(actor, "create_automation", idempotency_key,
+                      [&](store::Conn& c) { return CreateIn(c, actor, fields); });
 }
 
 Result<Automation> AutomationService::Update(const governance::Actor& actor, int64_t id,
                                              int64_t expected_revision, const json& fields) {
   return db_.Write([&](store::Conn& c) -> Result<Automation> {
-    auto a = LoadOr404(c, id);
+    auto a = rows_.LoadOr404(c, id);
     if (!a) return Fail(a.error());
-    if (auto s = CheckRevision(*a, expected_revision); !s) return Fail(s.error());
+    if (auto s = rows_.CheckRevision(*a, expected_revision); !s) return Fail(s.error());
     // An active automation may be edited: each run keeps the steps copied at its
     // enrolment, so the edit applies to new enrolments only.
     if (auto s = ApplyFields(fields, *a); !s) return Fail(s.error());
@@ -205,7 +154,7 @@ Result<Automation> AutomationService::Update(const governance::Actor& actor, int
     int64_t before = a->revision;
     a->updated_at = clock_.NowUnix();
     if (auto s = Save(c, *a, a->revision); !s) return Fail(s.error());
-    if (auto s = Audit(c, actor, "update_automation", *a, before); !s) return Fail(s.error());
+    if (auto s = rows_.Audit(c, actor, "update_automation", *a, before); !s) return Fail(s.error());
     return a;
   });
 }
@@ -213,9 +162,9 @@ Result<Automation> AutomationService::Update(const governance::Actor& actor, int
 Result<Automation> AutomationService::Deactivate(const governance::Actor& actor, int64_t id,
                                                  int64_t expected_revision) {
   return db_.Write([&](store::Conn& c) -> Result<Automation> {
-    auto a = LoadOr404(c, id);
+    auto a = rows_.LoadOr404(c, id);
     if (!a) return Fail(a.error());
-    if (auto s = CheckRevision(*a, expected_revision); !s) return Fail(s.error());
+    if (auto s = rows_.CheckRevision(*a, expected_revision); !s) return Fail(s.error());
     if (a->status != AutomationStatus::kActive) {
       return Fail(Errc::kInvalidTransition, std::string("only an active automation can be "
                                                         "deactivated; this one is ") + ToString(a->status));
@@ -226,7 +175,7 @@ Result<Automation> AutomationService::Deactivate(const governance::Actor& actor,
     // Pending steps of every run are cancelled with the deactivation, atomically.
     if (auto n = automation_runs_repo::CancelActive(c, id, a->updated_at); !n) return Fail(n.error());
     if (auto s = Save(c, *a, a->revision); !s) return Fail(s.error());
-    if (auto s = Audit(c, actor, "deactivate_automation", *a, before); !s) return Fail(s.error());
+    if (auto s = rows_.Audit(c, actor, "deactivate_automation", *a, before); !s) return Fail(s.error());
     return a;
   });
 }
@@ -257,7 +206,7 @@ Result<EnrolmentCandidates> AutomationService::Candidates(store::Conn& c, int64_
 }
 
 Result<governance::Preview> AutomationService::PreviewActivate(store::Conn& c, int64_t id) const {
-  auto a = LoadOr404(c, id);
+  auto a = rows_.LoadOr404(c, id);
   if (!a) return Fail(a.error());
   if (auto s = CheckActivatable(c, *a); !s) return Fail(s.error());
   auto cand = Candidates(c, id, a->trigger, 10);
@@ -279,7 +228,7 @@ Result<governance::Preview> AutomationService::PreviewActivate(store::Conn& c, i
 
 Result<json> AutomationService::Activate(store::Conn& c, const governance::Actor& actor, int64_t id) {
   int64_t now = clock_.NowUnix();
-  auto a = LoadOr404(c, id);
+  auto a = rows_.LoadOr404(c, id);
   if (!a) return Fail(a.error());
   if (auto s = CheckActivatable(c, *a); !s) return Fail(s.error());
   int64_t enrolled = 0;
@@ -294,12 +243,12 @@ Result<json> AutomationService::Activate(store::Conn& c, const governance::Actor
   a->activated_at = now;
   a->updated_at = now;
   if (auto s = Save(c, *a, a->revision); !s) return Fail(s.error());
-  if (auto s = Audit(c, actor, "activate_automation", *a, before); !s) return Fail(s.error());
+  if (auto s = rows_.Audit(c, actor, "activate_automation", *a, before); !s) return Fail(s.error());
   return json{{"automation", ToJson(*a, false)}, {"enrolled", enrolled}};
 }
 
 Result<governance::Preview> AutomationService::PreviewDelete(store::Conn& c, int64_t id) const {
-  auto a = LoadOr404(c, id);
+  auto a = rows_.LoadOr404(c, id);
   if (!a) return Fail(a.error());
   Status st;
   json enrolments = EnrolmentSummary(c, id, &st);
@@ -326,14 +275,14 @@ Result<governance::Preview> AutomationService::PreviewDelete(store::Conn& c, int
 }
 
 Result<json> AutomationService::Delete(store::Conn& c, const governance::Actor& actor, int64_t id) {
-  auto a = LoadOr404(c, id);
+  auto a = rows_.LoadOr404(c, id);
   if (!a) return Fail(a.error());
   if (a->status == AutomationStatus::kActive) {
     return Fail(Errc::kDependencyBlocked,
                 "automation " + std::to_string(id) + " is active; deactivate it before deleting");
   }
   if (auto n = automations_repo::Delete(c, id); !n) return Fail(n.error());
-  if (auto s = Audit(c, actor, "delete_automation", *a, a->revision); !s) return Fail(s.error());
+  if (auto s = rows_.Audit(c, actor, "delete_automation", *a, a->revision); !s) return Fail(s.error());
   return json{{"deleted", {{"id", id}, {"name", a->name}}}};
 }
 

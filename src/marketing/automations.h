@@ -25,6 +25,7 @@
 #include "src/governance/actor.h"
 #include "src/governance/audit.h"
 #include "src/governance/confirmations.h"
+#include "src/marketing/aggregate.h"
 #include "src/marketing/common.h"
 #include "src/store/db.h"
 
@@ -68,8 +69,7 @@ class AutomationService {
   // `audit` may be empty (unit tests).
   // `idempotency` may be null (unit tests): idempotency keys are then ignored.
   AutomationService(store::Database& db, const Clock& clock, AuditSink audit = {},
-                    governance::Idempotency* idempotency = nullptr)
-      : db_(db), clock_(clock), audit_(std::move(audit)), idempotency_(idempotency) {}
+                    governance::Idempotency* idempotency = nullptr);
   AutomationService(const AutomationService&) = delete;
   AutomationService& operator=(const AutomationService&) = delete;
 
@@ -99,13 +99,9 @@ class AutomationService {
                                                 const nlohmann::json& trigger, int sample);
 
  private:
-  Status Audit(store::Conn& c, const governance::Actor& actor, const char* action, const Automation& a,
-               std::optional<int64_t> revision_before) const;
-
   store::Database& db_;
   const Clock& clock_;
-  const AuditSink audit_;
-  governance::Idempotency* const idempotency_;
+  RevisionedRows<Automation> rows_;
 };
 
 }  // namespace crmd::marketing

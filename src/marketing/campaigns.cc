@@ -14,14 +14,14 @@
 namespace crmd::marketing {
 namespace {
 
-constexpr std::array<std::pair<CampaignStatus, const char*>, 6> kStatusNames{{
+constexpr StatusNames<CampaignStatus, 6> kStatusNames{{{
     {CampaignStatus::kDraft, "draft"},
     {CampaignStatus::kScheduled, "scheduled"},
     {CampaignStatus::kSending, "sending"},
     {CampaignStatus::kSent, "sent"},
     {CampaignStatus::kPaused, "paused"},
     {CampaignStatus::kCancelled, "cancelled"},
-}};
+}}};
 
 nlohmann::json AudienceJson(const Audience& a) {
   return {{"lists", a.lists},
@@ -81,18 +81,10 @@ std::string CampaignRevisionKey(int64_t id) { return "campaign:" + std::to_strin
 
 }  // namespace
 
-const char* ToString(CampaignStatus s) {
-  for (const auto& [v, name] : kStatusNames) {
-    if (v == s) return name;
-  }
-  return "draft";
-}
+const char* ToString(CampaignStatus s) { return kStatusNames.Name(s); }
 
 std::optional<CampaignStatus> ParseCampaignStatus(std::string_view s) {
-  for (const auto& [v, name] : kStatusNames) {
-    if (s == name) return v;
-  }
-  return std::nullopt;
+  return kStatusNames.Parse(s);
 }
 
 bool CanTransition(CampaignStatus from, CampaignStatus to) {
@@ -217,6 +209,14 @@ Status CheckReadyToSend(const Campaign& c) {
   return Ok();
 }
 
+CampaignService::CampaignService(store::Database& db, const Clock& clock, AuditSink audit,
+                                 governance::Idempotency* idempotency)
+    : db_(db),
+      clock_(clock),
+      rows_("campaign", campaigns_repo::Load,
+            [](const Campaign& k) { return ToString(k.status); }, db, std::move(audit),
+            idempotency) {}
+
 Result<CampaignPage> CampaignService::List(std::optional<CampaignStatus> status,
                                            std::string_view cursor, int limit) const {
   auto after = DecodeIdCursor(cursor);
@@ -234,26 +234,7 @@ Result<CampaignPage> CampaignService::List(std::optional<CampaignStatus> status,
   });
 }
 
-Result<Campaign> CampaignService::Get(int64_t id) const {
-  return db_.Read([&](store::Conn& c) -> Result<Campaign> {
-    auto k = campaigns_repo::Load(c, id);
-    if (!k) return Fail(k.error());
-    if (!*k) return Fail(CampaignNotFound(id));
-    return std::move(**k);
-  });
-}
-
-Status CampaignService::Audit(store::Conn& c, const governance::Actor& actor, const char* action,
-                              const Campaign& k, std::optional<int64_t> revision_before) const {
-  if (!audit_) return Ok();
-  return audit_(c, actor,
-                        governance::AuditEntry{.action = action,
-                                   .target_type = "campaign",
-                                   .target_ids = {k.id},
-                                   .revision_before = revision_before,
-                                   .revision_after = k.revision,
-                                   .details = {{"status", ToString(k.status)}}});
-}
+Result<Campaign> CampaignService::Get(int64_t id) const { return rows_.Get(id); }
 
 Result<Campaign> CampaignService::CreateIn(store::Conn& c, const governance::Actor& actor,
                                            const nlohmann::json& fields) {
@@ -264,37 +245,22 @@ Result<Campaign> CampaignService::CreateIn(store::Conn& c, const governance::Act
   auto id = campaigns_repo::Insert(c, k);
   if (!id) return Fail(id.error());
   k.id = *id;
-  if (auto s = Audit(c, actor, "create_campaign", k, std::nullopt); !s) return Fail(s.error());
+  if (auto s = rows_.Audit(c, actor, "create_campaign", k, std::nullopt); !s) return Fail(s.error());
   return k;
 }
 
 Result<Campaign> CampaignService::Create(const governance::Actor& actor, const nlohmann::json& fields,
                                          const std::string& idempotency_key) {
-  return db_.Write([&](store::Conn& c) -> Result<Campaign> {
-    std::optional<Campaign> made;
-    auto id = CreateOnce(c, idempotency_, actor, "create_campaign", idempotency_key,
-                         [&]() -> Result<int64_t> {
-                           auto k = CreateIn(c, actor, fields);
-                           if (!k) return Fail(k.error());
-                           made = std::move(*k);
-                           return made->id;
-                         });
-    if (!id) return Fail(id.error());
-    if (made) return std::move(*made);
-    auto loaded = campaigns_repo::Load(c, *id);
-    if (!loaded) return Fail(loaded.error());
-    if (!*loaded) return Fail(CampaignNotFound(*id));
-    return std::move(**loaded);
-  });
+  return rows_.Create(actor, "create_campaign", idempotency_key,
+                      [&](store::Conn& c) { return CreateIn(c, actor, fields); });
 }
 
 Result<Campaign> CampaignService::Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
                                          const nlohmann::json& fields) {
   return db_.Write([&](store::Conn& c) -> Result<Campaign> {
-    auto loaded = campaigns_repo::Load(c, id);
+    auto loaded = rows_.LoadOr404(c, id);
     if (!loaded) return Fail(loaded.error());
-    if (!*loaded) return Fail(CampaignNotFound(id));
-    Campaign k = std::move(**loaded);
+    Campaign k = std::move(*loaded);
     if (k.revision != expected_revision) {
       return Fail(Errc::kRevisionConflict, "expected_revision " + std::to_string(expected_revision) +
                                                " is stale; the campaign is at revision " +
@@ -308,17 +274,16 @@ Result<Campaign> CampaignService::Update(const governance::Actor& actor, int64_t
     if (auto s = CheckReferences(c, k.audience); !s) return Fail(s.error());
     k.updated_at = clock_.NowUnix();
     if (auto s = campaigns_repo::Save(c, k, expected_revision); !s) return Fail(s.error());
-    if (auto s = Audit(c, actor, "update_campaign", k, expected_revision); !s) return Fail(s.error());
+    if (auto s = rows_.Audit(c, actor, "update_campaign", k, expected_revision); !s) return Fail(s.error());
     return k;
   });
 }
 
 Result<Campaign> CampaignService::Pause(const governance::Actor& actor, int64_t id, int64_t expected_revision) {
   return db_.Write([&](store::Conn& c) -> Result<Campaign> {
-    auto loaded = campaigns_repo::Load(c, id);
+    auto loaded = rows_.LoadOr404(c, id);
     if (!loaded) return Fail(loaded.error());
-    if (!*loaded) return Fail(CampaignNotFound(id));
-    Campaign k = std::move(**loaded);
+    Campaign k = std::move(*loaded);
     if (expected_revision != 0 && k.revision != expected_revision) {
       return Fail(Errc::kRevisionConflict, "expected_revision is stale; the campaign is at revision " +
                                                std::to_string(k.revision));
@@ -333,7 +298,7 @@ Result<Campaign> CampaignService::Pause(const governance::Actor& actor, int64_t 
     if (auto s = campaigns_repo::Save(c, k, k.revision); !s) return Fail(s.error());
     // Out of the queue's way until it is activated again (leased ones finish their turn).
     if (auto s = campaign_sends_repo::Park(c, id, k.updated_at); !s) return Fail(s.error());
-    if (auto s = Audit(c, actor, "pause_campaign", k, before); !s) return Fail(s.error());
+    if (auto s = rows_.Audit(c, actor, "pause_campaign", k, before); !s) return Fail(s.error());
     return k;
   });
 }
@@ -444,15 +409,14 @@ Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const governanc
   // Its sends continue the trace of the request that activated it (a confirm_action
   // call, or a person's approval).
   if (auto s = campaign_sends_repo::SetTrace(c, id, crm::CurrentTraceLink()); !s) return Fail(s.error());
-  if (auto s = Audit(c, actor, "activate_campaign", k, before); !s) return Fail(s.error());
+  if (auto s = rows_.Audit(c, actor, "activate_campaign", k, before); !s) return Fail(s.error());
   return nlohmann::json{{"campaign", ToJson(k, false)}, {"recipients_recorded", recorded->total}};
 }
 
 Result<governance::Preview> CampaignService::PreviewDelete(store::Conn& c, int64_t id) const {
-  auto loaded = campaigns_repo::Load(c, id);
+  auto loaded = rows_.LoadOr404(c, id);
   if (!loaded) return Fail(loaded.error());
-  if (!*loaded) return Fail(CampaignNotFound(id));
-  const Campaign& k = **loaded;
+  const Campaign& k = *loaded;
   auto recipients = campaigns_repo::CountRecipients(c, id);
   if (!recipients) return Fail(recipients.error());
   governance::Preview p;
@@ -469,16 +433,15 @@ Result<governance::Preview> CampaignService::PreviewDelete(store::Conn& c, int64
 }
 
 Result<nlohmann::json> CampaignService::Delete(store::Conn& c, const governance::Actor& actor, int64_t id) {
-  auto loaded = campaigns_repo::Load(c, id);
+  auto loaded = rows_.LoadOr404(c, id);
   if (!loaded) return Fail(loaded.error());
-  if (!*loaded) return Fail(CampaignNotFound(id));
-  const Campaign& k = **loaded;
+  const Campaign& k = *loaded;
   if (!CanDelete(k.status)) {
     return Fail(Errc::kDependencyBlocked,
                 "campaign " + std::to_string(id) + " is sending; pause it before deleting");
   }
   if (auto s = campaigns_repo::Remove(c, id); !s) return Fail(s.error());
-  if (auto s = Audit(c, actor, "delete_campaign", k, k.revision); !s) return Fail(s.error());
+  if (auto s = rows_.Audit(c, actor, "delete_campaign", k, k.revision); !s) return Fail(s.error());
   return nlohmann::json{{"deleted", {{"id", id}, {"name", k.name}}}};
 }
 

@@ -26,6 +26,7 @@
 #include "src/governance/actor.h"
 #include "src/governance/audit.h"
 #include "src/governance/confirmations.h"
+#include "src/marketing/aggregate.h"
 #include "src/marketing/common.h"
 #include "src/store/db.h"
 
@@ -86,8 +87,7 @@ class CampaignService {
   // own transaction.
   // `idempotency` may be null (unit tests): idempotency keys are then ignored.
   CampaignService(store::Database& db, const Clock& clock, AuditSink audit = {},
-                  governance::Idempotency* idempotency = nullptr)
-      : db_(db), clock_(clock), audit_(std::move(audit)), idempotency_(idempotency) {}
+                  governance::Idempotency* idempotency = nullptr);
   CampaignService(const CampaignService&) = delete;
   CampaignService& operator=(const CampaignService&) = delete;
 
@@ -122,13 +122,10 @@ class CampaignService {
   Result<nlohmann::json> Delete(store::Conn& c, const governance::Actor& actor, int64_t id);
 
  private:
-  Status Audit(store::Conn& c, const governance::Actor& actor, const char* action, const Campaign& k,
-               std::optional<int64_t> revision_before) const;
 
   store::Database& db_;
   const Clock& clock_;
-  const AuditSink audit_;
-  governance::Idempotency* const idempotency_;
+  RevisionedRows<Campaign> rows_;
   const MailContext* mail_ = nullptr;
   governance::SettingsService* settings_ = nullptr;
 };

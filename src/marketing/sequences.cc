@@ -13,20 +13,16 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<SequenceStatus, const char*>, 3> kSequenceStatusNames{{
+constexpr StatusNames<SequenceStatus, 3> kSequenceStatusNames{{{
     {SequenceStatus::kDraft, "draft"},
     {SequenceStatus::kActive, "active"},
     {SequenceStatus::kPaused, "paused"},
-}};
+}}};
 
-Error SequenceNotFound(int64_t id) {
-  return Error::NotFound("sequence " + std::to_string(id) + " not found");
-}
-
-Result<Sequence> LoadSequenceOr404(store::Conn& c, int64_t id) {
+// The sequence with its enrolment counts; nullopt when there is none.
+Result<std::optional<Sequence>> FindWithEnrolments(store::Conn& c, int64_t id) {
   auto row = sequences_repo::Find(c, id);
-  if (!row) return Fail(row.error());
-  if (!*row) return Fail(SequenceNotFound(id));
+  if (!row || !*row) return row;
   auto stats = sequence_runs_repo::LoadStats(c, id);
   if (!stats) return Fail(stats.error());
   (*row)->enrolments = {{"enrolled", stats->enrolled},
@@ -35,7 +31,7 @@ Result<Sequence> LoadSequenceOr404(store::Conn& c, int64_t id) {
                         {"failed", stats->failed},
                         {"completed", stats->completed},
                         {"exited", stats->exited}};
-  return std::move(**row);
+  return row;
 }
 
 Status CheckList(store::Conn& c, const Sequence& s) {
@@ -105,29 +101,12 @@ Status ApplySequenceFields(const json& j, Sequence& s) {
   return Ok();
 }
 
-Status CheckSequenceRevision(const Sequence& s, int64_t expected) {
-  if (expected != 0 && s.revision != expected) {
-    return Fail(Errc::kRevisionConflict, "expected_revision " + std::to_string(expected) +
-                                             " is stale; the sequence is at revision " +
-                                             std::to_string(s.revision));
-  }
-  return Ok();
-}
-
 }  // namespace
 
-const char* ToString(SequenceStatus s) {
-  for (const auto& [v, n] : kSequenceStatusNames) {
-    if (v == s) return n;
-  }
-  return "draft";
-}
+const char* ToString(SequenceStatus s) { return kSequenceStatusNames.Name(s); }
 
 std::optional<SequenceStatus> ParseSequenceStatus(std::string_view s) {
-  for (const auto& [v, n] : kSequenceStatusNames) {
-    if (s == n) return v;
-  }
-  return std::nullopt;
+  return kSequenceStatusNames.Parse(s);
 }
 
 bool CanTransition(SequenceStatus from, SequenceStatus to) {
@@ -215,6 +194,14 @@ Result<json> ValidateSequenceEmails(const json& emails) {
   return out;
 }
 
+SequenceService::SequenceService(store::Database& db, const Clock& clock, AuditSink audit,
+                                 governance::Idempotency* idempotency)
+    : db_(db),
+      clock_(clock),
+      rows_("sequence", FindWithEnrolments,
+            [](const Sequence& s) { return ToString(s.status); }, db, std::move(audit),
+            idempotency) {}
+
 Result<SequencePage> SequenceService::List(std::optional<SequenceStatus> status,
                                            std::string_view cursor, int limit) const {
   return ListPageAfterCursor<SequencePage>(
@@ -223,21 +210,7 @@ Result<SequencePage> SequenceService::List(std::optional<SequenceStatus> status,
       });
 }
 
-Result<Sequence> SequenceService::Get(int64_t id) const {
-  return db_.Read([&](store::Conn& c) { return LoadSequenceOr404(c, id); });
-}
-
-Status SequenceService::Audit(store::Conn& c, const governance::Actor& actor, const char* action,
-                              const Sequence& s, std::optional<int64_t> revision_before) const {
-  if (!audit_) return Ok();
-  return audit_(c, actor,
-                        governance::AuditEntry{.action = action,
-                                   .target_type = "sequence",
-                                   .target_ids = {s.id},
-                                   .revision_before = revision_before,
-                                   .revision_after = s.revision,
-                                   .details = {{"status", ToString(s.status)}}});
-}
+Result<Sequence> SequenceService::Get(int64_t id) const { return rows_.Get(id); }
 
 Result<Sequence> SequenceService::CreateIn(store::Conn& c, const governance::Actor& actor, const json& fields) {
   Sequence s;
@@ -247,33 +220,22 @@ Result<Sequence> SequenceService::CreateIn(store::Conn& c, const governance::Act
   auto id = sequences_repo::Insert(c, s);
   if (!id) return Fail(id.error());
   s.id = *id;
-  if (auto st = Audit(c, actor, "create_sequence", s, std::nullopt); !st) return Fail(st.error());
+  if (auto st = rows_.Audit(c, actor, "create_sequence", s, std::nullopt); !st) return Fail(st.error());
   return s;
 }
 
 Result<Sequence> SequenceService::Create(const governance::Actor& actor, const json& fields,
                                          const std::string& idempotency_key) {
-  return db_.Write([&](store::Conn& c) -> Result<Sequence> {
-    std::optional<Sequence> made;
-    auto id = CreateOnce(c, idempotency_, actor, "create_sequence", idempotency_key,
-                         [&]() -> Result<int64_t> {
-                           auto x = CreateIn(c, actor, fields);
-                           if (!x) return Fail(x.error());
-                           made = std::move(*x);
-                           return made->id;
-                         });
-    if (!id) return Fail(id.error());
-    if (made) return std::move(*made);
-    return LoadSequenceOr404(c, *id);
-  });
+  return rows_.Create(actor, "create_sequence", idempotency_key,
+                      [&](store::Conn& c) { return CreateIn(c, actor, fields); });
 }
 
 Result<Sequence> SequenceService::Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
                                          const json& fields) {
   return db_.Write([&](store::Conn& c) -> Result<Sequence> {
-    auto s = LoadSequenceOr404(c, id);
+    auto s = rows_.LoadOr404(c, id);
     if (!s) return Fail(s.error());
-    if (auto st = CheckSequenceRevision(*s, expected_revision); !st) return Fail(st.error());
+    if (auto st = rows_.CheckRevision(*s, expected_revision); !st) return Fail(st.error());
     auto enrol = EnrolIds(fields);
     if (!enrol) return Fail(enrol.error());
     const bool edits = HasEdits(fields);
@@ -301,20 +263,20 @@ Result<Sequence> SequenceService::Update(const governance::Actor& actor, int64_t
     if (edits) {
       s->updated_at = now;
       if (auto st = SaveSequence(c, *s); !st) return Fail(st.error());
-      if (auto st = Audit(c, actor, "update_sequence", *s, before); !st) return Fail(st.error());
+      if (auto st = rows_.Audit(c, actor, "update_sequence", *s, before); !st) return Fail(st.error());
     } else if (!enrol->empty()) {
-      if (auto st = Audit(c, actor, "enroll_sequence", *s, before); !st) return Fail(st.error());
+      if (auto st = rows_.Audit(c, actor, "enroll_sequence", *s, before); !st) return Fail(st.error());
     }
-    return LoadSequenceOr404(c, id);
+    return rows_.LoadOr404(c, id);
   });
 }
 
 Result<Sequence> SequenceService::SetStatus(const governance::Actor& actor, int64_t id, SequenceStatus to,
                                             int64_t expected_revision) {
   return db_.Write([&](store::Conn& c) -> Result<Sequence> {
-    auto s = LoadSequenceOr404(c, id);
+    auto s = rows_.LoadOr404(c, id);
     if (!s) return Fail(s.error());
-    if (auto st = CheckSequenceRevision(*s, expected_revision); !st) return Fail(st.error());
+    if (auto st = rows_.CheckRevision(*s, expected_revision); !st) return Fail(st.error());
     if (!CanTransition(s->status, to)) {
       return Fail(Errc::kInvalidTransition, std::string("a ") + ToString(s->status) +
                                                 " sequence cannot become " + ToString(to));
@@ -328,7 +290,7 @@ Result<Sequence> SequenceService::SetStatus(const governance::Actor& actor, int6
     s->status = to;
     s->updated_at = clock_.NowUnix();
     if (auto st = SaveSequence(c, *s); !st) return Fail(st.error());
-    if (auto st = Audit(c, actor, "set_sequence_status", *s, before); !st) return Fail(st.error());
+    if (auto st = rows_.Audit(c, actor, "set_sequence_status", *s, before); !st) return Fail(st.error());
     return s;
   });
 }

@@ -22,6 +22,7 @@
 #include "src/core/result.h"
 #include "src/governance/actor.h"
 #include "src/governance/audit.h"
+#include "src/marketing/aggregate.h"
 #include "src/marketing/common.h"
 #include "src/store/db.h"
 
@@ -67,8 +68,7 @@ class SequenceService {
   // `audit` may be empty (unit tests).
   // `idempotency` may be null (unit tests): idempotency keys are then ignored.
   SequenceService(store::Database& db, const Clock& clock, AuditSink audit = {},
-                  governance::Idempotency* idempotency = nullptr)
-      : db_(db), clock_(clock), audit_(std::move(audit)), idempotency_(idempotency) {}
+                  governance::Idempotency* idempotency = nullptr);
   SequenceService(const SequenceService&) = delete;
   SequenceService& operator=(const SequenceService&) = delete;
 
@@ -91,13 +91,10 @@ class SequenceService {
                              int64_t expected_revision);
 
  private:
-  Status Audit(store::Conn& c, const governance::Actor& actor, const char* action, const Sequence& s,
-               std::optional<int64_t> revision_before) const;
 
   store::Database& db_;
   const Clock& clock_;
-  const AuditSink audit_;
-  governance::Idempotency* const idempotency_;
+  RevisionedRows<Sequence> rows_;
 };
 
 }  // namespace crmd::marketing
