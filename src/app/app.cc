@@ -269,10 +269,14 @@ Result<std::unique_ptr<App>> App::Create(Config config) {
   // console: the web console under /console.
   WireConsole(s);
 
-  s.housekeeping = std::make_unique<Housekeeping>(
+  s.housekeeping = std::make_unique<jobs::Housekeeping>(
       *s.db, *s.clock,
-      HousekeepingOptions{.interval_s = s.config.housekeeping_interval_s,
-                          .retention_days = s.config.retention_days});
+      jobs::HousekeepingOptions{
+          .interval_s = s.config.housekeeping_interval_s,
+          .retention_days = s.config.retention_days,
+          // Idle past the MCP session TTL (1 h) plus the touch granularity.
+          .more_rules = {{"mcp_sessions", &DeleteMcpSessionsIdleSince,
+                          [](int64_t now, int64_t) { return now - 2 * 3600; }}}});
 
   return app;
 }

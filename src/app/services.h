@@ -7,7 +7,6 @@
 #include "auth/bearer.h"
 #include "auth/token_service.h"
 #include "src/app/app.h"
-#include "src/app/housekeeping.h"
 #include "src/app/mcp_sessions.h"
 #include "auth/authorize.h"
 #include "auth/cimd.h"
@@ -33,6 +32,7 @@
 #include "src/webhooks/worker.h"
 #include "src/jobs/automation_runner.h"
 #include "src/jobs/campaign_sender.h"
+#include "src/jobs/housekeeping.h"
 #include "src/jobs/mail_runtime.h"
 #include "src/mail/unsubscribe.h"
 #include "src/http/server.h"
@@ -113,8 +113,8 @@ struct App::Services {
   // jobs: automations, sequences and double opt-in (src/jobs/automation_runner.h).
   std::unique_ptr<marketing::AutomationRuns> automation_runs;
   std::unique_ptr<jobs::AutomationRunner> automation_runner;
-  // app: the housekeeping sweep (started in App::Start, stopped in App::Stop).
-  std::unique_ptr<Housekeeping> housekeeping;
+  // jobs: the housekeeping sweep (started in App::Start, stopped in App::Stop).
+  std::unique_ptr<jobs::Housekeeping> housekeeping;
   // rest: incoming webhooks (POST <rest base>/hooks/<token>), upserting via crm->contacts.
   std::unique_ptr<webhooks::IncomingHooks> incoming_hooks;
 };

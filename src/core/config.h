@@ -102,7 +102,7 @@ struct Config {
   std::string dkim_private_key_file;    // PEM, RSA; DKIM is on when all three are set
   std::string dkim_selector;
   std::string dkim_domain;
-  // Housekeeping (src/app/housekeeping.h): expired rows are deleted every interval.
+  // Housekeeping (src/jobs/housekeeping.h): expired rows are deleted every interval.
   int64_t housekeeping_interval_s = 600;  // 0 disables the background sweep
   int64_t retention_days = 30;            // confirmations and webhook attempts kept this long
 

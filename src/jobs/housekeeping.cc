@@ -1,8 +1,10 @@
-#include "src/app/housekeeping.h"
+#include "src/jobs/housekeeping.h"
 
 #include <chrono>
 #include <random>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -11,24 +13,18 @@
 #include "auth/repo/login_sessions_repo.h"
 #include "auth/repo/rate_limits_repo.h"
 #include "auth/repo/tokens_repo.h"
-#include "src/app/mcp_sessions.h"
 #include "src/governance/approvals_repo.h"
 #include "src/governance/confirmations_repo.h"
 #include "src/governance/idempotency_repo.h"
+#include "src/jobs/job_leases_repo.h"
 #include "src/webhooks/deliveries_repo.h"
 
-namespace crmd::app {
+namespace crmd::jobs {
 namespace {
 
 // Each rule deletes rows at or before a cutoff through the owning aggregate's repository;
-// no table's SQL lives here but job_leases' (this file is that aggregate's repository).
-using Sweep = Result<int64_t> (*)(store::Conn& c, int64_t cutoff);
-
-struct Rule {
-  const char* name;
-  Sweep sweep;
-  int64_t (*cutoff)(int64_t now, int64_t retention_s);
-};
+// no table's SQL lives here.
+using Rule = HousekeepingRule;
 
 constexpr int64_t kDay = 24 * 3600;
 
@@ -51,8 +47,6 @@ constexpr Rule kRules[] = {
      [](int64_t now, int64_t retention) { return now - retention; }},
     {"webhook_attempts", &webhooks::deliveries_repo::DeleteAttemptsBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},
-    // Idle past the MCP session TTL (1 h) plus the touch granularity (src/app/mcp_sessions.h).
-    {"mcp_sessions", &DeleteMcpSessionsIdleSince, [](int64_t now, int64_t) { return now - 2 * 3600; }},
 };
 
 std::string NewNodeId() {
@@ -63,29 +57,23 @@ std::string NewNodeId() {
 }  // namespace
 
 Housekeeping::Housekeeping(store::Database& db, const Clock& clock, HousekeepingOptions options)
-    : db_(db), clock_(clock), options_(options), node_id_(NewNodeId()) {}
+    : db_(db), clock_(clock), options_(std::move(options)), node_id_(NewNodeId()) {}
 
 Result<bool> Housekeeping::TakeLease() {
   const int64_t now = clock_.NowUnix();
   const int64_t until = now + std::max<int64_t>(options_.interval_s, 60) + 60;
-  auto n = db_.Write([&](store::Conn& c) -> Result<int64_t> {
-    auto made = c.Exec("INSERT INTO job_leases (name, holder, expires_at) VALUES ('housekeeping', '', 0) "
-                       "ON CONFLICT (name) DO NOTHING");
-    if (!made) return Fail(made.error());
-    return c.Exec(
-        "UPDATE job_leases SET holder = ?, expires_at = ? "
-        "WHERE name = 'housekeeping' AND (expires_at <= ? OR holder = ?)",
-        {node_id_, until, now, node_id_});
+  return db_.Write([&](store::Conn& c) {
+    return job_leases_repo::TakeOrRenew(c, "housekeeping", node_id_, until, now);
   });
-  if (!n) return Fail(n.error());
-  return *n == 1;
 }
 
 Result<int64_t> Housekeeping::RunOnce() {
   const int64_t now = clock_.NowUnix();
   const int64_t retention = options_.retention_days * kDay;
   int64_t total = 0;
-  for (const Rule& rule : kRules) {
+  std::vector<Rule> rules(std::begin(kRules), std::end(kRules));
+  rules.insert(rules.end(), options_.more_rules.begin(), options_.more_rules.end());
+  for (const Rule& rule : rules) {
     const int64_t cutoff = rule.cutoff(now, retention);
     auto n = db_.Write([&](store::Conn& c) {
       return rule.sweep(c, cutoff);
@@ -129,4 +117,4 @@ void Housekeeping::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-}  // namespace crmd::app
+}  // namespace crmd::jobs

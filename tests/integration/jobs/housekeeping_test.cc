@@ -4,12 +4,12 @@
 #include <chrono>
 #include <thread>
 
-#include "src/app/housekeeping.h"
+#include "src/jobs/housekeeping.h"
 #include "src/app/services.h"
 #include "src/core/clock.h"
 #include "tests/support/test_server.h"
 
-namespace crmd::app {
+namespace crmd::jobs {
 namespace {
 
 using crmd::testing::TestServer;
@@ -86,4 +86,4 @@ TEST(Housekeeping, TheBackgroundThreadSweepsOnItsOwn) {
 }
 
 }  // namespace
-}  // namespace crmd::app
+}  // namespace crmd::jobs

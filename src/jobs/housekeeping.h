@@ -10,7 +10,8 @@
 //   authorization_requests, login_sessions   expired
 //   confirmations       expired or finished over `retention_days` ago
 //   webhook_attempts    older than `retention_days`
-//   mcp_sessions        idle for over two hours
+//   and the rules the composition root adds (HousekeepingOptions::more_rules), such as
+//   mcp_sessions        idle for over two hours (src/app/mcp_sessions.h)
 // The outbox and the audit log are kept (the audit log is the record; the outbox is read
 // by the delivery cursor).
 //
@@ -20,16 +21,26 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
 #include "src/store/db.h"
 
-namespace crmd::app {
+namespace crmd::jobs {
+
+// One retention rule: `sweep` deletes the rows of `name` at or before the cutoff that
+// `cutoff(now, retention_days in seconds)` answers, through that table's repository.
+struct HousekeepingRule {
+  const char* name;
+  Result<int64_t> (*sweep)(store::Conn& c, int64_t cutoff);
+  int64_t (*cutoff)(int64_t now, int64_t retention_s);
+};
 
 struct HousekeepingOptions {
   int64_t interval_s = 600;    // 0: never runs on its own
   int64_t retention_days = 30;
+  std::vector<HousekeepingRule> more_rules;  // after the built-in ones, in this order
 };
 
 class Housekeeping {
@@ -59,4 +70,4 @@ class Housekeeping {
   std::thread thread_;
 };
 
-}  // namespace crmd::app
+}  // namespace crmd::jobs
