@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 SANITIZE=${CRMD_TEST_SANITIZE:-address,undefined}
 ./scripts/setup-debian.sh
+# The rooms' dependency direction (ARCHITECTURE.md), on the includes.
+./scripts/check-layout.sh
 if [[ -z $SANITIZE || $SANITIZE == none ]]; then
   ./scripts/build.sh
   cd build
