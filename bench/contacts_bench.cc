@@ -17,6 +17,7 @@
 #include "src/core/random.h"
 #include "src/crm/seed.h"
 #include "src/crm/services.h"
+#include "tests/support/domain.h"
 #include "src/mcp/registry.h"
 #include "tools/contacts.h"
 
@@ -31,7 +32,7 @@ struct World {
   SystemClock clock;
   SecureRandom random;
   std::unique_ptr<store::Database> db;
-  std::unique_ptr<Services> services;
+  std::unique_ptr<crmd::testing::Domain> domain;  // governance, crm, marketing
   mcp::ToolRegistry registry;
   Principal principal;
   int64_t contacts = 100000;
@@ -43,10 +44,10 @@ struct World {
            ("crmd-bench-" + std::to_string(::getpid()))).string();
     std::filesystem::create_directories(dir);
     db = std::move(*store::Open("sqlite:" + dir + "/bench.db", 4));
-    services = std::move(*MakeServices({.db = db.get(), .clock = &clock, .random = &random}));
+    domain = std::move(*crmd::testing::MakeDomain(*db, clock, random));
     auto seeded = Seed(*db, {.contacts = contacts, .now = clock.NowUnix()});
     if (!seeded) std::abort();
-    if (!tools::RegisterContactTools(registry, *services)) std::abort();
+    if (!tools::RegisterContactTools(registry, *domain->marketing)) std::abort();
     principal = {.subject = "bench", .client_id = "bench"};
     for (const auto& s : auth::AllScopes()) principal.scopes.insert(s);
     pk_ns = MeasurePk();
@@ -111,7 +112,7 @@ BENCHMARK(BM_GetContact_ById);
 
 void BM_GetContact_ByEmail(benchmark::State& state) {
   World& w = W();
-  auto c = w.services->contacts->Get(w.contacts / 2);
+  auto c = w.domain->crm->contacts->Get(w.contacts / 2);
   std::string email = c ? c->email : "nobody@example.com";
   Measure(state, [&](World& w2, int64_t) {
     benchmark::DoNotOptimize(w2.Call("get_contact", {{"email", email}}));

@@ -26,8 +26,8 @@ inline constexpr const char* kSubscribedStatus = "subscribed";
 inline constexpr int kDefaultPageSize = 25;
 inline constexpr int kMaxPageSize = 100;
 
-// Records an audit row in the caller's transaction: crm's AuditLog::Record in production
-// (wired by InstallMarketing), empty in unit tests.
+// Records an audit row in the caller's transaction: governance::AuditLog::Record in production
+// (wired by marketing::MakeServices), empty in unit tests.
 using AuditSink = std::function<Status(store::Conn&, const governance::Actor&, const governance::AuditEntry&)>;
 
 

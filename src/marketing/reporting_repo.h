@@ -24,7 +24,7 @@ namespace crmd::marketing::reporting_repo {
 // The counters that triggers keep as contacts and memberships change (migration 0053);
 // ContactCounts, ContactGrowth, the per-bucket and per-source/status reads, list and tag
 // member counts and a one-group campaign audience read them instead of scanning. On
-// SQLite a new contact's counters are written by repo::InsertContact (migration 0059),
+// SQLite a new contact's counters are written by contacts_repo::InsertContact (migration 0059),
 // not by a trigger. A copy to another database does not copy them (store::CopyOptions)
 // and rebuilds them at the destination afterwards (RebuildCounters).
 inline constexpr std::array<const char*, 3> kCounterTables = {

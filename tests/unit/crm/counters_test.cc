@@ -29,7 +29,7 @@ class Counters : public testing::CrmFixture {
  protected:
   void SetUp() override {
     CrmFixture::SetUp();
-    // The marketing services (InstallMarketing) are not part of this fixture; the
+    // The marketing services (marketing::MakeServices) are not part of this fixture; the
     // reports need only the database and the clock.
     reports_ = std::make_unique<marketing::ReportService>(*db, clock);
   }
