@@ -8,17 +8,8 @@ $APT g++ cmake ninja-build lld pkg-config ca-certificates git curl python3 \
   libboost1.81-dev libboost-context1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libvalijson-dev \
   libexpected-dev libsqlite3-dev sqlite3 libpq-dev libcurl4-openssl-dev \
   libgtest-dev libgmock-dev libbenchmark-dev wrk libjemalloc-dev
-# The console's templates: mstch (Mustache). libmstch-dev depends on the default
-# libboost-dev (1.74), which conflicts with libboost1.81-dev; then the same Debian .deb
-# (headers, a static library, CMake config; header-only use of Boost) is unpacked under
-# /opt/mstch, where CMakeLists.txt looks for it.
-if ! $APT libmstch-dev 2>/dev/null && [[ ! -f /opt/mstch/usr/include/mstch/mstch.hpp ]]; then
-  tmp=$(mktemp -d)
-  (cd "$tmp" && apt-get download libmstch-dev)
-  $SUDO mkdir -p /opt/mstch
-  $SUDO dpkg-deb -x "$tmp"/libmstch-dev_*.deb /opt/mstch
-  rm -rf "$tmp"
-fi
+# The console's templates: kainjow's Mustache (header-only).
+$APT libkainjow-mustache-dev
 # Tests only: a real PostgreSQL server (started by the tests themselves, tests/support/pg.sh)
 # and nginx as the load balancer of the multi-node test. The packages' own services are
 # not used.

@@ -42,8 +42,8 @@ http::Response ErrorPage(const Error& e, const PageChrome& chrome, const std::st
 
 // --- API keys ---
 
-mstch::map KeyNode(const governance::ApiKey& k) {
-  return mstch::map{{"id", std::to_string(k.id)},
+ViewMap KeyNode(const governance::ApiKey& k) {
+  return ViewMap{{"id", std::to_string(k.id)},
                     {"name", k.name},
                     {"prefix", k.prefix},
                     {"role", std::string(governance::ApiKeyRoleName(k.role))},
@@ -57,9 +57,9 @@ http::Response KeysPage(const ApiPagesDeps& d, const Person& p, int status,
                         const std::string& error, const std::string& name) {
   auto keys = d.api_keys->List();
   if (!keys) return InternalError(keys.error(), ChromeFor(p, "api"));
-  mstch::array list;
+  ViewList list;
   for (const auto& k : *keys) list.emplace_back(KeyNode(k));
-  mstch::map ctx{{"keys", std::move(list)},
+  ViewMap ctx{{"keys", std::move(list)},
                  {"has_keys", !keys->empty()},
                  {"csrf_token", p.csrf_token},
                  {"name", name},
@@ -83,7 +83,7 @@ http::Response PostKeys(const ApiPagesDeps& d, const http::Request& req, const P
         return KeysPage(d, p, 400, created.error().message, name);
       return InternalError(created.error(), chrome);
     }
-    mstch::map ctx = KeyNode(created->key);
+    ViewMap ctx = KeyNode(created->key);
     ctx.emplace("secret", created->secret);
     ctx.emplace("rest_base_url", d.rest_base_url);
     return RenderPage(201, "API key created", "api_key_created.mustache", ctx, chrome);
@@ -105,10 +105,10 @@ http::Response PostKeys(const ApiPagesDeps& d, const http::Request& req, const P
 
 // --- outgoing webhooks ---
 
-mstch::map EndpointNode(const webhooks::Endpoint& e) {
-  mstch::array events;
+ViewMap EndpointNode(const webhooks::Endpoint& e) {
+  ViewList events;
   for (const auto& ev : e.events) events.emplace_back(ev);
-  mstch::map m{{"id", std::to_string(e.id)},
+  ViewMap m{{"id", std::to_string(e.id)},
                {"url", e.url},
                {"description", e.description},
                {"events", std::move(events)},
@@ -120,12 +120,12 @@ mstch::map EndpointNode(const webhooks::Endpoint& e) {
   return m;
 }
 
-mstch::array EventOptions(const std::vector<std::string>& checked) {
-  mstch::array out;
+ViewList EventOptions(const std::vector<std::string>& checked) {
+  ViewList out;
   for (const auto& ev : crm::events::kAll) {
     std::string name(ev.name);
     bool on = std::find(checked.begin(), checked.end(), name) != checked.end();
-    out.emplace_back(mstch::map{{"name", name},
+    out.emplace_back(ViewMap{{"name", name},
                                 {"display_name", std::string(ev.display_name)},
                                 {"id", "event-" + std::to_string(out.size())},
                                 {"checked", on}});
@@ -142,9 +142,9 @@ http::Response WebhooksPage(const ApiPagesDeps& d, const Person& p, int status,
                             const std::string& error, const EndpointForm& in) {
   auto eps = d.endpoints->List();
   if (!eps) return InternalError(eps.error(), ChromeFor(p, "api"));
-  mstch::array list;
+  ViewList list;
   for (const auto& e : *eps) list.emplace_back(EndpointNode(e));
-  mstch::map ctx{{"endpoints", std::move(list)},
+  ViewMap ctx{{"endpoints", std::move(list)},
                  {"has_endpoints", !eps->empty()},
                  {"csrf_token", p.csrf_token},
                  {"url", in.url},
@@ -174,7 +174,7 @@ http::Response PostWebhooks(const ApiPagesDeps& d, const http::Request& req, con
       if (e.code == Errc::kPermissionDenied) return WebhooksPage(d, p, 422, e.message, in);
       return InternalError(e, chrome);
     }
-    mstch::map ctx = EndpointNode(created->first);
+    ViewMap ctx = EndpointNode(created->first);
     ctx.emplace("secret", created->second);
     return RenderPage(201, "Webhook created", "webhook_created.mustache", ctx, chrome);
   }
@@ -193,8 +193,8 @@ http::Response PostWebhooks(const ApiPagesDeps& d, const http::Request& req, con
   return SeeOther("/console/webhooks");
 }
 
-mstch::map DeliveryNode(const webhooks::Delivery& x) {
-  mstch::map m{{"id", std::to_string(x.id)},
+ViewMap DeliveryNode(const webhooks::Delivery& x) {
+  ViewMap m{{"id", std::to_string(x.id)},
                {"endpoint_id", std::to_string(x.endpoint_id)},
                {"event_type", x.event_type},
                {"contact_id", x.contact_id ? std::to_string(*x.contact_id) : std::string("—")},
@@ -218,9 +218,9 @@ http::Response DeliveryLog(const ApiPagesDeps& d, const http::Request& req, cons
   if (!e) return ErrorPage(e.error(), chrome, "/console/webhooks");
   auto list = d.deliveries->List({.endpoint_id = *id, .limit = 100});
   if (!list) return InternalError(list.error(), chrome);
-  mstch::array rows;
+  ViewList rows;
   for (const auto& x : *list) rows.emplace_back(DeliveryNode(x));
-  mstch::map ctx = EndpointNode(*e);
+  ViewMap ctx = EndpointNode(*e);
   ctx.emplace("deliveries", std::move(rows));
   ctx.emplace("has_deliveries", !list->empty());
   return RenderPage(200, "Delivery log", "deliveries.mustache", ctx, chrome);
@@ -243,15 +243,15 @@ http::Response DeliveryPage(const ApiPagesDeps& d, const http::Request& req, con
   if (!x) return ErrorPage(x.error(), chrome, "/console/webhooks");
   auto attempts = d.deliveries->Attempts(*id);
   if (!attempts) return InternalError(attempts.error(), chrome);
-  mstch::array rows;
+  ViewList rows;
   for (const auto& a : *attempts)
-    rows.emplace_back(mstch::map{
+    rows.emplace_back(ViewMap{
         {"attempt", std::to_string(a.attempt)},
         {"started_at", FormatRfc3339(a.started_at)},
         {"status_code", a.status_code ? std::to_string(*a.status_code) : std::string("—")},
         {"error", a.error.value_or("")},
         {"duration_ms", std::to_string(a.duration_ms)}});
-  mstch::map ctx = DeliveryNode(*x);
+  ViewMap ctx = DeliveryNode(*x);
   ctx.emplace("attempt_rows", std::move(rows));
   ctx.emplace("has_attempts", !attempts->empty());
   ctx.emplace("csrf_token", p.csrf_token);

@@ -90,12 +90,12 @@ void AddRows(std::vector<PreviewRow>& rows, const std::string& prefix, const jso
   }
 }
 
-mstch::array RowsNode(const std::vector<PreviewRow>& rows) {
-  mstch::array out;
+ViewList RowsNode(const std::vector<PreviewRow>& rows) {
+  ViewList out;
   for (const auto& r : rows) {
-    mstch::array items;
+    ViewList items;
     for (const auto& i : r.items) items.emplace_back(i);
-    out.emplace_back(mstch::map{{"label", r.label},
+    out.emplace_back(ViewMap{{"label", r.label},
                                 {"value", r.value},
                                 {"has_items", !items.empty()},
                                 {"items", std::move(items)}});
@@ -110,8 +110,8 @@ http::Response Message(int status, const std::string& title, const std::string& 
                      link_text);
 }
 
-mstch::map ApprovalNode(const governance::ApprovalInfo& a) {
-  return mstch::map{{"id", a.id},
+ViewMap ApprovalNode(const governance::ApprovalInfo& a) {
+  return ViewMap{{"id", a.id},
                     {"action_title", ActionTitle(a.action)},
                     {"client_id", a.client_id},
                     {"expires_at", FormatRfc3339(a.expires_at)}};
@@ -128,16 +128,16 @@ http::Response HandleList(const ApprovalPagesDeps& d, const http::Request& req, 
     spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(items.error().detail));
     return Message(500, "Error", "Something went wrong. Try again in a minute.", &p);
   }
-  mstch::array list;
+  ViewList list;
   for (const auto& a : *items) list.emplace_back(ApprovalNode(a));
   bool any = !list.empty();
   return RenderPage(200, "Pending approvals", "approvals.mustache",
-                    mstch::map{{"has_items", any}, {"items", std::move(list)}},
+                    ViewMap{{"has_items", any}, {"items", std::move(list)}},
                     ChromeFor(p, "approvals"));
 }
 
 http::Response ShowApproval(const governance::ApprovalInfo& a, const Person& p, int status = 200) {
-  mstch::map ctx = ApprovalNode(a);
+  ViewMap ctx = ApprovalNode(a);
   ctx.emplace("status", a.status);
   ctx.emplace("status_text", StatusText(a.status));
   ctx.emplace("created_at", FormatRfc3339(a.created_at));

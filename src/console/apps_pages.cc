@@ -11,8 +11,8 @@
 namespace crmd::console {
 namespace {
 
-mstch::array Scopes(const std::string& scope) {
-  mstch::array out;
+ViewList Scopes(const std::string& scope) {
+  ViewList out;
   size_t pos = 0;
   while (pos < scope.size()) {
     size_t sp = scope.find(' ', pos);
@@ -40,13 +40,13 @@ http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
   auto last = d.audit->LastActivityByClient(shown);
   if (!last) return InternalError(last.error(), chrome);
   std::map<std::string, std::string> names;
-  mstch::array clients;
+  ViewList clients;
   {  // names for everyone; the clients table for administrators
     for (const auto& c : *list) {
       names[c.client_id] = c.name;
       if (!p.is_admin) continue;
       auto seen = last->find(c.client_id);
-      clients.emplace_back(mstch::map{
+      clients.emplace_back(ViewMap{
           {"client_id", c.client_id},
           {"name", c.name},
           {"source", c.source},
@@ -56,12 +56,12 @@ http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
                                                 : FormatRfc3339(seen->second)}});
     }
   }
-  mstch::array live, ended;
+  ViewList live, ended;
   for (const auto& g : *grants) {
     if (!p.is_admin && g.user_email != p.email) continue;
     auto seen = last->find(g.client_id);
     auto name = names.find(g.client_id);
-    mstch::map node{{"grant_id", g.grant_id},
+    ViewMap node{{"grant_id", g.grant_id},
                     {"client_id", g.client_id},
                     {"client_name", name == names.end() ? g.client_id : name->second},
                     {"user_email", g.user_email},
@@ -78,11 +78,11 @@ http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
   }
   auto consents = d.apps.consents();
   if (!consents) return InternalError(consents.error(), chrome);
-  mstch::array remembered;
+  ViewList remembered;
   for (const auto& c : *consents) {
     if (!p.is_admin && c.user_email != p.email) continue;
     auto name = names.find(c.client_id);
-    remembered.emplace_back(mstch::map{
+    remembered.emplace_back(ViewMap{
         {"client_id", c.client_id},
         {"client_name", name == names.end() ? c.client_id : name->second},
         {"user_id", std::to_string(c.user_id)},
@@ -90,7 +90,7 @@ http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
         {"scopes", Scopes(c.scope)},
         {"created_at", FormatRfc3339(c.created_at)}});
   }
-  mstch::map ctx{{"is_admin", p.is_admin},
+  ViewMap ctx{{"is_admin", p.is_admin},
                  {"has_consents", !remembered.empty()},
                  {"consents", std::move(remembered)},
                  {"csrf_token", p.csrf_token},

@@ -58,16 +58,16 @@ json Definition(const FormFields& in, std::string* error) {
   return def;
 }
 
-mstch::map BuilderNode(const FormFields& in) {
-  mstch::array rows;
+ViewMap BuilderNode(const FormFields& in) {
+  ViewList rows;
   for (int i = 0; i < kBuilderRows; ++i) {
     std::string p = "f" + std::to_string(i) + "_";
     std::string chosen = FieldValue(in, p + "type");
     if (in.empty() && i == 0) chosen = "Email";
-    mstch::array types;
+    ViewList types;
     for (const char* t : kTypes)
-      types.emplace_back(mstch::map{{"type", std::string(t)}, {"selected", chosen == t}});
-    rows.emplace_back(mstch::map{
+      types.emplace_back(ViewMap{{"type", std::string(t)}, {"selected", chosen == t}});
+    rows.emplace_back(ViewMap{
         {"i", std::to_string(i)},
         {"n", std::to_string(i + 1)},
         {"types", std::move(types)},
@@ -76,12 +76,12 @@ mstch::map BuilderNode(const FormFields& in) {
         {"required", (in.empty() && i == 0) || FieldValue(in, p + "required") == "on"},
         {"options", FieldValue(in, p + "options")}});
   }
-  mstch::array statuses;
+  ViewList statuses;
   for (const char* s : kStatuses)
-    statuses.emplace_back(mstch::map{{"status", std::string(s)},
+    statuses.emplace_back(ViewMap{{"status", std::string(s)},
                                      {"label", std::string(*s ? s : "(leave as it is)")},
                                      {"selected", FieldValue(in, "applies_status") == s}});
-  return mstch::map{{"rows", std::move(rows)},
+  return ViewMap{{"rows", std::move(rows)},
                     {"statuses", std::move(statuses)},
                     {"form_name", FieldValue(in, "name")},
                     {"applies_type", FieldValue(in, "applies_type")},
@@ -98,15 +98,15 @@ http::Response FormsPage(const FormsPagesDeps& d, const Person& p, int status,
   const PageChrome chrome = ChromeFor(p, "forms");
   auto forms = d.forms->List();
   if (!forms) return InternalError(forms.error(), chrome);
-  mstch::array list;
+  ViewList list;
   for (const auto& f : *forms)
-    list.emplace_back(mstch::map{{"id", std::to_string(f.id)},
+    list.emplace_back(ViewMap{{"id", std::to_string(f.id)},
                                  {"name", f.name},
                                  {"fields", std::to_string(f.fields.size())},
                                  {"generated", std::to_string(f.generated_contacts)},
                                  {"public", !f.require_key},
                                  {"updated_at", FormatRfc3339(f.updated_at)}});
-  mstch::map ctx = BuilderNode(in);
+  ViewMap ctx = BuilderNode(in);
   ctx.emplace("forms", std::move(list));
   ctx.emplace("has_forms", !forms->empty());
   ctx.emplace("csrf_token", p.csrf_token);
@@ -161,11 +161,11 @@ http::Response ViewForm(const FormsPagesDeps& d, const http::Request& req, const
     return InternalError(f.error(), chrome);
   }
   std::string submit_url = d.rest_base_url + "/form/submit/" + std::to_string(f->id);
-  mstch::array fields;
+  ViewList fields;
   for (const auto& x : f->fields) {
     std::string options;
     for (const auto& o : x.options) options += (options.empty() ? "" : ", ") + o;
-    fields.emplace_back(mstch::map{{"name", x.name},
+    fields.emplace_back(ViewMap{{"name", x.name},
                                    {"type", x.type},
                                    {"label", x.label},
                                    {"required", x.required},
@@ -176,7 +176,7 @@ http::Response ViewForm(const FormsPagesDeps& d, const http::Request& req, const
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
     return s;
   };
-  mstch::map ctx{{"id", std::to_string(f->id)},
+  ViewMap ctx{{"id", std::to_string(f->id)},
                  {"fields", std::move(fields)},
                  {"generated", std::to_string(f->generated_contacts)},
                  {"status", f->applies.status.value_or("(unchanged)")},

@@ -100,19 +100,19 @@ Preview PreviewOf(const FormFields& in) {
   return out;
 }
 
-mstch::map EditorNode(const FormFields& in) {
-  mstch::array rows;
+ViewMap EditorNode(const FormFields& in) {
+  ViewList rows;
   for (int i = 0; i < kMappingRows; ++i) {
     std::string p = "m" + std::to_string(i) + "_";
     bool first = in.empty() && i == 0;
     rows.emplace_back(
-        mstch::map{{"i", std::to_string(i)},
+        ViewMap{{"i", std::to_string(i)},
                    {"n", std::to_string(i + 1)},
                    {"target", first ? std::string("email") : FieldValue(in, p + "target")},
                    {"path", first ? std::string("email") : FieldValue(in, p + "path")},
                    {"required", FieldValue(in, p + "required") == "on"}});
   }
-  return mstch::map{{"rows", std::move(rows)},
+  return ViewMap{{"rows", std::move(rows)},
                     {"hook_name", FieldValue(in, "name")},
                     {"applies_tags", FieldValue(in, "applies_tags")},
                     {"applies_lists", FieldValue(in, "applies_lists")},
@@ -121,11 +121,11 @@ mstch::map EditorNode(const FormFields& in) {
                     {"sample", FieldValue(in, "sample")}};
 }
 
-mstch::map PreviewNode(const Preview& p) {
-  mstch::array rows, errors;
-  for (const auto& [k, v] : p.rows) rows.emplace_back(mstch::map{{"label", k}, {"value", v}});
-  for (const auto& [k, v] : p.errors) errors.emplace_back(mstch::map{{"path", k}, {"message", v}});
-  return mstch::map{{"ok", p.ok}, {"rows", std::move(rows)}, {"errors", std::move(errors)}};
+ViewMap PreviewNode(const Preview& p) {
+  ViewList rows, errors;
+  for (const auto& [k, v] : p.rows) rows.emplace_back(ViewMap{{"label", k}, {"value", v}});
+  for (const auto& [k, v] : p.errors) errors.emplace_back(ViewMap{{"path", k}, {"message", v}});
+  return ViewMap{{"ok", p.ok}, {"rows", std::move(rows)}, {"errors", std::move(errors)}};
 }
 
 http::Response HooksPage(const HooksPagesDeps& d, const Person& p, int status,
@@ -133,9 +133,9 @@ http::Response HooksPage(const HooksPagesDeps& d, const Person& p, int status,
   const PageChrome chrome = ChromeFor(p, "api");
   auto hooks = d.hooks->List();
   if (!hooks) return InternalError(hooks.error(), chrome);
-  mstch::array list;
+  ViewList list;
   for (const auto& h : *hooks)
-    list.emplace_back(mstch::map{
+    list.emplace_back(ViewMap{
         {"id", std::to_string(h.id)},
         {"name", h.name},
         {"prefix", h.token_prefix},
@@ -145,11 +145,11 @@ http::Response HooksPage(const HooksPagesDeps& d, const Person& p, int status,
         {"received", std::to_string(h.received_count)},
         {"last_received_at",
          h.last_received_at ? FormatRfc3339(*h.last_received_at) : std::string("never")}});
-  mstch::map ctx = EditorNode(in);
+  ViewMap ctx = EditorNode(in);
   ctx.emplace("hooks", std::move(list));
   ctx.emplace("has_hooks", !hooks->empty());
   ctx.emplace("csrf_token", p.csrf_token);
-  ctx.emplace("preview", with_preview ? mstch::node(PreviewNode(PreviewOf(in))) : mstch::node(false));
+  ctx.emplace("preview", with_preview ? View(PreviewNode(PreviewOf(in))) : View(false));
   if (!error.empty()) ctx.emplace("error", error);
   return RenderPage(status, "Incoming webhooks", "hooks.mustache", ctx, chrome);
 }
@@ -171,7 +171,7 @@ http::Response PostHooks(const HooksPagesDeps& d, const http::Request& req, cons
       return InternalError(made.error(), chrome);
     }
     return RenderPage(201, "Incoming webhook created", "hook_created.mustache",
-                      mstch::map{{"name", made->hook.name},
+                      ViewMap{{"name", made->hook.name},
                                  {"url", d.rest_base_url + "/hooks/" + made->token},
                                  {"hmac", made->hook.has_hmac_secret}},
                       chrome);

@@ -14,13 +14,13 @@ namespace {
 using nlohmann::json;
 
 // One section of the dashboard as label/value rows (the approval preview's flattening).
-mstch::array Rows(const json& section) {
-  mstch::array out;
+ViewList Rows(const json& section) {
+  ViewList out;
   json obj = section.is_object() ? section : json{{"value", section}};
   for (const auto& r : PreviewRows(obj)) {
-    mstch::array items;
+    ViewList items;
     for (const auto& i : r.items) items.emplace_back(i);
-    out.emplace_back(mstch::map{{"label", r.label},
+    out.emplace_back(ViewMap{{"label", r.label},
                                 {"value", r.value},
                                 {"has_items", !items.empty()},
                                 {"items", std::move(items)}});
@@ -39,13 +39,13 @@ http::Response Overview(const OverviewPagesDeps& d, const Person& p) {
   const PageChrome chrome = ChromeFor(p, "overview");
   auto dash = d.reports->Dashboard();
   if (!dash) return InternalError(dash.error(), chrome);
-  mstch::array sections;
+  ViewList sections;
   for (const auto& [key, value] : dash->items()) {
     if (key == "generated_at") continue;
-    sections.emplace_back(mstch::map{{"id", key}, {"title", Title(key)}, {"rows", Rows(value)}});
+    sections.emplace_back(ViewMap{{"id", key}, {"title", Title(key)}, {"rows", Rows(value)}});
   }
   return RenderPage(200, "Overview", "overview.mustache",
-                    mstch::map{{"sections", std::move(sections)}}, chrome);
+                    ViewMap{{"sections", std::move(sections)}}, chrome);
 }
 
 std::optional<int64_t> Day(const std::string& date) {
@@ -80,7 +80,7 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
       error = "Bad page link.";
     }
   }
-  mstch::map ctx{{"client_id", f.client_id}, {"subject", f.subject}, {"action", f.action},
+  ViewMap ctx{{"client_id", f.client_id}, {"subject", f.subject}, {"action", f.action},
                  {"from", from}, {"to", to}};
   if (!error.empty()) {
     ctx.emplace("error", error);
@@ -92,7 +92,7 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
   auto link = [&](const std::string& key, const std::string& value) {
     return "/console/audit?" + key + "=" + http::PercentEncode(value);
   };
-  mstch::array rows;
+  ViewList rows;
   for (const auto& r : *records) {
     std::string ids;
     for (auto id : r.entry.target_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
@@ -100,7 +100,7 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
                               ? r.entry.details.dump()
                               : "";
     if (details.size() > 300) details = details.substr(0, 300) + "…";
-    mstch::map row{{"id", std::to_string(r.id)},
+    ViewMap row{{"id", std::to_string(r.id)},
                    {"occurred_at", FormatRfc3339(r.occurred_at)},
                    {"actor_kind", r.actor.kind},
                    {"subject", r.actor.subject},

@@ -26,7 +26,7 @@ PageChrome ChromeFor(const Person& p, std::string section) {
 http::Response MessagePage(int status, const std::string& title, const std::string& message,
                            const PageChrome& chrome, const std::string& link,
                            const std::string& link_text) {
-  mstch::map ctx{{"message", message}};
+  ViewMap ctx{{"message", message}};
   if (!link.empty()) {
     ctx.emplace("link", link);
     ctx.emplace("link_text", link_text);
@@ -163,7 +163,7 @@ http::Response SignInForm(const ConsolePeople& people, const http::Request& req,
                           const std::string& next, const std::string& email,
                           const std::string& error) {
   auto [token, cookie] = people.login_form_token(req);
-  mstch::map ctx{{"next", SafeNext(next)}, {"email", email}, {"login_token", token}};
+  ViewMap ctx{{"next", SafeNext(next)}, {"email", email}, {"login_token", token}};
   if (!error.empty()) ctx.emplace("error", error);
   http::Response r = RenderPage(status, "Sign in", "sign_in.mustache", ctx);
   r.headers.emplace_back("Set-Cookie", cookie);

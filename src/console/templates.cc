@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include <mstch/mstch.hpp>
+#include <kainjow/mustache.hpp>
 
 namespace crmd::console {
 namespace {
@@ -23,11 +23,11 @@ constexpr NavEntry kNav[] = {
     {"audit", "/console/audit", "Audit", true},
 };
 
-mstch::array Nav(const PageChrome& chrome) {
-  mstch::array out;
+ViewList Nav(const PageChrome& chrome) {
+  ViewList out;
   for (const auto& e : kNav) {
     if (e.admin_only && !chrome.is_admin) continue;
-    out.emplace_back(mstch::map{{"href", std::string(e.href)},
+    out.emplace_back(ViewMap{{"href", std::string(e.href)},
                                 {"label", std::string(e.label)},
                                 {"current", chrome.section == e.section}});
   }
@@ -52,21 +52,68 @@ const std::string& AssetVersion() {
   return version;
 }
 
+namespace {
+
+kainjow::mustache::data ToData(const View& v) {
+  struct Convert {
+    kainjow::mustache::data operator()(const std::string& s) const { return s; }
+    kainjow::mustache::data operator()(bool b) const { return b; }
+    kainjow::mustache::data operator()(const ViewMap& m) const {
+      kainjow::mustache::object out;
+      for (const auto& [k, x] : m) out.emplace(k, ToData(x));
+      return out;
+    }
+    kainjow::mustache::data operator()(const ViewList& l) const {
+      kainjow::mustache::list out;
+      out.reserve(l.size());
+      for (const auto& x : l) out.push_back(ToData(x));
+      return out;
+    }
+  };
+  return std::visit(Convert{}, v.value());
+}
+
+std::string EscapeHtml(const std::string& s) {
+  std::string out;
+  out.reserve(s.size() + s.size() / 8);
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      case '/': out += "&#x2F;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderMustache(std::string_view tmpl, const View& context) {
+  kainjow::mustache::mustache m{std::string(tmpl)};
+  if (!m.is_valid()) return {};
+  m.set_custom_escape(EscapeHtml);
+  return m.render(ToData(context));
+}
+
 http::Response RenderPage(int status, const std::string& title, const std::string& body_template,
-                          const mstch::node& context, const PageChrome& chrome) {
+                          const View& context, const PageChrome& chrome) {
   auto body_tpl = templates::Find(body_template);
   auto layout = templates::Find("layout.mustache");
   std::string html;
   if (body_tpl && layout) {
-    std::string body = mstch::render(std::string(*body_tpl), context);
-    mstch::map page{{"title", title}, {"body", body}, {"v", AssetVersion()}};
+    std::string body = RenderMustache(*body_tpl, context);
+    ViewMap page{{"title", title}, {"body", body}, {"v", AssetVersion()}};
     if (!chrome.email.empty()) {
       page.emplace("signed_in", true);
       page.emplace("email", chrome.email);
       page.emplace("csrf_token", chrome.csrf_token);
       page.emplace("nav", Nav(chrome));
     }
-    html = mstch::render(std::string(*layout), page);
+    html = RenderMustache(*layout, page);
   } else {
     status = 500;
     html = "<!doctype html><title>Error</title><p>Internal error.</p>";

@@ -1,14 +1,17 @@
 #pragma once
 // The console's templates and static files, embedded from src/console/templates/ at build
-// time (cmake/Embed.cmake, NAMESPACE crmd::console::templates), and rendering with mstch
-// (Mustache: every {{value}} is HTML-escaped; {{{raw}}} is used only for HTML that mstch
-// itself rendered). Thread-safe.
+// time (cmake/Embed.cmake, NAMESPACE crmd::console::templates), and rendering with
+// kainjow's Mustache (Debian libkainjow-mustache-dev): every {{value}} is HTML-escaped;
+// {{{raw}}} is used only for HTML that was itself rendered here. Thread-safe.
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
-#include <mstch/mstch.hpp>
+#include <map>
+#include <type_traits>
+#include <variant>
+#include <vector>
 
 #include "src/core/embedded.h"
 #include "src/core/http_types.h"
@@ -21,6 +24,33 @@ std::optional<std::string_view> Find(std::string_view path);
 }  // namespace crmd::console::templates
 
 namespace crmd::console {
+
+// What a template sees: a text, a flag (sections), a map of names to values or a list.
+// Numbers are refused at compile time (format them, e.g. std::to_string): a number would
+// otherwise turn silently into a flag.
+class View;
+using ViewMap = std::map<std::string, View>;
+using ViewList = std::vector<View>;
+class View {
+ public:
+  View(std::string text) : value_(std::move(text)) {}
+  View(const char* text) : value_(std::string(text)) {}
+  View(bool flag) : value_(flag) {}
+  View(ViewMap map) : value_(std::move(map)) {}
+  View(ViewList list) : value_(std::move(list)) {}
+  template <typename T>
+    requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
+  View(T) = delete;
+
+  const std::variant<std::string, bool, ViewMap, ViewList>& value() const { return value_; }
+
+ private:
+  std::variant<std::string, bool, ViewMap, ViewList> value_;
+};
+
+// `tmpl` rendered with `context`; {{value}} escapes & < > " ' and / as HTML entities.
+// A template that does not parse renders as nothing (the embedded ones are tested).
+std::string RenderMustache(std::string_view tmpl, const View& context);
 
 // The strict policy of every console page: scripts and styles only from crmd's own files
 // (/console/console.js, /console/console.css; never inline), forms and fetches (the
@@ -45,6 +75,6 @@ const std::string& AssetVersion();
 // An HTML page: `body_template` rendered with `context`, inside layout.mustache. Security
 // headers set (CSP above, X-Frame-Options DENY, no-store, Referrer-Policy same-origin, nosniff).
 http::Response RenderPage(int status, const std::string& title, const std::string& body_template,
-                          const mstch::node& context, const PageChrome& chrome = {});
+                          const View& context, const PageChrome& chrome = {});
 
 }  // namespace crmd::console

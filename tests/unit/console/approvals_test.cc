@@ -36,7 +36,7 @@ TEST(ConsoleTemplates, AreEmbeddedAndEscapeEveryValue) {
                            "apps.mustache", "audit.mustache", "overview.mustache"})
     EXPECT_TRUE(templates::Find(name).has_value()) << name;
   auto r = RenderPage(200, "T<i>", "message.mustache",
-                      mstch::map{{"message", std::string("<script>alert(1)</script>")}});
+                      ViewMap{{"message", std::string("<script>alert(1)</script>")}});
   EXPECT_EQ(r.body.find("<script>"), std::string::npos);
   EXPECT_NE(r.body.find("&lt;script&gt;"), std::string::npos);
   EXPECT_NE(r.body.find("T&lt;i&gt;"), std::string::npos);
@@ -62,19 +62,19 @@ TEST(ConsoleTemplates, PolicyAllowsNoInlineScriptOrStyleAndNoFraming) {
 }
 
 TEST(ConsoleTemplates, NavigationShowsAdministratorsSectionsOnlyToThem) {
-  auto person = RenderPage(200, "T", "message.mustache", mstch::map{{"message", std::string("m")}},
+  auto person = RenderPage(200, "T", "message.mustache", ViewMap{{"message", std::string("m")}},
                            PageChrome{.email = "p@example.com", .csrf_token = "tok",
                                       .is_admin = false, .section = "apps"});
-  // (mstch escapes '/' in values as &#x2F;, which a browser reads back as '/'.)
+  // (values escape '/' as &#x2F;, which a browser reads back as '/'.)
   EXPECT_EQ(person.body.find(">Webhook &amp; API</a>"), std::string::npos);
   EXPECT_EQ(person.body.find(">Audit</a>"), std::string::npos);
   EXPECT_NE(person.body.find("aria-current=\"page\">Connected apps</a>"), std::string::npos);
   EXPECT_NE(person.body.find("name=\"csrf_token\" value=\"tok\""), std::string::npos);
-  auto admin = RenderPage(200, "T", "message.mustache", mstch::map{{"message", std::string("m")}},
+  auto admin = RenderPage(200, "T", "message.mustache", ViewMap{{"message", std::string("m")}},
                           PageChrome{.email = "a@example.com", .is_admin = true});
   EXPECT_NE(admin.body.find(">Webhook &amp; API</a>"), std::string::npos);
   EXPECT_NE(admin.body.find(">Audit</a>"), std::string::npos);
-  auto visitor = RenderPage(200, "T", "message.mustache", mstch::map{{"message", std::string("m")}});
+  auto visitor = RenderPage(200, "T", "message.mustache", ViewMap{{"message", std::string("m")}});
   EXPECT_EQ(visitor.body.find("<nav"), std::string::npos);
   EXPECT_EQ(visitor.body.find("/console/logout"), std::string::npos);
 }
