@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/store/db.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::auth {
