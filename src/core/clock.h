@@ -2,7 +2,7 @@
 // Time is injected: wall and monotonic time come from a Clock handed to whatever needs
 // them, so that tests move time instead of sleeping. Production uses SystemClock; tests
 // use FakeClock (tests/support/fake_clock.h). Only src/core and the HTTP transport's timers
-// read the real clocks.
+// read the real clocks; a duration measured for metrics or logs comes from a Stopwatch.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -32,6 +32,27 @@ class SystemClock final : public Clock {
     return std::chrono::system_clock::now();
   }
   MonotonicTime Monotonic() const override { return std::chrono::steady_clock::now(); }
+};
+
+// The time since construction on the real monotonic clock: for a duration in a metric or a
+// log line, and for a wait bounded in real time that no test moves (the SQLite group
+// commit's gathering of writers). Behaviour that tests drive reads a Clock instead.
+class Stopwatch {
+ public:
+  Stopwatch() : started_(std::chrono::steady_clock::now()) {}
+  std::chrono::nanoseconds Elapsed() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                started_);
+  }
+  int64_t ElapsedMicros() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(Elapsed()).count();
+  }
+  int64_t ElapsedMillis() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Elapsed()).count();
+  }
+
+ private:
+  MonotonicTime started_;
 };
 
 // RFC 3339 UTC with seconds, e.g. "2026-11-22T16:47:13Z".
