@@ -71,10 +71,10 @@ std::shared_ptr<const EcKey> KeyStore::Find(std::string_view kid) {
       if (it->second.second == 0 || it->second.second > now) return it->second.first;
       return nullptr;  // retired and past its grace period
     }
-    if (std::chrono::steady_clock::now() - last_reload_ < kMinReloadInterval) return nullptr;
+    if (clock_.Monotonic() - last_reload_ < kMinReloadInterval) return nullptr;
   }
   std::unique_lock lock(mu_);
-  if (std::chrono::steady_clock::now() - last_reload_ >= kMinReloadInterval) {
+  if (clock_.Monotonic() - last_reload_ >= kMinReloadInterval) {
     if (auto st = ReloadLocked(now); !st)
       spdlog::warn(R"("event":"signing_key_reload_failed","detail":"{}")", st.error().detail);
   }
@@ -84,7 +84,7 @@ std::shared_ptr<const EcKey> KeyStore::Find(std::string_view kid) {
 }
 
 Status KeyStore::ReloadLocked(int64_t now) {
-  last_reload_ = std::chrono::steady_clock::now();
+  last_reload_ = clock_.Monotonic();
   auto rows = db_.Read([&](store::Conn& c) { return repo::TrustedKeys(c, now); });
   if (!rows) return Fail(rows.error());
   for (const auto& r : *rows) {

@@ -67,7 +67,7 @@ class KeyStore {
   std::shared_mutex mu_;  // guards the members below
   std::optional<SigningKey> current_;
   std::map<std::string, std::pair<std::shared_ptr<const EcKey>, int64_t>, std::less<>> keys_;  // kid -> key, expires_at (0 = none)
-  std::chrono::steady_clock::time_point last_reload_{};
+  MonotonicTime last_reload_{};
 };
 
 }  // namespace crmd::auth

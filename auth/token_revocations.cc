@@ -33,19 +33,19 @@ Status RevokedTokens::Refresh() {
   if (!st) return Fail(st.error());
   std::lock_guard lock(snap_mu_);
   snapshot_ = std::move(set);
-  loaded_at_ = std::chrono::steady_clock::now();
+  loaded_at_ = clock_.Monotonic();
   return Ok();
 }
 
 Result<bool> RevokedTokens::IsRevoked(std::string_view jti, std::string_view grant_id) {
   std::shared_ptr<const Set> snap;
-  std::chrono::steady_clock::time_point loaded;
+  MonotonicTime loaded;
   {
     std::lock_guard lock(snap_mu_);
     snap = snapshot_;
     loaded = loaded_at_;
   }
-  auto now = std::chrono::steady_clock::now();
+  auto now = clock_.Monotonic();
   bool due = !snap || stale_.load() || now - loaded >= refresh_every_;
   if (due) {
     // Without a snapshot young enough to answer with, every caller must wait for the
@@ -70,7 +70,7 @@ Result<bool> RevokedTokens::IsRevoked(std::string_view jti, std::string_view gra
           if (was_stale) stale_.store(true);
           {
             std::lock_guard lock(snap_mu_);
-            failed_at_ = std::chrono::steady_clock::now();
+            failed_at_ = clock_.Monotonic();
           }
           spdlog::warn(R"("event":"revocation_refresh_failed","detail":"{}")", st.error().detail);
         }
@@ -80,7 +80,7 @@ Result<bool> RevokedTokens::IsRevoked(std::string_view jti, std::string_view gra
       loaded = loaded_at_;
     }
   }
-  const auto checked = std::chrono::steady_clock::now();
+  const auto checked = clock_.Monotonic();
   if (!snap || checked - loaded > max_staleness_) {
     // The request is answered 503: say why (docs/performance.md, 2026-11-27), at most once
     // a second, since during an outage every request ends here.

@@ -57,9 +57,9 @@ class RevokedTokens {
   std::mutex refresh_mu_;  // held by the one refreshing caller
   std::mutex snap_mu_;     // guards snapshot_, loaded_at_ and failed_at_
   std::shared_ptr<const Set> snapshot_;
-  std::chrono::steady_clock::time_point loaded_at_{};
-  std::chrono::steady_clock::time_point failed_at_{};  // end of the last failed refresh
-  std::atomic<int64_t> last_warned_ms_{-1'000'000};   // steady clock, for the 503 log line
+  MonotonicTime loaded_at_{};
+  MonotonicTime failed_at_{};  // end of the last failed refresh
+  std::atomic<int64_t> last_warned_ms_{-1'000'000};  // monotonic, for the 503 log line
   std::atomic<bool> stale_{true};
 };
 

@@ -11,6 +11,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 SANITIZE=${CRMD_TEST_SANITIZE:-address,undefined}
+# Time is injected (src/core/clock.h): outside src/core and the HTTP transport's timers in
+# src/http, nothing reads a std::chrono clock itself, so tests move a FakeClock instead of
+# sleeping. The lines that do are printed and fail the run before anything is built.
+if grep -rnE 'std::chrono::(steady|system)_clock::now' src auth tools --include=*.cc --include=*.h |
+    grep -vE '^src/(core|http)/'; then
+  echo "test: time must come from crmd::Clock (src/core/clock.h); a duration for metrics or logs from crmd::Stopwatch" >&2
+  exit 1
+fi
 ./scripts/setup-debian.sh
 # The rooms' dependency direction (ARCHITECTURE.md), on the includes.
 ./scripts/check-layout.sh

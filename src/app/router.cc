@@ -1,8 +1,8 @@
 #include "src/app/router.h"
 
-#include <chrono>
-
 #include <nlohmann/json.hpp>
+
+#include "src/core/clock.h"
 
 namespace crmd::app {
 
@@ -39,12 +39,11 @@ http::Response Router::Timed(const Route* route, const http::Request& req) const
     if (route) return route->handler(req);
     return http::Response::Json(404, {{"error", "not_found"}, {"error_description", "no such endpoint"}});
   }
-  const auto started = std::chrono::steady_clock::now();
+  const Stopwatch started;
   http::Response res =
       route ? route->handler(req)
             : http::Response::Json(404, {{"error", "not_found"}, {"error_description", "no such endpoint"}});
-  const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
-                         std::chrono::steady_clock::now() - started).count();
+  const int64_t us = started.ElapsedMicros();
   std::string_view face = route ? std::string_view(route->face) : "other";
   std::string_view path = route ? std::string_view(route->path) : "unmatched";
   static constexpr std::string_view kClass[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};

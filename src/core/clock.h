@@ -1,6 +1,8 @@
 #pragma once
-// Time is injected. Production uses SystemClock; tests use FakeClock.
-#include <atomic>
+// Time is injected: wall and monotonic time come from a Clock handed to whatever needs
+// them, so that tests move time instead of sleeping. Production uses SystemClock; tests
+// use FakeClock (tests/support/fake_clock.h). Only src/core and the HTTP transport's timers
+// read the real clocks; a duration measured for metrics or logs comes from a Stopwatch.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -8,10 +10,16 @@
 
 namespace crmd {
 
+// A reading of the monotonic clock: only the difference between two readings means
+// anything.
+using MonotonicTime = std::chrono::steady_clock::time_point;
+
 class Clock {
  public:
   virtual ~Clock() = default;
   virtual std::chrono::system_clock::time_point Now() const = 0;
+  // Never goes back, whatever happens to the wall time: for intervals, cache ages, rates.
+  virtual MonotonicTime Monotonic() const = 0;
   // Seconds since the Unix epoch.
   int64_t NowUnix() const {
     return std::chrono::duration_cast<std::chrono::seconds>(Now().time_since_epoch()).count();
@@ -23,20 +31,28 @@ class SystemClock final : public Clock {
   std::chrono::system_clock::time_point Now() const override {
     return std::chrono::system_clock::now();
   }
+  MonotonicTime Monotonic() const override { return std::chrono::steady_clock::now(); }
 };
 
-// Thread-safe settable clock for tests.
-class FakeClock final : public Clock {
+// The time since construction on the real monotonic clock: for a duration in a metric or a
+// log line, and for a wait bounded in real time that no test moves (the SQLite group
+// commit's gathering of writers). Behaviour that tests drive reads a Clock instead.
+class Stopwatch {
  public:
-  explicit FakeClock(int64_t unix_seconds = 1'760'000'000) : now_(unix_seconds) {}
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(now_.load()));
+  Stopwatch() : started_(std::chrono::steady_clock::now()) {}
+  std::chrono::nanoseconds Elapsed() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                started_);
   }
-  void Set(int64_t unix_seconds) { now_ = unix_seconds; }
-  void Advance(int64_t seconds) { now_ += seconds; }
+  int64_t ElapsedMicros() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(Elapsed()).count();
+  }
+  int64_t ElapsedMillis() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Elapsed()).count();
+  }
 
  private:
-  std::atomic<int64_t> now_;
+  MonotonicTime started_;
 };
 
 // RFC 3339 UTC with seconds, e.g. "2026-11-22T16:47:13Z".

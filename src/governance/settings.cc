@@ -169,7 +169,7 @@ Result<SettingsDoc> SettingsService::Update(const Actor& actor, int64_t expected
 }
 
 std::shared_ptr<const SettingsDoc> SettingsService::Recent() {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = o_.clock->Monotonic();
   {
     std::lock_guard lock(recent_mu_);
     if (recent_ && now - recent_at_ < std::chrono::milliseconds(kRecentMillis)) return recent_;
@@ -186,7 +186,7 @@ void SettingsService::Remember(std::shared_ptr<const SettingsDoc> doc) {
   // A newer revision (this node's Update() meanwhile) is not replaced by an older read.
   if (recent_ && recent_->revision > doc->revision) return;
   recent_ = std::move(doc);
-  recent_at_ = std::chrono::steady_clock::now();
+  recent_at_ = o_.clock->Monotonic();
 }
 
 std::string SettingsService::EmailValidationMode() {

@@ -3,7 +3,6 @@
 // double opt-in, email validation mode, confirmation TTL, the human-approval policy
 // (src/governance/approval_policy.h). Unknown keys are refused.
 // Thread-safe.
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -72,7 +71,7 @@ class SettingsService {
   const SettingsOptions o_;
   std::mutex recent_mu_;
   std::shared_ptr<const SettingsDoc> recent_;
-  std::chrono::steady_clock::time_point recent_at_;
+  MonotonicTime recent_at_;
 };
 
 // Who may change "approval_policy": the operator (crmctl, kind "cli") or a signed-in

@@ -43,10 +43,10 @@ bool MailRuntime::Throttle(const bool& stop, std::mutex& mu, std::condition_vari
   if (rate <= 0) return true;
   const double burst = std::max(1.0, rate / 10);  // at most a tenth of a second at once
   while (true) {
-    std::chrono::steady_clock::duration wait{};
+    MonotonicTime::duration wait{};
     {
       std::lock_guard lock(mu_);
-      auto now = std::chrono::steady_clock::now();
+      auto now = clock_.Monotonic();
       tokens_ = std::min(burst, tokens_ + std::chrono::duration<double>(now - refilled_).count() * rate);
       refilled_ = now;
       if (tokens_ >= 1) {
@@ -54,7 +54,7 @@ bool MailRuntime::Throttle(const bool& stop, std::mutex& mu, std::condition_vari
         return true;
       }
       // At most a second before looking again: a turn may be given back (ReturnTurn).
-      wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      wait = std::chrono::duration_cast<MonotonicTime::duration>(
           std::chrono::duration<double>(std::min(1.0, (1 - tokens_) / rate)));
     }
     std::unique_lock lock(mu);

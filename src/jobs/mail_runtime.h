@@ -67,7 +67,7 @@ class MailRuntime {
 
  private:
   MailRuntime(MailRuntimeOptions options, const Clock& clock)
-      : options_(std::move(options)), clock_(clock) {}
+      : options_(std::move(options)), clock_(clock), refilled_(clock.Monotonic()) {}
 
   const MailRuntimeOptions options_;
   const Clock& clock_;
@@ -75,7 +75,7 @@ class MailRuntime {
 
   mutable std::mutex mu_;
   double tokens_ = 1;
-  std::chrono::steady_clock::time_point refilled_ = std::chrono::steady_clock::now();
+  MonotonicTime refilled_;
   int64_t backoff_s_ = 0;
   int64_t paused_until_ = 0;
 };

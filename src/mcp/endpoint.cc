@@ -1,11 +1,11 @@
 #include "src/mcp/endpoint.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "src/core/clock.h"
 #include "src/core/json_write.h"
 #include "src/core/log.h"
 #include "src/core/text.h"
@@ -389,7 +389,7 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
     return http::Response::Json(200, jsonrpc::MakeResult(m.id, std::move(list.result)));
   }
   if (m.method == "tools/call") {
-    auto started = std::chrono::steady_clock::now();
+    const Stopwatch started;
     CallOutcome out;
     if (!limiter_.Allow(owner)) {
       out.result = ToolResult(
@@ -401,9 +401,7 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
                                     .session_url_elicitation = session_info.url_elicitation},
                         m.params);
     }
-    LogToolCall(req, principal, m.params, out,
-                std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
-                    .count());
+    LogToolCall(req, principal, m.params, out, started.ElapsedMicros());
     switch (out.kind) {
       case CallOutcome::Kind::kResult:
         return ToolCallAnswer(m.id, std::move(out.result), out);
@@ -554,7 +552,7 @@ http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::
 http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonrpc::Message& m,
                                            const Principal& principal,
                                            const json& client_capabilities) {
-  auto started = std::chrono::steady_clock::now();
+  const Stopwatch started;
   const json& params = m.params;
   std::string owner = SessionStore::OwnerKey(principal.client_id, principal.subject);
   auto invalid = [&](std::string message) {
@@ -623,10 +621,7 @@ http::Response McpEndpoint::CallToolModern(const http::Request& req, const jsonr
                         {"requestState", std::move(*sealed)}};
     }
   }
-  LogToolCall(req, principal, params, out,
-              std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::steady_clock::now() - started)
-                  .count());
+  LogToolCall(req, principal, params, out, started.ElapsedMicros());
   switch (out.kind) {
     case CallOutcome::Kind::kResult:
       return ToolCallAnswer(m.id, Complete(std::move(out.result)), out);

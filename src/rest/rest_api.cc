@@ -1,11 +1,11 @@
 #include "src/rest/rest_api.h"
 
-#include <chrono>
 #include <exception>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "src/core/clock.h"
 #include "src/core/log.h"
 #include "src/core/crypto.h"
 #include "src/core/json_parse.h"
@@ -100,13 +100,10 @@ std::vector<std::pair<std::string, std::string>> RestApi::Routes() const {
 }
 
 http::Response RestApi::Handle(const http::Request& req) const {
-  const auto started = std::chrono::steady_clock::now();
+  const Stopwatch started;
   const RestRoute* matched = nullptr;
   http::Response res = Guarded(req, &matched);
-  if (deps_.metrics)
-    Record(req, matched, res,
-           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
-               .count());
+  if (deps_.metrics) Record(req, matched, res, started.ElapsedMicros());
   return res;
 }
 

@@ -12,7 +12,6 @@
 // it touches only the database and the result it returns: nothing outside it that a
 // second run would change again (no moving out of captured state, no appending to a
 // captured container, no in-memory cache, counter or notification).
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -23,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "src/core/clock.h"
 #include "src/core/metrics.h"
 #include "src/core/result.h"
 
@@ -180,13 +180,12 @@ class Database {
       if (!out->has_value()) return Fail(out->error());
       return Ok();
     };
-    const auto started = std::chrono::steady_clock::now();
+    const Stopwatch started;
     if (metrics_.in_flight) metrics_.in_flight->Add(1);
     Status st = write ? RunWrite(body) : one_statement ? RunReadStatement(body) : RunRead(body);
     if (metrics_.in_flight) metrics_.in_flight->Add(-1);
     if (auto* h = write ? metrics_.write_seconds : metrics_.read_seconds)
-      h->ObserveMicros(std::chrono::duration_cast<std::chrono::microseconds>(
-                           std::chrono::steady_clock::now() - started).count());
+      h->ObserveMicros(started.ElapsedMicros());
     if (!st && metrics_.failed) metrics_.failed->Inc();
     if (!st) {
       if (out && !out->has_value()) return std::move(*out);

@@ -26,6 +26,7 @@
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
+#include "src/core/clock.h"
 #include "src/core/log.h"
 #include "src/core/worker_pool.h"
 #include "src/store/sqlite_batch.h"
@@ -242,7 +243,7 @@ class SqliteDatabase final : public Database {
           batches_.pop_front();
           queued_ -= static_cast<int64_t>(batch->writes.size());
         }
-        const auto began = std::chrono::steady_clock::now();
+        const Stopwatch began;
         if (sync_failed_.load(std::memory_order_acquire)) {
           for (BatchCall* w : batch->writes) w->result = NotDurable();
         } else {
@@ -250,8 +251,7 @@ class SqliteDatabase final : public Database {
         }
         if (led == 1) batch->leader = &me;  // the head of the first batch it leads
         if (auto* h = metrics().group_commit_seconds)
-          h->ObserveMicros(std::chrono::duration_cast<std::chrono::microseconds>(
-                               std::chrono::steady_clock::now() - began).count());
+          h->ObserveMicros(began.ElapsedMicros());
         PendingWrite* next = nullptr;
         bool again = false;
         {
@@ -310,18 +310,19 @@ class SqliteDatabase final : public Database {
 
   void Gather() {
     if (sync_failed_.load(std::memory_order_acquire)) return;  // nothing will be committed
-    const auto end = std::chrono::steady_clock::now() +
-                     std::chrono::microseconds(g_gather_max_us.load(std::memory_order_relaxed));
+    const Stopwatch gathering;
+    const std::chrono::nanoseconds most =
+        std::chrono::microseconds(g_gather_max_us.load(std::memory_order_relaxed));
     while (true) {
       {
         std::lock_guard lock(queue_mu_);
         if (batches_.front()->writes.size() >= kGatherTarget) return;
       }
-      const auto left = end - std::chrono::steady_clock::now();
-      if (left <= std::chrono::steady_clock::duration::zero() || WorkerPool::QueuedHere() == 0) return;
+      const std::chrono::nanoseconds left = most - gathering.Elapsed();
+      if (left <= std::chrono::nanoseconds::zero() || WorkerPool::QueuedHere() == 0) return;
       ++gather_waits_;
       BlockingRegion aside;
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kGatherStep, left));
+      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(kGatherStep, left));
     }
   }
 

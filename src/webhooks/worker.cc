@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "src/core/clock.h"
 #include "src/core/log.h"
 #include "src/webhooks/signing.h"
 
@@ -100,11 +101,9 @@ Outcome DeliveryWorker::Send(const Work& work, const trace::Context& trace) {
                           .max_response_bytes = 64 * 1024,
                           .allow_private = options_.allow_private};
   if (!trace.tracestate.empty()) req.headers.emplace_back("tracestate", trace.tracestate);
-  auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   auto res = client_.Send(req);
-  out.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
+  out.duration_ms = start.ElapsedMillis();
   if (!res) {
     out.error = res.error().message;
     spdlog::warn(R"("event":"webhook_attempt_error","delivery_id":{},"endpoint_id":{},"event_id":{},"attempt":{},"error":"{}","ms":{})",

@@ -17,13 +17,13 @@
 
 #include "auth/token_revocations.h"
 #include "auth/verified_tokens.h"
-#include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/core/worker_pool.h"
 #include "src/mcp/rate_limiter.h"
 #include "src/mcp/request_state.h"
 #include "src/mcp/session.h"
 #include "src/store/db.h"
+#include "tests/support/fake_clock.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include "src/jobs/housekeeping.h"
 #include "src/app/services.h"
-#include "src/core/clock.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::jobs {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/store/db.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::auth {
@@ -21,10 +22,12 @@ std::string Answer(const Result<bool>& r) {
 }
 
 // A real SQLite database whose reads can be slowed down or refused, to play a refresh that
-// takes a while or a database that is away. Counts the reads that reach it.
+// takes a while or a database that is away. Counts the reads that reach it. A slowed read
+// takes its time twice: on the real clock, so that other callers arrive meanwhile, and on
+// the fake clock the class under test reads, so that the refresh ends that much later.
 class GatedDatabase : public store::Database {
  public:
-  explicit GatedDatabase(store::Database& inner) : inner_(inner) {}
+  GatedDatabase(store::Database& inner, FakeClock& clock) : inner_(inner), clock_(clock) {}
   store::Dialect dialect() const override { return inner_.dialect(); }
 
   std::atomic<int> reads{0};
@@ -34,7 +37,9 @@ class GatedDatabase : public store::Database {
  protected:
   Status RunRead(const std::function<Status(store::Conn&)>& fn) override {
     reads.fetch_add(1);
-    std::this_thread::sleep_for(milliseconds(delay_ms.load()));
+    const milliseconds delay(delay_ms.load());
+    std::this_thread::sleep_for(delay);
+    clock_.Advance(delay);
     if (down.load()) return Fail(Errc::kUnavailable, "database unreachable");
     return inner_.Read([&](store::Conn& c) { return fn(c); });
   }
@@ -44,6 +49,7 @@ class GatedDatabase : public store::Database {
 
  private:
   store::Database& inner_;
+  FakeClock& clock_;
 };
 
 class RevokedTokensTest : public ::testing::Test {
@@ -52,7 +58,7 @@ class RevokedTokensTest : public ::testing::Test {
     auto db = store::Open("sqlite:" + dir_.path() + "/t.db");
     ASSERT_TRUE(db.has_value()) << db.error().detail;
     db_ = std::move(*db);
-    gated_ = std::make_unique<GatedDatabase>(*db_);
+    gated_ = std::make_unique<GatedDatabase>(*db_, clock_);
   }
 
   void AddToken(const std::string& jti, bool revoked) {
@@ -141,7 +147,7 @@ TEST_F(RevokedTokensTest, ABurstAfterAQuietSpellWaitsForTheRefreshInsteadOfFaili
   RevokedTokens revoked(*gated_, clock_, milliseconds(20), /*max_staleness=*/milliseconds(100));
   ASSERT_EQ(Answer(revoked.IsRevoked("a")), "revoked");
 
-  std::this_thread::sleep_for(milliseconds(150));
+  clock_.Advance(milliseconds(150));
   gated_->delay_ms = 60;  // the refresh takes a while
   const int reads_before = gated_->reads.load();
   auto results = Burst(revoked, 8, "a");
@@ -155,7 +161,7 @@ TEST_F(RevokedTokensTest, WithinTheStalenessBoundOnlyTheRefreshingCallerWaits) {
   AddToken("a", /*revoked=*/true);
   RevokedTokens revoked(*gated_, clock_, milliseconds(20), /*max_staleness=*/milliseconds(5'000));
   ASSERT_EQ(Answer(revoked.IsRevoked("a")), "revoked");
-  std::this_thread::sleep_for(milliseconds(40));
+  clock_.Advance(milliseconds(40));
   gated_->delay_ms = 800;
 
   std::thread refresher([&] { EXPECT_EQ(Answer(revoked.IsRevoked("a")), "revoked"); });
@@ -180,10 +186,10 @@ TEST_F(RevokedTokensTest, FailsClosedPastTheBoundWhileTheDatabaseIsAwayAndRecove
   ASSERT_EQ(Answer(revoked.IsRevoked("a")), "revoked");
 
   gated_->down = true;
-  std::this_thread::sleep_for(milliseconds(20));
+  clock_.Advance(milliseconds(20));
   EXPECT_EQ(Answer(revoked.IsRevoked("a")), "revoked") << "the old snapshot still answers";
 
-  std::this_thread::sleep_for(milliseconds(120));
+  clock_.Advance(milliseconds(120));
   gated_->delay_ms = 60;
   const int reads_before = gated_->reads.load();
   auto results = Burst(revoked, 8, "a");

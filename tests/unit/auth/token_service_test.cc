@@ -4,6 +4,7 @@
 
 #include "auth/bearer.h"
 #include "src/store/db.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::auth {

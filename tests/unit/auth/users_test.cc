@@ -4,6 +4,7 @@
 
 #include "auth/rate_limit.h"
 #include "src/store/db.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::auth {

@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/crm/services.h"
 #include "src/governance/services.h"
 #include "src/store/db.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::crm::testing {

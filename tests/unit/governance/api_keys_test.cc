@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/core/crypto.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::governance {

@@ -7,6 +7,7 @@
 
 #include "src/core/crypto.h"
 #include "src/mail/message.h"
+#include "tests/support/fake_clock.h"
 #include "tests/unit/mail/dkim_keys.h"
 #include "tests/unit/mail/python.h"
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/fake_clock.h"
 #include "tests/unit/mail/python.h"
 
 namespace crmd::mail {

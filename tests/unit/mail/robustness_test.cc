@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "src/core/clock.h"
 #include "src/mail/merge.h"
 #include "src/mail/message.h"
+#include "tests/support/fake_clock.h"
 
 namespace crmd::mail {
 namespace {

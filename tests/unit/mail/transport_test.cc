@@ -13,6 +13,7 @@
 
 #include "src/mail/dkim.h"
 #include "src/mail/message.h"
+#include "tests/support/fake_clock.h"
 #include "tests/unit/mail/dkim_keys.h"
 #include "tests/unit/mail/python.h"
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/core/crypto.h"
+#include "tests/support/fake_clock.h"
 
 namespace crmd::mail {
 namespace {

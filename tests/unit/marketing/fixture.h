@@ -6,11 +6,11 @@
 #include <memory>
 #include <string>
 
-#include "src/core/clock.h"
 #include "src/governance/actor.h"
 #include "src/crm/contacts_repo.h"
 #include "src/crm/contacts.h"
 #include "src/store/db.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::crm::testing {

@@ -4,9 +4,9 @@
 
 #include "src/core/json_write.h"
 
-#include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/mcp/origin.h"
+#include "tests/support/fake_clock.h"
 #include "tests/unit/mcp/tool_error.h"
 
 namespace crmd::mcp {

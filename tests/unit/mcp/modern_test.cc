@@ -7,9 +7,9 @@
 
 #include "src/core/json_write.h"
 
-#include "src/core/clock.h"
 #include "src/core/random.h"
 #include "src/mcp/endpoint.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/mcp_client.h"
 #include "tests/support/mcp_input_tool.h"
 

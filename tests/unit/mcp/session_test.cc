@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "src/core/clock.h"
 #include "src/core/random.h"
+#include "tests/support/fake_clock.h"
 
 namespace crmd::mcp {
 namespace {

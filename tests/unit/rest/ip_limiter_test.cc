@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/fake_clock.h"
+
 namespace crmd::rest {
 namespace {
 

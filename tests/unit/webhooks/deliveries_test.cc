@@ -6,6 +6,7 @@
 
 #include "src/governance/audit_repo.h"
 #include "src/webhooks/endpoints.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::webhooks {
