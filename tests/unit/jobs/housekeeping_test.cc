@@ -11,6 +11,7 @@
 
 #include "src/jobs/job_leases_repo.h"
 #include "src/store/db.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::jobs {
