@@ -1,5 +1,5 @@
 // The cost of recording a metric on the request path, against doing nothing in the same
-// run (the ratio is the figure to compare; README "Benchmarks"):
+// run (the ratio is the figure to compare; docs/performance.md "Metrics recording"):
 //   BM_Baseline              a loop that only keeps an atomic-free counter alive
 //   BM_CounterHeld           Counter::Inc on a series the caller holds (router, DB)
 //   BM_CounterLookup         Registry::Counter(name, labels).Inc: the per-request lookup the
