@@ -67,10 +67,50 @@ http::Handler PostEndpoint(std::function<http::Response(const http::Request&)> h
 
 }  // namespace
 
-std::vector<TokenRoute> TokenRoutes(TokenService& tokens) {
+namespace {
+
+// /oauth/token's outcomes: tokens issued by grant type, requests refused by OAuth error
+// code (RFC 6749 §5.2).
+http::Handler CountTokenOutcomes(metrics::Registry& m, http::Handler inner) {
+  return [&m, inner = std::move(inner)](const http::Request& req) {
+    http::Response res = inner(req);
+    if (req.method != "POST") return res;
+    auto known = [](std::string_view v, std::initializer_list<std::string_view> words) {
+      for (auto w : words)
+        if (v == w) return w;
+      return std::string_view("other");
+    };
+    if (res.status == 200) {
+      std::string grant = http::FormValue(http::ParseForm(req.body), "grant_type").value_or("");
+      m.Counter("crmd_oauth_tokens_issued_total", "Access tokens issued, by grant type.",
+                {{"grant_type", known(grant, {"authorization_code", "refresh_token",
+                                              "client_credentials"})}})
+          .Inc();
+    } else {
+      auto body = nlohmann::json::parse(res.body, nullptr, false);
+      std::string error = body.is_object() ? body.value("error", "") : "";
+      auto code = known(error, {"invalid_request", "invalid_client", "invalid_grant",
+                                "unauthorized_client", "unsupported_grant_type", "invalid_scope",
+                                "invalid_target", "temporarily_unavailable", "server_error"});
+      m.Counter("crmd_oauth_token_refused_total", "Token requests refused, by OAuth error code.",
+                {{"error", code}})
+          .Inc();
+      m.Counter("crmd_errors_total", "Errors answered, by face and stable error code.",
+                {{"face", "oauth"}, {"code", code}})
+          .Inc();
+    }
+    return res;
+  };
+}
+
+}  // namespace
+
+std::vector<TokenRoute> TokenRoutes(TokenService& tokens, metrics::Registry* metrics) {
   std::vector<TokenRoute> routes;
-  routes.push_back({std::string(kTokenPath),
-                    PostEndpoint([&tokens](const http::Request& r) { return HandleTokenRequest(tokens, r); }, true)});
+  http::Handler token =
+      PostEndpoint([&tokens](const http::Request& r) { return HandleTokenRequest(tokens, r); }, true);
+  if (metrics) token = CountTokenOutcomes(*metrics, std::move(token));
+  routes.push_back({std::string(kTokenPath), std::move(token)});
   routes.push_back({std::string(kRevokePath),
                     PostEndpoint([&tokens](const http::Request& r) { return HandleRevocation(tokens, r); }, true)});
   routes.push_back({std::string(kIntrospectPath),

@@ -7,6 +7,7 @@
 
 #include "auth/token_service.h"
 #include "src/core/http_types.h"
+#include "src/core/metrics.h"
 
 namespace crmd::auth {
 
@@ -15,7 +16,10 @@ struct TokenRoute {
   http::Handler handler;
 };
 
-// REQUIRES: `tokens` outlives every handler.
-std::vector<TokenRoute> TokenRoutes(TokenService& tokens);
+// With `metrics`, /oauth/token counts crmd_oauth_tokens_issued_total{grant_type},
+// crmd_oauth_token_refused_total{error} and crmd_errors_total{face="oauth",code} (the
+// label values are RFC 6749's fixed words; others become "other").
+// REQUIRES: `tokens` and `metrics` outlive every handler.
+std::vector<TokenRoute> TokenRoutes(TokenService& tokens, metrics::Registry* metrics = nullptr);
 
 }  // namespace crmd::auth

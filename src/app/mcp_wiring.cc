@@ -6,6 +6,16 @@
 #include "src/mcp/jsonrpc.h"
 #include "src/mcp/origin.h"
 
+#include "tools/automations.h"
+#include "tools/campaigns.h"
+#include "tools/confirm.h"
+#include "tools/contacts.h"
+#include "tools/lists.h"
+#include "tools/reports.h"
+#include "tools/sequences.h"
+#include "tools/settings.h"
+#include "tools/tags.h"
+
 namespace crmd::app {
 
 namespace {
@@ -104,6 +114,17 @@ Status AddMcpRoutes(App::Services& s) {
     mcp::AddCorsHeaders(req, res);
     return res;
   });
+  return Ok();
+}
+
+// The 48 tools, by area, into the registry CreateMcpRegistry made; a failure is fatal.
+Status RegisterTools(App::Services& s) {
+  for (auto reg : {tools::RegisterContactTools, tools::RegisterListTools, tools::RegisterTagTools,
+                   tools::RegisterConfirmTools, tools::RegisterSettingsTools,
+                   tools::RegisterCampaignTools, tools::RegisterAutomationTools,
+                   tools::RegisterSequenceTools, tools::RegisterReportTools}) {
+    if (auto st = reg(*s.tools, *s.marketing); !st) return st;
+  }
   return Ok();
 }
 

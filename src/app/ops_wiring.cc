@@ -72,12 +72,6 @@ void AddMetricsRoute(App::Services& s, Router& router, std::shared_ptr<const htt
   });
 }
 
-// Database connections a node opens at most: one per handler thread that may hold one at
-// once, capped at 16 + 2. Handler threads beyond the cap wait for a connection in a
-// BlockingRegion (src/core/worker_pool.h; both engines), so a PostgreSQL server's
-// max_connections is sized by nodes, not by worker_threads (docs/postgres.md).
-int DbPoolSize(const Config& c) { return std::min(c.worker_threads, 16) + 2; }
-
 // Values read when scraped: process memory, the database pool, the schema level, job
 // queues and webhook endpoints (cheap indexed counts).
 void AddCollectors(App::Services& s) {
