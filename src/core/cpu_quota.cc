@@ -87,7 +87,7 @@ int CgroupCpuLimit(const std::string& root, std::string_view proc_self_cgroup) {
     for (std::string n; std::getline(names, n, ',');) cpu = cpu || n == "cpu";
     if (!cpu) continue;
     // v1 mounts the controller at <root>/cpu,cpuacct or <root>/cpu (one may link the other).
-    for (const std::string mount : {root + "/" + controllers, root + "/cpu"}) {
+    for (const std::string& mount : {root + "/" + controllers, root + "/cpu"}) {
       for (const auto& dir : UpTo(mount + path, mount)) {
         auto quota = Slurp(dir + "/cpu.cfs_quota_us");
         auto period = Slurp(dir + "/cpu.cfs_period_us");

@@ -12,12 +12,6 @@ constexpr size_t kMaxLabel = 63;
 constexpr size_t kMaxAddress = 254; // RFC 5321 path limit minus the angle brackets
 
 bool IsAsciiSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
-std::string AsciiLowerStr(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = AsciiLower(c);
-  return out;
-}
 
 // atext of RFC 5322 §3.2.3.
 bool IsAtext(unsigned char c) {

@@ -41,8 +41,4 @@ class HttpClient {
   virtual Result<ClientResponse> Send(const ClientRequest& request) = 0;
 };
 
-// True for loopback, RFC 1918, link-local, CGNAT, unique-local, unspecified, multicast and
-// other addresses that are not globally routable (IPv4 and IPv6 text forms).
-bool IsPrivateAddress(const std::string& ip);
-
 }  // namespace crmd::http

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "src/core/http_client.h"
+#include "src/http/client.h"  // IsPrivateAddress
 #include "src/core/text.h"
 #include "src/governance/audit_repo.h"
 #include "src/crm/events.h"

@@ -2,7 +2,7 @@
 // carry an IPv4 address.
 #include <gtest/gtest.h>
 
-#include "src/core/http_client.h"
+#include "src/http/client.h"
 
 namespace crmd::http {
 namespace {
