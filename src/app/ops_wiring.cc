@@ -81,10 +81,10 @@ void AddCollectors(App::Services& s) {
         .Set(metrics::ProcessRssBytes());
     m.Gauge("crmd_db_pool_size", "Database connections this node may open for transactions.")
         .Set(DbPoolSize(s.config));
-    if (s.db->dialect() == store::Dialect::kSqlite) {
+    if (const auto stats = store::SqliteStatsOf(*s.db)) {
       // The SQLite engine's own counts (src/store/sqlite.cc), read from memory. Counters
       // only go up, and only this collector moves these (collectors run one at a time).
-      const store::SqliteWriteStats w = store::WriteStats(*s.db);
+      const store::SqliteWriteStats& w = *stats;
       auto up_to = [](metrics::Counter& c, uint64_t v) {
         if (v > c.Value()) c.Inc(v - c.Value());
       };

@@ -95,9 +95,8 @@ Result<std::vector<DueRun>> DueRuns(store::Conn& c, int64_t now, int limit) {
 }
 
 Result<std::optional<Run>> Load(store::Conn& c, int64_t id, bool skip_locked) {
-  std::string lock;
-  if (c.dialect() == store::Dialect::kPostgres)
-    lock = skip_locked ? store::SkipLocked(c.dialect(), "r") : std::string(" FOR UPDATE OF r");
+  const std::string lock =
+      skip_locked ? store::SkipLocked(c.dialect(), "r") : store::ForUpdateOf(c.dialect(), "r");
   auto row = c.QueryOne(
       "SELECT r.id, r.automation_id, r.contact_id, r.steps, r.status, r.current_step, r.due_at, "
       "r.attempts, a.status, k.email, k.first_name, k.last_name, k.phone, k.custom_fields, "

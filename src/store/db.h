@@ -110,6 +110,14 @@ inline std::string SkipLocked(Dialect dialect, std::string_view alias) {
   return " FOR UPDATE OF " + std::string(alias) + " SKIP LOCKED";
 }
 
+// Appended to a SELECT of a row the transaction then changes: " FOR UPDATE OF <alias>" on
+// PostgreSQL (another node's claim waits for this transaction); "" on SQLite, whose single
+// writer holds the database anyway. `alias` is a fixed table alias, never input.
+inline std::string ForUpdateOf(Dialect dialect, std::string_view alias) {
+  if (dialect != Dialect::kPostgres) return {};
+  return " FOR UPDATE OF " + std::string(alias);
+}
+
 // Where Database records its transactions (GET /metrics); every member may be null.
 struct DbMetrics {
   metrics::Histogram* read_seconds = nullptr;   // Read(): from asking for a connection to the end

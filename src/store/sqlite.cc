@@ -596,6 +596,12 @@ SqliteWriteStats WriteStats(const Database& db) {
   return sqlite ? sqlite->WriteStats() : SqliteWriteStats{};
 }
 
+std::optional<SqliteWriteStats> SqliteStatsOf(const Database& db) {
+  auto* sqlite = dynamic_cast<const SqliteDatabase*>(&db);
+  if (!sqlite) return std::nullopt;
+  return sqlite->WriteStats();
+}
+
 Result<std::unique_ptr<Database>> OpenSqlite(const std::string& path, int readers) {
   auto writer = OpenConn(path, false);
   if (!writer) return Fail(writer.error());

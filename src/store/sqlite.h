@@ -5,6 +5,7 @@
 // answer) and concurrent writes share one commit and one sync (group commit, see
 // sqlite.cc). After a failed sync every write fails until restart (Database::Writable).
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -34,6 +35,8 @@ struct SqliteWriteStats {
   uint64_t read_slot_idle_releases = 0;  // ... and let go after a second without reads
 };
 SqliteWriteStats WriteStats(const Database& db);
+// The same, or nullopt when `db` is not SQLite (its metrics are SQLite's own).
+std::optional<SqliteWriteStats> SqliteStatsOf(const Database& db);
 
 // Tests: while set, the group commit's syncs of the WAL fail (as fdatasync does on a
 // writeback error).
