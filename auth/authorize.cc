@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "auth/pages.h"
 #include "auth/csrf.h"
+#include "auth/pages.h"
 #include "auth/redirect_uri.h"
 #include "auth/repo/authorization_requests_repo.h"
 #include "auth/repo/codes_repo.h"
@@ -20,7 +20,8 @@ using Query = std::vector<std::pair<std::string, std::string>>;
 constexpr size_t kMaxStateLength = 2048;
 
 bool IsBase64UrlChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_';
 }
 
 std::string HostOf(std::string_view uri) {
@@ -68,21 +69,25 @@ std::string AppendQuery(std::string_view redirect_uri, const Query& params) {
   return out;
 }
 
-tl::expected<std::pair<AuthorizationRequest, Client>, AuthorizeFailure> ValidateAuthorizationRequest(
-    const Query& query, const ClientLookup& lookup, const AuthorizeRules& rules) {
+tl::expected<std::pair<AuthorizationRequest, Client>, AuthorizeFailure>
+ValidateAuthorizationRequest(const Query& query, const ClientLookup& lookup,
+                             const AuthorizeRules& rules) {
   Params p(query);
   auto page = [](std::string error, std::string description) {
-    return tl::unexpected(AuthorizeFailure{OAuthError{400, std::move(error), std::move(description)}, false, {}, {}});
+    return tl::unexpected(
+        AuthorizeFailure{OAuthError{400, std::move(error), std::move(description)}, false, {}, {}});
   };
   // Until client_id and redirect_uri are trusted, nothing may be redirected.
   if (p.Duplicated("client_id") || p.Duplicated("redirect_uri"))
     return page("invalid_request", "client_id and redirect_uri may appear only once");
   auto client_id = p.Get("client_id");
-  if (!client_id || client_id->empty()) return page("invalid_request", "The request has no client_id.");
+  if (!client_id || client_id->empty())
+    return page("invalid_request", "The request has no client_id.");
   auto client = lookup(*client_id);
   if (!client) {
     if (client.error().code == Errc::kNotFound)
-      return page("invalid_client", "The application is not registered with this server (unknown client_id).");
+      return page("invalid_client",
+                  "The application is not registered with this server (unknown client_id).");
     if (client.error().code == Errc::kInternal) return page("server_error", "Internal error.");
     return page("invalid_client", client.error().message);
   }
@@ -102,29 +107,37 @@ tl::expected<std::pair<AuthorizationRequest, Client>, AuthorizeFailure> Validate
   r.redirect_uri = redirect_uri;
   r.state = p.Get("state");
   auto fail = [&](std::string error, std::string description) {
-    return tl::unexpected(AuthorizeFailure{OAuthError{400, std::move(error), std::move(description)}, true, redirect_uri,
-                                           r.state && r.state->size() <= kMaxStateLength ? r.state : std::nullopt});
+    return tl::unexpected(AuthorizeFailure{
+        OAuthError{400, std::move(error), std::move(description)}, true, redirect_uri,
+        r.state && r.state->size() <= kMaxStateLength ? r.state : std::nullopt});
   };
   for (const auto& [k, v] : p.values)
-    if (v.size() > 1 && k != "resource") return fail("invalid_request", "parameter " + k + " is repeated");
-  if (r.state && r.state->size() > kMaxStateLength) return fail("invalid_request", "state is too long");
+    if (v.size() > 1 && k != "resource")
+      return fail("invalid_request", "parameter " + k + " is repeated");
+  if (r.state && r.state->size() > kMaxStateLength)
+    return fail("invalid_request", "state is too long");
   if (!client->AllowsGrant("authorization_code"))
     return fail("unauthorized_client", "this client may not use the authorization code grant");
   if (p.Get("request")) return fail("request_not_supported", "request objects are not supported");
-  if (p.Get("request_uri")) return fail("request_uri_not_supported", "request_uri is not supported");
+  if (p.Get("request_uri"))
+    return fail("request_uri_not_supported", "request_uri is not supported");
 
   auto response_type = p.Get("response_type");
   if (!response_type) return fail("invalid_request", "response_type is required");
-  if (*response_type != "code") return fail("unsupported_response_type", "only response_type=code is supported");
+  if (*response_type != "code")
+    return fail("unsupported_response_type", "only response_type=code is supported");
 
   // PKCE (RFC 7636), S256 only (OAuth 2.1 §4.1.1; MCP requires S256). An absent method
   // means plain (RFC 7636 §4.3), which is refused like an explicit plain.
   auto challenge = p.Get("code_challenge");
   if (!challenge) return fail("invalid_request", "code_challenge is required (PKCE with S256)");
   auto method = p.Get("code_challenge_method");
-  if (!method || *method != "S256") return fail("invalid_request", "code_challenge_method must be S256");
-  if (challenge->size() != 43 || !std::all_of(challenge->begin(), challenge->end(), IsBase64UrlChar))
-    return fail("invalid_request", "code_challenge must be the base64url SHA-256 of the verifier (43 characters)");
+  if (!method || *method != "S256")
+    return fail("invalid_request", "code_challenge_method must be S256");
+  if (challenge->size() != 43 ||
+      !std::all_of(challenge->begin(), challenge->end(), IsBase64UrlChar))
+    return fail("invalid_request",
+                "code_challenge must be the base64url SHA-256 of the verifier (43 characters)");
   r.code_challenge = *challenge;
 
   // RFC 8707: this server protects exactly one resource.
@@ -132,8 +145,7 @@ tl::expected<std::pair<AuthorizationRequest, Client>, AuthorizeFailure> Validate
   auto resources = p.values.find("resource");
   if (resources != p.values.end()) {
     for (const auto& v : resources->second)
-      if (v != rules.resource)
-        return fail("invalid_target", "resource must be " + rules.resource);
+      if (v != rules.resource) return fail("invalid_target", "resource must be " + rules.resource);
   }
 
   auto registered = client->RegisteredScope();
@@ -245,11 +257,13 @@ Result<std::optional<AuthorizationEndpoint::Pending>> AuthorizationEndpoint::Fin
   return Out(std::move(p));
 }
 
-http::Response AuthorizationEndpoint::ErrorPage(int status, std::string_view title, std::string_view message) {
+http::Response AuthorizationEndpoint::ErrorPage(int status, std::string_view title,
+                                                std::string_view message) {
   return http::Response::Html(status, RenderErrorPage(title, message));
 }
 
-http::Response AuthorizationEndpoint::RedirectError(const AuthorizationRequest& request, const std::string& error,
+http::Response AuthorizationEndpoint::RedirectError(const AuthorizationRequest& request,
+                                                    const std::string& error,
                                                     const std::string& description, int status) {
   Query params = {{"error", error}, {"error_description", description}};
   if (request.state) params.emplace_back("state", *request.state);
@@ -280,7 +294,9 @@ http::Response AuthorizationEndpoint::HandleAuthorize(const http::Request& req) 
       {.resource = options_.resource, .default_scopes = DefaultReadScopes()});
   if (!validated) {
     const auto& f = validated.error();
-    if (!f.redirect) return ErrorPage(f.error.error == "server_error" ? 500 : 400, "Cannot authorize", f.error.description);
+    if (!f.redirect)
+      return ErrorPage(f.error.error == "server_error" ? 500 : 400, "Cannot authorize",
+                       f.error.description);
     AuthorizationRequest target{.redirect_uri = f.redirect_uri, .state = f.state};
     return RedirectError(target, f.error.error, f.error.description, 302);
   }
@@ -289,7 +305,8 @@ http::Response AuthorizationEndpoint::HandleAuthorize(const http::Request& req) 
   if (!session) return ErrorPage(500, "Error", "Internal error.");
 
   if (request.prompt_none) {
-    if (!*session) return RedirectError(request, "login_required", "the person is not signed in", 302);
+    if (!*session)
+      return RedirectError(request, "login_required", "the person is not signed in", 302);
     auto covered = s_.consents.Covers(request.client_id, (*session)->user_id, request.scopes);
     if (!covered) return ErrorPage(500, "Error", "Internal error.");
     if (!*covered) return RedirectError(request, "consent_required", "consent is required", 302);
@@ -317,12 +334,14 @@ http::Response AuthorizationEndpoint::HandleAuthorize(const http::Request& req) 
   std::string next = *session ? "/oauth/consent" : "/oauth/login";
   auto r = SeeOther(302, options_.issuer + next + "?request=" + http::PercentEncode(handle));
   if (browser.is_new)
-    r.headers.emplace_back("Set-Cookie", SetCookie(cookies_.browser, browser.secret, cookies_.secure, -1));
+    r.headers.emplace_back("Set-Cookie",
+                           SetCookie(cookies_.browser, browser.secret, cookies_.secure, -1));
   return r;
 }
 
-http::Response AuthorizationEndpoint::LoginForm(int status, const Pending& pending, const std::string& handle,
-                                                const std::string& email, const std::string& error) {
+http::Response AuthorizationEndpoint::LoginForm(int status, const Pending& pending,
+                                                const std::string& handle, const std::string& email,
+                                                const std::string& error) {
   // A fresh CSRF token per rendering; only its hash is kept.
   std::string csrf = s_.random.Token(24);
   auto st = s_.db.Write([&](store::Conn& c) {
@@ -331,8 +350,11 @@ http::Response AuthorizationEndpoint::LoginForm(int status, const Pending& pendi
   if (!st) return ErrorPage(500, "Error", "Internal error.");
   auto client = s_.clients.Find(pending.request.client_id);
   std::string name = client && *client ? (*client)->DisplayName() : pending.request.client_id;
-  return http::Response::Html(
-      status, RenderLoginPage({.client_name = name, .request = handle, .csrf_token = csrf, .email = email, .error = error}));
+  return http::Response::Html(status, RenderLoginPage({.client_name = name,
+                                                       .request = handle,
+                                                       .csrf_token = csrf,
+                                                       .email = email,
+                                                       .error = error}));
 }
 
 http::Response AuthorizationEndpoint::HandleLogin(const http::Request& req) {
@@ -346,11 +368,13 @@ http::Response AuthorizationEndpoint::HandleLogin(const http::Request& req) {
   auto pending = FindPending(req, handle);
   if (!pending) return ErrorPage(500, "Error", "Internal error.");
   if (!*pending)
-    return ErrorPage(400, "Sign-in expired",
-                     "This sign-in page has expired or was opened in another browser. Go back to the "
-                     "application and start again.");
+    return ErrorPage(
+        400, "Sign-in expired",
+        "This sign-in page has expired or was opened in another browser. Go back to the "
+        "application and start again.");
   auto session = SessionOf(req);
-  if (session && *session) return SeeOther(302, options_.issuer + "/oauth/consent?request=" + http::PercentEncode(handle));
+  if (session && *session)
+    return SeeOther(302, options_.issuer + "/oauth/consent?request=" + http::PercentEncode(handle));
   return LoginForm(200, **pending, handle, "", "");
 }
 
@@ -362,9 +386,10 @@ http::Response AuthorizationEndpoint::PostLogin(const http::Request& req) {
   auto pending = FindPending(req, handle);
   if (!pending) return ErrorPage(500, "Error", "Internal error.");
   if (!*pending)
-    return ErrorPage(400, "Sign-in expired",
-                     "This sign-in page has expired or was opened in another browser. Go back to the "
-                     "application and start again.");
+    return ErrorPage(
+        400, "Sign-in expired",
+        "This sign-in page has expired or was opened in another browser. Go back to the "
+        "application and start again.");
   auto csrf = http::FormValue(form, "csrf_token");
   if (!csrf || csrf->empty() || !crypto::VerifySecret(*csrf, (*pending)->csrf_hash))
     return ErrorPage(403, "Forbidden", "The form has expired. Reload the page and try again.");
@@ -388,7 +413,8 @@ http::Response AuthorizationEndpoint::PostLogin(const http::Request& req) {
   }
   auto user = s_.users.Verify(email, password);
   if (!user) {
-    if (user.error().code != Errc::kUnauthenticated) return ErrorPage(500, "Error", "Internal error.");
+    if (user.error().code != Errc::kUnauthenticated)
+      return ErrorPage(500, "Error", "Internal error.");
     if (!s_.limiter.Hit(ip_bucket, options_.login_limit_per_ip) ||
         !s_.limiter.Hit(account_bucket, options_.login_limit_per_account))
       return ErrorPage(500, "Error", "Internal error.");
@@ -400,7 +426,8 @@ http::Response AuthorizationEndpoint::PostLogin(const http::Request& req) {
   auto secret = s_.sessions.Create(user->id);
   if (!secret) return ErrorPage(500, "Error", "Internal error.");
   auto r = SeeOther(303, options_.issuer + "/oauth/consent?request=" + http::PercentEncode(handle));
-  r.headers.emplace_back("Set-Cookie", SetCookie(cookies_.session, *secret, cookies_.secure, s_.sessions.ttl()));
+  r.headers.emplace_back("Set-Cookie",
+                         SetCookie(cookies_.session, *secret, cookies_.secure, s_.sessions.ttl()));
   return r;
 }
 
@@ -415,28 +442,32 @@ http::Response AuthorizationEndpoint::HandleConsent(const http::Request& req) {
   auto pending = FindPending(req, handle);
   if (!pending) return ErrorPage(500, "Error", "Internal error.");
   if (!*pending)
-    return ErrorPage(400, "Request expired",
-                     "This authorization request has expired or was opened in another browser. Go back "
-                     "to the application and start again.");
+    return ErrorPage(
+        400, "Request expired",
+        "This authorization request has expired or was opened in another browser. Go back "
+        "to the application and start again.");
   auto session = SessionOf(req);
   if (!session) return ErrorPage(500, "Error", "Internal error.");
-  if (!*session) return SeeOther(302, options_.issuer + "/oauth/login?request=" + http::PercentEncode(handle));
+  if (!*session)
+    return SeeOther(302, options_.issuer + "/oauth/login?request=" + http::PercentEncode(handle));
   const AuthorizationRequest& request = (*pending)->request;
   auto client = LookupClient(request.client_id);
-  if (!client) return ErrorPage(400, "Cannot authorize", "The application is no longer registered.");
+  if (!client)
+    return ErrorPage(400, "Cannot authorize", "The application is no longer registered.");
   auto covered = s_.consents.Covers(request.client_id, (*session)->user_id, request.scopes);
   if (!covered) return ErrorPage(500, "Error", "Internal error.");
   if (*covered) return Approve(request, handle, (*session)->user_id, request.scopes, false);
   auto user = s_.users.FindById((*session)->user_id);
   if (!user || !*user) return ErrorPage(500, "Error", "Internal error.");
   return http::Response::Html(
-      200, RenderConsentPage({.client_name = client->DisplayName(),
-                              .client_id = client->client_id,
-                              .redirect_host = HostOf(request.redirect_uri),
-                              .user_email = (*user)->email,
-                              .request = handle,
-                              .csrf_token = (*session)->csrf_token,
-                              .scopes = std::vector<std::string>(request.scopes.begin(), request.scopes.end())}));
+      200, RenderConsentPage(
+               {.client_name = client->DisplayName(),
+                .client_id = client->client_id,
+                .redirect_host = HostOf(request.redirect_uri),
+                .user_email = (*user)->email,
+                .request = handle,
+                .csrf_token = (*session)->csrf_token,
+                .scopes = std::vector<std::string>(request.scopes.begin(), request.scopes.end())}));
 }
 
 http::Response AuthorizationEndpoint::PostConsent(const http::Request& req) {
@@ -447,12 +478,14 @@ http::Response AuthorizationEndpoint::PostConsent(const http::Request& req) {
   auto pending = FindPending(req, handle);
   if (!pending) return ErrorPage(500, "Error", "Internal error.");
   if (!*pending)
-    return ErrorPage(400, "Request expired",
-                     "This authorization request has expired or was opened in another browser. Go back "
-                     "to the application and start again.");
+    return ErrorPage(
+        400, "Request expired",
+        "This authorization request has expired or was opened in another browser. Go back "
+        "to the application and start again.");
   auto session = SessionOf(req);
   if (!session) return ErrorPage(500, "Error", "Internal error.");
-  if (!*session) return SeeOther(303, options_.issuer + "/oauth/login?request=" + http::PercentEncode(handle));
+  if (!*session)
+    return SeeOther(303, options_.issuer + "/oauth/login?request=" + http::PercentEncode(handle));
   if (!CsrfTokenMatches(http::FormValue(form, "csrf_token"), (*session)->csrf_token))
     return ErrorPage(403, "Forbidden", "The form has expired. Reload the page and try again.");
 
@@ -476,8 +509,9 @@ http::Response AuthorizationEndpoint::PostConsent(const http::Request& req) {
 }
 
 http::Response AuthorizationEndpoint::Approve(const AuthorizationRequest& request,
-                                              const std::optional<std::string>& handle, int64_t user_id,
-                                              const std::set<std::string>& scopes, bool remember) {
+                                              const std::optional<std::string>& handle,
+                                              int64_t user_id, const std::set<std::string>& scopes,
+                                              bool remember) {
   const int64_t now = s_.clock.NowUnix();
   auto code = s_.db.Write([&](store::Conn& c) -> Result<std::string> {
     if (handle) {

@@ -62,14 +62,14 @@ struct AuthorizeFailure {
 using ClientLookup = std::function<Result<Client>(std::string_view client_id)>;
 
 struct AuthorizeRules {
-  std::string resource;                     // config.McpResource()
-  std::set<std::string> default_scopes;     // when the request has no scope
+  std::string resource;                  // config.McpResource()
+  std::set<std::string> default_scopes;  // when the request has no scope
 };
 
 // Validates the query of GET /oauth/authorize (already split into pairs).
-tl::expected<std::pair<AuthorizationRequest, Client>, AuthorizeFailure> ValidateAuthorizationRequest(
-    const std::vector<std::pair<std::string, std::string>>& query, const ClientLookup& lookup,
-    const AuthorizeRules& rules);
+tl::expected<std::pair<AuthorizationRequest, Client>, AuthorizeFailure>
+ValidateAuthorizationRequest(const std::vector<std::pair<std::string, std::string>>& query,
+                             const ClientLookup& lookup, const AuthorizeRules& rules);
 
 // Every *:read scope: the default when a request names none.
 std::set<std::string> DefaultReadScopes();
@@ -126,8 +126,9 @@ class AuthorizationEndpoint {
   http::Response PostLogin(const http::Request& req);
   http::Response PostConsent(const http::Request& req);
   // Issues the code (consuming the pending request) and redirects to the client.
-  http::Response Approve(const AuthorizationRequest& request, const std::optional<std::string>& handle,
-                         int64_t user_id, const std::set<std::string>& scopes, bool remember);
+  http::Response Approve(const AuthorizationRequest& request,
+                         const std::optional<std::string>& handle, int64_t user_id,
+                         const std::set<std::string>& scopes, bool remember);
   http::Response RedirectError(const AuthorizationRequest& request, const std::string& error,
                                const std::string& description, int status);
   http::Response ErrorPage(int status, std::string_view title, std::string_view message);

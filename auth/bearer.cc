@@ -46,7 +46,8 @@ Result<std::shared_ptr<const Principal>> BearerGuard::Authenticate(const http::R
   // MCP (2025-06-18, "Token Requirements") and RFC 6750 §2.3: never in the URI, where it
   // would land in logs and Referer headers.
   for (const auto& [k, v] : http::ParseForm(req.query))
-    if (k == "access_token") return Refuse(kBearerInvalidRequest, "access token in the query string is not accepted");
+    if (k == "access_token")
+      return Refuse(kBearerInvalidRequest, "access token in the query string is not accepted");
 
   int count = 0;
   std::string_view header;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-
 #include <nlohmann/json.hpp>
 
 #include "auth/registration.h"
@@ -13,7 +12,9 @@ constexpr std::string_view kHttps = "https://";
 constexpr size_t kMaxUrlLength = 2048;
 }  // namespace
 
-bool IsCimdClientId(std::string_view client_id) { return client_id.substr(0, kHttps.size()) == kHttps; }
+bool IsCimdClientId(std::string_view client_id) {
+  return client_id.substr(0, kHttps.size()) == kHttps;
+}
 
 Status ValidateCimdUrl(std::string_view url) {
   auto bad = [](std::string why) { return Fail(Errc::kInvalidArgument, "client_id URL " + why); };
@@ -26,7 +27,8 @@ Status ValidateCimdUrl(std::string_view url) {
   size_t slash = rest.find('/');
   std::string_view authority = rest.substr(0, std::min(slash, rest.find('?')));
   if (authority.empty()) return bad("has no host");
-  if (authority.find('@') != std::string_view::npos) return bad("must not contain user information");
+  if (authority.find('@') != std::string_view::npos)
+    return bad("must not contain user information");
   if (slash == std::string_view::npos || slash > rest.find('?')) return bad("must contain a path");
   std::string_view path = rest.substr(slash);
   path = path.substr(0, path.find('?'));
@@ -35,7 +37,8 @@ Status ValidateCimdUrl(std::string_view url) {
   size_t pos = 0;
   while (pos < path.size()) {
     size_t next = path.find('/', pos + 1);
-    std::string_view seg = path.substr(pos + 1, next == std::string_view::npos ? next : next - pos - 1);
+    std::string_view seg =
+        path.substr(pos + 1, next == std::string_view::npos ? next : next - pos - 1);
     if (seg == "." || seg == "..") return bad("must not contain dot segments");
     if (next == std::string_view::npos) break;
     pos = next;
@@ -43,11 +46,13 @@ Status ValidateCimdUrl(std::string_view url) {
   return Ok();
 }
 
-int64_t CimdCacheTtl(std::optional<std::string_view> cache_control, int64_t min_ttl, int64_t max_ttl) {
+int64_t CimdCacheTtl(std::optional<std::string_view> cache_control, int64_t min_ttl,
+                     int64_t max_ttl) {
   int64_t ttl = min_ttl;
   if (cache_control) {
     std::string cc(*cache_control);
-    std::transform(cc.begin(), cc.end(), cc.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::transform(cc.begin(), cc.end(), cc.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
     size_t p = cc.find("max-age=");
     if (p != std::string::npos && cc.find("no-store") == std::string::npos &&
         cc.find("no-cache") == std::string::npos) {
@@ -65,7 +70,9 @@ int64_t CimdCacheTtl(std::optional<std::string_view> cache_control, int64_t min_
 }
 
 Result<Client> ClientFromCimdDocument(std::string_view url, const nlohmann::json& document) {
-  auto bad = [](std::string why) { return Fail(Errc::kInvalidArgument, "client metadata document " + why); };
+  auto bad = [](std::string why) {
+    return Fail(Errc::kInvalidArgument, "client metadata document " + why);
+  };
   if (!document.is_object()) return bad("is not a JSON object");
   if (!document.contains("client_id") || !document["client_id"].is_string() ||
       document["client_id"].get<std::string>() != url)
@@ -104,13 +111,17 @@ Result<Client> CimdResolver::Resolve(std::string_view client_id) {
   if (!res) {
     if (res.error().code == Errc::kPermissionDenied || res.error().code == Errc::kPayloadTooLarge ||
         res.error().code == Errc::kInvalidArgument)
-      return Fail(Errc::kInvalidArgument, "client metadata document could not be fetched: " + res.error().message);
-    return Fail(Errc::kUnavailable, "client metadata document could not be fetched", res.error().detail);
+      return Fail(Errc::kInvalidArgument,
+                  "client metadata document could not be fetched: " + res.error().message);
+    return Fail(Errc::kUnavailable, "client metadata document could not be fetched",
+                res.error().detail);
   }
   if (res->status != 200)
-    return Fail(Errc::kUnavailable, "client metadata document answered HTTP " + std::to_string(res->status));
+    return Fail(Errc::kUnavailable,
+                "client metadata document answered HTTP " + std::to_string(res->status));
   auto doc = nlohmann::json::parse(res->body, nullptr, false);
-  if (doc.is_discarded()) return Fail(Errc::kInvalidArgument, "client metadata document is not JSON");
+  if (doc.is_discarded())
+    return Fail(Errc::kInvalidArgument, "client metadata document is not JSON");
   auto client = ClientFromCimdDocument(client_id, doc);
   if (!client) return Fail(client.error());
   client->cimd_expires_at =

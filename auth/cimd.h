@@ -9,11 +9,10 @@
 //
 // Thread-safe (the cache is the database; concurrent misses may fetch twice, harmlessly).
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "auth/clients.h"
 #include "src/core/clock.h"
@@ -27,13 +26,14 @@ bool IsCimdClientId(std::string_view client_id);
 // Draft §3: https, a path, no fragment, no userinfo, no dot segments.
 Status ValidateCimdUrl(std::string_view url);
 // Seconds to cache a document given its Cache-Control header, clamped.
-int64_t CimdCacheTtl(std::optional<std::string_view> cache_control, int64_t min_ttl, int64_t max_ttl);
+int64_t CimdCacheTtl(std::optional<std::string_view> cache_control, int64_t min_ttl,
+                     int64_t max_ttl);
 // The client a fetched document describes (client_id, source, times set). kInvalidArgument
 // with a client-facing reason when the document is unacceptable.
 Result<Client> ClientFromCimdDocument(std::string_view url, const nlohmann::json& document);
 
 struct CimdOptions {
-  bool allow_private = false;          // config.allow_private_network_targets
+  bool allow_private = false;  // config.allow_private_network_targets
   int timeout_ms = 5000;
   size_t max_document_bytes = 64 * 1024;
   int64_t min_ttl = 5 * 60;
@@ -42,7 +42,8 @@ struct CimdOptions {
 
 class CimdResolver {
  public:
-  CimdResolver(ClientStore& clients, http::HttpClient& http, const Clock& clock, CimdOptions options)
+  CimdResolver(ClientStore& clients, http::HttpClient& http, const Clock& clock,
+               CimdOptions options)
       : clients_(clients), http_(http), clock_(clock), options_(options) {}
   CimdResolver(const CimdResolver&) = delete;
   CimdResolver& operator=(const CimdResolver&) = delete;

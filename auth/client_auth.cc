@@ -1,9 +1,9 @@
 #include "auth/client_auth.h"
 
-#include <algorithm>
-
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "auth/repo/clients_repo.h"
 #include "src/core/crypto.h"
@@ -93,12 +93,14 @@ OAuthResult<OAuthClient> AuthenticateClient(store::Database& db, const http::Req
     return Refuse(OAuthError::ServerError());
   }
 
-  auto refuse = [&] { return Refuse(OAuthError::InvalidClient("client authentication failed", basic)); };
+  auto refuse = [&] {
+    return Refuse(OAuthError::InvalidClient("client authentication failed", basic));
+  };
   if (presented->secret) {
     // Same hashing work whether or not the client exists or has a secret.
     static const std::string kDummy(64, '0');
-    bool ok = crypto::VerifySecret(*presented->secret,
-                                   *row && (*row)->client.has_secret ? (*row)->secret_hash : kDummy);
+    bool ok = crypto::VerifySecret(
+        *presented->secret, *row && (*row)->client.has_secret ? (*row)->secret_hash : kDummy);
     if (!*row || !(*row)->client.has_secret || !ok || (*row)->revoked) return refuse();
     (*row)->client.authenticated_with_secret = true;
     return std::move((*row)->client);

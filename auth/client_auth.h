@@ -18,9 +18,9 @@ using Form = std::vector<std::pair<std::string, std::string>>;
 
 struct OAuthClient {
   std::string client_id;
-  std::string auth_method;               // none | client_secret_basic | client_secret_post
-  bool has_secret = false;               // confidential client
-  std::vector<std::string> grant_types;  // registered grant types
+  std::string auth_method;                    // none | client_secret_basic | client_secret_post
+  bool has_secret = false;                    // confidential client
+  std::vector<std::string> grant_types;       // registered grant types
   std::optional<std::string> allowed_scopes;  // client_credentials scopes an admin granted
   bool authenticated_with_secret = false;     // this request proved the secret
 

@@ -1,7 +1,6 @@
 #include "auth/clients.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "auth/repo/clients_repo.h"
@@ -17,7 +16,8 @@ bool Client::AllowsGrant(std::string_view grant) const {
 
 std::optional<std::string> Client::RegisteredScope() const {
   auto j = nlohmann::json::parse(metadata_json, nullptr, false);
-  if (j.is_object() && j.contains("scope") && j["scope"].is_string()) return j["scope"].get<std::string>();
+  if (j.is_object() && j.contains("scope") && j["scope"].is_string())
+    return j["scope"].get<std::string>();
   return std::nullopt;
 }
 
@@ -95,7 +95,8 @@ Status ClientStore::SetAllowedScopes(std::string_view client_id, const std::stri
   });
 }
 
-Status ClientStore::SetRegistrationTokenHash(std::string_view client_id, const std::string& token_hash) {
+Status ClientStore::SetRegistrationTokenHash(std::string_view client_id,
+                                             const std::string& token_hash) {
   return db_.Write([&](store::Conn& c) {
     return FoundOne(repo::SetRegistrationTokenHash(c, client_id, token_hash));
   });
@@ -112,17 +113,20 @@ Result<Client> ClientStore::Authenticate(std::string_view client_id,
   // Hash a dummy when the client is unknown so the timing does not tell.
   const std::string& stored = *f ? (*f)->second.first : std::string(64, '0');
   bool secret_ok = secret && !stored.empty() && crypto::VerifySecret(*secret, stored);
-  if (!*f || (*f)->first.revoked) return Fail(Errc::kUnauthenticated, "client authentication failed");
+  if (!*f || (*f)->first.revoked)
+    return Fail(Errc::kUnauthenticated, "client authentication failed");
   const Client& client = (*f)->first;
   if (client.IsPublic()) {
-    if (secret && !secret->empty()) return Fail(Errc::kUnauthenticated, "client authentication failed");
+    if (secret && !secret->empty())
+      return Fail(Errc::kUnauthenticated, "client authentication failed");
     return client;
   }
   if (!secret_ok) return Fail(Errc::kUnauthenticated, "client authentication failed");
   return client;
 }
 
-Result<Client> ClientStore::AuthenticateRegistration(std::string_view client_id, std::string_view token) {
+Result<Client> ClientStore::AuthenticateRegistration(std::string_view client_id,
+                                                     std::string_view token) {
   auto f = FindWithHashes(client_id);
   if (!f) return Fail(f.error());
   const std::string& stored = *f ? (*f)->second.second : std::string(64, '0');

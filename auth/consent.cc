@@ -21,7 +21,8 @@ Result<bool> Consents::Covers(std::string_view client_id, int64_t user_id,
   });
 }
 
-Status Consents::Remember(std::string_view client_id, int64_t user_id, const std::set<std::string>& scopes) {
+Status Consents::Remember(std::string_view client_id, int64_t user_id,
+                          const std::set<std::string>& scopes) {
   return db_.Write([&](store::Conn& c) {
     return repo::UpsertConsent(c, client_id, user_id, JoinScope(scopes), clock_.NowUnix());
   });

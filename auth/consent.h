@@ -34,7 +34,8 @@ class Consents {
   Consents& operator=(const Consents&) = delete;
 
   // True when one live consent of (client, user) includes every scope in `scopes`.
-  Result<bool> Covers(std::string_view client_id, int64_t user_id, const std::set<std::string>& scopes);
+  Result<bool> Covers(std::string_view client_id, int64_t user_id,
+                      const std::set<std::string>& scopes);
   // Records consent for exactly `scopes` (re-activating a revoked identical record).
   Status Remember(std::string_view client_id, int64_t user_id, const std::set<std::string>& scopes);
   // Revokes every live consent of (client, user) and the client's grants for that user.

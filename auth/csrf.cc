@@ -23,7 +23,8 @@ bool OriginAllowed(const http::Request& req, std::string_view issuer,
   auto origin = req.Header("Origin");
   if (!origin) return true;  // non-browser clients and same-origin GET navigations
   if (*origin == OriginOf(issuer)) return true;
-  return std::find(allowed_origins.begin(), allowed_origins.end(), *origin) != allowed_origins.end();
+  return std::find(allowed_origins.begin(), allowed_origins.end(), *origin) !=
+         allowed_origins.end();
 }
 
 }  // namespace crmd::auth

@@ -4,9 +4,9 @@
 
 #include "auth/grant_handlers.h"
 #include "auth/pkce.h"
-#include "auth/scopes.h"
 #include "auth/repo/codes_repo.h"
 #include "auth/repo/grants_repo.h"
+#include "auth/scopes.h"
 #include "src/core/crypto.h"
 
 namespace crmd::auth {
@@ -41,57 +41,63 @@ OAuthResult<nlohmann::json> GrantAuthorizationCode(const GrantContext& ctx) {
 
   TokenService& tokens = ctx.tokens;
   const auto& opts = tokens.options();
-  return RunGrant(tokens, "authorization_code",
-                  [&](store::Conn& c, const SigningKey& key) -> Result<GrantOutcome> {
-    int64_t now = tokens.clock().NowUnix();
-    std::string code_hash = crypto::HashSecret(*code);
-    auto found = repo::FindCode(c, code_hash);
-    if (!found) return Fail(found.error());
-    if (!*found) return Refused(OAuthError::InvalidGrant("invalid authorization code"));
-    const CodeRow& row = **found;
-    // Checked before replay handling: another client cannot burn someone else's grant.
-    if (row.client_id != ctx.client.client_id)
-      return Refused(OAuthError::InvalidGrant("invalid authorization code"));
-    if (row.redeemed_at) return Replay(c, row, now);
-    if (row.expires_at <= now) return Refused(OAuthError::InvalidGrant("authorization code expired"));
-    if (*redirect_uri != row.redirect_uri)
-      return Refused(OAuthError::InvalidGrant("redirect_uri does not match the authorization request"));
-    if (!pkce::VerifyS256(*verifier, row.code_challenge))
-      return Refused(OAuthError::InvalidGrant("code_verifier does not match the code_challenge"));
-    if (ctx.resource && *ctx.resource != row.resource)
-      return Refused(OAuthError::InvalidTarget("resource does not match the authorization request"));
-    if (row.resource != opts.resource)
-      return Refused(OAuthError::InvalidTarget("unknown resource"));
-    auto scopes = ParseScope(row.scope);
-    if (!scopes) return Refused(OAuthError::InvalidScope("granted scope is no longer valid"));
+  return RunGrant(
+      tokens, "authorization_code",
+      [&](store::Conn& c, const SigningKey& key) -> Result<GrantOutcome> {
+        int64_t now = tokens.clock().NowUnix();
+        std::string code_hash = crypto::HashSecret(*code);
+        auto found = repo::FindCode(c, code_hash);
+        if (!found) return Fail(found.error());
+        if (!*found) return Refused(OAuthError::InvalidGrant("invalid authorization code"));
+        const CodeRow& row = **found;
+        // Checked before replay handling: another client cannot burn someone else's grant.
+        if (row.client_id != ctx.client.client_id)
+          return Refused(OAuthError::InvalidGrant("invalid authorization code"));
+        if (row.redeemed_at) return Replay(c, row, now);
+        if (row.expires_at <= now)
+          return Refused(OAuthError::InvalidGrant("authorization code expired"));
+        if (*redirect_uri != row.redirect_uri)
+          return Refused(
+              OAuthError::InvalidGrant("redirect_uri does not match the authorization request"));
+        if (!pkce::VerifyS256(*verifier, row.code_challenge))
+          return Refused(
+              OAuthError::InvalidGrant("code_verifier does not match the code_challenge"));
+        if (ctx.resource && *ctx.resource != row.resource)
+          return Refused(
+              OAuthError::InvalidTarget("resource does not match the authorization request"));
+        if (row.resource != opts.resource)
+          return Refused(OAuthError::InvalidTarget("unknown resource"));
+        auto scopes = ParseScope(row.scope);
+        if (!scopes) return Refused(OAuthError::InvalidScope("granted scope is no longer valid"));
 
-    // Single use, even against a concurrent redemption on another connection or node.
-    auto claimed = repo::RedeemCode(c, code_hash, now);
-    if (!claimed) return Fail(claimed.error());
-    if (!*claimed) return Replay(c, row, now);
+        // Single use, even against a concurrent redemption on another connection or node.
+        auto claimed = repo::RedeemCode(c, code_hash, now);
+        if (!claimed) return Fail(claimed.error());
+        if (!*claimed) return Replay(c, row, now);
 
-    repo::GrantRow grant{.grant_id = row.grant_id,
-                         .client_id = row.client_id,
-                         .user_id = row.user_id,
-                         .scope = JoinScope(*scopes),
-                         .resource = row.resource};
-    if (auto st = repo::InsertGrant(c, grant, now); !st) return Fail(st.error());
-    auto issued = tokens.IssueAccessToken(c, key,
-                                          {.subject = GrantSubject(grant.user_id, grant.client_id),
-                                           .client_id = grant.client_id,
-                                           .scopes = *scopes,
-                                           .grant_id = grant.grant_id,
-                                           .audience = row.resource,
-                                           .ttl_seconds = std::nullopt});
-    if (!issued) return Fail(issued.error());
-    std::optional<std::string> refresh;
-    if (ctx.client.AllowsGrant("refresh_token")) {
-      auto rt = IssueRefreshToken(c, tokens.random(), grant, now, opts.refresh_token_ttl);
-      if (!rt) return Fail(rt.error());
-      refresh = std::move(*rt);
-    }
-    return GrantOutcome{TokenResponseBody(*issued, grant.scope, refresh), false};
-  });
+        repo::GrantRow grant{.grant_id = row.grant_id,
+                             .client_id = row.client_id,
+                             .user_id = row.user_id,
+                             .scope = JoinScope(*scopes),
+                             .resource = row.resource};
+        if (auto st = repo::InsertGrant(c, grant, now); !st) return Fail(st.error());
+        auto issued =
+            tokens.IssueAccessToken(c, key,
+                                    {.subject = GrantSubject(grant.user_id, grant.client_id),
+                                     .client_id = grant.client_id,
+                                     .scopes = *scopes,
+                                     .grant_id = grant.grant_id,
+                                     .audience = row.resource,
+                                     .ttl_seconds = std::nullopt});
+        if (!issued) return Fail(issued.error());
+        std::optional<std::string> refresh;
+        if (ctx.client.AllowsGrant("refresh_token")) {
+          auto rt = IssueRefreshToken(c, tokens.random(), grant, now, opts.refresh_token_ttl);
+          if (!rt) return Fail(rt.error());
+          refresh = std::move(*rt);
+        }
+        return GrantOutcome{TokenResponseBody(*issued, grant.scope, refresh), false};
+      });
 }
 
 }  // namespace crmd::auth

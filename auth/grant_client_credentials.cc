@@ -1,18 +1,20 @@
 // grant_type=client_credentials (RFC 6749 §4.4): a confidential client acting for itself,
 // limited to the scopes an administrator granted it (oauth_clients.allowed_scopes).
 #include "auth/grant_handlers.h"
-#include "auth/scopes.h"
 #include "auth/repo/grants_repo.h"
+#include "auth/scopes.h"
 
 namespace crmd::auth {
 
 OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx) {
   const OAuthClient& client = ctx.client;
   if (!client.Confidential() || !client.authenticated_with_secret)
-    return Refuse(OAuthError::UnauthorizedClient("client_credentials requires a confidential client"));
+    return Refuse(
+        OAuthError::UnauthorizedClient("client_credentials requires a confidential client"));
   auto allowed = ParseScope(client.allowed_scopes.value_or(""));
   if (!allowed || allowed->empty())
-    return Refuse(OAuthError::UnauthorizedClient("client is not allowed the client_credentials grant"));
+    return Refuse(
+        OAuthError::UnauthorizedClient("client is not allowed the client_credentials grant"));
   std::set<std::string> scopes = *allowed;
   if (auto s = http::FormValue(ctx.form, "scope")) {
     auto parsed = ParseScope(*s);
@@ -59,12 +61,12 @@ OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx) {
   }
   // RFC 6749 §4.4.3: no refresh token; the client can always ask again.
   if (*live) return TokenResponseBody(*issued, grant.scope, std::nullopt);
-  return RunGrant(tokens, "client_credentials",
-                  [&](store::Conn& c, const SigningKey&) -> Result<GrantOutcome> {
-    if (auto st = repo::InsertGrant(c, grant, tokens.clock().NowUnix()); !st)
-      return Fail(st.error());
-    return GrantOutcome{TokenResponseBody(*issued, grant.scope, std::nullopt), false};
-  });
+  return RunGrant(
+      tokens, "client_credentials", [&](store::Conn& c, const SigningKey&) -> Result<GrantOutcome> {
+        if (auto st = repo::InsertGrant(c, grant, tokens.clock().NowUnix()); !st)
+          return Fail(st.error());
+        return GrantOutcome{TokenResponseBody(*issued, grant.scope, std::nullopt), false};
+      });
 }
 
 }  // namespace crmd::auth

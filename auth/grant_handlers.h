@@ -3,10 +3,9 @@
 // sequence of small named checks. They run after client authentication and form
 // validation (single-valued parameters) and return the RFC 6749 §5.1 success body or an
 // OAuth error. Thread-safe; each runs one database transaction.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "auth/client_auth.h"
 #include "auth/repo/grants_repo.h"
@@ -67,8 +66,8 @@ OAuthResult<nlohmann::json> RunGrant(TokenService& tokens, const char* grant, F&
     LogGrantFailure(grant, key.error());
     return Refuse(OAuthError::ServerError());
   }
-  auto outcome = tokens.db().Write(
-      [&](store::Conn& c) -> Result<GrantOutcome> { return body(c, *key); });
+  auto outcome =
+      tokens.db().Write([&](store::Conn& c) -> Result<GrantOutcome> { return body(c, *key); });
   if (!outcome) {
     LogGrantFailure(grant, outcome.error());
     return Refuse(OAuthError::ServerError());

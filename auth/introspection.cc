@@ -1,12 +1,13 @@
 #include "auth/introspection.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
 #include "auth/client_auth.h"
-#include "auth/token_endpoint.h"
 #include "auth/grant_handlers.h"
 #include "auth/repo/tokens_repo.h"
+#include "auth/token_endpoint.h"
 #include "src/core/crypto.h"
 
 namespace crmd::auth {
@@ -14,7 +15,8 @@ namespace crmd::auth {
 namespace {
 
 // The database, not the 2-second cache, is the authority here: introspection is rare.
-Result<nlohmann::json> IntrospectAccessToken(TokenService& tokens, const AccessTokenClaims& claims) {
+Result<nlohmann::json> IntrospectAccessToken(TokenService& tokens,
+                                             const AccessTokenClaims& claims) {
   return tokens.db().Read([&](store::Conn& c) -> Result<nlohmann::json> {
     auto revoked = repo::AccessTokenRevoked(c, claims.jti);
     if (!revoked) return Fail(revoked.error());
@@ -28,11 +30,11 @@ Result<nlohmann::json> IntrospectAccessToken(TokenService& tokens, const AccessT
       if (!grant) return Fail(grant.error());
       if (!*grant || **grant) return nlohmann::json{{"active", false}};
     }
-    return nlohmann::json{{"active", true},         {"scope", claims.scope},
-                          {"client_id", claims.client_id}, {"sub", claims.subject},
-                          {"token_type", "Bearer"}, {"exp", claims.expires_at},
-                          {"iat", claims.issued_at}, {"iss", claims.issuer},
-                          {"aud", claims.audience}, {"jti", claims.jti}};
+    return nlohmann::json{
+        {"active", true},          {"scope", claims.scope},  {"client_id", claims.client_id},
+        {"sub", claims.subject},   {"token_type", "Bearer"}, {"exp", claims.expires_at},
+        {"iat", claims.issued_at}, {"iss", claims.issuer},   {"aud", claims.audience},
+        {"jti", claims.jti}};
   });
 }
 
@@ -65,9 +67,11 @@ http::Response HandleIntrospection(TokenService& tokens, const http::Request& re
   auto client = AuthenticateClient(tokens.db(), req, *form);
   if (!client) return OAuthErrorResponse(client.error());
   if (!client->authenticated_with_secret)
-    return OAuthErrorResponse(OAuthError::InvalidClient("introspection requires a confidential client"));
+    return OAuthErrorResponse(
+        OAuthError::InvalidClient("introspection requires a confidential client"));
   auto token = http::FormValue(*form, "token");
-  if (!token || token->empty()) return OAuthErrorResponse(OAuthError::InvalidRequest("token is required"));
+  if (!token || token->empty())
+    return OAuthErrorResponse(OAuthError::InvalidRequest("token is required"));
 
   Result<nlohmann::json> answer = nlohmann::json{{"active", false}};
   if (std::count(token->begin(), token->end(), '.') == 2) {

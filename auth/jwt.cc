@@ -90,8 +90,8 @@ Result<EcKey> EcKey::FromPrivatePem(std::string_view pem) {
 
 std::string EcKey::PrivatePem() const {
   std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_PrivateKey(bio.get(), key_.get(), nullptr, nullptr, 0, nullptr,
-                                       nullptr) != 1)
+  if (!bio ||
+      PEM_write_bio_PrivateKey(bio.get(), key_.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1)
     return {};
   char* data = nullptr;
   long len = BIO_get_mem_data(bio.get(), &data);
@@ -205,17 +205,17 @@ Result<ParsedJws> ParseEs256Jws(std::string_view token) {
 Result<std::string> SignEs256Jws(const EcKey& key, std::string_view kid, std::string_view typ,
                                  const nlohmann::json& payload) {
   nlohmann::json header = {{"alg", "ES256"}, {"typ", std::string(typ)}, {"kid", std::string(kid)}};
-  std::string input = crypto::Base64UrlEncode(header.dump()) + "." +
-                      crypto::Base64UrlEncode(payload.dump());
+  std::string input =
+      crypto::Base64UrlEncode(header.dump()) + "." + crypto::Base64UrlEncode(payload.dump());
   auto sig = key.Sign(input);
   if (!sig) return Fail(sig.error());
   return input + "." + crypto::Base64UrlEncode(*sig);
 }
 
 nlohmann::json ToJson(const AccessTokenClaims& c) {
-  nlohmann::json j = {{"iss", c.issuer},      {"aud", c.audience},  {"sub", c.subject},
-                      {"client_id", c.client_id}, {"scope", c.scope}, {"iat", c.issued_at},
-                      {"exp", c.expires_at},  {"jti", c.jti}};
+  nlohmann::json j = {{"iss", c.issuer},          {"aud", c.audience}, {"sub", c.subject},
+                      {"client_id", c.client_id}, {"scope", c.scope},  {"iat", c.issued_at},
+                      {"exp", c.expires_at},      {"jti", c.jti}};
   if (!c.grant_id.empty()) j["gid"] = c.grant_id;
   return j;
 }

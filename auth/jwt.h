@@ -9,11 +9,10 @@
 // each operation has its own EVP_MD_CTX). Free functions are pure and thread-safe.
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 
@@ -63,13 +62,13 @@ Result<std::string> SignEs256Jws(const EcKey& key, std::string_view kid, std::st
 
 // RFC 9068 access-token claims as crmd issues them.
 struct AccessTokenClaims {
-  std::string issuer;     // iss
-  std::string audience;   // aud (the protected resource)
-  std::string subject;    // sub
-  std::string client_id;  // client_id
-  std::string scope;      // space-separated
-  int64_t issued_at = 0;  // iat
-  int64_t expires_at = 0; // exp
+  std::string issuer;      // iss
+  std::string audience;    // aud (the protected resource)
+  std::string subject;     // sub
+  std::string client_id;   // client_id
+  std::string scope;       // space-separated
+  int64_t issued_at = 0;   // iat
+  int64_t expires_at = 0;  // exp
   std::string jti;
   // gid: the grant the token was issued under (absent from tokens issued before
   // 2026-11-27). Revoking the grant refuses the token without a record of its jti.

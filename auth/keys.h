@@ -12,12 +12,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "auth/jwt.h"
 #include "src/core/clock.h"
@@ -66,7 +65,8 @@ class KeyStore {
   std::mutex rotate_mu_;  // serialises Current()'s slow path
   std::shared_mutex mu_;  // guards the members below
   std::optional<SigningKey> current_;
-  std::map<std::string, std::pair<std::shared_ptr<const EcKey>, int64_t>, std::less<>> keys_;  // kid -> key, expires_at (0 = none)
+  std::map<std::string, std::pair<std::shared_ptr<const EcKey>, int64_t>, std::less<>>
+      keys_;  // kid -> key, expires_at (0 = none)
   MonotonicTime last_reload_{};
 };
 

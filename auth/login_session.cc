@@ -35,7 +35,8 @@ CookieNames CookieNamesFor(std::string_view issuer) {
 }
 
 std::string SetCookie(std::string_view name, std::string_view value, bool secure, int64_t max_age) {
-  std::string out = std::string(name) + "=" + std::string(value) + "; Path=/; HttpOnly; SameSite=Lax";
+  std::string out =
+      std::string(name) + "=" + std::string(value) + "; Path=/; HttpOnly; SameSite=Lax";
   if (secure) out += "; Secure";
   if (max_age >= 0) out += "; Max-Age=" + std::to_string(max_age);
   return out;

@@ -49,7 +49,8 @@ class LoginSessions {
  public:
   static constexpr int64_t kDefaultTtl = 8 * 3600;
 
-  LoginSessions(store::Database& db, const Clock& clock, Random& random, int64_t ttl_s = kDefaultTtl)
+  LoginSessions(store::Database& db, const Clock& clock, Random& random,
+                int64_t ttl_s = kDefaultTtl)
       : db_(db), clock_(clock), random_(random), ttl_s_(ttl_s) {}
   LoginSessions(const LoginSessions&) = delete;
   LoginSessions& operator=(const LoginSessions&) = delete;

@@ -2,9 +2,8 @@
 // Discovery documents: RFC 8414 authorization-server metadata (also served as
 // openid-configuration for clients that only look there) and RFC 9728 protected-resource
 // metadata for the MCP endpoint. Pure functions; thread-safe.
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace crmd::auth {
 

@@ -12,11 +12,13 @@ std::string Document(std::string_view title, const std::string& body) {
          // with the page's own form POSTs, which the Origin check refuses; same-origin
          // still tells the client's redirect URI nothing.
          "<meta name=\"referrer\" content=\"same-origin\">\n<title>" +
-         HtmlEscape(title) + "</title>\n</head>\n<body>\n<main>\n" + body + "</main>\n</body>\n</html>\n";
+         HtmlEscape(title) + "</title>\n</head>\n<body>\n<main>\n" + body +
+         "</main>\n</body>\n</html>\n";
 }
 
 std::string Hidden(std::string_view name, std::string_view value) {
-  return "<input type=\"hidden\" name=\"" + HtmlEscape(name) + "\" value=\"" + HtmlEscape(value) + "\">\n";
+  return "<input type=\"hidden\" name=\"" + HtmlEscape(name) + "\" value=\"" + HtmlEscape(value) +
+         "\">\n";
 }
 
 }  // namespace
@@ -26,12 +28,23 @@ std::string HtmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -39,7 +52,10 @@ std::string HtmlEscape(std::string_view text) {
 
 std::string DescribeScope(std::string_view scope) {
   static const std::map<std::string_view, std::string_view> kVerbs = {
-      {"read", "Read"}, {"write", "Create and change"}, {"delete", "Delete"}, {"activate", "Activate and pause"}};
+      {"read", "Read"},
+      {"write", "Create and change"},
+      {"delete", "Delete"},
+      {"activate", "Activate and pause"}};
   size_t colon = scope.find(':');
   if (colon == std::string_view::npos) return std::string(scope);
   auto verb = kVerbs.find(scope.substr(colon + 1));
@@ -52,7 +68,8 @@ std::string DescribeScope(std::string_view scope) {
 std::string RenderLoginPage(const LoginPage& p) {
   std::string body = "<h1>Sign in</h1>\n<p>" + HtmlEscape(p.client_name) +
                      " wants to access your CRM. Sign in to continue.</p>\n";
-  if (!p.error.empty()) body += "<p role=\"alert\"><strong>" + HtmlEscape(p.error) + "</strong></p>\n";
+  if (!p.error.empty())
+    body += "<p role=\"alert\"><strong>" + HtmlEscape(p.error) + "</strong></p>\n";
   body += "<form method=\"post\" action=\"/oauth/login\">\n" + Hidden("request", p.request) +
           Hidden("csrf_token", p.csrf_token) +
           "<p><label>Email<br><input type=\"email\" name=\"email\" autocomplete=\"username\" "
@@ -66,16 +83,19 @@ std::string RenderLoginPage(const LoginPage& p) {
 }
 
 std::string RenderConsentPage(const ConsentPage& p) {
-  std::string body = "<h1>Allow access?</h1>\n<p><strong>" + HtmlEscape(p.client_name) + "</strong>";
-  if (p.client_name != p.client_id) body += " (client <code>" + HtmlEscape(p.client_id) + "</code>)";
+  std::string body =
+      "<h1>Allow access?</h1>\n<p><strong>" + HtmlEscape(p.client_name) + "</strong>";
+  if (p.client_name != p.client_id)
+    body += " (client <code>" + HtmlEscape(p.client_id) + "</code>)";
   body += " asks for access to your CRM as <strong>" + HtmlEscape(p.user_email) +
           "</strong>. After you decide you will be sent to <strong>" + HtmlEscape(p.redirect_host) +
-          "</strong>.</p>\n<form method=\"post\" action=\"/oauth/consent\">\n" + Hidden("request", p.request) +
-          Hidden("csrf_token", p.csrf_token) +
+          "</strong>.</p>\n<form method=\"post\" action=\"/oauth/consent\">\n" +
+          Hidden("request", p.request) + Hidden("csrf_token", p.csrf_token) +
           "<fieldset>\n<legend>It will be able to:</legend>\n";
   for (const auto& s : p.scopes) {
-    body += "<p><label><input type=\"checkbox\" name=\"scope\" value=\"" + HtmlEscape(s) + "\" checked> " +
-            HtmlEscape(DescribeScope(s)) + " <code>" + HtmlEscape(s) + "</code></label></p>\n";
+    body += "<p><label><input type=\"checkbox\" name=\"scope\" value=\"" + HtmlEscape(s) +
+            "\" checked> " + HtmlEscape(DescribeScope(s)) + " <code>" + HtmlEscape(s) +
+            "</code></label></p>\n";
   }
   body +=
       "</fieldset>\n<p>Uncheck anything you do not want to allow.</p>\n"
@@ -85,7 +105,8 @@ std::string RenderConsentPage(const ConsentPage& p) {
 }
 
 std::string RenderErrorPage(std::string_view title, std::string_view message) {
-  return Document(title, "<h1>" + HtmlEscape(title) + "</h1>\n<p>" + HtmlEscape(message) + "</p>\n");
+  return Document(title,
+                  "<h1>" + HtmlEscape(title) + "</h1>\n<p>" + HtmlEscape(message) + "</p>\n");
 }
 
 }  // namespace crmd::auth

@@ -101,7 +101,8 @@ LoginFormToken PersonSignIn::IssueLoginFormToken(const http::Request& req) {
   return {.token = token, .set_cookie = cookie};
 }
 
-bool PersonSignIn::LoginFormTokenValid(const http::Request& req, const std::string& presented) const {
+bool PersonSignIn::LoginFormTokenValid(const http::Request& req,
+                                       const std::string& presented) const {
   auto cookie = CookieValue(req, login_cookie_);
   return cookie && CsrfTokenMatches(presented, *cookie);
 }

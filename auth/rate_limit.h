@@ -15,8 +15,8 @@
 namespace crmd::auth {
 
 struct RateLimit {
-  int64_t limit = 10;      // events allowed per window
-  int64_t window_s = 60;   // window length in seconds
+  int64_t limit = 10;     // events allowed per window
+  int64_t window_s = 60;  // window length in seconds
 };
 
 struct RateDecision {

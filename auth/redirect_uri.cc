@@ -86,15 +86,19 @@ Result<RedirectUriKind> ValidateRedirectUri(std::string_view uri) {
   if (uri.empty()) return Refuse("redirect_uri is empty");
   if (uri.size() > kMaxRedirectUriLength) return Refuse("redirect_uri is too long");
   for (unsigned char c : uri) {
-    if (c <= 0x20 || c >= 0x7f) return Refuse("redirect_uri contains whitespace, control or non-ASCII characters");
+    if (c <= 0x20 || c >= 0x7f)
+      return Refuse("redirect_uri contains whitespace, control or non-ASCII characters");
   }
   if (uri.find('#') != std::string_view::npos)
     return Refuse("redirect_uri must not contain a fragment (RFC 6749 §3.1.2)");
-  if (uri.find('*') != std::string_view::npos) return Refuse("redirect_uri must not contain wildcards");
-  if (uri.find('\\') != std::string_view::npos) return Refuse("redirect_uri must not contain backslashes");
+  if (uri.find('*') != std::string_view::npos)
+    return Refuse("redirect_uri must not contain wildcards");
+  if (uri.find('\\') != std::string_view::npos)
+    return Refuse("redirect_uri must not contain backslashes");
 
   size_t colon = uri.find(':');
-  if (colon == std::string_view::npos || colon == 0) return Refuse("redirect_uri must be an absolute URI");
+  if (colon == std::string_view::npos || colon == 0)
+    return Refuse("redirect_uri must be an absolute URI");
   std::string_view scheme = uri.substr(0, colon);
   for (size_t i = 0; i < scheme.size(); ++i)
     if (!IsSchemeChar(scheme[i], i == 0)) return Refuse("redirect_uri must be an absolute URI");
@@ -110,19 +114,22 @@ Result<RedirectUriKind> ValidateRedirectUri(std::string_view uri) {
     if (scheme != lower_scheme) return Refuse("redirect_uri scheme must be lower case");
     auto authority = SplitAuthority(after);
     if (!authority) return Refuse("redirect_uri has no valid host");
-    if (authority->has_userinfo)
-      return Refuse("redirect_uri must not contain user information");
+    if (authority->has_userinfo) return Refuse("redirect_uri must not contain user information");
     if (!IsValidHostName(authority->host)) return Refuse("redirect_uri has no valid host");
     if (lower_scheme == "https") return RedirectUriKind::kHttps;
     if (!IsLoopbackHost(authority->host))
-      return Refuse("http redirect_uri is allowed only on loopback (127.0.0.1, [::1], localhost; RFC 8252 §7.3)");
+      return Refuse(
+          "http redirect_uri is allowed only on loopback (127.0.0.1, [::1], localhost; RFC 8252 "
+          "§7.3)");
     return RedirectUriKind::kLoopback;
   }
 
   // Private-use URI scheme (RFC 8252 §7.1): reverse domain name of something the app's
   // publisher controls, so it must contain a period.
   if (scheme.find('.') == std::string_view::npos)
-    return Refuse("custom redirect_uri schemes must be reverse domain names such as com.example.app (RFC 8252 §7.1)");
+    return Refuse(
+        "custom redirect_uri schemes must be reverse domain names such as com.example.app (RFC "
+        "8252 §7.1)");
   if (after.empty()) return Refuse("redirect_uri has no path");
   if (after.substr(0, 2) == "//") {
     auto authority = SplitAuthority(after);

@@ -1,9 +1,8 @@
 #include "auth/registration.h"
 
 #include <algorithm>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "auth/redirect_uri.h"
 #include "auth/scopes.h"
@@ -19,7 +18,8 @@ constexpr size_t kMaxTextLength = 1000;
 constexpr std::string_view kRegisterPrefix = "/oauth/register/";
 
 tl::unexpected<OAuthError> MetadataError(std::string description) {
-  return tl::unexpected<OAuthError>(OAuthError{400, "invalid_client_metadata", std::move(description)});
+  return tl::unexpected<OAuthError>(
+      OAuthError{400, "invalid_client_metadata", std::move(description)});
 }
 
 // Optional string fields echoed back as registered. The *_uri ones must be web URLs: they
@@ -30,13 +30,14 @@ struct TextField {
   size_t max;
 };
 constexpr TextField kTextFields[] = {
-    {"client_name", false, 200},   {"client_uri", true, kMaxTextLength},
-    {"logo_uri", true, kMaxTextLength}, {"tos_uri", true, kMaxTextLength},
+    {"client_name", false, 200},          {"client_uri", true, kMaxTextLength},
+    {"logo_uri", true, kMaxTextLength},   {"tos_uri", true, kMaxTextLength},
     {"policy_uri", true, kMaxTextLength}, {"software_id", false, 200},
     {"software_version", false, 200},
 };
 
-OAuthResult<std::vector<std::string>> StringList(const json& m, const char* name, size_t max_items) {
+OAuthResult<std::vector<std::string>> StringList(const json& m, const char* name,
+                                                 size_t max_items) {
   std::vector<std::string> out;
   const json& v = m[name];
   if (!v.is_array()) return MetadataError(std::string(name) + " must be an array of strings");
@@ -61,9 +62,10 @@ http::Response JsonError(int status, const std::string& error, const std::string
 
 http::Response Unauthorized(bool token_presented) {
   auto r = JsonError(401, "invalid_token", "missing or invalid registration access token");
-  r.Set("WWW-Authenticate",
-        token_presented ? "Bearer error=\"invalid_token\", error_description=\"invalid registration access token\""
-                        : "Bearer");
+  r.Set("WWW-Authenticate", token_presented
+                                ? "Bearer error=\"invalid_token\", error_description=\"invalid "
+                                  "registration access token\""
+                                : "Bearer");
   return r;
 }
 
@@ -91,9 +93,11 @@ OAuthResult<Client> ClientFromMetadata(const json& m) {
       return MetadataError("token_endpoint_auth_method must be a string");
     c.token_endpoint_auth_method = m["token_endpoint_auth_method"].get<std::string>();
   }
-  static const std::set<std::string> kMethods = {"none", "client_secret_basic", "client_secret_post"};
+  static const std::set<std::string> kMethods = {"none", "client_secret_basic",
+                                                 "client_secret_post"};
   if (!kMethods.count(c.token_endpoint_auth_method))
-    return MetadataError("token_endpoint_auth_method must be none, client_secret_basic or client_secret_post");
+    return MetadataError(
+        "token_endpoint_auth_method must be none, client_secret_basic or client_secret_post");
   accepted["token_endpoint_auth_method"] = c.token_endpoint_auth_method;
 
   c.grant_types = {"authorization_code"};
@@ -102,7 +106,8 @@ OAuthResult<Client> ClientFromMetadata(const json& m) {
     if (!g) return tl::unexpected(g.error());
     c.grant_types = *g;
   }
-  static const std::set<std::string> kGrants = {"authorization_code", "refresh_token", "client_credentials"};
+  static const std::set<std::string> kGrants = {"authorization_code", "refresh_token",
+                                                "client_credentials"};
   for (const auto& g : c.grant_types)
     if (!kGrants.count(g)) return MetadataError("unsupported grant_type: " + g);
   if (c.grant_types.empty()) return MetadataError("grant_types must not be empty");
@@ -131,13 +136,14 @@ OAuthResult<Client> ClientFromMetadata(const json& m) {
     for (const auto& u : *uris) {
       auto ok = ValidateRedirectUri(u);
       if (!ok)
-        return tl::unexpected<OAuthError>(OAuthError{400, "invalid_redirect_uri", u + ": " + ok.error().message});
+        return tl::unexpected<OAuthError>(
+            OAuthError{400, "invalid_redirect_uri", u + ": " + ok.error().message});
     }
     c.redirect_uris = *uris;
   }
   if (uses_code && c.redirect_uris.empty())
-    return tl::unexpected<OAuthError>(
-        OAuthError{400, "invalid_redirect_uri", "redirect_uris is required for the authorization_code grant"});
+    return tl::unexpected<OAuthError>(OAuthError{
+        400, "invalid_redirect_uri", "redirect_uris is required for the authorization_code grant"});
   accepted["redirect_uris"] = c.redirect_uris;
 
   if (m.contains("scope")) {
@@ -156,7 +162,8 @@ OAuthResult<Client> ClientFromMetadata(const json& m) {
     if (f.is_url && s.rfind("https://", 0) != 0 && s.rfind("http://", 0) != 0)
       return MetadataError(std::string(f.name) + " must be an http(s) URL");
     for (unsigned char ch : s)
-      if (ch < 0x20 || ch == 0x7f) return MetadataError(std::string(f.name) + " contains control characters");
+      if (ch < 0x20 || ch == 0x7f)
+        return MetadataError(std::string(f.name) + " contains control characters");
     if (s.empty()) continue;
     accepted[f.name] = s;
   }
@@ -181,25 +188,29 @@ json Registration::InformationResponse(const Client& client, const std::string& 
     out["client_secret_expires_at"] = 0;  // never expires
   }
   out["registration_access_token"] = registration_token;
-  out["registration_client_uri"] = options_.issuer + std::string(kRegisterPrefix) + client.client_id;
+  out["registration_client_uri"] =
+      options_.issuer + std::string(kRegisterPrefix) + client.client_id;
   return out;
 }
 
 http::Response Registration::HandleRegister(const http::Request& req) {
   if (req.method != "POST") {
-    auto r = http::Response::Json(405, {{"error", "invalid_request"}, {"error_description", "use POST"}});
+    auto r = http::Response::Json(
+        405, {{"error", "invalid_request"}, {"error_description", "use POST"}});
     r.Set("Allow", "POST");
     return r;
   }
   auto decision = limiter_.Hit("register:ip:" + req.remote_ip, options_.rate_limit);
   if (!decision) return JsonError(500, "server_error", "internal error");
   if (!decision->allowed) {
-    auto r = JsonError(429, "rate_limited", "too many registrations from this address; try again later");
+    auto r =
+        JsonError(429, "rate_limited", "too many registrations from this address; try again later");
     r.Set("Retry-After", std::to_string(decision->retry_after));
     return r;
   }
   auto body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded()) return JsonError(400, "invalid_client_metadata", "the request body is not JSON");
+  if (body.is_discarded())
+    return JsonError(400, "invalid_client_metadata", "the request body is not JSON");
   auto client = ClientFromMetadata(body);
   if (!client) return JsonError(400, client.error().error, client.error().description);
 
@@ -210,8 +221,9 @@ http::Response Registration::HandleRegister(const http::Request& req) {
   std::optional<std::string> secret;
   if (!client->IsPublic()) secret = random_.Token(32);
   std::string reg_token = random_.Token(32);
-  auto st = clients_.Insert(*client, secret ? std::optional(crypto::HashSecret(*secret)) : std::nullopt,
-                            crypto::HashSecret(reg_token));
+  auto st =
+      clients_.Insert(*client, secret ? std::optional(crypto::HashSecret(*secret)) : std::nullopt,
+                      crypto::HashSecret(reg_token));
   if (!st) return JsonError(500, "server_error", "internal error");
   auto r = http::Response::Json(201, InformationResponse(*client, reg_token, secret));
   r.Set("Cache-Control", "no-store");
@@ -250,14 +262,17 @@ http::Response Registration::Read(const Client& client) {
 
 http::Response Registration::Update(const Client& current, const http::Request& req) {
   auto body = json::parse(req.body, nullptr, false);
-  if (!body.is_object()) return JsonError(400, "invalid_client_metadata", "the request body must be a JSON object");
+  if (!body.is_object())
+    return JsonError(400, "invalid_client_metadata", "the request body must be a JSON object");
   // RFC 7592 §2.2: the client sends its full metadata including client_id, and never the
   // server-assigned fields.
   if (!body.contains("client_id") || body["client_id"] != current.client_id)
-    return JsonError(400, "invalid_client_metadata", "client_id must be present and match the client");
-  for (const char* f : {"registration_access_token", "registration_client_uri", "client_secret_expires_at",
-                        "client_id_issued_at"})
-    if (body.contains(f)) return JsonError(400, "invalid_client_metadata", std::string(f) + " must not be sent");
+    return JsonError(400, "invalid_client_metadata",
+                     "client_id must be present and match the client");
+  for (const char* f : {"registration_access_token", "registration_client_uri",
+                        "client_secret_expires_at", "client_id_issued_at"})
+    if (body.contains(f))
+      return JsonError(400, "invalid_client_metadata", std::string(f) + " must not be sent");
   if (body.contains("client_secret")) {
     if (!body["client_secret"].is_string() ||
         !clients_.Authenticate(current.client_id, body["client_secret"].get<std::string>()))
@@ -275,8 +290,9 @@ http::Response Registration::Update(const Client& current, const http::Request& 
   std::optional<std::string> new_secret;
   if (current.IsPublic() && !updated->IsPublic()) new_secret = random_.Token(32);
   bool clear_secret = updated->IsPublic() && !current.IsPublic();
-  auto st = clients_.Update(*updated, new_secret ? std::optional(crypto::HashSecret(*new_secret)) : std::nullopt,
-                            clear_secret);
+  auto st = clients_.Update(
+      *updated, new_secret ? std::optional(crypto::HashSecret(*new_secret)) : std::nullopt,
+      clear_secret);
   if (!st) return JsonError(500, "server_error", "internal error");
   std::string reg_token = random_.Token(32);
   if (!clients_.SetRegistrationTokenHash(current.client_id, crypto::HashSecret(reg_token)))

@@ -9,9 +9,8 @@
 // Registration is rate-limited per IP.
 //
 // Thread-safe (state is in the database).
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "auth/clients.h"
 #include "auth/rate_limit.h"
@@ -28,7 +27,7 @@ namespace crmd::auth {
 OAuthResult<Client> ClientFromMetadata(const nlohmann::json& metadata);
 
 struct RegistrationOptions {
-  std::string issuer;                               // registration_client_uri base
+  std::string issuer;                                    // registration_client_uri base
   RateLimit rate_limit = {.limit = 20, .window_s = 60};  // per client IP
 };
 
@@ -36,7 +35,11 @@ class Registration {
  public:
   Registration(ClientStore& clients, RateLimiter& limiter, Random& random, const Clock& clock,
                RegistrationOptions options)
-      : clients_(clients), limiter_(limiter), random_(random), clock_(clock), options_(std::move(options)) {}
+      : clients_(clients),
+        limiter_(limiter),
+        random_(random),
+        clock_(clock),
+        options_(std::move(options)) {}
   Registration(const Registration&) = delete;
   Registration& operator=(const Registration&) = delete;
 

@@ -1,12 +1,13 @@
 #include "auth/revocation.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
 #include "auth/client_auth.h"
-#include "auth/token_endpoint.h"
 #include "auth/repo/grants_repo.h"
 #include "auth/repo/tokens_repo.h"
+#include "auth/token_endpoint.h"
 #include "src/core/crypto.h"
 
 namespace crmd::auth {
@@ -17,7 +18,8 @@ http::Response HandleRevocation(TokenService& tokens, const http::Request& req) 
   auto client = AuthenticateClient(tokens.db(), req, *form);
   if (!client) return OAuthErrorResponse(client.error());
   auto token = http::FormValue(*form, "token");
-  if (!token || token->empty()) return OAuthErrorResponse(OAuthError::InvalidRequest("token is required"));
+  if (!token || token->empty())
+    return OAuthErrorResponse(OAuthError::InvalidRequest("token is required"));
   // token_type_hint only orders the search (RFC 7009 §2.1); both kinds are tried.
   bool looks_like_jwt = std::count(token->begin(), token->end(), '.') == 2;
 

@@ -6,12 +6,12 @@ namespace crmd::auth {
 
 const std::vector<std::string>& AllScopes() {
   static const std::vector<std::string> kScopes = {
-      "contacts:read",    "contacts:write",       "contacts:delete",    "lists:read",
-      "lists:write",      "lists:delete",         "tags:read",          "tags:write",
-      "tags:delete",      "campaigns:read",       "campaigns:write",    "campaigns:activate",
-      "campaigns:delete", "automations:read",     "automations:write",  "automations:activate",
-      "automations:delete", "sequences:read",     "sequences:write",    "settings:read",
-      "settings:write",   "reports:read"};
+      "contacts:read",      "contacts:write",   "contacts:delete",   "lists:read",
+      "lists:write",        "lists:delete",     "tags:read",         "tags:write",
+      "tags:delete",        "campaigns:read",   "campaigns:write",   "campaigns:activate",
+      "campaigns:delete",   "automations:read", "automations:write", "automations:activate",
+      "automations:delete", "sequences:read",   "sequences:write",   "settings:read",
+      "settings:write",     "reports:read"};
   return kScopes;
 }
 
@@ -35,7 +35,8 @@ Result<std::set<std::string>> ParseScope(std::string_view scope) {
       if (c < 0x21 || c == 0x22 || c == 0x5c || c > 0x7e)
         return Fail(Errc::kInvalidArgument, "scope contains an invalid character");
     }
-    if (!IsKnownScope(tok)) return Fail(Errc::kInvalidArgument, "unknown scope: " + std::string(tok));
+    if (!IsKnownScope(tok))
+      return Fail(Errc::kInvalidArgument, "unknown scope: " + std::string(tok));
     out.emplace(tok);
     i = end;
   }

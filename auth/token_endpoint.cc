@@ -1,9 +1,8 @@
 #include "auth/token_endpoint.h"
 
 #include <algorithm>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "auth/grant_handlers.h"
 
@@ -21,7 +20,8 @@ OAuthResult<Form> ReadOAuthForm(const http::Request& req,
   std::set<std::string_view> seen;
   for (const auto& [k, v] : form) {
     if (std::find(repeatable.begin(), repeatable.end(), k) != repeatable.end()) continue;
-    if (!seen.insert(k).second) return Refuse(OAuthError::InvalidRequest("repeated parameter: " + k));
+    if (!seen.insert(k).second)
+      return Refuse(OAuthError::InvalidRequest("repeated parameter: " + k));
   }
   return form;
 }
@@ -34,7 +34,8 @@ http::Response HandleTokenRequest(TokenService& tokens, const http::Request& req
   std::optional<std::string> resource;
   for (const auto& [k, v] : *form) {
     if (k != "resource") continue;
-    if (resource) return OAuthErrorResponse(OAuthError::InvalidTarget("only one resource may be requested"));
+    if (resource)
+      return OAuthErrorResponse(OAuthError::InvalidTarget("only one resource may be requested"));
     resource = v;
   }
 

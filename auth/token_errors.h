@@ -3,11 +3,10 @@
 // §5.2, RFC 8707 §2 invalid_target). Every response of these endpoints carries
 // Cache-Control: no-store and Pragma: no-cache (RFC 6749 §5.1), errors included.
 // `description` is client-facing: it never names internals.
-#include <string>
-#include <utility>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <tl/expected.hpp>
+#include <utility>
 
 #include "src/core/http_types.h"
 
@@ -39,7 +38,9 @@ struct OAuthError {
 template <typename T>
 using OAuthResult = tl::expected<T, OAuthError>;
 
-inline tl::unexpected<OAuthError> Refuse(OAuthError e) { return tl::unexpected<OAuthError>(std::move(e)); }
+inline tl::unexpected<OAuthError> Refuse(OAuthError e) {
+  return tl::unexpected<OAuthError>(std::move(e));
+}
 
 // JSON with the no-store headers.
 http::Response NoStoreJson(int status, const nlohmann::json& body);

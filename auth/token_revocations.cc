@@ -51,8 +51,10 @@ Result<bool> RevokedTokens::IsRevoked(std::string_view jti, std::string_view gra
     // Without a snapshot young enough to answer with, every caller must wait for the
     // refresh; otherwise one refreshes and the rest go on with the snapshot they have.
     std::unique_lock refresh(refresh_mu_, std::defer_lock);
-    if (!snap || now - loaded > max_staleness_) refresh.lock();
-    else refresh.try_lock();
+    if (!snap || now - loaded > max_staleness_)
+      refresh.lock();
+    else
+      refresh.try_lock();
     if (refresh.owns_lock()) {
       bool was_stale = stale_.exchange(false);
       bool failed_meanwhile, still_due;
@@ -84,8 +86,8 @@ Result<bool> RevokedTokens::IsRevoked(std::string_view jti, std::string_view gra
   if (!snap || checked - loaded > max_staleness_) {
     // The request is answered 503: say why (docs/performance.md, 2026-11-27), at most once
     // a second, since during an outage every request ends here.
-    const int64_t at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              checked.time_since_epoch()).count();
+    const int64_t at_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(checked.time_since_epoch()).count();
     int64_t last = last_warned_ms_.load(std::memory_order_relaxed);
     if (at_ms - last >= 1000 &&
         last_warned_ms_.compare_exchange_strong(last, at_ms, std::memory_order_relaxed)) {

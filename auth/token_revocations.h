@@ -58,7 +58,7 @@ class RevokedTokens {
   std::mutex snap_mu_;     // guards snapshot_, loaded_at_ and failed_at_
   std::shared_ptr<const Set> snapshot_;
   MonotonicTime loaded_at_{};
-  MonotonicTime failed_at_{};  // end of the last failed refresh
+  MonotonicTime failed_at_{};                        // end of the last failed refresh
   std::atomic<int64_t> last_warned_ms_{-1'000'000};  // monotonic, for the 503 log line
   std::atomic<bool> stale_{true};
 };

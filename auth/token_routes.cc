@@ -1,7 +1,8 @@
 #include "auth/token_routes.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
 
 #include "auth/introspection.h"
 #include "auth/metadata.h"
@@ -42,8 +43,7 @@ http::Response PublicJson(const nlohmann::json& body, std::string_view cache) {
 
 // Browser-based public clients (OAuth 2.1 §7.2) call the token and revocation endpoints
 // cross-origin. No cookies are involved, so a wildcard origin exposes nothing ambient.
-http::Handler PostEndpoint(std::function<http::Response(const http::Request&)> handle,
-                           bool cors) {
+http::Handler PostEndpoint(std::function<http::Response(const http::Request&)> handle, bool cors) {
   return [handle = std::move(handle), cors](const http::Request& req) {
     if (cors && req.method == "OPTIONS") {
       auto r = http::Response::Empty(204);
@@ -83,8 +83,8 @@ http::Handler CountTokenOutcomes(metrics::Registry& m, http::Handler inner) {
     if (res.status == 200) {
       std::string grant = http::FormValue(http::ParseForm(req.body), "grant_type").value_or("");
       m.Counter("crmd_oauth_tokens_issued_total", "Access tokens issued, by grant type.",
-                {{"grant_type", known(grant, {"authorization_code", "refresh_token",
-                                              "client_credentials"})}})
+                {{"grant_type",
+                  known(grant, {"authorization_code", "refresh_token", "client_credentials"})}})
           .Inc();
     } else {
       auto body = nlohmann::json::parse(res.body, nullptr, false);
@@ -107,14 +107,18 @@ http::Handler CountTokenOutcomes(metrics::Registry& m, http::Handler inner) {
 
 std::vector<TokenRoute> TokenRoutes(TokenService& tokens, metrics::Registry* metrics) {
   std::vector<TokenRoute> routes;
-  http::Handler token =
-      PostEndpoint([&tokens](const http::Request& r) { return HandleTokenRequest(tokens, r); }, true);
+  http::Handler token = PostEndpoint(
+      [&tokens](const http::Request& r) { return HandleTokenRequest(tokens, r); }, true);
   if (metrics) token = CountTokenOutcomes(*metrics, std::move(token));
   routes.push_back({std::string(kTokenPath), std::move(token)});
-  routes.push_back({std::string(kRevokePath),
-                    PostEndpoint([&tokens](const http::Request& r) { return HandleRevocation(tokens, r); }, true)});
-  routes.push_back({std::string(kIntrospectPath),
-                    PostEndpoint([&tokens](const http::Request& r) { return HandleIntrospection(tokens, r); }, false)});
+  routes.push_back(
+      {std::string(kRevokePath),
+       PostEndpoint([&tokens](const http::Request& r) { return HandleRevocation(tokens, r); },
+                    true)});
+  routes.push_back(
+      {std::string(kIntrospectPath),
+       PostEndpoint([&tokens](const http::Request& r) { return HandleIntrospection(tokens, r); },
+                    false)});
   const std::string issuer = tokens.options().issuer;
   const std::string resource = tokens.options().resource;
 

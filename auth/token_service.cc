@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "auth/scopes.h"
 #include "auth/repo/grants_repo.h"
 #include "auth/repo/tokens_repo.h"
+#include "auth/scopes.h"
 
 namespace crmd::auth {
 
@@ -122,10 +122,12 @@ Result<std::shared_ptr<const VerifiedTokens::Entry>> TokenService::Verified(
   const int64_t now = clock_.NowUnix();
   if (auto hit = verified_.Find(jwt, now, options_.leeway_s)) {
     // The key may have been retired since the token was first seen.
-    if (!keys_.Find(hit->kid)) return Fail(Errc::kUnauthenticated, "token signed by an unknown key");
+    if (!keys_.Find(hit->kid))
+      return Fail(Errc::kUnauthenticated, "token signed by an unknown key");
     return hit;
   }
-  if (well_formed && !well_formed(jwt)) return Fail(Errc::kInvalidArgument, "malformed bearer token");
+  if (well_formed && !well_formed(jwt))
+    return Fail(Errc::kInvalidArgument, "malformed bearer token");
   auto jws = ParseEs256Jws(jwt);
   if (!jws) return Fail(jws.error());
   std::string kid = jws->header["kid"].get<std::string>();
@@ -143,7 +145,10 @@ Result<std::shared_ptr<const VerifiedTokens::Entry>> TokenService::Verified(
   entry->kid = std::move(kid);
   const AccessTokenClaims& c = entry->claims;
   Principal& p = entry->principal;
-  p = Principal{.subject = c.subject, .client_id = c.client_id, .scopes = {}, .token_id = c.jti,
+  p = Principal{.subject = c.subject,
+                .client_id = c.client_id,
+                .scopes = {},
+                .token_id = c.jti,
                 .expires_at = c.expires_at};
   // Split leniently: a scope retired from the catalogue must not void the whole token.
   std::string_view s = c.scope;

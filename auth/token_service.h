@@ -37,11 +37,11 @@ struct TokenServiceOptions {
 };
 
 struct AccessTokenRequest {
-  std::string subject;    // user id, or "client:<client_id>"
+  std::string subject;  // user id, or "client:<client_id>"
   std::string client_id;
   std::set<std::string> scopes;
-  std::string grant_id;   // grants row the token belongs to (required when recording)
-  std::string audience;   // empty: options.resource
+  std::string grant_id;                // grants row the token belongs to (required when recording)
+  std::string audience;                // empty: options.resource
   std::optional<int64_t> ttl_seconds;  // empty: options.access_token_ttl
 };
 
@@ -95,8 +95,8 @@ class TokenService {
   // tokens before anything else is done with it (kInvalidArgument when it says no): a token
   // found there is the very string that passed it before (the bearer guard's b64token
   // check, which read every byte of every request's token).
-  Result<std::shared_ptr<const Principal>> VerifyShared(std::string_view jwt,
-                                                        bool (*well_formed)(std::string_view) = nullptr);
+  Result<std::shared_ptr<const Principal>> VerifyShared(
+      std::string_view jwt, bool (*well_formed)(std::string_view) = nullptr);
 
   // Call after committing any revocation so this node refuses the tokens at once.
   void RevocationsChanged() { revoked_.MarkStale(); }
@@ -110,8 +110,8 @@ class TokenService {
 
  private:
   // VerifySignature's work: the cached entry of a verified token, or a new one.
-  Result<std::shared_ptr<const VerifiedTokens::Entry>> Verified(std::string_view jwt,
-                                                                bool (*well_formed)(std::string_view) = nullptr);
+  Result<std::shared_ptr<const VerifiedTokens::Entry>> Verified(
+      std::string_view jwt, bool (*well_formed)(std::string_view) = nullptr);
   // Revokes every grant `live_grants` names, in one write transaction.
   Result<int64_t> RevokeGrants(
       const std::function<Result<std::vector<std::string>>(store::Conn&)>& live_grants);

@@ -22,8 +22,10 @@ Status CheckPassword(std::string_view password) {
 }  // namespace
 
 Result<std::string> NormalizeEmail(std::string_view email) {
-  while (!email.empty() && std::isspace(static_cast<unsigned char>(email.front()))) email.remove_prefix(1);
-  while (!email.empty() && std::isspace(static_cast<unsigned char>(email.back()))) email.remove_suffix(1);
+  while (!email.empty() && std::isspace(static_cast<unsigned char>(email.front())))
+    email.remove_prefix(1);
+  while (!email.empty() && std::isspace(static_cast<unsigned char>(email.back())))
+    email.remove_suffix(1);
   if (email.empty() || email.size() > kMaxEmailLength)
     return Fail(Errc::kInvalidArgument, "invalid email address");
   size_t at = email.find('@');
@@ -53,7 +55,8 @@ Result<User> Users::Create(std::string_view email, std::string_view password, bo
 }
 
 const std::string& Users::DummyHash() {
-  std::call_once(dummy_once_, [this] { dummy_hash_ = crypto::HashPassword("crmd-dummy-password"); });
+  std::call_once(dummy_once_,
+                 [this] { dummy_hash_ = crypto::HashPassword("crmd-dummy-password"); });
   return dummy_hash_;
 }
 

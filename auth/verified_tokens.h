@@ -43,7 +43,8 @@ class VerifiedTokens {
   static constexpr size_t kShards = 16;
   struct Shard {
     std::mutex mu;
-    std::unordered_map<std::string, std::shared_ptr<const Entry>> entries;  // key: raw SHA-256 of the JWT
+    std::unordered_map<std::string, std::shared_ptr<const Entry>>
+        entries;  // key: raw SHA-256 of the JWT
   };
   Shard& ShardFor(const std::string& digest) {
     return shards_[static_cast<unsigned char>(digest[0]) % kShards];

@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "auth/scopes.h"
@@ -17,8 +16,8 @@
 #include "src/core/random.h"
 #include "src/crm/seed.h"
 #include "src/crm/services.h"
-#include "tests/support/domain.h"
 #include "src/mcp/registry.h"
+#include "tests/support/domain.h"
 #include "tools/contacts.h"
 
 namespace crmd::crm {
@@ -40,8 +39,8 @@ struct World {
 
   World() {
     if (const char* n = std::getenv("CRMD_BENCH_CONTACTS")) contacts = std::atoll(n);
-    dir = (std::filesystem::temp_directory_path() /
-           ("crmd-bench-" + std::to_string(::getpid()))).string();
+    dir = (std::filesystem::temp_directory_path() / ("crmd-bench-" + std::to_string(::getpid())))
+              .string();
     std::filesystem::create_directories(dir);
     db = std::move(*store::Open("sqlite:" + dir + "/bench.db", 4));
     domain = std::move(*crmd::testing::MakeDomain(*db, clock, random));

@@ -1,11 +1,11 @@
 // Access-token signing and verification per second: verification runs on every /mcp
 // request, so its cost is the bearer guard's floor.
+#include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-
-#include <benchmark/benchmark.h>
-#include <spdlog/spdlog.h>
 
 #include "auth/jwt.h"
 #include "auth/token_service.h"
@@ -60,8 +60,8 @@ void BM_TokenServiceVerify(benchmark::State& state) {
     SecureRandom random;
     TokenService tokens({.issuer = "https://crm.example", .resource = "https://crm.example/mcp"},
                         **db, clock, random);
-    auto t = tokens.IssueAccessToken(
-        {.subject = "1", .client_id = "c", .scopes = {"contacts:read"}});
+    auto t =
+        tokens.IssueAccessToken({.subject = "1", .client_id = "c", .scopes = {"contacts:read"}});
     for (auto _ : state) benchmark::DoNotOptimize(tokens.Verify(t->token));
   }
   std::filesystem::remove_all(dir);

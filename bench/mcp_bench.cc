@@ -2,9 +2,9 @@
 // input validation, and the whole endpoint (session lookup, result, serialisation).
 //   ./build/bench/crmd_bench_mcp --benchmark_min_time=1s
 #include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "src/core/clock.h"
 #include "src/core/random.h"
@@ -37,13 +37,18 @@ json Descriptor() {
       {"outputSchema",
        {{"type", "object"},
         {"properties",
-         {{"id", {{"type", "integer"}}}, {"email", {{"type", "string"}}}, {"revision", {{"type", "integer"}}}}},
+         {{"id", {{"type", "integer"}}},
+          {"email", {{"type", "string"}}},
+          {"revision", {{"type", "integer"}}}}},
         {"required", {"id", "email", "revision"}}}},
   };
 }
 
-const json kArgs = {{"email", "ada@example.com"}, {"first_name", "Ada"}, {"last_name", "Lovelace"},
-                    {"status", "subscribed"}, {"tags", {"vip", "newsletter"}}};
+const json kArgs = {{"email", "ada@example.com"},
+                    {"first_name", "Ada"},
+                    {"last_name", "Lovelace"},
+                    {"status", "subscribed"},
+                    {"tags", {"vip", "newsletter"}}};
 
 ToolHandler Handler() {
   return [](const ToolContext&, const json& args) {
@@ -52,7 +57,9 @@ ToolHandler Handler() {
 }
 
 std::string CallBody() {
-  return json{{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"},
+  return json{{"jsonrpc", "2.0"},
+              {"id", 7},
+              {"method", "tools/call"},
               {"params", {{"name", "create_contact"}, {"arguments", kArgs}}}}
       .dump();
 }
@@ -105,8 +112,10 @@ void BM_EndpointToolsCall(benchmark::State& state) {
   p.scopes = {"contacts:write"};
   http::Request init;
   init.method = "POST";
-  init.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}};
-  init.body = R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})";
+  init.headers = {{"Content-Type", "application/json"},
+                  {"Accept", "application/json, text/event-stream"}};
+  init.body =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})";
   auto res = endpoint->Handle(init, p);
   std::string sid(*res.Header("Mcp-Session-Id"));
   http::Request call = init;

@@ -34,9 +34,12 @@ void BM_CounterHeld(benchmark::State& state) {
 BENCHMARK(BM_CounterHeld)->Threads(1)->Threads(2);
 
 void BM_CounterLookup(benchmark::State& state) {
-  Shared().Counter("bench_tool_calls_total", "Lookup.", {{"tool", "get_contact"}, {"outcome", "ok"}});
+  Shared().Counter("bench_tool_calls_total", "Lookup.",
+                   {{"tool", "get_contact"}, {"outcome", "ok"}});
   for (auto _ : state)
-    Shared().Counter("bench_tool_calls_total", "Lookup.", {{"tool", "get_contact"}, {"outcome", "ok"}}).Inc();
+    Shared()
+        .Counter("bench_tool_calls_total", "Lookup.", {{"tool", "get_contact"}, {"outcome", "ok"}})
+        .Inc();
 }
 BENCHMARK(BM_CounterLookup)->Threads(1)->Threads(2);
 
@@ -51,8 +54,10 @@ void BM_RequestRecording(benchmark::State& state) {
   auto& r = Shared();
   int64_t us = 0;
   for (auto _ : state) {
-    r.Counter("bench_req_total", "Req.", {{"face", "mcp"}, {"route", "/mcp"}, {"status", "2xx"}}).Inc();
-    r.Histogram("bench_req_seconds", "Req.", {{"face", "mcp"}, {"route", "/mcp"}}).ObserveMicros(us++ & 0xfff);
+    r.Counter("bench_req_total", "Req.", {{"face", "mcp"}, {"route", "/mcp"}, {"status", "2xx"}})
+        .Inc();
+    r.Histogram("bench_req_seconds", "Req.", {{"face", "mcp"}, {"route", "/mcp"}})
+        .ObserveMicros(us++ & 0xfff);
   }
 }
 BENCHMARK(BM_RequestRecording)->Threads(1)->Threads(2);

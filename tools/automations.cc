@@ -4,9 +4,9 @@
 #include "tools/marketing_support.h"
 
 namespace crmd::tools {
-using nlohmann::json;
 using mcp::ToolContext;
 using mcp::ToolOutcome;
+using nlohmann::json;
 using namespace marketing_support;
 
 Status RegisterAutomationTools(mcp::ToolRegistry& r, marketing::Services& s) {
@@ -20,13 +20,17 @@ Status RegisterAutomationTools(mcp::ToolRegistry& r, marketing::Services& s) {
          return ListRecords(*s.automations, a, marketing::ParseAutomationStatus, "automations");
        }},
       {"get_automation",
-       [&s](const ToolContext&, const json& a) { return GetRecord(*s.automations, a, "automation"); }},
+       [&s](const ToolContext&, const json& a) {
+         return GetRecord(*s.automations, a, "automation");
+       }},
       {"create_automation",
        [&s](const ToolContext& ctx, const json& a) {
          return CreateRecord(*s.automations, ctx, a, "automation");
        }},
       {"update_automation",
-       [&s](const ToolContext& ctx, const json& a) { return UpdateRecord(*s.automations, ctx, a, "automation"); }},
+       [&s](const ToolContext& ctx, const json& a) {
+         return UpdateRecord(*s.automations, ctx, a, "automation");
+       }},
       {"deactivate_automation",
        [&s](const ToolContext& ctx, const json& a) {
          int64_t id = IntArg(a, "id");

@@ -4,9 +4,9 @@
 #include "tools/marketing_support.h"
 
 namespace crmd::tools {
-using nlohmann::json;
 using mcp::ToolContext;
 using mcp::ToolOutcome;
+using nlohmann::json;
 using namespace marketing_support;
 
 Status RegisterCampaignTools(mcp::ToolRegistry& r, marketing::Services& s) {
@@ -26,7 +26,9 @@ Status RegisterCampaignTools(mcp::ToolRegistry& r, marketing::Services& s) {
          return CreateRecord(*s.campaigns, ctx, a, "campaign");
        }},
       {"update_campaign",
-       [&s](const ToolContext& ctx, const json& a) { return UpdateRecord(*s.campaigns, ctx, a, "campaign"); }},
+       [&s](const ToolContext& ctx, const json& a) {
+         return UpdateRecord(*s.campaigns, ctx, a, "campaign");
+       }},
       {"pause_campaign",
        [&s](const ToolContext& ctx, const json& a) {
          int64_t id = IntArg(a, "id");
@@ -36,8 +38,8 @@ Status RegisterCampaignTools(mcp::ToolRegistry& r, marketing::Services& s) {
       {"activate_campaign",
        [&s](const ToolContext& ctx, const json& a) {
          // resend=undelivered is its own confirmable action (its preview counts the failed).
-         const char* action = a.value("resend", "") == "undelivered" ? "resend_campaign"
-                                                                     : "activate_campaign";
+         const char* action =
+             a.value("resend", "") == "undelivered" ? "resend_campaign" : "activate_campaign";
          return RequestConfirmation(s, ctx, action, {{"id", IntArg(a, "id")}});
        }},
       {"delete_campaign",

@@ -8,9 +8,9 @@ using nlohmann::json;
 
 governance::Actor ActorFrom(const mcp::ToolContext& ctx) {
   return governance::Actor{.kind = "oauth",
-                    .subject = ctx.principal.subject,
-                    .client_id = ctx.principal.client_id,
-                    .request_id = ctx.request_id};
+                           .subject = ctx.principal.subject,
+                           .client_id = ctx.principal.client_id,
+                           .request_id = ctx.request_id};
 }
 
 Error ForClient(Error e) {

@@ -3,15 +3,14 @@
 // the one mapping from service errors to tool errors, argument readers, and RFC 3339
 // parsing. Pure functions; thread-safe.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "src/core/result.h"
+#include "src/crm/contacts.h"
 #include "src/governance/actor.h"
 #include "src/governance/confirmations.h"
-#include "src/crm/contacts.h"
 #include "src/mcp/tool.h"
 
 namespace crmd::tools {

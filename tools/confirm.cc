@@ -20,8 +20,7 @@ constexpr const char* kApprovalMessage =
 mcp::ToolOutcome AskForApproval(const json& details, int round) {
   std::string url = details.value("approval_url", "");
   return mcp::ToolOutcome::NeedInput(
-      json{{kApprovalInput,
-            mcp::ElicitUrl(kApprovalMessage, url)}},
+      json{{kApprovalInput, mcp::ElicitUrl(kApprovalMessage, url)}},
       json{{"approval_id", details.value("approval_id", "")}, {"round", round}});
 }
 
@@ -31,10 +30,10 @@ Status RegisterConfirmTools(mcp::ToolRegistry& registry, marketing::Services& s)
   // No tool-level scope: the pending action's own scope is checked by the service, and a
   // missing one becomes a 403 step-up naming it.
   return registry.Register("confirm_action", [&s](const mcp::ToolContext& ctx, const json& args) {
-    governance::ConfirmOutcome out = s.governance.confirmations->Confirm(ActorFrom(ctx), ctx.principal.scopes,
-                                                       args.value("confirmation_token", ""));
-    if (!out.result && out.result.error().code == Errc::kApprovalPending &&
-        ctx.CanRequestInput() && ctx.SupportsElicitation("url")) {
+    governance::ConfirmOutcome out = s.governance.confirmations->Confirm(
+        ActorFrom(ctx), ctx.principal.scopes, args.value("confirmation_token", ""));
+    if (!out.result && out.result.error().code == Errc::kApprovalPending && ctx.CanRequestInput() &&
+        ctx.SupportsElicitation("url")) {
       int round = ctx.input ? ctx.input->state.value("round", 0) : 0;
       const json* answer = nullptr;
       if (ctx.input && ctx.input->responses.is_object() &&
@@ -50,7 +49,8 @@ Status RegisterConfirmTools(mcp::ToolRegistry& registry, marketing::Services& s)
     }
     // A 2025-era client that declared URL-mode elicitation: URLElicitationRequiredError
     // with the approval page; the client shows it and retries confirm_action.
-    if (!out.result && out.result.error().code == Errc::kApprovalPending && ctx.session_url_elicitation) {
+    if (!out.result && out.result.error().code == Errc::kApprovalPending &&
+        ctx.session_url_elicitation) {
       std::string url = out.error_details.value("approval_url", "");
       std::string id = out.error_details.value("approval_id", "");
       if (!url.empty() && !id.empty()) {

@@ -54,9 +54,12 @@ mcp::ToolOutcome ListContacts(marketing::Services& s, const json& args) {
 
 mcp::ToolOutcome GetContact(marketing::Services& s, const json& args) {
   Result<crm::Contact> r;
-  if (auto id = OptInt(args, "id")) r = s.crm.contacts->Get(*id);
-  else if (auto email = OptString(args, "email")) r = s.crm.contacts->GetByEmail(*email);
-  else return FailWith(Error::Invalid("give id or email"));
+  if (auto id = OptInt(args, "id"))
+    r = s.crm.contacts->Get(*id);
+  else if (auto email = OptString(args, "email"))
+    r = s.crm.contacts->GetByEmail(*email);
+  else
+    return FailWith(Error::Invalid("give id or email"));
   if (!r) return FailWith(r.error());
   // Written straight to text: the tree ToJson builds cost a fifth of the call.
   std::string text = "{\"contact\":";
@@ -65,11 +68,13 @@ mcp::ToolOutcome GetContact(marketing::Services& s, const json& args) {
   return mcp::ToolOutcome::OkText(std::move(text));
 }
 
-mcp::ToolOutcome CreateContact(marketing::Services& s, const mcp::ToolContext& ctx, const json& args) {
+mcp::ToolOutcome CreateContact(marketing::Services& s, const mcp::ToolContext& ctx,
+                               const json& args) {
   auto in = crm::ContactInputFromJson(args);
   if (!in) return FailWith(in.error());
   in->source = in->source.value_or("mcp");
-  auto r = s.crm.contacts->Create(ActorFrom(ctx), *in, OptString(args, "idempotency_key").value_or(""));
+  auto r =
+      s.crm.contacts->Create(ActorFrom(ctx), *in, OptString(args, "idempotency_key").value_or(""));
   if (!r) {
     std::optional<int64_t> existing;
     if (r.error().code == Errc::kAlreadyExists) {
@@ -82,7 +87,8 @@ mcp::ToolOutcome CreateContact(marketing::Services& s, const mcp::ToolContext& c
   return mcp::ToolOutcome::Ok({{"contact", crm::ToJson(*r)}, {"warnings", Warnings(v)}});
 }
 
-mcp::ToolOutcome UpdateContact(marketing::Services& s, const mcp::ToolContext& ctx, const json& args) {
+mcp::ToolOutcome UpdateContact(marketing::Services& s, const mcp::ToolContext& ctx,
+                               const json& args) {
   json fields = args;
   fields.erase("id");
   fields.erase("expected_revision");
@@ -90,7 +96,8 @@ mcp::ToolOutcome UpdateContact(marketing::Services& s, const mcp::ToolContext& c
   if (!in) return FailWith(in.error());
   in->source.reset();  // the source records where a contact came from; not editable
   int64_t id = args.value("id", int64_t{0});
-  auto r = s.crm.contacts->Update(ActorFrom(ctx), id, args.value("expected_revision", int64_t{0}), *in);
+  auto r =
+      s.crm.contacts->Update(ActorFrom(ctx), id, args.value("expected_revision", int64_t{0}), *in);
   if (!r) return ContactFailure(*s.crm.contacts, r.error(), id);
   return mcp::ToolOutcome::Ok({{"contact", crm::ToJson(*r)}});
 }
@@ -117,8 +124,10 @@ mcp::ToolOutcome UpsertBulk(marketing::Services& s, const mcp::ToolContext& ctx,
   int created = 0, updated = 0, unchanged = 0, failed = 0;
   for (size_t i = 0; i < contacts.size(); ++i) {
     if (parse_errors[i]) {
-      results[i] = {{"index", i}, {"outcome", "failed"},
-                    {"email", contacts[i].value("email", "")}, {"error", ErrorJson(*parse_errors[i])}};
+      results[i] = {{"index", i},
+                    {"outcome", "failed"},
+                    {"email", contacts[i].value("email", "")},
+                    {"error", ErrorJson(*parse_errors[i])}};
       ++failed;
     }
   }
@@ -127,10 +136,14 @@ mcp::ToolOutcome UpsertBulk(marketing::Services& s, const mcp::ToolContext& ctx,
     json j = {{"index", i}, {"outcome", item.outcome}, {"email", item.email}};
     if (item.id) j["id"] = *item.id;
     if (item.error) j["error"] = ErrorJson(*item.error);
-    if (item.outcome == "created") ++created;
-    else if (item.outcome == "updated") ++updated;
-    else if (item.outcome == "unchanged") ++unchanged;
-    else ++failed;
+    if (item.outcome == "created")
+      ++created;
+    else if (item.outcome == "updated")
+      ++updated;
+    else if (item.outcome == "unchanged")
+      ++unchanged;
+    else
+      ++failed;
     results[i] = std::move(j);
   }
   return mcp::ToolOutcome::Ok({{"results", results},
@@ -145,13 +158,12 @@ mcp::ToolOutcome SetStatus(marketing::Services& s, const mcp::ToolContext& ctx, 
   auto before = s.crm.contacts->Get(id);
   if (!before) return FailWith(before.error());
   auto r = s.crm.contacts->SetStatus(ActorFrom(ctx), id, args.value("status", ""),
-                                 args.value("consent", false), OptInt(args, "expected_revision"),
-                                 args.value("reason", ""));
+                                     args.value("consent", false),
+                                     OptInt(args, "expected_revision"), args.value("reason", ""));
   if (!r) {
     json details;
     if (r.error().code == Errc::kInvalidTransition)
-      details = {{"from", before->status},
-                 {"allowed", crm::AllowedTargets(before->status, true)}};
+      details = {{"from", before->status}, {"allowed", crm::AllowedTargets(before->status, true)}};
     if (r.error().code == Errc::kRevisionConflict) details = {{"current", crm::ToJson(*before)}};
     return FailWith(r.error(), details);
   }
@@ -175,8 +187,8 @@ mcp::ToolOutcome Memberships(marketing::Services& s, const mcp::ToolContext& ctx
     json names = json::array();
     for (const auto& g : ch.changed) names.push_back({{"id", g.id}, {"name", g.name}});
     if (!ch.changed.empty()) ++changed;
-    results.push_back({{"contact_id", ch.contact_id}, {"changed", names},
-                       {"revision", ch.revision}});
+    results.push_back(
+        {{"contact_id", ch.contact_id}, {"changed", names}, {"revision", ch.revision}});
   }
   return mcp::ToolOutcome::Ok({{"results", results}, {"contacts_changed", changed}});
 }
@@ -188,10 +200,10 @@ Status RegisterContactTools(mcp::ToolRegistry& registry, marketing::Services& se
   auto simple = [s](mcp::ToolOutcome (*fn)(marketing::Services&, const json&)) {
     return [s, fn](const mcp::ToolContext&, const json& args) { return fn(*s, args); };
   };
-  auto with_ctx = [s](mcp::ToolOutcome (*fn)(marketing::Services&, const mcp::ToolContext&,
-                                             const json&)) {
-    return [s, fn](const mcp::ToolContext& ctx, const json& args) { return fn(*s, ctx, args); };
-  };
+  auto with_ctx =
+      [s](mcp::ToolOutcome (*fn)(marketing::Services&, const mcp::ToolContext&, const json&)) {
+        return [s, fn](const mcp::ToolContext& ctx, const json& args) { return fn(*s, ctx, args); };
+      };
   auto membership = [s](const char* key, MembershipFn fn) {
     return [s, key, fn](const mcp::ToolContext& ctx, const json& args) {
       return Memberships(*s, ctx, args, key, fn);
@@ -211,7 +223,7 @@ Status RegisterContactTools(mcp::ToolRegistry& registry, marketing::Services& se
       {"delete_contacts",
        [s](const mcp::ToolContext& ctx, const json& args) {
          return FromConfirm(s->governance.confirmations->Request(ActorFrom(ctx), "delete_contacts",
-                                                      {{"ids", Ids(args, "ids")}}));
+                                                                 {{"ids", Ids(args, "ids")}}));
        }},
       {"validate_email",
        [s](const mcp::ToolContext&, const json& args) {

@@ -4,9 +4,8 @@
 // marketing kind has. Errors reach the client through tools/common.h (FailWith), as for
 // every other tool. Stateless; thread-safe.
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "src/core/result.h"
 #include "src/governance/actor.h"
@@ -58,16 +57,17 @@ mcp::ToolOutcome ListRecords(Service& svc, const nlohmann::json& args, ParseStat
                              const char* key) {
   decltype(parse(std::string())) status;
   if (args.contains("status")) status = parse(StrArg(args, "status"));
-  auto page = svc.List(status, StrArg(args, "cursor"),
-                       marketing::ClampLimit(args.contains("limit")
-                                           ? std::optional<int64_t>(IntArg(args, "limit"))
-                                           : std::nullopt));
+  auto page = svc.List(
+      status, StrArg(args, "cursor"),
+      marketing::ClampLimit(args.contains("limit") ? std::optional<int64_t>(IntArg(args, "limit"))
+                                                   : std::nullopt));
   if (!page) return FailWith(page.error());
   nlohmann::json items = nlohmann::json::array();
   for (const auto& x : page->items) items.push_back(ToJson(x, false));
   return mcp::ToolOutcome::Ok(
       {{key, items},
-       {"next_cursor", page->next_cursor ? nlohmann::json(*page->next_cursor) : nlohmann::json(nullptr)}});
+       {"next_cursor",
+        page->next_cursor ? nlohmann::json(*page->next_cursor) : nlohmann::json(nullptr)}});
 }
 
 // get_<kind>: {"<key>": full record}.

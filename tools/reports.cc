@@ -8,17 +8,17 @@
 namespace crmd::tools {
 namespace {
 
-using nlohmann::json;
 using mcp::ToolContext;
 using mcp::ToolOutcome;
+using nlohmann::json;
 using namespace marketing_support;
 
 constexpr int64_t kDay = 86400;
 
 ToolOutcome ContactsReport(marketing::Services& s, const json& a) {
   int64_t today = s.crm.options.clock->NowUnix() / kDay * kDay;
-  marketing::ContactsReportRequest req{.from = today - 29 * kDay, .to = today + kDay,
-                                 .interval = StrArg(a, "interval", "day")};
+  marketing::ContactsReportRequest req{
+      .from = today - 29 * kDay, .to = today + kDay, .interval = StrArg(a, "interval", "day")};
   for (auto [key, dst] : {std::pair{"from", &req.from}, std::pair{"to", &req.to}}) {
     if (!a.contains(key)) continue;
     auto t = marketing::ParseRfc3339(StrArg(a, key));
@@ -40,7 +40,8 @@ Status RegisterReportTools(mcp::ToolRegistry& r, marketing::Services& s) {
   Entry entries[] = {
       {"get_dashboard",
        [&s](const ToolContext&, const json&) { return FromResult(s.reports->Dashboard()); }},
-      {"get_contacts_report", [&s](const ToolContext&, const json& a) { return ContactsReport(s, a); }},
+      {"get_contacts_report",
+       [&s](const ToolContext&, const json& a) { return ContactsReport(s, a); }},
       {"get_campaign_report",
        [&s](const ToolContext&, const json& a) {
          auto report = s.reports->CampaignReport(IntArg(a, "id"));
@@ -51,10 +52,9 @@ Status RegisterReportTools(mcp::ToolRegistry& r, marketing::Services& s) {
            if (!page) return FromResult(Fail(page.error()));
            json items = json::array();
            for (const auto& row : page->items) items.push_back(marketing::ToJson(row));
-           (*report)["recipients"] = {{"items", std::move(items)},
-                                      {"next_cursor", page->next_cursor
-                                                          ? json(*page->next_cursor)
-                                                          : json(nullptr)}};
+           (*report)["recipients"] = {
+               {"items", std::move(items)},
+               {"next_cursor", page->next_cursor ? json(*page->next_cursor) : json(nullptr)}};
          }
          return FromResult(std::move(report));
        }},

@@ -4,9 +4,9 @@
 #include "tools/marketing_support.h"
 
 namespace crmd::tools {
-using nlohmann::json;
 using mcp::ToolContext;
 using mcp::ToolOutcome;
+using nlohmann::json;
 using namespace marketing_support;
 
 Status RegisterSequenceTools(mcp::ToolRegistry& r, marketing::Services& s) {
@@ -26,7 +26,9 @@ Status RegisterSequenceTools(mcp::ToolRegistry& r, marketing::Services& s) {
          return CreateRecord(*s.sequences, ctx, a, "sequence");
        }},
       {"update_sequence",
-       [&s](const ToolContext& ctx, const json& a) { return UpdateRecord(*s.sequences, ctx, a, "sequence"); }},
+       [&s](const ToolContext& ctx, const json& a) {
+         return UpdateRecord(*s.sequences, ctx, a, "sequence");
+       }},
       {"set_sequence_status",
        [&s](const ToolContext& ctx, const json& a) {
          int64_t id = IntArg(a, "id");

@@ -22,8 +22,8 @@ class App {
   // Starts serving; returns the bound port. If config.port is 0 and no public_base_url
   // was given, the issuer becomes http(s)://<address>:<bound port>.
   Result<uint16_t> Start();
-  void Stop();   // graceful
-  void Wait();   // until stopped
+  void Stop();  // graceful
+  void Wait();  // until stopped
   void StopOnSignals();
 
   const Config& config() const;

@@ -1,7 +1,5 @@
 #include "src/app/wiring.h"
 
-
-
 namespace crmd::app {
 
 // Users, client registry, registration, authorization pages.
@@ -14,8 +12,9 @@ Status WireAuthz(App::Services& s) {
       auth::CimdOptions{.allow_private = s.config.allow_private_network_targets});
   s.login_sessions = std::make_unique<auth::LoginSessions>(*s.db, *s.clock, *s.random);
   s.consents = std::make_unique<auth::Consents>(*s.db, *s.clock);
-  s.registration = std::make_unique<auth::Registration>(
-      *s.clients, *s.rate_limiter, *s.random, *s.clock, auth::RegistrationOptions{.issuer = s.config.Issuer()});
+  s.registration =
+      std::make_unique<auth::Registration>(*s.clients, *s.rate_limiter, *s.random, *s.clock,
+                                           auth::RegistrationOptions{.issuer = s.config.Issuer()});
   s.authorization = std::make_unique<auth::AuthorizationEndpoint>(
       auth::AuthorizeServices{.db = *s.db,
                               .clients = *s.clients,
@@ -30,11 +29,16 @@ Status WireAuthz(App::Services& s) {
                              .resource = s.config.McpResource(),
                              .allowed_origins = s.config.allowed_origins,
                              .auth_code_ttl = s.config.auth_code_ttl});
-  s.router.Exact("/oauth/register", [&s](const http::Request& r) { return s.registration->HandleRegister(r); });
-  s.router.Prefix("/oauth/register/", [&s](const http::Request& r) { return s.registration->HandleConfiguration(r); });
-  s.router.Exact("/oauth/authorize", [&s](const http::Request& r) { return s.authorization->HandleAuthorize(r); });
-  s.router.Exact("/oauth/login", [&s](const http::Request& r) { return s.authorization->HandleLogin(r); });
-  s.router.Exact("/oauth/consent", [&s](const http::Request& r) { return s.authorization->HandleConsent(r); });
+  s.router.Exact("/oauth/register",
+                 [&s](const http::Request& r) { return s.registration->HandleRegister(r); });
+  s.router.Prefix("/oauth/register/",
+                  [&s](const http::Request& r) { return s.registration->HandleConfiguration(r); });
+  s.router.Exact("/oauth/authorize",
+                 [&s](const http::Request& r) { return s.authorization->HandleAuthorize(r); });
+  s.router.Exact("/oauth/login",
+                 [&s](const http::Request& r) { return s.authorization->HandleLogin(r); });
+  s.router.Exact("/oauth/consent",
+                 [&s](const http::Request& r) { return s.authorization->HandleConsent(r); });
 
   // The console's sign-in (the approval pages and the web console): the same accounts,
   // session cookie and rate limits as the OAuth login page.

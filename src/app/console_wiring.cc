@@ -1,5 +1,4 @@
 #include "src/app/wiring.h"
-
 #include "src/console/api_pages.h"
 #include "src/console/approvals.h"
 #include "src/console/apps_pages.h"
@@ -27,14 +26,15 @@ console::ConsolePeople ConsolePeopleOf(App::Services& s) {
                             .csrf_token = (*who)->session.csrf_token,
                             .is_admin = (*who)->user.is_admin});
       },
-      .sign_in = [sign_in](const http::Request& req, const std::string& email,
-                           const std::string& password) {
-        auto attempt = sign_in->SignIn(req, email, password);
-        return console::SignInResult{.ok = attempt.user.has_value(),
-                                     .status = attempt.status,
-                                     .error = attempt.error,
-                                     .set_cookies = std::move(attempt.set_cookies)};
-      },
+      .sign_in =
+          [sign_in](const http::Request& req, const std::string& email,
+                    const std::string& password) {
+            auto attempt = sign_in->SignIn(req, email, password);
+            return console::SignInResult{.ok = attempt.user.has_value(),
+                                         .status = attempt.status,
+                                         .error = attempt.error,
+                                         .set_cookies = std::move(attempt.set_cookies)};
+          },
       .origin_allowed = [sign_in](const http::Request& req) { return sign_in->OriginAllowed(req); },
       .sign_out = [sign_in](const http::Request& req) { return sign_in->SignOut(req); },
       .login_form_token =
@@ -117,19 +117,22 @@ void WireConsole(App::Services& s) {
   routes.Append(console::OverviewRoutes({.reports = s.marketing->reports.get(),
                                          .audit = s.governance->audit.get(),
                                          .people = ConsolePeopleOf(s)}));
-  routes.Append(console::AppsRoutes(
-      {.apps = ConnectedAppsOf(s), .audit = s.governance->audit.get(), .people = ConsolePeopleOf(s)}));
+  routes.Append(console::AppsRoutes({.apps = ConnectedAppsOf(s),
+                                     .audit = s.governance->audit.get(),
+                                     .people = ConsolePeopleOf(s)}));
   routes.Append(console::ApiRoutes({.api_keys = s.governance->api_keys.get(),
                                     .endpoints = s.webhook_endpoints.get(),
                                     .deliveries = s.webhook_deliveries.get(),
                                     .people = ConsolePeopleOf(s),
                                     .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
-  routes.Append(console::FormsRoutes({.forms = s.crm->forms.get(),
-                                      .people = ConsolePeopleOf(s),
-                                      .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
-  routes.Append(console::HooksRoutes({.hooks = s.incoming_hooks.get(),
-                                      .people = ConsolePeopleOf(s),
-                                      .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(
+      console::FormsRoutes({.forms = s.crm->forms.get(),
+                            .people = ConsolePeopleOf(s),
+                            .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(
+      console::HooksRoutes({.hooks = s.incoming_hooks.get(),
+                            .people = ConsolePeopleOf(s),
+                            .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
   for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));
   for (auto& [prefix, handler] : routes.prefix) s.router.Prefix(prefix, std::move(handler));
 }

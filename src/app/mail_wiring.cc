@@ -1,6 +1,5 @@
-#include "src/app/wiring.h"
-
 #include "src/app/shared_secrets.h"
+#include "src/app/wiring.h"
 #include "src/console/links.h"
 #include "src/core/crypto.h"
 #include "src/webhooks/signing.h"
@@ -47,7 +46,8 @@ Status WireMail(App::Services& s) {
   s.marketing->delivery->set_policy({.lease_s = s.config.mail_lease_s});
   s.marketing->campaigns->SetMail(&s.mail_runtime->context(), s.governance->settings.get());
   s.campaign_sender = std::make_unique<jobs::CampaignSender>(
-      *s.marketing->delivery, *s.marketing->campaigns, *s.governance->settings, *s.mail_runtime, *s.clock,
+      *s.marketing->delivery, *s.marketing->campaigns, *s.governance->settings, *s.mail_runtime,
+      *s.clock,
       jobs::CampaignSenderOptions{.concurrency = s.config.mail_concurrency,
                                   .poll_interval_ms = s.config.mail_poll_interval_ms,
                                   .metrics = s.metrics.get()});
@@ -58,15 +58,15 @@ Status WireMail(App::Services& s) {
   auto node_secret = SharedSecret(*s.db, "automation_webhooks_v1", *s.random, *s.clock);
   if (!node_secret) return Fail(node_secret.error());
   std::string fallback = std::string(webhooks::kSecretPrefix) + crypto::Base64Encode(*node_secret);
-  jobs::WebhookSecretFor secret_for =
-      [endpoints = s.webhook_endpoints.get(), fallback](const std::string& url) -> Result<std::string> {
+  jobs::WebhookSecretFor secret_for = [endpoints = s.webhook_endpoints.get(),
+                                       fallback](const std::string& url) -> Result<std::string> {
     auto found = endpoints->SecretForUrl(url);
     if (!found) return Fail(found.error());
     return found->value_or(fallback);
   };
   s.automation_runner = std::make_unique<jobs::AutomationRunner>(
-      *s.automation_runs, *s.governance->settings, *s.mail_runtime, *s.http_client, std::move(secret_for),
-      *s.clock,
+      *s.automation_runs, *s.governance->settings, *s.mail_runtime, *s.http_client,
+      std::move(secret_for), *s.clock,
       jobs::AutomationRunnerOptions{.poll_interval_ms = s.config.mail_poll_interval_ms,
                                     .allow_private = s.config.allow_private_network_targets,
                                     .webhook_timeout_ms = s.config.webhook_timeout_ms,
@@ -75,9 +75,9 @@ Status WireMail(App::Services& s) {
   if (auto doc = s.governance->settings->Get(); doc && doc->document.contains("business"))
     business = doc->document["business"].value("name", "");
   for (auto& [prefix, handler] : console::LinkRoutes({.delivery = s.marketing->delivery.get(),
-                                                      .contacts = s.crm->contacts.get(),
-                                                      .tokens = s.link_tokens.get(),
-                                                      .business_name = business}))
+                                 .contacts = s.crm->contacts.get(),
+                                 .tokens = s.link_tokens.get(),
+                                 .business_name = business}))
     s.router.Prefix(prefix, std::move(handler));
   return Ok();
 }

@@ -1,4 +1,5 @@
 // crmd: the server. Configuration: see src/core/config.h and the README.
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -11,8 +12,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "src/app/app.h"
 #include "src/core/log.h"
@@ -46,7 +45,8 @@ void PrintUsage(std::FILE* out) {
 // socket in $NOTIFY_SOCKET. Nothing happens outside a Type=notify unit.
 void NotifySystemd(const char* state) {
   const char* path = std::getenv("NOTIFY_SOCKET");
-  if (!path || (path[0] != '/' && path[0] != '@') || std::strlen(path) >= sizeof(sockaddr_un::sun_path))
+  if (!path || (path[0] != '/' && path[0] != '@') ||
+      std::strlen(path) >= sizeof(sockaddr_un::sun_path))
     return;
   int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return;

@@ -6,32 +6,36 @@
 
 namespace crmd::app {
 
-DbSessions::DbSessions(DbSessionsOptions options, store::Database& db, const Clock& clock, Random& random)
+DbSessions::DbSessions(DbSessionsOptions options, store::Database& db, const Clock& clock,
+                       Random& random)
     : options_(std::move(options)), db_(db), clock_(clock), random_(random) {}
 
 Result<std::string> DbSessions::Create(const std::string& owner, mcp::SessionInfo info) {
   const int64_t now = clock_.NowUnix();
   std::string id = random_.Token(32);
-  const int64_t per_owner = static_cast<int64_t>(std::max<size_t>(1, options_.limits.max_sessions_per_owner));
+  const int64_t per_owner =
+      static_cast<int64_t>(std::max<size_t>(1, options_.limits.max_sessions_per_owner));
   const int64_t idle_before = now - options_.limits.idle_ttl_s;
   auto st = db_.Write([&](store::Conn& c) -> Status {
     // The owner's oldest sessions make room for the new one.
-    auto mine = c.Query("SELECT id_hash FROM mcp_sessions WHERE owner = ? ORDER BY created_at DESC, id_hash",
-                        {owner});
+    auto mine = c.Query(
+        "SELECT id_hash FROM mcp_sessions WHERE owner = ? ORDER BY created_at DESC, id_hash",
+        {owner});
     if (!mine) return Fail(mine.error());
     for (size_t i = static_cast<size_t>(per_owner) - 1; i < mine->size(); ++i) {
       auto del = c.Exec("DELETE FROM mcp_sessions WHERE id_hash = ?", {(*mine)[i].Str(0)});
       if (!del) return Fail(del.error());
     }
-    auto live = c.QueryOne("SELECT COUNT(*) FROM mcp_sessions WHERE last_used_at > ?", {idle_before});
+    auto live =
+        c.QueryOne("SELECT COUNT(*) FROM mcp_sessions WHERE last_used_at > ?", {idle_before});
     if (!live) return Fail(live.error());
     if ((*live)->Int(0) >= static_cast<int64_t>(options_.limits.max_sessions))
       return Fail(Errc::kUnavailable, "too many sessions");
     auto ins = c.Exec(
         "INSERT INTO mcp_sessions (id_hash, owner, protocol_version, initialized, url_elicitation, "
         "created_at, last_used_at) VALUES (?, ?, ?, 0, ?, ?, ?)",
-        {crypto::HashSecret(id), owner, info.protocol_version, int64_t{info.url_elicitation ? 1 : 0}, now,
-         now});
+        {crypto::HashSecret(id), owner, info.protocol_version,
+         int64_t{info.url_elicitation ? 1 : 0}, now, now});
     if (!ins) return Fail(ins.error());
     return Ok();
   });
@@ -64,7 +68,8 @@ mcp::Sessions::Lookup DbSessions::Find(const std::string& id, const std::string&
   if (!hit) {
     auto row = db_.Read([&](store::Conn& c) {
       return c.QueryOne(
-          "SELECT owner, protocol_version, initialized, last_used_at, url_elicitation FROM mcp_sessions "
+          "SELECT owner, protocol_version, initialized, last_used_at, url_elicitation FROM "
+          "mcp_sessions "
           "WHERE id_hash = ?",
           {crypto::HashSecret(id)});
     });
@@ -106,7 +111,8 @@ mcp::Sessions::Lookup DbSessions::Find(const std::string& id, const std::string&
   }
   if (touch) {
     auto touched = db_.Write([&](store::Conn& c) {
-      return c.Exec("UPDATE mcp_sessions SET last_used_at = ? WHERE id_hash = ?", {now, crypto::HashSecret(id)});
+      return c.Exec("UPDATE mcp_sessions SET last_used_at = ? WHERE id_hash = ?",
+                    {now, crypto::HashSecret(id)});
     });
     if (touched && *touched == 0) {  // ended elsewhere meanwhile
       Forget(id);
@@ -123,7 +129,8 @@ mcp::Sessions::Lookup DbSessions::Find(const std::string& id, const std::string&
 
 void DbSessions::MarkInitialized(const std::string& id) {
   auto st = db_.Write([&](store::Conn& c) {
-    return c.Exec("UPDATE mcp_sessions SET initialized = 1 WHERE id_hash = ?", {crypto::HashSecret(id)});
+    return c.Exec("UPDATE mcp_sessions SET initialized = 1 WHERE id_hash = ?",
+                  {crypto::HashSecret(id)});
   });
   if (!st) spdlog::warn(R"("event":"mcp_session_update_failed","detail":"{}")", st.error().detail);
   std::lock_guard lock(mu_);
@@ -132,7 +139,8 @@ void DbSessions::MarkInitialized(const std::string& id) {
 
 bool DbSessions::End(const std::string& id, const std::string& owner) {
   auto n = db_.Write([&](store::Conn& c) {
-    return c.Exec("DELETE FROM mcp_sessions WHERE id_hash = ? AND owner = ?", {crypto::HashSecret(id), owner});
+    return c.Exec("DELETE FROM mcp_sessions WHERE id_hash = ? AND owner = ?",
+                  {crypto::HashSecret(id), owner});
   });
   if (!n) {
     spdlog::warn(R"("event":"mcp_session_end_failed","detail":"{}")", n.error().detail);

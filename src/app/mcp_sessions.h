@@ -39,7 +39,8 @@ class DbSessions final : public mcp::Sessions {
 
   using mcp::Sessions::Create;
   Result<std::string> Create(const std::string& owner, mcp::SessionInfo info) override;
-  Lookup Find(const std::string& id, const std::string& owner, mcp::SessionInfo* info = nullptr) override;
+  Lookup Find(const std::string& id, const std::string& owner,
+              mcp::SessionInfo* info = nullptr) override;
   void MarkInitialized(const std::string& id) override;
   bool End(const std::string& id, const std::string& owner) override;
 
@@ -50,9 +51,9 @@ class DbSessions final : public mcp::Sessions {
   struct Cached {
     std::string owner;
     mcp::SessionInfo info;
-    int64_t checked_at = 0;   // when this node last read the row
-    int64_t touched_at = 0;   // last_used_at as written to the row
-    int64_t used_at = 0;      // last use seen on this node
+    int64_t checked_at = 0;  // when this node last read the row
+    int64_t touched_at = 0;  // last_used_at as written to the row
+    int64_t used_at = 0;     // last use seen on this node
   };
 
   void Forget(const std::string& id);

@@ -1,11 +1,9 @@
-#include "src/app/wiring.h"
-
 #include "auth/bearer.h"
 #include "auth/scopes.h"
 #include "src/app/shared_secrets.h"
+#include "src/app/wiring.h"
 #include "src/mcp/jsonrpc.h"
 #include "src/mcp/origin.h"
-
 #include "tools/automations.h"
 #include "tools/campaigns.h"
 #include "tools/confirm.h"
@@ -50,13 +48,14 @@ http::Response McpUnauthorized(const App::Services& s, const http::Request& req,
   for (const auto& sc : auth::AllScopes()) scope += (scope.empty() ? "" : " ") + sc;
   int status = auth::BearerStatus(error);
   auto r = http::Response::Json(
-      status, mcp::jsonrpc::MakeError({.code = -32000,
-                                       .message = status == 503 ? "Service unavailable"
-                                                                : "Unauthorized",
-                                       .id = mcp::jsonrpc::RequestIdOf(req.body, kUnauthorizedIdScan)}));
+      status,
+      mcp::jsonrpc::MakeError({.code = -32000,
+                               .message = status == 503 ? "Service unavailable" : "Unauthorized",
+                               .id = mcp::jsonrpc::RequestIdOf(req.body, kUnauthorizedIdScan)}));
   if (status != 503) {
     r.Set("WWW-Authenticate",
-          auth::BearerChallenge(error, s.config.Issuer() + "/.well-known/oauth-protected-resource/mcp", scope));
+          auth::BearerChallenge(
+              error, s.config.Issuer() + "/.well-known/oauth-protected-resource/mcp", scope));
   }
   return r;
 }
@@ -103,11 +102,10 @@ Status AddMcpRoutes(App::Services& s) {
     if (req.method == "OPTIONS") return mcp::CorsPreflight(req);
     http::Response res = [&] {
       // The guard also refuses a token in the query string (invalid_request).
-      auto principal = s.authenticate
-                           ? s.authenticate(req)
-                           : Result<std::shared_ptr<const Principal>>(
-                                 Fail(Errc::kUnauthenticated, "authorization required",
-                                      std::string(auth::kBearerMissing)));
+      auto principal = s.authenticate ? s.authenticate(req)
+                                      : Result<std::shared_ptr<const Principal>>(
+                                            Fail(Errc::kUnauthenticated, "authorization required",
+                                                 std::string(auth::kBearerMissing)));
       if (!principal) return McpUnauthorized(s, req, principal.error());
       return s.mcp->Handle(req, **principal);
     }();
@@ -119,10 +117,10 @@ Status AddMcpRoutes(App::Services& s) {
 
 // The 48 tools, by area, into the registry CreateMcpRegistry made; a failure is fatal.
 Status RegisterTools(App::Services& s) {
-  for (auto reg : {tools::RegisterContactTools, tools::RegisterListTools, tools::RegisterTagTools,
-                   tools::RegisterConfirmTools, tools::RegisterSettingsTools,
-                   tools::RegisterCampaignTools, tools::RegisterAutomationTools,
-                   tools::RegisterSequenceTools, tools::RegisterReportTools}) {
+  for (auto reg :
+       {tools::RegisterContactTools, tools::RegisterListTools, tools::RegisterTagTools,
+        tools::RegisterConfirmTools, tools::RegisterSettingsTools, tools::RegisterCampaignTools,
+        tools::RegisterAutomationTools, tools::RegisterSequenceTools, tools::RegisterReportTools}) {
     if (auto st = reg(*s.tools, *s.marketing); !st) return st;
   }
   return Ok();

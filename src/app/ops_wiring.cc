@@ -1,11 +1,11 @@
-#include "src/app/wiring.h"
-
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
+#include "src/app/wiring.h"
 #include "src/core/log.h"
-#include "src/jobs/queues.h"
 #include "src/http/forwarding.h"
+#include "src/jobs/queues.h"
 #include "src/store/sqlite.h"
 #include "src/webhooks/endpoints_repo.h"
 
@@ -36,13 +36,19 @@ void AddHealthRoutes(App::Services& s, Router& router) {
     const int64_t now = s.clock->NowUnix();
     auto level = store::CheckMigrations(*s.db);
     if (!level) {
-      spdlog::warn(R"("event":"readyz_database_unavailable","detail":"{}")",
-                   JsonEscape(level.error().detail.empty() ? level.error().message : level.error().detail));
+      spdlog::warn(
+          R"("event":"readyz_database_unavailable","detail":"{}")",
+          JsonEscape(level.error().detail.empty() ? level.error().message : level.error().detail));
       return http::Response::Json(503, {{"status", "unavailable"}, {"database", {{"ok", false}}}});
     }
     nlohmann::json body = {
-        {"database", {{"ok", true}, {"dialect", s.db->dialect() == store::Dialect::kSqlite ? "sqlite" : "postgresql"}}},
-        {"migrations", {{"expected", level->expected}, {"applied", level->applied}, {"pending", level->pending}}}};
+        {"database",
+         {{"ok", true},
+          {"dialect", s.db->dialect() == store::Dialect::kSqlite ? "sqlite" : "postgresql"}}},
+        {"migrations",
+         {{"expected", level->expected},
+          {"applied", level->applied},
+          {"pending", level->pending}}}};
     if (auto q = ReadJobQueues(*s.db, now)) {
       body["jobs"] = {{"webhook_deliveries", QueueJson(q->webhook_deliveries, now)},
                       {"campaign_sends", QueueJson(q->campaign_sends, now)},
@@ -61,14 +67,17 @@ void AddHealthRoutes(App::Services& s, Router& router) {
 }
 
 // GET /metrics (Prometheus text format 0.0.4) to clients in metrics_allow only.
-void AddMetricsRoute(App::Services& s, Router& router, std::shared_ptr<const http::ProxyTrust> allow) {
+void AddMetricsRoute(App::Services& s, Router& router,
+                     std::shared_ptr<const http::ProxyTrust> allow) {
   router.Exact("/metrics", [&s, allow](const http::Request& req) {
     if (auto r = RequireMethod(req, "GET, HEAD")) return *r;
     auto ip = http::ParseIp(req.remote_ip);
     if (!ip || !allow->Trusts(*ip))
-      return http::Response::Json(403, {{"error", "forbidden"},
-                                        {"error_description", "this address may not read metrics (metrics_allow)"}});
-    return http::Response::Text(200, s.metrics->Render(), "text/plain; version=0.0.4; charset=utf-8");
+      return http::Response::Json(
+          403, {{"error", "forbidden"},
+                {"error_description", "this address may not read metrics (metrics_allow)"}});
+    return http::Response::Text(200, s.metrics->Render(),
+                                "text/plain; version=0.0.4; charset=utf-8");
   });
 }
 
@@ -94,7 +103,8 @@ void AddCollectors(App::Services& s) {
                       "commit's leader inside its turn once the WAL reached 4,000 pages (leader).",
                       {{"by", "background"}}),
             w.background_checkpoints);
-      up_to(m.Counter("crmd_sqlite_checkpoints_total", "", {{"by", "leader"}}), w.leader_checkpoints);
+      up_to(m.Counter("crmd_sqlite_checkpoints_total", "", {{"by", "leader"}}),
+            w.leader_checkpoints);
       up_to(m.Counter("crmd_sqlite_wal_syncs_total",
                       "fdatasyncs of the SQLite WAL by the group commit's sync thread; each "
                       "covers every batch committed since the one before."),
@@ -105,27 +115,40 @@ void AddCollectors(App::Services& s) {
     auto queues = level ? ReadJobQueues(*s.db, now) : Result<JobQueues>(Fail(level.error()));
     auto endpoints = queues ? s.webhook_endpoints->CountByState()
                             : Result<webhooks::endpoints_repo::StateCounts>(Fail(queues.error()));
-    m.Gauge("crmd_db_up", "1 when the database answered this scrape's queries.").Set(endpoints ? 1 : 0);
+    m.Gauge("crmd_db_up", "1 when the database answered this scrape's queries.")
+        .Set(endpoints ? 1 : 0);
     if (level) {
-      m.Gauge("crmd_schema_migrations", "Schema migration level: this binary's (expected), the database's (applied), and how many of this binary's are missing (pending).",
-              {{"level", "expected"}}).Set(level->expected);
+      m.Gauge("crmd_schema_migrations",
+              "Schema migration level: this binary's (expected), the database's (applied), and how "
+              "many of this binary's are missing (pending).",
+              {{"level", "expected"}})
+          .Set(level->expected);
       m.Gauge("crmd_schema_migrations", "", {{"level", "applied"}}).Set(level->applied);
       m.Gauge("crmd_schema_migrations", "", {{"level", "pending"}}).Set(level->pending);
     }
     if (queues) {
-      for (auto [name, q] : {std::pair<std::string_view, const store::QueueStats*>{"webhook_deliveries", &queues->webhook_deliveries},
+      for (auto [name, q] : {std::pair<std::string_view, const store::QueueStats*>{
+                                 "webhook_deliveries", &queues->webhook_deliveries},
                              {"campaign_sends", &queues->campaign_sends},
                              {"automation_steps", &queues->automation_steps}}) {
-        m.Gauge("crmd_job_queue_pending", "Rows waiting in a job queue (leased ones included).", {{"queue", name}}).Set(q->pending);
-        m.Gauge("crmd_job_queue_due", "Rows of a job queue that are due now and not leased.", {{"queue", name}}).Set(q->due);
-        m.Gauge("crmd_job_queue_lag_seconds", "How long the oldest due row of a job queue has waited.", {{"queue", name}})
+        m.Gauge("crmd_job_queue_pending", "Rows waiting in a job queue (leased ones included).",
+                {{"queue", name}})
+            .Set(q->pending);
+        m.Gauge("crmd_job_queue_due", "Rows of a job queue that are due now and not leased.",
+                {{"queue", name}})
+            .Set(q->due);
+        m.Gauge("crmd_job_queue_lag_seconds",
+                "How long the oldest due row of a job queue has waited.", {{"queue", name}})
             .Set(q->LagSeconds(now));
       }
     }
     if (endpoints) {
-      m.Gauge("crmd_webhook_endpoints", "Outgoing webhook endpoints by state.", {{"state", "enabled"}}).Set(endpoints->enabled);
+      m.Gauge("crmd_webhook_endpoints", "Outgoing webhook endpoints by state.",
+              {{"state", "enabled"}})
+          .Set(endpoints->enabled);
       m.Gauge("crmd_webhook_endpoints", "", {{"state", "disabled"}}).Set(endpoints->disabled);
-      m.Gauge("crmd_webhook_endpoints", "", {{"state", "disabled_after_failures"}}).Set(endpoints->failing_disabled);
+      m.Gauge("crmd_webhook_endpoints", "", {{"state", "disabled_after_failures"}})
+          .Set(endpoints->failing_disabled);
     }
   });
 }

@@ -37,12 +37,14 @@ void Router::Prefix(std::string prefix, http::Handler handler) {
 http::Response Router::Timed(const Route* route, const http::Request& req) const {
   if (!metrics_) {
     if (route) return route->handler(req);
-    return http::Response::Json(404, {{"error", "not_found"}, {"error_description", "no such endpoint"}});
+    return http::Response::Json(
+        404, {{"error", "not_found"}, {"error_description", "no such endpoint"}});
   }
   const Stopwatch started;
   http::Response res =
       route ? route->handler(req)
-            : http::Response::Json(404, {{"error", "not_found"}, {"error_description", "no such endpoint"}});
+            : http::Response::Json(
+                  404, {{"error", "not_found"}, {"error_description", "no such endpoint"}});
   const int64_t us = started.ElapsedMicros();
   std::string_view face = route ? std::string_view(route->face) : "other";
   std::string_view path = route ? std::string_view(route->path) : "unmatched";

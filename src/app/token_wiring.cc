@@ -20,14 +20,14 @@ void WireTokens(App::Services& s) {
     auto principal = s.bearer->Authenticate(req);
     if (!principal) {
       // RFC 6750 §3.1's words (missing, invalid_request, invalid_token) or "unavailable".
-      std::string_view reason = principal.error().code == Errc::kUnavailable ? "unavailable"
-                                : principal.error().detail == auth::kBearerMissing
-                                    ? auth::kBearerMissing
-                                : principal.error().detail == auth::kBearerInvalidRequest
-                                    ? auth::kBearerInvalidRequest
-                                    : auth::kBearerInvalidToken;
-      s.metrics->Counter("crmd_bearer_refused_total", "Requests whose bearer token was refused, by reason.",
-                         {{"reason", reason}})
+      std::string_view reason =
+          principal.error().code == Errc::kUnavailable              ? "unavailable"
+          : principal.error().detail == auth::kBearerMissing        ? auth::kBearerMissing
+          : principal.error().detail == auth::kBearerInvalidRequest ? auth::kBearerInvalidRequest
+                                                                    : auth::kBearerInvalidToken;
+      s.metrics
+          ->Counter("crmd_bearer_refused_total",
+                    "Requests whose bearer token was refused, by reason.", {{"reason", reason}})
           .Inc();
     }
     return principal;

@@ -1,8 +1,8 @@
 // The transport of a node: the database (with its metrics), the public listener, health
 // and metrics routes, and the optional operations listener (metrics_listen_address).
-#include <algorithm>
-
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "src/app/services.h"
 #include "src/app/wiring.h"
@@ -20,7 +20,8 @@ int DbPoolSize(const Config& c) { return std::min(c.worker_threads, 16) + 2; }
 Status WireTransport(App::Services& s) {
   auto metrics_allow = http::ProxyTrust::Parse(s.config.metrics_allow);
   if (!metrics_allow)
-    return Fail(Errc::kInvalidArgument, "metrics_allow: an entry is not an IP address or CIDR range",
+    return Fail(Errc::kInvalidArgument,
+                "metrics_allow: an entry is not an IP address or CIDR range",
                 metrics_allow.error().message);
   auto allow = std::make_shared<const http::ProxyTrust>(std::move(*metrics_allow));
 
@@ -28,10 +29,11 @@ Status WireTransport(App::Services& s) {
   if (!db) return Fail(db.error());
   s.db = std::move(*db);
   s.db->set_metrics(store::DbMetrics{
-      .read_seconds = &s.metrics->Histogram("crmd_db_transaction_duration_seconds",
-                                            "Database transactions (waiting for a connection included).",
-                                            {{"kind", "read"}}),
-      .write_seconds = &s.metrics->Histogram("crmd_db_transaction_duration_seconds", "", {{"kind", "write"}}),
+      .read_seconds = &s.metrics->Histogram(
+          "crmd_db_transaction_duration_seconds",
+          "Database transactions (waiting for a connection included).", {{"kind", "read"}}),
+      .write_seconds =
+          &s.metrics->Histogram("crmd_db_transaction_duration_seconds", "", {{"kind", "write"}}),
       .in_flight = &s.metrics->Gauge("crmd_db_transactions_in_flight",
                                      "Transactions running or waiting for a pooled connection."),
       .failed = &s.metrics->Counter("crmd_db_transactions_failed_total",

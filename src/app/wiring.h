@@ -32,7 +32,8 @@ void WireHousekeeping(App::Services& s);
 Status RegisterTools(App::Services& s);
 
 void AddHealthRoutes(App::Services& s, Router& router);
-void AddMetricsRoute(App::Services& s, Router& router, std::shared_ptr<const http::ProxyTrust> allow);
+void AddMetricsRoute(App::Services& s, Router& router,
+                     std::shared_ptr<const http::ProxyTrust> allow);
 void AddCollectors(App::Services& s);
 
 // The domain services (governance, crm, marketing); src/app/domain_wiring.cc.

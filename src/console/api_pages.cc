@@ -1,7 +1,6 @@
 #include "src/console/api_pages.h"
 
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
@@ -44,13 +43,13 @@ http::Response ErrorPage(const Error& e, const PageChrome& chrome, const std::st
 
 ViewMap KeyNode(const governance::ApiKey& k) {
   return ViewMap{{"id", std::to_string(k.id)},
-                    {"name", k.name},
-                    {"prefix", k.prefix},
-                    {"role", std::string(governance::ApiKeyRoleName(k.role))},
-                    {"enabled", k.enabled},
-                    {"status", std::string(k.enabled ? "enabled" : "disabled")},
-                    {"created_at", FormatRfc3339(k.created_at)},
-                    {"last_used_at", When(k.last_used_at)}};
+                 {"name", k.name},
+                 {"prefix", k.prefix},
+                 {"role", std::string(governance::ApiKeyRoleName(k.role))},
+                 {"enabled", k.enabled},
+                 {"status", std::string(k.enabled ? "enabled" : "disabled")},
+                 {"created_at", FormatRfc3339(k.created_at)},
+                 {"last_used_at", When(k.last_used_at)}};
 }
 
 http::Response KeysPage(const ApiPagesDeps& d, const Person& p, int status,
@@ -60,10 +59,10 @@ http::Response KeysPage(const ApiPagesDeps& d, const Person& p, int status,
   ViewList list;
   for (const auto& k : *keys) list.emplace_back(KeyNode(k));
   ViewMap ctx{{"keys", std::move(list)},
-                 {"has_keys", !keys->empty()},
-                 {"csrf_token", p.csrf_token},
-                 {"name", name},
-                 {"rest_base_url", d.rest_base_url}};
+              {"has_keys", !keys->empty()},
+              {"csrf_token", p.csrf_token},
+              {"name", name},
+              {"rest_base_url", d.rest_base_url}};
   if (!error.empty()) ctx.emplace("error", error);
   return RenderPage(status, "API keys", "api_keys.mustache", ctx, ChromeFor(p, "api"));
 }
@@ -109,13 +108,13 @@ ViewMap EndpointNode(const webhooks::Endpoint& e) {
   ViewList events;
   for (const auto& ev : e.events) events.emplace_back(ev);
   ViewMap m{{"id", std::to_string(e.id)},
-               {"url", e.url},
-               {"description", e.description},
-               {"events", std::move(events)},
-               {"enabled", e.enabled},
-               {"status", std::string(e.enabled ? "enabled" : "disabled")},
-               {"failures", std::to_string(e.consecutive_failures)},
-               {"created_at", FormatRfc3339(e.created_at)}};
+            {"url", e.url},
+            {"description", e.description},
+            {"events", std::move(events)},
+            {"enabled", e.enabled},
+            {"status", std::string(e.enabled ? "enabled" : "disabled")},
+            {"failures", std::to_string(e.consecutive_failures)},
+            {"created_at", FormatRfc3339(e.created_at)}};
   if (e.disabled_reason) m.emplace("disabled_reason", *e.disabled_reason);
   return m;
 }
@@ -126,9 +125,9 @@ ViewList EventOptions(const std::vector<std::string>& checked) {
     std::string name(ev.name);
     bool on = std::find(checked.begin(), checked.end(), name) != checked.end();
     out.emplace_back(ViewMap{{"name", name},
-                                {"display_name", std::string(ev.display_name)},
-                                {"id", "event-" + std::to_string(out.size())},
-                                {"checked", on}});
+                             {"display_name", std::string(ev.display_name)},
+                             {"id", "event-" + std::to_string(out.size())},
+                             {"checked", on}});
   }
   return out;
 }
@@ -144,12 +143,9 @@ http::Response WebhooksPage(const ApiPagesDeps& d, const Person& p, int status,
   if (!eps) return InternalError(eps.error(), ChromeFor(p, "api"));
   ViewList list;
   for (const auto& e : *eps) list.emplace_back(EndpointNode(e));
-  ViewMap ctx{{"endpoints", std::move(list)},
-                 {"has_endpoints", !eps->empty()},
-                 {"csrf_token", p.csrf_token},
-                 {"url", in.url},
-                 {"description", in.description},
-                 {"event_options", EventOptions(in.events)}};
+  ViewMap ctx{{"endpoints", std::move(list)},  {"has_endpoints", !eps->empty()},
+              {"csrf_token", p.csrf_token},    {"url", in.url},
+              {"description", in.description}, {"event_options", EventOptions(in.events)}};
   if (!error.empty()) ctx.emplace("error", error);
   return RenderPage(status, "Outgoing webhooks", "webhooks.mustache", ctx, ChromeFor(p, "api"));
 }
@@ -164,8 +160,7 @@ http::Response PostWebhooks(const ApiPagesDeps& d, const http::Request& req, con
                     .description = http::FormValue(form, "description").value_or("")};
     for (const auto& [k, v] : form)
       if (k == "events") in.events.push_back(v);
-    if (in.events.empty())
-      return WebhooksPage(d, p, 400, "Choose at least one event.", in);
+    if (in.events.empty()) return WebhooksPage(d, p, 400, "Choose at least one event.", in);
     auto created = d.endpoints->Create(webhooks::EndpointInput{
         .url = in.url, .events = in.events, .description = in.description, .enabled = true});
     if (!created) {
@@ -195,17 +190,17 @@ http::Response PostWebhooks(const ApiPagesDeps& d, const http::Request& req, con
 
 ViewMap DeliveryNode(const webhooks::Delivery& x) {
   ViewMap m{{"id", std::to_string(x.id)},
-               {"endpoint_id", std::to_string(x.endpoint_id)},
-               {"event_type", x.event_type},
-               {"contact_id", x.contact_id ? std::to_string(*x.contact_id) : std::string("—")},
-               {"status", x.status},
-               {"attempts", std::to_string(x.attempts)},
-               {"last_status_code",
-                x.last_status_code ? std::to_string(*x.last_status_code) : std::string("—")},
-               {"last_error", x.last_error.value_or("")},
-               {"created_at", FormatRfc3339(x.created_at)},
-               {"updated_at", FormatRfc3339(x.updated_at)},
-               {"pending", x.status == "pending"}};
+            {"endpoint_id", std::to_string(x.endpoint_id)},
+            {"event_type", x.event_type},
+            {"contact_id", x.contact_id ? std::to_string(*x.contact_id) : std::string("—")},
+            {"status", x.status},
+            {"attempts", std::to_string(x.attempts)},
+            {"last_status_code",
+             x.last_status_code ? std::to_string(*x.last_status_code) : std::string("—")},
+            {"last_error", x.last_error.value_or("")},
+            {"created_at", FormatRfc3339(x.created_at)},
+            {"updated_at", FormatRfc3339(x.updated_at)},
+            {"pending", x.status == "pending"}};
   if (x.status == "pending") m.emplace("next_attempt_at", FormatRfc3339(x.next_attempt_at));
   return m;
 }
@@ -245,12 +240,12 @@ http::Response DeliveryPage(const ApiPagesDeps& d, const http::Request& req, con
   if (!attempts) return InternalError(attempts.error(), chrome);
   ViewList rows;
   for (const auto& a : *attempts)
-    rows.emplace_back(ViewMap{
-        {"attempt", std::to_string(a.attempt)},
-        {"started_at", FormatRfc3339(a.started_at)},
-        {"status_code", a.status_code ? std::to_string(*a.status_code) : std::string("—")},
-        {"error", a.error.value_or("")},
-        {"duration_ms", std::to_string(a.duration_ms)}});
+    rows.emplace_back(
+        ViewMap{{"attempt", std::to_string(a.attempt)},
+                {"started_at", FormatRfc3339(a.started_at)},
+                {"status_code", a.status_code ? std::to_string(*a.status_code) : std::string("—")},
+                {"error", a.error.value_or("")},
+                {"duration_ms", std::to_string(a.duration_ms)}});
   ViewMap ctx = DeliveryNode(*x);
   ctx.emplace("attempt_rows", std::move(rows));
   ctx.emplace("has_attempts", !attempts->empty());
@@ -263,16 +258,17 @@ http::Response DeliveryPage(const ApiPagesDeps& d, const http::Request& req, con
 ConsoleRoutes ApiRoutes(ApiPagesDeps deps) {
   auto d = std::make_shared<ApiPagesDeps>(std::move(deps));
   ConsoleRoutes routes;
-  auto page = [d](std::string allowed,
-                  std::function<http::Response(const ApiPagesDeps&, const http::Request&,
-                                               const Person&)> handle) {
-    return [d, allowed, handle](const http::Request& r) {
-      return WithAdmin(d->people, r, "api", [&](const Person& p) {
-        if (auto refused = OnlyMethods(r, allowed, ChromeFor(p, "api"))) return *refused;
-        return handle(*d, r, p);
-      });
-    };
-  };
+  auto page =
+      [d](std::string allowed,
+          std::function<http::Response(const ApiPagesDeps&, const http::Request&, const Person&)>
+              handle) {
+        return [d, allowed, handle](const http::Request& r) {
+          return WithAdmin(d->people, r, "api", [&](const Person& p) {
+            if (auto refused = OnlyMethods(r, allowed, ChromeFor(p, "api"))) return *refused;
+            return handle(*d, r, p);
+          });
+        };
+      };
   routes.exact.emplace_back(
       "/console/api-keys",
       page("GET, HEAD, POST", [](const ApiPagesDeps& d, const http::Request& r, const Person& p) {

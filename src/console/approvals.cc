@@ -1,8 +1,8 @@
 #include "src/console/approvals.h"
 
-#include <memory>
-
 #include <spdlog/spdlog.h>
+
+#include <memory>
 
 #include "src/console/templates.h"
 #include "src/core/clock.h"
@@ -96,9 +96,9 @@ ViewList RowsNode(const std::vector<PreviewRow>& rows) {
     ViewList items;
     for (const auto& i : r.items) items.emplace_back(i);
     out.emplace_back(ViewMap{{"label", r.label},
-                                {"value", r.value},
-                                {"has_items", !items.empty()},
-                                {"items", std::move(items)}});
+                             {"value", r.value},
+                             {"has_items", !items.empty()},
+                             {"items", std::move(items)}});
   }
   return out;
 }
@@ -112,9 +112,9 @@ http::Response Message(int status, const std::string& title, const std::string& 
 
 ViewMap ApprovalNode(const governance::ApprovalInfo& a) {
   return ViewMap{{"id", a.id},
-                    {"action_title", ActionTitle(a.action)},
-                    {"client_id", a.client_id},
-                    {"expires_at", FormatRfc3339(a.expires_at)}};
+                 {"action_title", ActionTitle(a.action)},
+                 {"client_id", a.client_id},
+                 {"expires_at", FormatRfc3339(a.expires_at)}};
 }
 
 http::Response HandleList(const ApprovalPagesDeps& d, const http::Request& req, const Person& p) {
@@ -146,11 +146,12 @@ http::Response ShowApproval(const governance::ApprovalInfo& a, const Person& p, 
   if (a.preview.is_object() && a.preview.contains("effect") && a.preview["effect"].is_string())
     ctx.emplace("effect", a.preview["effect"].get<std::string>());
   ctx.emplace("rows", RowsNode(PreviewRows(a.preview)));
-  return RenderPage(status, "Approve this action?", "approval.mustache", ctx, ChromeFor(p, "approvals"));
+  return RenderPage(status, "Approve this action?", "approval.mustache", ctx,
+                    ChromeFor(p, "approvals"));
 }
 
-http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& req,
-                              const Person& p, const std::string& id) {
+http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& req, const Person& p,
+                              const std::string& id) {
   if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
     auto r = Message(405, "Method not allowed", "Use the page's buttons.", &p);
     r.Set("Allow", "GET, HEAD, POST");
@@ -172,9 +173,9 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
     return Message(403, "Forbidden", "This form was sent from another site.", &p);
   auto form = http::ParseForm(req.body);
   auto csrf = http::FormValue(form, "csrf_token");
-  if (!csrf || csrf->empty() || p.csrf_token.empty() || !crypto::ConstantTimeEqual(*csrf, p.csrf_token))
-    return Message(403, "Forbidden", "The form has expired. Reload the page and try again.",
-                   &p);
+  if (!csrf || csrf->empty() || p.csrf_token.empty() ||
+      !crypto::ConstantTimeEqual(*csrf, p.csrf_token))
+    return Message(403, "Forbidden", "The form has expired. Reload the page and try again.", &p);
   std::string decision = http::FormValue(form, "decision").value_or("");
   if (decision != "approve" && decision != "deny")
     return Message(400, "Bad request", "Choose Approve or Deny.", &p);
@@ -190,15 +191,15 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
         return Message(410, "Expired", e.message, &p);
       case Errc::kConfirmationInvalid:
       case Errc::kStalePreview:
-      case Errc::kNotFound:            // a record of the preview is gone
-      case Errc::kDependencyBlocked:   // the action became impossible
+      case Errc::kNotFound:           // a record of the preview is gone
+      case Errc::kDependencyBlocked:  // the action became impossible
       case Errc::kInvalidArgument:
-        return Message(409, "Not decided",
-                       e.code == Errc::kNotFound || e.code == Errc::kDependencyBlocked
-                           ? "Nothing was approved: " + e.message +
-                                 ". Ask the assistant for a fresh preview."
-                           : e.message,
-                       &p, "/console/approvals/" + id, "Back to the request");
+        return Message(
+            409, "Not decided",
+            e.code == Errc::kNotFound || e.code == Errc::kDependencyBlocked
+                ? "Nothing was approved: " + e.message + ". Ask the assistant for a fresh preview."
+                : e.message,
+            &p, "/console/approvals/" + id, "Back to the request");
       default:
         spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(e.detail));
         return Message(500, "Error", "Something went wrong. Try again in a minute.", &p);

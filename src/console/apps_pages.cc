@@ -1,9 +1,9 @@
 #include "src/console/apps_pages.h"
 
+#include <spdlog/spdlog.h>
+
 #include <memory>
 #include <set>
-
-#include <spdlog/spdlog.h>
 
 #include "src/core/clock.h"
 #include "src/core/log.h"
@@ -46,14 +46,14 @@ http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
       names[c.client_id] = c.name;
       if (!p.is_admin) continue;
       auto seen = last->find(c.client_id);
-      clients.emplace_back(ViewMap{
-          {"client_id", c.client_id},
-          {"name", c.name},
-          {"source", c.source},
-          {"revoked", c.revoked},
-          {"created_at", FormatRfc3339(c.created_at)},
-          {"last_activity", seen == last->end() ? std::string("none recorded")
-                                                : FormatRfc3339(seen->second)}});
+      clients.emplace_back(
+          ViewMap{{"client_id", c.client_id},
+                  {"name", c.name},
+                  {"source", c.source},
+                  {"revoked", c.revoked},
+                  {"created_at", FormatRfc3339(c.created_at)},
+                  {"last_activity", seen == last->end() ? std::string("none recorded")
+                                                        : FormatRfc3339(seen->second)}});
     }
   }
   ViewList live, ended;
@@ -62,13 +62,13 @@ http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
     auto seen = last->find(g.client_id);
     auto name = names.find(g.client_id);
     ViewMap node{{"grant_id", g.grant_id},
-                    {"client_id", g.client_id},
-                    {"client_name", name == names.end() ? g.client_id : name->second},
-                    {"user_email", g.user_email},
-                    {"scopes", Scopes(g.scope)},
-                    {"created_at", FormatRfc3339(g.created_at)},
-                    {"last_activity", seen == last->end() ? std::string("none recorded")
-                                                          : FormatRfc3339(seen->second)}};
+                 {"client_id", g.client_id},
+                 {"client_name", name == names.end() ? g.client_id : name->second},
+                 {"user_email", g.user_email},
+                 {"scopes", Scopes(g.scope)},
+                 {"created_at", FormatRfc3339(g.created_at)},
+                 {"last_activity", seen == last->end() ? std::string("none recorded")
+                                                       : FormatRfc3339(seen->second)}};
     if (g.revoked_at) {
       node.emplace("revoked_at", FormatRfc3339(*g.revoked_at));
       ended.emplace_back(std::move(node));
@@ -82,24 +82,24 @@ http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
   for (const auto& c : *consents) {
     if (!p.is_admin && c.user_email != p.email) continue;
     auto name = names.find(c.client_id);
-    remembered.emplace_back(ViewMap{
-        {"client_id", c.client_id},
-        {"client_name", name == names.end() ? c.client_id : name->second},
-        {"user_id", std::to_string(c.user_id)},
-        {"user_email", c.user_email},
-        {"scopes", Scopes(c.scope)},
-        {"created_at", FormatRfc3339(c.created_at)}});
+    remembered.emplace_back(
+        ViewMap{{"client_id", c.client_id},
+                {"client_name", name == names.end() ? c.client_id : name->second},
+                {"user_id", std::to_string(c.user_id)},
+                {"user_email", c.user_email},
+                {"scopes", Scopes(c.scope)},
+                {"created_at", FormatRfc3339(c.created_at)}});
   }
   ViewMap ctx{{"is_admin", p.is_admin},
-                 {"has_consents", !remembered.empty()},
-                 {"consents", std::move(remembered)},
-                 {"csrf_token", p.csrf_token},
-                 {"has_live", !live.empty()},
-                 {"live", std::move(live)},
-                 {"has_ended", !ended.empty()},
-                 {"ended", std::move(ended)},
-                 {"has_clients", !clients.empty()},
-                 {"clients", std::move(clients)}};
+              {"has_consents", !remembered.empty()},
+              {"consents", std::move(remembered)},
+              {"csrf_token", p.csrf_token},
+              {"has_live", !live.empty()},
+              {"live", std::move(live)},
+              {"has_ended", !ended.empty()},
+              {"ended", std::move(ended)},
+              {"has_clients", !clients.empty()},
+              {"clients", std::move(clients)}};
   if (!notice.empty()) ctx.emplace("notice", notice);
   return RenderPage(status, "Connected apps", "apps.mustache", ctx, chrome);
 }

@@ -1,7 +1,6 @@
 #include "src/console/forms_pages.h"
 
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
@@ -13,8 +12,8 @@ namespace {
 using nlohmann::json;
 
 constexpr int kBuilderRows = 8;
-constexpr const char* kTypes[] = {"Email",    "Input", "Textarea", "Dropdown", "Radio", "Checkbox",
-                                  "List",     "Heading", "Paragraph", "Image", "Link"};
+constexpr const char* kTypes[] = {"Email", "Input",   "Textarea",  "Dropdown", "Radio", "Checkbox",
+                                  "List",  "Heading", "Paragraph", "Image",    "Link"};
 constexpr const char* kStatuses[] = {"", "pending", "subscribed", "unsubscribed"};
 
 // The builder's inputs as the definition FormService checks; `error` set when the display
@@ -52,8 +51,10 @@ json Definition(const FormFields& in, std::string* error) {
   std::string rules = FieldValue(in, "display_rules");
   if (rules.find_first_not_of(" \t\r\n") != std::string::npos) {
     auto parsed = json::parse(rules, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object()) *error = "Display rules must be a JSON object.";
-    else def["display_rules"] = parsed;
+    if (parsed.is_discarded() || !parsed.is_object())
+      *error = "Display rules must be a JSON object.";
+    else
+      def["display_rules"] = parsed;
   }
   return def;
 }
@@ -79,18 +80,18 @@ ViewMap BuilderNode(const FormFields& in) {
   ViewList statuses;
   for (const char* s : kStatuses)
     statuses.emplace_back(ViewMap{{"status", std::string(s)},
-                                     {"label", std::string(*s ? s : "(leave as it is)")},
-                                     {"selected", FieldValue(in, "applies_status") == s}});
+                                  {"label", std::string(*s ? s : "(leave as it is)")},
+                                  {"selected", FieldValue(in, "applies_status") == s}});
   return ViewMap{{"rows", std::move(rows)},
-                    {"statuses", std::move(statuses)},
-                    {"form_name", FieldValue(in, "name")},
-                    {"applies_type", FieldValue(in, "applies_type")},
-                    {"applies_tags", FieldValue(in, "applies_tags")},
-                    {"applies_lists", FieldValue(in, "applies_lists")},
-                    {"display_rules", FieldValue(in, "display_rules")},
-                    {"allowed_origins", FieldValue(in, "allowed_origins")},
-                    {"honeypot_field", FieldValue(in, "honeypot_field")},
-                    {"require_key", FieldValue(in, "require_key") == "on"}};
+                 {"statuses", std::move(statuses)},
+                 {"form_name", FieldValue(in, "name")},
+                 {"applies_type", FieldValue(in, "applies_type")},
+                 {"applies_tags", FieldValue(in, "applies_tags")},
+                 {"applies_lists", FieldValue(in, "applies_lists")},
+                 {"display_rules", FieldValue(in, "display_rules")},
+                 {"allowed_origins", FieldValue(in, "allowed_origins")},
+                 {"honeypot_field", FieldValue(in, "honeypot_field")},
+                 {"require_key", FieldValue(in, "require_key") == "on"}};
 }
 
 http::Response FormsPage(const FormsPagesDeps& d, const Person& p, int status,
@@ -101,11 +102,11 @@ http::Response FormsPage(const FormsPagesDeps& d, const Person& p, int status,
   ViewList list;
   for (const auto& f : *forms)
     list.emplace_back(ViewMap{{"id", std::to_string(f.id)},
-                                 {"name", f.name},
-                                 {"fields", std::to_string(f.fields.size())},
-                                 {"generated", std::to_string(f.generated_contacts)},
-                                 {"public", !f.require_key},
-                                 {"updated_at", FormatRfc3339(f.updated_at)}});
+                              {"name", f.name},
+                              {"fields", std::to_string(f.fields.size())},
+                              {"generated", std::to_string(f.generated_contacts)},
+                              {"public", !f.require_key},
+                              {"updated_at", FormatRfc3339(f.updated_at)}});
   ViewMap ctx = BuilderNode(in);
   ctx.emplace("forms", std::move(list));
   ctx.emplace("has_forms", !forms->empty());
@@ -166,10 +167,10 @@ http::Response ViewForm(const FormsPagesDeps& d, const http::Request& req, const
     std::string options;
     for (const auto& o : x.options) options += (options.empty() ? "" : ", ") + o;
     fields.emplace_back(ViewMap{{"name", x.name},
-                                   {"type", x.type},
-                                   {"label", x.label},
-                                   {"required", x.required},
-                                   {"options", options}});
+                                {"type", x.type},
+                                {"label", x.label},
+                                {"required", x.required},
+                                {"options", options}});
   }
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
@@ -177,18 +178,18 @@ http::Response ViewForm(const FormsPagesDeps& d, const http::Request& req, const
     return s;
   };
   ViewMap ctx{{"id", std::to_string(f->id)},
-                 {"fields", std::move(fields)},
-                 {"generated", std::to_string(f->generated_contacts)},
-                 {"status", f->applies.status.value_or("(unchanged)")},
-                 {"type", f->applies.type.value_or("(unchanged)")},
-                 {"tags", join(f->applies.tags)},
-                 {"lists", join(f->applies.lists)},
-                 {"origins", join(f->allowed_origins)},
-                 {"require_key", f->require_key},
-                 {"display_rules", f->display_rules.dump(2)},
-                 {"submit_url", submit_url},
-                 {"embed", EmbedCode(*f, submit_url)},
-                 {"csrf_token", p.csrf_token}};
+              {"fields", std::move(fields)},
+              {"generated", std::to_string(f->generated_contacts)},
+              {"status", f->applies.status.value_or("(unchanged)")},
+              {"type", f->applies.type.value_or("(unchanged)")},
+              {"tags", join(f->applies.tags)},
+              {"lists", join(f->applies.lists)},
+              {"origins", join(f->allowed_origins)},
+              {"require_key", f->require_key},
+              {"display_rules", f->display_rules.dump(2)},
+              {"submit_url", submit_url},
+              {"embed", EmbedCode(*f, submit_url)},
+              {"csrf_token", p.csrf_token}};
   return RenderPage(200, "Form: " + f->name, "form.mustache", ctx, chrome);
 }
 
@@ -269,7 +270,9 @@ std::string EmbedCode(const crm::Form& form, const std::string& submit_url) {
     html += "  <input name=\"" + e(form.honeypot_field) +
             "\" tabindex=\"-1\" autocomplete=\"off\" aria-hidden=\"true\" "
             "style=\"position:absolute;left:-9999px\">\n";
-  html += "  <p><button type=\"submit\">Send</button></p>\n  <p data-crmd-status role=\"status\"></p>\n</form>\n";
+  html +=
+      "  <p><button type=\"submit\">Send</button></p>\n  <p data-crmd-status "
+      "role=\"status\"></p>\n</form>\n";
   return html + kEmbedScript;
 }
 

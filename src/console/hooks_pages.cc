@@ -1,7 +1,6 @@
 #include "src/console/hooks_pages.h"
 
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
@@ -107,18 +106,18 @@ ViewMap EditorNode(const FormFields& in) {
     bool first = in.empty() && i == 0;
     rows.emplace_back(
         ViewMap{{"i", std::to_string(i)},
-                   {"n", std::to_string(i + 1)},
-                   {"target", first ? std::string("email") : FieldValue(in, p + "target")},
-                   {"path", first ? std::string("email") : FieldValue(in, p + "path")},
-                   {"required", FieldValue(in, p + "required") == "on"}});
+                {"n", std::to_string(i + 1)},
+                {"target", first ? std::string("email") : FieldValue(in, p + "target")},
+                {"path", first ? std::string("email") : FieldValue(in, p + "path")},
+                {"required", FieldValue(in, p + "required") == "on"}});
   }
   return ViewMap{{"rows", std::move(rows)},
-                    {"hook_name", FieldValue(in, "name")},
-                    {"applies_tags", FieldValue(in, "applies_tags")},
-                    {"applies_lists", FieldValue(in, "applies_lists")},
-                    {"applies_status", FieldValue(in, "applies_status")},
-                    {"applies_type", FieldValue(in, "applies_type")},
-                    {"sample", FieldValue(in, "sample")}};
+                 {"hook_name", FieldValue(in, "name")},
+                 {"applies_tags", FieldValue(in, "applies_tags")},
+                 {"applies_lists", FieldValue(in, "applies_lists")},
+                 {"applies_status", FieldValue(in, "applies_status")},
+                 {"applies_type", FieldValue(in, "applies_type")},
+                 {"sample", FieldValue(in, "sample")}};
 }
 
 ViewMap PreviewNode(const Preview& p) {
@@ -135,16 +134,16 @@ http::Response HooksPage(const HooksPagesDeps& d, const Person& p, int status,
   if (!hooks) return InternalError(hooks.error(), chrome);
   ViewList list;
   for (const auto& h : *hooks)
-    list.emplace_back(ViewMap{
-        {"id", std::to_string(h.id)},
-        {"name", h.name},
-        {"prefix", h.token_prefix},
-        {"hmac", h.has_hmac_secret},
-        {"enabled", h.enabled},
-        {"status", std::string(h.enabled ? "enabled" : "disabled")},
-        {"received", std::to_string(h.received_count)},
-        {"last_received_at",
-         h.last_received_at ? FormatRfc3339(*h.last_received_at) : std::string("never")}});
+    list.emplace_back(
+        ViewMap{{"id", std::to_string(h.id)},
+                {"name", h.name},
+                {"prefix", h.token_prefix},
+                {"hmac", h.has_hmac_secret},
+                {"enabled", h.enabled},
+                {"status", std::string(h.enabled ? "enabled" : "disabled")},
+                {"received", std::to_string(h.received_count)},
+                {"last_received_at",
+                 h.last_received_at ? FormatRfc3339(*h.last_received_at) : std::string("never")}});
   ViewMap ctx = EditorNode(in);
   ctx.emplace("hooks", std::move(list));
   ctx.emplace("has_hooks", !hooks->empty());
@@ -172,8 +171,8 @@ http::Response PostHooks(const HooksPagesDeps& d, const http::Request& req, cons
     }
     return RenderPage(201, "Incoming webhook created", "hook_created.mustache",
                       ViewMap{{"name", made->hook.name},
-                                 {"url", d.rest_base_url + "/hooks/" + made->token},
-                                 {"hmac", made->hook.has_hmac_secret}},
+                              {"url", d.rest_base_url + "/hooks/" + made->token},
+                              {"hmac", made->hook.has_hmac_secret}},
                       chrome);
   }
   std::string id_text = FieldValue(in, "id");

@@ -9,7 +9,8 @@
 //                                 action=create (the URL shown once);
 //                                 action=enable|disable|delete (id)
 //   POST /console/hooks/preview   the same preview as JSON, for console.js's live preview
-//                                 {"ok", "rows": [{"label","value"}], "errors": [{"path","message"}]}
+//                                 {"ok", "rows": [{"label","value"}], "errors":
+//                                 [{"path","message"}]}
 // The mapping is parsed and applied by src/webhooks (ParseMapping, ParseApplies,
 // MapPayload), exactly as POST <rest base>/hooks/<token> does; nothing is written by a
 // preview. Thread-safe; handlers block on the database (worker pool).

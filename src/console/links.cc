@@ -3,18 +3,17 @@
 #include <spdlog/spdlog.h>
 
 #include "src/core/log.h"
-#include "src/marketing/campaign_render.h"
 #include "src/mail/message.h"
+#include "src/marketing/campaign_render.h"
 
 namespace crmd::console {
 namespace {
 
 // A GIF89a of one transparent pixel.
-constexpr unsigned char kPixel[] = {0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00,
-                                    0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0x21,
-                                    0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00,
-                                    0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x02, 0x02, 0x44,
-                                    0x01, 0x00, 0x3b};
+constexpr unsigned char kPixel[] = {
+    0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0xff, 0xff, 0xff, 0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00,
+    0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b};
 
 http::Response Page(int status, const std::string& title, const std::string& body_html) {
   std::string html =
@@ -30,7 +29,8 @@ http::Response Page(int status, const std::string& title, const std::string& bod
   r.Set("Cache-Control", "no-store");
   r.Set("Referrer-Policy", "no-referrer");
   r.Set("X-Frame-Options", "DENY");
-  r.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'");
+  r.Set("Content-Security-Policy",
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'");
   return r;
 }
 
@@ -54,11 +54,12 @@ http::Response Unsubscribe(const LinkDeps& d, const http::Request& req) {
   if (!claims) return BadLink(claims.error());
   if (req.method == "GET" || req.method == "HEAD") {
     // Never unsubscribe on GET: link scanners and previews follow links.
-    return Page(200, "Unsubscribe",
-                "<p>Stop receiving these emails" +
-                    (d.business_name.empty() ? std::string()
-                                             : " from " + mail::HtmlEscape(d.business_name)) +
-                    "?</p><form method=\"post\"><button type=\"submit\">Unsubscribe</button></form>");
+    return Page(
+        200, "Unsubscribe",
+        "<p>Stop receiving these emails" +
+            (d.business_name.empty() ? std::string()
+                                     : " from " + mail::HtmlEscape(d.business_name)) +
+            "?</p><form method=\"post\"><button type=\"submit\">Unsubscribe</button></form>");
   }
   if (req.method != "POST") {
     http::Response r = Page(405, "Method not allowed", "<p>Use the button on the page.</p>");
@@ -70,9 +71,11 @@ http::Response Unsubscribe(const LinkDeps& d, const http::Request& req) {
     if (done.error().code == Errc::kNotFound)
       return Page(200, "You are unsubscribed", "<p>This address is no longer on our list.</p>");
     spdlog::warn(R"("event":"unsubscribe_failed","detail":"{}")", JsonEscape(done.error().message));
-    return Page(503, "Please try again", "<p>We could not record this just now. Please try again in a minute.</p>");
+    return Page(503, "Please try again",
+                "<p>We could not record this just now. Please try again in a minute.</p>");
   }
-  spdlog::info(R"("event":"unsubscribed","contact_id":{},"campaign_id":{})", claims->contact_id, claims->ref);
+  spdlog::info(R"("event":"unsubscribed","contact_id":{},"campaign_id":{})", claims->contact_id,
+               claims->ref);
   return Page(200, "You are unsubscribed",
               "<p>" + mail::HtmlEscape(*done) + " will not receive these emails any more.</p>");
 }
@@ -118,16 +121,18 @@ http::Response Confirm(const LinkDeps& d, const http::Request& req) {
                 "<form method=\"post\"><button type=\"submit\">Yes, subscribe me</button></form>");
   }
   auto contact = d.contacts->Get(claims->contact_id);
-  if (!contact) return Page(410, "This link has expired", "<p>This address is no longer on file.</p>");
+  if (!contact)
+    return Page(410, "This link has expired", "<p>This address is no longer on file.</p>");
   if (contact->status == "pending") {
-    governance::Actor actor{.kind = "system", .subject = "double_opt_in", .request_id = req.request_id};
+    governance::Actor actor{
+        .kind = "system", .subject = "double_opt_in", .request_id = req.request_id};
     auto moved = d.contacts->SetStatus(actor, claims->contact_id, "subscribed", true, std::nullopt,
                                        "double opt-in confirmed");
-    if (!moved)
-      return Page(503, "Please try again", "<p>We could not record this just now.</p>");
+    if (!moved) return Page(503, "Please try again", "<p>We could not record this just now.</p>");
   } else if (contact->status != "subscribed") {
-    return Page(409, "This address cannot be subscribed here",
-                "<p>This address unsubscribed or could not be reached. Contact us to subscribe again.</p>");
+    return Page(
+        409, "This address cannot be subscribed here",
+        "<p>This address unsubscribed or could not be reached. Contact us to subscribe again.</p>");
   }
   return Page(200, "You are subscribed", "<p>Thank you for confirming.</p>");
 }

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "src/core/http_types.h"
-#include "src/marketing/campaign_delivery.h"
 #include "src/crm/contacts.h"
 #include "src/mail/unsubscribe.h"
+#include "src/marketing/campaign_delivery.h"
 
 namespace crmd::console {
 

@@ -1,7 +1,6 @@
 #include "src/console/overview_pages.h"
 
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "src/console/approvals.h"
@@ -21,9 +20,9 @@ ViewList Rows(const json& section) {
     ViewList items;
     for (const auto& i : r.items) items.emplace_back(i);
     out.emplace_back(ViewMap{{"label", r.label},
-                                {"value", r.value},
-                                {"has_items", !items.empty()},
-                                {"items", std::move(items)}});
+                             {"value", r.value},
+                             {"has_items", !items.empty()},
+                             {"items", std::move(items)}});
   }
   return out;
 }
@@ -60,8 +59,8 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
     std::string v = http::FormValue(q, name).value_or("");
     return v.size() > 200 ? v.substr(0, 200) : v;
   };
-  governance::AuditFilter f{.client_id = text("client_id"), .subject = text("subject"),
-                     .action = text("action")};
+  governance::AuditFilter f{
+      .client_id = text("client_id"), .subject = text("subject"), .action = text("action")};
   std::string from = text("from"), to = text("to"), before = text("before");
   std::string error;
   if (!from.empty()) {
@@ -70,8 +69,10 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
   }
   if (!to.empty()) {
     auto t = Day(to);
-    if (!t) error = "To must be a date (YYYY-MM-DD).";
-    else f.to = *t + 86400;  // the whole day
+    if (!t)
+      error = "To must be a date (YYYY-MM-DD).";
+    else
+      f.to = *t + 86400;  // the whole day
   }
   if (!before.empty()) {
     try {
@@ -80,8 +81,11 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
       error = "Bad page link.";
     }
   }
-  ViewMap ctx{{"client_id", f.client_id}, {"subject", f.subject}, {"action", f.action},
-                 {"from", from}, {"to", to}};
+  ViewMap ctx{{"client_id", f.client_id},
+              {"subject", f.subject},
+              {"action", f.action},
+              {"from", from},
+              {"to", to}};
   if (!error.empty()) {
     ctx.emplace("error", error);
     ctx.emplace("has_rows", false);
@@ -96,24 +100,23 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
   for (const auto& r : *records) {
     std::string ids;
     for (auto id : r.entry.target_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
-    std::string details = r.entry.details.is_object() && !r.entry.details.empty()
-                              ? r.entry.details.dump()
-                              : "";
+    std::string details =
+        r.entry.details.is_object() && !r.entry.details.empty() ? r.entry.details.dump() : "";
     if (details.size() > 300) details = details.substr(0, 300) + "…";
     ViewMap row{{"id", std::to_string(r.id)},
-                   {"occurred_at", FormatRfc3339(r.occurred_at)},
-                   {"actor_kind", r.actor.kind},
-                   {"subject", r.actor.subject},
-                   {"has_subject", !r.actor.subject.empty()},
-                   {"has_client", !r.actor.client_id.empty()},
-                   {"subject_link", link("subject", r.actor.subject)},
-                   {"client_id", r.actor.client_id},
-                   {"client_link", link("client_id", r.actor.client_id)},
-                   {"action", r.entry.action},
-                   {"action_link", link("action", r.entry.action)},
-                   {"target_type", r.entry.target_type},
-                   {"target_ids", ids},
-                   {"details", details}};
+                {"occurred_at", FormatRfc3339(r.occurred_at)},
+                {"actor_kind", r.actor.kind},
+                {"subject", r.actor.subject},
+                {"has_subject", !r.actor.subject.empty()},
+                {"has_client", !r.actor.client_id.empty()},
+                {"subject_link", link("subject", r.actor.subject)},
+                {"client_id", r.actor.client_id},
+                {"client_link", link("client_id", r.actor.client_id)},
+                {"action", r.entry.action},
+                {"action_link", link("action", r.entry.action)},
+                {"target_type", r.entry.target_type},
+                {"target_ids", ids},
+                {"details", details}};
     rows.emplace_back(std::move(row));
   }
   if (static_cast<int>(records->size()) == f.limit) {

@@ -1,10 +1,10 @@
 #include "src/console/shell.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <memory>
 #include <string_view>
-
-#include <spdlog/spdlog.h>
 
 #include "src/core/crypto.h"
 #include "src/core/log.h"
@@ -42,7 +42,8 @@ http::Response SeeOther(const std::string& location) {
 }
 
 http::Response InternalError(const Error& e, const PageChrome& chrome) {
-  spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(e.detail.empty() ? e.message : e.detail));
+  spdlog::error(R"("event":"console_error","detail":"{}")",
+                JsonEscape(e.detail.empty() ? e.message : e.detail));
   return MessagePage(500, "Error", "Something went wrong. Try again in a minute.", chrome);
 }
 
@@ -104,8 +105,7 @@ std::string SafeNext(const std::string& next) {
     auto byte = http::PercentDecode(std::string_view(path).substr(i, 3));
     if (!byte || byte->size() != 1) return kHome;
     const unsigned char ch = static_cast<unsigned char>((*byte)[0]);
-    if (ch < 0x20 || ch == 0x7f || ch == '.' || ch == '/' || ch == '\\' || ch == '%')
-      return kHome;
+    if (ch < 0x20 || ch == 0x7f || ch == '.' || ch == '/' || ch == '\\' || ch == '%') return kHome;
   }
   for (size_t start = 1; start <= path.size();) {  // segments after the leading '/'
     size_t end = std::min(path.find('/', start), path.size());

@@ -24,7 +24,7 @@
 namespace crmd::console {
 
 struct Person {
-  std::string subject;     // as in OAuth tokens: the user id in decimal
+  std::string subject;  // as in OAuth tokens: the user id in decimal
   std::string email;
   std::string csrf_token;  // the login session's form token
   bool is_admin = false;
@@ -32,8 +32,8 @@ struct Person {
 
 struct SignInResult {
   bool ok = false;
-  int status = 401;            // when !ok: 401 wrong credentials, 429 rate limited, 500
-  std::string error;           // when !ok: shown above the form
+  int status = 401;                      // when !ok: 401 wrong credentials, 429 rate limited, 500
+  std::string error;                     // when !ok: shown above the form
   std::vector<std::string> set_cookies;  // when ok
 };
 

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <cstdio>
-
 #include <kainjow/mustache.hpp>
 
 namespace crmd::console {
@@ -28,8 +27,8 @@ ViewList Nav(const PageChrome& chrome) {
   for (const auto& e : kNav) {
     if (e.admin_only && !chrome.is_admin) continue;
     out.emplace_back(ViewMap{{"href", std::string(e.href)},
-                                {"label", std::string(e.label)},
-                                {"current", chrome.section == e.section}});
+                             {"label", std::string(e.label)},
+                             {"current", chrome.section == e.section}});
   }
   return out;
 }
@@ -78,13 +77,26 @@ std::string EscapeHtml(const std::string& s) {
   out.reserve(s.size() + s.size() / 8);
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      case '/': out += "&#x2F;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      case '/':
+        out += "&#x2F;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -3,12 +3,11 @@
 // time (cmake/Embed.cmake, NAMESPACE crmd::console::templates), and rendering with
 // kainjow's Mustache (Debian libkainjow-mustache-dev): every {{value}} is HTML-escaped;
 // {{{raw}}} is used only for HTML that was itself rendered here. Thread-safe.
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <map>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -39,8 +38,8 @@ class View {
   View(ViewMap map) : value_(std::move(map)) {}
   View(ViewList list) : value_(std::move(list)) {}
   template <typename T>
-    requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
-  View(T) = delete;
+  requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) View(T)
+  = delete;
 
   const std::variant<std::string, bool, ViewMap, ViewList>& value() const { return value_; }
 

@@ -51,8 +51,8 @@ std::string FormatRfc3339(int64_t unix_seconds) {
   constexpr int64_t kMax = 253402300799;  // 9999-12-31T23:59:59Z
   if (unix_seconds >= kMin && unix_seconds <= kMax) {
     const Civil c = ToCivil(unix_seconds);
-    char buf[20] = {'0', '0', '0', '0', '-', '0', '0', '-', '0', '0', 'T',
-                    '0', '0', ':', '0', '0', ':', '0', '0', 'Z'};
+    char buf[20] = {'0', '0', '0', '0', '-', '0', '0', '-', '0', '0',
+                    'T', '0', '0', ':', '0', '0', ':', '0', '0', 'Z'};
     auto put = [&buf](int at, int64_t v, int width) {
       for (int k = at + width - 1; k >= at; --k, v /= 10) buf[k] = static_cast<char>('0' + v % 10);
     };

@@ -4,10 +4,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <type_traits>
-
-#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -48,7 +47,8 @@ std::vector<std::string> SplitList(const std::string& v) {
 std::string Config::Issuer() const {
   std::string base = public_base_url;
   if (base.empty()) {
-    base = std::string(Tls() ? "https://" : "http://") + listen_address + ":" + std::to_string(port);
+    base =
+        std::string(Tls() ? "https://" : "http://") + listen_address + ":" + std::to_string(port);
   }
   while (!base.empty() && base.back() == '/') base.pop_back();
   return base;
@@ -76,39 +76,72 @@ Status Config::Set(const std::string& key, const std::string& v) {
     field = *b;
     return Ok();
   };
-  if (key == "listen_address") listen_address = v;
-  else if (key == "port") return set_int(port);
-  else if (key == "public_base_url") public_base_url = v;
-  else if (key == "tls_cert_file") tls_cert_file = v;
-  else if (key == "tls_key_file") tls_key_file = v;
-  else if (key == "allow_insecure_http") return set_bool(allow_insecure_http);
-  else if (key == "mcp_validate_output") return set_bool(mcp_validate_output);
-  else if (key == "io_threads") return set_int(io_threads);
-  else if (key == "worker_threads") return set_int(worker_threads);
-  else if (key == "database_url") database_url = v;
-  else if (key == "access_token_ttl") return set_int(access_token_ttl);
-  else if (key == "refresh_token_ttl") return set_int(refresh_token_ttl);
-  else if (key == "auth_code_ttl") return set_int(auth_code_ttl);
-  else if (key == "signing_key_rotation") return set_int(signing_key_rotation);
-  else if (key == "allowed_origins") allowed_origins = SplitList(v);
-  else if (key == "allowed_hosts") allowed_hosts = SplitList(v);
-  else if (key == "trusted_proxies") trusted_proxies = SplitList(v);
-  else if (key == "smtp_url") smtp_url = v;
-  else if (key == "mail_from") mail_from = v;
-  else if (key == "mail_concurrency") return set_int(mail_concurrency);
-  else if (key == "mail_dir") mail_dir = v;
-  else if (key == "mail_poll_interval_ms") return set_int(mail_poll_interval_ms);
-  else if (key == "mail_lease_s") return set_int(mail_lease_s);
-  else if (key == "dkim_private_key_file") dkim_private_key_file = v;
-  else if (key == "dkim_selector") dkim_selector = v;
-  else if (key == "dkim_domain") dkim_domain = v;
-  else if (key == "max_header_bytes") return set_int(max_header_bytes);
-  else if (key == "max_body_bytes") return set_int(max_body_bytes);
-  else if (key == "read_timeout_s") return set_int(read_timeout_s);
-  else if (key == "idle_timeout_s") return set_int(idle_timeout_s);
-  else if (key == "max_connections") return set_int(max_connections);
-  else if (key == "shutdown_grace_s") return set_int(shutdown_grace_s);
-  else if (key == "allow_private_network_targets") return set_bool(allow_private_network_targets);
+  if (key == "listen_address")
+    listen_address = v;
+  else if (key == "port")
+    return set_int(port);
+  else if (key == "public_base_url")
+    public_base_url = v;
+  else if (key == "tls_cert_file")
+    tls_cert_file = v;
+  else if (key == "tls_key_file")
+    tls_key_file = v;
+  else if (key == "allow_insecure_http")
+    return set_bool(allow_insecure_http);
+  else if (key == "mcp_validate_output")
+    return set_bool(mcp_validate_output);
+  else if (key == "io_threads")
+    return set_int(io_threads);
+  else if (key == "worker_threads")
+    return set_int(worker_threads);
+  else if (key == "database_url")
+    database_url = v;
+  else if (key == "access_token_ttl")
+    return set_int(access_token_ttl);
+  else if (key == "refresh_token_ttl")
+    return set_int(refresh_token_ttl);
+  else if (key == "auth_code_ttl")
+    return set_int(auth_code_ttl);
+  else if (key == "signing_key_rotation")
+    return set_int(signing_key_rotation);
+  else if (key == "allowed_origins")
+    allowed_origins = SplitList(v);
+  else if (key == "allowed_hosts")
+    allowed_hosts = SplitList(v);
+  else if (key == "trusted_proxies")
+    trusted_proxies = SplitList(v);
+  else if (key == "smtp_url")
+    smtp_url = v;
+  else if (key == "mail_from")
+    mail_from = v;
+  else if (key == "mail_concurrency")
+    return set_int(mail_concurrency);
+  else if (key == "mail_dir")
+    mail_dir = v;
+  else if (key == "mail_poll_interval_ms")
+    return set_int(mail_poll_interval_ms);
+  else if (key == "mail_lease_s")
+    return set_int(mail_lease_s);
+  else if (key == "dkim_private_key_file")
+    dkim_private_key_file = v;
+  else if (key == "dkim_selector")
+    dkim_selector = v;
+  else if (key == "dkim_domain")
+    dkim_domain = v;
+  else if (key == "max_header_bytes")
+    return set_int(max_header_bytes);
+  else if (key == "max_body_bytes")
+    return set_int(max_body_bytes);
+  else if (key == "read_timeout_s")
+    return set_int(read_timeout_s);
+  else if (key == "idle_timeout_s")
+    return set_int(idle_timeout_s);
+  else if (key == "max_connections")
+    return set_int(max_connections);
+  else if (key == "shutdown_grace_s")
+    return set_int(shutdown_grace_s);
+  else if (key == "allow_private_network_targets")
+    return set_bool(allow_private_network_targets);
   else if (key == "mcp_calls_per_second" || key == "mcp_calls_burst" ||
            key == "mail_rate_per_second") {
     try {
@@ -121,34 +154,53 @@ Status Config::Set(const std::string& key, const std::string& v) {
       // A rate or a burst is a finite amount of at least 0 (0 disables the limit); inf,
       // nan and negative values mean nothing.
       if (!std::isfinite(d) || d < 0) throw std::invalid_argument("not a finite amount >= 0");
-      (key == "mcp_calls_per_second"   ? mcp_calls_per_second
-       : key == "mcp_calls_burst"      ? mcp_calls_burst
-                                       : mail_rate_per_second) = d;
+      (key == "mcp_calls_per_second" ? mcp_calls_per_second
+       : key == "mcp_calls_burst"    ? mcp_calls_burst
+                                     : mail_rate_per_second) = d;
     } catch (...) {
       return Fail(Errc::kInvalidArgument,
                   "config " + key + ": not a finite number >= 0 (0 disables): " + v);
     }
-  }
-  else if (key == "rest_root") rest_root = v;
-  else if (key == "rest_namespace") rest_namespace = v;
-  else if (key == "rest_max_body_bytes") return set_int(rest_max_body_bytes);
-  else if (key == "form_rate_limit_per_minute") return set_int(form_rate_limit_per_minute);
-  else if (key == "hook_rate_limit_per_minute") return set_int(hook_rate_limit_per_minute);
-  else if (key == "webhook_poll_interval_ms") return set_int(webhook_poll_interval_ms);
-  else if (key == "webhook_backoff_base_s") return set_int(webhook_backoff_base_s);
-  else if (key == "webhook_backoff_max_s") return set_int(webhook_backoff_max_s);
-  else if (key == "webhook_retry_horizon_s") return set_int(webhook_retry_horizon_s);
-  else if (key == "webhook_timeout_ms") return set_int(webhook_timeout_ms);
-  else if (key == "webhook_lease_grace_s") return set_int(webhook_lease_grace_s);
-  else if (key == "webhook_disable_after_failures") return set_int(webhook_disable_after_failures);
-  else if (key == "webhook_disable_after_s") return set_int(webhook_disable_after_s);
-  else if (key == "housekeeping_interval_s") return set_int(housekeeping_interval_s);
-  else if (key == "retention_days") return set_int(retention_days);
-  else if (key == "metrics_allow") metrics_allow = SplitList(v);
-  else if (key == "metrics_listen_address") metrics_listen_address = v;
-  else if (key == "log_level") log_level = v;
-  else if (key == "log_format") log_format = v;
-  else return Fail(Errc::kNotFound, "unknown config key: " + key);
+  } else if (key == "rest_root")
+    rest_root = v;
+  else if (key == "rest_namespace")
+    rest_namespace = v;
+  else if (key == "rest_max_body_bytes")
+    return set_int(rest_max_body_bytes);
+  else if (key == "form_rate_limit_per_minute")
+    return set_int(form_rate_limit_per_minute);
+  else if (key == "hook_rate_limit_per_minute")
+    return set_int(hook_rate_limit_per_minute);
+  else if (key == "webhook_poll_interval_ms")
+    return set_int(webhook_poll_interval_ms);
+  else if (key == "webhook_backoff_base_s")
+    return set_int(webhook_backoff_base_s);
+  else if (key == "webhook_backoff_max_s")
+    return set_int(webhook_backoff_max_s);
+  else if (key == "webhook_retry_horizon_s")
+    return set_int(webhook_retry_horizon_s);
+  else if (key == "webhook_timeout_ms")
+    return set_int(webhook_timeout_ms);
+  else if (key == "webhook_lease_grace_s")
+    return set_int(webhook_lease_grace_s);
+  else if (key == "webhook_disable_after_failures")
+    return set_int(webhook_disable_after_failures);
+  else if (key == "webhook_disable_after_s")
+    return set_int(webhook_disable_after_s);
+  else if (key == "housekeeping_interval_s")
+    return set_int(housekeeping_interval_s);
+  else if (key == "retention_days")
+    return set_int(retention_days);
+  else if (key == "metrics_allow")
+    metrics_allow = SplitList(v);
+  else if (key == "metrics_listen_address")
+    metrics_listen_address = v;
+  else if (key == "log_level")
+    log_level = v;
+  else if (key == "log_format")
+    log_format = v;
+  else
+    return Fail(Errc::kNotFound, "unknown config key: " + key);
   return Ok();
 }
 
@@ -174,8 +226,7 @@ Result<HostPort> SplitHostPort(const std::string& address) {
 }
 
 bool IsLoopbackAddress(const std::string& host) {
-  return host == "127.0.0.1" || host == "::1" || host == "localhost" ||
-         host.rfind("127.", 0) == 0;
+  return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
 }
 
 Status Config::Validate() const {
@@ -255,10 +306,13 @@ Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest,
     std::string a = argv[i];
     if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
       std::string key = a.substr(2, a.find('=') - 2);
-      for (auto& c : key) if (c == '-') c = '_';
+      for (auto& c : key)
+        if (c == '-') c = '_';
       std::string val = a.substr(a.find('=') + 1);
-      if (key == "config") config_file = val;
-      else flags.emplace_back(key, val);
+      if (key == "config")
+        config_file = val;
+      else
+        flags.emplace_back(key, val);
     } else if (rest) {
       rest->push_back(a);
     }
@@ -272,10 +326,13 @@ Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest,
       return Fail(Errc::kInvalidArgument, "config file is not a JSON object: " + config_file);
     for (auto& [k, v] : j.items()) {
       std::string s;
-      if (v.is_string()) s = v.get<std::string>();
+      if (v.is_string())
+        s = v.get<std::string>();
       else if (v.is_array()) {
-        for (auto& e : v) s += (s.empty() ? "" : ",") + (e.is_string() ? e.get<std::string>() : e.dump());
-      } else s = v.dump();
+        for (auto& e : v)
+          s += (s.empty() ? "" : ",") + (e.is_string() ? e.get<std::string>() : e.dump());
+      } else
+        s = v.dump();
       if (auto st = cfg.Set(k, s); !st) {
         Error e = st.error();
         e.code = Errc::kInvalidArgument;  // an unknown key in the file is a typo

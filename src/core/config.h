@@ -74,16 +74,16 @@ struct Config {
 
   // Outgoing webhooks (rest helper): worker poll interval, retry schedule, auto-disable.
   int webhook_poll_interval_ms = 1000;
-  int64_t webhook_backoff_base_s = 30;          // first retry delay; doubles per attempt
-  int64_t webhook_backoff_max_s = 3600;         // cap of one delay (a success after an outage
-                                                // releases the waiting ones at once)
+  int64_t webhook_backoff_base_s = 30;   // first retry delay; doubles per attempt
+  int64_t webhook_backoff_max_s = 3600;  // cap of one delay (a success after an outage
+                                         // releases the waiting ones at once)
   // Give up on a delivery after retrying it this long: as long as the disable window below,
   // so an outage either ends in time for the backlog or disables the endpoint with its
   // backlog kept; no delivery is given up while its endpoint is merely failing.
   int64_t webhook_retry_horizon_s = 5 * 24 * 3600;
-  int webhook_timeout_ms = 15000;               // per delivery attempt
-  int64_t webhook_lease_grace_s = 30;           // an attempt's lease: timeout + this (then a crashed
-                                                // node's delivery is retried elsewhere)
+  int webhook_timeout_ms = 15000;      // per delivery attempt
+  int64_t webhook_lease_grace_s = 30;  // an attempt's lease: timeout + this (then a crashed
+                                       // node's delivery is retried elsewhere)
   // Auto-disable: an endpoint is disabled only when it has had no successful delivery for
   // webhook_disable_after_s (counted from its first failure after a success or an enable)
   // AND at least webhook_disable_after_failures failed attempts in that run. Its backlog
@@ -92,14 +92,14 @@ struct Config {
   int webhook_disable_after_failures = 20;
 
   // Email (docs/mail.md). smtp_url empty: messages are written as .eml files to mail_dir.
-  std::string smtp_url;                 // smtp://[user:pass@]host[:port] or smtps://...
-  std::string mail_from;                // default sender; empty: crmd@<public_base_url host>
-  double mail_rate_per_second = 20;     // per node; 0 = unthrottled
-  int mail_concurrency = 2;             // SMTP connections (sending threads) per node
-  std::string mail_dir = "var/mail";    // where the file transport writes
-  int mail_poll_interval_ms = 1000;     // send queue and automation steps poll
-  int64_t mail_lease_s = 120;           // a recipient or step being worked on: retried elsewhere after
-  std::string dkim_private_key_file;    // PEM, RSA; DKIM is on when all three are set
+  std::string smtp_url;               // smtp://[user:pass@]host[:port] or smtps://...
+  std::string mail_from;              // default sender; empty: crmd@<public_base_url host>
+  double mail_rate_per_second = 20;   // per node; 0 = unthrottled
+  int mail_concurrency = 2;           // SMTP connections (sending threads) per node
+  std::string mail_dir = "var/mail";  // where the file transport writes
+  int mail_poll_interval_ms = 1000;   // send queue and automation steps poll
+  int64_t mail_lease_s = 120;  // a recipient or step being worked on: retried elsewhere after
+  std::string dkim_private_key_file;  // PEM, RSA; DKIM is on when all three are set
   std::string dkim_selector;
   std::string dkim_domain;
   // Housekeeping (src/jobs/housekeeping.h): expired rows are deleted every interval.
@@ -115,8 +115,8 @@ struct Config {
   std::string metrics_listen_address;
 
   // Logging
-  std::string log_level = "info";  // trace, debug, info, warn, error
-  std::string log_format = "json"; // json (JSON lines) or text
+  std::string log_level = "info";   // trace, debug, info, warn, error
+  std::string log_format = "json";  // json (JSON lines) or text
 
   bool Tls() const { return !tls_cert_file.empty() && !tls_key_file.empty(); }
   // Issuer without a trailing slash.

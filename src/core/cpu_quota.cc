@@ -42,8 +42,10 @@ std::vector<std::string> UpTo(std::string dir, const std::string& top) {
     out.push_back(dir);
     if (dir.size() <= top.size()) break;
     auto slash = dir.find_last_of('/');
-    if (slash == std::string::npos || slash < top.size()) dir = top;
-    else dir.resize(slash);
+    if (slash == std::string::npos || slash < top.size())
+      dir = top;
+    else
+      dir.resize(slash);
   }
   return out;
 }

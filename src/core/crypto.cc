@@ -1,16 +1,16 @@
 #include "src/core/crypto.h"
 
-#include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <memory>
-#include <vector>
-
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <vector>
 
 namespace crmd::crypto {
 namespace {
@@ -54,12 +54,18 @@ Result<std::string> Decode(std::string_view text, bool url) {
   int bits = 0;
   for (char c : text) {
     int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == (url ? '-' : '+')) v = 62;
-    else if (c == (url ? '_' : '/')) v = 63;
-    else return Fail(Errc::kInvalidArgument, "invalid base64");
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == (url ? '-' : '+'))
+      v = 62;
+    else if (c == (url ? '_' : '/'))
+      v = 63;
+    else
+      return Fail(Errc::kInvalidArgument, "invalid base64");
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
     if (bits >= 8) {
@@ -78,7 +84,8 @@ Result<std::string> Decode(std::string_view text, bool url) {
 // (docs/performance.md). The algorithm is fetched once, and each thread keeps a context.
 std::string Sha256(std::string_view data) {
   static EVP_MD* const kMd = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
-  thread_local std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  thread_local std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
+                                                                           EVP_MD_CTX_free);
   unsigned char md[SHA256_DIGEST_LENGTH];
   unsigned int len = 0;
   if (kMd && ctx && EVP_DigestInit_ex2(ctx.get(), kMd, nullptr) == 1 &&

@@ -9,7 +9,7 @@ namespace {
 constexpr size_t kMaxLocal = 64;    // RFC 5321 §4.5.3.1.1
 constexpr size_t kMaxDomain = 253;  // RFC 1035 (255 octets on the wire)
 constexpr size_t kMaxLabel = 63;
-constexpr size_t kMaxAddress = 254; // RFC 5321 path limit minus the angle brackets
+constexpr size_t kMaxAddress = 254;  // RFC 5321 path limit minus the angle brackets
 
 bool IsAsciiSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
@@ -26,11 +26,20 @@ bool DecodeUtf8(std::string_view s, std::u32string* out) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     char32_t cp;
     size_t n;
-    if (c < 0x80) { cp = c; n = 1; }
-    else if ((c & 0xE0) == 0xC0) { cp = c & 0x1F; n = 2; }
-    else if ((c & 0xF0) == 0xE0) { cp = c & 0x0F; n = 3; }
-    else if ((c & 0xF8) == 0xF0) { cp = c & 0x07; n = 4; }
-    else return false;
+    if (c < 0x80) {
+      cp = c;
+      n = 1;
+    } else if ((c & 0xE0) == 0xC0) {
+      cp = c & 0x1F;
+      n = 2;
+    } else if ((c & 0xF0) == 0xE0) {
+      cp = c & 0x0F;
+      n = 3;
+    } else if ((c & 0xF8) == 0xF0) {
+      cp = c & 0x07;
+      n = 4;
+    } else
+      return false;
     if (i + n > s.size()) return false;
     for (size_t k = 1; k < n; ++k) {
       unsigned char cc = static_cast<unsigned char>(s[i + k]);
@@ -137,7 +146,8 @@ Result<std::string> CheckLocal(std::string_view local) {
         if (n < 32 || n > 126) return Fail(Errc::kInvalidArgument, "syntax:bad_quoted_local");
         continue;
       }
-      if (c == '"' || c < 32 || c == 127) return Fail(Errc::kInvalidArgument, "syntax:bad_quoted_local");
+      if (c == '"' || c < 32 || c == 127)
+        return Fail(Errc::kInvalidArgument, "syntax:bad_quoted_local");
     }
     return std::string(local);
   }

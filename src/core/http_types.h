@@ -4,13 +4,12 @@
 // worker pool, never on an I/O thread).
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "src/core/trace.h"
 
@@ -22,11 +21,11 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 bool IEquals(std::string_view a, std::string_view b);
 
 struct Request {
-  std::string method;      // "GET", "POST", ...
-  std::string target;      // raw request target, e.g. "/oauth/authorize?x=1"
-  std::string path;        // target without the query, not percent-decoded
-  std::string query;       // after '?', without it; may be empty
-  Headers headers;         // as received; Host is the host the request named (docs/http.md)
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // raw request target, e.g. "/oauth/authorize?x=1"
+  std::string path;    // target without the query, not percent-decoded
+  std::string query;   // after '?', without it; may be empty
+  Headers headers;     // as received; Host is the host the request named (docs/http.md)
   std::string body;
   // The client's address: the TCP peer, or the client a trusted proxy forwarded
   // (config trusted_proxies). Rate limits and logs key on it.
@@ -36,7 +35,7 @@ struct Request {
   // W3C Trace Context: the caller's traceparent/tracestate continued, or a new trace; the
   // server makes it the handler thread's log context (src/core/log.h).
   trace::Context trace;
-  bool tls = false;        // the connection to crmd is TLS
+  bool tls = false;             // the connection to crmd is TLS
   std::string scheme = "http";  // what the client used: "https" with tls or a trusted proxy's word
 
   // First header with this name (case-insensitive), if any.
@@ -52,7 +51,8 @@ struct Response {
   std::optional<std::string_view> Header(std::string_view name) const;
 
   static Response Json(int status, const nlohmann::json& body);
-  static Response Text(int status, std::string body, std::string content_type = "text/plain; charset=utf-8");
+  static Response Text(int status, std::string body,
+                       std::string content_type = "text/plain; charset=utf-8");
   static Response Html(int status, std::string body);
   static Response Empty(int status);
 };

@@ -1,6 +1,6 @@
 #include "src/core/json_parse.h"
 
-#include "src/core/utf8.h"
+#include <locale.h>
 
 #include <charconv>
 #include <clocale>
@@ -8,9 +8,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <locale.h>
 #include <string>
 #include <utility>
+
+#include "src/core/utf8.h"
 
 namespace crmd {
 
@@ -76,8 +77,10 @@ class Parser {
   bool Value(json& out, int depth) {
     if (p_ == end_) return Syntax();
     switch (*p_) {
-      case '{': return Object(out, depth);
-      case '[': return Array(out, depth);
+      case '{':
+        return Object(out, depth);
+      case '[':
+        return Array(out, depth);
       case '"': {
         std::string s;
         if (!String(s)) return false;
@@ -96,7 +99,8 @@ class Parser {
         if (!Literal("null", 4)) return false;
         out = nullptr;
         return true;
-      default: return Number(out);
+      default:
+        return Number(out);
     }
   }
 
@@ -215,16 +219,34 @@ class Parser {
     if (p_ == end_) return Syntax();
     const char c = *p_++;
     switch (c) {
-      case '"': s.push_back('"'); return true;
-      case '\\': s.push_back('\\'); return true;
-      case '/': s.push_back('/'); return true;
-      case 'b': s.push_back('\b'); return true;
-      case 'f': s.push_back('\f'); return true;
-      case 'n': s.push_back('\n'); return true;
-      case 'r': s.push_back('\r'); return true;
-      case 't': s.push_back('\t'); return true;
-      case 'u': break;
-      default: return Syntax();
+      case '"':
+        s.push_back('"');
+        return true;
+      case '\\':
+        s.push_back('\\');
+        return true;
+      case '/':
+        s.push_back('/');
+        return true;
+      case 'b':
+        s.push_back('\b');
+        return true;
+      case 'f':
+        s.push_back('\f');
+        return true;
+      case 'n':
+        s.push_back('\n');
+        return true;
+      case 'r':
+        s.push_back('\r');
+        return true;
+      case 't':
+        s.push_back('\t');
+        return true;
+      case 'u':
+        break;
+      default:
+        return Syntax();
     }
     const int first = FourHex();
     if (first < 0) return Syntax();

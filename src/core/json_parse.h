@@ -4,11 +4,10 @@
 // documents exhaust the stack later, when they are serialised or walked), and so is an
 // object with the same member twice (which value wins is otherwise an accident of the
 // parser). Pure function; thread-safe.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace crmd {
 
@@ -19,9 +18,9 @@ inline constexpr int kMaxJsonDepth = 64;
 enum class JsonProblem { kNone, kSyntax, kTooDeep, kDuplicateKey, kNulCharacter };
 
 struct ParsedJson {
-  nlohmann::json value;           // discarded when problem != kNone
+  nlohmann::json value;  // discarded when problem != kNone
   JsonProblem problem = JsonProblem::kNone;
-  std::string detail;             // e.g. "member \"email\" appears twice"
+  std::string detail;  // e.g. "member \"email\" appears twice"
   explicit operator bool() const { return problem == JsonProblem::kNone; }
 };
 

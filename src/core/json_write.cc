@@ -1,12 +1,12 @@
 #include "src/core/json_write.h"
 
-#include "src/core/utf8.h"
-
 #include <bit>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+
+#include "src/core/utf8.h"
 
 namespace crmd {
 namespace {
@@ -81,12 +81,23 @@ bool AppendString(std::string& out, std::string_view s) {
     }
     char esc = 0;
     switch (c) {
-      case '\b': esc = 'b'; break;
-      case '\t': esc = 't'; break;
-      case '\n': esc = 'n'; break;
-      case '\f': esc = 'f'; break;
-      case '\r': esc = 'r'; break;
-      default: break;
+      case '\b':
+        esc = 'b';
+        break;
+      case '\t':
+        esc = 't';
+        break;
+      case '\n':
+        esc = 'n';
+        break;
+      case '\f':
+        esc = 'f';
+        break;
+      case '\r':
+        esc = 'r';
+        break;
+      default:
+        break;
     }
     if (esc) {
       p[0] = '\\';
@@ -121,12 +132,23 @@ bool Append(std::string& out, const json& v, const JsonSerialized* known) {
     return true;
   }
   switch (v.type()) {
-    case json::value_t::null: out.append("null"); return true;
-    case json::value_t::boolean: out.append(v.get_ref<const json::boolean_t&>() ? "true" : "false"); return true;
-    case json::value_t::number_integer: AppendInt(out, v.get_ref<const json::number_integer_t&>()); return true;
-    case json::value_t::number_unsigned: AppendInt(out, v.get_ref<const json::number_unsigned_t&>()); return true;
-    case json::value_t::number_float: out.append(v.dump()); return true;  // nlohmann's float format
-    case json::value_t::string: return AppendString(out, v.get_ref<const json::string_t&>());
+    case json::value_t::null:
+      out.append("null");
+      return true;
+    case json::value_t::boolean:
+      out.append(v.get_ref<const json::boolean_t&>() ? "true" : "false");
+      return true;
+    case json::value_t::number_integer:
+      AppendInt(out, v.get_ref<const json::number_integer_t&>());
+      return true;
+    case json::value_t::number_unsigned:
+      AppendInt(out, v.get_ref<const json::number_unsigned_t&>());
+      return true;
+    case json::value_t::number_float:
+      out.append(v.dump());
+      return true;  // nlohmann's float format
+    case json::value_t::string:
+      return AppendString(out, v.get_ref<const json::string_t&>());
     case json::value_t::array: {
       out.push_back('[');
       bool first = true;
@@ -167,7 +189,8 @@ std::string DumpJson(const json& value, json::error_handler_t on_invalid_utf8) {
   return value.dump(-1, ' ', false, on_invalid_utf8);
 }
 
-std::string DumpJson(const json& value, json::error_handler_t on_invalid_utf8, const JsonSerialized& known) {
+std::string DumpJson(const json& value, json::error_handler_t on_invalid_utf8,
+                     const JsonSerialized& known) {
   std::string out;
   out.reserve(256 + known.text.size() * 2);
   if (Append(out, value, &known)) return out;

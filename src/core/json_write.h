@@ -11,10 +11,9 @@
 //
 // Pure functions; thread-safe.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace crmd {
 

@@ -45,10 +45,14 @@ std::string EscapeLabelValue(std::string_view v) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -84,9 +88,15 @@ Registry::Series& Registry::Find(std::string_view name, std::string_view help, L
   }
   series->kind = kind;
   switch (kind) {
-    case Kind::kCounter: series->counter = std::make_unique<metrics::Counter>(); break;
-    case Kind::kGauge: series->gauge = std::make_unique<metrics::Gauge>(); break;
-    case Kind::kHistogram: series->histogram = std::make_unique<metrics::Histogram>(bounds); break;
+    case Kind::kCounter:
+      series->counter = std::make_unique<metrics::Counter>();
+      break;
+    case Kind::kGauge:
+      series->gauge = std::make_unique<metrics::Gauge>();
+      break;
+    case Kind::kHistogram:
+      series->histogram = std::make_unique<metrics::Histogram>(bounds);
+      break;
   }
   auto fam = families_.find(name);
   if (fam == families_.end())
@@ -139,7 +149,10 @@ std::string Registry::Render() const {
   for (const auto& [name, fam] : families_) {
     out += "# HELP " + name + " " + fam.help + "\n";
     out += "# TYPE " + name + " " +
-           (fam.kind == Kind::kCounter ? "counter" : fam.kind == Kind::kGauge ? "gauge" : "histogram") + "\n";
+           (fam.kind == Kind::kCounter ? "counter"
+            : fam.kind == Kind::kGauge ? "gauge"
+                                       : "histogram") +
+           "\n";
     for (const Series* s : fam.series) {
       switch (s->kind) {
         case Kind::kCounter:
@@ -153,14 +166,15 @@ std::string Registry::Render() const {
           uint64_t cumulative = 0;
           for (size_t i = 0; i < h.bucket_count(); ++i) {
             cumulative += h.BucketValue(i);
-            out += name + "_bucket" + braces(s->labels, "le=\"" + FormatDouble(h.bound(i)) + "\"") + " " +
-                   std::to_string(cumulative) + "\n";
+            out += name + "_bucket" + braces(s->labels, "le=\"" + FormatDouble(h.bound(i)) + "\"") +
+                   " " + std::to_string(cumulative) + "\n";
           }
           cumulative += h.BucketValue(h.bucket_count());
           // Read count after the buckets and never let it fall below their sum: a scrape
           // racing an Observe stays consistent (+Inf bucket == _count).
           uint64_t count = std::max(cumulative, h.Count());
-          out += name + "_bucket" + braces(s->labels, "le=\"+Inf\"") + " " + std::to_string(count) + "\n";
+          out += name + "_bucket" + braces(s->labels, "le=\"+Inf\"") + " " + std::to_string(count) +
+                 "\n";
           out += name + "_sum" + braces(s->labels) + " " + FormatDouble(h.SumSeconds()) + "\n";
           out += name + "_count" + braces(s->labels) + " " + std::to_string(count) + "\n";
           break;

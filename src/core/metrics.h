@@ -53,7 +53,7 @@ class Gauge {
 
 // Upper bounds in seconds for request and transaction latency: 0.5 ms .. 10 s.
 inline constexpr double kLatencyBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                             0.1,    0.25,  0.5,    1,     2.5,   5,     10};
+                                             0.1,    0.25,  0.5,    1,     2.5,  5,     10};
 
 class Histogram {
  public:
@@ -65,7 +65,9 @@ class Histogram {
   static constexpr size_t kMaxBuckets = 24;
   size_t bucket_count() const { return n_; }
   double bound(size_t i) const { return bounds_[i]; }
-  uint64_t BucketValue(size_t i) const { return buckets_[i].load(std::memory_order_relaxed); }  // not cumulative
+  uint64_t BucketValue(size_t i) const {
+    return buckets_[i].load(std::memory_order_relaxed);
+  }  // not cumulative
   uint64_t Count() const { return count_.load(std::memory_order_relaxed); }
   double SumSeconds() const { return sum_us_.load(std::memory_order_relaxed) / 1e6; }
 

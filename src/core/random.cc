@@ -1,8 +1,8 @@
 #include "src/core/random.h"
 
-#include <cstdlib>
-
 #include <openssl/rand.h>
+
+#include <cstdlib>
 
 #include "src/core/crypto.h"
 

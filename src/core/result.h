@@ -2,30 +2,29 @@
 // Errors are values. Every module returns Result<T>; each face (OAuth, JSON-RPC, tool,
 // REST) maps Errc to its own wire shape in exactly one place.
 #include <string>
-#include <utility>
-
 #include <tl/expected.hpp>
+#include <utility>
 
 namespace crmd {
 
 enum class Errc {
-  kInvalidArgument,     // malformed or failing validation (tool: validation_failed)
-  kNotFound,            // not_found
-  kAlreadyExists,       // unique key taken
-  kRevisionConflict,    // revision_conflict
-  kInvalidTransition,   // invalid_transition
-  kDependencyBlocked,   // dependency_blocked
-  kConfirmationInvalid, // confirmation_invalid
-  kConfirmationExpired, // confirmation_expired
-  kStalePreview,        // stale_preview
-  kApprovalPending,     // approval_pending: the person has not approved yet
-  kApprovalDenied,      // approval_denied: the person said no
-  kUnauthenticated,     // 401
-  kPermissionDenied,    // 403
-  kRateLimited,         // 429 / rate_limited
-  kPayloadTooLarge,     // 413
-  kUnavailable,         // 503: dependency down, retry later
-  kInternal,            // 500: never echo detail to the client
+  kInvalidArgument,      // malformed or failing validation (tool: validation_failed)
+  kNotFound,             // not_found
+  kAlreadyExists,        // unique key taken
+  kRevisionConflict,     // revision_conflict
+  kInvalidTransition,    // invalid_transition
+  kDependencyBlocked,    // dependency_blocked
+  kConfirmationInvalid,  // confirmation_invalid
+  kConfirmationExpired,  // confirmation_expired
+  kStalePreview,         // stale_preview
+  kApprovalPending,      // approval_pending: the person has not approved yet
+  kApprovalDenied,       // approval_denied: the person said no
+  kUnauthenticated,      // 401
+  kPermissionDenied,     // 403
+  kRateLimited,          // 429 / rate_limited
+  kPayloadTooLarge,      // 413
+  kUnavailable,          // 503: dependency down, retry later
+  kInternal,             // 500: never echo detail to the client
 };
 
 // Stable machine code for an Errc ("not_found", "revision_conflict", ...).

@@ -45,7 +45,8 @@ std::optional<Parent> ParseTraceparent(std::string_view v) {
   if (version == "00" && v.size() != 55) return std::nullopt;
   if (v.size() > 55 && v[55] != '-') return std::nullopt;  // a later version's extra fields
   if (v[2] != '-' || v[35] != '-' || v[52] != '-') return std::nullopt;
-  std::string_view trace_id = v.substr(3, 32), parent_id = v.substr(36, 16), flags = v.substr(53, 2);
+  std::string_view trace_id = v.substr(3, 32), parent_id = v.substr(36, 16),
+                   flags = v.substr(53, 2);
   if (!IsLowerHex(trace_id) || !IsLowerHex(parent_id) || !IsLowerHex(flags)) return std::nullopt;
   if (AllZero(trace_id) || AllZero(parent_id)) return std::nullopt;
   return Parent{.trace_id = std::string(trace_id),
@@ -94,7 +95,10 @@ Context Continue(std::optional<std::string_view> traceparent,
 }
 
 Context Start() {
-  return Context{.trace_id = NewTraceId(), .span_id = NewSpanId(), .parent_id = {}, .flags = 0,
+  return Context{.trace_id = NewTraceId(),
+                 .span_id = NewSpanId(),
+                 .parent_id = {},
+                 .flags = 0,
                  .tracestate = {}};
 }
 

@@ -31,9 +31,9 @@ std::optional<Parent> ParseTraceparent(std::string_view value);
 bool ValidTracestate(std::string_view value);
 
 struct Context {
-  std::string trace_id;    // 32 hex; empty only in a default-constructed Context
-  std::string span_id;     // this hop's span (16 hex): the parent-id of calls crmd makes
-  std::string parent_id;   // the caller's span; empty when crmd started the trace
+  std::string trace_id;   // 32 hex; empty only in a default-constructed Context
+  std::string span_id;    // this hop's span (16 hex): the parent-id of calls crmd makes
+  std::string parent_id;  // the caller's span; empty when crmd started the trace
   uint8_t flags = 0;
   std::string tracestate;  // as received (when valid), passed on unchanged
 

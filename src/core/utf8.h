@@ -10,7 +10,9 @@ namespace crmd {
 // when it is not one (Unicode Table 3-7: no overlong forms, no surrogates, nothing above
 // U+10FFFF; what nlohmann's decoder accepts).
 inline size_t Utf8Sequence(std::string_view s, size_t i) {
-  auto at = [&](size_t k) -> unsigned { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0x100; };
+  auto at = [&](size_t k) -> unsigned {
+    return k < s.size() ? static_cast<unsigned char>(s[k]) : 0x100;
+  };
   auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
     unsigned b = at(k);
     return b >= lo && b <= hi;

@@ -7,12 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/context/fiber.hpp>
 #include <cassert>
 #include <climits>
 #include <new>
 #include <system_error>
-
-#include <boost/context/fiber.hpp>
 
 #include "src/core/cpu_quota.h"
 #include "src/core/log.h"
@@ -51,8 +50,8 @@ namespace bctx = boost::context;
 struct WorkerPool::Fiber {
   Slot* slot = nullptr;
   Task task;
-  bctx::fiber self;    // the suspended fiber, on the thread's side
-  bctx::fiber caller;  // the thread's loop, on the fiber's side
+  bctx::fiber self;                   // the suspended fiber, on the thread's side
+  bctx::fiber caller;                 // the thread's loop, on the fiber's side
   LogContext* log_context = nullptr;  // the fiber's, while it is suspended
   int blocking_depth = 0;             // likewise
   bool done = false;
@@ -80,7 +79,7 @@ struct WorkerPool::Slot {
   Fiber* current = nullptr;  // the fiber running on this thread
   int suspended = 0;         // fibers of this thread waiting on a Wakeup
   std::vector<bctx::stack_context> stacks;
-  bctx::stack_context last_stack;          // the stack allocated last (for Start)
+  bctx::stack_context last_stack;             // the stack allocated last (for Start)
   const void* thread_stack_bottom = nullptr;  // the thread's own, for AddressSanitizer
   size_t thread_stack_size = 0;
   void* fake_stack = nullptr;
@@ -101,7 +100,7 @@ struct WorkerPool::Slot {
 };
 
 namespace {
-thread_local WorkerPool* t_pool = nullptr;  // the pool this thread belongs to, if any
+thread_local WorkerPool* t_pool = nullptr;        // the pool this thread belongs to, if any
 thread_local WorkerPool::Slot* t_slot = nullptr;  // its slot, when the pool runs fibers
 thread_local int t_blocking_depth = 0;
 std::atomic<bool> g_fail_new_stacks{false};  // FailNewStacksForTesting
@@ -125,7 +124,8 @@ struct SlotStacks {
     if (g_fail_new_stacks.load(std::memory_order_relaxed)) throw std::bad_alloc();
     const size_t page = WorkerPool::Slot::Page();
     const size_t size = WorkerPool::Slot::kStack;
-    void* base = mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* base = mmap(nullptr, size + page, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) throw std::bad_alloc();
     mprotect(base, page, PROT_NONE);  // the guard: an overflow faults instead of writing on
     bctx::stack_context sc;
@@ -147,10 +147,12 @@ struct SlotStacks {
 };
 
 void FutexWait(std::atomic<uint32_t>& word, uint32_t expected) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr,
+          nullptr, 0);
 }
 void FutexWake(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
+          nullptr, 0);
 }
 
 constexpr uint32_t kSlotAwake = 0, kSlotSleeping = 1, kSlotWoken = 2;
@@ -474,7 +476,9 @@ void WorkerPool::Join() {
 
 WorkerPool::Stats WorkerPool::stats() const {
   std::lock_guard lock(mu_);
-  return {.threads = static_cast<int>(threads_.size()), .running = running_, .blocked = blocked_,
+  return {.threads = static_cast<int>(threads_.size()),
+          .running = running_,
+          .blocked = blocked_,
           .queued = queue_.size()};
 }
 
@@ -536,8 +540,10 @@ void Wakeup::Notify() {
   // needed after is read first or, for a parked fiber (which cannot return before it is
   // resumed), after.
   const uint32_t prev = state_.exchange(kNotified, std::memory_order_acq_rel);
-  if (prev == kParked) fiber_->slot->pool->Ready(fiber_);
-  else if (prev == kSleeping) FutexWake(state_);  // at worst a spurious wake-up of a reuser
+  if (prev == kParked)
+    fiber_->slot->pool->Ready(fiber_);
+  else if (prev == kSleeping)
+    FutexWake(state_);  // at worst a spurious wake-up of a reuser
 }
 
 }  // namespace crmd

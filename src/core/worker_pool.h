@@ -16,7 +16,8 @@
 // wake at most one waiting thread, and a thread that finishes a task takes the next one
 // without sleeping.
 // (An idle thread spinning 50 us on the queue before sleeping was tried and made every
-// row slower on two cores: the spinner took CPU from the I/O thread.) Threads are started as they are first needed and live until Join().
+// row slower on two cores: the spinner took CPU from the I/O thread.) Threads are started as they
+// are first needed and live until Join().
 //
 // Fibers: each task runs on a fiber of its own (Boost.Context, a stack from the thread's
 // cache) so that a task waiting on a Wakeup (a write waiting for its group commit) does
@@ -38,8 +39,8 @@
 //
 // Thread-safe.
 #include <atomic>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -86,9 +87,9 @@ class WorkerPool {
   void Join();
 
   struct Stats {
-    int threads = 0;   // started
-    int running = 0;   // running a task outside a BlockingRegion
-    int blocked = 0;   // in a BlockingRegion
+    int threads = 0;  // started
+    int running = 0;  // running a task outside a BlockingRegion
+    int blocked = 0;  // in a BlockingRegion
     size_t queued = 0;
   };
   Stats stats() const;
@@ -146,7 +147,7 @@ class WorkerPool {
   std::deque<Task> queue_;
   std::vector<std::thread> threads_;
   std::vector<std::unique_ptr<Slot>> slots_;  // one per thread, kept until the pool ends
-  std::vector<Slot*> idle_;                    // threads waiting for work
+  std::vector<Slot*> idle_;                   // threads waiting for work
   int waking_ = 0;    // threads woken (out of idle_) that are not back in their loop yet
   int starting_ = 0;  // threads started that have not reached Loop() yet
   int running_ = 0;

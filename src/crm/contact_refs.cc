@@ -13,10 +13,12 @@ Result<std::vector<Ref>> ParseRefs(const json& j, const std::string& field) {
   if (j.is_null()) return out;
   if (!j.is_array()) return Fail(Errc::kInvalidArgument, field + " must be an array");
   for (const auto& x : j) {
-    if (x.is_number_integer()) out.emplace_back(x.get<int64_t>());
+    if (x.is_number_integer())
+      out.emplace_back(x.get<int64_t>());
     else if (x.is_string() && !x.get_ref<const std::string&>().empty())
       out.emplace_back(x.get<std::string>());
-    else return Fail(Errc::kInvalidArgument, field + " items must be ids or non-empty names");
+    else
+      return Fail(Errc::kInvalidArgument, field + " items must be ids or non-empty names");
   }
   return out;
 }

@@ -57,17 +57,16 @@ Status CheckTransition(const TransitionRequest& req) {
     if (e.from != req.from || e.to != req.to) continue;
     if (e.needs_consent && !req.consent) {
       return Fail(Errc::kInvalidTransition,
-                  "moving a contact from " + std::string(req.from) + " to " +
-                      std::string(req.to) +
+                  "moving a contact from " + std::string(req.from) + " to " + std::string(req.to) +
                       " needs explicit consent from the person (set consent: true only when "
                       "they asked to be subscribed again)");
     }
     return Ok();
   }
-  return Fail(Errc::kInvalidTransition,
-              "a contact cannot move from " + std::string(req.from) + " to " +
-                  std::string(req.to) + "; allowed from " + std::string(req.from) + ": " +
-                  Join(AllowedTargets(req.from, true)));
+  return Fail(Errc::kInvalidTransition, "a contact cannot move from " + std::string(req.from) +
+                                            " to " + std::string(req.to) + "; allowed from " +
+                                            std::string(req.from) + ": " +
+                                            Join(AllowedTargets(req.from, true)));
 }
 
 }  // namespace crmd::crm

@@ -2,15 +2,15 @@
 
 #include "src/core/crypto.h"
 #include "src/core/json_write.h"
-#include "src/governance/audit.h"
+#include "src/crm/contact_status.h"
 #include "src/crm/contacts_repo.h"
 #include "src/crm/events.h"
-#include "src/governance/idempotency.h"
 #include "src/crm/lists.h"
 #include "src/crm/optin_emails_repo.h"
 #include "src/crm/outbox.h"
+#include "src/governance/audit.h"
+#include "src/governance/idempotency.h"
 #include "src/governance/settings.h"
-#include "src/crm/contact_status.h"
 
 namespace crmd::crm {
 
@@ -39,14 +39,15 @@ Status CheckString(const std::optional<std::string>& v, const char* field, size_
 
 // Merges custom fields (null deletes a key) and enforces the caps.
 Result<json> MergeCustomFields(const json& base, const json& patch) {
-  if (!patch.is_object())
-    return Fail(Errc::kInvalidArgument, "custom_fields must be an object");
+  if (!patch.is_object()) return Fail(Errc::kInvalidArgument, "custom_fields must be an object");
   json out = base.is_object() ? base : json::object();
   for (const auto& [k, v] : patch.items()) {
     if (k.empty() || k.size() > kMaxCustomKeyLength)
       return Fail(Errc::kInvalidArgument, "custom_fields keys must be 1 to 64 characters");
-    if (v.is_null()) out.erase(k);
-    else out[k] = v;
+    if (v.is_null())
+      out.erase(k);
+    else
+      out[k] = v;
   }
   if (out.size() > kMaxCustomFieldsKeys)
     return Fail(Errc::kInvalidArgument, "custom_fields has more than 50 keys");
@@ -55,7 +56,9 @@ Result<json> MergeCustomFields(const json& base, const json& patch) {
   return out;
 }
 
-std::string EncodeIdCursor(int64_t id) { return crypto::Base64UrlEncode("c:" + std::to_string(id)); }
+std::string EncodeIdCursor(int64_t id) {
+  return crypto::Base64UrlEncode("c:" + std::to_string(id));
+}
 
 Result<int64_t> DecodeIdCursor(const std::string& cursor) {
   if (cursor.empty()) return 0;
@@ -71,7 +74,8 @@ Result<int64_t> DecodeIdCursor(const std::string& cursor) {
 
 Result<std::optional<std::string>> OptString(const json& j, const char* key) {
   if (!j.contains(key) || j[key].is_null()) return std::optional<std::string>{};
-  if (!j[key].is_string()) return Fail(Errc::kInvalidArgument, std::string(key) + " must be a string");
+  if (!j[key].is_string())
+    return Fail(Errc::kInvalidArgument, std::string(key) + " must be a string");
   return std::optional<std::string>(j[key].get<std::string>());
 }
 
@@ -163,11 +167,14 @@ void AppendJson(std::string& out, const Contact& c, bool compact, bool with_sour
 Result<ContactInput> ContactInputFromJson(const json& j) {
   if (!j.is_object()) return Fail(Errc::kInvalidArgument, "contact must be an object");
   ContactInput in;
-  struct Field { const char* key; std::optional<std::string>* dst; };
-  for (Field f : {Field{"email", &in.email}, Field{"first_name", &in.first_name},
-                  Field{"last_name", &in.last_name}, Field{"phone", &in.phone},
-                  Field{"status", &in.status}, Field{"type", &in.type},
-                  Field{"source", &in.source}}) {
+  struct Field {
+    const char* key;
+    std::optional<std::string>* dst;
+  };
+  for (Field f :
+       {Field{"email", &in.email}, Field{"first_name", &in.first_name},
+        Field{"last_name", &in.last_name}, Field{"phone", &in.phone}, Field{"status", &in.status},
+        Field{"type", &in.type}, Field{"source", &in.source}}) {
     auto v = OptString(j, f.key);
     if (!v) return Fail(v.error());
     *f.dst = *v;
@@ -184,7 +191,8 @@ Result<ContactInput> ContactInputFromJson(const json& j) {
   if (!lists) return Fail(lists.error());
   in.lists = std::move(*lists);
   if (j.contains("consent")) {
-    if (!j["consent"].is_boolean()) return Fail(Errc::kInvalidArgument, "consent must be a boolean");
+    if (!j["consent"].is_boolean())
+      return Fail(Errc::kInvalidArgument, "consent must be a boolean");
     in.consent = j["consent"].get<bool>();
   }
   return in;
@@ -314,8 +322,7 @@ Status ContactService::CheckInput(const ContactInput& in) {
 }
 
 Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const governance::Actor& actor,
-                                              const ContactInput& in,
-                                              const EmailVerdict& verdict) {
+                                              const ContactInput& in, const EmailVerdict& verdict) {
   if (auto st = RequireValid(verdict); !st) return Fail(st.error());
   if (auto st = CheckInput(in); !st) return Fail(st.error());
   auto existing = contacts_repo::FindContactByEmail(c, verdict.normalized);
@@ -363,8 +370,7 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
   std::string data;
   data.reserve(256);
   AppendJson(data, k, /*compact=*/true, /*with_source=*/true);
-  if (auto st = o_.outbox->AppendSerialized(c, events::kContactCreated, k.id, std::move(data));
-      !st)
+  if (auto st = o_.outbox->AppendSerialized(c, events::kContactCreated, k.id, std::move(data)); !st)
     return Fail(st.error());
   // A signup left pending by double opt-in gets its confirmation email, queued in this
   // transaction and sent by the job loop (docs/mail.md, "Double opt-in").
@@ -374,8 +380,10 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
   if (!m) return Fail(m.error());
   out.created = out.changed = true;
   if (auto st = o_.audit->Record(c, actor,
-                                 {.action = "create_contact", .target_type = "contact",
-                                  .target_ids = {k.id}, .revision_after = k.revision});
+                                 {.action = "create_contact",
+                                  .target_type = "contact",
+                                  .target_ids = {k.id},
+                                  .revision_after = k.revision});
       !st)
     return Fail(st.error());
   if (in.tags.empty() && in.lists.empty()) {
@@ -389,7 +397,8 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
   return out;
 }
 
-Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const governance::Actor& actor,
+Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c,
+                                                      const governance::Actor& actor,
                                                       Contact before, const ContactInput& in,
                                                       const std::string& new_email,
                                                       const std::string& action) {
@@ -463,12 +472,14 @@ Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c, const gove
   if (!full) return Fail(full.error());
   out.contact = std::move(*full);
   if (out.changed) {
-    if (auto st = o_.audit->Record(c, actor,
-                                   {.action = action, .target_type = "contact",
-                                    .target_ids = {k.id}, .revision_before = before.revision,
-                                    .revision_after = out.contact.revision,
-                                    .details = {{"changed", changes.size()},
-                                                {"status_changed", status_changed}}});
+    if (auto st = o_.audit->Record(
+            c, actor,
+            {.action = action,
+             .target_type = "contact",
+             .target_ids = {k.id},
+             .revision_before = before.revision,
+             .revision_after = out.contact.revision,
+             .details = {{"changed", changes.size()}, {"status_changed", status_changed}}});
         !st)
       return Fail(st.error());
   }
@@ -510,7 +521,8 @@ Result<Contact> ContactService::Create(const governance::Actor& actor, const Con
   });
 }
 
-Result<UpsertResult> ContactService::Upsert(const governance::Actor& actor, const ContactInput& in) {
+Result<UpsertResult> ContactService::Upsert(const governance::Actor& actor,
+                                            const ContactInput& in) {
   if (!in.email) return Fail(Errc::kInvalidArgument, "email is required");
   EmailVerdict v = ValidateEmail(*in.email);
   return o_.db->Write([&](store::Conn& c) { return UpsertIn(c, actor, in, v); });

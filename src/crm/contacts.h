@@ -10,23 +10,28 @@
 // (ValidateEmail()), never while it holds the write lock.
 // Thread-safe.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "src/core/clock.h"
 #include "src/core/result.h"
+#include "src/crm/email_validation.h"
 #include "src/governance/actor.h"
 #include "src/governance/confirmations.h"
-#include "src/crm/email_validation.h"
 #include "src/store/db.h"
 
-namespace crmd::governance { class AuditLog; }
-namespace crmd::governance { class Idempotency; }
-namespace crmd::governance { class SettingsService; }
+namespace crmd::governance {
+class AuditLog;
+}
+namespace crmd::governance {
+class Idempotency;
+}
+namespace crmd::governance {
+class SettingsService;
+}
 
 namespace crmd::crm {
 
@@ -61,7 +66,7 @@ struct Contact {
   int64_t revision = 0;
   int64_t created_at = 0;
   int64_t updated_at = 0;
-  std::vector<NamedRef> tags;   // filled by Get*, not by List
+  std::vector<NamedRef> tags;  // filled by Get*, not by List
   std::vector<NamedRef> lists;
 };
 // Full form (with tags/lists); `compact` omits custom_fields and memberships.
@@ -69,8 +74,7 @@ nlohmann::json ToJson(const Contact& c, bool compact = false);
 // Appends DumpJson(ToJson(c, compact), replace): the same bytes, written without building
 // the tree (a get_contact answer's largest part; docs/performance.md).
 // `with_source`: the compact form with "source" too (a contact.created event's data).
-void AppendJson(std::string& out, const Contact& c, bool compact = false,
-                bool with_source = false);
+void AppendJson(std::string& out, const Contact& c, bool compact = false, bool with_source = false);
 
 // Fields of a create/update/upsert. Absent optionals leave the field unchanged.
 struct ContactInput {
@@ -97,7 +101,7 @@ struct ContactFilter {
   std::optional<std::string> source;
   std::optional<Ref> tag;
   std::optional<Ref> list;
-  std::optional<std::string> query;  // prefix of email, first name or last name
+  std::optional<std::string> query;     // prefix of email, first name or last name
   std::optional<int64_t> created_from;  // unix seconds, inclusive
   std::optional<int64_t> created_to;    // unix seconds, exclusive
 };
@@ -163,8 +167,8 @@ class ContactService {
                          const std::string& idempotency_key = "");
   // Add-or-update by email (REST POST /v1/contact, forms).
   Result<UpsertResult> Upsert(const governance::Actor& actor, const ContactInput& in);
-  Result<UpsertResult> UpsertIn(store::Conn& conn, const governance::Actor& actor, const ContactInput& in,
-                                const EmailVerdict& verdict);
+  Result<UpsertResult> UpsertIn(store::Conn& conn, const governance::Actor& actor,
+                                const ContactInput& in, const EmailVerdict& verdict);
   // Up to kMaxBulkItems in ONE transaction; each item in a savepoint, so one failure
   // leaves the others applied.
   Result<std::vector<BulkItemResult>> UpsertBulk(const governance::Actor& actor,
@@ -212,13 +216,14 @@ class ContactService {
   // kAlreadyExists when the email is taken (nothing written). `inserted`, when given, says
   // whether the contact's row went in before a failure (so the error came after it).
   // REQUIRES: `verdict` valid (RequireValid) and `in` checked (CheckInput).
-  Result<UpsertResult> InsertNewIn(store::Conn& c, const governance::Actor& actor, const ContactInput& in,
-                                   const EmailVerdict& verdict, bool* inserted = nullptr);
+  Result<UpsertResult> InsertNewIn(store::Conn& c, const governance::Actor& actor,
+                                   const ContactInput& in, const EmailVerdict& verdict,
+                                   bool* inserted = nullptr);
   // The update half of UpsertIn/Update: fields, status (state machine), memberships,
   // events, audit. `new_email` (normalised, validated) replaces the email when non-empty.
-  Result<UpsertResult> UpdateExistingIn(store::Conn& c, const governance::Actor& actor, Contact before,
-                                        const ContactInput& in, const std::string& new_email,
-                                        const std::string& action);
+  Result<UpsertResult> UpdateExistingIn(store::Conn& c, const governance::Actor& actor,
+                                        Contact before, const ContactInput& in,
+                                        const std::string& new_email, const std::string& action);
   Result<std::vector<MembershipChange>> ApplyMemberships(const governance::Actor& actor,
                                                          const std::vector<int64_t>& ids,
                                                          const std::vector<Ref>& refs, bool tags,

@@ -1,13 +1,13 @@
 // ContactService: updates, status changes, memberships and deletion (creation and reads
 // are in contacts.cc).
-#include "src/governance/audit.h"
 #include "src/crm/contact_exit.h"
-#include "src/crm/contacts_repo.h"
+#include "src/crm/contact_status.h"
 #include "src/crm/contacts.h"
+#include "src/crm/contacts_repo.h"
 #include "src/crm/events.h"
 #include "src/crm/lists.h"
 #include "src/crm/outbox.h"
-#include "src/crm/contact_status.h"
+#include "src/governance/audit.h"
 
 namespace crmd::crm {
 
@@ -24,8 +24,8 @@ Result<Contact> Require(store::Conn& c, int64_t id) {
 
 }  // namespace
 
-Result<Contact> ContactService::Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
-                                       const ContactInput& in) {
+Result<Contact> ContactService::Update(const governance::Actor& actor, int64_t id,
+                                       int64_t expected_revision, const ContactInput& in) {
   std::string new_email;
   if (in.email) {
     EmailVerdict v = ValidateEmail(*in.email);
@@ -41,18 +41,18 @@ Result<Contact> ContactService::Update(const governance::Actor& actor, int64_t i
     auto k = Require(c, id);
     if (!k) return Fail(k.error());
     if (k->revision != expected_revision)
-      return Fail(Errc::kRevisionConflict,
-                  "contact " + std::to_string(id) + " is at revision " +
-                      std::to_string(k->revision) + ", not " + std::to_string(expected_revision) +
-                      "; read it again and reapply the change");
+      return Fail(Errc::kRevisionConflict, "contact " + std::to_string(id) + " is at revision " +
+                                               std::to_string(k->revision) + ", not " +
+                                               std::to_string(expected_revision) +
+                                               "; read it again and reapply the change");
     auto r = UpdateExistingIn(c, actor, std::move(*k), in, new_email, "update_contact");
     if (!r) return Fail(r.error());
     return std::move(r->contact);
   });
 }
 
-Result<Contact> ContactService::SetStatusIn(store::Conn& c, const governance::Actor& actor, int64_t id,
-                                            const std::string& status, bool consent,
+Result<Contact> ContactService::SetStatusIn(store::Conn& c, const governance::Actor& actor,
+                                            int64_t id, const std::string& status, bool consent,
                                             const std::string& reason) {
   auto k = Require(c, id);
   if (!k) return Fail(k.error());
@@ -72,11 +72,15 @@ Result<Contact> ContactService::SetStatusIn(store::Conn& c, const governance::Ac
     if (!reason.empty()) data["reason"] = reason;
     if (auto e = o_.outbox->Append(c, events::kStatusUpdated, id, data); !e) return Fail(e.error());
     if (auto a = o_.audit->Record(c, actor,
-                                  {.action = "set_contact_status", .target_type = "contact",
-                                   .target_ids = {id}, .revision_before = k->revision,
+                                  {.action = "set_contact_status",
+                                   .target_type = "contact",
+                                   .target_ids = {id},
+                                   .revision_before = k->revision,
                                    .revision_after = next.revision,
-                                   .details = {{"from", k->status}, {"to", status},
-                                               {"consent", consent}, {"reason", reason}}});
+                                   .details = {{"from", k->status},
+                                               {"to", status},
+                                               {"consent", consent},
+                                               {"reason", reason}}});
         !a)
       return Fail(a.error());
   }
@@ -92,17 +96,16 @@ Result<Contact> ContactService::SetStatus(const governance::Actor& actor, int64_
       auto k = Require(c, id);
       if (!k) return Fail(k.error());
       if (k->revision != *expected_revision)
-        return Fail(Errc::kRevisionConflict,
-                    "contact " + std::to_string(id) + " is at revision " +
-                        std::to_string(k->revision) + "; read it again");
+        return Fail(Errc::kRevisionConflict, "contact " + std::to_string(id) + " is at revision " +
+                                                 std::to_string(k->revision) + "; read it again");
     }
     return SetStatusIn(c, actor, id, status, consent, reason);
   });
 }
 
-Result<MembershipChange> ContactService::ApplyMembershipsIn(store::Conn& c, const governance::Actor& actor,
-                                                            int64_t contact_id, bool tags,
-                                                            bool add,
+Result<MembershipChange> ContactService::ApplyMembershipsIn(store::Conn& c,
+                                                            const governance::Actor& actor,
+                                                            int64_t contact_id, bool tags, bool add,
                                                             const std::vector<Ref>& refs) {
   auto k = Require(c, contact_id);
   if (!k) return Fail(k.error());
@@ -140,10 +143,11 @@ const char* MembershipAction(bool tags, bool add) {
 
 }  // namespace
 
-#define CRMD_MEMBERSHIP_METHOD(Name, tags, add)                                              \
-  Result<std::vector<MembershipChange>> ContactService::Name(                               \
-      const governance::Actor& actor, const std::vector<int64_t>& ids, const std::vector<Ref>& refs) {   \
-    return ApplyMemberships(actor, ids, refs, tags, add);                                   \
+#define CRMD_MEMBERSHIP_METHOD(Name, tags, add)                                               \
+  Result<std::vector<MembershipChange>> ContactService::Name(const governance::Actor& actor,  \
+                                                             const std::vector<int64_t>& ids, \
+                                                             const std::vector<Ref>& refs) {  \
+    return ApplyMemberships(actor, ids, refs, tags, add);                                     \
   }
 CRMD_MEMBERSHIP_METHOD(AddTags, true, true)
 CRMD_MEMBERSHIP_METHOD(RemoveTags, true, false)
@@ -152,8 +156,8 @@ CRMD_MEMBERSHIP_METHOD(RemoveFromLists, false, false)
 #undef CRMD_MEMBERSHIP_METHOD
 
 Result<std::vector<MembershipChange>> ContactService::ApplyMemberships(
-    const governance::Actor& actor, const std::vector<int64_t>& ids, const std::vector<Ref>& refs, bool tags,
-    bool add) {
+    const governance::Actor& actor, const std::vector<int64_t>& ids, const std::vector<Ref>& refs,
+    bool tags, bool add) {
   if (ids.empty() || ids.size() > kMaxDeleteItems)
     return Fail(Errc::kInvalidArgument, "contact_ids must hold 1 to 100 ids");
   if (refs.empty()) return Fail(Errc::kInvalidArgument, tags ? "tags is empty" : "lists is empty");
@@ -172,8 +176,10 @@ Result<std::vector<MembershipChange>> ContactService::ApplyMemberships(
         names.push_back(std::holds_alternative<int64_t>(r) ? json(std::get<int64_t>(r))
                                                            : json(std::get<std::string>(r)));
       auto a = o_.audit->Record(c, actor,
-                                {.action = MembershipAction(tags, add), .target_type = "contact",
-                                 .target_ids = touched, .details = {{tags ? "tags" : "lists", names}}});
+                                {.action = MembershipAction(tags, add),
+                                 .target_type = "contact",
+                                 .target_ids = touched,
+                                 .details = {{tags ? "tags" : "lists", names}}});
       if (!a) return Fail(a.error());
     }
     return out;
@@ -199,9 +205,8 @@ Result<json> ContactService::DeleteIn(store::Conn& c, const governance::Actor& a
     done.push_back(id);
   }
   if (!done.empty()) {
-    auto a = o_.audit->Record(c, actor,
-                              {.action = "delete_contacts", .target_type = "contact",
-                               .target_ids = done});
+    auto a = o_.audit->Record(
+        c, actor, {.action = "delete_contacts", .target_type = "contact", .target_ids = done});
     if (!a) return Fail(a.error());
   }
   return json{{"deleted_count", done.size()}, {"deleted", deleted}};
@@ -281,7 +286,8 @@ governance::ActionSpec ContactService::DeleteAction() {
                       "sequence enrolments end (exited); this cannot be undone"}};
         return p;
       },
-      .execute = [this](store::Conn& c, const json& args, const governance::Actor& actor) -> Result<json> {
+      .execute = [this](store::Conn& c, const json& args,
+                        const governance::Actor& actor) -> Result<json> {
         auto ids = IdsArg(args);
         if (!ids) return Fail(ids.error());
         return DeleteIn(c, actor, *ids);

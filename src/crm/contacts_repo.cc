@@ -25,8 +25,10 @@ Contact FromRow(store::Row& r, size_t at = 0) {
   // Most contacts have no custom fields: "{}" needs no parser (a parse of it was a tenth of
   // the contact read).
   std::string fields = r.TakeStr(at + 8);
-  if (fields == "{}") c.custom_fields = nlohmann::json::object();
-  else c.custom_fields = nlohmann::json::parse(fields, nullptr, false);
+  if (fields == "{}")
+    c.custom_fields = nlohmann::json::object();
+  else
+    c.custom_fields = nlohmann::json::parse(fields, nullptr, false);
   if (!c.custom_fields.is_object()) c.custom_fields = nlohmann::json::object();
   c.revision = r.Int(at + 9);
   c.created_at = r.Int(at + 10);
@@ -34,8 +36,7 @@ Contact FromRow(store::Row& r, size_t at = 0) {
   return c;
 }
 
-Result<std::optional<Contact>> FindWhere(store::Conn& c, const std::string& where,
-                                         store::Value v) {
+Result<std::optional<Contact>> FindWhere(store::Conn& c, const std::string& where, store::Value v) {
   auto row = c.QueryOne(std::string("SELECT ") + kColumns + " FROM contacts c WHERE " + where,
                         {std::move(v)});
   if (!row) return Fail(row.error());
@@ -126,9 +127,10 @@ Result<int64_t> InsertContact(store::Conn& c, const Contact& k) {
   static const std::string insert =
       "INSERT INTO contacts (id, email, first_name, last_name, phone, status, type, source, "
       "custom_fields, revision, created_at, updated_at) VALUES (";
-  static const std::string values = ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING";
-  std::vector<store::Value> params = {k.email,  k.first_name, k.last_name, k.phone,
-                                      k.status, k.type,       k.source,    k.custom_fields.dump(),
+  static const std::string values =
+      ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING";
+  std::vector<store::Value> params = {k.email,    k.first_name, k.last_name, k.phone,
+                                      k.status,   k.type,       k.source,    k.custom_fields.dump(),
                                       k.revision, k.created_at, k.updated_at};
   auto taken = [&] {
     return Fail(Errc::kAlreadyExists, "a contact with email " + k.email + " already exists");
@@ -164,10 +166,10 @@ Result<int64_t> InsertContact(store::Conn& c, const Contact& k) {
   static const std::string daily =
       "INSERT INTO contact_daily (day, status, source, n) VALUES (?, ?, ?, ?) "
       "ON CONFLICT (day, status, source) DO UPDATE SET n = contact_daily.n + excluded.n";
-  for (auto [sql, key] : {std::pair{&totals, std::vector<store::Value>{std::string("status"), k.status}},
-                          std::pair{&totals, std::vector<store::Value>{std::string("type"), k.type}},
-                          std::pair{&daily, std::vector<store::Value>{k.created_at / 86400, k.status,
-                                                                      k.source}}})
+  for (auto [sql, key] :
+       {std::pair{&totals, std::vector<store::Value>{std::string("status"), k.status}},
+        std::pair{&totals, std::vector<store::Value>{std::string("type"), k.type}},
+        std::pair{&daily, std::vector<store::Value>{k.created_at / 86400, k.status, k.source}}})
     if (auto st = c.AddTo(*sql, std::move(key), 1); !st) return Fail(st.error());
   return id;
 }
@@ -214,11 +216,12 @@ Result<bool> DeleteContact(store::Conn& c, int64_t id) {
 
 Result<bool> AddMembership(store::Conn& c, bool tags, int64_t contact_id, int64_t group_id,
                            int64_t now) {
-  auto n = c.Exec(tags ? "INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?) "
-                         "ON CONFLICT (contact_id, tag_id) DO NOTHING"
-                       : "INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, ?) "
-                         "ON CONFLICT (contact_id, list_id) DO NOTHING",
-                  {contact_id, group_id, now});
+  auto n =
+      c.Exec(tags ? "INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (contact_id, tag_id) DO NOTHING"
+                  : "INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (contact_id, list_id) DO NOTHING",
+             {contact_id, group_id, now});
   if (!n) return Fail(n.error());
   return *n == 1;
 }
@@ -254,14 +257,29 @@ std::pair<std::string, std::vector<store::Value>> ListContactsSql(const Resolved
   // (which would walk the whole table) and on the name/email/created_at indexes; the
   // few matching rows are then sorted by id.
   bool selective_index = f.created_from || f.created_to;
-  std::string where = " WHERE " + std::string(selective_index && key == "c.id" ? "+" : "") + key +
-                      " > ?";
+  std::string where =
+      " WHERE " + std::string(selective_index && key == "c.id" ? "+" : "") + key + " > ?";
   params.push_back(after_id);
-  if (f.status) { where += " AND c.status = ?"; params.push_back(*f.status); }
-  if (f.type) { where += " AND c.type = ?"; params.push_back(*f.type); }
-  if (f.source) { where += " AND c.source = ?"; params.push_back(*f.source); }
-  if (f.created_from) { where += " AND c.created_at >= ?"; params.push_back(*f.created_from); }
-  if (f.created_to) { where += " AND c.created_at < ?"; params.push_back(*f.created_to); }
+  if (f.status) {
+    where += " AND c.status = ?";
+    params.push_back(*f.status);
+  }
+  if (f.type) {
+    where += " AND c.type = ?";
+    params.push_back(*f.type);
+  }
+  if (f.source) {
+    where += " AND c.source = ?";
+    params.push_back(*f.source);
+  }
+  if (f.created_from) {
+    where += " AND c.created_at >= ?";
+    params.push_back(*f.created_from);
+  }
+  if (f.created_to) {
+    where += " AND c.created_at < ?";
+    params.push_back(*f.created_to);
+  }
   if (f.query) {
     std::string q = text::AsciiLower(*f.query);
     if (rf.query_is_common) {
@@ -307,8 +325,8 @@ Result<bool> QueryIsCommon(store::Conn& c, const std::string& query) {
   return false;
 }
 
-Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& f,
-                                          int64_t after_id, int limit) {
+Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& f, int64_t after_id,
+                                          int limit) {
   ResolvedFilter rf = f;
   if (f.filter->query) {
     auto common = QueryIsCommon(c, *f.filter->query);

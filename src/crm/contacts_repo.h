@@ -54,8 +54,8 @@ inline constexpr int64_t kCommonQueryMatches = 5000;
 // Whether the name/email prefix `query` matches at least kCommonQueryMatches contacts.
 Result<bool> QueryIsCommon(store::Conn& c, const std::string& query);
 // Keyset page: ids > after_id, ascending, at most `limit` rows (compact contacts).
-Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& f,
-                                          int64_t after_id, int limit);
+Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& f, int64_t after_id,
+                                          int limit);
 // The SQL and parameters ListContacts runs (for EXPLAIN QUERY PLAN tests).
 std::pair<std::string, std::vector<store::Value>> ListContactsSql(const ResolvedFilter& f,
                                                                   int64_t after_id, int limit);

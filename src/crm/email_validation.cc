@@ -22,9 +22,12 @@ Result<ValidationMode> ParseValidationMode(std::string_view s) {
 
 const char* ValidationModeName(ValidationMode m) {
   switch (m) {
-    case ValidationMode::kOff: return "off";
-    case ValidationMode::kSyntax: return "syntax";
-    case ValidationMode::kDns: return "dns";
+    case ValidationMode::kOff:
+      return "off";
+    case ValidationMode::kSyntax:
+      return "syntax";
+    case ValidationMode::kDns:
+      return "dns";
   }
   return "syntax";
 }
@@ -61,13 +64,12 @@ bool EmailValidator::IsDisposableDomain(std::string_view domain) const {
 
 bool EmailValidator::IsRoleLocalPart(std::string_view local) {
   static constexpr std::string_view kRoles[] = {
-      "abuse",      "accounts",  "admin",   "administrator", "billing",   "careers",
-      "contact",    "enquiries", "feedback", "finance",      "hello",     "help",
-      "hostmaster", "hr",        "info",    "inquiries",     "jobs",      "legal",
-      "mail",       "marketing", "media",   "newsletter",    "no-reply",  "noc",
-      "noreply",    "office",    "orders",  "postmaster",    "press",     "privacy",
-      "root",       "sales",     "security", "service",      "support",   "team",
-      "webmaster"};
+      "abuse",      "accounts",  "admin",   "administrator", "billing",  "careers",    "contact",
+      "enquiries",  "feedback",  "finance", "hello",         "help",     "hostmaster", "hr",
+      "info",       "inquiries", "jobs",    "legal",         "mail",     "marketing",  "media",
+      "newsletter", "no-reply",  "noc",     "noreply",       "office",   "orders",     "postmaster",
+      "press",      "privacy",   "root",    "sales",         "security", "service",    "support",
+      "team",       "webmaster"};
   size_t plus = local.find('+');  // sub-addressing: "support+x" is still support
   if (plus != std::string_view::npos) local = local.substr(0, plus);
   return std::find(std::begin(kRoles), std::end(kRoles), local) != std::end(kRoles);

@@ -9,12 +9,11 @@
 //  - role account: admin@, info@, support@, ... are flagged, not refused.
 // Normalisation: trimmed, whole address lower-cased (ASCII), domain in punycode.
 // Thread-safe (the resolver must be too).
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/email_address.h"  // NormalizeEmail, DomainToAscii
 #include "src/core/result.h"
@@ -31,15 +30,14 @@ struct EmailVerdict {
   std::vector<std::string> reasons;  // machine words: "syntax:local_too_long", "dns:no_mx", ...
   bool disposable = false;
   bool role_account = false;
-  std::string normalized;            // empty when the syntax is invalid
-  std::string mode;                  // the mode used
+  std::string normalized;  // empty when the syntax is invalid
+  std::string mode;        // the mode used
 };
 nlohmann::json ToJson(const EmailVerdict& v);
 
-
 struct EmailValidatorOptions {
-  Resolver* resolver = nullptr;           // required for kDns
-  bool refuse_disposable = false;         // disposable -> invalid (else only flagged)
+  Resolver* resolver = nullptr;    // required for kDns
+  bool refuse_disposable = false;  // disposable -> invalid (else only flagged)
 };
 
 class EmailValidator {

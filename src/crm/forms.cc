@@ -1,18 +1,17 @@
 #include "src/crm/forms.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <optional>
 #include <set>
 
-#include <spdlog/spdlog.h>
-
 #include "src/core/log.h"
-
-#include "src/crm/contacts_repo.h"
+#include "src/crm/contact_status.h"
 #include "src/crm/contacts.h"
+#include "src/crm/contacts_repo.h"
 #include "src/crm/forms_repo.h"
 #include "src/crm/groups_repo.h"
-#include "src/crm/contact_status.h"
 
 namespace crmd::crm {
 namespace {
@@ -37,8 +36,8 @@ void CheckStringArray(const json& j, const std::string& path, std::vector<FormEr
   }
   for (size_t i = 0; i < j.size(); ++i)
     if (!j[i].is_string() || j[i].get_ref<const std::string&>().empty())
-      errors.push_back({path + "[" + std::to_string(i) + "]", "invalid_type",
-                        "must be a non-empty string"});
+      errors.push_back(
+          {path + "[" + std::to_string(i) + "]", "invalid_type", "must be a non-empty string"});
 }
 
 void CheckFields(const json& fields, std::vector<FormError>& errors) {
@@ -60,7 +59,8 @@ void CheckFields(const json& fields, std::vector<FormError>& errors) {
     for (const auto& [k, v] : f.items())
       if (k != "name" && k != "type" && k != "label" && k != "required" && k != "options")
         errors.push_back({at + "." + k, "unknown_member", "is not a field member"});
-    std::string type = f.contains("type") && f["type"].is_string() ? f["type"].get<std::string>() : "";
+    std::string type =
+        f.contains("type") && f["type"].is_string() ? f["type"].get<std::string>() : "";
     bool input = In(type, kFormInputTypes);
     if (!input && !In(type, kFormDisplayTypes)) {
       errors.push_back({at + ".type", "invalid_option",
@@ -71,7 +71,8 @@ void CheckFields(const json& fields, std::vector<FormError>& errors) {
     if (type == "Email") ++emails;
     if (!f.contains("name") || !f["name"].is_string() || f["name"].get<std::string>().empty() ||
         f["name"].get<std::string>().size() > 64) {
-      if (input) errors.push_back({at + ".name", "required", "input fields need a name (1-64 chars)"});
+      if (input)
+        errors.push_back({at + ".name", "required", "input fields need a name (1-64 chars)"});
     } else if (!names.insert(f["name"].get<std::string>()).second) {
       errors.push_back({at + ".name", "duplicate", "another field has this name"});
     }
@@ -195,7 +196,8 @@ Form Merge(Form base, const json& def) {
   if (def.contains("require_key")) base.require_key = def["require_key"].get<bool>();
   if (def.contains("allowed_origins")) base.allowed_origins = Strings(def["allowed_origins"]);
   if (def.contains("honeypot_field"))
-    base.honeypot_field = def["honeypot_field"].is_null() ? "" : def["honeypot_field"].get<std::string>();
+    base.honeypot_field =
+        def["honeypot_field"].is_null() ? "" : def["honeypot_field"].get<std::string>();
   return base;
 }
 
@@ -217,8 +219,10 @@ forms_repo::FormColumns Columns(const Form& f) {
 
 Error FirstError(const std::vector<FormError>& errors) {
   json all = json::array();
-  for (const auto& e : errors) all.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
-  return Error{Errc::kInvalidArgument, errors.front().field + ": " + errors.front().message, all.dump()};
+  for (const auto& e : errors)
+    all.push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
+  return Error{Errc::kInvalidArgument, errors.front().field + ": " + errors.front().message,
+               all.dump()};
 }
 
 }  // namespace
@@ -263,19 +267,22 @@ std::vector<FormError> FormService::CheckDefinition(const json& def, bool partia
     } else if (k == "applies") {
       CheckApplies(v, errors);
     } else if (k == "display_rules") {
-      if (!v.is_object()) errors.push_back({"display_rules", "invalid_type", "must be an object"});
+      if (!v.is_object())
+        errors.push_back({"display_rules", "invalid_type", "must be an object"});
       else if (v.dump().size() > 16 * 1024)
         errors.push_back({"display_rules", "too_large", "at most 16 KiB"});
     } else if (k == "require_key") {
-      if (!v.is_boolean()) errors.push_back({"require_key", "invalid_type", "must be true or false"});
+      if (!v.is_boolean())
+        errors.push_back({"require_key", "invalid_type", "must be true or false"});
     } else if (k == "allowed_origins") {
       CheckStringArray(v, "allowed_origins", errors);
       if (v.is_array())
         for (size_t i = 0; i < v.size(); ++i) {
           if (!v[i].is_string()) continue;
           const auto& o = v[i].get_ref<const std::string&>();
-          bool ok = o == "*" || ((o.rfind("https://", 0) == 0 || o.rfind("http://", 0) == 0) &&
-                                 o.back() != '/' && o.find('/', o.find("//") + 2) == std::string::npos);
+          bool ok =
+              o == "*" || ((o.rfind("https://", 0) == 0 || o.rfind("http://", 0) == 0) &&
+                           o.back() != '/' && o.find('/', o.find("//") + 2) == std::string::npos);
           if (!ok)
             errors.push_back({"allowed_origins[" + std::to_string(i) + "]", "invalid",
                               "must be \"*\" or an origin such as https://example.com"});
@@ -314,7 +321,8 @@ Status FormService::CheckListsExist(store::Conn& c, const Form& f) {
   for (const auto& [path, name] : wanted) {
     auto row = groups_repo::FindRefByName(c, GroupKind::kList, name);
     if (!row) return Fail(row.error());
-    if (!*row) return Fail(FirstError({{path, "unknown_list", "no list is named \"" + name + "\""}}));
+    if (!*row)
+      return Fail(FirstError({{path, "unknown_list", "no list is named \"" + name + "\""}}));
   }
   return Ok();
 }
@@ -393,33 +401,38 @@ std::vector<FormError> FormService::CheckSubmission(const Form& form, const json
     bool display = false;
     for (const auto& x : form.fields)
       if (x.name == name) {
-        if (x.input()) f = &x;
-        else display = true;
+        if (x.input())
+          f = &x;
+        else
+          display = true;
       }
     if (!f) {
-      errors.push_back({FieldPath(name), display ? "display_only" : "unknown_field",
-                        display ? "is a display field and takes no value"
-                                : "is not a field of this form"});
+      errors.push_back(
+          {FieldPath(name), display ? "display_only" : "unknown_field",
+           display ? "is a display field and takes no value" : "is not a field of this form"});
       continue;
     }
     if (value.is_null()) continue;  // same as absent; "required" is checked below
     const std::string& t = f->type;
     if (t == "Input" || t == "Textarea" || t == "Email") {
-      if (!value.is_string()) errors.push_back({FieldPath(name), "invalid_type", "must be a string"});
+      if (!value.is_string())
+        errors.push_back({FieldPath(name), "invalid_type", "must be a string"});
       else if (value.get_ref<const std::string&>().size() > kMaxFormValueBytes)
         errors.push_back({FieldPath(name), "too_long", "at most 10000 bytes"});
     } else if (t == "Dropdown" || t == "Radio") {
       if (!value.is_string() || !In(value.get<std::string>(), f->options))
         errors.push_back({FieldPath(name), "invalid_option", "must be one of the field's options"});
     } else if (t == "Checkbox" && f->options.empty()) {
-      if (!value.is_boolean()) errors.push_back({FieldPath(name), "invalid_type", "must be true or false"});
+      if (!value.is_boolean())
+        errors.push_back({FieldPath(name), "invalid_type", "must be true or false"});
     } else {  // List, or Checkbox with options: a subset of the options
       bool ok = value.is_array();
       if (ok)
-        for (const auto& v : value) ok = ok && v.is_string() && In(v.get<std::string>(), f->options);
+        for (const auto& v : value)
+          ok = ok && v.is_string() && In(v.get<std::string>(), f->options);
       if (!ok)
-        errors.push_back({FieldPath(name), "invalid_option",
-                          "must be an array of the field's options"});
+        errors.push_back(
+            {FieldPath(name), "invalid_option", "must be an array of the field's options"});
     }
   }
   for (const auto& f : form.fields) {
@@ -433,7 +446,8 @@ std::vector<FormError> FormService::CheckSubmission(const Form& form, const json
   return errors;
 }
 
-Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const Form& form, const json& fields) {
+Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const Form& form,
+                                         const json& fields) {
   if (!contacts_) return Fail(Errc::kInternal, "form submissions need the contact service");
   auto errors = CheckSubmission(form, fields);
   // The address is judged with the other fields, so that every field error comes at once;
@@ -442,18 +456,21 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
   for (const auto& f : form.fields) {
     if (!f.input() || f.type != "Email") continue;
     auto it = fields.find(f.name);
-    if (it == fields.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) continue;
-    if (it->get_ref<const std::string&>().size() > kMaxFormValueBytes) continue;  // too_long already
+    if (it == fields.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+      continue;
+    if (it->get_ref<const std::string&>().size() > kMaxFormValueBytes)
+      continue;  // too_long already
     judged = contacts_->ValidateEmail(it->get<std::string>());
     if (!judged->valid)
-      errors.push_back({FieldPath(f.name), "invalid_email",
-                        judged->reasons.empty() ? "is not a valid email address"
-                                                : judged->reasons.front()});
+      errors.push_back(
+          {FieldPath(f.name), "invalid_email",
+           judged->reasons.empty() ? "is not a valid email address" : judged->reasons.front()});
   }
   if (!errors.empty()) return Fail(FirstError(errors));
   if (!form.honeypot_field.empty()) {
     auto it = fields.find(form.honeypot_field);
-    if (it != fields.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty()))
+    if (it != fields.end() && !it->is_null() &&
+        !(it->is_string() && it->get<std::string>().empty()))
       return SubmitResult{.discarded = true};
   }
 
@@ -482,7 +499,8 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
     }
   }
   if (!in.email)
-    return Fail(FirstError({{FieldPath(email_field), "required", "the email address is required"}}));
+    return Fail(
+        FirstError({{FieldPath(email_field), "required", "the email address is required"}}));
   if (in.custom_fields->empty()) in.custom_fields.reset();
   in.type = form.applies.type;
   in.source = "form:" + std::to_string(form.id);
@@ -491,7 +509,8 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
 
   EmailVerdict verdict = judged ? std::move(*judged) : contacts_->ValidateEmail(*in.email);
   if (!verdict.valid) {
-    std::string why = verdict.reasons.empty() ? "is not a valid email address" : verdict.reasons.front();
+    std::string why =
+        verdict.reasons.empty() ? "is not a valid email address" : verdict.reasons.front();
     return Fail(FirstError({{FieldPath(email_field), "invalid_email", why}}));
   }
   // The lists the form applies that no longer exist, logged once after the write (whose
@@ -514,8 +533,10 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
     for (const auto& l : input.lists) {
       auto row = groups_repo::FindRefByName(c, GroupKind::kList, std::get<std::string>(l));
       if (!row) return Fail(row.error());
-      if (*row) lists.push_back(l);
-      else missing_lists.push_back(std::get<std::string>(l));
+      if (*row)
+        lists.push_back(l);
+      else
+        missing_lists.push_back(std::get<std::string>(l));
     }
     input.lists = std::move(lists);
     auto r = contacts_->UpsertIn(c, actor, input, verdict);

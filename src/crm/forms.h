@@ -24,11 +24,10 @@
 //
 // Thread-safe: all state is in the database.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
@@ -39,7 +38,7 @@ namespace crmd::crm {
 
 class ContactService;
 
-inline constexpr const char* kFormInputTypes[] = {"Checkbox", "Dropdown", "Email", "Input",
+inline constexpr const char* kFormInputTypes[] = {"Checkbox", "Dropdown", "Email",   "Input",
                                                   "List",     "Radio",    "Textarea"};
 inline constexpr const char* kFormDisplayTypes[] = {"Heading", "Image", "Link", "Paragraph"};
 inline constexpr size_t kMaxFormFields = 100;
@@ -124,7 +123,8 @@ class FormService {
   // updates the contact, applies the form's status/type/tags/lists (status only where the
   // state machine allows it without consent), and increments generated_contacts.
   // kInvalidArgument with FormError-shaped message for field errors (see CheckSubmission).
-  Result<SubmitResult> Submit(const governance::Actor& actor, const Form& form, const nlohmann::json& fields);
+  Result<SubmitResult> Submit(const governance::Actor& actor, const Form& form,
+                              const nlohmann::json& fields);
 
  private:
   Status CheckListsExist(store::Conn& c, const Form& f);

@@ -61,8 +61,8 @@ Result<std::vector<StoredForm>> List(store::Conn& c) {
 Result<int64_t> Insert(store::Conn& c, const FormColumns& f, int64_t now) {
   return c.InsertReturningId(
       "INSERT INTO forms (id, name, fields, applies, display_rules, public, require_key, "
-      "allowed_origins, honeypot_field, created_at, updated_at) VALUES (" + store::NextIdSql("forms") +
-          ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+      "allowed_origins, honeypot_field, created_at, updated_at) VALUES (" +
+          store::NextIdSql("forms") + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
       Values(f, now, now));
 }
 
@@ -82,8 +82,8 @@ Result<bool> Delete(store::Conn& c, int64_t id) {
 }
 
 Result<bool> CountSubmission(store::Conn& c, int64_t id) {
-  auto n = c.Exec("UPDATE forms SET generated_contacts = generated_contacts + 1 WHERE id = ?",
-                  {id});
+  auto n =
+      c.Exec("UPDATE forms SET generated_contacts = generated_contacts + 1 WHERE id = ?", {id});
   if (!n) return Fail(n.error());
   return *n != 0;
 }

@@ -16,10 +16,10 @@ namespace crmd::crm::forms_repo {
 // The writable columns, as stored.
 struct FormColumns {
   std::string name;
-  std::string fields;         // JSON array
-  std::string applies;        // JSON object
-  std::string display_rules;  // JSON object
-  bool require_key = false;   // public = !require_key
+  std::string fields;           // JSON array
+  std::string applies;          // JSON object
+  std::string display_rules;    // JSON object
+  bool require_key = false;     // public = !require_key
   std::string allowed_origins;  // JSON array
   std::string honeypot_field;   // empty: none (stored as NULL)
 };

@@ -38,8 +38,12 @@ std::string Sql(GroupKind k, std::string_view pattern) {
 std::string KindName(GroupKind k) { return k == GroupKind::kList ? "list" : "tag"; }
 
 Group FromRow(const store::Row& r) {
-  return Group{.id = r.Int(0), .name = r.Str(1), .description = r.Str(2), .revision = r.Int(3),
-               .created_at = r.Int(4), .updated_at = r.Int(5)};
+  return Group{.id = r.Int(0),
+               .name = r.Str(1),
+               .description = r.Str(2),
+               .revision = r.Int(3),
+               .created_at = r.Int(4),
+               .updated_at = r.Int(5)};
 }
 
 Result<std::optional<NamedRef>> OneRef(Result<std::optional<store::Row>> row) {
@@ -76,13 +80,13 @@ Result<std::optional<Group>> Find(store::Conn& c, GroupKind kind, int64_t id) {
 Result<std::vector<Group>> ListByName(store::Conn& c, GroupKind kind, const std::string& after,
                                       const std::string& prefix, int64_t limit) {
   // Keyset on the unique name index; the prefix is a range on the same index.
-  auto rows = c.Query(
-      Sql(kind,
-          "SELECT g.id, g.name, g.description, g.revision, g.created_at, g.updated_at, "
-          "(SELECT COALESCE(SUM(m.n), 0) FROM group_member_counts m WHERE m.kind = ? "
-          "AND m.group_id = g.id) FROM {g} g "
-          "WHERE g.name > ? AND g.name >= ? AND g.name < ? ORDER BY g.name LIMIT ?"),
-      {KindName(kind), after, prefix, prefix + "\xF4\x8F\xBF\xBF", limit});
+  auto rows =
+      c.Query(Sql(kind,
+                  "SELECT g.id, g.name, g.description, g.revision, g.created_at, g.updated_at, "
+                  "(SELECT COALESCE(SUM(m.n), 0) FROM group_member_counts m WHERE m.kind = ? "
+                  "AND m.group_id = g.id) FROM {g} g "
+                  "WHERE g.name > ? AND g.name >= ? AND g.name < ? ORDER BY g.name LIMIT ?"),
+              {KindName(kind), after, prefix, prefix + "\xF4\x8F\xBF\xBF", limit});
   if (!rows) return Fail(rows.error());
   std::vector<Group> out;
   for (const auto& r : *rows) {
@@ -96,8 +100,9 @@ Result<std::vector<Group>> ListByName(store::Conn& c, GroupKind kind, const std:
 Result<int64_t> Insert(store::Conn& c, GroupKind kind, const std::string& name,
                        const std::string& description, int64_t now) {
   return c.InsertReturningId(
-      Sql(kind, "INSERT INTO {g} (id, name, description, revision, created_at, updated_at) VALUES (" +
-                    store::NextIdSql(Sql(kind, "{g}")) + ", ?, ?, 1, ?, ?) RETURNING id"),
+      Sql(kind,
+          "INSERT INTO {g} (id, name, description, revision, created_at, updated_at) VALUES (" +
+              store::NextIdSql(Sql(kind, "{g}")) + ", ?, ?, 1, ?, ?) RETURNING id"),
       {name, description, now, now});
 }
 

@@ -1,8 +1,8 @@
 #include "src/crm/lists.h"
 
 #include "src/core/crypto.h"
-#include "src/governance/audit.h"
 #include "src/crm/groups_repo.h"
+#include "src/governance/audit.h"
 #include "src/governance/idempotency.h"
 
 namespace crmd::crm {
@@ -25,7 +25,9 @@ Status CheckDescription(const std::string& d) {
   return Ok();
 }
 
-std::string EncodeNameCursor(const std::string& name) { return crypto::Base64UrlEncode("n:" + name); }
+std::string EncodeNameCursor(const std::string& name) {
+  return crypto::Base64UrlEncode("n:" + name);
+}
 
 Result<std::string> DecodeNameCursor(const std::string& cursor) {
   if (cursor.empty()) return std::string();
@@ -38,7 +40,7 @@ Result<std::string> DecodeNameCursor(const std::string& cursor) {
 }  // namespace
 
 json ToJson(const Usage& u) {
-  return {{"kind", u.kind}, {"id", u.id},     {"name", u.name},
+  return {{"kind", u.kind},     {"id", u.id},     {"name", u.name},
           {"status", u.status}, {"role", u.role}, {"blocking", u.blocking}};
 }
 
@@ -57,14 +59,14 @@ json ToJson(const Group& g) {
   return j;
 }
 
-Result<NamedRef> ResolveGroupIn(store::Conn& c, GroupKind kind, const Ref& ref,
-                                bool create_missing, int64_t now) {
+Result<NamedRef> ResolveGroupIn(store::Conn& c, GroupKind kind, const Ref& ref, bool create_missing,
+                                int64_t now) {
   const char* noun = Noun(kind);
   if (auto id = std::get_if<int64_t>(&ref)) {
     auto row = groups_repo::FindRefById(c, kind, *id);
     if (!row) return Fail(row.error());
-    if (!*row) return Fail(Error::NotFound(std::string(noun) + " " + std::to_string(*id) +
-                                           " not found"));
+    if (!*row)
+      return Fail(Error::NotFound(std::string(noun) + " " + std::to_string(*id) + " not found"));
     return **row;
   }
   const std::string& name = std::get<std::string>(ref);
@@ -91,8 +93,7 @@ Result<GroupPage> GroupService::List(const std::string& query, const std::string
   if (!after) return Fail(after.error());
   return o_.db->Read([&](store::Conn& c) -> Result<GroupPage> {
     // Keyset on the unique name index; the prefix is a range on the same index.
-    auto rows = groups_repo::ListByName(c, o_.kind, *after, query,
-                                       static_cast<int64_t>(limit + 1));
+    auto rows = groups_repo::ListByName(c, o_.kind, *after, query, static_cast<int64_t>(limit + 1));
     if (!rows) return Fail(rows.error());
     GroupPage page;
     page.items = std::move(*rows);
@@ -114,8 +115,8 @@ Result<Group> GroupService::GetIn(store::Conn& c, const Ref& ref, bool with_usag
   if (with_usage) {
     g.usage = std::vector<Usage>{};
     if (o_.usage) {
-      auto u = o_.kind == GroupKind::kList ? o_.usage->ListUsage(c, g.id)
-                                           : o_.usage->TagUsage(c, g.id);
+      auto u =
+          o_.kind == GroupKind::kList ? o_.usage->ListUsage(c, g.id) : o_.usage->TagUsage(c, g.id);
       if (!u) return Fail(u.error());
       g.usage = std::move(*u);
     }
@@ -145,7 +146,8 @@ Result<Group> GroupService::Create(const governance::Actor& actor, const std::st
       }
       if (auto st = o_.audit->Record(c, actor,
                                      {.action = std::string("create_") + noun(),
-                                      .target_type = noun(), .target_ids = {*id},
+                                      .target_type = noun(),
+                                      .target_ids = {*id},
                                       .revision_after = 1});
           !st)
         return Fail(st.error());
@@ -157,7 +159,8 @@ Result<Group> GroupService::Create(const governance::Actor& actor, const std::st
   });
 }
 
-Result<Group> GroupService::Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
+Result<Group> GroupService::Update(const governance::Actor& actor, int64_t id,
+                                   int64_t expected_revision,
                                    const std::optional<std::string>& name,
                                    const std::optional<std::string>& description) {
   if (name)
@@ -168,15 +171,15 @@ Result<Group> GroupService::Update(const governance::Actor& actor, int64_t id, i
     auto cur = GetIn(c, Ref{id}, false);
     if (!cur) return Fail(cur.error());
     if (cur->revision != expected_revision)
-      return Fail(Errc::kRevisionConflict,
-                  std::string(noun()) + " " + std::to_string(id) + " is at revision " +
-                      std::to_string(cur->revision) + ", not " +
-                      std::to_string(expected_revision) + "; read it again");
+      return Fail(Errc::kRevisionConflict, std::string(noun()) + " " + std::to_string(id) +
+                                               " is at revision " + std::to_string(cur->revision) +
+                                               ", not " + std::to_string(expected_revision) +
+                                               "; read it again");
     std::string new_name = name.value_or(cur->name);
     std::string new_desc = description.value_or(cur->description);
     if (new_name == cur->name && new_desc == cur->description) return cur;
-    auto n = groups_repo::Update(c, o_.kind, id, new_name, new_desc, o_.clock->NowUnix(),
-                                cur->revision);
+    auto n =
+        groups_repo::Update(c, o_.kind, id, new_name, new_desc, o_.clock->NowUnix(), cur->revision);
     if (!n) {
       if (n.error().code == Errc::kAlreadyExists)
         return Fail(Errc::kAlreadyExists,
@@ -186,7 +189,8 @@ Result<Group> GroupService::Update(const governance::Actor& actor, int64_t id, i
     if (!*n) return Fail(Errc::kRevisionConflict, "changed meanwhile; read it again");
     if (auto st = o_.audit->Record(c, actor,
                                    {.action = std::string("update_") + noun(),
-                                    .target_type = noun(), .target_ids = {id},
+                                    .target_type = noun(),
+                                    .target_ids = {id},
                                     .revision_before = cur->revision,
                                     .revision_after = cur->revision + 1});
         !st)
@@ -210,18 +214,21 @@ governance::ActionSpec GroupService::DeleteAction() {
         p.revisions[std::string(noun()) + ":" + std::to_string(g->id)] = g->revision;
         for (const auto& u : *g->usage) {
           if (!u.blocking) continue;
-          p.blockers.push_back({.kind = u.kind, .id = u.id, .name = u.name,
-                                .reason = u.status + " " + u.kind + " uses this " + noun() +
-                                          " as " + u.role});
+          p.blockers.push_back(
+              {.kind = u.kind,
+               .id = u.id,
+               .name = u.name,
+               .reason = u.status + " " + u.kind + " uses this " + noun() + " as " + u.role});
         }
         p.preview = {{"action", action},
                      {noun(), ToJson(*g)},
-                     {"effect", std::string("permanently deletes the ") + noun() + " and removes it from its " +
-                                    std::to_string(g->member_count) +
+                     {"effect", std::string("permanently deletes the ") + noun() +
+                                    " and removes it from its " + std::to_string(g->member_count) +
                                     " contacts (the contacts themselves stay)"}};
         return p;
       },
-      .execute = [this, action](store::Conn& c, const json& args, const governance::Actor& actor) -> Result<json> {
+      .execute = [this, action](store::Conn& c, const json& args,
+                                const governance::Actor& actor) -> Result<json> {
         int64_t id = args["id"].get<int64_t>();
         auto g = GetIn(c, Ref{id}, false);
         if (!g) return Fail(g.error());
@@ -229,15 +236,16 @@ governance::ActionSpec GroupService::DeleteAction() {
         auto n = groups_repo::DeleteMemberships(c, o_.kind, id);
         if (!n) return Fail(n.error());
         if (auto d = groups_repo::Delete(c, o_.kind, id); !d) return Fail(d.error());
-        if (auto st = o_.audit->Record(c, actor,
-                                       {.action = action, .target_type = noun(),
-                                        .target_ids = {id}, .revision_before = g->revision,
-                                        .details = {{"name", g->name},
-                                                    {"memberships_removed", *n}}});
+        if (auto st =
+                o_.audit->Record(c, actor,
+                                 {.action = action,
+                                  .target_type = noun(),
+                                  .target_ids = {id},
+                                  .revision_before = g->revision,
+                                  .details = {{"name", g->name}, {"memberships_removed", *n}}});
             !st)
           return Fail(st.error());
-        return json{{"deleted", {{"id", id}, {"name", g->name}}},
-                    {"memberships_removed", *n}};
+        return json{{"deleted", {{"id", id}, {"name", g->name}}}, {"memberships_removed", *n}};
       },
   };
 }

@@ -4,18 +4,17 @@
 // implementation parameterised by GroupKind; tags.h names the tag flavour.
 // Thread-safe.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "src/core/clock.h"
 #include "src/core/result.h"
-#include "src/governance/actor.h"
-#include "src/governance/confirmations.h"
 #include "src/crm/contacts.h"
 #include "src/crm/usage.h"
+#include "src/governance/actor.h"
+#include "src/governance/confirmations.h"
 #include "src/store/db.h"
 
 namespace crmd::crm {

@@ -11,8 +11,8 @@ Status Outbox::Append(store::Conn& conn, std::string_view event_type, int64_t co
   return AppendSerialized(conn, event_type, contact_id, data.dump());
 }
 
-Status Outbox::AppendSerialized(store::Conn& conn, std::string_view event_type,
-                                int64_t contact_id, std::string data) {
+Status Outbox::AppendSerialized(store::Conn& conn, std::string_view event_type, int64_t contact_id,
+                                std::string data) {
   if (!events::IsKnown(event_type))
     return Fail(Error::Internal("unknown event type " + std::string(event_type)));
   // The trace of the request being handled on this thread (the server's log scope), so

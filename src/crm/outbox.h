@@ -3,11 +3,10 @@
 // exists exactly when its change committed. Delivery (webhooks, automation triggers)
 // reads the table by id. Thread-safe (stateless apart from the clock).
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/result.h"

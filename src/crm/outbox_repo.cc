@@ -81,9 +81,10 @@ Result<std::vector<StoredEvent>> StoredOfTypeIn(store::Conn& c, int64_t after_id
 }
 
 Status EnsureCursor(store::Conn& c, const std::string& consumer) {
-  auto r = c.Exec("INSERT INTO outbox_cursors (consumer, last_event_id) VALUES (?, 0) "
-                  "ON CONFLICT (consumer) DO NOTHING",
-                  {consumer});
+  auto r = c.Exec(
+      "INSERT INTO outbox_cursors (consumer, last_event_id) VALUES (?, 0) "
+      "ON CONFLICT (consumer) DO NOTHING",
+      {consumer});
   if (!r) return Fail(r.error());
   return Ok();
 }

@@ -35,11 +35,13 @@ class SystemResolver final : public Resolver {
           if (ns_parserr(&msg, ns_s_an, i, &rr) != 0 || ns_rr_type(rr) != ns_t_mx) continue;
           if (ns_rr_rdlen(rr) < 3) continue;
           char host[NS_MAXDNAME];
-          if (dn_expand(ns_msg_base(msg), ns_msg_end(msg), ns_rr_rdata(rr) + 2, host,
-                        sizeof host) < 0)
+          if (dn_expand(ns_msg_base(msg), ns_msg_end(msg), ns_rr_rdata(rr) + 2, host, sizeof host) <
+              0)
             continue;
-          if (host[0] == '\0' || std::strcmp(host, ".") == 0) a.null_mx = true;  // RFC 7505
-          else a.has_mx = true;
+          if (host[0] == '\0' || std::strcmp(host, ".") == 0)
+            a.null_mx = true;  // RFC 7505
+          else
+            a.has_mx = true;
         }
       }
     }

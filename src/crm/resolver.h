@@ -12,8 +12,8 @@ namespace crmd::crm {
 struct DnsAnswer {
   bool domain_exists = false;  // false on NXDOMAIN
   bool has_mx = false;
-  bool null_mx = false;        // RFC 7505 "MX 0 ." : the domain accepts no mail
-  bool has_address = false;    // A or AAAA
+  bool null_mx = false;      // RFC 7505 "MX 0 ." : the domain accepts no mail
+  bool has_address = false;  // A or AAAA
 };
 
 class Resolver {

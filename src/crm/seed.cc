@@ -12,26 +12,28 @@ namespace crmd::crm {
 namespace {
 
 constexpr const char* kFirst[] = {
-    "James", "Mary", "Robert", "Patricia", "John", "Jennifer", "Michael", "Linda", "David",
-    "Elizabeth", "William", "Barbara", "Richard", "Susan", "Joseph", "Jessica", "Thomas",
-    "Sarah", "Carlos", "Karen", "Ana", "Lucas", "Sofia", "Mateo", "Emma", "Noah", "Olivia",
-    "Liam", "Mia", "Amelia", "Yuki", "Hiroshi", "Aisha", "Omar", "Fatima", "Ivan", "Olga",
-    "Lars", "Ingrid", "Priya", "Arjun", "Chen", "Mei", "Kwame", "Zanele", "Diego", "Lucia"};
+    "James",  "Mary",      "Robert",  "Patricia", "John",    "Jennifer", "Michael", "Linda",
+    "David",  "Elizabeth", "William", "Barbara",  "Richard", "Susan",    "Joseph",  "Jessica",
+    "Thomas", "Sarah",     "Carlos",  "Karen",    "Ana",     "Lucas",    "Sofia",   "Mateo",
+    "Emma",   "Noah",      "Olivia",  "Liam",     "Mia",     "Amelia",   "Yuki",    "Hiroshi",
+    "Aisha",  "Omar",      "Fatima",  "Ivan",     "Olga",    "Lars",     "Ingrid",  "Priya",
+    "Arjun",  "Chen",      "Mei",     "Kwame",    "Zanele",  "Diego",    "Lucia"};
 constexpr const char* kLast[] = {
-    "Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Miller", "Davis",
-    "Rodriguez", "Martinez", "Hernandez", "Lopez", "Gonzalez", "Wilson", "Anderson", "Thomas",
-    "Taylor", "Moore", "Jackson", "Martin", "Lee", "Perez", "Thompson", "White", "Harris",
-    "Sanchez", "Clark", "Ramirez", "Lewis", "Robinson", "Walker", "Young", "Allen", "King",
-    "Wright", "Scott", "Torres", "Nguyen", "Hill", "Flores", "Muller", "Schmidt", "Rossi",
-    "Tanaka", "Sato", "Kim", "Park", "Singh", "Patel", "Okafor", "Mensah", "Novak", "Larsen"};
-constexpr const char* kDomains[] = {"example.com", "example.org", "example.net",
+    "Smith",     "Johnson",  "Williams",  "Brown",   "Jones",    "Garcia",   "Miller",   "Davis",
+    "Rodriguez", "Martinez", "Hernandez", "Lopez",   "Gonzalez", "Wilson",   "Anderson", "Thomas",
+    "Taylor",    "Moore",    "Jackson",   "Martin",  "Lee",      "Perez",    "Thompson", "White",
+    "Harris",    "Sanchez",  "Clark",     "Ramirez", "Lewis",    "Robinson", "Walker",   "Young",
+    "Allen",     "King",     "Wright",    "Scott",   "Torres",   "Nguyen",   "Hill",     "Flores",
+    "Muller",    "Schmidt",  "Rossi",     "Tanaka",  "Sato",     "Kim",      "Park",     "Singh",
+    "Patel",     "Okafor",   "Mensah",    "Novak",   "Larsen"};
+constexpr const char* kDomains[] = {"example.com",  "example.org",  "example.net",
                                     "mail.example", "corp.example", "shop.example"};
-constexpr const char* kLists[] = {"Newsletter", "Customers", "Leads 2026", "Webinar",
-                                  "Product updates", "Beta testers", "Partners", "Events",
-                                  "Churned", "VIP"};
-constexpr const char* kTags[] = {"vip", "hot-lead", "cold-lead", "trial", "paying", "churn-risk",
-                                 "webinar", "ebook", "referral", "enterprise", "smb",
-                                 "newsletter", "support", "partner", "event"};
+constexpr const char* kLists[] = {"Newsletter",      "Customers",    "Leads 2026", "Webinar",
+                                  "Product updates", "Beta testers", "Partners",   "Events",
+                                  "Churned",         "VIP"};
+constexpr const char* kTags[] = {"vip",        "hot-lead",   "cold-lead", "trial",    "paying",
+                                 "churn-risk", "webinar",    "ebook",     "referral", "enterprise",
+                                 "smb",        "newsletter", "support",   "partner",  "event"};
 constexpr const char* kSources[] = {"form:1", "form:2", "api", "import", "mcp", "webhook"};
 
 template <size_t N>
@@ -92,7 +94,8 @@ Result<SeedReport> Seed(store::Database& db, const SeedOptions& o) {
       for (int64_t i = 0; i < n; ++i) {
         int64_t seq = *base + done + i + 1;
         std::string first = Pick(gen, kFirst), last = Pick(gen, kLast);
-        std::string email = first + "." + last + "." + std::to_string(seq) + "@" + Pick(gen, kDomains);
+        std::string email =
+            first + "." + last + "." + std::to_string(seq) + "@" + Pick(gen, kDomains);
         for (auto& ch : email) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
         int64_t created = o.now - std::uniform_int_distribution<int64_t>(0, 365 * 86400)(gen);
         Contact k;
@@ -108,14 +111,16 @@ Result<SeedReport> Seed(store::Database& db, const SeedOptions& o) {
         auto id = contacts_repo::InsertContact(c, k);
         if (!id) return Fail(id.error());
         if (!list_ids->empty()) {
-          int64_t l = (*list_ids)[std::uniform_int_distribution<size_t>(0, list_ids->size() - 1)(gen)];
+          int64_t l =
+              (*list_ids)[std::uniform_int_distribution<size_t>(0, list_ids->size() - 1)(gen)];
           auto added = contacts_repo::AddMembership(c, /*tags=*/false, *id, l, created);
           if (!added) return Fail(added.error());
           memberships += *added ? 1 : 0;
         }
         int ntags = std::uniform_int_distribution<int>(0, 2)(gen);
         for (int t = 0; t < ntags && !tag_ids->empty(); ++t) {
-          int64_t tag = (*tag_ids)[std::uniform_int_distribution<size_t>(0, tag_ids->size() - 1)(gen)];
+          int64_t tag =
+              (*tag_ids)[std::uniform_int_distribution<size_t>(0, tag_ids->size() - 1)(gen)];
           auto added = contacts_repo::AddMembership(c, /*tags=*/true, *id, tag, created);
           if (!added) return Fail(added.error());
           memberships += *added ? 1 : 0;

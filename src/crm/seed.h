@@ -18,7 +18,7 @@ struct SeedOptions {
   // 2026-11-25; docs/performance.md).
   int batch = 100;
   uint32_t seed = 42;
-  int64_t now = 0;         // unix seconds; contacts are spread over the year before it
+  int64_t now = 0;  // unix seconds; contacts are spread over the year before it
 };
 
 struct SeedReport {

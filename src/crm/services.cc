@@ -5,9 +5,13 @@ namespace {
 
 std::unique_ptr<GroupService> MakeGroupService(GroupKind kind, governance::Services& g,
                                                const ServicesOptions& o, Outbox* outbox) {
-  return std::make_unique<GroupService>(GroupServiceOptions{
-      .kind = kind, .db = o.db, .clock = o.clock, .audit = g.audit.get(),
-      .idempotency = g.idempotency.get(), .outbox = outbox, .usage = o.usage});
+  return std::make_unique<GroupService>(GroupServiceOptions{.kind = kind,
+                                                            .db = o.db,
+                                                            .clock = o.clock,
+                                                            .audit = g.audit.get(),
+                                                            .idempotency = g.idempotency.get(),
+                                                            .outbox = outbox,
+                                                            .usage = o.usage});
 }
 
 }  // namespace
@@ -16,11 +20,17 @@ Services::Services(governance::Services& g, ServicesOptions o)
     : governance(g),
       options(o),
       outbox(std::make_unique<Outbox>(o.clock)),
-      email_validator(std::make_unique<EmailValidator>(EmailValidatorOptions{.resolver = o.resolver})),
-      contacts(std::make_unique<ContactService>(ContactServiceOptions{
-          .db = o.db, .clock = o.clock, .validator = email_validator.get(),
-          .settings = g.settings.get(), .outbox = outbox.get(), .audit = g.audit.get(),
-          .idempotency = g.idempotency.get(), .exit = o.contact_exit})),
+      email_validator(
+          std::make_unique<EmailValidator>(EmailValidatorOptions{.resolver = o.resolver})),
+      contacts(
+          std::make_unique<ContactService>(ContactServiceOptions{.db = o.db,
+                                                                 .clock = o.clock,
+                                                                 .validator = email_validator.get(),
+                                                                 .settings = g.settings.get(),
+                                                                 .outbox = outbox.get(),
+                                                                 .audit = g.audit.get(),
+                                                                 .idempotency = g.idempotency.get(),
+                                                                 .exit = o.contact_exit})),
       lists(MakeGroupService(GroupKind::kList, g, o, outbox.get())),
       tags(MakeGroupService(GroupKind::kTag, g, o, outbox.get())),
       forms(std::make_unique<FormService>(*o.db, *o.clock, contacts.get())) {}
@@ -32,8 +42,8 @@ Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
   if (!options.db || !options.clock || !options.random)
     return Fail(Error::Internal("crm::Services needs db, clock and random"));
   auto s = std::make_unique<Services>(governance, options);
-  for (auto spec : {s->contacts->DeleteAction(), s->lists->DeleteAction(),
-                    s->tags->DeleteAction()}) {
+  for (auto spec :
+       {s->contacts->DeleteAction(), s->lists->DeleteAction(), s->tags->DeleteAction()}) {
     if (auto st = governance.confirmations->RegisterAction(std::move(spec)); !st)
       return Fail(st.error());
   }

@@ -28,7 +28,7 @@ struct ServicesOptions {
   store::Database* db = nullptr;
   Clock* clock = nullptr;
   Random* random = nullptr;
-  Resolver* resolver = nullptr;         // nullptr -> DNS mode behaves like syntax mode
+  Resolver* resolver = nullptr;  // nullptr -> DNS mode behaves like syntax mode
   // What marketing does with the contact book's rows (marketing::MarketingUsage): the
   // campaigns and automations a list or tag is used by, and the open sends and runs a
   // deleted contact leaves. Either may be null (unit tests of the contact book alone).

@@ -15,8 +15,8 @@ TraceLink CurrentTraceLink() {
 
 trace::Context ContinueTrace(const std::string& traceparent, const std::string& tracestate) {
   if (traceparent.empty()) return trace::Start();
-  return trace::Continue(traceparent, tracestate.empty() ? std::nullopt
-                                                         : std::optional<std::string_view>(tracestate));
+  return trace::Continue(
+      traceparent, tracestate.empty() ? std::nullopt : std::optional<std::string_view>(tracestate));
 }
 
 }  // namespace crmd::crm

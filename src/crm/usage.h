@@ -14,11 +14,11 @@
 namespace crmd::crm {
 
 struct Usage {
-  std::string kind;    // "campaign" | "automation"
+  std::string kind;  // "campaign" | "automation"
   int64_t id = 0;
   std::string name;
-  std::string status;  // the user's status, e.g. "draft", "scheduled", "active"
-  std::string role;    // "audience" | "exclusion" | "trigger" | "step"
+  std::string status;     // the user's status, e.g. "draft", "scheduled", "active"
+  std::string role;       // "audience" | "exclusion" | "trigger" | "step"
   bool blocking = false;  // true when deleting the list/tag would break it (active
                           // automation, scheduled or sending campaign)
 };

@@ -1,7 +1,6 @@
 #include "src/governance/api_keys.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "src/core/crypto.h"
@@ -66,8 +65,13 @@ Result<CreatedApiKey> ApiKeys::Create(std::string name, ApiKeyRole role) {
     });
     if (!id && id.error().code == Errc::kAlreadyExists) continue;
     if (!id) return Fail(id.error());
-    ApiKey key{.id = *id, .name = name, .prefix = prefix, .role = role, .enabled = true,
-               .created_at = now, .last_used_at = std::nullopt};
+    ApiKey key{.id = *id,
+               .name = name,
+               .prefix = prefix,
+               .role = role,
+               .enabled = true,
+               .created_at = now,
+               .last_used_at = std::nullopt};
     return CreatedApiKey{std::move(key), std::move(secret)};
   }
   return Fail(Error::Internal("api key prefix collisions"));
@@ -87,8 +91,8 @@ Result<ApiKey> ApiKeys::Get(int64_t id) {
 }
 
 Result<ApiKey> ApiKeys::SetEnabled(int64_t id, bool enabled) {
-  auto changed = db_.Write(
-      [&](store::Conn& c) { return api_keys_repo::SetEnabled(c, id, enabled); });
+  auto changed =
+      db_.Write([&](store::Conn& c) { return api_keys_repo::SetEnabled(c, id, enabled); });
   if (!changed) return Fail(changed.error());
   if (!*changed) return Fail(Errc::kNotFound, "no API key " + std::to_string(id));
   return Get(id);
@@ -104,11 +108,11 @@ Status ApiKeys::Delete(int64_t id) {
 Result<ApiKey> ApiKeys::Authenticate(std::string_view presented) {
   auto prefix = ApiKeyPrefix(presented);
   if (!prefix) return Fail(Errc::kUnauthenticated, "unknown API key");
-  auto found =
-      db_.Read([&](store::Conn& c) { return api_keys_repo::FindByPrefix(c, *prefix); });
+  auto found = db_.Read([&](store::Conn& c) { return api_keys_repo::FindByPrefix(c, *prefix); });
   if (!found) return Fail(found.error());
   // Hash the presented key even when no row matched so both paths cost about the same.
-  const bool match = crypto::VerifySecret(presented, *found ? (*found)->secret_hash : std::string(64, '0'));
+  const bool match =
+      crypto::VerifySecret(presented, *found ? (*found)->secret_hash : std::string(64, '0'));
   if (!*found || !match) return Fail(Errc::kUnauthenticated, "unknown API key");
   ApiKey key = std::move((*found)->key);
   if (!key.enabled) return Fail(Errc::kUnauthenticated, "API key disabled");

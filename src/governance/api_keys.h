@@ -9,12 +9,11 @@
 // cache: every Authenticate() reads the row, so disabling or deleting a key takes effect on
 // the next request. last_used_at is written at most once a minute per key.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/random.h"
@@ -50,8 +49,8 @@ std::optional<std::string> ApiKeyPrefix(std::string_view presented);
 class ApiKeys {
  public:
   static constexpr std::string_view kKeyPrefix = "crmd_live_";
-  static constexpr size_t kPrefixLength = 18;        // "crmd_live_" + 8 chars
-  static constexpr int64_t kLastUsedResolution = 60; // seconds
+  static constexpr size_t kPrefixLength = 18;         // "crmd_live_" + 8 chars
+  static constexpr int64_t kLastUsedResolution = 60;  // seconds
 
   ApiKeys(store::Database& db, const Clock& clock, Random& random)
       : db_(db), clock_(clock), random_(random) {}

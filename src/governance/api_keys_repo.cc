@@ -1,6 +1,5 @@
 #include "src/governance/api_keys_repo.h"
 
-
 namespace crmd::governance::api_keys_repo {
 namespace {
 
@@ -24,7 +23,8 @@ Result<int64_t> Insert(store::Conn& c, const std::string& name, const std::strin
                        const std::string& secret_hash, ApiKeyRole role, int64_t created_at) {
   return c.InsertReturningId(
       "INSERT INTO api_keys (id, name, prefix, secret_hash, role, status, created_at) "
-      "VALUES (" + store::NextIdSql("api_keys") + ", ?, ?, ?, ?, 'enabled', ?) RETURNING id",
+      "VALUES (" +
+          store::NextIdSql("api_keys") + ", ?, ?, ?, ?, 'enabled', ?) RETURNING id",
       {name, prefix, secret_hash, std::string(ApiKeyRoleName(role)), created_at});
 }
 
@@ -47,9 +47,10 @@ Result<std::optional<ApiKey>> Find(store::Conn& c, int64_t id) {
 }
 
 Result<std::optional<KeyWithHash>> FindByPrefix(store::Conn& c, const std::string& prefix) {
-  auto row = c.QueryOne("SELECT id, name, prefix, role, status, created_at, last_used_at, secret_hash "
-                        "FROM api_keys WHERE prefix = ?",
-                        {prefix});
+  auto row = c.QueryOne(
+      "SELECT id, name, prefix, role, status, created_at, last_used_at, secret_hash "
+      "FROM api_keys WHERE prefix = ?",
+      {prefix});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<KeyWithHash>{};
   return std::optional<KeyWithHash>(KeyWithHash{FromRow(**row), (*row)->Str(7)});

@@ -8,8 +8,8 @@ using nlohmann::json;
 
 const std::vector<std::string>& ApprovableActions() {
   static const std::vector<std::string> kActions = {
-      "delete_contacts",   "delete_list",         "delete_tag",          "delete_campaign",
-      "delete_automation", "activate_campaign",   "activate_automation", "resend_campaign"};
+      "delete_contacts",   "delete_list",       "delete_tag",          "delete_campaign",
+      "delete_automation", "activate_campaign", "activate_automation", "resend_campaign"};
   return kActions;
 }
 
@@ -36,8 +36,8 @@ Status ValidateApprovalPolicy(const json& policy) {
       if (!value.is_array()) return Fail(Errc::kInvalidArgument, field + " must be an array");
       for (size_t i = 0; i < value.size(); ++i) {
         if (!value[i].is_string() || !Known(value[i].get<std::string>()))
-          return Fail(Errc::kInvalidArgument, field + "." + std::to_string(i) +
-                                                  " must name a confirmable action");
+          return Fail(Errc::kInvalidArgument,
+                      field + "." + std::to_string(i) + " must name a confirmable action");
       }
     } else if (key == "thresholds") {
       if (!value.is_object()) return Fail(Errc::kInvalidArgument, field + " must be an object");
@@ -50,8 +50,10 @@ Status ValidateApprovalPolicy(const json& policy) {
                           std::to_string(kMaxThreshold) + ">}");
         const json& n = t["assistant_may_confirm_up_to"];
         if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() > kMaxThreshold)
-          return Fail(Errc::kInvalidArgument, f + ".assistant_may_confirm_up_to must be an integer "
-                                                  "from 0 to " + std::to_string(kMaxThreshold));
+          return Fail(Errc::kInvalidArgument, f +
+                                                  ".assistant_may_confirm_up_to must be an integer "
+                                                  "from 0 to " +
+                                                  std::to_string(kMaxThreshold));
       }
     } else {
       return Fail(Errc::kInvalidArgument, "unknown setting: " + field);

@@ -11,10 +11,9 @@
 // A threshold compares with the preview's "count" (the number of records the action
 // touches); an action whose preview has no count (everything but delete_contacts today)
 // always needs the person when it is listed. Pure functions; thread-safe.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 

@@ -8,14 +8,17 @@ namespace crmd::governance {
 nlohmann::json ToJson(const AuditRecord& r) {
   nlohmann::json j = {{"id", r.id},
                       {"occurred_at", FormatRfc3339(r.occurred_at)},
-                      {"actor", {{"kind", r.actor.kind}, {"subject", r.actor.subject},
-                                 {"client_id", r.actor.client_id},
-                                 {"request_id", r.actor.request_id}}},
+                      {"actor",
+                       {{"kind", r.actor.kind},
+                        {"subject", r.actor.subject},
+                        {"client_id", r.actor.client_id},
+                        {"request_id", r.actor.request_id}}},
                       {"action", r.entry.action},
                       {"target_type", r.entry.target_type},
                       {"target_ids", r.entry.target_ids},
                       {"details", r.entry.details}};
-  j["revision_before"] = r.entry.revision_before ? nlohmann::json(*r.entry.revision_before) : nullptr;
+  j["revision_before"] =
+      r.entry.revision_before ? nlohmann::json(*r.entry.revision_before) : nullptr;
   j["revision_after"] = r.entry.revision_after ? nlohmann::json(*r.entry.revision_after) : nullptr;
   return j;
 }

@@ -4,12 +4,11 @@
 // change they describe. Thread-safe (stateless apart from its options).
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
@@ -19,8 +18,8 @@
 namespace crmd::governance {
 
 struct AuditEntry {
-  std::string action;        // tool or action name, e.g. "update_contact"
-  std::string target_type;   // "contact" | "list" | "tag" | "settings" | ...
+  std::string action;       // tool or action name, e.g. "update_contact"
+  std::string target_type;  // "contact" | "list" | "tag" | "settings" | ...
   std::vector<int64_t> target_ids;
   std::optional<int64_t> revision_before;
   std::optional<int64_t> revision_after;
@@ -37,11 +36,11 @@ nlohmann::json ToJson(const AuditRecord& r);
 
 // What the console's audit page filters on; empty strings match everything.
 struct AuditFilter {
-  std::string client_id;            // the OAuth client (the "app")
-  std::string subject;              // the actor's subject (user id, key id, ...)
-  std::string action;               // tool or action name
-  std::optional<int64_t> from, to;  // occurred_at in [from, to)
-  std::optional<int64_t> before_id; // the next page: rows older than this id
+  std::string client_id;             // the OAuth client (the "app")
+  std::string subject;               // the actor's subject (user id, key id, ...)
+  std::string action;                // tool or action name
+  std::optional<int64_t> from, to;   // occurred_at in [from, to)
+  std::optional<int64_t> before_id;  // the next page: rows older than this id
   int limit = 100;
 };
 
@@ -60,7 +59,8 @@ class AuditLog {
   Result<std::vector<AuditRecord>> Find(const AuditFilter& filter);
   // The time of the latest audited action of each of `client_ids` that has one (OAuth
   // client ids). REQUIRES: built with a db.
-  Result<std::map<std::string, int64_t>> LastActivityByClient(const std::set<std::string>& client_ids);
+  Result<std::map<std::string, int64_t>> LastActivityByClient(
+      const std::set<std::string>& client_ids);
 
  private:
   Clock* const clock_;

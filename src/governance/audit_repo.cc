@@ -26,8 +26,8 @@ Result<std::vector<AuditRecord>> Records(const std::vector<store::Row>& rows);
 }  // namespace
 
 Result<std::vector<AuditRecord>> Recent(store::Conn& c, int limit) {
-  auto rows = c.Query(std::string(kColumns) + "ORDER BY id DESC LIMIT ?",
-                      {static_cast<int64_t>(limit)});
+  auto rows =
+      c.Query(std::string(kColumns) + "ORDER BY id DESC LIMIT ?", {static_cast<int64_t>(limit)});
   if (!rows) return Fail(rows.error());
   return Records(*rows);
 }
@@ -61,8 +61,8 @@ Result<std::vector<AuditRecord>> Find(store::Conn& c, const AuditFilter& f) {
 const char* const kLastActivitySql =
     "SELECT occurred_at FROM audit_log WHERE client_id = ? ORDER BY id DESC LIMIT 1";
 
-Result<std::map<std::string, int64_t>> LastActivityByClient(store::Conn& c,
-                                                            const std::set<std::string>& client_ids) {
+Result<std::map<std::string, int64_t>> LastActivityByClient(
+    store::Conn& c, const std::set<std::string>& client_ids) {
   // The latest entry by id (the order they were written in), found from the end of the
   // client's part of audit_log_client; MAX(occurred_at) would read all of a client's rows.
   std::map<std::string, int64_t> out;

@@ -29,7 +29,7 @@ extern const char* const kLastActivitySql;
 // client_id -> occurred_at of its latest audited action, for each of `client_ids` that has
 // one: an index seek each (audit_log_client), whatever the log's size. REQUIRES: inside
 // Read/Write.
-Result<std::map<std::string, int64_t>> LastActivityByClient(store::Conn& c,
-                                                            const std::set<std::string>& client_ids);
+Result<std::map<std::string, int64_t>> LastActivityByClient(
+    store::Conn& c, const std::set<std::string>& client_ids);
 
 }  // namespace crmd::governance::audit_repo

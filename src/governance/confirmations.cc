@@ -29,8 +29,8 @@ std::string BlockedMessage(const std::vector<Blocker>& b) {
   std::string msg = "the action is blocked by " + std::to_string(b.size()) + " dependant(s): ";
   for (size_t i = 0; i < b.size() && i < 5; ++i) {
     if (i) msg += "; ";
-    msg += b[i].kind + " " + std::to_string(b[i].id) + " \"" + b[i].name + "\" (" + b[i].reason +
-           ")";
+    msg +=
+        b[i].kind + " " + std::to_string(b[i].id) + " \"" + b[i].name + "\" (" + b[i].reason + ")";
   }
   return msg + ". Resolve these first.";
 }
@@ -55,7 +55,7 @@ struct ConfirmationService::Issued {
   std::string token;
   int64_t expires_at = 0;
   int64_t ttl = 0;
-  std::string approval_id;   // empty: the assistant may confirm alone
+  std::string approval_id;  // empty: the assistant may confirm alone
   std::string approval_url;
   json ToReply(const std::string& action, const json& preview) const {
     json j = {{"status", "confirmation_required"},
@@ -74,8 +74,7 @@ struct ConfirmationService::Issued {
   }
 };
 
-ConfirmationService::ConfirmationService(ConfirmationOptions options)
-    : o_(std::move(options)) {}
+ConfirmationService::ConfirmationService(ConfirmationOptions options) : o_(std::move(options)) {}
 
 std::string ConfirmationService::ApprovalUrl(const std::string& approval_id) const {
   return o_.approval_url_base + "/console/approvals/" + approval_id;
@@ -115,19 +114,18 @@ Result<ConfirmationService::Issued> ConfirmationService::Issue(store::Conn& conn
   int64_t now = o_.clock->NowUnix();
   out.expires_at = now + ttl;
   std::string canonical = args.dump();  // nlohmann objects are key-sorted: canonical
-  auto id = confirmations_repo::Insert(
-      conn, {.token_hash = crypto::HashSecret(out.token),
-             .action = spec.name,
-             .scope = spec.scope,
-             .client_id = actor.client_id,
-             .subject = actor.subject,
-             .args = canonical,
-             .args_hash = crypto::Sha256Hex(canonical),
-             .revisions = RevisionsJson(preview.revisions).dump(),
-             .preview = preview.preview.dump(),
-             .created_at = now,
-             .expires_at = out.expires_at,
-             .requires_approval = needs_person});
+  auto id = confirmations_repo::Insert(conn, {.token_hash = crypto::HashSecret(out.token),
+                                              .action = spec.name,
+                                              .scope = spec.scope,
+                                              .client_id = actor.client_id,
+                                              .subject = actor.subject,
+                                              .args = canonical,
+                                              .args_hash = crypto::Sha256Hex(canonical),
+                                              .revisions = RevisionsJson(preview.revisions).dump(),
+                                              .preview = preview.preview.dump(),
+                                              .created_at = now,
+                                              .expires_at = out.expires_at,
+                                              .requires_approval = needs_person});
   if (!id) return Fail(id.error());
   out.id = *id;
   if (needs_person) {
@@ -151,7 +149,8 @@ void ConfirmationService::Count(std::string_view step, std::string_view outcome)
   if (!o_.metrics) return;
   o_.metrics
       ->Counter("crmd_confirmations_total",
-                "Confirmable actions: previews issued and confirmations, by outcome (error code when refused).",
+                "Confirmable actions: previews issued and confirmations, by outcome (error code "
+                "when refused).",
                 {{"step", step}, {"outcome", outcome}})
       .Inc();
 }
@@ -159,8 +158,11 @@ void ConfirmationService::Count(std::string_view step, std::string_view outcome)
 ConfirmOutcome ConfirmationService::Request(const Actor& actor, const std::string& action,
                                             const nlohmann::json& args) {
   ConfirmOutcome out = RequestUncounted(actor, action, args);
-  if (!out.result) Count("preview", ErrcCode(out.result.error().code));
-  else Count("preview", out.result->value("approval_required", false) ? "issued_needs_approval" : "issued");
+  if (!out.result)
+    Count("preview", ErrcCode(out.result.error().code));
+  else
+    Count("preview",
+          out.result->value("approval_required", false) ? "issued_needs_approval" : "issued");
   return out;
 }
 
@@ -171,18 +173,20 @@ ConfirmOutcome ConfirmationService::Confirm(const Actor& actor, const std::set<s
   return out;
 }
 
-Status ConfirmationService::Decide(const std::string& approval_id, const Actor& person, bool approve) {
+Status ConfirmationService::Decide(const std::string& approval_id, const Actor& person,
+                                   bool approve) {
   Status st = DecideUncounted(approval_id, person, approve);
   if (o_.metrics)
     o_.metrics
         ->Counter("crmd_approvals_total", "Decisions on approval pages, by decision and outcome.",
-                  {{"decision", approve ? "approve" : "deny"}, {"outcome", st ? "ok" : ErrcCode(st.error().code)}})
+                  {{"decision", approve ? "approve" : "deny"},
+                   {"outcome", st ? "ok" : ErrcCode(st.error().code)}})
         .Inc();
   return st;
 }
 
 ConfirmOutcome ConfirmationService::RequestUncounted(const Actor& actor, const std::string& action,
-                                            const json& args) {
+                                                     const json& args) {
   auto it = actions_.find(action);
   if (it == actions_.end())
     return {Fail(Error::Internal("unregistered confirmation action " + action)), nullptr};
@@ -205,8 +209,8 @@ ConfirmOutcome ConfirmationService::RequestUncounted(const Actor& actor, const s
 }
 
 ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
-                                            const std::set<std::string>& scopes,
-                                            const std::string& token) {
+                                                     const std::set<std::string>& scopes,
+                                                     const std::string& token) {
   json details;
   bool stale = false;
   auto r = o_.db->Write([&](store::Conn& c) -> Result<json> {
@@ -229,8 +233,8 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
       return invalid();
     std::string status = x.status;
     int64_t now = o_.clock->NowUnix();
-    if (status == "expired" || ((status == "pending" || status == "approved") &&
-                                x.expires_at <= now))
+    if (status == "expired" ||
+        ((status == "pending" || status == "approved") && x.expires_at <= now))
       return Fail(Errc::kConfirmationExpired,
                   "this confirmation token has expired; call the tool again for a new preview");
     if (status != "pending" && status != "approved") return invalid();
@@ -240,8 +244,8 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
       if (!*approval) return invalid();
       const approvals_repo::ApprovalRow& a = **approval;
       // The approval must be the one made for exactly this preview.
-      if (a.args_hash != x.args_hash || a.revisions != x.revisions ||
-          a.client_id != x.client_id || a.subject != x.subject)
+      if (a.args_hash != x.args_hash || a.revisions != x.revisions || a.client_id != x.client_id ||
+          a.subject != x.subject)
         return invalid();
       if (a.status == "denied")
         return Fail(Errc::kApprovalDenied,
@@ -260,8 +264,8 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
     const ActionSpec& spec = it->second;
     if (!scopes.count(spec.scope)) {
       details = {{"required_scope", spec.scope}};
-      return Fail(Errc::kPermissionDenied, "confirming " + spec.name + " needs the scope " +
-                                               spec.scope);
+      return Fail(Errc::kPermissionDenied,
+                  "confirming " + spec.name + " needs the scope " + spec.scope);
     }
     std::string canonical = x.args;
     if (crypto::Sha256Hex(canonical) != x.args_hash) return invalid();
@@ -272,10 +276,9 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
     auto p = spec.preview(c, args);
     if (!p) {
       if (p.error().code == Errc::kNotFound)
-        return Fail(Errc::kStalePreview, "the records changed since the preview: " +
-                                             p.error().message +
-                                             "; nothing was done. Call " + spec.name +
-                                             " again for a fresh preview");
+        return Fail(Errc::kStalePreview,
+                    "the records changed since the preview: " + p.error().message +
+                        "; nothing was done. Call " + spec.name + " again for a fresh preview");
       return Fail(p.error());
     }
     if (!p->blockers.empty()) {
@@ -348,9 +351,12 @@ ApprovalInfo MakeApprovalInfo(const approvals_repo::ApprovalRow& a, const Confir
                     .created_at = a.created_at,
                     .expires_at = a.expires_at};
   // The confirmation's fate wins once it is final: used or replaced by a fresh preview.
-  if (c.status == "used" || c.status == "superseded") info.status = c.status;
-  else if (a.status == "pending" && a.expires_at <= now) info.status = "expired";
-  else if (c.status == "expired") info.status = "expired";
+  if (c.status == "used" || c.status == "superseded")
+    info.status = c.status;
+  else if (a.status == "pending" && a.expires_at <= now)
+    info.status = "expired";
+  else if (c.status == "expired")
+    info.status = "expired";
   return info;
 }
 
@@ -368,7 +374,8 @@ Result<ApprovalInfo> ConfirmationService::GetApproval(const std::string& approva
   });
 }
 
-Result<std::vector<ApprovalInfo>> ConfirmationService::PendingApprovals(const std::string& subject) {
+Result<std::vector<ApprovalInfo>> ConfirmationService::PendingApprovals(
+    const std::string& subject) {
   return o_.db->Read([&](store::Conn& c) -> Result<std::vector<ApprovalInfo>> {
     int64_t now = o_.clock->NowUnix();
     auto rows = approvals_repo::ListPending(c, subject, now, 100);
@@ -386,7 +393,7 @@ Result<std::vector<ApprovalInfo>> ConfirmationService::PendingApprovals(const st
 }
 
 Status ConfirmationService::DecideUncounted(const std::string& approval_id, const Actor& person,
-                                   bool approve) {
+                                            bool approve) {
   return o_.db->Write([&](store::Conn& c) -> Status {
     int64_t now = o_.clock->NowUnix();
     auto a = approvals_repo::Find(c, approval_id);
@@ -434,9 +441,8 @@ Status ConfirmationService::DecideUncounted(const std::string& approval_id, cons
 }
 
 Result<int64_t> ConfirmationService::ExpireStale() {
-  return o_.db->Write([&](store::Conn& c) {
-    return confirmations_repo::ExpireStale(c, o_.clock->NowUnix());
-  });
+  return o_.db->Write(
+      [&](store::Conn& c) { return confirmations_repo::ExpireStale(c, o_.clock->NowUnix()); });
 }
 
 }  // namespace crmd::governance

@@ -29,14 +29,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "src/core/metrics.h"
 #include "src/core/clock.h"
+#include "src/core/metrics.h"
 #include "src/core/random.h"
 #include "src/core/result.h"
 #include "src/governance/actor.h"
@@ -47,7 +46,7 @@ namespace crmd::governance {
 class SettingsService;
 
 struct Blocker {
-  std::string kind;    // "campaign" | "automation" | ...
+  std::string kind;  // "campaign" | "automation" | ...
   int64_t id = 0;
   std::string name;
   std::string reason;  // human sentence, e.g. "active automation uses this list as trigger"
@@ -135,8 +134,7 @@ class ConfirmationService {
   //    "approval_url"}
   // Failure: the preview's own error (not_found, validation_failed), or
   // dependency_blocked with details {"blockers":[...],"preview":...}.
-  ConfirmOutcome Request(const Actor& actor, const std::string& action,
-                         const nlohmann::json& args);
+  ConfirmOutcome Request(const Actor& actor, const std::string& action, const nlohmann::json& args);
 
   // Step 2. `scopes` are the caller's granted scopes. On success:
   //   {"status":"done","action":..,"result":<Execute's json>}

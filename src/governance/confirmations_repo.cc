@@ -57,9 +57,10 @@ Result<std::optional<ConfirmationInfo>> FindInfo(store::Conn& c, int64_t id) {
 }
 
 Status MarkSuperseded(store::Conn& c, int64_t id) {
-  auto sup = c.Exec("UPDATE confirmations SET status = 'superseded' WHERE id = ? AND "
-                    "status IN ('pending','approved')",
-                    {id});
+  auto sup = c.Exec(
+      "UPDATE confirmations SET status = 'superseded' WHERE id = ? AND "
+      "status IN ('pending','approved')",
+      {id});
   if (!sup) return Fail(sup.error());
   return Ok();
 }

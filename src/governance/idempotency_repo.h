@@ -5,10 +5,9 @@
 // Stateless; any thread, with its own Conn. REQUIRES: Find inside Database::Read or
 // Write; Remember and DeleteCreatedBefore inside Database::Write.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 #include "src/store/db.h"

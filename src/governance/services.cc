@@ -8,13 +8,13 @@ Services::Services(ServicesOptions o)
       idempotency(std::make_unique<Idempotency>(options.db, options.clock)),
       settings(std::make_unique<SettingsService>(
           SettingsOptions{.db = options.db, .clock = options.clock, .audit = audit.get()})),
-      confirmations(std::make_unique<ConfirmationService>(ConfirmationOptions{
-          .db = options.db,
-          .clock = options.clock,
-          .random = options.random,
-          .settings = settings.get(),
-          .approval_url_base = options.approval_url_base,
-          .metrics = options.metrics})),
+      confirmations(std::make_unique<ConfirmationService>(
+          ConfirmationOptions{.db = options.db,
+                              .clock = options.clock,
+                              .random = options.random,
+                              .settings = settings.get(),
+                              .approval_url_base = options.approval_url_base,
+                              .metrics = options.metrics})),
       api_keys(std::make_unique<ApiKeys>(*options.db, *options.clock, *options.random)) {}
 
 Services::~Services() = default;

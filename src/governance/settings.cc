@@ -1,8 +1,8 @@
 #include "src/governance/settings.h"
 
+#include "src/core/email_address.h"
 #include "src/governance/approval_policy.h"
 #include "src/governance/audit.h"
-#include "src/core/email_address.h"
 #include "src/governance/settings_repo.h"
 
 namespace crmd::governance {
@@ -110,7 +110,8 @@ Result<std::shared_ptr<const SettingsDoc>> SettingsService::SharedIn(store::Conn
   {
     // The parsed document of the same revision, when Recent() holds it (no parse).
     std::lock_guard lock(recent_mu_);
-    if (recent_ && recent_->revision == (*row)->revision && recent_->updated_at == (*row)->updated_at)
+    if (recent_ && recent_->revision == (*row)->revision &&
+        recent_->updated_at == (*row)->updated_at)
       return recent_;
   }
   auto parsed = std::make_shared<SettingsDoc>();

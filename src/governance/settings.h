@@ -6,9 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "src/core/clock.h"
 #include "src/core/result.h"

@@ -103,7 +103,8 @@ bool HostAllowList::Allows(std::string_view host, bool https) const {
 std::vector<std::string> DefaultAllowedHosts(std::string_view issuer) {
   std::vector<std::string> out = {"localhost", "127.0.0.1", "[::1]"};
   size_t scheme_end = issuer.find("://");
-  std::string_view rest = scheme_end == std::string_view::npos ? issuer : issuer.substr(scheme_end + 3);
+  std::string_view rest =
+      scheme_end == std::string_view::npos ? issuer : issuer.substr(scheme_end + 3);
   std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
   if (auto at = authority.rfind('@'); at != std::string_view::npos) authority.remove_prefix(at + 1);
   if (!authority.empty() && IsValidHostValue(authority)) out.emplace_back(Split(authority).name);

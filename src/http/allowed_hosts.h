@@ -54,8 +54,8 @@ class HostAllowList {
   };
 
   bool any_ = true;
-  Set any_port_;            // "crm.example.com", "[::1]"
-  Set with_port_;           // "crm.example.com:8443"
+  Set any_port_;   // "crm.example.com", "[::1]"
+  Set with_port_;  // "crm.example.com:8443"
   std::vector<Suffix> wildcards_;
 };
 

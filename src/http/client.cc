@@ -1,14 +1,14 @@
 #include "src/http/client.h"
 
 #include <algorithm>
-#include <mutex>
-#include <optional>
-
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <mutex>
+#include <optional>
+
 #include "src/core/worker_pool.h"
 
 namespace crmd::http {
@@ -24,7 +24,8 @@ bool IsPrivateAddress(const std::string& ip) {
   if (ec) return true;  // unparseable: treat as not allowed
   if (a.is_v6()) {
     auto v6 = a.to_v6();
-    if (v6.is_v4_mapped()) return IsPrivateAddress(asio::ip::make_address_v4(asio::ip::v4_mapped, v6).to_string());
+    if (v6.is_v4_mapped())
+      return IsPrivateAddress(asio::ip::make_address_v4(asio::ip::v4_mapped, v6).to_string());
     auto b = v6.to_bytes();
     if (v6.is_loopback() || v6.is_unspecified() || v6.is_link_local() || v6.is_multicast() ||
         v6.is_site_local())
@@ -32,14 +33,15 @@ bool IsPrivateAddress(const std::string& ip) {
     if ((b[0] & 0xfe) == 0xfc) return true;  // fc00::/7 unique local
     // Addresses that carry an IPv4 address: judged by that address.
     auto embedded = [&](int at) {
-      return IsPrivateAddress(asio::ip::address_v4({b[at], b[at + 1], b[at + 2], b[at + 3]}).to_string());
+      return IsPrivateAddress(
+          asio::ip::address_v4({b[at], b[at + 1], b[at + 2], b[at + 3]}).to_string());
     };
     bool zero96 = true;
     for (int i = 0; i < 12; ++i) zero96 = zero96 && b[i] == 0;
     if (zero96) return true;  // ::a.b.c.d, IPv4-compatible (deprecated, RFC 4291 §2.5.5.1)
     const unsigned char nat64[12] = {0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
     if (std::equal(nat64, nat64 + 12, b.begin())) return embedded(12);  // 64:ff9b::/96
-    if (b[0] == 0x20 && b[1] == 0x02) return embedded(2);              // 2002::/16, 6to4
+    if (b[0] == 0x20 && b[1] == 0x02) return embedded(2);               // 2002::/16, 6to4
     return false;
   }
   auto v4 = a.to_v4().to_bytes();
@@ -48,9 +50,9 @@ bool IsPrivateAddress(const std::string& ip) {
   if (v4[0] == 192 && v4[1] == 168) return true;
   if (v4[0] == 169 && v4[1] == 254) return true;
   if (v4[0] == 100 && (v4[1] & 0xc0) == 64) return true;  // CGNAT
-  if (v4[0] >= 224) return true;                            // multicast, reserved, broadcast
+  if (v4[0] >= 224) return true;                          // multicast, reserved, broadcast
   if (v4[0] == 192 && v4[1] == 0 && v4[2] == 0) return true;
-  if (v4[0] == 198 && (v4[1] & 0xfe) == 18) return true;    // benchmarking
+  if (v4[0] == 198 && (v4[1] & 0xfe) == 18) return true;  // benchmarking
   return false;
 }
 
@@ -79,12 +81,14 @@ Result<Url> ParseUrl(const std::string& url) {
   u.target = slash == std::string::npos ? "/" : rest.substr(slash);
   if (auto hash = u.target.find('#'); hash != std::string::npos) u.target.resize(hash);
   if (u.target.empty() || u.target[0] != '/') u.target = "/" + u.target;
-  if (authority.find('@') != std::string::npos) return Fail(Errc::kInvalidArgument, "userinfo in URL");
+  if (authority.find('@') != std::string::npos)
+    return Fail(Errc::kInvalidArgument, "userinfo in URL");
   if (!authority.empty() && authority[0] == '[') {
     auto close = authority.find(']');
     if (close == std::string::npos) return Fail(Errc::kInvalidArgument, "bad IPv6 literal");
     u.host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size() && authority[close + 1] == ':') u.port = authority.substr(close + 2);
+    if (close + 1 < authority.size() && authority[close + 1] == ':')
+      u.port = authority.substr(close + 2);
   } else {
     auto colon = authority.rfind(':');
     u.host = authority.substr(0, colon);
@@ -143,7 +147,8 @@ class BeastClient final : public HttpClient {
       if (e) return Fail(Errc::kUnavailable, "response failed", e.message());
       auto res = parser.release();
       out.status = res.result_int();
-      for (const auto& f : res) out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+      for (const auto& f : res)
+        out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
       out.body = std::move(res.body());
       return Ok();
     };

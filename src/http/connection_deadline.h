@@ -1,13 +1,12 @@
 #pragma once
 // A connection's deadline (src/http/server.cc): one timer per connection instead of one
 // armed and cancelled around every read and write. Asio only; for src/http alone.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 namespace crmd::http {
 

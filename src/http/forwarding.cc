@@ -192,7 +192,8 @@ Result<ProxyTrust> ProxyTrust::Parse(const std::vector<std::string>& entries) {
     if (size_t slash = e.find('/'); slash != std::string_view::npos) {
       addr = e.substr(0, slash);
       auto p = e.substr(slash + 1);
-      if (p.empty() || p.size() > 3) prefix = -2;
+      if (p.empty() || p.size() > 3)
+        prefix = -2;
       else {
         prefix = 0;
         for (char c : p) prefix = IsDigit(c) ? prefix * 10 + (c - '0') : -1000;

@@ -82,9 +82,9 @@ std::optional<std::vector<ForwardedElement>> ParseForwarded(
 
 // What a handler is told about the client.
 struct ClientView {
-  std::string ip;      // the client address (canonical text)
-  bool https = false;  // the scheme the client used
-  std::string host;    // a forwarded host (valid host[:port]); empty: none, use Host
+  std::string ip;          // the client address (canonical text)
+  bool https = false;      // the scheme the client used
+  std::string host;        // a forwarded host (valid host[:port]); empty: none, use Host
   bool forwarded = false;  // ip, https or host came from a trusted proxy's fields
 };
 

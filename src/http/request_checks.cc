@@ -218,7 +218,8 @@ bool AllFieldVchars(std::string_view v) {
     uint64_t w;
     std::memcpy(&w, v.data() + i, 8);
     const uint64_t del = w ^ (0x7F * kOnes);
-    const uint64_t odd = (w & kHigh) | ((w - 0x20 * kOnes) & ~w & kHigh) | ((del - kOnes) & ~del & kHigh);
+    const uint64_t odd =
+        (w & kHigh) | ((w - 0x20 * kOnes) & ~w & kHigh) | ((del - kOnes) & ~del & kHigh);
     if (odd != 0) {
       for (size_t k = i; k < i + 8; ++k)
         if (!IsFieldVchar(v[k])) return false;
@@ -237,9 +238,12 @@ bool ReadConnection(std::string_view value, bool& close, bool& keep_alive) {
   for (auto m : members) {
     for (char c : m)
       if (!syntax::IsTchar(c)) return false;
-    if (IEquals(m, "close")) close = true;
-    else if (IEquals(m, "keep-alive")) keep_alive = true;
-    else if (IEquals(m, "upgrade")) return false;
+    if (IEquals(m, "close"))
+      close = true;
+    else if (IEquals(m, "keep-alive"))
+      keep_alive = true;
+    else if (IEquals(m, "upgrade"))
+      return false;
   }
   return true;
 }
@@ -263,9 +267,12 @@ std::optional<PlainHead> ParsePlainHead(std::string_view block, size_t max_body_
     if (!syntax::IsTchar(c)) return std::nullopt;
   for (char c : target)
     if (c <= 0x20 || c >= 0x7F) return std::nullopt;
-  if (version == "HTTP/1.1") out.head.version = 11;
-  else if (version == "HTTP/1.0") out.head.version = 10;
-  else return std::nullopt;
+  if (version == "HTTP/1.1")
+    out.head.version = 11;
+  else if (version == "HTTP/1.0")
+    out.head.version = 10;
+  else
+    return std::nullopt;
   out.head.method = method;
   out.head.target = target;
 

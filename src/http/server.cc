@@ -1,26 +1,26 @@
 #include "src/http/server.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
+#include <boost/asio.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
-#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <tuple>
 #include <vector>
 
-#include <boost/asio.hpp>
-#include <boost/asio/as_tuple.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
-#include <spdlog/spdlog.h>
-
+#include "src/core/crypto.h"
 #include "src/core/log.h"
 #include "src/core/random.h"
-#include "src/core/crypto.h"
 #include "src/core/worker_pool.h"
 #include "src/http/allowed_hosts.h"
 #include "src/http/connection_deadline.h"
@@ -84,8 +84,9 @@ class Server::Impl {
     if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
     if (!ec) acceptor_.bind(ep, ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) return Fail(Errc::kUnavailable, "cannot listen on " + options_.address + ":" +
-                                                std::to_string(options_.port) + ": " + ec.message());
+    if (ec)
+      return Fail(Errc::kUnavailable, "cannot listen on " + options_.address + ":" +
+                                          std::to_string(options_.port) + ": " + ec.message());
     return acceptor_.local_endpoint().port();
   }
 
@@ -118,7 +119,8 @@ class Server::Impl {
     hangup_.async_wait([this](const beast::error_code& ec, int) {
       if (ec) return;
       if (auto st = ReloadTls(); !st)
-        spdlog::error(R"("event":"tls_reload_failed","detail":"{}")", JsonEscape(st.error().message));
+        spdlog::error(R"("event":"tls_reload_failed","detail":"{}")",
+                      JsonEscape(st.error().message));
       WaitForHangup();
     });
   }
@@ -139,7 +141,8 @@ class Server::Impl {
     });
     // Let in-flight requests finish; idle keep-alive connections are closed by their reads
     // seeing stopping_ (they are woken by the cancellation below).
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options_.shutdown_grace_s);
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(options_.shutdown_grace_s);
     {
       std::unique_lock lock(mu_);
       CancelIdleLocked();
@@ -166,7 +169,7 @@ class Server::Impl {
  private:
   // The TCP peer of a connection.
   struct Peer {
-    std::string text;      // canonical address text (IPv4-mapped IPv6 as IPv4)
+    std::string text;  // canonical address text (IPv4-mapped IPv6 as IPv4)
     IpAddress ip;
     bool trusted = false;  // in trusted_proxies
   };
@@ -323,8 +326,8 @@ class Server::Impl {
     while (!stopping_) {
       // 1. The header section as raw bytes, checked before Beast parses it
       //    (request_checks.h, pass 1). Bytes of a pipelined request may already be here.
-      deadline.Set(std::chrono::seconds(buffer.size() ? options_.read_timeout_s
-                                                              : options_.idle_timeout_s));
+      deadline.Set(
+          std::chrono::seconds(buffer.size() ? options_.read_timeout_s : options_.idle_timeout_s));
       HeaderBlock block;
       while (true) {
         auto bytes = buffer.data();
@@ -352,8 +355,7 @@ class Server::Impl {
       //    (ParsePlainHead, request_checks.h), its fields viewed in `buffer` until they are
       //    copied below; anything else by Beast, with a fresh parser per message (Beast:
       //    stale_parser). Beast's parser and fields were about a twentieth of a tool call.
-      const std::string_view block_text(static_cast<const char*>(buffer.data().data()),
-                                        block.size);
+      const std::string_view block_text(static_cast<const char*>(buffer.data().data()), block.size);
       auto plain = ParsePlainHead(block_text, options_.max_body_bytes);
       std::optional<bhttp::request_parser<bhttp::string_body>> parser;
       RequestHead facts;
@@ -424,8 +426,7 @@ class Server::Impl {
 
       // RFC 9110 §10.1.1: 100 only to HTTP/1.1 (CheckRequestHead ignores Expect in 1.0),
       // only after the header checks passed, and only when content is still to come.
-      const bool content_here =
-          plain ? buffer.size() >= plain->content_length : parser->is_done();
+      const bool content_here = plain ? buffer.size() >= plain->content_length : parser->is_done();
       if (checked->expect_continue && !content_here) {
         bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
         co_await bhttp::async_write(stream, cont, kTuple);
@@ -470,8 +471,10 @@ class Server::Impl {
       if (checked->absolute_form || host_forwarded) {
         auto it = std::find_if(req.headers.begin(), req.headers.end(),
                                [](const auto& h) { return IEquals(h.first, "Host"); });
-        if (it != req.headers.end()) it->second = checked->host;
-        else req.headers.emplace_back("Host", checked->host);
+        if (it != req.headers.end())
+          it->second = checked->host;
+        else
+          req.headers.emplace_back("Host", checked->host);
       }
       req.remote_ip = client.ip;
       req.peer_ip = remote;
@@ -501,8 +504,12 @@ class Server::Impl {
       const int handler_status = res.status;
       thread_local HttpDateCache dates;
       const std::string_view date = dates.At(std::chrono::system_clock::now());
-      ResponseFraming framing{.reason = {}, .date = date, .request_id = req.request_id,
-                              .tls = tls, .close = close, .http10_keep_alive = version < 11,
+      ResponseFraming framing{.reason = {},
+                              .date = date,
+                              .request_id = req.request_id,
+                              .tls = tls,
+                              .close = close,
+                              .http10_keep_alive = version < 11,
                               .head = req.method == "HEAD"};
       auto wire = FrameAnswer(res, framing, ReasonPhrase);
       if (wire.replaced)
@@ -516,13 +523,15 @@ class Server::Impl {
       // them only when the line is written (benchmarks and busy nodes run at warn).
       if (options_.access_log && spdlog::should_log(spdlog::level::info)) {
         auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                      std::chrono::steady_clock::now() - started).count();
+                      std::chrono::steady_clock::now() - started)
+                      .count();
         // Behind a trusted proxy "remote" is the forwarded client and "peer" the proxy.
         std::string peer_field = client.forwarded ? R"(,"peer":")" + remote + "\"" : "";
         LogScope scope(std::move(log_context));
-        spdlog::info(R"("event":"request","request_id":"{}","method":"{}","path":"{}","status":{},"duration_us":{},"remote":"{}"{})",
-                     req.request_id, JsonEscape(req.method), JsonEscape(LoggablePath(req.path)), res.status, us,
-                     req.remote_ip, peer_field);
+        spdlog::info(
+            R"("event":"request","request_id":"{}","method":"{}","path":"{}","status":{},"duration_us":{},"remote":"{}"{})",
+            req.request_id, JsonEscape(req.method), JsonEscape(LoggablePath(req.path)), res.status,
+            us, req.remote_ip, peer_field);
       }
       if (wec || close) co_return;
     }
@@ -558,8 +567,8 @@ class Server::Impl {
     try {
       return handler_(req);
     } catch (const std::exception& e) {
-      spdlog::error(R"("event":"unhandled_exception","request_id":"{}","what":"{}")", req.request_id,
-                    JsonEscape(e.what()));
+      spdlog::error(R"("event":"unhandled_exception","request_id":"{}","what":"{}")",
+                    req.request_id, JsonEscape(e.what()));
     } catch (...) {
       spdlog::error(R"("event":"unhandled_exception","request_id":"{}")", req.request_id);
     }
@@ -572,10 +581,9 @@ class Server::Impl {
   template <typename Stream>
   awaitable<void> WriteParseError(Stream& stream, beast::error_code ec, const std::string& remote) {
     if (ec == bhttp::error::body_limit) {
-      co_await WriteError(stream, 413, "payload_too_large",
-                          "the body is larger than " + std::to_string(options_.max_body_bytes) +
-                              " bytes",
-                          remote);
+      co_await WriteError(
+          stream, 413, "payload_too_large",
+          "the body is larger than " + std::to_string(options_.max_body_bytes) + " bytes", remote);
     } else if (ec == bhttp::error::header_limit) {
       co_await WriteError(stream, 431, "headers_too_large", "the request headers are too large",
                           remote);
@@ -643,7 +651,7 @@ class Server::Impl {
   // acceptor's pending accept holds a socket of the io_context it accepts for.
   std::vector<std::unique_ptr<asio::io_context>> more_iocs_;
   asio::io_context ioc_;  // the acceptor, the signals, and connections in turn
-  size_t next_ioc_ = 0;  // the acceptor's coroutine only
+  size_t next_ioc_ = 0;   // the acceptor's coroutine only
   WorkerPool workers_;
   tcp::acceptor acceptor_;
   asio::signal_set signals_;

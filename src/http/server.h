@@ -2,8 +2,8 @@
 // The HTTP(S) listener. Transport only: it reads a request (header limit, body limit
 // checked on the headers so an oversized body is refused with 413 before it is read, read
 // and idle timeouts, a connection cap), hands a plain Request to the Handler on the worker
-// pool (never on an I/O thread; src/core/worker_pool.h) and writes the Response. Before routing it refuses a
-// request that breaks RFC 9112 (request_checks.h) or names a host not allowed (421), and
+// pool (never on an I/O thread; src/core/worker_pool.h) and writes the Response. Before routing it
+// refuses a request that breaks RFC 9112 (request_checks.h) or names a host not allowed (421), and
 // tells the handler who the client is, believing forwarding fields from trusted proxies
 // only (forwarding.h). Graceful Stop(): stop accepting, let in-flight requests finish
 // within the grace period, close idle connections.
@@ -21,7 +21,7 @@ namespace crmd::http {
 
 struct ServerOptions {
   std::string address = "127.0.0.1";
-  uint16_t port = 0;  // 0: any free port (tests)
+  uint16_t port = 0;          // 0: any free port (tests)
   std::string tls_cert_file;  // PEM chain; HTTPS when both are set
   std::string tls_key_file;
   int io_threads = 1;

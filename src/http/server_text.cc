@@ -36,7 +36,8 @@ std::string LoggablePath(std::string_view path) {
   size_t start = 0;
   while (start <= path.size()) {
     size_t slash = path.find('/', start);
-    std::string_view seg = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    std::string_view seg = path.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
     if (seg.substr(0, kHook.size()) == kHook && seg.size() > kVisible) {
       out.append(seg.substr(0, kVisible)).append("_[redacted]");
     } else {
@@ -103,8 +104,10 @@ std::optional<std::string> ResponseHead(const Response& res, const ResponseFrami
   AppendField(out, "Date", f.date);
   AppendField(out, "X-Request-Id", f.request_id);
   if (f.tls) AppendField(out, "Strict-Transport-Security", "max-age=31536000");
-  if (f.close) AppendField(out, "Connection", "close");
-  else if (f.http10_keep_alive) AppendField(out, "Connection", "keep-alive");
+  if (f.close)
+    AppendField(out, "Connection", "close");
+  else if (f.http10_keep_alive)
+    AppendField(out, "Connection", "keep-alive");
   if (!NoContent(res.status)) AppendField(out, "Content-Length", std::to_string(res.body.size()));
   out.append("\r\n");
   return out;
@@ -124,8 +127,10 @@ AnswerBytes FrameAnswer(Response& res, ResponseFraming framing,
   out.bytes = std::move(*head);
   if (!framing.head && !NoContent(res.status)) {
     constexpr size_t kCopyLimit = 64 * 1024;
-    if (res.body.size() <= kCopyLimit) out.bytes.append(res.body);
-    else out.content_follows = true;
+    if (res.body.size() <= kCopyLimit)
+      out.bytes.append(res.body);
+    else
+      out.content_follows = true;
   }
   return out;
 }
@@ -134,11 +139,10 @@ std::string ProblemBody(int status, std::string_view code, const std::string& de
                         std::string_view request_id) {
   std::string c(code);
   std::string id(request_id);
-  return R"({"type":"urn:crmd:problem:)" + c + R"(","title":")" +
-         std::string(StatusTitle(status)) + R"(","status":)" + std::to_string(status) +
-         R"(,"code":")" + c + R"(","error":")" + c + R"(","detail":")" + JsonEscape(detail) +
-         R"(","instance":"urn:crmd:request:)" + JsonEscape(id) + R"(","request_id":")" +
-         JsonEscape(id) + R"("})";
+  return R"({"type":"urn:crmd:problem:)" + c + R"(","title":")" + std::string(StatusTitle(status)) +
+         R"(","status":)" + std::to_string(status) + R"(,"code":")" + c + R"(","error":")" + c +
+         R"(","detail":")" + JsonEscape(detail) + R"(","instance":"urn:crmd:request:)" +
+         JsonEscape(id) + R"(","request_id":")" + JsonEscape(id) + R"("})";
 }
 
 }  // namespace crmd::http

@@ -32,13 +32,13 @@ std::string LoggablePath(std::string_view path);
 
 // How the server frames a handler's answer (src/http/server.cc fills it in).
 struct ResponseFraming {
-  std::string_view reason;      // the status line's reason phrase
-  std::string_view date;        // HttpDate()
-  std::string_view request_id;  // X-Request-Id
-  bool tls = false;             // adds Strict-Transport-Security
-  bool close = false;           // the connection closes after this answer
+  std::string_view reason;         // the status line's reason phrase
+  std::string_view date;           // HttpDate()
+  std::string_view request_id;     // X-Request-Id
+  bool tls = false;                // adds Strict-Transport-Security
+  bool close = false;              // the connection closes after this answer
   bool http10_keep_alive = false;  // an HTTP/1.0 client keeps the connection: say so
-  bool head = false;            // an answer to HEAD: the GET answer's head, no content
+  bool head = false;               // an answer to HEAD: the GET answer's head, no content
 };
 
 // The status line and header section of `res` as an HTTP/1.1 answer (RFC 9112 §4, §5),

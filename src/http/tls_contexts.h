@@ -2,11 +2,10 @@
 // The server's TLS context (src/http/server.cc): loaded from the configured PEM files at
 // Listen() and again on SIGHUP (renewed certificates). A connection keeps the context it
 // was accepted with; new ones get the current one. Thread-safe.
+#include <boost/asio/ssl/context.hpp>
 #include <memory>
 #include <mutex>
 #include <string>
-
-#include <boost/asio/ssl/context.hpp>
 
 #include "src/core/result.h"
 

@@ -1,9 +1,9 @@
 #include "src/jobs/automation_runner.h"
 
-#include <chrono>
-
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "src/core/log.h"
 #include "src/mail/message.h"
@@ -23,10 +23,14 @@ std::string RunSendId(const marketing::automation_runs_repo::Run& r, int64_t ste
 
 const char* OutcomeName(K kind) {
   switch (kind) {
-    case K::kDone: return "done";
-    case K::kFailed: return "failed";
-    case K::kTemporary: return "retry";
-    case K::kNotAttempted: return "not_attempted";
+    case K::kDone:
+      return "done";
+    case K::kFailed:
+      return "failed";
+    case K::kTemporary:
+      return "retry";
+    case K::kNotAttempted:
+      return "not_attempted";
   }
   return "unknown";
 }
@@ -67,7 +71,8 @@ void AutomationRunner::Loop() {
     std::unique_lock lock(mu_);
     if (stop_) return;
     if (handled > 0) continue;  // more may be due right away
-    cv_.wait_for(lock, std::chrono::milliseconds(options_.poll_interval_ms), [this] { return stop_; });
+    cv_.wait_for(lock, std::chrono::milliseconds(options_.poll_interval_ms),
+                 [this] { return stop_; });
     if (stop_) return;
   }
 }
@@ -104,7 +109,9 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
   if (!message)
     return {.kind = K::kFailed, .detail = "message could not be built: " + message.error().message};
   auto bytes = runtime_.Render(*message);
-  if (!bytes) return {.kind = K::kFailed, .detail = "message could not be rendered: " + bytes.error().message};
+  if (!bytes)
+    return {.kind = K::kFailed,
+            .detail = "message could not be rendered: " + bytes.error().message};
   if (int64_t until = runtime_.PausedUntil(); until != 0)
     return {.kind = K::kNotAttempted, .retry_at = until};
   if (!runtime_.Throttle(stop_, mu_, cv_)) return {.kind = K::kNotAttempted};
@@ -122,7 +129,8 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
                           : sent.permanent() ? "failed"
                                              : "deferred";
     options_.metrics
-        ->Counter("crmd_mail_messages_total", "Messages handed to the relay, by source and outcome.",
+        ->Counter("crmd_mail_messages_total",
+                  "Messages handed to the relay, by source and outcome.",
                   {{"source", "automation"}, {"outcome", outcome}})
         .Inc();
   }
@@ -144,36 +152,38 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
 StepOutcome AutomationRunner::SendEmail(mail::Transport& transport, const marketing::LeasedStep& s,
                                         const marketing::MailContext& ctx) {
   const auto& step = s.step;
-  marketing::SimpleEmail e{.subject = step.value("subject", ""),
-                     .html_body = step.value("html_body", ""),
-                     .text_body = step.value("text_body", ""),
-                     .from = {step.value("from_name", ""), step.value("from_email", "")},
-                     .send_id = RunSendId(s.run, s.step_index),
-                     .extra_headers = {{"X-Crmd-Automation", std::to_string(s.run.automation_id)}}};
-  return Deliver(transport, marketing::BuildSimpleMessage(e, marketing::RecipientOf(s.run), ctx), s.run.due_at);
+  marketing::SimpleEmail e{
+      .subject = step.value("subject", ""),
+      .html_body = step.value("html_body", ""),
+      .text_body = step.value("text_body", ""),
+      .from = {step.value("from_name", ""), step.value("from_email", "")},
+      .send_id = RunSendId(s.run, s.step_index),
+      .extra_headers = {{"X-Crmd-Automation", std::to_string(s.run.automation_id)}}};
+  return Deliver(transport, marketing::BuildSimpleMessage(e, marketing::RecipientOf(s.run), ctx),
+                 s.run.due_at);
 }
 
 StepOutcome AutomationRunner::CallWebhook(const marketing::LeasedStep& s) {
   const std::string url = s.step.value("url", "");
   const std::string msg_id = "aut_" + RunSendId(s.run, s.step_index);
   const int64_t ts = clock_.NowUnix();
-  nlohmann::json body = {
-      {"id", msg_id},
-      {"type", "automation.step"},
-      {"timestamp", ts},
-      {"data",
-       {{"automation_id", s.run.automation_id},
-        {"run_id", s.run.id},
-        {"step_index", s.step_index},
-        {"contact",
-         {{"id", s.run.contact_id},
-          {"email", s.run.email},
-          {"first_name", s.run.first_name},
-          {"last_name", s.run.last_name},
-          {"status", s.run.contact_status}}}}}};
+  nlohmann::json body = {{"id", msg_id},
+                         {"type", "automation.step"},
+                         {"timestamp", ts},
+                         {"data",
+                          {{"automation_id", s.run.automation_id},
+                           {"run_id", s.run.id},
+                           {"step_index", s.step_index},
+                           {"contact",
+                            {{"id", s.run.contact_id},
+                             {"email", s.run.email},
+                             {"first_name", s.run.first_name},
+                             {"last_name", s.run.last_name},
+                             {"status", s.run.contact_status}}}}}};
   std::string payload = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   auto secret = secret_for_(url);
-  if (!secret) return {.kind = K::kTemporary, .detail = "no signing secret: " + secret.error().message};
+  if (!secret)
+    return {.kind = K::kTemporary, .detail = "no signing secret: " + secret.error().message};
   auto signature = webhooks::Sign(*secret, msg_id, ts, payload);
   if (!signature) return {.kind = K::kFailed, .detail = "invalid signing secret"};
   http::ClientRequest req{.method = "POST",
@@ -190,13 +200,14 @@ StepOutcome AutomationRunner::CallWebhook(const marketing::LeasedStep& s) {
   // The step's span (RunSteps' log scope) goes to the receiver, as outgoing webhooks do.
   if (const LogContext* log = CurrentLogContext(); log && !log->trace.empty()) {
     req.headers.emplace_back("traceparent", log->trace.Traceparent());
-    if (!log->trace.tracestate.empty()) req.headers.emplace_back("tracestate", log->trace.tracestate);
+    if (!log->trace.tracestate.empty())
+      req.headers.emplace_back("tracestate", log->trace.tracestate);
   }
   auto res = http_.Send(req);
   if (!res) {
     // A target the address guard refuses, or a malformed URL, will not get better.
-    bool permanent = res.error().code == Errc::kPermissionDenied ||
-                     res.error().code == Errc::kInvalidArgument;
+    bool permanent =
+        res.error().code == Errc::kPermissionDenied || res.error().code == Errc::kInvalidArgument;
     return {.kind = permanent ? K::kFailed : K::kTemporary, .detail = res.error().message};
   }
   if (res->status >= 200 && res->status < 300) return {.kind = K::kDone};
@@ -224,11 +235,13 @@ int AutomationRunner::RunSteps(mail::Transport& transport, const marketing::Mail
       o = CallWebhook(s);
     }
     if (o.kind == K::kFailed || o.kind == K::kTemporary)
-      spdlog::warn(R"("event":"automation_step_failed","automation_id":{},"run_id":{},"step":{},"detail":"{}")",
-                   s.run.automation_id, s.run.id, s.step_index, JsonEscape(o.detail));
-    spdlog::info(R"("event":"automation_step","automation_id":{},"run_id":{},"contact_id":{},"step":{},"type":"{}","outcome":"{}")",
-                 s.run.automation_id, s.run.id, s.run.contact_id, s.step_index,
-                 JsonEscape(s.step.value("type", "")), OutcomeName(o.kind));
+      spdlog::warn(
+          R"("event":"automation_step_failed","automation_id":{},"run_id":{},"step":{},"detail":"{}")",
+          s.run.automation_id, s.run.id, s.step_index, JsonEscape(o.detail));
+    spdlog::info(
+        R"("event":"automation_step","automation_id":{},"run_id":{},"contact_id":{},"step":{},"type":"{}","outcome":"{}")",
+        s.run.automation_id, s.run.id, s.run.contact_id, s.step_index,
+        JsonEscape(s.step.value("type", "")), OutcomeName(o.kind));
     if (auto st = runs_.RecordStep(s, o); !st) Warn("automation_record_failed", st.error());
     ++handled;
   }
@@ -248,22 +261,24 @@ int AutomationRunner::RunSequences(mail::Transport& transport, const marketing::
     StepOutcome o{.kind = K::kNotAttempted};
     if (!Stopping()) {
       const auto& email = e.emails[e.next_email];
-      marketing::SimpleEmail m{.subject = email.value("subject", ""),
-                         .html_body = email.value("html_body", ""),
-                         .text_body = email.value("text_body", ""),
-                         .send_id = "q" + std::to_string(e.sequence_id) + "r" +
-                                    std::to_string(e.run_id) + "e" + std::to_string(e.next_email),
-                         .extra_headers = {{"X-Crmd-Sequence", std::to_string(e.sequence_id)}}};
+      marketing::SimpleEmail m{
+          .subject = email.value("subject", ""),
+          .html_body = email.value("html_body", ""),
+          .text_body = email.value("text_body", ""),
+          .send_id = "q" + std::to_string(e.sequence_id) + "r" + std::to_string(e.run_id) + "e" +
+                     std::to_string(e.next_email),
+          .extra_headers = {{"X-Crmd-Sequence", std::to_string(e.sequence_id)}}};
       marketing::MailRecipient to{.contact_id = e.contact_id,
-                            .email = e.email,
-                            .first_name = e.first_name,
-                            .last_name = e.last_name,
-                            .phone = e.phone,
-                            .custom_fields_json = e.custom_fields_json};
+                                  .email = e.email,
+                                  .first_name = e.first_name,
+                                  .last_name = e.last_name,
+                                  .phone = e.phone,
+                                  .custom_fields_json = e.custom_fields_json};
       o = Deliver(transport, marketing::BuildSimpleMessage(m, to, ctx), e.due_at);
     }
-    spdlog::info(R"("event":"sequence_email","sequence_id":{},"run_id":{},"contact_id":{},"email":{},"outcome":"{}")",
-                 e.sequence_id, e.run_id, e.contact_id, e.next_email, OutcomeName(o.kind));
+    spdlog::info(
+        R"("event":"sequence_email","sequence_id":{},"run_id":{},"contact_id":{},"email":{},"outcome":"{}")",
+        e.sequence_id, e.run_id, e.contact_id, e.next_email, OutcomeName(o.kind));
     if (auto st = runs_.RecordSequence(e, o); !st) Warn("sequence_record_failed", st.error());
     ++handled;
   }
@@ -277,8 +292,8 @@ int AutomationRunner::RunOptins(mail::Transport& transport, const marketing::Mai
     return 0;
   }
   std::string business;
-  if (auto doc = settings_.Get(); doc && doc->document.contains("business") &&
-                                  doc->document["business"].is_object())
+  if (auto doc = settings_.Get();
+      doc && doc->document.contains("business") && doc->document["business"].is_object())
     business = doc->document["business"].value("name", "");
   if (business.empty()) business = "us";
   int handled = 0;
@@ -286,14 +301,14 @@ int AutomationRunner::RunOptins(mail::Transport& transport, const marketing::Mai
     StepOutcome o{.kind = K::kNotAttempted};
     std::string message_id;
     if (!Stopping()) {
-      std::string link = ctx.public_base_url + "/confirm/" +
-                         ctx.links->Issue(e.contact_id, mail::kConfirmPurpose,
-                                          options_.confirm_link_ttl_s);
+      std::string link =
+          ctx.public_base_url + "/confirm/" +
+          ctx.links->Issue(e.contact_id, mail::kConfirmPurpose, options_.confirm_link_ttl_s);
       std::string who = mail::HtmlEscape(business);
       marketing::SimpleEmail m{
           .subject = "Please confirm your subscription",
-          .html_body = "<p>Hello,</p><p>Please confirm that you want to receive emails from " + who +
-                       ":</p><p><a href=\"" + mail::HtmlEscape(link) +
+          .html_body = "<p>Hello,</p><p>Please confirm that you want to receive emails from " +
+                       who + ":</p><p><a href=\"" + mail::HtmlEscape(link) +
                        "\">Confirm my subscription</a></p><p>If you did not sign up, ignore this "
                        "message and you will not hear from us again.</p>",
           .text_body = "Hello,\n\nPlease confirm that you want to receive emails from " + business +
@@ -304,9 +319,9 @@ int AutomationRunner::RunOptins(mail::Transport& transport, const marketing::Mai
           .unsubscribe = false,
           .merge = false};  // fixed text: braces in a business name stay literal
       marketing::MailRecipient to{.contact_id = e.contact_id,
-                            .email = e.email,
-                            .first_name = e.first_name,
-                            .last_name = e.last_name};
+                                  .email = e.email,
+                                  .first_name = e.first_name,
+                                  .last_name = e.last_name};
       auto built = marketing::BuildSimpleMessage(m, to, ctx);
       if (built) message_id = built->message_id;
       o = Deliver(transport, built, e.due_at);

@@ -21,20 +21,20 @@
 #include <string>
 #include <thread>
 
-#include "src/core/metrics.h"
 #include "src/core/clock.h"
 #include "src/core/http_client.h"
+#include "src/core/metrics.h"
 #include "src/core/result.h"
-#include "src/marketing/automation_runs.h"
 #include "src/governance/settings.h"
 #include "src/jobs/mail_runtime.h"
+#include "src/marketing/automation_runs.h"
 
 namespace crmd::jobs {
 
 struct AutomationRunnerOptions {
   int poll_interval_ms = 1000;
-  int batch = 20;               // runs, sequence emails and confirmations per round
-  bool allow_private = false;   // allow_private_network_targets, for call_webhook
+  int batch = 20;              // runs, sequence emails and confirmations per round
+  bool allow_private = false;  // allow_private_network_targets, for call_webhook
   int webhook_timeout_ms = 10000;
   int64_t confirm_link_ttl_s = 7 * 24 * 3600;  // double opt-in links
   // crmd_mail_messages_total{source,outcome} (GET /metrics); null: not counted.
@@ -70,13 +70,13 @@ class AutomationRunner {
   void Loop();
   marketing::MailContext Context() const;
   marketing::StepOutcome SendEmail(mail::Transport& transport, const marketing::LeasedStep& s,
-                             const marketing::MailContext& ctx);
+                                   const marketing::MailContext& ctx);
   marketing::StepOutcome CallWebhook(const marketing::LeasedStep& s);
   // Renders and sends at the node's rate; maps the SMTP result onto a step outcome. Not
   // attempted (given back) once less than half of the lease that ends at `lease_until` is
   // left: another worker may lease it again by the time the message is out.
   marketing::StepOutcome Deliver(mail::Transport& transport, const Result<mail::Message>& message,
-                           int64_t lease_until);
+                                 int64_t lease_until);
   int RunSteps(mail::Transport& transport, const marketing::MailContext& ctx);
   int RunSequences(mail::Transport& transport, const marketing::MailContext& ctx);
   int RunOptins(mail::Transport& transport, const marketing::MailContext& ctx);

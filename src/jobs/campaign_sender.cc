@@ -1,9 +1,9 @@
 #include "src/jobs/campaign_sender.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <set>
-
-#include <spdlog/spdlog.h>
 
 #include "src/core/log.h"
 
@@ -17,11 +17,16 @@ namespace {
 const char* KindName(SendReport::Kind kind) {
   using K = SendReport::Kind;
   switch (kind) {
-    case K::kSent: return "sent";
-    case K::kTemporary: return "deferred";
-    case K::kNotAttempted: return "relay_unavailable";
-    case K::kRecipientRejected: return "recipient_rejected";
-    case K::kRejected: return "rejected";
+    case K::kSent:
+      return "sent";
+    case K::kTemporary:
+      return "deferred";
+    case K::kNotAttempted:
+      return "relay_unavailable";
+    case K::kRecipientRejected:
+      return "recipient_rejected";
+    case K::kRejected:
+      return "rejected";
   }
   return "unknown";
 }
@@ -33,8 +38,9 @@ void CampaignSender::Start() {
   if (!threads_.empty()) return;
   stop_ = false;
   if (runtime_.writes_files())
-    spdlog::warn(R"("event":"mail_to_files","dir":"{}","detail":"smtp_url is not set: messages are written as .eml files, nothing is delivered")",
-                 JsonEscape(runtime_.options().mail_dir));
+    spdlog::warn(
+        R"("event":"mail_to_files","dir":"{}","detail":"smtp_url is not set: messages are written as .eml files, nothing is delivered")",
+        JsonEscape(runtime_.options().mail_dir));
   for (int i = 0; i < std::max(1, options_.concurrency); ++i)
     threads_.emplace_back([this, i] { Loop(i); });
 }
@@ -58,19 +64,22 @@ void CampaignSender::Loop(int index) {
     if (runtime_.PausedUntil() == 0) {
       if (index == 0) {
         if (auto st = delivery_.Advance(); !st)
-          spdlog::warn(R"("event":"campaign_advance_failed","detail":"{}")", JsonEscape(st.error().message));
+          spdlog::warn(R"("event":"campaign_advance_failed","detail":"{}")",
+                       JsonEscape(st.error().message));
       }
       handled = RunOnce(*transport);
     }
     std::unique_lock lock(mu_);
     if (stop_) return;
     if (handled > 0) continue;  // more may be due right away
-    cv_.wait_for(lock, std::chrono::milliseconds(options_.poll_interval_ms), [this] { return stop_; });
+    cv_.wait_for(lock, std::chrono::milliseconds(options_.poll_interval_ms),
+                 [this] { return stop_; });
     if (stop_) return;
   }
 }
 
-std::shared_ptr<const marketing::CampaignTemplates> CampaignSender::TemplatesFor(int64_t campaign_id) {
+std::shared_ptr<const marketing::CampaignTemplates> CampaignSender::TemplatesFor(
+    int64_t campaign_id) {
   auto k = campaigns_.Get(campaign_id);
   if (!k) return nullptr;
   {
@@ -82,7 +91,8 @@ std::shared_ptr<const marketing::CampaignTemplates> CampaignSender::TemplatesFor
   if (!parsed) {
     // Saved content is checked, so this is a campaign changed behind the service's back:
     // pause it rather than fail every recipient or retry forever.
-    (void)delivery_.Suspend(campaign_id, "its content cannot be rendered: " + parsed.error().message);
+    (void)delivery_.Suspend(campaign_id,
+                            "its content cannot be rendered: " + parsed.error().message);
     return nullptr;
   }
   auto shared = std::make_shared<const marketing::CampaignTemplates>(std::move(*parsed));
@@ -96,17 +106,19 @@ SendReport CampaignSender::SendOne(mail::Transport& transport,
                                    const marketing::MailContext& ctx) {
   SendReport report;
   marketing::MailRecipient to{.contact_id = r.contact_id,
-                        .email = r.email,
-                        .first_name = r.first_name,
-                        .last_name = r.last_name,
-                        .phone = r.phone,
-                        .custom_fields_json = r.custom_fields_json};
+                              .email = r.email,
+                              .first_name = r.first_name,
+                              .last_name = r.last_name,
+                              .phone = r.phone,
+                              .custom_fields_json = r.custom_fields_json};
   auto message = templates.Build(to, r.round, ctx);
   std::optional<std::string> bytes;
   if (message) {
     auto rendered = runtime_.Render(*message);
-    if (rendered) bytes = std::move(*rendered);
-    else message = Fail(rendered.error());
+    if (rendered)
+      bytes = std::move(*rendered);
+    else
+      message = Fail(rendered.error());
   }
   if (!message) {
     report.kind = SendReport::Kind::kRejected;
@@ -123,7 +135,7 @@ SendReport CampaignSender::SendOne(mail::Transport& transport,
     report.reason.clear();
   } else if (sent.permanent()) {
     report.kind = sent.stage == mail::SendStage::kRecipient ? SendReport::Kind::kRecipientRejected
-                                                           : SendReport::Kind::kRejected;
+                                                            : SendReport::Kind::kRejected;
   } else if (sent.stage == mail::SendStage::kConnection || sent.stage == mail::SendStage::kSender) {
     report.kind = SendReport::Kind::kNotAttempted;  // the relay, not this recipient
   } else {
@@ -151,20 +163,22 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
   } return_unused{runtime_, have_turn};
   auto leased = delivery_.Lease(runtime_.LeaseBatch(options_.batch, lease_s));
   if (!leased) {
-    spdlog::warn(R"("event":"campaign_lease_failed","detail":"{}")", JsonEscape(leased.error().message));
+    spdlog::warn(R"("event":"campaign_lease_failed","detail":"{}")",
+                 JsonEscape(leased.error().message));
     return 0;
   }
   if (leased->empty()) return 0;
   marketing::MailContext ctx = runtime_.context();
-  if (auto doc = settings_.Get(); doc) ctx.default_sender = marketing::DefaultSender(doc->document, ctx.default_sender);
+  if (auto doc = settings_.Get(); doc)
+    ctx.default_sender = marketing::DefaultSender(doc->document, ctx.default_sender);
   std::map<int64_t, std::shared_ptr<const marketing::CampaignTemplates>> templates;
   int handled = 0;
   for (size_t i = 0; i < leased->size(); ++i) {
     const Queued& r = (*leased)[i];
     auto give_back = [&](int64_t at) {
       for (size_t j = i; j < leased->size(); ++j)
-        (void)delivery_.Record((*leased)[j], SendReport{.kind = SendReport::Kind::kNotAttempted,
-                                                        .retry_at = at});
+        (void)delivery_.Record((*leased)[j],
+                               SendReport{.kind = SendReport::Kind::kNotAttempted, .retry_at = at});
     };
     {
       std::lock_guard lock(mu_);
@@ -184,8 +198,8 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
     SendReport report;
     if (!t) {
       // Suspended (paused) or unreadable just now: back in the queue, untouched.
-      report = SendReport{.kind = SendReport::Kind::kNotAttempted,
-                          .retry_at = clock_.NowUnix() + 5};
+      report =
+          SendReport{.kind = SendReport::Kind::kNotAttempted, .retry_at = clock_.NowUnix() + 5};
     } else {
       if (!have_turn) {
         if (!runtime_.Throttle(stop_, mu_, cv_)) {
@@ -202,12 +216,13 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
       report = SendOne(transport, *t, r, ctx);
       if (options_.metrics) {
         using K = marketing::SendReport::Kind;
-        const char* outcome = report.kind == K::kSent                ? "sent"
-                              : report.kind == K::kTemporary         ? "deferred"
-                              : report.kind == K::kNotAttempted      ? "relay_unavailable"
-                                                                     : "failed";
+        const char* outcome = report.kind == K::kSent           ? "sent"
+                              : report.kind == K::kTemporary    ? "deferred"
+                              : report.kind == K::kNotAttempted ? "relay_unavailable"
+                                                                : "failed";
         options_.metrics
-            ->Counter("crmd_mail_messages_total", "Messages handed to the relay, by source and outcome.",
+            ->Counter("crmd_mail_messages_total",
+                      "Messages handed to the relay, by source and outcome.",
                       {{"source", "campaign"}, {"outcome", outcome}})
             .Inc();
       }
@@ -220,11 +235,13 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
       runtime_.RelayUp();
     }
     if (t)
-      spdlog::info(R"("event":"campaign_message","campaign_id":{},"contact_id":{},"round":{},"outcome":"{}","smtp_code":{})",
-                   r.campaign_id, r.contact_id, r.round, KindName(report.kind), report.smtp_code);
+      spdlog::info(
+          R"("event":"campaign_message","campaign_id":{},"contact_id":{},"round":{},"outcome":"{}","smtp_code":{})",
+          r.campaign_id, r.contact_id, r.round, KindName(report.kind), report.smtp_code);
     if (auto st = delivery_.Record(r, report); !st)
-      spdlog::warn(R"("event":"campaign_record_failed","campaign_id":{},"contact_id":{},"detail":"{}")",
-                   r.campaign_id, r.contact_id, JsonEscape(st.error().message));
+      spdlog::warn(
+          R"("event":"campaign_record_failed","campaign_id":{},"contact_id":{},"detail":"{}")",
+          r.campaign_id, r.contact_id, JsonEscape(st.error().message));
     ++handled;
     if (report.kind == SendReport::Kind::kNotAttempted) {
       if (i + 1 < leased->size()) {

@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "src/core/metrics.h"
+#include "src/governance/settings.h"
+#include "src/jobs/mail_runtime.h"
 #include "src/marketing/campaign_delivery.h"
 #include "src/marketing/campaign_render.h"
 #include "src/marketing/campaigns.h"
-#include "src/governance/settings.h"
-#include "src/jobs/mail_runtime.h"
 
 namespace crmd::jobs {
 
@@ -59,9 +59,10 @@ class CampaignSender {
  private:
   void Loop(int index);
   std::shared_ptr<const marketing::CampaignTemplates> TemplatesFor(int64_t campaign_id);
-  marketing::SendReport SendOne(mail::Transport& transport, const marketing::CampaignTemplates& templates,
-                          const marketing::campaign_sends_repo::QueuedRecipient& r,
-                          const marketing::MailContext& ctx);
+  marketing::SendReport SendOne(mail::Transport& transport,
+                                const marketing::CampaignTemplates& templates,
+                                const marketing::campaign_sends_repo::QueuedRecipient& r,
+                                const marketing::MailContext& ctx);
 
   marketing::CampaignDelivery& delivery_;
   marketing::CampaignService& campaigns_;

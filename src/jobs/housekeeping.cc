@@ -1,12 +1,12 @@
 #include "src/jobs/housekeeping.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
-#include <random>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "auth/repo/authorization_requests_repo.h"
 #include "auth/repo/codes_repo.h"
@@ -33,14 +33,16 @@ constexpr Rule kRules[] = {
      [](int64_t now, int64_t) { return now - kDay; }},
     {"rate_limits", &auth::repo::DeleteWindowsStartedBy,
      [](int64_t now, int64_t) { return now - 2 * 3600; }},
-    {"auth_codes", &auth::repo::DeleteCodesExpiredBy, [](int64_t now, int64_t) { return now - kDay; }},
+    {"auth_codes", &auth::repo::DeleteCodesExpiredBy,
+     [](int64_t now, int64_t) { return now - kDay; }},
     {"access_tokens", &auth::repo::DeleteAccessTokensExpiredBy,
      [](int64_t now, int64_t) { return now - kDay; }},
     {"refresh_tokens", &auth::repo::DeleteRefreshTokensExpiredBy,
      [](int64_t now, int64_t) { return now - kDay; }},
     {"authorization_requests", &auth::repo::DeleteExpiredRequests,
      [](int64_t now, int64_t) { return now; }},
-    {"login_sessions", &auth::repo::DeleteExpiredSessions, [](int64_t now, int64_t) { return now; }},
+    {"login_sessions", &auth::repo::DeleteExpiredSessions,
+     [](int64_t now, int64_t) { return now; }},
     {"confirmations", &governance::confirmations_repo::DeleteExpiredBefore,
      [](int64_t now, int64_t retention) { return now - retention; }},
     {"approvals", &governance::approvals_repo::DeleteExpiredBefore,
@@ -75,9 +77,7 @@ Result<int64_t> Housekeeping::RunOnce() {
   rules.insert(rules.end(), options_.more_rules.begin(), options_.more_rules.end());
   for (const Rule& rule : rules) {
     const int64_t cutoff = rule.cutoff(now, retention);
-    auto n = db_.Write([&](store::Conn& c) {
-      return rule.sweep(c, cutoff);
-    });
+    auto n = db_.Write([&](store::Conn& c) { return rule.sweep(c, cutoff); });
     if (!n) return Fail(n.error());
     if (*n > 0) spdlog::info(R"("event":"housekeeping","table":"{}","deleted":{})", rule.name, *n);
     total += *n;

@@ -38,7 +38,7 @@ struct HousekeepingRule {
 };
 
 struct HousekeepingOptions {
-  int64_t interval_s = 600;    // 0: never runs on its own
+  int64_t interval_s = 600;  // 0: never runs on its own
   int64_t retention_days = 30;
   std::vector<HousekeepingRule> more_rules;  // after the built-in ones, in this order
 };

@@ -1,8 +1,8 @@
 #include "src/jobs/mail_runtime.h"
 
-#include <algorithm>
-
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 namespace crmd::jobs {
 
@@ -47,7 +47,8 @@ bool MailRuntime::Throttle(const bool& stop, std::mutex& mu, std::condition_vari
     {
       std::lock_guard lock(mu_);
       auto now = clock_.Monotonic();
-      tokens_ = std::min(burst, tokens_ + std::chrono::duration<double>(now - refilled_).count() * rate);
+      tokens_ =
+          std::min(burst, tokens_ + std::chrono::duration<double>(now - refilled_).count() * rate);
       refilled_ = now;
       if (tokens_ >= 1) {
         tokens_ -= 1;

@@ -15,19 +15,19 @@
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
-#include "src/marketing/campaign_render.h"
 #include "src/mail/dkim.h"
 #include "src/mail/transport.h"
+#include "src/marketing/campaign_render.h"
 
 namespace crmd::jobs {
 
 struct MailRuntimeOptions {
-  std::string smtp_url;                 // empty: FileTransport under mail_dir
+  std::string smtp_url;  // empty: FileTransport under mail_dir
   std::string mail_dir = "var/mail";
-  double rate_per_second = 20;          // 0: unthrottled
+  double rate_per_second = 20;  // 0: unthrottled
   std::optional<mail::DkimOptions> dkim;
-  marketing::MailContext context;             // links, default sender (mail_from)
-  int64_t relay_backoff_max_s = 60;     // longest pause while the relay is down
+  marketing::MailContext context;    // links, default sender (mail_from)
+  int64_t relay_backoff_max_s = 60;  // longest pause while the relay is down
 };
 
 class MailRuntime {

@@ -53,7 +53,8 @@ int DebugCallback(CURL*, curl_infotype type, char* data, size_t size, void* user
 bool IsEnvelopeAddress(std::string_view a) { return a.find_first_of("<>\r\n \t") == a.npos; }
 
 bool HasNonAscii(std::string_view a) {
-  return std::any_of(a.begin(), a.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+  return std::any_of(a.begin(), a.end(),
+                     [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
 }
 
 SendResult Temporary(std::string detail, int code = 0) {
@@ -169,8 +170,10 @@ SendResult SmtpTransport::Send(const Envelope& envelope, std::string_view messag
         std::any_of(envelope.recipients.begin(), envelope.recipients.end(), HasNonAscii)) ||
        (stage == SendStage::kSender && HasNonAscii(envelope.mail_from)))) {
     stage = SendStage::kData;
-    detail = "the relay refused an internationalized (UTF-8) address; it may not offer "
-             "SMTPUTF8 (RFC 6531): " + detail;
+    detail =
+        "the relay refused an internationalized (UTF-8) address; it may not offer "
+        "SMTPUTF8 (RFC 6531): " +
+        detail;
   }
   bool permanent =
       code >= 500 && code < 600 && (stage == SendStage::kRecipient || stage == SendStage::kData);

@@ -3,10 +3,10 @@
 //
 // A token is base64url(payload) "." base64url(HMAC-SHA256(secret, domain tag + payload)),
 // where the payload is "<contact id>:<purpose>:<expires unix seconds>[:<ref>]" and, when
-// a token is bound to some text, the MAC covers "\n" + that text after the payload. Nothing is stored:
-// the server secret alone makes and checks tokens, so rotating the secret invalidates
-// every link already sent. A token for one purpose never passes as another. The
-// comparison of MACs is constant-time (crypto::ConstantTimeEqual).
+// a token is bound to some text, the MAC covers "\n" + that text after the payload. Nothing is
+// stored: the server secret alone makes and checks tokens, so rotating the secret invalidates every
+// link already sent. A token for one purpose never passes as another. The comparison of MACs is
+// constant-time (crypto::ConstantTimeEqual).
 //
 // Immutable after construction and thread-safe.
 #include <cstdint>
@@ -39,8 +39,8 @@ class LinkTokens {
   // With a reference (e.g. the campaign the message belongs to, ref > 0) carried in the
   // token, and `bound` text (e.g. a click's target URL) that the MAC covers but the token
   // does not carry: Verify must be given the same `bound`.
-  std::string Issue(int64_t contact_id, std::string_view purpose, int64_t ttl_seconds,
-                    int64_t ref, std::string_view bound = {}) const;
+  std::string Issue(int64_t contact_id, std::string_view purpose, int64_t ttl_seconds, int64_t ref,
+                    std::string_view bound = {}) const;
 
   // The claims of a well-signed, unexpired token for `purpose`. Fails with
   // kInvalidArgument ("invalid link") on a malformed or forged token or another purpose,

@@ -7,12 +7,11 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 #include "src/governance/actor.h"
@@ -106,13 +105,13 @@ class RevisionedRows {
                    const std::function<Result<T>(store::Conn&)>& create_in) {
     return db_.Write([&](store::Conn& c) -> Result<T> {
       std::optional<T> made;
-      auto id = CreateOnce(c, idempotency_, actor, operation, idempotency_key,
-                           [&]() -> Result<int64_t> {
-                             auto x = create_in(c);
-                             if (!x) return Fail(x.error());
-                             made = std::move(*x);
-                             return made->id;
-                           });
+      auto id =
+          CreateOnce(c, idempotency_, actor, operation, idempotency_key, [&]() -> Result<int64_t> {
+            auto x = create_in(c);
+            if (!x) return Fail(x.error());
+            made = std::move(*x);
+            return made->id;
+          });
       if (!id) return Fail(id.error());
       if (made) return std::move(*made);
       return LoadOr404(c, *id);

@@ -38,11 +38,13 @@ bool Matches(const json& trigger, const crm::outbox_repo::StoredEvent& ev, const
     return source == "form:" + std::to_string(trigger["form_id"].get<int64_t>());
   }
   if (type == "tag_added" || type == "tag_removed") {
-    if (e != (type == "tag_added" ? crm::events::kTagAdded : crm::events::kTagRemoved)) return false;
+    if (e != (type == "tag_added" ? crm::events::kTagAdded : crm::events::kTagRemoved))
+      return false;
     return RefId(data, "tag") == trigger.value("tag_id", int64_t{0});
   }
   if (type == "list_added" || type == "list_removed") {
-    if (e != (type == "list_added" ? crm::events::kListAdded : crm::events::kListRemoved)) return false;
+    if (e != (type == "list_added" ? crm::events::kListAdded : crm::events::kListRemoved))
+      return false;
     return RefId(data, "list") == trigger.value("list_id", int64_t{0});
   }
   if (type == "status_changed") {
@@ -76,7 +78,8 @@ Result<std::optional<std::string>> ApplyDbStep(store::Conn& c, crm::ContactServi
     bool tags = type.find("tag") != std::string::npos;
     bool add = type.rfind("add_", 0) == 0;
     int64_t id = step.value(tags ? "tag_id" : "list_id", int64_t{0});
-    auto m = contacts.ApplyMembershipsIn(c, kAutomationActor, r.contact_id, tags, add, {crm::Ref(id)});
+    auto m =
+        contacts.ApplyMembershipsIn(c, kAutomationActor, r.contact_id, tags, add, {crm::Ref(id)});
     if (!m) applied = Fail(m.error());
   } else if (type == "set_status") {
     auto m = contacts.SetStatusIn(c, kAutomationActor, r.contact_id, step.value("status", ""),
@@ -137,7 +140,7 @@ Result<int> AutomationRuns::ClaimEvents(int limit) {
     // others are passed unread. Either way these are the window's events.
     auto events = active->empty()
                       ? crm::outbox_repo::StoredOfTypeIn(c, *after, window->last_id,
-                                                    std::string(crm::events::kListAdded))
+                                                         std::string(crm::events::kListAdded))
                       : crm::outbox_repo::StoredAfter(c, *after, limit);
     if (!events) return Fail(events.error());
     for (const auto& ev : *events) {
@@ -203,7 +206,8 @@ Result<std::optional<LeasedStep>> AutomationRuns::RunOne(int64_t run_id, int* ha
       return std::optional<LeasedStep>{};
     }
     if (type == "send_email" && r.contact_status != "subscribed") {
-      if (auto s = runs::CountStep(c, r.automation_id, index, "skipped"); !s) return Fail(s.error());
+      if (auto s = runs::CountStep(c, r.automation_id, index, "skipped"); !s)
+        return Fail(s.error());
       if (auto s = Next(c, r, index, now, "skipped: contact is " + r.contact_status, now); !s)
         return Fail(s.error());
       ++counted;
@@ -264,9 +268,11 @@ Status AutomationRuns::RecordStep(const LeasedStep& s, const StepOutcome& o) {
       case K::kDone:
       case K::kFailed: {
         bool ok = o.kind == K::kDone;
-        if (auto st = runs::CountStep(c, r.automation_id, s.step_index, ok ? "done" : "failed"); !st)
+        if (auto st = runs::CountStep(c, r.automation_id, s.step_index, ok ? "done" : "failed");
+            !st)
           return Fail(st.error());
-        if (auto st = Next(c, r, s.step_index, now, ok ? std::nullopt : std::optional(o.detail), now);
+        if (auto st =
+                Next(c, r, s.step_index, now, ok ? std::nullopt : std::optional(o.detail), now);
             !st)
           return Fail(st.error());
         return true;
@@ -276,9 +282,9 @@ Status AutomationRuns::RecordStep(const LeasedStep& s, const StepOutcome& o) {
         if (attempts >= policy_.max_attempts) {
           if (auto st = runs::CountStep(c, r.automation_id, s.step_index, "failed"); !st)
             return Fail(st.error());
-          if (auto st = Next(c, r, s.step_index, now,
-                             "gave up after " + std::to_string(attempts) + " attempts: " + o.detail,
-                             now);
+          if (auto st =
+                  Next(c, r, s.step_index, now,
+                       "gave up after " + std::to_string(attempts) + " attempts: " + o.detail, now);
               !st)
             return Fail(st.error());
           return true;
@@ -339,7 +345,8 @@ Status AutomationRuns::RecordSequence(const seqs::DueEmail& e, const StepOutcome
       const bool last = following >= static_cast<int64_t>(e.emails.size());
       int64_t due = now;
       if (!last) due = now + e.emails[following].value("delay_seconds", int64_t{0});
-      auto moved = seqs::Advance(c, e, following, due, 0, error, last ? "completed" : "active", now);
+      auto moved =
+          seqs::Advance(c, e, following, due, 0, error, last ? "completed" : "active", now);
       if (!moved || !*moved) return moved;
       if (auto s = seqs::Count(c, e.sequence_id, counter); !s) return Fail(s.error());
       if (last)
@@ -375,12 +382,13 @@ Result<std::vector<crm::optin_emails_repo::DueOptin>> AutomationRuns::LeaseOptin
     std::vector<crm::optin_emails_repo::DueOptin> out;
     for (auto& o : *due) {
       if (o.contact_status != "pending") {
-        auto f = crm::optin_emails_repo::Finish(c, o, "skipped", std::nullopt, "contact is " + o.contact_status,
-                                    now);
+        auto f = crm::optin_emails_repo::Finish(c, o, "skipped", std::nullopt,
+                                                "contact is " + o.contact_status, now);
         if (!f) return Fail(f.error());
         continue;
       }
-      auto moved = crm::optin_emails_repo::Reschedule(c, o, now + policy_.lease_s, o.attempts, std::nullopt);
+      auto moved =
+          crm::optin_emails_repo::Reschedule(c, o, now + policy_.lease_s, o.attempts, std::nullopt);
       if (!moved) return Fail(moved.error());
       if (!*moved) continue;
       o.due_at = now + policy_.lease_s;
@@ -404,10 +412,12 @@ Status AutomationRuns::RecordOptin(const crm::optin_emails_repo::DueOptin& e, co
         int64_t attempts = e.attempts + 1;
         if (attempts >= policy_.max_attempts)
           return crm::optin_emails_repo::Finish(c, e, "failed", message_id, o.detail, now);
-        return crm::optin_emails_repo::Reschedule(c, e, now + Backoff(attempts), attempts, o.detail);
+        return crm::optin_emails_repo::Reschedule(c, e, now + Backoff(attempts), attempts,
+                                                  o.detail);
       }
       case K::kNotAttempted:
-        return crm::optin_emails_repo::Reschedule(c, e, std::max(o.retry_at, now), e.attempts, std::nullopt);
+        return crm::optin_emails_repo::Reschedule(c, e, std::max(o.retry_at, now), e.attempts,
+                                                  std::nullopt);
     }
     return false;
   });

@@ -15,24 +15,24 @@
 //    (sequence_runs, optin_emails), recorded by RecordSequence()/RecordOptin().
 // Thread-safe; several workers (or nodes) may run concurrently.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "src/core/clock.h"
 #include "src/core/result.h"
+#include "src/crm/optin_emails_repo.h"
 #include "src/marketing/automation_runs_repo.h"
 #include "src/marketing/campaign_render.h"
-#include "src/crm/optin_emails_repo.h"
 #include "src/marketing/sequence_runs_repo.h"
 #include "src/store/db.h"
 
-namespace crmd::crm { class ContactService; }
+namespace crmd::crm {
+class ContactService;
+}
 
 namespace crmd::marketing {
-
 
 inline constexpr std::string_view kAutomationConsumer = "automations";
 

@@ -27,7 +27,9 @@ Result<std::vector<ActiveAutomation>> ListActive(store::Conn& c) {
     json trigger = json::parse(r.Str(2), nullptr, false);
     if (!trigger.is_object()) trigger = json::object();
     trigger["type"] = r.Str(1);
-    out.push_back({.id = r.Int(0), .trigger = std::move(trigger), .steps = r.Str(3),
+    out.push_back({.id = r.Int(0),
+                   .trigger = std::move(trigger),
+                   .steps = r.Str(3),
                    .activated_at = r.Int(4)});
   }
   return out;
@@ -55,7 +57,8 @@ Result<int64_t> EnrolMatching(store::Conn& c, int64_t automation_id, const std::
   auto n = c.Exec(
       "INSERT INTO automation_runs (automation_id, contact_id, trigger_key, steps, status, "
       "current_step, due_at, attempts, enrolled_at, updated_at, traceparent, tracestate) "
-      "SELECT ?, k.id, 'activation', ?, 'active', 0, ?, 0, ?, ?, ?, ? FROM contacts k WHERE k.id IN (" +
+      "SELECT ?, k.id, 'activation', ?, 'active', 0, ?, 0, ?, ?, ?, ? FROM contacts k WHERE k.id "
+      "IN (" +
           ids_sql +
           ") AND NOT EXISTS (SELECT 1 FROM automation_runs x WHERE x.automation_id = ? AND "
           "x.contact_id = k.id) ON CONFLICT (automation_id, trigger_key, contact_id) DO NOTHING",
@@ -83,14 +86,16 @@ Result<store::QueueStats> QueueStats(store::Conn& c, int64_t now) {
 
 Result<std::vector<DueRun>> DueRuns(store::Conn& c, int64_t now, int limit) {
   auto rows = c.Query(
-      "SELECT r.id, r.traceparent, r.tracestate FROM automation_runs r JOIN automations a ON a.id = r.automation_id "
+      "SELECT r.id, r.traceparent, r.tracestate FROM automation_runs r JOIN automations a ON a.id "
+      "= r.automation_id "
       "WHERE r.status = 'active' AND r.due_at <= ? AND a.status = 'active' "
       "ORDER BY r.due_at, r.id LIMIT ?",
       {now, int64_t{limit}});
   if (!rows) return Fail(rows.error());
   std::vector<DueRun> out;
   out.reserve(rows->size());
-  for (const auto& r : *rows) out.push_back({.id = r.Int(0), .traceparent = r.Str(1), .tracestate = r.Str(2)});
+  for (const auto& r : *rows)
+    out.push_back({.id = r.Int(0), .traceparent = r.Str(1), .tracestate = r.Str(2)});
   return out;
 }
 
@@ -100,7 +105,8 @@ Result<std::optional<Run>> Load(store::Conn& c, int64_t id, bool skip_locked) {
   auto row = c.QueryOne(
       "SELECT r.id, r.automation_id, r.contact_id, r.steps, r.status, r.current_step, r.due_at, "
       "r.attempts, a.status, k.email, k.first_name, k.last_name, k.phone, k.custom_fields, "
-      "k.status, r.traceparent, r.tracestate FROM automation_runs r JOIN automations a ON a.id = r.automation_id "
+      "k.status, r.traceparent, r.tracestate FROM automation_runs r JOIN automations a ON a.id = "
+      "r.automation_id "
       "JOIN contacts k ON k.id = r.contact_id WHERE r.id = ?" +
           lock,
       {id});
@@ -202,8 +208,10 @@ Result<Stats> LoadStats(store::Conn& c, int64_t automation_id) {
       {automation_id});
   if (!row) return Fail(row.error());
   if (!*row) return Stats{};
-  return Stats{.enrolled = (*row)->Int(0), .completed = (*row)->Int(1),
-               .exited = (*row)->Int(2), .cancelled = (*row)->Int(3)};
+  return Stats{.enrolled = (*row)->Int(0),
+               .completed = (*row)->Int(1),
+               .exited = (*row)->Int(2),
+               .cancelled = (*row)->Int(3)};
 }
 
 Result<std::vector<std::pair<int64_t, StepStats>>> LoadStepStats(store::Conn& c,
@@ -215,7 +223,8 @@ Result<std::vector<std::pair<int64_t, StepStats>>> LoadStepStats(store::Conn& c,
   if (!rows) return Fail(rows.error());
   std::vector<std::pair<int64_t, StepStats>> out;
   for (const auto& r : *rows)
-    out.emplace_back(r.Int(0), StepStats{.done = r.Int(1), .failed = r.Int(2), .skipped = r.Int(3)});
+    out.emplace_back(r.Int(0),
+                     StepStats{.done = r.Int(1), .failed = r.Int(2), .skipped = r.Int(3)});
   return out;
 }
 

@@ -9,12 +9,11 @@
 // Stateless; any thread, with its own Conn.
 // REQUIRES: lookups inside Database::Read or Write; every write inside Database::Write.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 #include "src/crm/trace_link.h"

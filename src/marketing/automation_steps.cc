@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "src/marketing/automations_repo.h"
-#include "src/marketing/campaigns_repo.h"
 #include "src/crm/contact_status.h"
 #include "src/mail/merge.h"
+#include "src/marketing/automations_repo.h"
+#include "src/marketing/campaigns_repo.h"
 
 namespace crmd::marketing {
 namespace {
@@ -96,7 +96,8 @@ Result<json> ValidateStep(const json& in, const std::string& where) {
     st = CheckKnownKeys(in, where, {"status"});
     if (st) st = TakeStatus(in, where, out);
   } else if (type == "send_email") {
-    st = CheckKnownKeys(in, where, {"subject", "html_body", "text_body", "from_name", "from_email"});
+    st =
+        CheckKnownKeys(in, where, {"subject", "html_body", "text_body", "from_name", "from_email"});
     if (st) st = TakeString(in, "subject", where, 300, true, out);
     if (st) st = TakeString(in, "html_body", where, 512 * 1024, false, out);
     if (st) st = TakeString(in, "text_body", where, 256 * 1024, false, out);
@@ -135,16 +136,16 @@ const std::vector<std::string>& ContactStatuses() {
 }
 
 const std::vector<std::string>& TriggerTypes() {
-  static const std::vector<std::string> k{"contact_created", "tag_added",      "tag_removed",
-                                          "list_added",      "list_removed",   "status_changed",
+  static const std::vector<std::string> k{"contact_created", "tag_added",    "tag_removed",
+                                          "list_added",      "list_removed", "status_changed",
                                           "form_submitted"};
   return k;
 }
 
 const std::vector<std::string>& StepTypes() {
-  static const std::vector<std::string> k{"wait",        "add_tag",    "remove_tag",
-                                          "add_list",    "remove_list", "set_status",
-                                          "send_email",  "call_webhook"};
+  static const std::vector<std::string> k{"wait",       "add_tag",     "remove_tag",
+                                          "add_list",   "remove_list", "set_status",
+                                          "send_email", "call_webhook"};
   return k;
 }
 
@@ -207,9 +208,8 @@ Status CheckRefsExist(store::Conn& c, const std::vector<AutomationRef>& refs, co
     auto missing = campaigns_repo::MissingIds(c, r.kind == "list" ? "lists" : "tags", {r.id});
     if (!missing) return Fail(missing.error());
     if (!missing->empty()) {
-      return Fail(Errc::kInvalidArgument,
-                  (r.role == "trigger" ? "trigger." : "steps: ") + r.kind + "_id " +
-                      std::to_string(r.id) + " does not exist");
+      return Fail(Errc::kInvalidArgument, (r.role == "trigger" ? "trigger." : "steps: ") + r.kind +
+                                              "_id " + std::to_string(r.id) + " does not exist");
     }
   }
   if (trigger.contains("form_id")) {

@@ -11,11 +11,10 @@
 // {list_id}, status_changed {status}, form_submitted {form_id?}.
 // Stateless and thread-safe.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 #include "src/store/db.h"

@@ -35,10 +35,12 @@ Status Save(store::Conn& c, Automation& a, int64_t expected_revision) {
 
 // Applies name, description, trigger and steps from tool arguments.
 Status ApplyFields(const json& j, Automation& a) {
-  for (auto [key, member, max] : {std::tuple{"name", &Automation::name, size_t{200}},
-                                  std::tuple{"description", &Automation::description, size_t{2000}}}) {
+  for (auto [key, member, max] :
+       {std::tuple{"name", &Automation::name, size_t{200}},
+        std::tuple{"description", &Automation::description, size_t{2000}}}) {
     if (!j.contains(key)) continue;
-    if (!j[key].is_string()) return Fail(Errc::kInvalidArgument, std::string(key) + ": must be a string");
+    if (!j[key].is_string())
+      return Fail(Errc::kInvalidArgument, std::string(key) + ": must be a string");
     auto s = j[key].get<std::string>();
     if (s.size() > max) return Fail(Errc::kInvalidArgument, std::string(key) + ": too long");
     a.*member = std::move(s);
@@ -77,7 +79,9 @@ json EnrolmentSummary(store::Conn& c, int64_t id, Status* st) {
 
 const char* ToString(AutomationStatus s) { return kNames.Name(s); }
 
-std::optional<AutomationStatus> ParseAutomationStatus(std::string_view s) { return kNames.Parse(s); }
+std::optional<AutomationStatus> ParseAutomationStatus(std::string_view s) {
+  return kNames.Parse(s);
+}
 
 json ToJson(const Automation& a, bool full) {
   json j = {{"id", a.id},
@@ -100,9 +104,10 @@ AutomationService::AutomationService(store::Database& db, const Clock& clock, Au
                                      governance::Idempotency* idempotency)
     : db_(db),
       clock_(clock),
-      rows_("automation", automations_repo::Find,
-            [](const Automation& a) { return ToString(a.status); }, db, std::move(audit),
-            idempotency) {}
+      rows_(
+          "automation", automations_repo::Find,
+          [](const Automation& a) { return ToString(a.status); }, db, std::move(audit),
+          idempotency) {}
 
 Result<AutomationPage> AutomationService::List(std::optional<AutomationStatus> status,
                                                std::string_view cursor, int limit) const {
@@ -126,7 +131,8 @@ Result<Automation> AutomationService::CreateIn(store::Conn& c, const governance:
   if (!id) return Fail(id.error());
   a.id = *id;
   if (auto s = SaveRefs(c, a); !s) return Fail(s.error());
-  if (auto s = rows_.Audit(c, actor, "create_automation", a, std::nullopt); !s) return Fail(s.error());
+  if (auto s = rows_.Audit(c, actor, "create_automation", a, std::nullopt); !s)
+    return Fail(s.error());
   return a;
 }
 
@@ -167,15 +173,18 @@ Result<Automation> AutomationService::Deactivate(const governance::Actor& actor,
     if (auto s = rows_.CheckRevision(*a, expected_revision); !s) return Fail(s.error());
     if (a->status != AutomationStatus::kActive) {
       return Fail(Errc::kInvalidTransition, std::string("only an active automation can be "
-                                                        "deactivated; this one is ") + ToString(a->status));
+                                                        "deactivated; this one is ") +
+                                                ToString(a->status));
     }
     int64_t before = a->revision;
     a->status = AutomationStatus::kInactive;
     a->updated_at = clock_.NowUnix();
     // Pending steps of every run are cancelled with the deactivation, atomically.
-    if (auto n = automation_runs_repo::CancelActive(c, id, a->updated_at); !n) return Fail(n.error());
+    if (auto n = automation_runs_repo::CancelActive(c, id, a->updated_at); !n)
+      return Fail(n.error());
     if (auto s = Save(c, *a, a->revision); !s) return Fail(s.error());
-    if (auto s = rows_.Audit(c, actor, "deactivate_automation", *a, before); !s) return Fail(s.error());
+    if (auto s = rows_.Audit(c, actor, "deactivate_automation", *a, before); !s)
+      return Fail(s.error());
     return a;
   });
 }
@@ -216,25 +225,29 @@ Result<governance::Preview> AutomationService::PreviewActivate(store::Conn& c, i
       {"automation", {{"id", a->id}, {"name", a->name}, {"status", ToString(a->status)}}},
       {"trigger", a->trigger},
       {"steps", a->steps},
-      {"enrol_now", {{"count", cand->count}, {"sample", cand->sample},
-                     {"note", cand->state_based
-                                  ? "contacts that match the trigger now are enrolled on activation"
-                                  : "this trigger is an event; contacts enrol when it happens"}}},
+      {"enrol_now",
+       {{"count", cand->count},
+        {"sample", cand->sample},
+        {"note", cand->state_based
+                     ? "contacts that match the trigger now are enrolled on activation"
+                     : "this trigger is an event; contacts enrol when it happens"}}},
       {"new_status", "active"},
   };
   p.revisions[AutomationRevisionKey(id)] = a->revision;
   return p;
 }
 
-Result<json> AutomationService::Activate(store::Conn& c, const governance::Actor& actor, int64_t id) {
+Result<json> AutomationService::Activate(store::Conn& c, const governance::Actor& actor,
+                                         int64_t id) {
   int64_t now = clock_.NowUnix();
   auto a = rows_.LoadOr404(c, id);
   if (!a) return Fail(a.error());
   if (auto s = CheckActivatable(c, *a); !s) return Fail(s.error());
   int64_t enrolled = 0;
   {
-    auto n = automations_repo::EnrolMatching(c, id, a->trigger, a->steps, now,
-                                               crm::CurrentTraceLink());  // its runs continue this trace
+    auto n =
+        automations_repo::EnrolMatching(c, id, a->trigger, a->steps, now,
+                                        crm::CurrentTraceLink());  // its runs continue this trace
     if (!n) return Fail(n.error());
     enrolled = *n;
   }
@@ -282,7 +295,8 @@ Result<json> AutomationService::Delete(store::Conn& c, const governance::Actor& 
                 "automation " + std::to_string(id) + " is active; deactivate it before deleting");
   }
   if (auto n = automations_repo::Delete(c, id); !n) return Fail(n.error());
-  if (auto s = rows_.Audit(c, actor, "delete_automation", *a, a->revision); !s) return Fail(s.error());
+  if (auto s = rows_.Audit(c, actor, "delete_automation", *a, a->revision); !s)
+    return Fail(s.error());
   return json{{"deleted", {{"id", id}, {"name", a->name}}}};
 }
 

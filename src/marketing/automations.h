@@ -12,13 +12,12 @@
 //
 // AutomationService is thread-safe (all state is in the database).
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
@@ -29,10 +28,11 @@
 #include "src/marketing/common.h"
 #include "src/store/db.h"
 
-namespace crmd::governance { class Idempotency; }  // src/governance/idempotency.h
+namespace crmd::governance {
+class Idempotency;
+}  // namespace crmd::governance
 
 namespace crmd::marketing {
-
 
 enum class AutomationStatus { kDraft, kActive, kInactive };
 const char* ToString(AutomationStatus s);
@@ -81,11 +81,13 @@ class AutomationService {
   Result<Automation> Create(const governance::Actor& actor, const nlohmann::json& fields,
                             const std::string& idempotency_key = "");
   // The same in the caller's transaction, for another service composing one (the seed).
-  Result<Automation> CreateIn(store::Conn& c, const governance::Actor& actor, const nlohmann::json& fields);
+  Result<Automation> CreateIn(store::Conn& c, const governance::Actor& actor,
+                              const nlohmann::json& fields);
   Result<Automation> Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
                             const nlohmann::json& fields);
   // active -> inactive; expected_revision 0 = any.
-  Result<Automation> Deactivate(const governance::Actor& actor, int64_t id, int64_t expected_revision);
+  Result<Automation> Deactivate(const governance::Actor& actor, int64_t id,
+                                int64_t expected_revision);
 
   // Confirmable actions, run by ConfirmationService inside its transaction. Deleting an
   // active automation is blocked (deactivate first).

@@ -40,10 +40,12 @@ json TriggerParams(const json& trigger) {
 std::pair<std::string, Value> TriggerSet(const json& trigger) {
   std::string type = trigger.value("type", "");
   if (type == "tag_added") {
-    return {"SELECT contact_id FROM contact_tags WHERE tag_id = ?", trigger.value("tag_id", int64_t{0})};
+    return {"SELECT contact_id FROM contact_tags WHERE tag_id = ?",
+            trigger.value("tag_id", int64_t{0})};
   }
   if (type == "list_added") {
-    return {"SELECT contact_id FROM contact_lists WHERE list_id = ?", trigger.value("list_id", int64_t{0})};
+    return {"SELECT contact_id FROM contact_lists WHERE list_id = ?",
+            trigger.value("list_id", int64_t{0})};
   }
   if (type == "status_changed") {
     return {"SELECT id FROM contacts WHERE status = ?", trigger.value("status", std::string())};
@@ -60,7 +62,8 @@ std::string CandidatesFrom(const std::string& ids) {
 }  // namespace
 
 Result<std::optional<Automation>> Find(store::Conn& c, int64_t id) {
-  auto row = c.QueryOne(std::string("SELECT ") + kAutomationColumns + " FROM automations WHERE id = ?", {id});
+  auto row = c.QueryOne(
+      std::string("SELECT ") + kAutomationColumns + " FROM automations WHERE id = ?", {id});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<Automation>{};
   return std::optional<Automation>(AutomationFromRow(**row));
@@ -87,9 +90,9 @@ Result<std::vector<std::pair<std::string, int64_t>>> EnrolmentCounts(store::Conn
   auto st = automation_runs_repo::LoadStats(c, id);
   if (!st) return Fail(st.error());
   return std::vector<std::pair<std::string, int64_t>>{{"active", st->active()},
-                                                       {"completed", st->completed},
-                                                       {"exited", st->exited},
-                                                       {"cancelled", st->cancelled}};
+                                                      {"completed", st->completed},
+                                                      {"exited", st->exited},
+                                                      {"cancelled", st->cancelled}};
 }
 
 Result<std::vector<EnrolledContact>> EnrolmentSample(store::Conn& c, int64_t id, int64_t limit) {
@@ -124,10 +127,10 @@ Result<std::vector<json>> SampleCandidates(store::Conn& c, int64_t id, const jso
 
 Result<bool> FormExistsOrNoForms(store::Conn& c, int64_t form_id) {
   // Forms belong to another module; only check when their table exists.
-  auto table = c.QueryOne(
-      c.dialect() == store::Dialect::kSqlite
-          ? "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forms'"
-          : "SELECT 1 FROM information_schema.tables WHERE table_name = 'forms'");
+  auto table =
+      c.QueryOne(c.dialect() == store::Dialect::kSqlite
+                     ? "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forms'"
+                     : "SELECT 1 FROM information_schema.tables WHERE table_name = 'forms'");
   if (!table) return Fail(table.error());
   if (!*table) return true;
   auto form = c.QueryOne("SELECT 1 FROM forms WHERE id = ?", {form_id});
@@ -137,9 +140,10 @@ Result<bool> FormExistsOrNoForms(store::Conn& c, int64_t form_id) {
 
 Result<int64_t> Insert(store::Conn& c, const Automation& a) {
   return c.InsertReturningId(
-      "INSERT INTO automations (id, name, description, trigger_type, trigger_params, steps, status, "
-      "revision, created_at, updated_at) VALUES (" + store::NextIdSql("automations") +
-          ", ?, ?, ?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
+      "INSERT INTO automations (id, name, description, trigger_type, trigger_params, steps, "
+      "status, "
+      "revision, created_at, updated_at) VALUES (" +
+          store::NextIdSql("automations") + ", ?, ?, ?, ?, ?, 'draft', 1, ?, ?) RETURNING id",
       {a.name, a.description, a.trigger.value("type", ""), TriggerParams(a.trigger).dump(),
        a.steps.dump(), a.created_at, a.updated_at});
 }
@@ -169,8 +173,8 @@ Status ReplaceRefs(store::Conn& c, int64_t id, const std::vector<AutomationRef>&
   return Ok();
 }
 
-Result<int64_t> EnrolMatching(store::Conn& c, int64_t id, const json& trigger,
-                              const json& steps, int64_t now, const crm::TraceLink& trace) {
+Result<int64_t> EnrolMatching(store::Conn& c, int64_t id, const json& trigger, const json& steps,
+                              int64_t now, const crm::TraceLink& trace) {
   auto [ids, param] = TriggerSet(trigger);
   if (ids.empty()) return int64_t{0};
   return automation_runs_repo::EnrolMatching(c, id, ids, param, steps.dump(), now, trace);

@@ -1,22 +1,21 @@
 #pragma once
 // SQL for automations, their list/tag references (automation_refs) and enrolments
-// (automation_runs, automation_runs_repo.h). Promises: ids come from store::NextIdSql, so an id is never
-// reused after Delete; Update writes only at the expected revision; EnrolMatching enrols
-// a contact at most once per automation however often it runs. The trigger's contact set (tag_added, list_added,
-// status_changed) is computed here; other triggers are events and match no one now.
+// (automation_runs, automation_runs_repo.h). Promises: ids come from store::NextIdSql, so an id is
+// never reused after Delete; Update writes only at the expected revision; EnrolMatching enrols a
+// contact at most once per automation however often it runs. The trigger's contact set (tag_added,
+// list_added, status_changed) is computed here; other triggers are events and match no one now.
 // Stateless; any thread, with its own Conn.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "src/core/result.h"
+#include "src/crm/trace_link.h"
 #include "src/marketing/automation_steps.h"
 #include "src/marketing/automations.h"
-#include "src/crm/trace_link.h"
 #include "src/store/db.h"
 
 namespace crmd::marketing::automations_repo {
@@ -58,7 +57,8 @@ Status ReplaceRefs(store::Conn& c, int64_t id, const std::vector<AutomationRef>&
 // trigger that has no run of the automation yet; answers how many were new. 0 for event
 // triggers. `trace`: the trace the runs continue (the activating request's).
 Result<int64_t> EnrolMatching(store::Conn& c, int64_t id, const nlohmann::json& trigger,
-                              const nlohmann::json& steps, int64_t now, const crm::TraceLink& trace);
+                              const nlohmann::json& steps, int64_t now,
+                              const crm::TraceLink& trace);
 Status Delete(store::Conn& c, int64_t id);
 
 // An automation whose trigger or a step names a list or tag.

@@ -1,15 +1,15 @@
 #include "src/marketing/campaign_delivery.h"
 
-#include <algorithm>
-
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
 #include "src/core/log.h"
-#include "src/marketing/campaigns_repo.h"
-#include "src/crm/contacts_repo.h"
 #include "src/crm/contacts.h"
+#include "src/crm/contacts_repo.h"
 #include "src/crm/email_validation.h"
+#include "src/marketing/campaigns_repo.h"
 #include "src/marketing/common.h"
 
 namespace crmd::marketing {
@@ -17,30 +17,30 @@ namespace crmd::marketing {
 namespace send_repo = campaign_sends_repo;
 
 nlohmann::json ToJson(const send_repo::RecipientRow& r) {
-  nlohmann::json j = {{"contact_id", r.contact_id},
-                      {"email", r.email},
-                      {"status", r.status},
-                      {"reason", r.reason ? nlohmann::json(*r.reason) : nlohmann::json(nullptr)},
-                      {"attempts", r.attempts},
-                      {"round", r.round},
-                      {"smtp_code", r.smtp_code ? nlohmann::json(*r.smtp_code) : nlohmann::json(nullptr)},
-                      {"message_id", r.message_id ? nlohmann::json(*r.message_id) : nlohmann::json(nullptr)},
-                      {"sent_at", TimeJson(r.sent_at)},
-                      {"opened_at", TimeJson(r.opened_at)},
-                      {"clicked_at", TimeJson(r.clicked_at)},
-                      {"bounced_at", TimeJson(r.bounced_at)},
-                      {"complained_at", TimeJson(r.complained_at)},
-                      {"unsubscribed_at", TimeJson(r.unsubscribed_at)},
-                      {"updated_at", TimeJson(r.updated_at)}};
+  nlohmann::json j = {
+      {"contact_id", r.contact_id},
+      {"email", r.email},
+      {"status", r.status},
+      {"reason", r.reason ? nlohmann::json(*r.reason) : nlohmann::json(nullptr)},
+      {"attempts", r.attempts},
+      {"round", r.round},
+      {"smtp_code", r.smtp_code ? nlohmann::json(*r.smtp_code) : nlohmann::json(nullptr)},
+      {"message_id", r.message_id ? nlohmann::json(*r.message_id) : nlohmann::json(nullptr)},
+      {"sent_at", TimeJson(r.sent_at)},
+      {"opened_at", TimeJson(r.opened_at)},
+      {"clicked_at", TimeJson(r.clicked_at)},
+      {"bounced_at", TimeJson(r.bounced_at)},
+      {"complained_at", TimeJson(r.complained_at)},
+      {"unsubscribed_at", TimeJson(r.unsubscribed_at)},
+      {"updated_at", TimeJson(r.updated_at)}};
   return j;
 }
 
 nlohmann::json ToJson(const send_repo::Stats& s) {
-  return {{"queued", s.queued},         {"pending", s.pending()},
-          {"sent", s.sent},             {"failed", s.failed},
-          {"skipped", s.skipped},       {"bounced", s.bounced},
-          {"complained", s.complained}, {"unsubscribed", s.unsubscribed},
-          {"opened", s.opened},         {"clicked", s.clicked}};
+  return {{"queued", s.queued},         {"pending", s.pending()},         {"sent", s.sent},
+          {"failed", s.failed},         {"skipped", s.skipped},           {"bounced", s.bounced},
+          {"complained", s.complained}, {"unsubscribed", s.unsubscribed}, {"opened", s.opened},
+          {"clicked", s.clicked}};
 }
 
 namespace {
@@ -78,7 +78,7 @@ Result<std::vector<send_repo::QueuedRecipient>> CampaignDelivery::Lease(int limi
       // activation is never sent to.
       if (r.contact_status != "subscribed") {
         auto st = send_repo::MarkSkipped(c, r.campaign_id, r.contact_id,
-                                    "contact is " + r.contact_status, now);
+                                         "contact is " + r.contact_status, now);
         if (!st) return Fail(st.error());
         continue;
       }
@@ -107,25 +107,27 @@ Status CampaignDelivery::Record(const send_repo::QueuedRecipient& r, const SendR
       case K::kSent:
         return send_repo::MarkSent(c, r.campaign_id, r.contact_id, report.message_id, now);
       case K::kRejected:
-        return send_repo::MarkFailed(c, r.campaign_id, r.contact_id, report.reason, report.smtp_code, now);
+        return send_repo::MarkFailed(c, r.campaign_id, r.contact_id, report.reason,
+                                     report.smtp_code, now);
       case K::kRecipientRejected: {
-        auto marked =
-            send_repo::MarkFailed(c, r.campaign_id, r.contact_id, report.reason, report.smtp_code, now);
+        auto marked = send_repo::MarkFailed(c, r.campaign_id, r.contact_id, report.reason,
+                                            report.smtp_code, now);
         if (!marked) return Fail(marked.error());
         if (!*marked) return false;
         if (auto e = send_repo::MarkEvent(c, r.campaign_id, r.contact_id, "bounced", now); !e)
           return Fail(e.error());
-        if (auto s = Bounce(c, kSystem, r.contact_id, "bounced", "hard bounce: " + report.reason); !s)
+        if (auto s = Bounce(c, kSystem, r.contact_id, "bounced", "hard bounce: " + report.reason);
+            !s)
           return Fail(s.error());
         return true;
       }
       case K::kTemporary: {
         int64_t attempts = r.attempts + 1;  // this one included
         if (attempts >= policy_.max_attempts) {
-          return send_repo::MarkFailed(c, r.campaign_id, r.contact_id,
-                                  "gave up after " + std::to_string(attempts) +
-                                      " temporary failures: " + report.reason,
-                                  report.smtp_code, now);
+          return send_repo::MarkFailed(
+              c, r.campaign_id, r.contact_id,
+              "gave up after " + std::to_string(attempts) + " temporary failures: " + report.reason,
+              report.smtp_code, now);
         }
         int64_t delay = policy_.retry_base_s;
         for (int64_t i = 1; i < attempts && delay < policy_.retry_max_s; ++i) delay *= 2;
@@ -191,17 +193,18 @@ Result<RecipientPage> CampaignDelivery::Recipients(int64_t campaign_id, const st
 Result<std::string> CampaignDelivery::Unsubscribe(int64_t contact_id, int64_t campaign_id,
                                                   const std::string& request_id) {
   int64_t now = clock_.NowUnix();
-  governance::Actor actor{.kind = "system", .subject = "unsubscribe_link", .request_id = request_id};
+  governance::Actor actor{
+      .kind = "system", .subject = "unsubscribe_link", .request_id = request_id};
   return db_.Write([&](store::Conn& c) -> Result<std::string> {
     auto found = crm::contacts_repo::FindContact(c, contact_id);
     if (!found) return Fail(found.error());
     if (!*found) return Fail(Error::NotFound("this address is no longer on file"));
     std::string email = (*found)->email, status = (*found)->status;
     if (status == "subscribed" || status == "pending") {
-      auto moved = contacts_.SetStatusIn(c, actor, contact_id, "unsubscribed", false,
-                                         campaign_id > 0 ? "unsubscribe link of campaign " +
-                                                               std::to_string(campaign_id)
-                                                         : "unsubscribe link");
+      auto moved = contacts_.SetStatusIn(
+          c, actor, contact_id, "unsubscribed", false,
+          campaign_id > 0 ? "unsubscribe link of campaign " + std::to_string(campaign_id)
+                          : "unsubscribe link");
       if (!moved) return Fail(moved.error());
     }
     if (campaign_id > 0)
@@ -211,8 +214,8 @@ Result<std::string> CampaignDelivery::Unsubscribe(int64_t contact_id, int64_t ca
   });
 }
 
-Result<nlohmann::json> CampaignDelivery::Feedback(const governance::Actor& actor, const std::string& email,
-                                                  const std::string& type,
+Result<nlohmann::json> CampaignDelivery::Feedback(const governance::Actor& actor,
+                                                  const std::string& email, const std::string& type,
                                                   const std::string& message_id) {
   if (type != "bounce" && type != "complaint")
     return Fail(Errc::kInvalidArgument, "type must be bounce or complaint");
@@ -240,7 +243,8 @@ Result<nlohmann::json> CampaignDelivery::Feedback(const governance::Actor& actor
     bool bounce = type == "bounce";
     bool counted = false;
     if (campaign_id) {
-      auto e = send_repo::MarkEvent(c, *campaign_id, contact_id, bounce ? "bounced" : "complained", now);
+      auto e =
+          send_repo::MarkEvent(c, *campaign_id, contact_id, bounce ? "bounced" : "complained", now);
       if (!e) return Fail(e.error());
       counted = *e;
     }
@@ -248,10 +252,11 @@ Result<nlohmann::json> CampaignDelivery::Feedback(const governance::Actor& actor
                         bounce ? "bounce report" : "complaint report");
         !s)
       return Fail(s.error());
-    return nlohmann::json{{"contact_id", contact_id},
-                          {"status", ContactStatus(c, contact_id)},
-                          {"campaign_id", campaign_id ? nlohmann::json(*campaign_id) : nlohmann::json(nullptr)},
-                          {"counted", counted}};
+    return nlohmann::json{
+        {"contact_id", contact_id},
+        {"status", ContactStatus(c, contact_id)},
+        {"campaign_id", campaign_id ? nlohmann::json(*campaign_id) : nlohmann::json(nullptr)},
+        {"counted", counted}};
   });
 }
 
@@ -268,7 +273,8 @@ Status CampaignDelivery::Clicked(int64_t contact_id, int64_t campaign_id) {
   int64_t now = clock_.NowUnix();
   auto r = db_.Write([&](store::Conn& c) -> Result<bool> {
     // A click is also an open (the image may have been blocked).
-    if (auto o = send_repo::MarkEvent(c, campaign_id, contact_id, "opened", now); !o) return Fail(o.error());
+    if (auto o = send_repo::MarkEvent(c, campaign_id, contact_id, "opened", now); !o)
+      return Fail(o.error());
     return send_repo::MarkEvent(c, campaign_id, contact_id, "clicked", now);
   });
   if (!r) return Fail(r.error());
@@ -291,7 +297,8 @@ Result<ResendPlan> PlanResend(store::Conn& c, int64_t id) {
   if (s != CampaignStatus::kSent && s != CampaignStatus::kPaused && s != CampaignStatus::kSending) {
     return Fail(Errc::kInvalidTransition,
                 std::string("only a sending, paused or sent campaign has undelivered recipients; "
-                            "this one is ") + ToString(s));
+                            "this one is ") +
+                    ToString(s));
   }
   auto n = campaign_sends_repo::CountResendable(c, id);
   if (!n) return Fail(n.error());
@@ -311,17 +318,19 @@ Result<governance::Preview> CampaignDelivery::PreviewResend(store::Conn& c, int6
   if (!plan) return Fail(plan.error());
   const Campaign& k = plan->campaign;
   governance::Preview p;
-  p.preview = {{"campaign", {{"id", k.id}, {"name", k.name}, {"subject", k.subject},
-                             {"status", ToString(k.status)}}},
-               {"resend", "undelivered"},
-               {"recipients", plan->recipients},
-               {"round", k.send_round + 1},
-               {"new_status", k.status == CampaignStatus::kPaused ? "paused" : "sending"}};
+  p.preview = {
+      {"campaign",
+       {{"id", k.id}, {"name", k.name}, {"subject", k.subject}, {"status", ToString(k.status)}}},
+      {"resend", "undelivered"},
+      {"recipients", plan->recipients},
+      {"round", k.send_round + 1},
+      {"new_status", k.status == CampaignStatus::kPaused ? "paused" : "sending"}};
   p.revisions["campaign:" + std::to_string(k.id)] = k.revision;
   return p;
 }
 
-Result<nlohmann::json> CampaignDelivery::Resend(store::Conn& c, const governance::Actor& actor, int64_t id) {
+Result<nlohmann::json> CampaignDelivery::Resend(store::Conn& c, const governance::Actor& actor,
+                                                int64_t id) {
   (void)actor;
   int64_t now = clock_.NowUnix();
   auto plan = PlanResend(c, id);
@@ -337,7 +346,8 @@ Result<nlohmann::json> CampaignDelivery::Resend(store::Conn& c, const governance
   k.updated_at = now;
   if (auto s = campaigns_repo::Save(c, k, k.revision); !s) return Fail(s.error());
   // The new round's sends continue the trace of the resend.
-  if (auto s = campaign_sends_repo::SetTrace(c, id, crm::CurrentTraceLink()); !s) return Fail(s.error());
+  if (auto s = campaign_sends_repo::SetTrace(c, id, crm::CurrentTraceLink()); !s)
+    return Fail(s.error());
   return nlohmann::json{{"campaign", ToJson(k, false)}, {"requeued", *n}, {"round", k.send_round}};
 }
 

@@ -12,23 +12,23 @@
 //    recipient in campaign_stats.
 // Thread-safe; several workers (or nodes) may run concurrently.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "src/core/clock.h"
 #include "src/core/result.h"
 #include "src/governance/actor.h"
-#include "src/marketing/campaign_sends_repo.h"
 #include "src/governance/confirmations.h"
+#include "src/marketing/campaign_sends_repo.h"
 #include "src/store/db.h"
 
-namespace crmd::crm { class ContactService; }
+namespace crmd::crm {
+class ContactService;
+}
 
 namespace crmd::marketing {
-
 
 struct SendPolicy {
   int64_t lease_s = 120;       // longer than one message's SMTP timeout
@@ -103,7 +103,8 @@ class CampaignDelivery {
   // a sent or paused campaign's failed recipients who are still subscribed go out again in
   // a new round (new Message-IDs), and the campaign is sending again.
   Result<governance::Preview> PreviewResend(store::Conn& c, int64_t campaign_id) const;
-  Result<nlohmann::json> Resend(store::Conn& c, const governance::Actor& actor, int64_t campaign_id);
+  Result<nlohmann::json> Resend(store::Conn& c, const governance::Actor& actor,
+                                int64_t campaign_id);
 
   // Called in the activation transaction with the recipients it added: queued grows by
   // them (a re-activation after a pause adds only the new ones; counting the rows instead
@@ -111,8 +112,8 @@ class CampaignDelivery {
   static Status OnActivated(store::Conn& c, int64_t campaign_id, int64_t added);
 
  private:
-  Status Bounce(store::Conn& c, const governance::Actor& actor, int64_t contact_id, const char* status,
-                const std::string& reason);
+  Status Bounce(store::Conn& c, const governance::Actor& actor, int64_t contact_id,
+                const char* status, const std::string& reason);
 
   store::Database& db_;
   const Clock& clock_;

@@ -1,7 +1,6 @@
 #include "src/marketing/campaign_render.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "src/core/http_types.h"
@@ -78,15 +77,14 @@ mail::Mailbox DefaultSender(const nlohmann::json& settings, const mail::Mailbox&
 
 nlohmann::json MessagePreviewJson(const mail::Message& m) {
   constexpr size_t kMaxHtml = 64 * 1024;
-  nlohmann::json j = {
-      {"from", {{"name", m.from.name}, {"email", m.from.address}}},
-      {"to", {{"name", m.to.name}, {"email", m.to.address}}},
-      {"subject", m.subject},
-      {"preheader", m.preheader},
-      {"text", m.text ? *m.text : mail::HtmlToText(m.html)},
-      {"html", m.html.size() > kMaxHtml ? m.html.substr(0, kMaxHtml) : m.html},
-      {"html_truncated", m.html.size() > kMaxHtml},
-      {"message_id", m.message_id}};
+  nlohmann::json j = {{"from", {{"name", m.from.name}, {"email", m.from.address}}},
+                      {"to", {{"name", m.to.name}, {"email", m.to.address}}},
+                      {"subject", m.subject},
+                      {"preheader", m.preheader},
+                      {"text", m.text ? *m.text : mail::HtmlToText(m.html)},
+                      {"html", m.html.size() > kMaxHtml ? m.html.substr(0, kMaxHtml) : m.html},
+                      {"html_truncated", m.html.size() > kMaxHtml},
+                      {"message_id", m.message_id}};
   return j;
 }
 
@@ -109,8 +107,10 @@ mail::MergeValues MergeValuesFor(const MailRecipient& to, std::string unsubscrib
   auto custom = nlohmann::json::parse(to.custom_fields_json, nullptr, false);
   if (custom.is_object()) {
     for (const auto& [key, value] : custom.items()) {
-      if (value.is_string()) v["custom." + key] = value.get<std::string>();
-      else if (value.is_number() || value.is_boolean()) v["custom." + key] = value.dump();
+      if (value.is_string())
+        v["custom." + key] = value.get<std::string>();
+      else if (value.is_number() || value.is_boolean())
+        v["custom." + key] = value.dump();
     }
   }
   return v;
@@ -155,7 +155,8 @@ Result<CampaignTemplates> CampaignTemplates::Parse(const Campaign& campaign) {
   auto parse = [](const char* field, const std::string& source,
                   mail::MergeTemplate& into) -> Status {
     auto parsed = mail::MergeTemplate::Parse(source);
-    if (!parsed) return Fail(Errc::kInvalidArgument, std::string(field) + ": " + parsed.error().message);
+    if (!parsed)
+      return Fail(Errc::kInvalidArgument, std::string(field) + ": " + parsed.error().message);
     into = std::move(*parsed);
     return Ok();
   };
@@ -192,8 +193,10 @@ Result<mail::Message> CampaignTemplates::Build(const MailRecipient& to, int64_t 
                         ctx.links->Issue(to.contact_id, kOpenPurpose, ctx.link_ttl_s, k.id) +
                         "\" width=\"1\" height=\"1\" alt=\"\" style=\"display:block;border:0\">";
     size_t body_end = m.html.rfind("</body>");
-    if (body_end == std::string::npos) m.html += pixel;
-    else m.html.insert(body_end, pixel);
+    if (body_end == std::string::npos)
+      m.html += pixel;
+    else
+      m.html.insert(body_end, pixel);
   }
   m.message_id = mail::MakeMessageId(CampaignSendId(k.id, round), to.email,
                                      MessageIdDomain(m.from.address, ctx.default_sender.address));
@@ -215,7 +218,8 @@ Result<mail::Message> BuildSimpleMessage(const SimpleEmail& e, const MailRecipie
       return Ok();
     }
     auto parsed = mail::MergeTemplate::Parse(source);
-    if (!parsed) return Fail(Errc::kInvalidArgument, std::string(field) + ": " + parsed.error().message);
+    if (!parsed)
+      return Fail(Errc::kInvalidArgument, std::string(field) + ": " + parsed.error().message);
     out = html ? parsed->RenderHtml(values) : parsed->RenderText(values);
     return Ok();
   };
@@ -234,9 +238,8 @@ Result<mail::Message> BuildSimpleMessage(const SimpleEmail& e, const MailRecipie
     if (auto s = render("text_body", e.text_body, false, text); !s) return Fail(s.error());
     m.text = std::move(text);
   }
-  m.message_id =
-      mail::MakeMessageId(e.send_id, to.email,
-                          MessageIdDomain(m.from.address, ctx.default_sender.address));
+  m.message_id = mail::MakeMessageId(e.send_id, to.email,
+                                     MessageIdDomain(m.from.address, ctx.default_sender.address));
   if (e.unsubscribe) {
     m.list_unsubscribe = {unsubscribe};
     m.one_click_unsubscribe = mail::SupportsOneClick(unsubscribe);

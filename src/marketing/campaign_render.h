@@ -6,18 +6,17 @@
 //
 // CampaignTemplates is parsed once per campaign revision and is immutable and thread-safe.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "src/core/result.h"
-#include "src/marketing/campaigns.h"
 #include "src/mail/merge.h"
 #include "src/mail/message.h"
 #include "src/mail/unsubscribe.h"
+#include "src/marketing/campaigns.h"
 
 namespace crmd::marketing {
 
@@ -53,8 +52,7 @@ class CampaignTemplates {
   static Result<CampaignTemplates> Parse(const Campaign& campaign);
 
   // The message to `to` in send round `round`. Message-ID = f(campaign, round, address).
-  Result<mail::Message> Build(const MailRecipient& to, int64_t round,
-                              const MailContext& ctx) const;
+  Result<mail::Message> Build(const MailRecipient& to, int64_t round, const MailContext& ctx) const;
 
   const Campaign& campaign() const { return campaign_; }
 

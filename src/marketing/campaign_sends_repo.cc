@@ -28,9 +28,8 @@ Result<std::vector<int64_t>> Ids(store::Conn& c, const std::string& sql,
 
 // Moves a pending row to a final state; false when it was not pending any more.
 // `assignments` is a fixed ", column = ?" list whose values are `values`, in order.
-Result<bool> Finalise(store::Conn& c, int64_t campaign_id, int64_t contact_id,
-                      const char* status, const char* assignments, std::vector<Value> values,
-                      int64_t now) {
+Result<bool> Finalise(store::Conn& c, int64_t campaign_id, int64_t contact_id, const char* status,
+                      const char* assignments, std::vector<Value> values, int64_t now) {
   std::string sql = std::string("UPDATE campaign_recipients SET status = '") + status +
                     "', updated_at = ?" + assignments +
                     " WHERE campaign_id = ? AND contact_id = ? AND status = 'pending'";
@@ -52,9 +51,8 @@ Value OptCode(int smtp_code) { return smtp_code > 0 ? Value(int64_t{smtp_code}) 
 }  // namespace
 
 Result<std::vector<int64_t>> PromoteDue(store::Conn& c, int64_t now) {
-  auto ids = Ids(c,
-                 "SELECT id FROM campaigns WHERE status = 'scheduled' AND send_at <= ? ORDER BY id",
-                 {now});
+  auto ids = Ids(
+      c, "SELECT id FROM campaigns WHERE status = 'scheduled' AND send_at <= ? ORDER BY id", {now});
   if (!ids) return Fail(ids.error());
   for (int64_t id : *ids) {
     auto r = c.Exec(
@@ -193,8 +191,8 @@ Result<bool> MarkSent(store::Conn& c, int64_t campaign_id, int64_t contact_id,
   values.emplace_back(message_id);
   values.emplace_back(now);
   return Finalise(c, campaign_id, contact_id, "sent",
-                  ", message_id = ?, sent_at = ?, reason = NULL, smtp_code = NULL", std::move(values),
-                  now);
+                  ", message_id = ?, sent_at = ?, reason = NULL, smtp_code = NULL",
+                  std::move(values), now);
 }
 
 Result<bool> MarkFailed(store::Conn& c, int64_t campaign_id, int64_t contact_id,
@@ -241,8 +239,10 @@ Result<bool> MarkEvent(store::Conn& c, int64_t campaign_id, int64_t contact_id,
     if (kind == k) column = k;
   if (!column) return Fail(Errc::kInvalidArgument, "unknown delivery event " + kind);
   std::string at = std::string(column) + "_at";
-  auto n = c.Exec("UPDATE campaign_recipients SET " + at + " = ? WHERE campaign_id = ? AND "
-                      "contact_id = ? AND " + at + " IS NULL",
+  auto n = c.Exec("UPDATE campaign_recipients SET " + at +
+                      " = ? WHERE campaign_id = ? AND "
+                      "contact_id = ? AND " +
+                      at + " IS NULL",
                   {now, campaign_id, contact_id});
   if (!n) return Fail(n.error());
   if (*n == 0) return false;
@@ -251,8 +251,9 @@ Result<bool> MarkEvent(store::Conn& c, int64_t campaign_id, int64_t contact_id,
     // A refusal at RCPT (the recipient is failed) bounces a message that was never sent;
     // a bounce report after the relay accepted one bounces a sent message. The report
     // takes only the second kind off the delivered.
-    auto row = c.QueryOne("SELECT status FROM campaign_recipients WHERE campaign_id = ? AND contact_id = ?",
-                          {campaign_id, contact_id});
+    auto row = c.QueryOne(
+        "SELECT status FROM campaign_recipients WHERE campaign_id = ? AND contact_id = ?",
+        {campaign_id, contact_id});
     if (!row) return Fail(row.error());
     if (*row && (*row)->Str(0) != "sent")
       if (auto st = Bump(c, campaign_id, "bounced_unsent", 1); !st) return Fail(st.error());
@@ -273,8 +274,7 @@ Result<std::optional<int64_t>> LastCampaignFor(store::Conn& c, int64_t contact_i
 Result<std::optional<std::pair<int64_t, int64_t>>> FindByMessageId(store::Conn& c,
                                                                    const std::string& message_id) {
   auto row = c.QueryOne(
-      "SELECT campaign_id, contact_id FROM campaign_recipients WHERE message_id = ?",
-      {message_id});
+      "SELECT campaign_id, contact_id FROM campaign_recipients WHERE message_id = ?", {message_id});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<std::pair<int64_t, int64_t>>();
   return std::optional<std::pair<int64_t, int64_t>>(std::pair{(*row)->Int(0), (*row)->Int(1)});

@@ -112,8 +112,8 @@ struct RecipientRow {
   std::optional<std::string> reason;
   int64_t attempts = 0;
   int64_t round = 1;
-  std::optional<int64_t> smtp_code, sent_at, opened_at, clicked_at, bounced_at,
-      complained_at, unsubscribed_at;
+  std::optional<int64_t> smtp_code, sent_at, opened_at, clicked_at, bounced_at, complained_at,
+      unsubscribed_at;
   std::optional<std::string> message_id;
   int64_t updated_at = 0;
 };

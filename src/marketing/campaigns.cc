@@ -3,13 +3,13 @@
 #include <array>
 #include <utility>
 
-#include "src/marketing/campaign_delivery.h"
-#include "src/marketing/campaign_render.h"
-#include "src/marketing/campaigns_repo.h"
-#include "src/marketing/campaign_sends_repo.h"
 #include "src/crm/contacts_repo.h"
 #include "src/governance/settings.h"
 #include "src/mail/merge.h"
+#include "src/marketing/campaign_delivery.h"
+#include "src/marketing/campaign_render.h"
+#include "src/marketing/campaign_sends_repo.h"
+#include "src/marketing/campaigns_repo.h"
 
 namespace crmd::marketing {
 namespace {
@@ -92,7 +92,8 @@ bool CanTransition(CampaignStatus from, CampaignStatus to) {
   switch (from) {
     case S::kDraft:
     case S::kPaused:
-      return to == S::kScheduled || to == S::kSending || (from == S::kPaused && to == S::kCancelled);
+      return to == S::kScheduled || to == S::kSending ||
+             (from == S::kPaused && to == S::kCancelled);
     case S::kScheduled:
       return to == S::kSending || to == S::kPaused || to == S::kCancelled;
     case S::kSending:
@@ -141,7 +142,8 @@ Status ApplyCampaignFields(const nlohmann::json& j, Campaign& out) {
   for (const auto& f : kTextFields) {
     if (!j.contains(f.key)) continue;
     const auto& v = j[f.key];
-    if (!v.is_string()) return Fail(Errc::kInvalidArgument, std::string(f.key) + ": must be a string");
+    if (!v.is_string())
+      return Fail(Errc::kInvalidArgument, std::string(f.key) + ": must be a string");
     auto s = v.get<std::string>();
     if (s.size() > f.max) {
       return Fail(Errc::kInvalidArgument,
@@ -163,16 +165,17 @@ Status ApplyCampaignFields(const nlohmann::json& j, Campaign& out) {
       c.send_at = *t;
     }
   }
-  for (auto [key, dst] : {std::pair{"track_opens", &c.track_opens},
-                          std::pair{"track_clicks", &c.track_clicks}}) {
+  for (auto [key, dst] :
+       {std::pair{"track_opens", &c.track_opens}, std::pair{"track_clicks", &c.track_clicks}}) {
     if (!j.contains(key)) continue;
-    if (!j[key].is_boolean()) return Fail(Errc::kInvalidArgument, std::string(key) + ": must be a boolean");
+    if (!j[key].is_boolean())
+      return Fail(Errc::kInvalidArgument, std::string(key) + ": must be a boolean");
     *dst = j[key].get<bool>();
   }
   // Merge tags are checked when saved, so that a typo is an error now, not a blank later.
-  for (auto [key, text] : {std::pair{"subject", &c.subject}, std::pair{"preheader", &c.preheader},
-                           std::pair{"html_body", &c.html_body},
-                           std::pair{"text_body", &c.text_body}}) {
+  for (auto [key, text] :
+       {std::pair{"subject", &c.subject}, std::pair{"preheader", &c.preheader},
+        std::pair{"html_body", &c.html_body}, std::pair{"text_body", &c.text_body}}) {
     if (!j.contains(key)) continue;
     if (auto t = mail::MergeTemplate::Parse(*text); !t) {
       return Fail(Errc::kInvalidArgument, std::string(key) + ": " + t.error().message);
@@ -213,9 +216,9 @@ CampaignService::CampaignService(store::Database& db, const Clock& clock, AuditS
                                  governance::Idempotency* idempotency)
     : db_(db),
       clock_(clock),
-      rows_("campaign", campaigns_repo::Load,
-            [](const Campaign& k) { return ToString(k.status); }, db, std::move(audit),
-            idempotency) {}
+      rows_(
+          "campaign", campaigns_repo::Load, [](const Campaign& k) { return ToString(k.status); },
+          db, std::move(audit), idempotency) {}
 
 Result<CampaignPage> CampaignService::List(std::optional<CampaignStatus> status,
                                            std::string_view cursor, int limit) const {
@@ -245,26 +248,28 @@ Result<Campaign> CampaignService::CreateIn(store::Conn& c, const governance::Act
   auto id = campaigns_repo::Insert(c, k);
   if (!id) return Fail(id.error());
   k.id = *id;
-  if (auto s = rows_.Audit(c, actor, "create_campaign", k, std::nullopt); !s) return Fail(s.error());
+  if (auto s = rows_.Audit(c, actor, "create_campaign", k, std::nullopt); !s)
+    return Fail(s.error());
   return k;
 }
 
-Result<Campaign> CampaignService::Create(const governance::Actor& actor, const nlohmann::json& fields,
+Result<Campaign> CampaignService::Create(const governance::Actor& actor,
+                                         const nlohmann::json& fields,
                                          const std::string& idempotency_key) {
   return rows_.Create(actor, "create_campaign", idempotency_key,
                       [&](store::Conn& c) { return CreateIn(c, actor, fields); });
 }
 
-Result<Campaign> CampaignService::Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
-                                         const nlohmann::json& fields) {
+Result<Campaign> CampaignService::Update(const governance::Actor& actor, int64_t id,
+                                         int64_t expected_revision, const nlohmann::json& fields) {
   return db_.Write([&](store::Conn& c) -> Result<Campaign> {
     auto loaded = rows_.LoadOr404(c, id);
     if (!loaded) return Fail(loaded.error());
     Campaign k = std::move(*loaded);
     if (k.revision != expected_revision) {
-      return Fail(Errc::kRevisionConflict, "expected_revision " + std::to_string(expected_revision) +
-                                               " is stale; the campaign is at revision " +
-                                               std::to_string(k.revision));
+      return Fail(Errc::kRevisionConflict,
+                  "expected_revision " + std::to_string(expected_revision) +
+                      " is stale; the campaign is at revision " + std::to_string(k.revision));
     }
     if (!IsEditable(k.status)) {
       return Fail(Errc::kInvalidTransition, std::string("a ") + ToString(k.status) +
@@ -274,23 +279,28 @@ Result<Campaign> CampaignService::Update(const governance::Actor& actor, int64_t
     if (auto s = CheckReferences(c, k.audience); !s) return Fail(s.error());
     k.updated_at = clock_.NowUnix();
     if (auto s = campaigns_repo::Save(c, k, expected_revision); !s) return Fail(s.error());
-    if (auto s = rows_.Audit(c, actor, "update_campaign", k, expected_revision); !s) return Fail(s.error());
+    if (auto s = rows_.Audit(c, actor, "update_campaign", k, expected_revision); !s)
+      return Fail(s.error());
     return k;
   });
 }
 
-Result<Campaign> CampaignService::Pause(const governance::Actor& actor, int64_t id, int64_t expected_revision) {
+Result<Campaign> CampaignService::Pause(const governance::Actor& actor, int64_t id,
+                                        int64_t expected_revision) {
   return db_.Write([&](store::Conn& c) -> Result<Campaign> {
     auto loaded = rows_.LoadOr404(c, id);
     if (!loaded) return Fail(loaded.error());
     Campaign k = std::move(*loaded);
     if (expected_revision != 0 && k.revision != expected_revision) {
-      return Fail(Errc::kRevisionConflict, "expected_revision is stale; the campaign is at revision " +
-                                               std::to_string(k.revision));
+      return Fail(
+          Errc::kRevisionConflict,
+          "expected_revision is stale; the campaign is at revision " + std::to_string(k.revision));
     }
     if (!CanTransition(k.status, CampaignStatus::kPaused)) {
-      return Fail(Errc::kInvalidTransition, std::string("only a scheduled or sending campaign can be "
-                                                        "paused; this one is ") + ToString(k.status));
+      return Fail(Errc::kInvalidTransition,
+                  std::string("only a scheduled or sending campaign can be "
+                              "paused; this one is ") +
+                      ToString(k.status));
     }
     int64_t before = k.revision;
     k.status = CampaignStatus::kPaused;
@@ -320,7 +330,8 @@ Result<ActivationPlan> PlanActivation(store::Conn& c, int64_t id, int64_t now) {
   const Campaign& k = plan.campaign;
   if (!CanActivate(k.status)) {
     return Fail(Errc::kInvalidTransition, std::string("only a draft or paused campaign can be "
-                                                      "activated; this one is ") + ToString(k.status));
+                                                      "activated; this one is ") +
+                                              ToString(k.status));
   }
   if (auto s = CheckReadyToSend(k); !s) return Fail(s.error());
   if (auto s = CheckReferences(c, k.audience); !s) return Fail(s.error());
@@ -343,7 +354,8 @@ Result<governance::Preview> CampaignService::PreviewActivate(store::Conn& c, int
   const Campaign& k = plan->campaign;
   governance::Preview p;
   p.preview = {
-      {"campaign", {{"id", k.id}, {"name", k.name}, {"subject", k.subject}, {"status", ToString(k.status)}}},
+      {"campaign",
+       {{"id", k.id}, {"name", k.name}, {"subject", k.subject}, {"status", ToString(k.status)}}},
       {"audience_size", plan->audience},
       {"audience", AudienceJson(k.audience)},
       {"sender", {{"name", k.from_name}, {"email", k.from_email}}},
@@ -386,7 +398,8 @@ Result<governance::Preview> CampaignService::PreviewActivate(store::Conn& c, int
   return p;
 }
 
-Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const governance::Actor& actor, int64_t id) {
+Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const governance::Actor& actor,
+                                                 int64_t id) {
   int64_t now = clock_.NowUnix();
   auto plan = PlanActivation(c, id, now);
   if (!plan) return Fail(plan.error());
@@ -408,7 +421,8 @@ Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const governanc
   if (auto s = campaigns_repo::Save(c, k, k.revision); !s) return Fail(s.error());
   // Its sends continue the trace of the request that activated it (a confirm_action
   // call, or a person's approval).
-  if (auto s = campaign_sends_repo::SetTrace(c, id, crm::CurrentTraceLink()); !s) return Fail(s.error());
+  if (auto s = campaign_sends_repo::SetTrace(c, id, crm::CurrentTraceLink()); !s)
+    return Fail(s.error());
   if (auto s = rows_.Audit(c, actor, "activate_campaign", k, before); !s) return Fail(s.error());
   return nlohmann::json{{"campaign", ToJson(k, false)}, {"recipients_recorded", recorded->total}};
 }
@@ -432,7 +446,8 @@ Result<governance::Preview> CampaignService::PreviewDelete(store::Conn& c, int64
   return p;
 }
 
-Result<nlohmann::json> CampaignService::Delete(store::Conn& c, const governance::Actor& actor, int64_t id) {
+Result<nlohmann::json> CampaignService::Delete(store::Conn& c, const governance::Actor& actor,
+                                               int64_t id) {
   auto loaded = rows_.LoadOr404(c, id);
   if (!loaded) return Fail(loaded.error());
   const Campaign& k = *loaded;

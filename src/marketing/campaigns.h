@@ -13,13 +13,12 @@
 //
 // CampaignService is thread-safe (all state is in the database).
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
@@ -30,21 +29,25 @@
 #include "src/marketing/common.h"
 #include "src/store/db.h"
 
-namespace crmd::governance { class Idempotency; }  // src/governance/idempotency.h
-namespace crmd::governance { class SettingsService; }  // src/governance/settings.h
+namespace crmd::governance {
+class Idempotency;
+}  // namespace crmd::governance
+namespace crmd::governance {
+class SettingsService;
+}  // namespace crmd::governance
 
 namespace crmd::marketing {
 
-struct MailContext;     // src/marketing/campaign_render.h
+struct MailContext;  // src/marketing/campaign_render.h
 
 enum class CampaignStatus { kDraft, kScheduled, kSending, kSent, kPaused, kCancelled };
 
 const char* ToString(CampaignStatus s);
 std::optional<CampaignStatus> ParseCampaignStatus(std::string_view s);
 bool CanTransition(CampaignStatus from, CampaignStatus to);
-bool IsEditable(CampaignStatus s);       // draft, paused
-bool CanActivate(CampaignStatus s);      // draft, paused
-bool CanDelete(CampaignStatus s);        // anything but sending
+bool IsEditable(CampaignStatus s);   // draft, paused
+bool CanActivate(CampaignStatus s);  // draft, paused
+bool CanDelete(CampaignStatus s);    // anything but sending
 
 struct Audience {
   std::vector<int64_t> lists, tags, exclude_lists, exclude_tags;
@@ -99,7 +102,8 @@ class CampaignService {
   Result<Campaign> Create(const governance::Actor& actor, const nlohmann::json& fields,
                           const std::string& idempotency_key = "");
   // The same in the caller's transaction, for another service composing one (the seed).
-  Result<Campaign> CreateIn(store::Conn& c, const governance::Actor& actor, const nlohmann::json& fields);
+  Result<Campaign> CreateIn(store::Conn& c, const governance::Actor& actor,
+                            const nlohmann::json& fields);
   // kRevisionConflict when expected_revision is stale; kInvalidTransition unless editable.
   Result<Campaign> Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
                           const nlohmann::json& fields);
@@ -122,7 +126,6 @@ class CampaignService {
   Result<nlohmann::json> Delete(store::Conn& c, const governance::Actor& actor, int64_t id);
 
  private:
-
   store::Database& db_;
   const Clock& clock_;
   RevisionedRows<Campaign> rows_;

@@ -102,7 +102,8 @@ Result<int64_t> Insert(store::Conn& c, const Campaign& k) {
   auto id = c.InsertReturningId(
       "INSERT INTO campaigns (id, name, subject, preheader, from_name, from_email, html_body, "
       "text_body, send_at, status, revision, created_at, updated_at, track_opens, track_clicks) "
-      "VALUES (" + store::NextIdSql("campaigns") +
+      "VALUES (" +
+          store::NextIdSql("campaigns") +
           ", ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?) RETURNING id",
       {k.name, k.subject, k.preheader, k.from_name, k.from_email, k.html_body, k.text_body,
        store::Opt(k.send_at), std::string(ToString(k.status)), k.created_at, k.updated_at,
@@ -115,7 +116,8 @@ Result<int64_t> Insert(store::Conn& c, const Campaign& k) {
 }
 
 Result<std::optional<Campaign>> Load(store::Conn& c, int64_t id) {
-  auto row = c.QueryOne(std::string("SELECT ") + kCampaignColumns + " FROM campaigns WHERE id = ?", {id});
+  auto row =
+      c.QueryOne(std::string("SELECT ") + kCampaignColumns + " FROM campaigns WHERE id = ?", {id});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<Campaign>{};
   Campaign k = CampaignFromRow(**row);
@@ -131,8 +133,8 @@ Status Save(store::Conn& c, Campaign& k, int64_t expected_revision) {
       "revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ?",
       {k.name, k.subject, k.preheader, k.from_name, k.from_email, k.html_body, k.text_body,
        store::Opt(k.send_at), std::string(ToString(k.status)), k.audience_size,
-       store::Opt(k.activated_at), int64_t{k.track_opens}, int64_t{k.track_clicks},
-       k.send_round, store::Opt(k.finished_at), k.updated_at, k.id, expected_revision});
+       store::Opt(k.activated_at), int64_t{k.track_opens}, int64_t{k.track_clicks}, k.send_round,
+       store::Opt(k.finished_at), k.updated_at, k.id, expected_revision});
   if (!n) return Fail(n.error());
   if (*n == 0) return Fail(Errc::kRevisionConflict, "the campaign was changed by someone else");
   k.revision = expected_revision + 1;
@@ -189,7 +191,8 @@ Result<int64_t> CountAudience(store::Conn& c, int64_t campaign_id) {
     if (parts->size() == 1) return subscribed;
     auto excluded = c.QueryOne(
         "SELECT COALESCE(SUM(g.n), 0) FROM group_member_counts g JOIN campaign_audience a "
-        "ON a.kind = g.kind AND a.ref_id = g.group_id WHERE a.campaign_id = ? AND a.mode = 'exclude'",
+        "ON a.kind = g.kind AND a.ref_id = g.group_id WHERE a.campaign_id = ? AND a.mode = "
+        "'exclude'",
         {campaign_id});
     if (!excluded) return Fail(excluded.error());
     if ((*excluded)->Int(0) < members) {
@@ -235,8 +238,8 @@ Result<Recorded> RecordRecipients(store::Conn& c, int64_t campaign_id, int64_t n
           kAudienceIds + ") aud WHERE true ON CONFLICT (campaign_id, contact_id) DO NOTHING",
       params);
   if (!ins) return Fail(ins.error());
-  auto row = c.QueryOne("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ?",
-                        {campaign_id});
+  auto row =
+      c.QueryOne("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ?", {campaign_id});
   if (!row) return Fail(row.error());
   return Recorded{.added = *ins, .total = (*row)->Int(0)};
 }
@@ -262,7 +265,8 @@ Result<int64_t> CountRecipients(store::Conn& c, int64_t campaign_id) {
   return *recipients ? (*recipients)->Int(0) : int64_t{0};
 }
 
-Result<std::vector<AudienceUse>> AudienceUses(store::Conn& c, const std::string& kind, int64_t ref_id) {
+Result<std::vector<AudienceUse>> AudienceUses(store::Conn& c, const std::string& kind,
+                                              int64_t ref_id) {
   auto campaigns = c.Query(
       "SELECT k.id, k.name, k.status, a.mode FROM campaign_audience a JOIN campaigns k ON k.id = "
       "a.campaign_id WHERE a.kind = ? AND a.ref_id = ? ORDER BY k.id, a.mode",

@@ -49,7 +49,8 @@ struct AudienceUse {
   std::string mode;  // "include" | "exclude"
 };
 // kind: "list" | "tag"; by campaign id. REQUIRES: inside Database::Read or Write.
-Result<std::vector<AudienceUse>> AudienceUses(store::Conn& c, const std::string& kind, int64_t ref_id);
+Result<std::vector<AudienceUse>> AudienceUses(store::Conn& c, const std::string& kind,
+                                              int64_t ref_id);
 
 // Whether some row of campaigns is called `name`. REQUIRES: inside Database::Read or Write.
 Result<bool> NameTaken(store::Conn& c, const std::string& name);

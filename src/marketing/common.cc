@@ -10,9 +10,9 @@
 
 namespace crmd::marketing {
 
-Result<int64_t> CreateOnce(store::Conn& c, governance::Idempotency* idempotency, const governance::Actor& actor,
-                           const std::string& operation, const std::string& key,
-                           const std::function<Result<int64_t>()>& create) {
+Result<int64_t> CreateOnce(store::Conn& c, governance::Idempotency* idempotency,
+                           const governance::Actor& actor, const std::string& operation,
+                           const std::string& key, const std::function<Result<int64_t>()>& create) {
   if (!idempotency || key.empty()) return create();
   auto answer = idempotency->Once(c, governance::IdempotencyScope(actor, operation), key,
                                   [&]() -> Result<nlohmann::json> {
@@ -130,7 +130,8 @@ Result<std::vector<int64_t>> IdArray(const nlohmann::json& j, const char* key) {
   std::vector<int64_t> out;
   if (!j.is_object() || !j.contains(key) || j[key].is_null()) return out;
   const auto& a = j[key];
-  if (!a.is_array()) return Fail(Errc::kInvalidArgument, std::string(key) + ": must be an array of ids");
+  if (!a.is_array())
+    return Fail(Errc::kInvalidArgument, std::string(key) + ": must be an array of ids");
   for (const auto& v : a) {
     if (!v.is_number_integer() || v.get<int64_t>() <= 0) {
       return Fail(Errc::kInvalidArgument, std::string(key) + ": ids are positive integers");

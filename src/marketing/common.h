@@ -4,19 +4,20 @@
 // Stateless and thread-safe.
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 #include "src/governance/actor.h"
 #include "src/governance/audit.h"
 #include "src/store/db.h"
 
-namespace crmd::governance { class Idempotency; }  // src/governance/idempotency.h
+namespace crmd::governance {
+class Idempotency;
+}  // namespace crmd::governance
 
 namespace crmd::marketing {
 
@@ -28,16 +29,16 @@ inline constexpr int kMaxPageSize = 100;
 
 // Records an audit row in the caller's transaction: governance::AuditLog::Record in production
 // (wired by marketing::MakeServices), empty in unit tests.
-using AuditSink = std::function<Status(store::Conn&, const governance::Actor&, const governance::AuditEntry&)>;
-
+using AuditSink =
+    std::function<Status(store::Conn&, const governance::Actor&, const governance::AuditEntry&)>;
 
 // A marketing create run once per idempotency key, inside the service's transaction `c`:
 // `create` inserts and answers the new id; a repeat of `key` from the same client within
 // the window answers the id first created without calling it. A null store or an empty
 // key just runs `create`.
-Result<int64_t> CreateOnce(store::Conn& c, governance::Idempotency* idempotency, const governance::Actor& actor,
-                           const std::string& operation, const std::string& key,
-                           const std::function<Result<int64_t>()>& create);
+Result<int64_t> CreateOnce(store::Conn& c, governance::Idempotency* idempotency,
+                           const governance::Actor& actor, const std::string& operation,
+                           const std::string& key, const std::function<Result<int64_t>()>& create);
 
 // Keyset pagination over ids ascending. The cursor is opaque to clients (base64url).
 std::string EncodeIdCursor(int64_t last_id);

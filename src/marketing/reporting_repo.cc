@@ -5,10 +5,9 @@
 #include <map>
 #include <string>
 
-#include "src/store/schema_info.h"
-
 #include "src/marketing/common.h"
 #include "src/marketing/reports.h"
+#include "src/store/schema_info.h"
 
 namespace crmd::marketing::reporting_repo {
 
@@ -40,7 +39,7 @@ int64_t DayCeil(int64_t t) { return DayFloor(t + kDay - 1); }
 // (contact_daily), and the parts of a day at either end (at most a day each) counted from
 // contacts through contacts_created_id.
 struct DaySplit {
-  int64_t day_from = 0, day_to = 0;             // unix seconds, multiples of kDay
+  int64_t day_from = 0, day_to = 0;                // unix seconds, multiples of kDay
   std::vector<std::pair<int64_t, int64_t>> edges;  // [from, to) ranges to count from contacts
 };
 DaySplit SplitAtDays(int64_t from, int64_t to) {
@@ -62,8 +61,9 @@ Result<int64_t> CreatedBetween(store::Conn& c, int64_t from, int64_t to) {
   DaySplit s = SplitAtDays(from, to);
   int64_t n = 0;
   if (s.day_from < s.day_to) {
-    auto row = c.QueryOne("SELECT COALESCE(SUM(n), 0) FROM contact_daily WHERE day >= ? AND day < ?",
-                          {s.day_from / kDay, s.day_to / kDay});
+    auto row =
+        c.QueryOne("SELECT COALESCE(SUM(n), 0) FROM contact_daily WHERE day >= ? AND day < ?",
+                   {s.day_from / kDay, s.day_to / kDay});
     if (!row) return Fail(row.error());
     n += (*row)->Int(0);
   }
@@ -81,23 +81,21 @@ Result<int64_t> CreatedBetween(store::Conn& c, int64_t from, int64_t to) {
 Status RebuildCounters(store::Conn& c) {
   // Adds gathered earlier in this transaction are written by the connection before the
   // first DELETE below (Conn::AddTo), so they cannot land on top of the recount.
-  for (const char* sql : {
-           "DELETE FROM contact_totals",
-           "DELETE FROM contact_daily",
-           "DELETE FROM group_member_counts",
-           "INSERT INTO contact_totals (dim, val, n) "
-           "SELECT 'status', status, COUNT(*) FROM contacts GROUP BY status",
-           "INSERT INTO contact_totals (dim, val, n) "
-           "SELECT 'type', type, COUNT(*) FROM contacts GROUP BY type",
-           "INSERT INTO contact_daily (day, status, source, n) "
-           "SELECT created_at / 86400, status, source, COUNT(*) FROM contacts "
-           "GROUP BY created_at / 86400, status, source",
-           "INSERT INTO group_member_counts (kind, group_id, status, n) "
-           "SELECT 'list', m.list_id, k.status, COUNT(*) FROM contact_lists m "
-           "JOIN contacts k ON k.id = m.contact_id GROUP BY m.list_id, k.status",
-           "INSERT INTO group_member_counts (kind, group_id, status, n) "
-           "SELECT 'tag', m.tag_id, k.status, COUNT(*) FROM contact_tags m "
-           "JOIN contacts k ON k.id = m.contact_id GROUP BY m.tag_id, k.status"}) {
+  for (const char* sql : {"DELETE FROM contact_totals", "DELETE FROM contact_daily",
+                          "DELETE FROM group_member_counts",
+                          "INSERT INTO contact_totals (dim, val, n) "
+                          "SELECT 'status', status, COUNT(*) FROM contacts GROUP BY status",
+                          "INSERT INTO contact_totals (dim, val, n) "
+                          "SELECT 'type', type, COUNT(*) FROM contacts GROUP BY type",
+                          "INSERT INTO contact_daily (day, status, source, n) "
+                          "SELECT created_at / 86400, status, source, COUNT(*) FROM contacts "
+                          "GROUP BY created_at / 86400, status, source",
+                          "INSERT INTO group_member_counts (kind, group_id, status, n) "
+                          "SELECT 'list', m.list_id, k.status, COUNT(*) FROM contact_lists m "
+                          "JOIN contacts k ON k.id = m.contact_id GROUP BY m.list_id, k.status",
+                          "INSERT INTO group_member_counts (kind, group_id, status, n) "
+                          "SELECT 'tag', m.tag_id, k.status, COUNT(*) FROM contact_tags m "
+                          "JOIN contacts k ON k.id = m.contact_id GROUP BY m.tag_id, k.status"}) {
     if (auto r = c.Exec(sql); !r) return Fail(r.error());
   }
   return Ok();
@@ -105,8 +103,8 @@ Status RebuildCounters(store::Conn& c) {
 
 Result<json> ContactCounts(store::Conn& c) {
   // Counters kept by triggers as contacts change (migration 0053): a few rows, no scan.
-  auto by_status = GroupCounts(
-      c, "SELECT val, n FROM contact_totals WHERE dim = 'status' AND n <> 0", {});
+  auto by_status =
+      GroupCounts(c, "SELECT val, n FROM contact_totals WHERE dim = 'status' AND n <> 0", {});
   if (!by_status) return Fail(by_status.error());
   auto by_type =
       GroupCounts(c, "SELECT val, n FROM contact_totals WHERE dim = 'type' AND n <> 0", {});
@@ -123,9 +121,8 @@ Result<json> ContactGrowth(store::Conn& c, int64_t now) {
   if (!last_30) return Fail(last_30.error());
   auto previous_30 = CreatedBetween(c, now - 60 * kDay, now - 30 * kDay);
   if (!previous_30) return Fail(previous_30.error());
-  return json{{"last_7_days", *last_7},
-              {"last_30_days", *last_30},
-              {"previous_30_days", *previous_30}};
+  return json{
+      {"last_7_days", *last_7}, {"last_30_days", *last_30}, {"previous_30_days", *previous_30}};
 }
 
 Result<json> FormCounts(store::Conn& c, int limit) {
@@ -180,9 +177,9 @@ Result<json> CampaignSummary(store::Conn& c, int limit) {
   json delivery = json::object();
   if (*totals) {
     const auto& t = **totals;
-    delivery = {{"sent", t.Int(0)},         {"failed", t.Int(1)},  {"bounced", t.Int(2)},
-                {"complained", t.Int(3)},   {"unsubscribed", t.Int(4)},
-                {"opened", t.Int(5)},       {"clicked", t.Int(6)}};
+    delivery = {{"sent", t.Int(0)},       {"failed", t.Int(1)},       {"bounced", t.Int(2)},
+                {"complained", t.Int(3)}, {"unsubscribed", t.Int(4)}, {"opened", t.Int(5)},
+                {"clicked", t.Int(6)}};
   }
   return json{{"by_status", *by}, {"active", active}, {"delivery", delivery}};
 }
@@ -217,9 +214,8 @@ Result<NewContacts> NewContactsIn(store::Conn& c, int64_t from, int64_t to, int6
   // Whole days wholly inside [from, to) count into by_source / by_status from the
   // counters; the days at either end do only when from / to fall on midnight.
   const int64_t inner_from = DayCeil(from), inner_to = DayFloor(to);
-  auto rows = c.Query(
-      "SELECT day, status, source, n FROM contact_daily WHERE day >= ? AND day < ?",
-      {first_day / kDay, end_day / kDay});
+  auto rows = c.Query("SELECT day, status, source, n FROM contact_daily WHERE day >= ? AND day < ?",
+                      {first_day / kDay, end_day / kDay});
   if (!rows) return Fail(rows.error());
   // prefix[i]: contacts created on the days before first_day + i days.
   std::vector<int64_t> prefix((end_day - first_day) / kDay + 1, 0);
@@ -230,8 +226,10 @@ Result<NewContacts> NewContactsIn(store::Conn& c, int64_t from, int64_t to, int6
   auto add = [](std::map<std::string, int64_t, std::less<>>& into, std::string key, int64_t n) {
     if (key.empty()) key = "unknown";  // as GroupCounts names an empty source
     auto it = into.find(key);
-    if (it == into.end()) into.emplace(std::move(key), n);
-    else it->second += n;
+    if (it == into.end())
+      into.emplace(std::move(key), n);
+    else
+      it->second += n;
   };
   for (auto& r : *rows) {
     const int64_t day = r.Int(0) * kDay, n = r.Int(3);
@@ -294,7 +292,8 @@ Result<json> RecipientsByStatus(store::Conn& c, int64_t campaign_id) {
 }
 
 Result<std::optional<AutomationHead>> FindAutomationHead(store::Conn& c, int64_t id) {
-  auto row = c.QueryOne("SELECT name, status, steps, trigger_type FROM automations WHERE id = ?", {id});
+  auto row =
+      c.QueryOne("SELECT name, status, steps, trigger_type FROM automations WHERE id = ?", {id});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<AutomationHead>{};
   return std::optional<AutomationHead>(

@@ -8,13 +8,12 @@
 // REQUIRES: inside a Database::Read (or Write) transaction.
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 #include "src/store/db.h"
@@ -27,8 +26,8 @@ namespace crmd::marketing::reporting_repo {
 // SQLite a new contact's counters are written by contacts_repo::InsertContact (migration 0059),
 // not by a trigger. A copy to another database does not copy them (store::CopyOptions)
 // and rebuilds them at the destination afterwards (RebuildCounters).
-inline constexpr std::array<const char*, 3> kCounterTables = {
-    "contact_totals", "contact_daily", "group_member_counts"};
+inline constexpr std::array<const char*, 3> kCounterTables = {"contact_totals", "contact_daily",
+                                                              "group_member_counts"};
 
 // Recomputes every counter row from the contacts and memberships (a scan of each), as
 // migration 0053 first filled them: for a database whose rows came in without the
@@ -72,6 +71,5 @@ struct AutomationHead {
 };
 Result<std::optional<AutomationHead>> FindAutomationHead(store::Conn& c, int64_t id);
 // (current_step, status, count) of one automation's enrolments.
-
 
 }  // namespace crmd::marketing::reporting_repo

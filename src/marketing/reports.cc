@@ -7,11 +7,11 @@
 #include "src/marketing/automation_runs_repo.h"
 #include "src/marketing/automations.h"
 #include "src/marketing/campaign_delivery.h"
-#include "src/marketing/campaigns_repo.h"
 #include "src/marketing/campaign_sends_repo.h"
 #include "src/marketing/campaigns.h"
-#include "src/marketing/reporting_repo.h"
+#include "src/marketing/campaigns_repo.h"
 #include "src/marketing/common.h"
+#include "src/marketing/reporting_repo.h"
 
 namespace crmd::marketing {
 
@@ -107,14 +107,19 @@ Result<json> ReportService::CampaignReport(int64_t id) const {
     return json{{"campaign", ToJson(**k, true)},
                 {"audience", audience},
                 {"outcomes", outcomes},
-                {"totals", {{"sent", s.sent}, {"delivered", delivered}, {"opened", s.opened},
-                            {"clicked", s.clicked}, {"undelivered", s.failed}}},
-                {"rates", {{"delivery", rate(delivered, attempted)},
-                           {"open", rate(s.opened, delivered)},
-                           {"click", rate(s.clicked, delivered)},
-                           {"bounce", rate(s.bounced, attempted)},
-                           {"complaint", rate(s.complained, s.sent)},
-                           {"unsubscribe", rate(s.unsubscribed, delivered)}}}};
+                {"totals",
+                 {{"sent", s.sent},
+                  {"delivered", delivered},
+                  {"opened", s.opened},
+                  {"clicked", s.clicked},
+                  {"undelivered", s.failed}}},
+                {"rates",
+                 {{"delivery", rate(delivered, attempted)},
+                  {"open", rate(s.opened, delivered)},
+                  {"click", rate(s.clicked, delivered)},
+                  {"bounce", rate(s.bounced, attempted)},
+                  {"complaint", rate(s.complained, s.sent)},
+                  {"unsubscribe", rate(s.unsubscribed, delivered)}}}};
   });
 }
 
@@ -130,7 +135,8 @@ Result<json> ReportService::AutomationReport(int64_t id) const {
     if (!stats) return Fail(stats.error());
     auto step_rows = automation_runs_repo::LoadStepStats(c, id);
     if (!step_rows) return Fail(step_rows.error());
-    std::map<int64_t, automation_runs_repo::StepStats> by_step(step_rows->begin(), step_rows->end());
+    std::map<int64_t, automation_runs_repo::StepStats> by_step(step_rows->begin(),
+                                                               step_rows->end());
     const int64_t n_steps = std::max<int64_t>(static_cast<int64_t>(steps.size()),
                                               by_step.empty() ? 0 : by_step.rbegin()->first + 1);
     json per_step = json::array();
@@ -144,16 +150,20 @@ Result<json> ReportService::AutomationReport(int64_t id) const {
       per_step.push_back(std::move(row));
     }
     const int64_t total = stats->enrolled;
-    return json{{"automation", {{"id", id}, {"name", (*head)->name}, {"status", (*head)->status},
-                                {"trigger", (*head)->trigger_type}}},
-                {"enrolments", {{"total", total},
-                                {"active", stats->active()},
-                                {"completed", stats->completed},
-                                {"exited", stats->exited},
-                                {"cancelled", stats->cancelled}}},
-                {"completion_rate",
-                 total == 0 ? 0.0 : static_cast<double>(stats->completed) / total},
-                {"steps", per_step}};
+    return json{
+        {"automation",
+         {{"id", id},
+          {"name", (*head)->name},
+          {"status", (*head)->status},
+          {"trigger", (*head)->trigger_type}}},
+        {"enrolments",
+         {{"total", total},
+          {"active", stats->active()},
+          {"completed", stats->completed},
+          {"exited", stats->exited},
+          {"cancelled", stats->cancelled}}},
+        {"completion_rate", total == 0 ? 0.0 : static_cast<double>(stats->completed) / total},
+        {"steps", per_step}};
   });
 }
 

@@ -3,9 +3,8 @@
 // (COUNT ... GROUP BY) over indexed columns; no report loads every row.
 // ReportService is thread-safe (all state is in the database).
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
@@ -14,8 +13,8 @@
 namespace crmd::marketing {
 
 struct ContactsReportRequest {
-  int64_t from = 0;          // unix seconds, inclusive (start of a day)
-  int64_t to = 0;            // unix seconds, exclusive
+  int64_t from = 0;              // unix seconds, inclusive (start of a day)
+  int64_t to = 0;                // unix seconds, exclusive
   std::string interval = "day";  // "day" | "week"
 };
 
@@ -46,6 +45,5 @@ class ReportService {
   store::Database& db_;
   const Clock& clock_;
 };
-
 
 }  // namespace crmd::marketing

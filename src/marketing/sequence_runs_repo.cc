@@ -75,9 +75,9 @@ Result<bool> Advance(store::Conn& c, const DueEmail& e, int64_t next_email, int6
 }
 
 Result<std::vector<int64_t>> ActiveSequencesOfContact(store::Conn& c, int64_t contact_id) {
-  auto rows = c.Query(
-      "SELECT sequence_id FROM sequence_runs WHERE contact_id = ? AND status = 'active'",
-      {contact_id});
+  auto rows =
+      c.Query("SELECT sequence_id FROM sequence_runs WHERE contact_id = ? AND status = 'active'",
+              {contact_id});
   if (!rows) return Fail(rows.error());
   std::vector<int64_t> out;
   for (const auto& r : *rows) out.push_back(r.Int(0));
@@ -111,8 +111,11 @@ Result<Stats> LoadStats(store::Conn& c, int64_t sequence_id) {
   if (!row) return Fail(row.error());
   if (!*row) return Stats{};
   const auto& r = **row;
-  return Stats{.enrolled = r.Int(0), .sent = r.Int(1), .failed = r.Int(2),
-               .completed = r.Int(3), .exited = r.Int(4)};
+  return Stats{.enrolled = r.Int(0),
+               .sent = r.Int(1),
+               .failed = r.Int(2),
+               .completed = r.Int(3),
+               .exited = r.Int(4)};
 }
 
 Result<std::optional<int64_t>> FirstMissingContact(store::Conn& c,

@@ -6,11 +6,10 @@
 // advance it). Portable SQL, bound parameters only. Stateless; any thread, own Conn.
 // REQUIRES: lookups inside Database::Read or Write; every write inside Database::Write.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 #include "src/crm/trace_link.h"

@@ -3,10 +3,10 @@
 #include <array>
 #include <utility>
 
+#include "src/mail/merge.h"
 #include "src/marketing/campaigns_repo.h"
 #include "src/marketing/sequence_runs_repo.h"
 #include "src/marketing/sequences_repo.h"
-#include "src/mail/merge.h"
 
 namespace crmd::marketing {
 namespace {
@@ -39,7 +39,8 @@ Status CheckList(store::Conn& c, const Sequence& s) {
   auto missing = campaigns_repo::MissingIds(c, "lists", {*s.list_id});
   if (!missing) return Fail(missing.error());
   if (!missing->empty())
-    return Fail(Errc::kInvalidArgument, "list_id: list " + std::to_string(*s.list_id) + " does not exist");
+    return Fail(Errc::kInvalidArgument,
+                "list_id: list " + std::to_string(*s.list_id) + " does not exist");
   return Ok();
 }
 
@@ -94,9 +95,12 @@ Status ApplySequenceFields(const json& j, Sequence& s) {
   }
   if (j.contains("list_id")) {
     const auto& v = j["list_id"];
-    if (v.is_null()) s.list_id.reset();
-    else if (v.is_number_integer() && v.get<int64_t>() > 0) s.list_id = v.get<int64_t>();
-    else return Fail(Errc::kInvalidArgument, "list_id: must be a list id or null");
+    if (v.is_null())
+      s.list_id.reset();
+    else if (v.is_number_integer() && v.get<int64_t>() > 0)
+      s.list_id = v.get<int64_t>();
+    else
+      return Fail(Errc::kInvalidArgument, "list_id: must be a list id or null");
   }
   return Ok();
 }
@@ -156,9 +160,9 @@ Result<json> ValidateSequenceEmails(const json& emails) {
       }
       if (!e[key].is_string() || e[key].get<std::string>().size() > max ||
           (required && e[key].get<std::string>().empty())) {
-        return Fail(Errc::kInvalidArgument,
-                    where + "." + key + ": must be a non-empty string of at most " +
-                        std::to_string(max) + " bytes");
+        return Fail(Errc::kInvalidArgument, where + "." + key +
+                                                ": must be a non-empty string of at most " +
+                                                std::to_string(max) + " bytes");
       }
       o[key] = e[key];
     }
@@ -174,7 +178,8 @@ Result<json> ValidateSequenceEmails(const json& emails) {
       return Fail(Errc::kInvalidArgument, where + ": give delay_days or delay_seconds, not both");
     }
     int64_t delay = 0;
-    for (auto [key, unit] : {std::pair{"delay_days", int64_t{86400}}, std::pair{"delay_seconds", int64_t{1}}}) {
+    for (auto [key, unit] :
+         {std::pair{"delay_days", int64_t{86400}}, std::pair{"delay_seconds", int64_t{1}}}) {
       if (!e.contains(key)) continue;
       const auto& v = e[key];
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() * unit > 365 * 86400) {
@@ -198,21 +203,22 @@ SequenceService::SequenceService(store::Database& db, const Clock& clock, AuditS
                                  governance::Idempotency* idempotency)
     : db_(db),
       clock_(clock),
-      rows_("sequence", FindWithEnrolments,
-            [](const Sequence& s) { return ToString(s.status); }, db, std::move(audit),
-            idempotency) {}
+      rows_(
+          "sequence", FindWithEnrolments, [](const Sequence& s) { return ToString(s.status); }, db,
+          std::move(audit), idempotency) {}
 
 Result<SequencePage> SequenceService::List(std::optional<SequenceStatus> status,
                                            std::string_view cursor, int limit) const {
-  return ListPageAfterCursor<SequencePage>(
-      db_, cursor, limit, [&](store::Conn& c, int64_t after, int64_t n) {
-        return sequences_repo::ListAfter(c, after, status, n);
-      });
+  return ListPageAfterCursor<SequencePage>(db_, cursor, limit,
+                                           [&](store::Conn& c, int64_t after, int64_t n) {
+                                             return sequences_repo::ListAfter(c, after, status, n);
+                                           });
 }
 
 Result<Sequence> SequenceService::Get(int64_t id) const { return rows_.Get(id); }
 
-Result<Sequence> SequenceService::CreateIn(store::Conn& c, const governance::Actor& actor, const json& fields) {
+Result<Sequence> SequenceService::CreateIn(store::Conn& c, const governance::Actor& actor,
+                                           const json& fields) {
   Sequence s;
   if (auto st = ApplySequenceFields(fields, s); !st) return Fail(st.error());
   if (auto st = CheckList(c, s); !st) return Fail(st.error());
@@ -220,7 +226,8 @@ Result<Sequence> SequenceService::CreateIn(store::Conn& c, const governance::Act
   auto id = sequences_repo::Insert(c, s);
   if (!id) return Fail(id.error());
   s.id = *id;
-  if (auto st = rows_.Audit(c, actor, "create_sequence", s, std::nullopt); !st) return Fail(st.error());
+  if (auto st = rows_.Audit(c, actor, "create_sequence", s, std::nullopt); !st)
+    return Fail(st.error());
   return s;
 }
 
@@ -230,8 +237,8 @@ Result<Sequence> SequenceService::Create(const governance::Actor& actor, const j
                       [&](store::Conn& c) { return CreateIn(c, actor, fields); });
 }
 
-Result<Sequence> SequenceService::Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
-                                         const json& fields) {
+Result<Sequence> SequenceService::Update(const governance::Actor& actor, int64_t id,
+                                         int64_t expected_revision, const json& fields) {
   return db_.Write([&](store::Conn& c) -> Result<Sequence> {
     auto s = rows_.LoadOr404(c, id);
     if (!s) return Fail(s.error());
@@ -255,7 +262,8 @@ Result<Sequence> SequenceService::Update(const governance::Actor& actor, int64_t
                                     " not found"));
       const int64_t first = s->emails[0].value("delay_seconds", int64_t{0});
       for (int64_t contact : *enrol) {
-        auto n = sequence_runs_repo::Enrol(c, id, contact, now + first, now, crm::CurrentTraceLink());
+        auto n =
+            sequence_runs_repo::Enrol(c, id, contact, now + first, now, crm::CurrentTraceLink());
         if (!n) return Fail(n.error());
       }
     }
@@ -263,16 +271,18 @@ Result<Sequence> SequenceService::Update(const governance::Actor& actor, int64_t
     if (edits) {
       s->updated_at = now;
       if (auto st = SaveSequence(c, *s); !st) return Fail(st.error());
-      if (auto st = rows_.Audit(c, actor, "update_sequence", *s, before); !st) return Fail(st.error());
+      if (auto st = rows_.Audit(c, actor, "update_sequence", *s, before); !st)
+        return Fail(st.error());
     } else if (!enrol->empty()) {
-      if (auto st = rows_.Audit(c, actor, "enroll_sequence", *s, before); !st) return Fail(st.error());
+      if (auto st = rows_.Audit(c, actor, "enroll_sequence", *s, before); !st)
+        return Fail(st.error());
     }
     return rows_.LoadOr404(c, id);
   });
 }
 
-Result<Sequence> SequenceService::SetStatus(const governance::Actor& actor, int64_t id, SequenceStatus to,
-                                            int64_t expected_revision) {
+Result<Sequence> SequenceService::SetStatus(const governance::Actor& actor, int64_t id,
+                                            SequenceStatus to, int64_t expected_revision) {
   return db_.Write([&](store::Conn& c) -> Result<Sequence> {
     auto s = rows_.LoadOr404(c, id);
     if (!s) return Fail(s.error());
@@ -290,7 +300,8 @@ Result<Sequence> SequenceService::SetStatus(const governance::Actor& actor, int6
     s->status = to;
     s->updated_at = clock_.NowUnix();
     if (auto st = SaveSequence(c, *s); !st) return Fail(st.error());
-    if (auto st = rows_.Audit(c, actor, "set_sequence_status", *s, before); !st) return Fail(st.error());
+    if (auto st = rows_.Audit(c, actor, "set_sequence_status", *s, before); !st)
+      return Fail(st.error());
     return s;
   });
 }

@@ -10,13 +10,12 @@
 //
 // SequenceService is thread-safe (all state is in the database).
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
@@ -26,10 +25,11 @@
 #include "src/marketing/common.h"
 #include "src/store/db.h"
 
-namespace crmd::governance { class Idempotency; }  // src/governance/idempotency.h
+namespace crmd::governance {
+class Idempotency;
+}  // namespace crmd::governance
 
 namespace crmd::marketing {
-
 
 inline constexpr size_t kMaxSequenceEmails = 50;
 inline constexpr size_t kMaxSequenceEnrol = 500;
@@ -78,9 +78,10 @@ class SequenceService {
   // In its own transaction. With a non-empty idempotency_key, a repeat from the same
   // client within 24 hours returns the sequence first created (as it is now).
   Result<Sequence> Create(const governance::Actor& actor, const nlohmann::json& fields,
-                            const std::string& idempotency_key = "");
+                          const std::string& idempotency_key = "");
   // The same in the caller's transaction, for another service composing one (the seed).
-  Result<Sequence> CreateIn(store::Conn& c, const governance::Actor& actor, const nlohmann::json& fields);
+  Result<Sequence> CreateIn(store::Conn& c, const governance::Actor& actor,
+                            const nlohmann::json& fields);
   // Edits need a draft or paused sequence. `fields` may also hold enroll_contact_ids (up
   // to kMaxSequenceEnrol), allowed alone in any status: each contact not yet enrolled is
   // scheduled for the first email.
@@ -91,7 +92,6 @@ class SequenceService {
                              int64_t expected_revision);
 
  private:
-
   store::Database& db_;
   const Clock& clock_;
   RevisionedRows<Sequence> rows_;

@@ -30,7 +30,8 @@ Sequence SequenceFromRow(const store::Row& r) {
 }  // namespace
 
 Result<std::optional<Sequence>> Find(store::Conn& c, int64_t id) {
-  auto row = c.QueryOne(std::string("SELECT ") + kSequenceColumns + " FROM sequences WHERE id = ?", {id});
+  auto row =
+      c.QueryOne(std::string("SELECT ") + kSequenceColumns + " FROM sequences WHERE id = ?", {id});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<Sequence>{};
   return std::optional<Sequence>(SequenceFromRow(**row));
@@ -56,8 +57,8 @@ Result<std::vector<Sequence>> ListAfter(store::Conn& c, int64_t after_id,
 Result<int64_t> Insert(store::Conn& c, const Sequence& s) {
   return c.InsertReturningId(
       "INSERT INTO sequences (id, name, description, emails, status, revision, created_at, "
-      "updated_at, list_id) VALUES (" + store::NextIdSql("sequences") +
-          ", ?, ?, ?, 'draft', 1, ?, ?, ?) RETURNING id",
+      "updated_at, list_id) VALUES (" +
+          store::NextIdSql("sequences") + ", ?, ?, ?, 'draft', 1, ?, ?, ?) RETURNING id",
       {s.name, s.description, s.emails.dump(), s.created_at, s.updated_at, store::Opt(s.list_id)});
 }
 

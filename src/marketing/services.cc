@@ -2,16 +2,16 @@
 
 #include <memory>
 
+#include "src/crm/groups_repo.h"
+#include "src/crm/services.h"
 #include "src/marketing/automations.h"
 #include "src/marketing/automations_repo.h"
-#include "src/marketing/campaigns_repo.h"
-#include "src/crm/groups_repo.h"
 #include "src/marketing/campaigns.h"
-#include "src/marketing/usage.h"
+#include "src/marketing/campaigns_repo.h"
 #include "src/marketing/reports.h"
 #include "src/marketing/sequences.h"
 #include "src/marketing/sequences_repo.h"
-#include "src/crm/services.h"
+#include "src/marketing/usage.h"
 
 namespace crmd::marketing {
 namespace {
@@ -56,34 +56,45 @@ Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
   governance::ActionSpec specs[] = {
       {.name = "activate_campaign",
        .scope = "campaigns:activate",
-       .preview = [campaigns](store::Conn& c, const json& a) { return campaigns->PreviewActivate(c, IdArg(a)); },
-       .execute = [campaigns](store::Conn& c, const json& a, const governance::Actor& actor) {
-         return campaigns->Activate(c, actor, IdArg(a));
-       }},
+       .preview = [campaigns](store::Conn& c,
+                              const json& a) { return campaigns->PreviewActivate(c, IdArg(a)); },
+       .execute =
+           [campaigns](store::Conn& c, const json& a, const governance::Actor& actor) {
+             return campaigns->Activate(c, actor, IdArg(a));
+           }},
       {.name = "resend_campaign",
        .scope = "campaigns:activate",
-       .preview = [delivery](store::Conn& c, const json& a) { return delivery->PreviewResend(c, IdArg(a)); },
-       .execute = [delivery](store::Conn& c, const json& a, const governance::Actor& actor) {
-         return delivery->Resend(c, actor, IdArg(a));
-       }},
+       .preview = [delivery](store::Conn& c,
+                             const json& a) { return delivery->PreviewResend(c, IdArg(a)); },
+       .execute =
+           [delivery](store::Conn& c, const json& a, const governance::Actor& actor) {
+             return delivery->Resend(c, actor, IdArg(a));
+           }},
       {.name = "delete_campaign",
        .scope = "campaigns:delete",
-       .preview = [campaigns](store::Conn& c, const json& a) { return campaigns->PreviewDelete(c, IdArg(a)); },
-       .execute = [campaigns](store::Conn& c, const json& a, const governance::Actor& actor) {
-         return campaigns->Delete(c, actor, IdArg(a));
-       }},
+       .preview = [campaigns](store::Conn& c,
+                              const json& a) { return campaigns->PreviewDelete(c, IdArg(a)); },
+       .execute =
+           [campaigns](store::Conn& c, const json& a, const governance::Actor& actor) {
+             return campaigns->Delete(c, actor, IdArg(a));
+           }},
       {.name = "activate_automation",
        .scope = "automations:activate",
-       .preview = [automations](store::Conn& c, const json& a) { return automations->PreviewActivate(c, IdArg(a)); },
-       .execute = [automations](store::Conn& c, const json& a, const governance::Actor& actor) {
-         return automations->Activate(c, actor, IdArg(a));
-       }},
+       .preview = [automations](
+                      store::Conn& c,
+                      const json& a) { return automations->PreviewActivate(c, IdArg(a)); },
+       .execute =
+           [automations](store::Conn& c, const json& a, const governance::Actor& actor) {
+             return automations->Activate(c, actor, IdArg(a));
+           }},
       {.name = "delete_automation",
        .scope = "automations:delete",
-       .preview = [automations](store::Conn& c, const json& a) { return automations->PreviewDelete(c, IdArg(a)); },
-       .execute = [automations](store::Conn& c, const json& a, const governance::Actor& actor) {
-         return automations->Delete(c, actor, IdArg(a));
-       }},
+       .preview = [automations](store::Conn& c,
+                                const json& a) { return automations->PreviewDelete(c, IdArg(a)); },
+       .execute =
+           [automations](store::Conn& c, const json& a, const governance::Actor& actor) {
+             return automations->Delete(c, actor, IdArg(a));
+           }},
   };
   for (auto& spec : specs) {
     if (auto st = governance.confirmations->RegisterAction(std::move(spec)); !st)
@@ -109,7 +120,8 @@ Result<nlohmann::json> RunCampaignAction(Services& s, CampaignAction action,
 namespace {
 
 // The id of the list/tag called `name`, created when missing.
-Result<int64_t> EnsureNamed(store::Conn& c, crm::GroupKind kind, const std::string& name, int64_t now) {
+Result<int64_t> EnsureNamed(store::Conn& c, crm::GroupKind kind, const std::string& name,
+                            int64_t now) {
   auto row = crm::groups_repo::FindRefByName(c, kind, name);
   if (!row) return Fail(row.error());
   if (*row) return (*row)->id;
@@ -162,7 +174,8 @@ Status SeedMarketing(Services& s, const governance::Actor& actor) {
           {{"name", "Welcome series"},
            {"description", "Greets new subscribers and adds them to the newsletter."},
            {"trigger", {{"type", "tag_added"}, {"tag_id", *welcome}}},
-           {"steps", json::array({{{"type", "send_email"}, {"subject", "Welcome!"},
+           {"steps", json::array({{{"type", "send_email"},
+                                   {"subject", "Welcome!"},
                                    {"text_body", "Thanks for joining."}},
                                   {{"type", "wait"}, {"days", 3}},
                                   {{"type", "add_list"}, {"list_id", *news}}})}});
@@ -174,8 +187,9 @@ Status SeedMarketing(Services& s, const governance::Actor& actor) {
       auto q = s.sequences->CreateIn(
           c, actor,
           {{"name", "Onboarding drip"},
-           {"emails", json::array({{{"subject", "Getting started"}, {"text_body", "Step one."}},
-                                   {{"subject", "Tips"}, {"text_body", "Step two."}, {"delay_days", 2}}})}});
+           {"emails",
+            json::array({{{"subject", "Getting started"}, {"text_body", "Step one."}},
+                         {{"subject", "Tips"}, {"text_body", "Step two."}, {"delay_days", 2}}})}});
       if (!q) return Fail(q.error());
     }
     return true;

@@ -2,13 +2,14 @@
 
 #include "src/marketing/automation_runs_repo.h"
 #include "src/marketing/automations_repo.h"
-#include "src/marketing/campaigns_repo.h"
 #include "src/marketing/campaign_sends_repo.h"
+#include "src/marketing/campaigns_repo.h"
 #include "src/marketing/sequence_runs_repo.h"
 
 namespace crmd::marketing {
 
-Result<std::vector<crm::Usage>> FindMarketingUses(store::Conn& c, const std::string& kind, int64_t id) {
+Result<std::vector<crm::Usage>> FindMarketingUses(store::Conn& c, const std::string& kind,
+                                                  int64_t id) {
   std::vector<crm::Usage> out;
   auto campaigns = campaigns_repo::AudienceUses(c, kind, id);
   if (!campaigns) return Fail(campaigns.error());
@@ -41,7 +42,7 @@ Result<crm::OpenMarketing> OpenMarketingOfContact(store::Conn& c, int64_t contac
   auto sequences = sequence_runs_repo::ActiveSequencesOfContact(c, contact_id);
   if (!sequences) return Fail(sequences.error());
   crm::OpenMarketing out{.pending_campaign_sends = static_cast<int64_t>(campaigns->size()),
-                    .active_sequence_enrolments = static_cast<int64_t>(sequences->size())};
+                         .active_sequence_enrolments = static_cast<int64_t>(sequences->size())};
   for (const auto& run : *runs) out.active_automation_runs += run.second;
   return out;
 }

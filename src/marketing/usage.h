@@ -5,10 +5,9 @@
 // sending campaign (audience or exclusion). Drafts, paused and finished records are listed
 // but do not block. Stateless and thread-safe; reads only through the given Conn.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 #include "src/crm/contact_exit.h"
@@ -18,7 +17,8 @@
 namespace crmd::marketing {
 
 // kind: "list" | "tag". Indexed lookups (campaign_audience_ref, automation_refs_ref).
-Result<std::vector<crm::Usage>> FindMarketingUses(store::Conn& c, const std::string& kind, int64_t id);
+Result<std::vector<crm::Usage>> FindMarketingUses(store::Conn& c, const std::string& kind,
+                                                  int64_t id);
 
 // Closes what a deleted contact leaves open: pending campaign recipients count as
 // skipped, active automation and sequence runs as exited (indexed by contact_id).

@@ -1,9 +1,9 @@
 #include "src/mcp/endpoint.h"
 
-#include <algorithm>
-
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/json_write.h"
@@ -74,8 +74,11 @@ void McpEndpoint::LogToolCall(const http::Request& req, const Principal& princip
   metrics::Registry* const metrics = options_.metrics;
   const bool log = spdlog::should_log(spdlog::level::info);
   if (!log && !metrics) return;
-  static constexpr const char* kOutcomes[] = {"ok", "tool_error", "protocol_error",
-                                              "insufficient_scope", "input_required",
+  static constexpr const char* kOutcomes[] = {"ok",
+                                              "tool_error",
+                                              "protocol_error",
+                                              "insufficient_scope",
+                                              "input_required",
                                               "missing_client_capability"};
   static_assert(std::size(kOutcomes) == std::tuple_size_v<decltype(ToolSeries::calls)>);
   auto name = params.is_object() ? params.find("name") : params.end();
@@ -85,10 +88,18 @@ void McpEndpoint::LogToolCall(const http::Request& req, const Principal& princip
   size_t outcome = 0;
   std::string code;
   switch (out.kind) {
-    case CallOutcome::Kind::kRpcError: outcome = 2; break;
-    case CallOutcome::Kind::kInsufficientScope: outcome = 3; break;
-    case CallOutcome::Kind::kInputRequired: outcome = 4; break;
-    case CallOutcome::Kind::kMissingCapability: outcome = 5; break;
+    case CallOutcome::Kind::kRpcError:
+      outcome = 2;
+      break;
+    case CallOutcome::Kind::kInsufficientScope:
+      outcome = 3;
+      break;
+    case CallOutcome::Kind::kInputRequired:
+      outcome = 4;
+      break;
+    case CallOutcome::Kind::kMissingCapability:
+      outcome = 5;
+      break;
     case CallOutcome::Kind::kResult:
       if (out.result.value("isError", false)) {
         outcome = 1;
@@ -121,8 +132,9 @@ void McpEndpoint::LogToolCall(const http::Request& req, const Principal& princip
                                 "MCP tools/call latency by tool.", {{"tool", label}});
     }).ObserveMicros(duration_us);
     if (!code.empty())
-      metrics->Counter("crmd_errors_total", "Errors answered, by face and stable error code.",
-                       {{"face", "mcp"}, {"code", code}})
+      metrics
+          ->Counter("crmd_errors_total", "Errors answered, by face and stable error code.",
+                    {{"face", "mcp"}, {"code", code}})
           .Inc();
   }
   if (!log) return;
@@ -200,8 +212,9 @@ http::Response ToolCallAnswer(const json& id, json result, const CallOutcome& ou
       if (text != (*content)[0].end() && text->is_string()) {
         return http::Response::Text(
             200,
-            DumpJson(doc, json::error_handler_t::replace,
-                     JsonSerialized{.node = &*structured, .text = text->get_ref<const std::string&>()}),
+            DumpJson(
+                doc, json::error_handler_t::replace,
+                JsonSerialized{.node = &*structured, .text = text->get_ref<const std::string&>()}),
             "application/json");
       }
     }
@@ -233,7 +246,8 @@ std::string NegotiateProtocolVersion(std::string_view requested) {
   return std::string(kSupportedProtocolVersions.front());
 }
 
-std::string InsufficientScopeChallenge(const std::string& scope, const std::string& resource_metadata_url) {
+std::string InsufficientScopeChallenge(const std::string& scope,
+                                       const std::string& resource_metadata_url) {
   return "Bearer error=\"insufficient_scope\", scope=\"" + scope + "\", resource_metadata=\"" +
          resource_metadata_url + "\"";
 }
@@ -256,9 +270,15 @@ McpEndpoint::McpEndpoint(McpEndpointOptions options, const ToolRegistry& tools, 
 void McpEndpoint::CountMethod(const jsonrpc::Message* m) const {
   if (!options_.metrics) return;
   // A fixed set of label values: anything else a client sends is "other".
-  static constexpr std::string_view kKnown[] = {
-      "initialize", "ping", "tools/list", "tools/call", "notifications/initialized",
-      "notifications/cancelled", "server/discover", "resources/list", "prompts/list"};
+  static constexpr std::string_view kKnown[] = {"initialize",
+                                                "ping",
+                                                "tools/list",
+                                                "tools/call",
+                                                "notifications/initialized",
+                                                "notifications/cancelled",
+                                                "server/discover",
+                                                "resources/list",
+                                                "prompts/list"};
   std::string_view method = "invalid";
   if (m && m->kind == jsonrpc::Kind::kResponse) {
     method = "response";
@@ -379,7 +399,8 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   }
   if (m.kind == jsonrpc::Kind::kResponse) return http::Response::Empty(202);
 
-  if (m.method == "ping") return http::Response::Json(200, jsonrpc::MakeResult(m.id, json::object()));
+  if (m.method == "ping")
+    return http::Response::Json(200, jsonrpc::MakeResult(m.id, json::object()));
   if (m.method == "tools/list") {
     auto list = tools_.List(m.params);
     if (list.error) {
@@ -392,8 +413,9 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
     const Stopwatch started;
     CallOutcome out;
     if (!limiter_.Allow(owner)) {
-      out.result = ToolResult(
-          ToolErrorBody(ErrcCode(Errc::kRateLimited), "too many tool calls: retry in a few seconds"), true);
+      out.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kRateLimited),
+                                            "too many tool calls: retry in a few seconds"),
+                              true);
     } else {
       out = tools_.Call(ToolContext{.principal = principal,
                                     .request_id = req.request_id,
@@ -410,8 +432,8 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
         return http::Response::Json(200, jsonrpc::MakeError(out.rpc_error));
       case CallOutcome::Kind::kInsufficientScope: {
         http::Response r = RpcErrorResponse(403, kInsufficientScopeCode,
-                                            "Insufficient scope: requires " + out.required_scope, m.id,
-                                            json{{"required_scope", out.required_scope}});
+                                            "Insufficient scope: requires " + out.required_scope,
+                                            m.id, json{{"required_scope", out.required_scope}});
         r.Set("WWW-Authenticate",
               InsufficientScopeChallenge(out.required_scope, options_.resource_metadata_url));
         return r;
@@ -426,7 +448,8 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
   return RpcErrorResponse(200, jsonrpc::kMethodNotFound, "Method not found: " + m.method, m.id);
 }
 
-http::Response McpEndpoint::Initialize(const json& id, const json& params, const Principal& principal) {
+http::Response McpEndpoint::Initialize(const json& id, const json& params,
+                                       const Principal& principal) {
   if (!params.is_object() || !params.contains("protocolVersion") ||
       !params["protocolVersion"].is_string()) {
     return RpcErrorResponse(200, jsonrpc::kInvalidParams,
@@ -442,9 +465,9 @@ http::Response McpEndpoint::Initialize(const json& id, const json& params, const
       url_elicitation = u != e->end() && u->is_object();
     }
   }
-  auto session = sessions_->Create(SessionStore::OwnerKey(principal.client_id, principal.subject),
-                                   SessionInfo{.protocol_version = version,
-                                               .url_elicitation = url_elicitation});
+  auto session = sessions_->Create(
+      SessionStore::OwnerKey(principal.client_id, principal.subject),
+      SessionInfo{.protocol_version = version, .url_elicitation = url_elicitation});
   if (!session) {
     return RpcErrorResponse(503, kTransportError, "Service Unavailable: too many sessions", id);
   }
@@ -452,7 +475,9 @@ http::Response McpEndpoint::Initialize(const json& id, const json& params, const
       {"protocolVersion", version},
       {"capabilities", {{"tools", {{"listChanged", false}}}}},
       {"serverInfo",
-       {{"name", options_.server_name}, {"title", options_.server_title}, {"version", options_.server_version}}},
+       {{"name", options_.server_name},
+        {"title", options_.server_title},
+        {"version", options_.server_version}}},
   };
   if (!options_.instructions.empty()) result["instructions"] = options_.instructions;
   http::Response r = http::Response::Json(200, jsonrpc::MakeResult(id, std::move(result)));
@@ -501,11 +526,11 @@ http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::
         m.id);
   }
   if (auto header = req.Header("MCP-Protocol-Version"); header && *header != *version) {
-    return RpcErrorResponse(400, kHeaderMismatch,
-                            "Header mismatch: MCP-Protocol-Version header '" + std::string(*header) +
-                                "' does not match _meta.io.modelcontextprotocol/protocolVersion '" +
-                                *version + "'",
-                            m.id);
+    return RpcErrorResponse(
+        400, kHeaderMismatch,
+        "Header mismatch: MCP-Protocol-Version header '" + std::string(*header) +
+            "' does not match _meta.io.modelcontextprotocol/protocolVersion '" + *version + "'",
+        m.id);
   }
   if (!IsModernProtocolVersion(*version)) {
     return RpcErrorResponse(400, kUnsupportedProtocolVersion, "Unsupported protocol version", m.id,

@@ -116,8 +116,7 @@ class McpEndpoint {
 
   // One line per tools/call, and its metrics.
   void LogToolCall(const http::Request& req, const Principal& principal,
-                   const nlohmann::json& params, const CallOutcome& out,
-                   int64_t duration_us) const;
+                   const nlohmann::json& params, const CallOutcome& out, int64_t duration_us) const;
   // A tool's series of crmd_mcp_tool_calls_total (by outcome) and
   // crmd_mcp_tool_call_duration_seconds, found in the registry on first use and kept
   // (metrics::Kept).

@@ -6,15 +6,14 @@
 
 #include <map>
 #include <mutex>
-#include <regex>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
+#include <vector>
 
 namespace crmd::mcp {
 
@@ -88,9 +87,12 @@ std::optional<std::string> QuotedProperty(const std::string& description) {
 std::string EscapePointer(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }

@@ -7,10 +7,9 @@
 // and each thread keeps its own validator (and its cache of compiled regexes). Compiling
 // a schema this process has compiled before shares the first compilation.
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "src/core/result.h"
 #include "src/mcp/quick_schema.h"

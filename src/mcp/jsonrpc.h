@@ -3,11 +3,10 @@
 // HTTP body; batches (arrays) are refused since protocol 2025-06-18. Pure functions,
 // thread-safe.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace crmd::mcp::jsonrpc {
 

@@ -5,11 +5,10 @@
 // Streamable HTTP request metadata headers (basic/transports/streamable-http "Request
 // Metadata": MCP-Protocol-Version, Mcp-Method, Mcp-Name, checked against the body).
 // Thread-safe: no state.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/http_types.h"
 #include "src/mcp/jsonrpc.h"

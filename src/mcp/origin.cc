@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-
 #include <nlohmann/json.hpp>
 
 #include "src/core/text.h"
@@ -23,8 +22,8 @@ std::string_view HostName(std::string_view host) {
 }
 
 http::Response Forbidden(const std::string& why) {
-  return http::Response::Json(
-      403, jsonrpc::MakeError({-32000, "Forbidden: " + why, nullptr, nullptr}));
+  return http::Response::Json(403,
+                              jsonrpc::MakeError({-32000, "Forbidden: " + why, nullptr, nullptr}));
 }
 
 }  // namespace
@@ -47,7 +46,8 @@ bool IsLoopbackHost(std::string_view host) {
   return name == "localhost" || name == "127.0.0.1" || name == "[::1]";
 }
 
-std::optional<http::Response> CheckOriginAndHost(const http::Request& req, const OriginPolicy& policy) {
+std::optional<http::Response> CheckOriginAndHost(const http::Request& req,
+                                                 const OriginPolicy& policy) {
   auto host = req.Header("Host");
   if (!host) return Forbidden("missing Host header");
   std::string h = text::AsciiLower(text::TrimOws(*host));

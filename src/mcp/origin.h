@@ -23,7 +23,8 @@ OriginPolicy MakeOriginPolicy(const std::string& issuer, std::vector<std::string
 bool IsLoopbackHost(std::string_view host);
 
 // 403 (JSON-RPC error body without id) when Origin or Host is refused; nullopt otherwise.
-std::optional<http::Response> CheckOriginAndHost(const http::Request& req, const OriginPolicy& policy);
+std::optional<http::Response> CheckOriginAndHost(const http::Request& req,
+                                                 const OriginPolicy& policy);
 
 // CORS for browser-based MCP clients on an allowed origin. REQUIRES: CheckOriginAndHost
 // passed, so any Origin present is allowed. No credentials mode: tokens travel in the

@@ -3,13 +3,12 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/utf8.h"
 
@@ -20,7 +19,13 @@ using nlohmann::json;
 namespace {
 
 enum TypeBit : unsigned {
-  kNull = 1, kBoolean = 2, kObject = 4, kArray = 8, kNumber = 16, kInteger = 32, kString = 64,
+  kNull = 1,
+  kBoolean = 2,
+  kObject = 4,
+  kArray = 8,
+  kNumber = 16,
+  kInteger = 32,
+  kString = 64,
 };
 
 std::optional<unsigned> TypeBitOf(const json& name) {
@@ -47,7 +52,8 @@ constexpr double kExactIntegers = 9007199254740992.0;  // 2^53: doubles are exac
 
 std::optional<uint64_t> Count(const json& v) {
   if (v.is_number_unsigned()) return v.get<uint64_t>();
-  if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
+  if (v.is_number_integer() && v.get<int64_t>() >= 0)
+    return static_cast<uint64_t>(v.get<int64_t>());
   return std::nullopt;
 }
 
@@ -85,7 +91,7 @@ bool HasNul(const std::string& s) { return s.find('\0') != std::string::npos; }
 }  // namespace
 
 struct QuickSchema::Node {
-  bool known = true;  // false: a keyword this checker does not know; always unsure
+  bool known = true;   // false: a keyword this checker does not know; always unsure
   unsigned types = 0;  // TypeBits; 0: any
   std::map<std::string, std::unique_ptr<Node>, std::less<>> properties;
   bool additional_allowed = true;
@@ -111,13 +117,17 @@ struct QuickSchema::Node {
       if (key == "type") {
         if (v.is_string()) {
           auto bit = TypeBitOf(v);
-          if (bit) n->types = *bit;
-          else n->known = false;
+          if (bit)
+            n->types = *bit;
+          else
+            n->known = false;
         } else if (v.is_array() && !v.empty()) {
           for (const auto& t : v) {
             auto bit = TypeBitOf(t);
-            if (bit) n->types |= *bit;
-            else n->known = false;
+            if (bit)
+              n->types |= *bit;
+            else
+              n->known = false;
           }
         } else {
           n->known = false;
@@ -133,27 +143,40 @@ struct QuickSchema::Node {
         n->additional = From(v);
       } else if (key == "required" && v.is_array()) {
         for (const auto& r : v) {
-          if (r.is_string() && !HasNul(r.get_ref<const std::string&>())) n->required.push_back(r.get<std::string>());
-          else n->known = false;
+          if (r.is_string() && !HasNul(r.get_ref<const std::string&>()))
+            n->required.push_back(r.get<std::string>());
+          else
+            n->known = false;
         }
       } else if (key == "enum" && v.is_array() && !v.empty()) {
         n->has_enum = true;
         for (const auto& e : v) {
-          if (e.is_string() && !HasNul(e.get_ref<const std::string&>())) n->enum_strings.insert(e.get<std::string>());
-          else n->known = false;
+          if (e.is_string() && !HasNul(e.get_ref<const std::string&>()))
+            n->enum_strings.insert(e.get<std::string>());
+          else
+            n->known = false;
         }
-      } else if (key == "minLength" || key == "maxLength" || key == "minItems" || key == "maxItems") {
+      } else if (key == "minLength" || key == "maxLength" || key == "minItems" ||
+                 key == "maxItems") {
         auto c = Count(v);
-        if (!c) n->known = false;
-        else if (key == "minLength") n->min_length = c;
-        else if (key == "maxLength") n->max_length = c;
-        else if (key == "minItems") n->min_items = c;
-        else n->max_items = c;
+        if (!c)
+          n->known = false;
+        else if (key == "minLength")
+          n->min_length = c;
+        else if (key == "maxLength")
+          n->max_length = c;
+        else if (key == "minItems")
+          n->min_items = c;
+        else
+          n->max_items = c;
       } else if (key == "minimum" || key == "maximum") {
         auto b = Bound(v);
-        if (!b) n->known = false;
-        else if (key == "minimum") n->minimum = b;
-        else n->maximum = b;
+        if (!b)
+          n->known = false;
+        else if (key == "minimum")
+          n->minimum = b;
+        else
+          n->maximum = b;
       } else if (key == "items" && v.is_object()) {
         n->items = From(v);
       } else if (key == "oneOf" && v.is_array() && !v.empty()) {
@@ -175,12 +198,15 @@ struct QuickSchema::Node {
     };
     if (types != 0 && meet(TypeVerdict(doc))) return QuickVerdict::kInvalid;
     if (has_enum) {
-      if (!doc.is_string()) unsure = true;
-      else if (!enum_strings.contains(doc.get_ref<const std::string&>())) return QuickVerdict::kInvalid;
+      if (!doc.is_string())
+        unsure = true;
+      else if (!enum_strings.contains(doc.get_ref<const std::string&>()))
+        return QuickVerdict::kInvalid;
     }
     if (doc.is_string() && (min_length || max_length)) {
       const auto n = CodePoints(doc.get_ref<const std::string&>());
-      if (!n) unsure = true;
+      if (!n)
+        unsure = true;
       else if ((min_length && *n < *min_length) || (max_length && *n > *max_length))
         return QuickVerdict::kInvalid;
     }
@@ -195,11 +221,14 @@ struct QuickSchema::Node {
         d = static_cast<double>(u);
       } else {
         const int64_t i = doc.get<int64_t>();
-        exact = i > -static_cast<int64_t>(kExactIntegers) && i < static_cast<int64_t>(kExactIntegers);
+        exact =
+            i > -static_cast<int64_t>(kExactIntegers) && i < static_cast<int64_t>(kExactIntegers);
         d = static_cast<double>(i);
       }
-      if (!exact || std::isnan(d)) unsure = true;
-      else if ((minimum && d < *minimum) || (maximum && d > *maximum)) return QuickVerdict::kInvalid;
+      if (!exact || std::isnan(d))
+        unsure = true;
+      else if ((minimum && d < *minimum) || (maximum && d > *maximum))
+        return QuickVerdict::kInvalid;
     }
     if (doc.is_array()) {
       if ((min_items && doc.size() < *min_items) || (max_items && doc.size() > *max_items))

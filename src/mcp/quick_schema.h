@@ -15,7 +15,6 @@
 //
 // Immutable once built; Check is thread-safe.
 #include <memory>
-
 #include <nlohmann/json_fwd.hpp>
 
 namespace crmd::mcp {

@@ -30,7 +30,8 @@ bool RateLimiter::Allow(const std::string& key) {
   auto [it, inserted] = s.buckets.try_emplace(key, Bucket{options_.burst, now});
   Bucket& b = it->second;
   if (!inserted) {
-    b.tokens = std::min(options_.burst, b.tokens + std::max(0.0, now - b.updated) * options_.per_second);
+    b.tokens =
+        std::min(options_.burst, b.tokens + std::max(0.0, now - b.updated) * options_.per_second);
     b.updated = now;
   }
   if (b.tokens < 1) return false;

@@ -1,8 +1,8 @@
 #include "src/mcp/registry.h"
 
-#include <cmath>
-
 #include <spdlog/spdlog.h>
+
+#include <cmath>
 
 #include "src/core/crypto.h"
 #include "src/core/embedded.h"
@@ -33,7 +33,8 @@ bool WholeNumbersAsIntegers(json& doc) {
   if (doc.is_number_float()) {
     const double d = doc.get<double>();
     // 2^63 is the first double past int64; the comparison is false for NaN.
-    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || std::trunc(d) != d) return false;
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || std::trunc(d) != d)
+      return false;
     doc = static_cast<int64_t>(d);
     return true;
   }
@@ -59,16 +60,17 @@ Status Bad(const std::string& name, const std::string& why) {
 }
 
 Result<std::unique_ptr<CompiledSchema>> CompileObjectSchema(const std::string& name,
-                                                            const json& schema,
-                                                            const char* which) {
-  if (!schema.is_object()) return Fail(Bad(name, std::string(which) + " must be an object").error());
+                                                            const json& schema, const char* which) {
+  if (!schema.is_object())
+    return Fail(Bad(name, std::string(which) + " must be an object").error());
   auto type = schema.find("type");
   if (type == schema.end() || *type != "object") {
     return Fail(Bad(name, std::string(which) + " must have type \"object\"").error());
   }
   auto compiled = CompiledSchema::Compile(schema);
   if (!compiled) {
-    return Fail(Errc::kInvalidArgument, "tool " + name + ": " + which + ": " + compiled.error().message,
+    return Fail(Errc::kInvalidArgument,
+                "tool " + name + ": " + which + ": " + compiled.error().message,
                 compiled.error().detail);
   }
   return std::move(*compiled);
@@ -133,7 +135,8 @@ Status ToolRegistry::RegisterDescriptor(json d, ToolHandler handler) {
     return Bad(name, "description must be a string");
   }
   for (const char* key : {"title", "scope"}) {
-    if (d.contains(key) && !d[key].is_string()) return Bad(name, std::string(key) + " must be a string");
+    if (d.contains(key) && !d[key].is_string())
+      return Bad(name, std::string(key) + " must be a string");
   }
   if (d.contains("annotations") && !d["annotations"].is_object()) {
     return Bad(name, "annotations must be an object");
@@ -154,7 +157,8 @@ Status ToolRegistry::RegisterDescriptor(json d, ToolHandler handler) {
 
   // Only MCP's Tool fields are listed; "scope" is crmd's own.
   json listed{{"name", name}};
-  for (const char* key : {"title", "description", "inputSchema", "outputSchema", "annotations", "icons"}) {
+  for (const char* key :
+       {"title", "description", "inputSchema", "outputSchema", "annotations", "icons"}) {
     if (d.contains(key)) listed[key] = d[key];
   }
   tool->listed = std::move(listed);
@@ -196,7 +200,8 @@ CallOutcome ToolRegistry::Call(const ToolContext& ctx, const json& params) const
   const json* args = &kNoArguments;
   if (auto a = params.find("arguments"); a != params.end() && !a->is_null()) {
     if (!a->is_object()) {
-      return CallOutcome::Rpc(jsonrpc::kInvalidParams, "Invalid params: arguments must be an object");
+      return CallOutcome::Rpc(jsonrpc::kInvalidParams,
+                              "Invalid params: arguments must be an object");
     }
     args = &*a;
   }
@@ -233,11 +238,12 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
   try {
     out = tool.handler(ctx, args);
   } catch (const std::exception& e) {
-    spdlog::error(R"("event":"tool_exception","tool":"{}","request_id":"{}","what":"{}")", tool.name,
-                  ctx.request_id, JsonEscape(e.what()));
+    spdlog::error(R"("event":"tool_exception","tool":"{}","request_id":"{}","what":"{}")",
+                  tool.name, ctx.request_id, JsonEscape(e.what()));
     return CallOutcome::Rpc(jsonrpc::kInternalError, "Internal error");
   } catch (...) {
-    spdlog::error(R"("event":"tool_exception","tool":"{}","request_id":"{}")", tool.name, ctx.request_id);
+    spdlog::error(R"("event":"tool_exception","tool":"{}","request_id":"{}")", tool.name,
+                  ctx.request_id);
     return CallOutcome::Rpc(jsonrpc::kInternalError, "Internal error");
   }
 
@@ -245,8 +251,9 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
   if (out.needs_input) return InputRequired(tool, ctx, std::move(out));
   if (out.url_elicitations.is_array()) {
     if (!ctx.session_url_elicitation || out.url_elicitations.empty()) {
-      spdlog::error(R"("event":"tool_input_invalid","tool":"{}","request_id":"{}","violation":"{}")",
-                    tool.name, ctx.request_id, "URL elicitation for a client that did not declare it");
+      spdlog::error(
+          R"("event":"tool_input_invalid","tool":"{}","request_id":"{}","violation":"{}")",
+          tool.name, ctx.request_id, "URL elicitation for a client that did not declare it");
       CallOutcome o;
       o.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);
       return o;
@@ -286,19 +293,21 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
   }
   const json& structured =
       as_text && !options_.materialize_text_results ? parsed_text : out.structured;
-  const bool must_check = !as_text || options_.materialize_text_results ||
-                          (options_.validate_output && tool.output);
+  const bool must_check =
+      !as_text || options_.materialize_text_results || (options_.validate_output && tool.output);
   // structuredContent is a JSON object (MCP CallToolResult).
   bool bad_output = must_check && !structured.is_object();
   if (!bad_output && options_.validate_output && tool.output) {
     if (auto v = tool.output->Validate(structured)) {
-      spdlog::error(R"("event":"tool_output_invalid","tool":"{}","request_id":"{}","violation":"{}")",
-                    tool.name, ctx.request_id, JsonEscape(v->message));
+      spdlog::error(
+          R"("event":"tool_output_invalid","tool":"{}","request_id":"{}","violation":"{}")",
+          tool.name, ctx.request_id, JsonEscape(v->message));
       bad_output = true;
     }
   } else if (bad_output) {
-    spdlog::error(R"("event":"tool_output_invalid","tool":"{}","request_id":"{}","violation":"not an object")",
-                  tool.name, ctx.request_id);
+    spdlog::error(
+        R"("event":"tool_output_invalid","tool":"{}","request_id":"{}","violation":"not an object")",
+        tool.name, ctx.request_id);
   }
   if (bad_output) {
     o.result = ToolResult(ToolErrorBody(ErrcCode(Errc::kInternal), "internal error"), true);

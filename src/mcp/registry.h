@@ -14,11 +14,10 @@
 // const method is safe to call concurrently and takes no lock.
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 #include "src/mcp/jsonrpc.h"
@@ -47,7 +46,7 @@ struct CallOutcome {
   // the client did not declare (MissingRequiredClientCapability, -32021).
   enum class Kind { kResult, kRpcError, kInsufficientScope, kInputRequired, kMissingCapability };
   Kind kind = Kind::kResult;
-  nlohmann::json result;        // kResult: a CallToolResult
+  nlohmann::json result;  // kResult: a CallToolResult
   // kResult: result's content[0].text is DumpJson(result.structuredContent) (ToolResult of
   // a tool's success), so the answer's writer copies it instead of serialising the tree.
   bool text_is_structured = false;
@@ -56,8 +55,8 @@ struct CallOutcome {
   // answer's writer puts in the text block of content[0] and copies as structuredContent.
   bool structured_in_text = false;
   std::string structured_text;
-  jsonrpc::RpcError rpc_error;  // kRpcError (the caller sets the id)
-  std::string required_scope;   // kInsufficientScope
+  jsonrpc::RpcError rpc_error;           // kRpcError (the caller sets the id)
+  std::string required_scope;            // kInsufficientScope
   nlohmann::json input_requests;         // kInputRequired: an InputRequests map
   nlohmann::json input_state;            // kInputRequired
   nlohmann::json required_capabilities;  // kMissingCapability: a ClientCapabilities object

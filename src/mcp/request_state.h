@@ -14,11 +14,10 @@
 //
 // Thread-safe: every method is const and the object never changes after construction.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/result.h"

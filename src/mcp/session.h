@@ -24,9 +24,9 @@
 namespace crmd::mcp {
 
 struct SessionStoreOptions {
-  int64_t idle_ttl_s = 3600;          // a session unused this long is gone
-  size_t max_sessions = 10000;        // across all principals on this node
-  size_t max_sessions_per_owner = 50; // creating one more ends the owner's oldest
+  int64_t idle_ttl_s = 3600;           // a session unused this long is gone
+  size_t max_sessions = 10000;         // across all principals on this node
+  size_t max_sessions_per_owner = 50;  // creating one more ends the owner's oldest
 };
 
 struct SessionInfo {
@@ -56,7 +56,8 @@ class Sessions {
   enum class Lookup { kOk, kNotFound, kWrongOwner, kUnavailable };
   // Finds a live session and refreshes its idle timer. An expired session is removed and
   // reported kNotFound; another owner's session is kWrongOwner and is not refreshed.
-  virtual Lookup Find(const std::string& id, const std::string& owner, SessionInfo* info = nullptr) = 0;
+  virtual Lookup Find(const std::string& id, const std::string& owner,
+                      SessionInfo* info = nullptr) = 0;
   virtual void MarkInitialized(const std::string& id) = 0;
   // Ends the session; false when unknown or owned by someone else.
   virtual bool End(const std::string& id, const std::string& owner) = 0;
@@ -73,7 +74,8 @@ class SessionStore final : public Sessions {
 
   using Sessions::Create;
   Result<std::string> Create(const std::string& owner, SessionInfo info) override;
-  Lookup Find(const std::string& id, const std::string& owner, SessionInfo* info = nullptr) override;
+  Lookup Find(const std::string& id, const std::string& owner,
+              SessionInfo* info = nullptr) override;
   void MarkInitialized(const std::string& id) override;
   bool End(const std::string& id, const std::string& owner) override;
 
@@ -103,8 +105,8 @@ class SessionStore final : public Sessions {
   // Per-owner creation order, for the per-owner cap; also counts sessions.
   std::mutex owners_mu_;
   std::unordered_map<std::string, std::deque<std::string>> owners_;
-  size_t total_ = 0;            // guarded by owners_mu_
-  int64_t last_sweep_ = 0;      // guarded by owners_mu_
+  size_t total_ = 0;        // guarded by owners_mu_
+  int64_t last_sweep_ = 0;  // guarded by owners_mu_
 };
 
 }  // namespace crmd::mcp

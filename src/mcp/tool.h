@@ -10,10 +10,9 @@
 //                      "idempotentHint": true, "openWorldHint": false },
 //     "inputSchema": { "type": "object", ... }, "outputSchema": { "type": "object", ... } }
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/principal.h"
 #include "src/core/result.h"
@@ -66,7 +65,7 @@ struct ToolOutcome {
   // and as structuredContent without a tree in between (OkText).
   std::string structured_text;
   bool ok = true;
-  Error error;                // used when !ok
+  Error error;                   // used when !ok
   nlohmann::json error_details;  // optional, e.g. the current record on revision_conflict
   // NeedInput: an InputRequests map and the state to get back on the retry.
   bool needs_input = false;

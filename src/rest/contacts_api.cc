@@ -27,8 +27,8 @@ std::optional<std::string> EmailParam(const RestContext& ctx) {
   return decoded;
 }
 
-constexpr const char* kContactMembers[] = {"email", "first_name", "last_name", "phone",
-                                           "status", "type", "tags", "lists",
+constexpr const char* kContactMembers[] = {"email",         "first_name", "last_name", "phone",
+                                           "status",        "type",       "tags",      "lists",
                                            "custom_fields", "consent"};
 
 // A list named in the body that does not exist is a problem with the body, not a missing
@@ -45,48 +45,49 @@ ErrorMeaning ByEmail(const std::string& email) {
 void AddContactRoutes(RestRouter& router, const RestDeps& deps) {
   crm::ContactService* contacts = deps.crm->contacts.get();
 
-  router.Add({"POST", "/contact", Access::kKey, true,
-              [contacts, base = RestBasePath(*deps.config)](RestContext& ctx) {
-    std::vector<FieldError> errors;
-    for (const auto& [k, v] : ctx.body.items()) {
-      bool known = false;
-      for (const char* m : kContactMembers) known = known || k == m;
-      if (!known) errors.push_back({k, "unknown_field", "is not a contact field"});
-    }
-    if (!ctx.body.contains("email"))
-      errors.push_back({"email", "required", "is required"});
-    if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
-    auto in = crm::ContactInputFromJson(ctx.body);
-    if (!in) return ProblemFromError(ctx.req, in.error(), kUpsertMeaning);
-    if (!in->source) in->source = "api";
-    auto r = contacts->Upsert(KeyActor(ctx), *in);
-    if (!r) return ProblemFromError(ctx.req, r.error(), kUpsertMeaning);
-    auto full = contacts->Get(r->contact.id);
-    if (!full) return ProblemFromError(ctx.req, full.error());
-    auto body = crm::ToJson(*full);
-    auto resp = Reply(r->created ? 201 : 200, {{"created", r->created}, {"contact", body}});
-    if (r->created) resp.Set("Location", base + "/contact/" + http::PercentEncode(full->email));
-    return resp;
-  }});
+  router.Add(
+      {"POST", "/contact", Access::kKey, true,
+       [contacts, base = RestBasePath(*deps.config)](RestContext& ctx) {
+         std::vector<FieldError> errors;
+         for (const auto& [k, v] : ctx.body.items()) {
+           bool known = false;
+           for (const char* m : kContactMembers) known = known || k == m;
+           if (!known) errors.push_back({k, "unknown_field", "is not a contact field"});
+         }
+         if (!ctx.body.contains("email")) errors.push_back({"email", "required", "is required"});
+         if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
+         auto in = crm::ContactInputFromJson(ctx.body);
+         if (!in) return ProblemFromError(ctx.req, in.error(), kUpsertMeaning);
+         if (!in->source) in->source = "api";
+         auto r = contacts->Upsert(KeyActor(ctx), *in);
+         if (!r) return ProblemFromError(ctx.req, r.error(), kUpsertMeaning);
+         auto full = contacts->Get(r->contact.id);
+         if (!full) return ProblemFromError(ctx.req, full.error());
+         auto body = crm::ToJson(*full);
+         auto resp = Reply(r->created ? 201 : 200, {{"created", r->created}, {"contact", body}});
+         if (r->created)
+           resp.Set("Location", base + "/contact/" + http::PercentEncode(full->email));
+         return resp;
+       }});
 
   router.Add({"GET", "/contact/{email}", Access::kKey, false, [contacts](RestContext& ctx) {
-    auto email = EmailParam(ctx);
-    if (!email) return NotFound(ctx.req, "no contact with that email");
-    auto c = contacts->GetByEmail(*email);
-    if (!c) return ProblemFromError(ctx.req, c.error(), ByEmail(*email));
-    return Reply(200, {{"contact", crm::ToJson(*c)}});
-  }});
-
-  router.Add({"DELETE", "/contact/delete/{email}", Access::kKey, false,
-              [contacts](RestContext& ctx) {
                 auto email = EmailParam(ctx);
                 if (!email) return NotFound(ctx.req, "no contact with that email");
-                auto before = contacts->GetByEmail(*email);
-                if (!before) return ProblemFromError(ctx.req, before.error(), ByEmail(*email));
-                auto removed = contacts->DeleteByEmail(KeyActor(ctx), *email);
-                if (!removed) return ProblemFromError(ctx.req, removed.error(), ByEmail(*email));
-                return Reply(200, {{"deleted", true}, {"contact", crm::ToJson(*before)}});
+                auto c = contacts->GetByEmail(*email);
+                if (!c) return ProblemFromError(ctx.req, c.error(), ByEmail(*email));
+                return Reply(200, {{"contact", crm::ToJson(*c)}});
               }});
+
+  router.Add(
+      {"DELETE", "/contact/delete/{email}", Access::kKey, false, [contacts](RestContext& ctx) {
+         auto email = EmailParam(ctx);
+         if (!email) return NotFound(ctx.req, "no contact with that email");
+         auto before = contacts->GetByEmail(*email);
+         if (!before) return ProblemFromError(ctx.req, before.error(), ByEmail(*email));
+         auto removed = contacts->DeleteByEmail(KeyActor(ctx), *email);
+         if (!removed) return ProblemFromError(ctx.req, removed.error(), ByEmail(*email));
+         return Reply(200, {{"deleted", true}, {"contact", crm::ToJson(*before)}});
+       }});
 }
 
 }  // namespace crmd::rest

@@ -62,7 +62,8 @@ RestHandler Preflight(crm::FormService* forms, std::string methods) {
       return r;
     }
     if (!form->AllowsOrigin(std::string(*origin)))
-      return Problem(ctx.req, {.status = 403, .code = "origin_not_allowed",
+      return Problem(ctx.req, {.status = 403,
+                               .code = "origin_not_allowed",
                                .detail = "this form does not accept requests from that origin"});
     http::Response r = http::Response::Empty(204);
     AddCors(r, std::string(*origin));
@@ -81,12 +82,14 @@ std::optional<http::Response> LoadForm(crm::FormService* forms, RestContext& ctx
   auto form = forms->Get(*id);
   if (!form) return ProblemFromError(ctx.req, form.error(), kFormMeaning);
   if (form->require_key && !ctx.key)
-    return Problem(ctx.req, {.status = 401, .code = "missing_api_key",
-                             .detail = "this form requires an API key"});
+    return Problem(
+        ctx.req,
+        {.status = 401, .code = "missing_api_key", .detail = "this form requires an API key"});
   if (!ctx.key) {
     auto origin = ctx.req.Header("Origin");
     if (origin && !form->AllowsOrigin(std::string(*origin)))
-      return Problem(ctx.req, {.status = 403, .code = "origin_not_allowed",
+      return Problem(ctx.req, {.status = 403,
+                               .code = "origin_not_allowed",
                                .detail = "this form does not accept requests from that origin"});
   }
   *out = std::move(*form);
@@ -105,26 +108,27 @@ void AddFormRoutes(RestRouter& router, const RestDeps& deps) {
                 if (auto err = LoadForm(forms, ctx, &form)) return *err;
                 if (!ctx.key) {
                   if (int wait = limiter->Hit(ctx.req.remote_ip + "|" + std::to_string(form.id)))
-                    return Problem(ctx.req, {.status = 429, .code = "rate_limited",
+                    return Problem(ctx.req, {.status = 429,
+                                             .code = "rate_limited",
                                              .detail = "too many submissions from this address; "
                                                        "try again later",
                                              .retry_after_s = wait});
                 }
                 std::vector<FieldError> errors;
                 for (const auto& [k, v] : ctx.body.items())
-                  if (k != "fields") errors.push_back({k, "unknown_member", "send {\"fields\": {...}}"});
+                  if (k != "fields")
+                    errors.push_back({k, "unknown_member", "send {\"fields\": {...}}"});
                 if (!ctx.body.contains("fields"))
                   errors.push_back({"fields", "required", "is required"});
                 if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
-                governance::Actor actor{.kind = ctx.key ? "api_key" : "form",
-                                 .subject = ctx.key ? std::to_string(ctx.key->id)
-                                                    : std::to_string(form.id),
-                                 .client_id = "",
-                                 .request_id = ctx.req.request_id};
+                governance::Actor actor{
+                    .kind = ctx.key ? "api_key" : "form",
+                    .subject = ctx.key ? std::to_string(ctx.key->id) : std::to_string(form.id),
+                    .client_id = "",
+                    .request_id = ctx.req.request_id};
                 auto r = forms->Submit(actor, form, ctx.body["fields"]);
                 if (!r) return ProblemFromError(ctx.req, r.error());
-                if (r->discarded)
-                  return Reply(200, {{"contact_id", nullptr}, {"created", false}});
+                if (r->discarded) return Reply(200, {{"contact_id", nullptr}, {"created", false}});
                 return Reply(r->created ? 201 : 200,
                              {{"contact_id", r->contact_id}, {"created", r->created}});
               },
@@ -149,43 +153,43 @@ void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps) {
   crm::FormService* forms = deps.forms;
 
   router.Add({"GET", "/admin/forms", Access::kAdmin, false, [forms](RestContext& ctx) {
-    auto list = forms->List();
-    if (!list) return ProblemFromError(ctx.req, list.error());
-    json out = json::array();
-    for (const auto& f : *list) out.push_back(crm::ToJson(f));
-    return Reply(200, {{"forms", out}});
-  }});
+                auto list = forms->List();
+                if (!list) return ProblemFromError(ctx.req, list.error());
+                json out = json::array();
+                for (const auto& f : *list) out.push_back(crm::ToJson(f));
+                return Reply(200, {{"forms", out}});
+              }});
 
   router.Add({"POST", "/admin/forms", Access::kAdmin, true, [forms](RestContext& ctx) {
-    auto f = forms->Create(ctx.body);
-    if (!f) return ProblemFromError(ctx.req, f.error());
-    return Reply(201, crm::ToJson(*f));
-  }});
+                auto f = forms->Create(ctx.body);
+                if (!f) return ProblemFromError(ctx.req, f.error());
+                return Reply(201, crm::ToJson(*f));
+              }});
 
   router.Add({"GET", "/admin/forms/{id}", Access::kAdmin, false, [forms](RestContext& ctx) {
-    auto id = ParseId(ctx.Param("id"));
-    if (!id) return FormNotFound(ctx.req);
-    auto f = forms->Get(*id);
-    if (!f) return ProblemFromError(ctx.req, f.error(), kFormMeaning);
-    return Reply(200, crm::ToJson(*f));
-  }});
+                auto id = ParseId(ctx.Param("id"));
+                if (!id) return FormNotFound(ctx.req);
+                auto f = forms->Get(*id);
+                if (!f) return ProblemFromError(ctx.req, f.error(), kFormMeaning);
+                return Reply(200, crm::ToJson(*f));
+              }});
 
   router.Add({"PATCH", "/admin/forms/{id}", Access::kAdmin, true, [forms](RestContext& ctx) {
-    auto id = ParseId(ctx.Param("id"));
-    if (!id) return FormNotFound(ctx.req);
-    auto f = forms->Update(*id, ctx.body);
-    if (!f) return ProblemFromError(ctx.req, f.error(), kFormMeaning);
-    return Reply(200, crm::ToJson(*f));
-  }});
+                auto id = ParseId(ctx.Param("id"));
+                if (!id) return FormNotFound(ctx.req);
+                auto f = forms->Update(*id, ctx.body);
+                if (!f) return ProblemFromError(ctx.req, f.error(), kFormMeaning);
+                return Reply(200, crm::ToJson(*f));
+              }});
 
   router.Add({"DELETE", "/admin/forms/{id}", Access::kAdmin, false, [forms](RestContext& ctx) {
-    auto id = ParseId(ctx.Param("id"));
-    if (!id) return FormNotFound(ctx.req);
-    auto f = forms->Get(*id);
-    if (!f) return ProblemFromError(ctx.req, f.error(), kFormMeaning);
-    if (auto st = forms->Delete(*id); !st) return ProblemFromError(ctx.req, st.error());
-    return Reply(200, {{"deleted", crm::ToJson(*f)}});
-  }});
+                auto id = ParseId(ctx.Param("id"));
+                if (!id) return FormNotFound(ctx.req);
+                auto f = forms->Get(*id);
+                if (!f) return ProblemFromError(ctx.req, f.error(), kFormMeaning);
+                if (auto st = forms->Delete(*id); !st) return ProblemFromError(ctx.req, st.error());
+                return Reply(200, {{"deleted", crm::ToJson(*f)}});
+              }});
 }
 
 }  // namespace crmd::rest

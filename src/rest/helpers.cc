@@ -18,10 +18,13 @@ http::Response Reply(int status, const nlohmann::json& body) {
   return r;
 }
 
-http::Response Invalid(const http::Request& req, std::vector<FieldError> errors, std::string detail) {
+http::Response Invalid(const http::Request& req, std::vector<FieldError> errors,
+                       std::string detail) {
   if (errors.size() == 1 && detail == "the request failed validation")
     detail = errors.front().field + ": " + errors.front().message;
-  return Problem(req, {.status = 422, .code = "validation_failed", .detail = std::move(detail),
+  return Problem(req, {.status = 422,
+                       .code = "validation_failed",
+                       .detail = std::move(detail),
                        .errors = std::move(errors)});
 }
 

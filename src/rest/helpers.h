@@ -2,12 +2,11 @@
 // Small helpers shared by the REST route groups.
 #include <cstdint>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/http_types.h"
 #include "src/rest/problem.h"

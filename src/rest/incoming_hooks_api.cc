@@ -13,13 +13,13 @@ namespace {
 // The thin handler: everything that decides is in IncomingHooks::Receive.
 http::Response Receive(webhooks::IncomingHooks& hooks, RestContext& ctx) {
   std::vector<webhooks::PayloadError> payload_errors;
-  auto received = hooks.Receive(
-      {.token = ctx.Param("token"),
-       .raw_body = ctx.req.body,
-       .body = &ctx.body,
-       .signature = ctx.req.Header(webhooks::IncomingHooks::kSignatureHeader),
-       .request_id = ctx.req.request_id},
-      &payload_errors);
+  auto received =
+      hooks.Receive({.token = ctx.Param("token"),
+                     .raw_body = ctx.req.body,
+                     .body = &ctx.body,
+                     .signature = ctx.req.Header(webhooks::IncomingHooks::kSignatureHeader),
+                     .request_id = ctx.req.request_id},
+                    &payload_errors);
   if (!received) {
     ErrorMeaning meaning{.unauthenticated_code = "invalid_signature"};
     for (auto& p : payload_errors)
@@ -53,7 +53,8 @@ void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps) {
                     [hooks](RestContext& ctx) { return Receive(*hooks, ctx); }};
   receive.admit = [limiter](const http::Request& req) -> std::optional<http::Response> {
     if (int wait = limiter->Hit("hook|" + req.remote_ip))
-      return Problem(req, {.status = 429, .code = "rate_limited",
+      return Problem(req, {.status = 429,
+                           .code = "rate_limited",
                            .detail = "too many requests from this address; try again later",
                            .retry_after_s = wait});
     return std::nullopt;
@@ -62,12 +63,12 @@ void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps) {
   router.Add(std::move(receive));
 
   router.Add({"GET", "/admin/incoming-hooks", Access::kAdmin, false, [hooks](RestContext& ctx) {
-    auto list = hooks->List();
-    if (!list) return ProblemFromError(ctx.req, list.error());
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& h : *list) out.push_back(webhooks::IncomingHookJson(h));
-    return Reply(200, {{"incoming_hooks", out}});
-  }});
+                auto list = hooks->List();
+                if (!list) return ProblemFromError(ctx.req, list.error());
+                nlohmann::json out = nlohmann::json::array();
+                for (const auto& h : *list) out.push_back(webhooks::IncomingHookJson(h));
+                return Reply(200, {{"incoming_hooks", out}});
+              }});
 
   RestRoute create{"POST", "/admin/incoming-hooks", Access::kAdmin, true,
                    [hooks, config](RestContext& ctx) {
@@ -82,32 +83,35 @@ void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps) {
   create.secret_members = {"url"};  // holds the token: never stored for an Idempotency-Key replay
   router.Add(std::move(create));
 
-  router.Add({"GET", "/admin/incoming-hooks/{id}", Access::kAdmin, false, [hooks](RestContext& ctx) {
-    auto id = ParseId(ctx.Param("id"));
-    if (!id) return NotFound(ctx.req, "no such incoming webhook");
-    auto h = hooks->Get(*id);
-    if (!h) return ProblemFromError(ctx.req, h.error());
-    return Reply(200, webhooks::IncomingHookJson(*h));
-  }});
+  router.Add(
+      {"GET", "/admin/incoming-hooks/{id}", Access::kAdmin, false, [hooks](RestContext& ctx) {
+         auto id = ParseId(ctx.Param("id"));
+         if (!id) return NotFound(ctx.req, "no such incoming webhook");
+         auto h = hooks->Get(*id);
+         if (!h) return ProblemFromError(ctx.req, h.error());
+         return Reply(200, webhooks::IncomingHookJson(*h));
+       }});
 
-  router.Add({"PATCH", "/admin/incoming-hooks/{id}", Access::kAdmin, true, [hooks](RestContext& ctx) {
-    auto id = ParseId(ctx.Param("id"));
-    if (!id) return NotFound(ctx.req, "no such incoming webhook");
-    auto in = webhooks::IncomingHookInputFromJson(ctx.body);
-    if (!in) return ProblemFromError(ctx.req, in.error());
-    auto h = hooks->Update(*id, *in);
-    if (!h) return ProblemFromError(ctx.req, h.error());
-    return Reply(200, webhooks::IncomingHookJson(*h));
-  }});
+  router.Add(
+      {"PATCH", "/admin/incoming-hooks/{id}", Access::kAdmin, true, [hooks](RestContext& ctx) {
+         auto id = ParseId(ctx.Param("id"));
+         if (!id) return NotFound(ctx.req, "no such incoming webhook");
+         auto in = webhooks::IncomingHookInputFromJson(ctx.body);
+         if (!in) return ProblemFromError(ctx.req, in.error());
+         auto h = hooks->Update(*id, *in);
+         if (!h) return ProblemFromError(ctx.req, h.error());
+         return Reply(200, webhooks::IncomingHookJson(*h));
+       }});
 
-  router.Add({"DELETE", "/admin/incoming-hooks/{id}", Access::kAdmin, false, [hooks](RestContext& ctx) {
-    auto id = ParseId(ctx.Param("id"));
-    if (!id) return NotFound(ctx.req, "no such incoming webhook");
-    auto h = hooks->Get(*id);
-    if (!h) return ProblemFromError(ctx.req, h.error());
-    if (auto st = hooks->Delete(*id); !st) return ProblemFromError(ctx.req, st.error());
-    return Reply(200, {{"deleted", webhooks::IncomingHookJson(*h)}});
-  }});
+  router.Add(
+      {"DELETE", "/admin/incoming-hooks/{id}", Access::kAdmin, false, [hooks](RestContext& ctx) {
+         auto id = ParseId(ctx.Param("id"));
+         if (!id) return NotFound(ctx.req, "no such incoming webhook");
+         auto h = hooks->Get(*id);
+         if (!h) return ProblemFromError(ctx.req, h.error());
+         if (auto st = hooks->Delete(*id); !st) return ProblemFromError(ctx.req, st.error());
+         return Reply(200, {{"deleted", webhooks::IncomingHookJson(*h)}});
+       }});
 }
 
 }  // namespace crmd::rest

@@ -19,12 +19,13 @@ void AddMetaRoutes(RestRouter& router, const RestDeps& deps) {
     }
   }
   router.Add({"GET", "/openapi.json", Access::kPublic, false, [served](RestContext& ctx) {
-    if (served.empty())
-      return Problem(ctx.req, {.status = 404, .code = "not_found", .detail = "no document"});
-    auto r = http::Response::Text(200, served, "application/json");
-    r.Set("Cache-Control", "public, max-age=300");
-    return r;
-  }});
+                if (served.empty())
+                  return Problem(ctx.req,
+                                 {.status = 404, .code = "not_found", .detail = "no document"});
+                auto r = http::Response::Text(200, served, "application/json");
+                r.Set("Cache-Control", "public, max-age=300");
+                return r;
+              }});
 }
 
 }  // namespace crmd::rest

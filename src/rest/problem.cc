@@ -1,9 +1,9 @@
 #include "src/rest/problem.h"
 
-#include <cctype>
-
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <cctype>
+#include <nlohmann/json.hpp>
 
 #include "src/core/log.h"
 
@@ -13,18 +13,30 @@ std::string ProblemType(std::string_view code) { return "urn:crmd:problem:" + st
 
 const char* StatusTitle(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 413: return "Content Too Large";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Content";
-    case 429: return "Too Many Requests";
-    case 503: return "Service Unavailable";
-    default: return status >= 500 ? "Internal Server Error" : "Error";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Content Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 422:
+      return "Unprocessable Content";
+    case 429:
+      return "Too Many Requests";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return status >= 500 ? "Internal Server Error" : "Error";
   }
 }
 
@@ -53,23 +65,33 @@ http::Response Problem(const http::Request& req, const ProblemSpec& spec) {
 
 int HttpStatusFor(Errc code) {
   switch (code) {
-    case Errc::kInvalidArgument: return 422;
-    case Errc::kNotFound: return 404;
+    case Errc::kInvalidArgument:
+      return 422;
+    case Errc::kNotFound:
+      return 404;
     case Errc::kAlreadyExists:
     case Errc::kRevisionConflict:
     case Errc::kInvalidTransition:
     case Errc::kDependencyBlocked:
     case Errc::kStalePreview:
     case Errc::kApprovalPending:
-    case Errc::kApprovalDenied: return 409;
+    case Errc::kApprovalDenied:
+      return 409;
     case Errc::kConfirmationInvalid:
-    case Errc::kConfirmationExpired: return 422;
-    case Errc::kUnauthenticated: return 401;
-    case Errc::kPermissionDenied: return 403;
-    case Errc::kRateLimited: return 429;
-    case Errc::kPayloadTooLarge: return 413;
-    case Errc::kUnavailable: return 503;
-    case Errc::kInternal: return 500;
+    case Errc::kConfirmationExpired:
+      return 422;
+    case Errc::kUnauthenticated:
+      return 401;
+    case Errc::kPermissionDenied:
+      return 403;
+    case Errc::kRateLimited:
+      return 429;
+    case Errc::kPayloadTooLarge:
+      return 413;
+    case Errc::kUnavailable:
+      return 503;
+    case Errc::kInternal:
+      return 500;
   }
   return 500;
 }
@@ -114,30 +136,37 @@ http::Response ProblemFromError(const http::Request& req, const Error& error,
   if (not_found && meaning.not_found_in_body && error.code == Errc::kNotFound) {
     bool tag = m.rfind("tag", 0) == 0;
     FieldError unknown{tag ? "tags" : "lists", tag ? "unknown_tag" : "unknown_list", m};
-    return Problem(req, {.status = 422, .code = "validation_failed", .detail = m,
-                         .errors = {std::move(unknown)}});
+    return Problem(
+        req,
+        {.status = 422, .code = "validation_failed", .detail = m, .errors = {std::move(unknown)}});
   }
   if (not_found)
-    return Problem(req, {.status = 404, .code = meaning.not_found_code,
-                         .detail = meaning.not_found_detail.empty() ? m
-                                                                    : meaning.not_found_detail});
+    return Problem(req,
+                   {.status = 404,
+                    .code = meaning.not_found_code,
+                    .detail = meaning.not_found_detail.empty() ? m : meaning.not_found_detail});
   switch (error.code) {
     case Errc::kInvalidArgument:
-      return Problem(req, {.status = 422, .code = "validation_failed", .detail = m,
-                           .errors = meaning.errors.empty() ? FieldErrorsOf(error)
-                                                            : meaning.errors});
+      return Problem(req,
+                     {.status = 422,
+                      .code = "validation_failed",
+                      .detail = m,
+                      .errors = meaning.errors.empty() ? FieldErrorsOf(error) : meaning.errors});
     case Errc::kInvalidTransition: {
       std::vector<FieldError> errors;
       if (!meaning.transition_field.empty())
         errors.push_back({meaning.transition_field, "invalid_transition", m});
-      return Problem(req, {.status = 409, .code = "invalid_transition", .detail = m,
-                           .errors = std::move(errors)});
+      return Problem(
+          req,
+          {.status = 409, .code = "invalid_transition", .detail = m, .errors = std::move(errors)});
     }
     case Errc::kPermissionDenied:
       if (!meaning.refused_target_code.empty())
-        return Problem(req, {.status = 422, .code = meaning.refused_target_code, .detail = m,
-                             .errors = {{meaning.refused_target_field,
-                                         meaning.refused_target_code, m}}});
+        return Problem(
+            req, {.status = 422,
+                  .code = meaning.refused_target_code,
+                  .detail = m,
+                  .errors = {{meaning.refused_target_field, meaning.refused_target_code, m}}});
       break;
     case Errc::kUnauthenticated:
       if (!meaning.unauthenticated_code.empty())
@@ -155,8 +184,11 @@ http::Response ProblemFromError(const http::Request& req, const Error& error,
                   JsonEscape(error.detail.empty() ? error.message : error.detail));
     if (status == 500) detail = "internal error";
   }
-  return Problem(req, {.status = status, .code = ErrcCode(error.code), .detail = detail,
-                       .errors = meaning.errors, .retry_after_s = status == 503 ? 1 : 0});
+  return Problem(req, {.status = status,
+                       .code = ErrcCode(error.code),
+                       .detail = detail,
+                       .errors = meaning.errors,
+                       .retry_after_s = status == 503 ? 1 : 0});
 }
 
 }  // namespace crmd::rest

@@ -1,17 +1,17 @@
 #include "src/rest/rest_api.h"
 
-#include <exception>
-
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <exception>
+#include <nlohmann/json.hpp>
+
 #include "src/core/clock.h"
-#include "src/core/log.h"
 #include "src/core/crypto.h"
 #include "src/core/json_parse.h"
+#include "src/core/log.h"
+#include "src/crm/services.h"
 #include "src/governance/api_keys.h"
 #include "src/governance/idempotency.h"
-#include "src/crm/services.h"
 #include "src/rest/problem.h"
 
 namespace crmd::rest {
@@ -113,7 +113,8 @@ void RestApi::Record(const http::Request& req, const RestRoute* matched, const h
   std::string_view method = matched ? std::string_view(matched->method) : "";
   std::string_view route = matched ? std::string_view(matched->pattern) : "unmatched";
   static constexpr std::string_view kClass[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
-  std::string_view status = res.status >= 100 && res.status < 600 ? kClass[res.status / 100 - 1] : "5xx";
+  std::string_view status =
+      res.status >= 100 && res.status < 600 ? kClass[res.status / 100 - 1] : "5xx";
   deps_.metrics
       ->Counter("crmd_rest_requests_total", "REST API v1 requests by route and status class.",
                 {{"method", method}, {"route", route}, {"status", status}})
@@ -155,15 +156,17 @@ http::Response RestApi::HandleUnguarded(const http::Request& req, const RestRout
   if (!match.route) {
     if (match.allow.empty())
       return Problem(req, {.status = 404, .code = "not_found", .detail = "no such endpoint"});
-    auto r = Problem(req, {.status = 405, .code = "method_not_allowed",
-                           .detail = "allowed methods: " + match.allow});
+    auto r = Problem(
+        req,
+        {.status = 405, .code = "method_not_allowed", .detail = "allowed methods: " + match.allow});
     r.Set("Allow", match.allow);
     return r;
   }
   const RestRoute& route = *match.route;
   *matched = &route;
   if (KeyInQuery(req))
-    return Problem(req, {.status = 400, .code = "key_in_query",
+    return Problem(req, {.status = 400,
+                         .code = "key_in_query",
                          .detail = "send API keys in the Authorization or X-API-Key header, "
                                    "never in the URL"});
 
@@ -180,7 +183,8 @@ http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
   if (route.access != Access::kPublic) {
     auto presented = PresentedKey(req);
     if (!presented && route.access != Access::kForm)
-      return Problem(req, {.status = 401, .code = "missing_api_key",
+      return Problem(req, {.status = 401,
+                           .code = "missing_api_key",
                            .detail = "an API key is required (Authorization: Bearer <key> or "
                                      "X-API-Key)"});
     if (presented) {
@@ -191,22 +195,25 @@ http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
       ctx.key = std::move(*key);
     }
     if (route.access == Access::kAdmin && ctx.key->role != governance::ApiKeyRole::kAdmin)
-      return Problem(req, {.status = 403, .code = "insufficient_role",
+      return Problem(req, {.status = 403,
+                           .code = "insufficient_role",
                            .detail = "this endpoint needs an API key with the admin role"});
   }
 
   if (route.json_body) {
     if (req.body.size() > deps_.config->rest_max_body_bytes)
-      return Problem(req, {.status = 413, .code = "payload_too_large",
+      return Problem(req, {.status = 413,
+                           .code = "payload_too_large",
                            .detail = "the body is larger than " +
                                      std::to_string(deps_.config->rest_max_body_bytes) + " bytes"});
     auto ct = req.Header("Content-Type");
     if (!ct || !IsJsonContentType(*ct))
-      return Problem(req, {.status = 415, .code = "unsupported_media_type",
+      return Problem(req, {.status = 415,
+                           .code = "unsupported_media_type",
                            .detail = "send the body as application/json"});
     ParsedJson parsed = ParseJsonStrict(req.body);
     if (!parsed) {
-      const char* code = parsed.problem == JsonProblem::kTooDeep       ? "json_too_deep"
+      const char* code = parsed.problem == JsonProblem::kTooDeep        ? "json_too_deep"
                          : parsed.problem == JsonProblem::kDuplicateKey ? "duplicate_member"
                          : parsed.problem == JsonProblem::kNulCharacter ? "nul_character"
                                                                         : "malformed_json";
@@ -214,8 +221,9 @@ http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
     }
     ctx.body = std::move(parsed.value);
     if (!ctx.body.is_object())
-      return Problem(req, {.status = 400, .code = "malformed_json",
-                           .detail = "the body must be a JSON object"});
+      return Problem(
+          req,
+          {.status = 400, .code = "malformed_json", .detail = "the body must be a JSON object"});
   }
   if (req.method == "POST" && route.idempotency && req.Header("Idempotency-Key") && deps_.crm)
     return WithIdempotency(req, route, ctx);
@@ -231,38 +239,44 @@ http::Response RestApi::WithIdempotency(const http::Request& req, const RestRout
                                         RestContext& ctx) const {
   std::string key(*req.Header("Idempotency-Key"));
   if (!ValidIdempotencyKey(key))
-    return Problem(req, {.status = 400, .code = "invalid_idempotency_key",
+    return Problem(req, {.status = 400,
+                         .code = "invalid_idempotency_key",
                          .detail = "Idempotency-Key must be 1-255 visible ASCII characters"});
   std::string who = ctx.key ? "api_key:" + std::to_string(ctx.key->id) : "ip:" + req.remote_ip;
-  governance::Idempotency::Request request{.scope = "rest:" + who + ":" + req.method + " " + req.path,
-                                    .key = key,
-                                    .fingerprint = crypto::Sha256Hex(req.body)};
+  governance::Idempotency::Request request{
+      .scope = "rest:" + who + ":" + req.method + " " + req.path,
+      .key = key,
+      .fingerprint = crypto::Sha256Hex(req.body)};
   http::Response resp;
-  auto answer = deps_.crm->governance.idempotency->Run(request, [&]() -> std::optional<nlohmann::json> {
-    resp = route.handler(ctx);
-    if (resp.status < 200 || resp.status >= 300) return std::nullopt;
-    std::string body = resp.body;
-    if (!route.secret_members.empty()) {
-      auto j = nlohmann::json::parse(body, nullptr, false);
-      if (j.is_object()) {
-        for (const auto& m : route.secret_members) j.erase(m);
-        body = j.dump();
-      }
-    }
-    return nlohmann::json{
-        {"status", resp.status},
-        {"body", body},
-        {"location", std::string(resp.Header("Location").value_or(""))},
-        {"content_type", std::string(resp.Header("Content-Type").value_or("application/json"))}};
-  });
+  auto answer =
+      deps_.crm->governance.idempotency->Run(request, [&]() -> std::optional<nlohmann::json> {
+        resp = route.handler(ctx);
+        if (resp.status < 200 || resp.status >= 300) return std::nullopt;
+        std::string body = resp.body;
+        if (!route.secret_members.empty()) {
+          auto j = nlohmann::json::parse(body, nullptr, false);
+          if (j.is_object()) {
+            for (const auto& m : route.secret_members) j.erase(m);
+            body = j.dump();
+          }
+        }
+        return nlohmann::json{
+            {"status", resp.status},
+            {"body", body},
+            {"location", std::string(resp.Header("Location").value_or(""))},
+            {"content_type",
+             std::string(resp.Header("Content-Type").value_or("application/json"))}};
+      });
   if (!answer) return ProblemFromError(req, answer.error());
   switch (answer->outcome) {
     case governance::Idempotency::Outcome::kReused:
       return Problem(req,
-                     {.status = 422, .code = "idempotency_key_reused",
+                     {.status = 422,
+                      .code = "idempotency_key_reused",
                       .detail = "this Idempotency-Key was used with a different request body"});
     case governance::Idempotency::Outcome::kInUse:
-      return Problem(req, {.status = 409, .code = "idempotency_key_in_use",
+      return Problem(req, {.status = 409,
+                           .code = "idempotency_key_in_use",
                            .detail = "a request with this Idempotency-Key is still being processed",
                            .retry_after_s = 1});
     case governance::Idempotency::Outcome::kReplayed: {

@@ -19,13 +19,17 @@
 #include "src/core/random.h"
 #include "src/rest/router.h"
 
-namespace crmd::governance { class ApiKeys; }
+namespace crmd::governance {
+class ApiKeys;
+}
 
 namespace crmd::crm {
 class FormService;
 struct Services;
 }  // namespace crmd::crm
-namespace crmd::marketing { struct Services; }
+namespace crmd::marketing {
+struct Services;
+}
 namespace crmd::webhooks {
 class Endpoints;
 class Deliveries;
@@ -40,7 +44,7 @@ struct RestDeps {
   Random* random = nullptr;
   governance::ApiKeys* api_keys = nullptr;
   crm::FormService* forms = nullptr;
-  crm::Services* crm = nullptr;  // contacts, and through crm->governance idempotency
+  crm::Services* crm = nullptr;              // contacts, and through crm->governance idempotency
   marketing::Services* marketing = nullptr;  // the send queue (delivery reports)
   webhooks::Endpoints* endpoints = nullptr;
   webhooks::Deliveries* deliveries = nullptr;

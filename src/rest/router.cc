@@ -44,8 +44,8 @@ RestRouter::Match RestRouter::Find(std::string_view method, std::string_view sub
   for (const auto& r : routes_) {
     std::map<std::string, std::string> params;
     if (!MatchPattern(r.pattern, segs, &params)) continue;
-    for (const std::string& allowed :
-         r.method == "GET" ? std::vector<std::string>{"GET", "HEAD"} : std::vector<std::string>{r.method})
+    for (const std::string& allowed : r.method == "GET" ? std::vector<std::string>{"GET", "HEAD"}
+                                                        : std::vector<std::string>{r.method})
       if (m.allow.find(allowed) == std::string::npos)
         m.allow += (m.allow.empty() ? "" : ", ") + allowed;
     // HEAD is served by the GET route (the listener drops the body).

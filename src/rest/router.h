@@ -6,12 +6,11 @@
 // with schemas/rest/openapi.json.
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/http_types.h"
 #include "src/governance/api_keys.h"
@@ -28,7 +27,7 @@ enum class Access {
 struct RestContext {
   const http::Request& req;
   std::map<std::string, std::string> params;  // raw path captures
-  std::optional<governance::ApiKey> key;             // the authenticated key, if any
+  std::optional<governance::ApiKey> key;      // the authenticated key, if any
   nlohmann::json body;                        // the parsed JSON body (json_body routes)
 
   const std::string& Param(const std::string& name) const { return params.at(name); }
@@ -64,9 +63,9 @@ class RestRouter {
   void Add(RestRoute route) { routes_.push_back(std::move(route)); }
 
   struct Match {
-    const RestRoute* route = nullptr;       // null: no route for this method
+    const RestRoute* route = nullptr;  // null: no route for this method
     std::map<std::string, std::string> params;
-    std::string allow;                      // methods of the matching patterns, for 405
+    std::string allow;  // methods of the matching patterns, for 405
   };
   // `sub_path` is the request path below the base, starting with '/'.
   Match Find(std::string_view method, std::string_view sub_path) const;

@@ -5,10 +5,9 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/crypto.h"
 #include "src/store/schema_info.h"
@@ -95,8 +94,7 @@ Result<std::vector<TablePlan>> LoadPlan(Conn& c) {
       ordered.push_back(plan);
       progressed = true;
     }
-    if (!progressed)
-      return Fail(Errc::kInvalidArgument, "the source's foreign keys form a cycle");
+    if (!progressed) return Fail(Errc::kInvalidArgument, "the source's foreign keys form a cycle");
   }
   return ordered;
 }
@@ -130,10 +128,14 @@ std::vector<Value> KeyOf(const TablePlan& p, const Row& row) {
 std::string EncodeKey(const std::vector<Value>& key) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& v : key) {
-    if (std::holds_alternative<std::nullptr_t>(v)) j.push_back(nullptr);
-    else if (auto i = std::get_if<int64_t>(&v)) j.push_back(*i);
-    else if (auto d = std::get_if<double>(&v)) j.push_back(*d);
-    else j.push_back(std::get<std::string>(v));
+    if (std::holds_alternative<std::nullptr_t>(v))
+      j.push_back(nullptr);
+    else if (auto i = std::get_if<int64_t>(&v))
+      j.push_back(*i);
+    else if (auto d = std::get_if<double>(&v))
+      j.push_back(*d);
+    else
+      j.push_back(std::get<std::string>(v));
   }
   return j.dump();
 }
@@ -143,11 +145,16 @@ Result<std::vector<Value>> DecodeKey(const std::string& text) {
   if (!j.is_array()) return Fail(Error::Internal("copy_progress.last_key is not a JSON array"));
   std::vector<Value> key;
   for (const auto& x : j) {
-    if (x.is_null()) key.emplace_back(nullptr);
-    else if (x.is_number_integer()) key.emplace_back(x.get<int64_t>());
-    else if (x.is_number()) key.emplace_back(x.get<double>());
-    else if (x.is_string()) key.emplace_back(x.get<std::string>());
-    else return Fail(Error::Internal("copy_progress.last_key holds an unexpected value"));
+    if (x.is_null())
+      key.emplace_back(nullptr);
+    else if (x.is_number_integer())
+      key.emplace_back(x.get<int64_t>());
+    else if (x.is_number())
+      key.emplace_back(x.get<double>());
+    else if (x.is_string())
+      key.emplace_back(x.get<std::string>());
+    else
+      return Fail(Error::Internal("copy_progress.last_key holds an unexpected value"));
   }
   return key;
 }
@@ -255,8 +262,8 @@ Status CheckDestination(Database& to, const std::vector<TablePlan>& plan,
                                                 " (is it migrated to the source's version?)");
       for (const auto& col : p.columns)
         if (!have.count(col))
-          return Fail(Errc::kInvalidArgument, "the destination's table " + p.name +
-                                                  " has no column " + col);
+          return Fail(Errc::kInvalidArgument,
+                      "the destination's table " + p.name + " has no column " + col);
       if (options.verify_only || progress.count(p.name)) continue;
       if (std::find(options.seeded_tables.begin(), options.seeded_tables.end(), p.name) !=
           options.seeded_tables.end())
@@ -291,9 +298,10 @@ Status CopyTable(Conn& src, Database& to, const TablePlan& p, std::optional<Prog
       if (seeded)
         if (auto del = c.Exec("DELETE FROM " + QuoteIdentifier(p.name)); !del)
           return Fail(del.error());
-      auto ins = c.Exec("INSERT INTO copy_progress (tbl, last_key, rows_copied, done) "
-                        "VALUES (?, NULL, 0, 0)",
-                        {p.name});
+      auto ins = c.Exec(
+          "INSERT INTO copy_progress (tbl, last_key, rows_copied, done) "
+          "VALUES (?, NULL, 0, 0)",
+          {p.name});
       if (!ins) return Fail(ins.error());
       return Ok();
     });
@@ -432,10 +440,11 @@ static Status AdvanceIdentities(Database& to) {
     if (!cols) return Fail(cols.error());
     for (const auto& r : *cols) {
       const std::string table = r.Str(0), column = r.Str(1);
-      auto set = c.Query("SELECT setval(pg_get_serial_sequence(?, ?), GREATEST(m, 1), m > 0) FROM "
-                         "(SELECT COALESCE(MAX(" + QuoteIdentifier(column) + "), 0) AS m FROM " +
-                             QuoteIdentifier(table) + ") AS t",
-                         {QuoteIdentifier(table), column});
+      auto set = c.Query(
+          "SELECT setval(pg_get_serial_sequence(?, ?), GREATEST(m, 1), m > 0) FROM "
+          "(SELECT COALESCE(MAX(" +
+              QuoteIdentifier(column) + "), 0) AS m FROM " + QuoteIdentifier(table) + ") AS t",
+          {QuoteIdentifier(table), column});
       if (!set) return Fail(set.error());
     }
     return Ok();

@@ -66,9 +66,9 @@ struct TableCheck {
 };
 
 struct CopyReport {
-  int64_t rows_copied = 0;      // by this run
-  bool stopped_early = false;   // max_rows reached: run again to continue
-  std::vector<TableCheck> tables;  // empty when stopped early
+  int64_t rows_copied = 0;            // by this run
+  bool stopped_early = false;         // max_rows reached: run again to continue
+  std::vector<TableCheck> tables;     // empty when stopped early
   std::vector<std::string> resynced;  // tables copied again (CopyOptions::resync)
   bool ok() const;
 };

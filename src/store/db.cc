@@ -15,7 +15,11 @@ int64_t Row::Int(size_t i) const {
   if (auto p = std::get_if<int64_t>(&v)) return *p;
   if (auto p = std::get_if<double>(&v)) return static_cast<int64_t>(*p);
   if (auto p = std::get_if<std::string>(&v)) {
-    try { return std::stoll(*p); } catch (...) { return 0; }
+    try {
+      return std::stoll(*p);
+    } catch (...) {
+      return 0;
+    }
   }
   return 0;
 }
@@ -25,7 +29,11 @@ double Row::Real(size_t i) const {
   if (auto p = std::get_if<double>(&v)) return *p;
   if (auto p = std::get_if<int64_t>(&v)) return static_cast<double>(*p);
   if (auto p = std::get_if<std::string>(&v)) {
-    try { return std::stod(*p); } catch (...) { return 0; }
+    try {
+      return std::stod(*p);
+    } catch (...) {
+      return 0;
+    }
   }
   return 0;
 }
@@ -86,8 +94,9 @@ Result<std::unique_ptr<Database>> Open(const std::string& url, int pool_size) {
     if (!opened) return Fail(opened.error());
     db = std::move(*opened);
   } else {
-    return Fail(Errc::kInvalidArgument,
-                "unsupported database_url (expected sqlite:<path>, postgresql://... or postgres://...)");
+    return Fail(
+        Errc::kInvalidArgument,
+        "unsupported database_url (expected sqlite:<path>, postgresql://... or postgres://...)");
   }
   auto migrated = Migrate(*db);
   if (!migrated) return Fail(migrated.error());
@@ -105,7 +114,11 @@ std::vector<std::pair<int, embedded::File>> EmbeddedMigrations(Dialect dialect) 
     std::string name(f.path.substr(prefix.size()));
     if (name.size() < 5 || name.substr(name.size() - 4) != ".sql") continue;
     int version = 0;
-    try { version = std::stoi(name.substr(0, 4)); } catch (...) { continue; }
+    try {
+      version = std::stoi(name.substr(0, 4));
+    } catch (...) {
+      continue;
+    }
     migrations.emplace_back(version, f);
   }
   std::sort(migrations.begin(), migrations.end(),

@@ -34,8 +34,10 @@ inline Value Null() { return nullptr; }
 template <typename T>
 Value Opt(const std::optional<T>& v) {
   if (!v) return nullptr;
-  if constexpr (std::is_integral_v<T>) return static_cast<int64_t>(*v);
-  else return Value(*v);
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<int64_t>(*v);
+  else
+    return Value(*v);
 }
 
 class Row {
@@ -43,9 +45,9 @@ class Row {
   explicit Row(std::vector<Value> values) : values_(std::move(values)) {}
   size_t size() const { return values_.size(); }
   bool IsNull(size_t i) const { return std::holds_alternative<std::nullptr_t>(values_.at(i)); }
-  int64_t Int(size_t i) const;         // NULL -> 0
-  double Real(size_t i) const;         // NULL -> 0
-  std::string Str(size_t i) const;     // NULL -> ""
+  int64_t Int(size_t i) const;      // NULL -> 0
+  double Real(size_t i) const;      // NULL -> 0
+  std::string Str(size_t i) const;  // NULL -> ""
   // Str(i), moving a text value out of the row (which then holds "" there): for readers
   // that build their record from a row they discard.
   std::string TakeStr(size_t i);
@@ -65,7 +67,8 @@ class Conn {
   virtual Dialect dialect() const = 0;
   // Runs a statement and returns every row. Statements are prepared once per connection
   // and cached by their SQL text.
-  virtual Result<std::vector<Row>> Query(std::string_view sql, const std::vector<Value>& params = {}) = 0;
+  virtual Result<std::vector<Row>> Query(std::string_view sql,
+                                         const std::vector<Value>& params = {}) = 0;
   // Runs a statement that returns no rows; answers the number of rows changed.
   virtual Result<int64_t> Exec(std::string_view sql, const std::vector<Value>& params = {}) = 0;
   // Several statements without parameters (migrations only).
@@ -122,8 +125,8 @@ inline std::string ForUpdateOf(Dialect dialect, std::string_view alias) {
 struct DbMetrics {
   metrics::Histogram* read_seconds = nullptr;   // Read(): from asking for a connection to the end
   metrics::Histogram* write_seconds = nullptr;  // Write(): the same, commit included
-  metrics::Gauge* in_flight = nullptr;          // Read/Write calls running or waiting for a connection
-  metrics::Counter* failed = nullptr;           // calls that returned an error (rolled back)
+  metrics::Gauge* in_flight = nullptr;  // Read/Write calls running or waiting for a connection
+  metrics::Counter* failed = nullptr;   // calls that returned an error (rolled back)
   // SQLite: one batch of the group commit as its leader ran it, from BEGIN to the end of
   // the COMMIT's fsync. Its count is the number of commits (writes ÷ count = writes per
   // commit), its sum the time the single writer connection was busy.
@@ -137,7 +140,9 @@ struct QueueStats {
   int64_t due = 0;
   std::optional<int64_t> oldest_due_at;  // unix seconds; nullopt when nothing is due
   // Seconds the oldest due row has waited at `now` (0 when nothing is due).
-  int64_t LagSeconds(int64_t now) const { return oldest_due_at && now > *oldest_due_at ? now - *oldest_due_at : 0; }
+  int64_t LagSeconds(int64_t now) const {
+    return oldest_due_at && now > *oldest_due_at ? now - *oldest_due_at : 0;
+  }
 };
 
 class Database {

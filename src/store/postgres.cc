@@ -1,5 +1,7 @@
 #include "src/store/postgres.h"
 
+#include <libpq-fe.h>
+
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
@@ -10,7 +12,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <libpq-fe.h>
 #include "src/core/worker_pool.h"
 #include "src/store/text_check.h"
 
@@ -31,7 +32,10 @@ std::string ToDollarPlaceholders(std::string_view sql, int* count) {
       size_t j = i + 1;
       while (j < sql.size()) {
         if (sql[j] == ch) {
-          if (j + 1 < sql.size() && sql[j + 1] == ch) { j += 2; continue; }
+          if (j + 1 < sql.size() && sql[j + 1] == ch) {
+            j += 2;
+            continue;
+          }
           break;
         }
         ++j;
@@ -48,15 +52,21 @@ std::string ToDollarPlaceholders(std::string_view sql, int* count) {
       j = j == std::string_view::npos ? sql.size() : j + 2;
       out.append(sql.substr(i, j - i));
       i = j;
-    } else if (ch == '$' && i + 1 < sql.size() && (sql[i + 1] == '$' || std::isalpha(static_cast<unsigned char>(sql[i + 1])))) {
+    } else if (ch == '$' && i + 1 < sql.size() &&
+               (sql[i + 1] == '$' || std::isalpha(static_cast<unsigned char>(sql[i + 1])))) {
       // Dollar quoting: $tag$ ... $tag$ (only when the tag closes with '$').
       size_t close = sql.find('$', i + 1);
-      std::string_view tag = close == std::string_view::npos ? std::string_view{} : sql.substr(i, close + 1 - i);
+      std::string_view tag =
+          close == std::string_view::npos ? std::string_view{} : sql.substr(i, close + 1 - i);
       bool is_tag = !tag.empty();
       for (size_t k = 1; is_tag && k + 1 < tag.size(); ++k) {
         if (!std::isalnum(static_cast<unsigned char>(tag[k])) && tag[k] != '_') is_tag = false;
       }
-      if (!is_tag) { out.push_back(ch); ++i; continue; }
+      if (!is_tag) {
+        out.push_back(ch);
+        ++i;
+        continue;
+      }
       size_t end = sql.find(tag, close + 1);
       end = end == std::string_view::npos ? sql.size() : end + tag.size();
       out.append(sql.substr(i, end - i));
@@ -230,15 +240,20 @@ class PgConn final : public Conn {
 
   static Value Convert(const char* text, int len, Oid type) {
     switch (type) {
-      case kInt8: case kInt2: case kInt4: case kOid:
+      case kInt8:
+      case kInt2:
+      case kInt4:
+      case kOid:
         return static_cast<int64_t>(std::strtoll(text, nullptr, 10));
       case kBool:
         return static_cast<int64_t>(text[0] == 't' ? 1 : 0);
-      case kFloat4: case kFloat8:
+      case kFloat4:
+      case kFloat8:
         return std::strtod(text, nullptr);
       case kNumeric:
         // SUM(bigint) is numeric: whole numbers come back as integers, as on SQLite.
-        if (!std::memchr(text, '.', len) && !std::memchr(text, 'e', len) && !std::memchr(text, 'N', len))
+        if (!std::memchr(text, '.', len) && !std::memchr(text, 'e', len) &&
+            !std::memchr(text, 'N', len))
           return static_cast<int64_t>(std::strtoll(text, nullptr, 10));
         return std::strtod(text, nullptr);
       default:
@@ -255,17 +270,21 @@ class PgConn final : public Conn {
     std::vector<const char*> values(params.size(), nullptr);
     for (size_t i = 0; i < params.size(); ++i) {
       const Value& v = params[i];
-      if (auto p = std::get_if<int64_t>(&v)) storage[i] = std::to_string(*p);
+      if (auto p = std::get_if<int64_t>(&v))
+        storage[i] = std::to_string(*p);
       else if (auto p = std::get_if<double>(&v)) {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.17g", *p);
         storage[i] = buf;
-      } else if (auto p = std::get_if<std::string>(&v)) storage[i] = *p;
-      else continue;  // NULL
+      } else if (auto p = std::get_if<std::string>(&v))
+        storage[i] = *p;
+      else
+        continue;  // NULL
       values[i] = storage[i].c_str();
     }
-    PGresult* res = PQexecPrepared(conn_, (*prepared)->name.c_str(), static_cast<int>(params.size()),
-                                   values.empty() ? nullptr : values.data(), nullptr, nullptr, 0);
+    PGresult* res =
+        PQexecPrepared(conn_, (*prepared)->name.c_str(), static_cast<int>(params.size()),
+                       values.empty() ? nullptr : values.data(), nullptr, nullptr, 0);
     Status st = Check(res, "exec");
     if (!st) {
       PQclear(res);
@@ -285,8 +304,11 @@ class PgConn final : public Conn {
         std::vector<Value> out;
         out.reserve(static_cast<size_t>(ncols));
         for (int c = 0; c < ncols; ++c) {
-          if (PQgetisnull(res, r, c)) out.emplace_back(nullptr);
-          else out.push_back(Convert(PQgetvalue(res, r, c), PQgetlength(res, r, c), types[static_cast<size_t>(c)]));
+          if (PQgetisnull(res, r, c))
+            out.emplace_back(nullptr);
+          else
+            out.push_back(Convert(PQgetvalue(res, r, c), PQgetlength(res, r, c),
+                                  types[static_cast<size_t>(c)]));
         }
         rows->emplace_back(std::move(out));
       }

@@ -30,8 +30,8 @@
 namespace crmd::store {
 
 struct PostgresOptions {
-  std::string url;     // libpq connection URI (postgresql://user@host:port/db?...)
-  int pool_size = 8;   // connections at most
+  std::string url;    // libpq connection URI (postgresql://user@host:port/db?...)
+  int pool_size = 8;  // connections at most
 };
 
 Result<std::unique_ptr<Database>> OpenPostgres(PostgresOptions options);

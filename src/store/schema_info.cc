@@ -33,23 +33,22 @@ Result<std::vector<std::string>> ListTables(Conn& c) {
 
 Result<std::vector<ColumnInfo>> ListColumns(Conn& c, std::string_view table) {
   const std::string t(table);
-  auto rows =
-      c.dialect() == Dialect::kSqlite
-          ? c.Query("SELECT name, pk FROM pragma_table_info(?) ORDER BY cid", {t})
-          : c.Query(
-                "SELECT col.column_name, COALESCE(pk.ordinal_position, 0) "
-                "FROM information_schema.columns col LEFT JOIN ("
-                "  SELECT kcu.column_name, kcu.ordinal_position "
-                "  FROM information_schema.table_constraints tc "
-                "  JOIN information_schema.key_column_usage kcu "
-                "    ON kcu.constraint_schema = tc.constraint_schema "
-                "   AND kcu.constraint_name = tc.constraint_name "
-                "  WHERE tc.constraint_type = 'PRIMARY KEY' "
-                "    AND tc.table_schema = current_schema() AND tc.table_name = ?) pk "
-                "  ON pk.column_name = col.column_name "
-                "WHERE col.table_schema = current_schema() AND col.table_name = ? "
-                "ORDER BY col.ordinal_position",
-                {t, t});
+  auto rows = c.dialect() == Dialect::kSqlite
+                  ? c.Query("SELECT name, pk FROM pragma_table_info(?) ORDER BY cid", {t})
+                  : c.Query(
+                        "SELECT col.column_name, COALESCE(pk.ordinal_position, 0) "
+                        "FROM information_schema.columns col LEFT JOIN ("
+                        "  SELECT kcu.column_name, kcu.ordinal_position "
+                        "  FROM information_schema.table_constraints tc "
+                        "  JOIN information_schema.key_column_usage kcu "
+                        "    ON kcu.constraint_schema = tc.constraint_schema "
+                        "   AND kcu.constraint_name = tc.constraint_name "
+                        "  WHERE tc.constraint_type = 'PRIMARY KEY' "
+                        "    AND tc.table_schema = current_schema() AND tc.table_name = ?) pk "
+                        "  ON pk.column_name = col.column_name "
+                        "WHERE col.table_schema = current_schema() AND col.table_name = ? "
+                        "ORDER BY col.ordinal_position",
+                        {t, t});
   if (!rows) return Fail(rows.error());
   std::vector<ColumnInfo> out;
   out.reserve(rows->size());

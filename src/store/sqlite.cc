@@ -1,16 +1,19 @@
 #include "src/store/sqlite.h"
 
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <exception>
 #include <iterator>
@@ -19,12 +22,6 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-
-#include <spdlog/spdlog.h>
-#include <sqlite3.h>
 
 #include "src/core/clock.h"
 #include "src/core/log.h"
@@ -57,16 +54,19 @@ namespace {
 // atomic: a callback that fails has its work undone, alone (src/store/sqlite_batch.h:
 // the calls of the batch that ran before it in the transaction may run again). Nothing is
 // acknowledged before the COMMIT that holds it has returned and the WAL has been fsynced
-// after it (see SyncLoop); when the COMMIT fails, every call of the batch fails. If SQLite rolls the whole transaction
-// back on its own (I/O error, disk full), the calls already run in it fail too and the
-// rest of the batch goes on in a new transaction. The callback runs on the leader's
+// after it (see SyncLoop); when the COMMIT fails, every call of the batch fails. If SQLite rolls
+// the whole transaction back on its own (I/O error, disk full), the calls already run in it fail
+// too and the rest of the batch goes on in a new transaction. The callback runs on the leader's
 // thread, under the caller's log context (the outbox records its trace); an exception it
 // throws is rethrown on the caller's thread.
 class SqliteDatabase final : public Database {
  public:
-  SqliteDatabase(std::unique_ptr<SqliteConn> writer, std::vector<std::unique_ptr<SqliteConn>> readers,
+  SqliteDatabase(std::unique_ptr<SqliteConn> writer,
+                 std::vector<std::unique_ptr<SqliteConn>> readers,
                  std::unique_ptr<SqliteConn> checkpointer, std::unique_ptr<SqliteConn> pin_conn)
-      : writer_(std::move(writer)), readers_(std::move(readers)), checkpointer_(std::move(checkpointer)),
+      : writer_(std::move(writer)),
+        readers_(std::move(readers)),
+        checkpointer_(std::move(checkpointer)),
         pin_conn_(std::move(pin_conn)) {
     // The readers' slot of the WAL index stays locked between reads (sqlite_vfs.h); set
     // before the checkpoint thread, which lets it go when reads stop.
@@ -114,7 +114,8 @@ class SqliteDatabase final : public Database {
     if (sync_failed_.load()) {
       for (SqliteConn* c : {writer_.get(), checkpointer_.get(), pin_conn_.get()})
         if (c) sqlite3_db_config(c->raw(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
-      for (auto& r : readers_) sqlite3_db_config(r->raw(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+      for (auto& r : readers_)
+        sqlite3_db_config(r->raw(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
     }
   }
   Dialect dialect() const override { return Dialect::kSqlite; }
@@ -131,12 +132,18 @@ class SqliteDatabase final : public Database {
 
   SqliteWriteStats WriteStats() const {
     const ShmPin::Counts pins = pin_ ? pin_->counts() : ShmPin::Counts{};
-    return {.commits = commits_.load(), .queued = queued_.load(),
+    return {.commits = commits_.load(),
+            .queued = queued_.load(),
             .background_checkpoints = background_checkpoints_.load(),
-            .leader_checkpoints = leader_checkpoints_.load(), .handovers = handovers_.load(),
-            .batch_reruns = batch_runner_.reruns(), .savepoint_calls = batch_runner_.savepoint_calls(),
-            .syncs = syncs_.load(), .sync_skips = sync_skips_.load(), .gather_waits = gather_waits_.load(),
-            .read_slot_pins = pins.pinned, .read_slot_releases = pins.released,
+            .leader_checkpoints = leader_checkpoints_.load(),
+            .handovers = handovers_.load(),
+            .batch_reruns = batch_runner_.reruns(),
+            .savepoint_calls = batch_runner_.savepoint_calls(),
+            .syncs = syncs_.load(),
+            .sync_skips = sync_skips_.load(),
+            .gather_waits = gather_waits_.load(),
+            .read_slot_pins = pins.pinned,
+            .read_slot_releases = pins.released,
             .read_slot_idle_releases = pins.idle_released};
   }
 
@@ -250,15 +257,17 @@ class SqliteDatabase final : public Database {
           if (batch_runner_.Run(batch->writes)) ++commits_;
         }
         if (led == 1) batch->leader = &me;  // the head of the first batch it leads
-        if (auto* h = metrics().group_commit_seconds)
-          h->ObserveMicros(began.ElapsedMicros());
+        if (auto* h = metrics().group_commit_seconds) h->ObserveMicros(began.ElapsedMicros());
         PendingWrite* next = nullptr;
         bool again = false;
         {
           std::lock_guard lock(queue_mu_);
-          if (batches_.empty()) leading_ = false;
-          else if (led < kMaxLedInARow) again = true;
-          else next = static_cast<PendingWrite*>(batches_.front()->writes.front());
+          if (batches_.empty())
+            leading_ = false;
+          else if (led < kMaxLedInARow)
+            again = true;
+          else
+            next = static_cast<PendingWrite*>(batches_.front()->writes.front());
         }
         if (next) {
           ++handovers_;
@@ -289,7 +298,7 @@ class SqliteDatabase final : public Database {
   };
   struct Batch {
     std::vector<BatchCall*> writes;  // PendingWrites, appended to under queue_mu_ until taken
-    PendingWrite* leader = nullptr;     // the writer of the batch that led it, if one did
+    PendingWrite* leader = nullptr;  // the writer of the batch that led it, if one did
   };
 
   // Gathering. A COMMIT writes about the same pages for one write as for twenty (the last
@@ -343,8 +352,10 @@ class SqliteDatabase final : public Database {
   static void Answer(const Batch& b) {
     for (BatchCall* call : b.writes) {
       auto* w = static_cast<PendingWrite*>(call);
-      if (w == b.leader) w->synced.Notify();
-      else w->wake.Notify();
+      if (w == b.leader)
+        w->synced.Notify();
+      else
+        w->wake.Notify();
     }
   }
 
@@ -420,9 +431,12 @@ class SqliteDatabase final : public Database {
       failed = std::string("fdatasync: ") + std::strerror(errno);
     } else if (!folder_synced_) {
       const auto slash = wal_path_.rfind('/');
-      const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : wal_path_.substr(0, slash);
+      const std::string folder = slash == std::string::npos ? "."
+                                 : slash == 0               ? "/"
+                                                            : wal_path_.substr(0, slash);
       const int dir = open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dir < 0 || fsync(dir) != 0) failed = std::string("fsync of the folder: ") + std::strerror(errno);
+      if (dir < 0 || fsync(dir) != 0)
+        failed = std::string("fsync of the folder: ") + std::strerror(errno);
       if (dir >= 0) close(dir);
       folder_synced_ = failed.empty();
     }
@@ -433,8 +447,9 @@ class SqliteDatabase final : public Database {
   // Makes the failure final (see SyncLoop); the first one is logged.
   void MarkNotDurable(const std::string& detail) {
     if (sync_failed_.exchange(true, std::memory_order_acq_rel)) return;
-    spdlog::error(R"("event":"sqlite_wal_sync_failed","file":"{}","detail":"{}","action":"writes are refused until crmd is restarted")",
-                  JsonEscape(wal_path_), JsonEscape(detail));
+    spdlog::error(
+        R"("event":"sqlite_wal_sync_failed","file":"{}","detail":"{}","action":"writes are refused until crmd is restarted")",
+        JsonEscape(wal_path_), JsonEscape(detail));
   }
   static Status NotDurable() {
     return Fail(Errc::kUnavailable, "the database cannot make writes durable",
@@ -472,7 +487,7 @@ class SqliteDatabase final : public Database {
   // WAL (none for a transaction that changed no page), once they are written.
   static int OnWal(void* self, sqlite3* db, const char* name, int pages) {
     auto* me = static_cast<SqliteDatabase*>(self);
-    me->wal_commits_.fetch_add(1, std::memory_order_release);  // see SyncLoop
+    me->wal_commits_.fetch_add(1, std::memory_order_release);                // see SyncLoop
     if (me->sync_failed_.load(std::memory_order_acquire)) return SQLITE_OK;  // see CheckpointLoop
     // A WAL shorter than when a checkpoint was last asked for has started again from its
     // beginning. (A first commit after the restart that writes as many frames as the WAL
@@ -532,8 +547,8 @@ class SqliteDatabase final : public Database {
       if (sync_failed_.load(std::memory_order_acquire)) continue;
       lock.unlock();
       int log_frames = -1, copied_frames = -1;
-      const int rc = sqlite3_wal_checkpoint_v2(checkpointer_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
-                                               &log_frames, &copied_frames);
+      const int rc = sqlite3_wal_checkpoint_v2(
+          checkpointer_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied_frames);
       checkpoint_reached_end_ = rc != SQLITE_OK || copied_frames >= log_frames;
       if ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL)
         MarkNotDurable(std::string("checkpoint: ") + sqlite3_errstr(rc));
@@ -542,13 +557,13 @@ class SqliteDatabase final : public Database {
     }
   }
 
-  std::unique_ptr<SqliteConn> writer_;  // used by the batch leader only
+  std::unique_ptr<SqliteConn> writer_;        // used by the batch leader only
   SqliteBatchRunner batch_runner_{*writer_};  // the leader's, on writer_
-  int checkpoint_asked_at_ = 0;          // OnWal's (the writer's): the WAL's length then
-  std::atomic<int> wal_pages_{0};        // the WAL's length after the last commit (OnWal)
+  int checkpoint_asked_at_ = 0;               // OnWal's (the writer's): the WAL's length then
+  std::atomic<int> wal_pages_{0};             // the WAL's length after the last commit (OnWal)
   std::mutex queue_mu_;
   std::deque<std::unique_ptr<Batch>> batches_;  // the last one takes new writers
-  bool leading_ = false;  // a leader is running a batch
+  bool leading_ = false;                        // a leader is running a batch
   std::atomic<int64_t> queued_{0};
   std::atomic<uint64_t> commits_{0};
   std::vector<std::unique_ptr<SqliteConn>> readers_;
@@ -562,8 +577,10 @@ class SqliteDatabase final : public Database {
   std::condition_variable checkpoint_cv_;
   bool checkpoint_wanted_ = false;  // guarded by checkpoint_mu_
   bool checkpoint_stop_ = false;    // guarded by checkpoint_mu_
-  uint64_t checkpointed_commits_ = 0;  // the checkpoint thread's: wal_commits_ at its last checkpoint
-  bool checkpoint_reached_end_ = true;  // the checkpoint thread's: its last one copied the whole WAL
+  uint64_t checkpointed_commits_ =
+      0;  // the checkpoint thread's: wal_commits_ at its last checkpoint
+  bool checkpoint_reached_end_ =
+      true;  // the checkpoint thread's: its last one copied the whole WAL
   std::atomic<uint64_t> background_checkpoints_{0};
   std::atomic<uint64_t> leader_checkpoints_{0};
   std::atomic<uint64_t> handovers_{0};
@@ -577,19 +594,18 @@ class SqliteDatabase final : public Database {
   uint64_t synced_commits_ = std::numeric_limits<uint64_t>::max();
   std::atomic<uint64_t> gather_waits_{0};
   std::string wal_path_;
-  int wal_fd_ = -1;  // the sync thread's
-  bool folder_synced_ = false;  // the sync thread's
+  int wal_fd_ = -1;                       // the sync thread's
+  bool folder_synced_ = false;            // the sync thread's
   std::atomic<bool> sync_failed_{false};  // final (see SyncLoop)
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   std::vector<std::unique_ptr<Batch>> sync_queue_;  // guarded by sync_mu_
   bool sync_stop_ = false;                          // guarded by sync_mu_
-  std::thread checkpoint_thread_;  // last: started after every member above exists
+  std::thread checkpoint_thread_;                   // last: started after every member above exists
   std::thread sync_thread_;
 };
 
 }  // namespace
-
 
 SqliteWriteStats WriteStats(const Database& db) {
   auto* sqlite = dynamic_cast<const SqliteDatabase*>(&db);

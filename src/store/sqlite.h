@@ -5,8 +5,8 @@
 // answer) and concurrent writes share one commit and one sync (group commit, see
 // sqlite.cc). After a failed sync every write fails until restart (Database::Writable).
 #include <cstdint>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "src/store/db.h"
@@ -27,11 +27,12 @@ struct SqliteWriteStats {
   // then ran again (src/store/sqlite_batch.h); and the calls run in a savepoint.
   uint64_t batch_reruns = 0;
   uint64_t savepoint_calls = 0;
-  uint64_t syncs = 0;      // fdatasyncs of the WAL by the sync thread (sqlite.cc)
+  uint64_t syncs = 0;       // fdatasyncs of the WAL by the sync thread (sqlite.cc)
   uint64_t sync_skips = 0;  // its rounds with nothing written since its last sync (no fdatasync)
-  uint64_t gather_waits = 0;  // steps a leader stepped aside for writers on their way (sqlite.cc, Gather)
-  uint64_t read_slot_pins = 0;      // WAL index read slots pinned (sqlite_vfs.h)
-  uint64_t read_slot_releases = 0;  // ... and let go for an exclusive lock
+  uint64_t gather_waits =
+      0;  // steps a leader stepped aside for writers on their way (sqlite.cc, Gather)
+  uint64_t read_slot_pins = 0;           // WAL index read slots pinned (sqlite_vfs.h)
+  uint64_t read_slot_releases = 0;       // ... and let go for an exclusive lock
   uint64_t read_slot_idle_releases = 0;  // ... and let go after a second without reads
 };
 SqliteWriteStats WriteStats(const Database& db);

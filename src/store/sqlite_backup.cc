@@ -1,6 +1,7 @@
 // Backup, restore and the check of a backup (src/store/sqlite.h), with SQLite's online
 // backup API.
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,8 +9,6 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
-
-#include <sqlite3.h>
 
 #include "src/store/sqlite.h"
 
@@ -38,18 +37,21 @@ Result<int64_t> BackupSqlite(const std::string& from, const std::string& to) {
     return Fail(SqliteError(src.db, "cannot open " + from));
   sqlite3_busy_timeout(src.db, 5000);
   // The source must be a database already (READONLY does not create it).
-  if (sqlite3_exec(src.db, "SELECT COUNT(*) FROM sqlite_master", nullptr, nullptr, nullptr) != SQLITE_OK)
+  if (sqlite3_exec(src.db, "SELECT COUNT(*) FROM sqlite_master", nullptr, nullptr, nullptr) !=
+      SQLITE_OK)
     return Fail(SqliteError(src.db, from + " is not a SQLite database"));
   const std::string part = to + ".part";
   std::remove(part.c_str());
-  if (sqlite3_open_v2(part.c_str(), &dst.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK)
+  if (sqlite3_open_v2(part.c_str(), &dst.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK)
     return Fail(SqliteError(dst.db, "cannot create " + part));
   sqlite3_backup* b = sqlite3_backup_init(dst.db, "main", src.db, "main");
   if (!b) return Fail(SqliteError(dst.db, "cannot start the backup"));
   int rc;
   // 256 pages a step; between steps other connections may write (the copy then restarts
   // from the changed pages, so what is copied is always one committed state).
-  while ((rc = sqlite3_backup_step(b, 256)) == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+  while ((rc = sqlite3_backup_step(b, 256)) == SQLITE_OK || rc == SQLITE_BUSY ||
+         rc == SQLITE_LOCKED)
     if (rc != SQLITE_OK) sqlite3_sleep(10);
   int64_t pages = sqlite3_backup_pagecount(b);
   sqlite3_backup_finish(b);
@@ -71,7 +73,8 @@ Result<int64_t> RestoreSqlite(const std::string& from, const std::string& to) {
   Handle src, dst;
   if (sqlite3_open_v2(from.c_str(), &src.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
     return Fail(SqliteError(src.db, "cannot open " + from));
-  if (sqlite3_open_v2(to.c_str(), &dst.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK)
+  if (sqlite3_open_v2(to.c_str(), &dst.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK)
     return Fail(SqliteError(dst.db, "cannot open " + to));
   sqlite3_busy_timeout(dst.db, 5000);
   sqlite3_backup* b = sqlite3_backup_init(dst.db, "main", src.db, "main");
@@ -79,7 +82,8 @@ Result<int64_t> RestoreSqlite(const std::string& from, const std::string& to) {
   int rc = sqlite3_backup_step(b, -1);  // all pages at once: one transaction on `to`
   int64_t pages = sqlite3_backup_pagecount(b);
   sqlite3_backup_finish(b);
-  if (rc != SQLITE_DONE) return Fail(SqliteError(dst.db, "the restore failed; " + to + " is unchanged"));
+  if (rc != SQLITE_DONE)
+    return Fail(SqliteError(dst.db, "the restore failed; " + to + " is unchanged"));
   // The server runs in WAL mode; the copied header says DELETE (the backup file's mode).
   sqlite3_exec(dst.db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
   return pages;
@@ -121,7 +125,8 @@ Result<int64_t> CheckSqliteBackup(const std::string& file) {
     return Fail(SqliteError(h.db, file + " is not a SQLite database"));
   if (verdict != "ok") return Fail(Errc::kInvalidArgument, file + " is damaged", verdict);
   std::string level;
-  if (sqlite3_exec(h.db, "SELECT MAX(version) FROM schema_migrations", take, &level, nullptr) != SQLITE_OK ||
+  if (sqlite3_exec(h.db, "SELECT MAX(version) FROM schema_migrations", take, &level, nullptr) !=
+          SQLITE_OK ||
       level.empty())
     return Fail(Errc::kInvalidArgument, file + " is not a crmd database (no schema_migrations)");
   return std::stoll(level);

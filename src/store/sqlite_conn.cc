@@ -84,7 +84,8 @@ std::string_view Name(std::string_view rest) {
 SqliteConn::TxControl SqliteConn::ClassifyTxSlow(std::string_view sql) {
   std::string_view rest = sql;
   if (TakeWord(rest, "BEGIN")) return {.verb = TxVerb::kBegin, .name = {}};
-  if (TakeWord(rest, "COMMIT") || TakeWord(rest, "END")) return {.verb = TxVerb::kCommit, .name = {}};
+  if (TakeWord(rest, "COMMIT") || TakeWord(rest, "END"))
+    return {.verb = TxVerb::kCommit, .name = {}};
   if (TakeWord(rest, "SAVEPOINT")) return {.verb = TxVerb::kSavepoint, .name = Name(rest)};
   if (TakeWord(rest, "RELEASE")) {
     TakeWord(rest, "SAVEPOINT");
@@ -123,7 +124,8 @@ Status SqliteConn::BeforeTx(const TxControl& tx) {
 
 void SqliteConn::AfterTx(const TxControl& tx, bool was_autocommit) {
   switch (tx.verb) {
-    case TxVerb::kNone: return;
+    case TxVerb::kNone:
+      return;
     case TxVerb::kBegin:
     case TxVerb::kCommit:
     case TxVerb::kRollback:
@@ -131,8 +133,9 @@ void SqliteConn::AfterTx(const TxControl& tx, bool was_autocommit) {
       savepoints_.clear();
       return;
     case TxVerb::kSavepoint:
-      savepoints_.push_back(
-          {.name = std::string(tx.name), .deferred = deferred_, .began_transaction = was_autocommit});
+      savepoints_.push_back({.name = std::string(tx.name),
+                             .deferred = deferred_,
+                             .began_transaction = was_autocommit});
       return;
     case TxVerb::kRelease: {
       size_t i = FindSavepoint(savepoints_, tx.name);
@@ -155,7 +158,8 @@ namespace {
 // The first word of `sql`, upper-cased ASCII, at most 8 letters.
 std::string FirstWord(std::string_view sql) {
   size_t i = 0;
-  while (i < sql.size() && (sql[i] == ' ' || sql[i] == '\n' || sql[i] == '\t' || sql[i] == '\r')) ++i;
+  while (i < sql.size() && (sql[i] == ' ' || sql[i] == '\n' || sql[i] == '\t' || sql[i] == '\r'))
+    ++i;
   std::string word;
   for (; i < sql.size() && word.size() < 8 && std::isalpha(static_cast<unsigned char>(sql[i])); ++i)
     word += static_cast<char>(sql[i] & ~0x20);

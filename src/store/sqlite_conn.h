@@ -3,6 +3,8 @@
 // prepared statements are cached by SQL text, and opening it sets the pragmas every
 // connection needs (WAL, foreign keys, in-memory temporary storage) and a busy wait that
 // gives the pool's other handlers the core. Not thread-safe: one user at a time.
+#include <sqlite3.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -10,8 +12,6 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <sqlite3.h>
 
 #include "src/store/db.h"
 #include "src/store/text_check.h"
@@ -82,7 +82,8 @@ class SqliteConn final : public Conn {
   // byte (a buffer reused for other SQL misses and goes through the map).
   Result<sqlite3_stmt*> Prepare(std::string_view sql) {
     Recent& recent = recent_[(reinterpret_cast<uintptr_t>(sql.data()) >> 3 ^ sql.size()) % kRecent];
-    if (recent.data == sql.data() && recent.key != nullptr && *recent.key == sql) return recent.stmt;
+    if (recent.data == sql.data() && recent.key != nullptr && *recent.key == sql)
+      return recent.stmt;
     auto remember = [&](const std::string& key, sqlite3_stmt* stmt) {
       recent = {.data = sql.data(), .key = &key, .stmt = stmt};
     };
@@ -149,12 +150,15 @@ class SqliteConn final : public Conn {
       if (auto st = FlushDeferred(); !st) return st;
     }
     auto st = RunStatement(sql, params, rows);
-    if (!st) AfterFailure();
-    else if (tx.verb != TxVerb::kNone) AfterTx(tx, was_autocommit);
+    if (!st)
+      AfterFailure();
+    else if (tx.verb != TxVerb::kNone)
+      AfterTx(tx, was_autocommit);
     return st;
   }
 
-  Status RunStatement(std::string_view sql, const std::vector<Value>& params, std::vector<Row>* rows) {
+  Status RunStatement(std::string_view sql, const std::vector<Value>& params,
+                      std::vector<Row>* rows) {
     auto prepared = Prepare(sql);
     if (!prepared) return Fail(prepared.error());
     sqlite3_stmt* stmt = *prepared;
@@ -163,9 +167,12 @@ class SqliteConn final : public Conn {
     for (size_t i = 0; i < params.size(); ++i) {
       int idx = static_cast<int>(i + 1);
       const Value& v = params[i];
-      if (std::holds_alternative<std::nullptr_t>(v)) sqlite3_bind_null(stmt, idx);
-      else if (auto p = std::get_if<int64_t>(&v)) sqlite3_bind_int64(stmt, idx, *p);
-      else if (auto p = std::get_if<double>(&v)) sqlite3_bind_double(stmt, idx, *p);
+      if (std::holds_alternative<std::nullptr_t>(v))
+        sqlite3_bind_null(stmt, idx);
+      else if (auto p = std::get_if<int64_t>(&v))
+        sqlite3_bind_int64(stmt, idx, *p);
+      else if (auto p = std::get_if<double>(&v))
+        sqlite3_bind_double(stmt, idx, *p);
       else {
         const auto& s = std::get<std::string>(v);
         // Not copied: `params` outlives every step, and the bindings are cleared before
@@ -184,7 +191,8 @@ class SqliteConn final : public Conn {
         std::string detail = std::string("step: ") + sqlite3_errmsg(db_);
         sqlite3_reset(stmt);
         sqlite3_clear_bindings(stmt);
-        return Fail(code, code == Errc::kAlreadyExists ? "already exists" : "internal error", detail);
+        return Fail(code, code == Errc::kAlreadyExists ? "already exists" : "internal error",
+                    detail);
       }
       if (!rows) continue;
       int n = sqlite3_column_count(stmt);
@@ -192,9 +200,15 @@ class SqliteConn final : public Conn {
       values.reserve(n);
       for (int c = 0; c < n; ++c) {
         switch (sqlite3_column_type(stmt, c)) {
-          case SQLITE_NULL: values.emplace_back(nullptr); break;
-          case SQLITE_INTEGER: values.emplace_back(static_cast<int64_t>(sqlite3_column_int64(stmt, c))); break;
-          case SQLITE_FLOAT: values.emplace_back(sqlite3_column_double(stmt, c)); break;
+          case SQLITE_NULL:
+            values.emplace_back(nullptr);
+            break;
+          case SQLITE_INTEGER:
+            values.emplace_back(static_cast<int64_t>(sqlite3_column_int64(stmt, c)));
+            break;
+          case SQLITE_FLOAT:
+            values.emplace_back(sqlite3_column_double(stmt, c));
+            break;
           default: {
             const char* t = reinterpret_cast<const char*>(sqlite3_column_blob(stmt, c));
             int len = sqlite3_column_bytes(stmt, c);
@@ -217,7 +231,7 @@ class SqliteConn final : public Conn {
   std::unordered_map<std::string, sqlite3_stmt*, SqlHash, std::equal_to<>> cache_;
   // Entries are never erased from cache_, so `key` stays valid.
   struct Recent {
-    const char* data = nullptr;       // where the caller's SQL text was
+    const char* data = nullptr;        // where the caller's SQL text was
     const std::string* key = nullptr;  // cache_'s copy of that text
     sqlite3_stmt* stmt = nullptr;
   };

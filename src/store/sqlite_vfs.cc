@@ -1,13 +1,12 @@
 #include "src/store/sqlite_vfs.h"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <map>
 #include <mutex>
 #include <new>
 #include <utility>
-
-#include <sqlite3.h>
 
 namespace crmd::store {
 
@@ -76,7 +75,9 @@ int Close(sqlite3_file* f) {
   return rc;
 }
 int Read(sqlite3_file* f, void* b, int n, sqlite3_int64 o) { return M(f)->xRead(R(f), b, n, o); }
-int Write(sqlite3_file* f, const void* b, int n, sqlite3_int64 o) { return M(f)->xWrite(R(f), b, n, o); }
+int Write(sqlite3_file* f, const void* b, int n, sqlite3_int64 o) {
+  return M(f)->xWrite(R(f), b, n, o);
+}
 int Truncate(sqlite3_file* f, sqlite3_int64 size) { return M(f)->xTruncate(R(f), size); }
 int Sync(sqlite3_file* f, int flags) { return M(f)->xSync(R(f), flags); }
 int FileSize(sqlite3_file* f, sqlite3_int64* size) { return M(f)->xFileSize(R(f), size); }
@@ -119,9 +120,11 @@ int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
   if (!lock.owns_lock()) return rc;
   ++g.uses;
   if (!g.pin || g.slot == offset) return rc;
-  if (g.slot >= 0) g.pin->pMethods->xShmLock(g.pin, g.slot, 1, SQLITE_SHM_UNLOCK | SQLITE_SHM_SHARED);
+  if (g.slot >= 0)
+    g.pin->pMethods->xShmLock(g.pin, g.slot, 1, SQLITE_SHM_UNLOCK | SQLITE_SHM_SHARED);
   g.slot = -1;
-  if (g.pin->pMethods->xShmLock(g.pin, offset, 1, SQLITE_SHM_LOCK | SQLITE_SHM_SHARED) == SQLITE_OK) {
+  if (g.pin->pMethods->xShmLock(g.pin, offset, 1, SQLITE_SHM_LOCK | SQLITE_SHM_SHARED) ==
+      SQLITE_OK) {
     g.slot = offset;
     ++g.pinned;
   }
@@ -183,18 +186,28 @@ int FullPathname(sqlite3_vfs* v, const char* n, int size, char* out) {
 }
 void* DlOpen(sqlite3_vfs* v, const char* n) { return Real(v)->xDlOpen(Real(v), n); }
 void DlError(sqlite3_vfs* v, int n, char* out) { Real(v)->xDlError(Real(v), n, out); }
-void (*DlSym(sqlite3_vfs* v, void* h, const char* s))(void) { return Real(v)->xDlSym(Real(v), h, s); }
+void (*DlSym(sqlite3_vfs* v, void* h, const char* s))(void) {
+  return Real(v)->xDlSym(Real(v), h, s);
+}
 void DlClose(sqlite3_vfs* v, void* h) { Real(v)->xDlClose(Real(v), h); }
 int Randomness(sqlite3_vfs* v, int n, char* out) { return Real(v)->xRandomness(Real(v), n, out); }
 int Sleep(sqlite3_vfs* v, int us) { return Real(v)->xSleep(Real(v), us); }
 int CurrentTime(sqlite3_vfs* v, double* t) { return Real(v)->xCurrentTime(Real(v), t); }
-int GetLastError(sqlite3_vfs* v, int n, char* out) { return Real(v)->xGetLastError(Real(v), n, out); }
-int CurrentTimeInt64(sqlite3_vfs* v, sqlite3_int64* t) { return Real(v)->xCurrentTimeInt64(Real(v), t); }
+int GetLastError(sqlite3_vfs* v, int n, char* out) {
+  return Real(v)->xGetLastError(Real(v), n, out);
+}
+int CurrentTimeInt64(sqlite3_vfs* v, sqlite3_int64* t) {
+  return Real(v)->xCurrentTimeInt64(Real(v), t);
+}
 int SetSystemCall(sqlite3_vfs* v, const char* n, sqlite3_syscall_ptr p) {
   return Real(v)->xSetSystemCall(Real(v), n, p);
 }
-sqlite3_syscall_ptr GetSystemCall(sqlite3_vfs* v, const char* n) { return Real(v)->xGetSystemCall(Real(v), n); }
-const char* NextSystemCall(sqlite3_vfs* v, const char* n) { return Real(v)->xNextSystemCall(Real(v), n); }
+sqlite3_syscall_ptr GetSystemCall(sqlite3_vfs* v, const char* n) {
+  return Real(v)->xGetSystemCall(Real(v), n);
+}
+const char* NextSystemCall(sqlite3_vfs* v, const char* n) {
+  return Real(v)->xNextSystemCall(Real(v), n);
+}
 
 sqlite3_vfs* Register() {
   sqlite3_vfs* unix = sqlite3_vfs_find("unix");
@@ -242,11 +255,14 @@ std::unique_ptr<ShmPin> ShmPin::Attach(sqlite3* db) {
     *static_cast<bool*>(out) = values[0] && sqlite3_stricmp(values[0], "wal") == 0;
     return 0;
   };
-  if (sqlite3_exec(db, "PRAGMA journal_mode", is_wal, &wal, nullptr) != SQLITE_OK || !wal) return nullptr;
-  if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) != SQLITE_OK)
+  if (sqlite3_exec(db, "PRAGMA journal_mode", is_wal, &wal, nullptr) != SQLITE_OK || !wal)
+    return nullptr;
+  if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) !=
+      SQLITE_OK)
     return nullptr;
   sqlite3_file* top = nullptr;
-  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &top) != SQLITE_OK || !top) return nullptr;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &top) != SQLITE_OK || !top)
+    return nullptr;
   bool ours = false;
   for (const auto& m : kMethods) ours = ours || top->pMethods == &m;
   if (!ours) return nullptr;  // not opened through PinningVfsName()
@@ -263,7 +279,8 @@ ShmPin::~ShmPin() {
   if (!active_) return;
   std::lock_guard lock(group_->mu);
   if (group_->slot >= 0)
-    group_->pin->pMethods->xShmLock(group_->pin, group_->slot, 1, SQLITE_SHM_UNLOCK | SQLITE_SHM_SHARED);
+    group_->pin->pMethods->xShmLock(group_->pin, group_->slot, 1,
+                                    SQLITE_SHM_UNLOCK | SQLITE_SHM_SHARED);
   group_->slot = -1;
   group_->pin = nullptr;
 }
@@ -274,7 +291,8 @@ bool ShmPin::ReleaseIfIdle() {
   const bool idle = group_->uses == group_->uses_seen;
   group_->uses_seen = group_->uses;
   if (!idle || group_->slot < 0) return false;
-  group_->pin->pMethods->xShmLock(group_->pin, group_->slot, 1, SQLITE_SHM_UNLOCK | SQLITE_SHM_SHARED);
+  group_->pin->pMethods->xShmLock(group_->pin, group_->slot, 1,
+                                  SQLITE_SHM_UNLOCK | SQLITE_SHM_SHARED);
   group_->slot = -1;
   ++group_->idle_released;
   return true;
@@ -282,7 +300,9 @@ bool ShmPin::ReleaseIfIdle() {
 
 ShmPin::Counts ShmPin::counts() const {
   std::lock_guard lock(group_->mu);
-  return {.pinned = group_->pinned, .released = group_->released, .idle_released = group_->idle_released};
+  return {.pinned = group_->pinned,
+          .released = group_->released,
+          .idle_released = group_->idle_released};
 }
 
 bool ShmPin::active() const { return active_; }

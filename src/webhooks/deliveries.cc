@@ -1,21 +1,25 @@
 #include "src/webhooks/deliveries.h"
 
-#include <algorithm>
-
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
 #include "src/core/log.h"
-#include "src/governance/audit_repo.h"
 #include "src/crm/outbox_repo.h"
+#include "src/governance/audit_repo.h"
 #include "src/webhooks/deliveries_repo.h"
 #include "src/webhooks/endpoints_repo.h"
 
 namespace crmd::webhooks {
 namespace {
 
-nlohmann::json OptJson(const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
-nlohmann::json OptJson(const std::optional<std::string>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::json OptJson(const std::optional<int64_t>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+nlohmann::json OptJson(const std::optional<std::string>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
 
 // The body sent for an outbox event: {"id","type","timestamp","occurred_at","data"}.
 std::string Payload(int64_t event_id, const std::string& type, int64_t occurred_at,
@@ -40,20 +44,22 @@ std::string Truncate(std::string s, size_t n) {
 std::string MessageId(int64_t event_id) { return "evt_" + std::to_string(event_id); }
 
 nlohmann::json DeliveryJson(const Delivery& d) {
-  return {{"id", d.id},
-          {"event_id", d.event_id},
-          {"webhook_id", MessageId(d.event_id)},
-          {"endpoint_id", d.endpoint_id},
-          {"event_type", d.event_type},
-          {"contact_id", OptJson(d.contact_id)},
-          {"status", d.status},
-          {"attempts", d.attempts},
-          {"next_attempt_at", d.status == "pending" ? nlohmann::json(FormatRfc3339(d.next_attempt_at))
-                                                    : nlohmann::json()},
-          {"last_status_code", OptJson(d.last_status_code)},
-          {"last_error", OptJson(d.last_error)},
-          {"created_at", FormatRfc3339(d.created_at)},
-          {"completed_at", d.completed_at ? nlohmann::json(FormatRfc3339(*d.completed_at)) : nlohmann::json()}};
+  return {
+      {"id", d.id},
+      {"event_id", d.event_id},
+      {"webhook_id", MessageId(d.event_id)},
+      {"endpoint_id", d.endpoint_id},
+      {"event_type", d.event_type},
+      {"contact_id", OptJson(d.contact_id)},
+      {"status", d.status},
+      {"attempts", d.attempts},
+      {"next_attempt_at",
+       d.status == "pending" ? nlohmann::json(FormatRfc3339(d.next_attempt_at)) : nlohmann::json()},
+      {"last_status_code", OptJson(d.last_status_code)},
+      {"last_error", OptJson(d.last_error)},
+      {"created_at", FormatRfc3339(d.created_at)},
+      {"completed_at",
+       d.completed_at ? nlohmann::json(FormatRfc3339(*d.completed_at)) : nlohmann::json()}};
 }
 
 nlohmann::json AttemptJson(const Attempt& a) {
@@ -98,7 +104,8 @@ Result<int> Deliveries::ClaimEvents(int limit) {
       for (const auto& ev : *events) {
         std::string payload;
         for (const auto& s : *subs) {
-          if (std::find(s.events.begin(), s.events.end(), ev.event_type) == s.events.end()) continue;
+          if (std::find(s.events.begin(), s.events.end(), ev.event_type) == s.events.end())
+            continue;
           if (payload.empty()) payload = Payload(ev.id, ev.event_type, ev.occurred_at, ev.data);
           if (auto r = deliveries_repo::InsertPending(c, ev.id, s.id, ev.event_type, ev.contact_id,
                                                       payload, now, now + policy_.retry_horizon_s,
@@ -168,9 +175,10 @@ Status Deliveries::RecordAttempt(const Work& work, const Outcome& outcome) {
       return true;
     }
     const bool give_up = now + delay > **retry_until;
-    auto r = give_up ? deliveries_repo::MarkFailed(c, work.delivery_id, work.attempt, code, error, now)
-                     : deliveries_repo::ScheduleRetry(c, work.delivery_id, work.attempt, code,
-                                                      error, now + delay, now);
+    auto r = give_up
+                 ? deliveries_repo::MarkFailed(c, work.delivery_id, work.attempt, code, error, now)
+                 : deliveries_repo::ScheduleRetry(c, work.delivery_id, work.attempt, code, error,
+                                                  now + delay, now);
     if (!r) return Fail(r.error());
     auto run = endpoints_repo::RecordFailure(c, work.endpoint_id, now);
     if (!run) return Fail(run.error());

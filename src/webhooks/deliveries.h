@@ -22,11 +22,10 @@
 //    backlog drains as soon as the receiver is back, not at the end of each backoff.
 // Thread-safe; several workers (or nodes) may run concurrently.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/random.h"
@@ -39,7 +38,7 @@ struct DeliveryPolicy {
   int64_t backoff_base_s = 30;
   int64_t backoff_max_s = 3600;
   int64_t retry_horizon_s = 5 * 24 * 3600;  // Config::webhook_retry_horizon_s
-  int64_t lease_s = 45;  // longer than an attempt's timeout
+  int64_t lease_s = 45;                     // longer than an attempt's timeout
   int64_t disable_after_s = 5 * 24 * 3600;  // no success for this long ...
   int disable_after_failures = 20;          // ... and at least this many failures: disabled
                                             // (<= 0: never auto-disabled, 410 Gone aside)
@@ -80,7 +79,7 @@ struct Work {
   std::string url;
   std::string secret;
   std::string payload;
-  std::string msg_id;   // webhook-id: the same for every attempt and endpoint of an event
+  std::string msg_id;  // webhook-id: the same for every attempt and endpoint of an event
   // The trace context of the request whose change caused the event (empty: none); each
   // attempt is a child span of it (src/core/trace.h).
   std::string traceparent;
@@ -91,7 +90,7 @@ struct Outcome {
   std::optional<int> status_code;  // the receiver's answer, if any
   std::string error;               // transport error text (no secrets)
   int64_t duration_ms = 0;
-  int64_t retry_after_s = 0;       // from a Retry-After header, when present
+  int64_t retry_after_s = 0;  // from a Retry-After header, when present
   bool Succeeded() const { return status_code && *status_code >= 200 && *status_code < 300; }
 };
 

@@ -53,7 +53,8 @@ Result<std::vector<Work>> LeaseCandidates(store::Conn& c, int64_t now, int limit
       "WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND e.enabled = 1 "
       "AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id "
       "  AND p.contact_id = d.contact_id AND p.status = 'pending' AND p.event_id < d.event_id) "
-      "ORDER BY d.next_attempt_at, d.id LIMIT ?" + store::SkipLocked(c.dialect(), "d"),
+      "ORDER BY d.next_attempt_at, d.id LIMIT ?" +
+          store::SkipLocked(c.dialect(), "d"),
       {now, int64_t{limit}});
   if (!rows) return Fail(rows.error());
   std::vector<Work> out;
@@ -170,7 +171,8 @@ Result<std::vector<Delivery>> List(store::Conn& c, const DeliveryFilter& f) {
 }
 
 Result<std::optional<Delivery>> Find(store::Conn& c, int64_t id) {
-  auto row = c.QueryOne("SELECT " + std::string(kColumns) + " FROM webhook_deliveries WHERE id = ?", {id});
+  auto row =
+      c.QueryOne("SELECT " + std::string(kColumns) + " FROM webhook_deliveries WHERE id = ?", {id});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<Delivery>{};
   return std::optional<Delivery>(FromRow(**row));
@@ -200,11 +202,13 @@ Result<bool> Redeliver(store::Conn& c, int64_t id, int64_t now, int64_t retry_un
 Result<int64_t> ReleaseWaiting(store::Conn& c, int64_t endpoint_id, int64_t now) {
   return c.Exec(
       "UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? "
-      "WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at > ? AND lease_until IS NULL",
+      "WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at > ? AND lease_until IS "
+      "NULL",
       {now, now, endpoint_id, now});
 }
 
-Result<int64_t> ResumeBacklog(store::Conn& c, int64_t endpoint_id, int64_t now, int64_t retry_until) {
+Result<int64_t> ResumeBacklog(store::Conn& c, int64_t endpoint_id, int64_t now,
+                              int64_t retry_until) {
   return c.Exec(
       "UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?, "
       "retry_until = CASE WHEN retry_until < ? THEN ? ELSE retry_until END "

@@ -39,8 +39,8 @@ Status InsertAttempt(store::Conn& c, int64_t delivery_id, int64_t attempt, int64
                      int64_t duration_ms);
 Status MarkSucceeded(store::Conn& c, int64_t id, int64_t attempt,
                      std::optional<int64_t> status_code, int64_t now);
-Status MarkFailed(store::Conn& c, int64_t id, int64_t attempt,
-                  std::optional<int64_t> status_code, const std::string& error, int64_t now);
+Status MarkFailed(store::Conn& c, int64_t id, int64_t attempt, std::optional<int64_t> status_code,
+                  const std::string& error, int64_t now);
 Status ScheduleRetry(store::Conn& c, int64_t id, int64_t attempt,
                      std::optional<int64_t> status_code, const std::string& error,
                      int64_t next_attempt_at, int64_t now);
@@ -55,7 +55,8 @@ Result<bool> Redeliver(store::Conn& c, int64_t id, int64_t now, int64_t retry_un
 Result<int64_t> ReleaseWaiting(store::Conn& c, int64_t endpoint_id, int64_t now);
 // When an endpoint is enabled again: its kept backlog becomes due at `now`, each with a
 // retry window until at least `retry_until`. Answers how many.
-Result<int64_t> ResumeBacklog(store::Conn& c, int64_t endpoint_id, int64_t now, int64_t retry_until);
+Result<int64_t> ResumeBacklog(store::Conn& c, int64_t endpoint_id, int64_t now,
+                              int64_t retry_until);
 
 // The delivery queue at `now`: pending rows, and those due to enabled endpoints (what
 // LeaseCandidates walks; a leased row's next attempt is in the future, so it is not due).

@@ -1,13 +1,12 @@
 #include "src/webhooks/endpoints.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
-#include "src/http/client.h"  // IsPrivateAddress
 #include "src/core/text.h"
-#include "src/governance/audit_repo.h"
 #include "src/crm/events.h"
+#include "src/governance/audit_repo.h"
+#include "src/http/client.h"  // IsPrivateAddress
 #include "src/webhooks/deliveries_repo.h"
 #include "src/webhooks/endpoints_repo.h"
 #include "src/webhooks/signing.h"
@@ -16,7 +15,8 @@ namespace crmd::webhooks {
 namespace {
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -28,9 +28,12 @@ nlohmann::json EndpointJson(const Endpoint& e) {
           {"description", e.description},
           {"enabled", e.enabled},
           {"consecutive_failures", e.consecutive_failures},
-          {"failing_since", e.failing_since ? nlohmann::json(FormatRfc3339(*e.failing_since)) : nlohmann::json()},
-          {"disabled_reason", e.disabled_reason ? nlohmann::json(*e.disabled_reason) : nlohmann::json()},
-          {"disabled_at", e.disabled_at ? nlohmann::json(FormatRfc3339(*e.disabled_at)) : nlohmann::json()},
+          {"failing_since",
+           e.failing_since ? nlohmann::json(FormatRfc3339(*e.failing_since)) : nlohmann::json()},
+          {"disabled_reason",
+           e.disabled_reason ? nlohmann::json(*e.disabled_reason) : nlohmann::json()},
+          {"disabled_at",
+           e.disabled_at ? nlohmann::json(FormatRfc3339(*e.disabled_at)) : nlohmann::json()},
           {"created_at", FormatRfc3339(e.created_at)},
           {"updated_at", FormatRfc3339(e.updated_at)}};
 }
@@ -43,10 +46,12 @@ Result<EndpointInput> EndpointInputFromJson(const nlohmann::json& j) {
       if (!v.is_string()) return Fail(Errc::kInvalidArgument, "url: must be a string");
       in.url = v.get<std::string>();
     } else if (k == "events") {
-      if (!v.is_array()) return Fail(Errc::kInvalidArgument, "events: must be an array of event types");
+      if (!v.is_array())
+        return Fail(Errc::kInvalidArgument, "events: must be an array of event types");
       std::vector<std::string> events;
       for (const auto& e : v) {
-        if (!e.is_string()) return Fail(Errc::kInvalidArgument, "events: must be an array of event types");
+        if (!e.is_string())
+          return Fail(Errc::kInvalidArgument, "events: must be an array of event types");
         events.push_back(e.get<std::string>());
       }
       in.events = std::move(events);
@@ -65,9 +70,12 @@ Result<EndpointInput> EndpointInputFromJson(const nlohmann::json& j) {
 
 Status ValidateTargetUrl(const std::string& url, bool allow_private) {
   std::string rest;
-  if (url.rfind("https://", 0) == 0) rest = url.substr(8);
-  else if (url.rfind("http://", 0) == 0) rest = url.substr(7);
-  else return Fail(Errc::kInvalidArgument, "url: must be an http:// or https:// URL");
+  if (url.rfind("https://", 0) == 0)
+    rest = url.substr(8);
+  else if (url.rfind("http://", 0) == 0)
+    rest = url.substr(7);
+  else
+    return Fail(Errc::kInvalidArgument, "url: must be an http:// or https:// URL");
   if (url.size() > 2048) return Fail(Errc::kInvalidArgument, "url: longer than 2048 characters");
   std::string authority = rest.substr(0, rest.find_first_of("/?#"));
   if (authority.find('@') != std::string::npos)
@@ -104,7 +112,8 @@ Status Endpoints::Check(const EndpointInput& in, bool creating) const {
   if (in.events) {
     if (in.events->empty()) return Fail(Errc::kInvalidArgument, "events: name at least one event");
     for (const auto& e : *in.events)
-      if (!crm::events::IsKnown(e)) return Fail(Errc::kInvalidArgument, "events: unknown event type " + e);
+      if (!crm::events::IsKnown(e))
+        return Fail(Errc::kInvalidArgument, "events: unknown event type " + e);
   }
   if (in.description && in.description->size() > 500)
     return Fail(Errc::kInvalidArgument, "description: longer than 500 characters");
@@ -145,7 +154,8 @@ Result<Endpoint> Endpoints::Get(int64_t id) {
   });
 }
 
-Result<Endpoint> Endpoints::Update(int64_t id, const EndpointInput& in, const governance::Actor& actor) {
+Result<Endpoint> Endpoints::Update(int64_t id, const EndpointInput& in,
+                                   const governance::Actor& actor) {
   if (auto st = Check(in, false); !st) return Fail(st.error());
   const int64_t now = clock_.NowUnix();
   auto changed = db_.Write([&](store::Conn& c) -> Status {

@@ -11,12 +11,11 @@
 // refused again at delivery time by the HTTP client's SSRF guard.
 // Thread-safe.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/random.h"
@@ -58,7 +57,9 @@ Result<EndpointInput> EndpointInputFromJson(const nlohmann::json& j);
 // when !allow_private.
 Status ValidateTargetUrl(const std::string& url, bool allow_private);
 
-namespace endpoints_repo { struct StateCounts; }  // src/webhooks/endpoints_repo.h
+namespace endpoints_repo {
+struct StateCounts;
+}  // namespace endpoints_repo
 
 class Endpoints {
  public:

@@ -1,8 +1,7 @@
 #include "src/webhooks/endpoints_repo.h"
 
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace crmd::webhooks::endpoints_repo {
 namespace {
@@ -33,11 +32,12 @@ Endpoint FromRow(const store::Row& r) {
 }  // namespace
 
 Result<int64_t> Insert(store::Conn& c, const std::string& url, const std::string& secret,
-                       const std::string& events_json, const std::string& description,
-                       bool enabled, int64_t now) {
+                       const std::string& events_json, const std::string& description, bool enabled,
+                       int64_t now) {
   return c.InsertReturningId(
       "INSERT INTO webhook_endpoints (id, url, secret, events, description, enabled, created_at, "
-      "updated_at) VALUES (" + store::NextIdSql("webhook_endpoints") + ", ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+      "updated_at) VALUES (" +
+          store::NextIdSql("webhook_endpoints") + ", ?, ?, ?, ?, ?, ?, ?) RETURNING id",
       {url, secret, events_json, description, int64_t{enabled ? 1 : 0}, now, now});
 }
 
@@ -62,13 +62,13 @@ Result<StateCounts> CountByState(store::Conn& c) {
       "FROM webhook_endpoints",
       {op, op});
   if (!row) return Fail(row.error());
-  return StateCounts{.enabled = (*row)->Int(0),
-                     .disabled = (*row)->Int(1),
-                     .failing_disabled = (*row)->Int(2)};
+  return StateCounts{
+      .enabled = (*row)->Int(0), .disabled = (*row)->Int(1), .failing_disabled = (*row)->Int(2)};
 }
 
 Result<std::optional<Endpoint>> Find(store::Conn& c, int64_t id) {
-  auto row = c.QueryOne("SELECT " + std::string(kColumns) + " FROM webhook_endpoints WHERE id = ?", {id});
+  auto row =
+      c.QueryOne("SELECT " + std::string(kColumns) + " FROM webhook_endpoints WHERE id = ?", {id});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<Endpoint>{};
   return std::optional<Endpoint>(FromRow(**row));
@@ -167,16 +167,19 @@ Result<FailureRun> RecordFailure(store::Conn& c, int64_t id, int64_t now) {
   return FailureRun{.count = (*ep)->Int(0), .since = (*ep)->Int(1)};
 }
 
-Result<bool> DisableForFailures(store::Conn& c, int64_t id, const std::string& reason, int64_t now) {
-  auto n = c.Exec("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ?, "
-                  "updated_at = ? WHERE id = ? AND enabled = 1",
-                  {reason, now, now, id});
+Result<bool> DisableForFailures(store::Conn& c, int64_t id, const std::string& reason,
+                                int64_t now) {
+  auto n = c.Exec(
+      "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ?, "
+      "updated_at = ? WHERE id = ? AND enabled = 1",
+      {reason, now, now, id});
   if (!n) return Fail(n.error());
   return *n != 0;
 }
 
 Result<std::optional<std::string>> SecretForUrl(store::Conn& c, const std::string& url) {
-  auto row = c.QueryOne("SELECT secret FROM webhook_endpoints WHERE url = ? ORDER BY id LIMIT 1", {url});
+  auto row =
+      c.QueryOne("SELECT secret FROM webhook_endpoints WHERE url = ? ORDER BY id LIMIT 1", {url});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<std::string>{};
   return std::optional<std::string>((*row)->Str(0));

@@ -17,8 +17,8 @@ namespace crmd::webhooks::endpoints_repo {
 // Answers the new id. `events_json` is a JSON array of event types.
 // REQUIRES: inside Database::Write.
 Result<int64_t> Insert(store::Conn& c, const std::string& url, const std::string& secret,
-                       const std::string& events_json, const std::string& description,
-                       bool enabled, int64_t now);
+                       const std::string& events_json, const std::string& description, bool enabled,
+                       int64_t now);
 // By id. REQUIRES (lookups): inside Database::Read or Write.
 Result<std::vector<Endpoint>> List(store::Conn& c);
 // How many endpoints are enabled, disabled by an operator, and disabled after failures.

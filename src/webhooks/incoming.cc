@@ -33,19 +33,19 @@ tl::unexpected<Error> NoSuchHook(int64_t id) {
 }  // namespace
 
 nlohmann::json IncomingHookJson(const IncomingHook& h) {
-  return {{"id", h.id},
-          {"name", h.name},
-          {"token_prefix", h.token_prefix},
-          {"mapping", h.mapping},
-          {"applies", h.applies},
-          {"hmac", h.has_hmac_secret},
-          {"enabled", h.enabled},
-          {"received_count", h.received_count},
-          {"created_at", FormatRfc3339(h.created_at)},
-          {"updated_at", FormatRfc3339(h.updated_at)},
-          {"last_received_at", h.last_received_at
-                                   ? nlohmann::json(FormatRfc3339(*h.last_received_at))
-                                   : nlohmann::json()}};
+  return {
+      {"id", h.id},
+      {"name", h.name},
+      {"token_prefix", h.token_prefix},
+      {"mapping", h.mapping},
+      {"applies", h.applies},
+      {"hmac", h.has_hmac_secret},
+      {"enabled", h.enabled},
+      {"received_count", h.received_count},
+      {"created_at", FormatRfc3339(h.created_at)},
+      {"updated_at", FormatRfc3339(h.updated_at)},
+      {"last_received_at",
+       h.last_received_at ? nlohmann::json(FormatRfc3339(*h.last_received_at)) : nlohmann::json()}};
 }
 
 Result<IncomingHookInput> IncomingHookInputFromJson(const nlohmann::json& j) {
@@ -60,9 +60,12 @@ Result<IncomingHookInput> IncomingHookInputFromJson(const nlohmann::json& j) {
     } else if (k == "applies") {
       in.applies = v;
     } else if (k == "hmac_secret") {
-      if (v.is_null()) in.hmac_secret = std::optional<std::string>();
-      else if (v.is_string()) in.hmac_secret = std::optional<std::string>(v.get<std::string>());
-      else return Fail(Errc::kInvalidArgument, "hmac_secret: must be a string or null");
+      if (v.is_null())
+        in.hmac_secret = std::optional<std::string>();
+      else if (v.is_string())
+        in.hmac_secret = std::optional<std::string>(v.get<std::string>());
+      else
+        return Fail(Errc::kInvalidArgument, "hmac_secret: must be a string or null");
     } else if (k == "enabled") {
       if (!v.is_boolean()) return Fail(Errc::kInvalidArgument, "enabled: must be a boolean");
       in.enabled = v.get<bool>();
@@ -94,7 +97,8 @@ Status IncomingHooks::Check(const IncomingHookInput& in, bool creating) {
   if (in.hmac_secret && *in.hmac_secret &&
       ((*in.hmac_secret)->size() < kMinHmacSecret || (*in.hmac_secret)->size() > kMaxHmacSecret))
     return Fail(Errc::kInvalidArgument, "hmac_secret: must be " + std::to_string(kMinHmacSecret) +
-                                            " to " + std::to_string(kMaxHmacSecret) + " characters");
+                                            " to " + std::to_string(kMaxHmacSecret) +
+                                            " characters");
   return Ok();
 }
 
@@ -108,15 +112,15 @@ Result<CreatedIncomingHook> IncomingHooks::Create(const IncomingHookInput& in) {
     std::string prefix = std::string(kTokenPrefix) + PrefixChars(*o_.random, 8);
     std::string token = prefix + "_" + o_.random->Token(32);
     auto id = o_.db->Write([&](store::Conn& c) {
-      return incoming_repo::Insert(
-          c, {.name = *in.name,
-              .token_prefix = prefix,
-              .token_hash = crypto::HashSecret(token),
-              .mapping = in.mapping->dump(),
-              .applies = in.applies.value_or(nlohmann::json::object()).dump(),
-              .hmac_secret = hmac,
-              .enabled = in.enabled.value_or(true),
-              .now = now});
+      return incoming_repo::Insert(c,
+                                   {.name = *in.name,
+                                    .token_prefix = prefix,
+                                    .token_hash = crypto::HashSecret(token),
+                                    .mapping = in.mapping->dump(),
+                                    .applies = in.applies.value_or(nlohmann::json::object()).dump(),
+                                    .hmac_secret = hmac,
+                                    .enabled = in.enabled.value_or(true),
+                                    .now = now});
     });
     if (!id && id.error().code == Errc::kAlreadyExists) continue;
     if (!id) return Fail(id.error());
@@ -221,9 +225,9 @@ Result<Received> IncomingHooks::Receive(const IncomingRequest& req,
 
   // 5. One transaction: the contact (status machine, events, audit) and the hook's count.
   const governance::Actor actor{.kind = "webhook",
-                         .subject = "incoming_webhook:" + std::to_string(hook.id),
-                         .client_id = "",
-                         .request_id = req.request_id};
+                                .subject = "incoming_webhook:" + std::to_string(hook.id),
+                                .client_id = "",
+                                .request_id = req.request_id};
   const int64_t now = o_.clock->NowUnix();
   auto upserted = o_.db->Write([&](store::Conn& c) -> Result<crm::UpsertResult> {
     auto r = o_.contacts->UpsertIn(c, actor, *input, verdict);

@@ -17,12 +17,11 @@
 //
 // Thread-safe: no state of its own beyond the injected services.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
 #include "src/core/random.h"
@@ -68,8 +67,8 @@ struct CreatedIncomingHook {
 
 struct IncomingRequest {
   std::string_view token;
-  std::string_view raw_body;                // what the HMAC covers
-  const nlohmann::json* body = nullptr;     // the parsed payload (an object)
+  std::string_view raw_body;                  // what the HMAC covers
+  const nlohmann::json* body = nullptr;       // the parsed payload (an object)
   std::optional<std::string_view> signature;  // X-Crmd-Signature, if sent
   std::string request_id;
 };

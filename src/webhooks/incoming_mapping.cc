@@ -42,8 +42,9 @@ Result<Mapping> ParseMapping(const nlohmann::json& j) {
   for (const auto& [target, spec] : j.items()) {
     const std::string field = "mapping." + target;
     if (!IsKnownTarget(target))
-      return Bad(field, "unknown contact field (email, first_name, last_name, phone or "
-                        "custom_fields.<key>)");
+      return Bad(field,
+                 "unknown contact field (email, first_name, last_name, phone or "
+                 "custom_fields.<key>)");
     std::string path_text;
     bool required = target == "email";
     if (spec.is_string()) {
@@ -114,19 +115,23 @@ tl::expected<crm::ContactInput, std::vector<PayloadError>> MapPayload(
       (*in.custom_fields)[e.target.substr(kCustomPrefix.size())] = *v;
       continue;
     }
-    auto text = e.target == "email" ? (v->is_string() ? std::optional(v->get<std::string>())
-                                                      : std::nullopt)
-                                    : AsText(*v);
+    auto text = e.target == "email"
+                    ? (v->is_string() ? std::optional(v->get<std::string>()) : std::nullopt)
+                    : AsText(*v);
     if (!text) {
       errors.push_back({e.path.text(), "invalid_type",
                         std::string("must be ") + (e.target == "email" ? "a string" : "a scalar") +
                             " (mapped to " + e.target + ")"});
       continue;
     }
-    if (e.target == "email") in.email = std::move(*text);
-    else if (e.target == "first_name") in.first_name = std::move(*text);
-    else if (e.target == "last_name") in.last_name = std::move(*text);
-    else if (e.target == "phone") in.phone = std::move(*text);
+    if (e.target == "email")
+      in.email = std::move(*text);
+    else if (e.target == "first_name")
+      in.first_name = std::move(*text);
+    else if (e.target == "last_name")
+      in.last_name = std::move(*text);
+    else if (e.target == "phone")
+      in.phone = std::move(*text);
   }
   if (!errors.empty()) return tl::unexpected(std::move(errors));
   in.tags = applies.tags;

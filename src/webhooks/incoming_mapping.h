@@ -12,11 +12,10 @@
 // Both are parsed when a hook is configured, so a bad path is refused then (422), not on
 // every delivery. MapPayload() turns a payload into the ContactInput for the contact
 // service, or into the list of everything wrong with the payload, each naming its path.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 #include "src/crm/contacts.h"
@@ -53,7 +52,7 @@ Result<Applies> ParseApplies(const nlohmann::json& j);
 // One thing wrong with a payload. `path` is the mapped path ("data.customer.emails[0].address").
 struct PayloadError {
   std::string path;
-  std::string code;     // "required" | "invalid_type"
+  std::string code;  // "required" | "invalid_type"
   std::string message;
 };
 

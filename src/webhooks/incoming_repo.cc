@@ -1,8 +1,7 @@
 #include "src/webhooks/incoming_repo.h"
 
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace crmd::webhooks::incoming_repo {
 namespace {
@@ -47,8 +46,8 @@ Result<std::vector<IncomingHook>> List(store::Conn& c) {
 }
 
 Result<std::optional<IncomingHook>> Find(store::Conn& c, int64_t id) {
-  auto row = c.QueryOne("SELECT " + std::string(kColumns) + " FROM incoming_webhooks WHERE id = ?",
-                        {id});
+  auto row =
+      c.QueryOne("SELECT " + std::string(kColumns) + " FROM incoming_webhooks WHERE id = ?", {id});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<IncomingHook>{};
   return std::optional<IncomingHook>(FromRow(**row));

@@ -1,7 +1,6 @@
 #include "src/webhooks/json_path.h"
 
 #include <cctype>
-
 #include <nlohmann/json.hpp>
 
 namespace crmd::webhooks {
@@ -38,7 +37,8 @@ Result<JsonPath> JsonPath::Parse(std::string_view text) {
       if (i == digits) return At(digits, "expected an array index (digits)");
       if (i - digits > 9) return At(digits, "array index too large");
       if (i >= text.size() || text[i] != ']') return At(i, "expected ']'");
-      steps.emplace_back(static_cast<size_t>(std::stoul(std::string(text.substr(digits, i - digits)))));
+      steps.emplace_back(
+          static_cast<size_t>(std::stoul(std::string(text.substr(digits, i - digits)))));
       ++i;
     }
     if (steps.size() > kMaxSteps)

@@ -10,12 +10,11 @@
 // evaluation happens per payload and only walks objects by key and arrays by index.
 // Values are immutable after Parse(): thread-safe.
 #include <cstddef>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "src/core/result.h"
 

@@ -37,7 +37,8 @@ bool VerifySignature(std::string_view secret, std::string_view msg_id, int64_t t
   size_t start = 0;
   while (start < signature_header.size()) {
     size_t space = signature_header.find(' ', start);
-    auto entry = signature_header.substr(start, space == std::string_view::npos ? space : space - start);
+    auto entry =
+        signature_header.substr(start, space == std::string_view::npos ? space : space - start);
     // Check every entry (no early exit) so the time does not tell which one matched.
     if (crypto::ConstantTimeEqual(entry, *expected)) ok = true;
     if (space == std::string_view::npos) break;

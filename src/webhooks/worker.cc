@@ -1,8 +1,8 @@
 #include "src/webhooks/worker.h"
 
-#include <chrono>
-
 #include <spdlog/spdlog.h>
+
+#include <chrono>
 
 #include "src/core/clock.h"
 #include "src/core/log.h"
@@ -32,7 +32,8 @@ void DeliveryWorker::Loop() {
     std::unique_lock lock(mu_);
     if (stop_) return;
     if (sent > 0) continue;  // more may be due right away
-    cv_.wait_for(lock, std::chrono::milliseconds(options_.poll_interval_ms), [this] { return stop_; });
+    cv_.wait_for(lock, std::chrono::milliseconds(options_.poll_interval_ms),
+                 [this] { return stop_; });
     if (stop_) return;
   }
 }
@@ -42,7 +43,8 @@ int DeliveryWorker::RunOnce() {
     auto claimed = deliveries_.ClaimEvents();
     if (!claimed) {
       spdlog::warn(R"("event":"webhook_claim_failed","detail":"{}")",
-                   JsonEscape(claimed.error().detail.empty() ? claimed.error().message : claimed.error().detail));
+                   JsonEscape(claimed.error().detail.empty() ? claimed.error().message
+                                                             : claimed.error().detail));
       break;
     }
     if (*claimed == 0) break;
@@ -60,13 +62,16 @@ int DeliveryWorker::RunOnce() {
     }
     // The attempt is a child span of the request that caused the event: its log lines and
     // its traceparent header carry that request's trace id.
-    LogScope scope(LogContext{.trace = trace::Continue(
-                                  work.traceparent.empty() ? std::nullopt
-                                                           : std::optional<std::string_view>(work.traceparent),
-                                  work.tracestate)});
+    LogScope scope(
+        LogContext{.trace = trace::Continue(work.traceparent.empty()
+                                                ? std::nullopt
+                                                : std::optional<std::string_view>(work.traceparent),
+                                            work.tracestate)});
     Outcome outcome = Send(work, scope.context().trace);
     if (options_.metrics) {
-      const char* result = outcome.Succeeded() ? "succeeded" : outcome.status_code ? "http_error" : "transport_error";
+      const char* result = outcome.Succeeded()   ? "succeeded"
+                           : outcome.status_code ? "http_error"
+                                                 : "transport_error";
       options_.metrics
           ->Counter("crmd_webhook_attempts_total", "Outgoing webhook delivery attempts by outcome.",
                     {{"outcome", result}})
@@ -106,9 +111,10 @@ Outcome DeliveryWorker::Send(const Work& work, const trace::Context& trace) {
   out.duration_ms = start.ElapsedMillis();
   if (!res) {
     out.error = res.error().message;
-    spdlog::warn(R"("event":"webhook_attempt_error","delivery_id":{},"endpoint_id":{},"event_id":{},"attempt":{},"error":"{}","ms":{})",
-                 work.delivery_id, work.endpoint_id, work.event_id, work.attempt, JsonEscape(out.error),
-                 out.duration_ms);
+    spdlog::warn(
+        R"("event":"webhook_attempt_error","delivery_id":{},"endpoint_id":{},"event_id":{},"attempt":{},"error":"{}","ms":{})",
+        work.delivery_id, work.endpoint_id, work.event_id, work.attempt, JsonEscape(out.error),
+        out.duration_ms);
     return out;
   }
   out.status_code = res->status;
@@ -119,8 +125,10 @@ Outcome DeliveryWorker::Send(const Work& work, const trace::Context& trace) {
       out.retry_after_s = 0;  // HTTP-date form: ignored, the backoff applies
     }
   }
-  spdlog::info(R"("event":"webhook_attempt","delivery_id":{},"endpoint_id":{},"event_id":{},"attempt":{},"status":{},"ms":{})",
-               work.delivery_id, work.endpoint_id, work.event_id, work.attempt, res->status, out.duration_ms);
+  spdlog::info(
+      R"("event":"webhook_attempt","delivery_id":{},"endpoint_id":{},"event_id":{},"attempt":{},"status":{},"ms":{})",
+      work.delivery_id, work.endpoint_id, work.event_id, work.attempt, res->status,
+      out.duration_ms);
   return out;
 }
 

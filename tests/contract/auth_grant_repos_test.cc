@@ -126,9 +126,8 @@ TEST_F(AuthRepoGrants, RevokingAGrantEndsItsWholeFamilyAndIsIdempotent) {
 TEST_F(AuthRepoGrants, AccessTokenRevocationOnlyForItsOwnClient) {
   AddGrantWithTokens(Grant("g1", std::nullopt), "1");
   auto revoke = [&](const std::string& jti, const std::string& client, int64_t at) {
-    return W([&](store::Conn& c) {
-      return RevokeAccessToken(c, jti, "g1", client, kNow + 3600, at);
-    });
+    return W(
+        [&](store::Conn& c) { return RevokeAccessToken(c, jti, "g1", client, kNow + 3600, at); });
   };
   auto stranger = revoke("jti-1", "c2", kNow);
   ASSERT_TRUE(stranger);

@@ -3,12 +3,12 @@
 // keys, consents, pending requests, login sessions, rate limits; auth_grant_repos_test.cc:
 // grants, codes, tokens and their housekeeping), on the engine the suite runs on: SQLite
 // by default, PostgreSQL under the `pg.` prefix (tests/support/test_database.h).
+#include <gtest/gtest.h>
+
 #include <atomic>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "auth/rate_limit.h"
 #include "auth/repo/authorization_requests_repo.h"

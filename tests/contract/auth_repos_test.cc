@@ -2,7 +2,6 @@
 // authorization requests, login sessions and rate limits (auth/repo/*.h). Grants, codes
 // and tokens are in auth_grant_repos_test.cc. Each test names the promise it checks.
 #include "tests/contract/auth_repo_fixture.h"
-
 #include "tests/support/fake_clock.h"
 
 namespace crmd::auth::repo {

@@ -2,22 +2,22 @@
 // PostgreSQL under the `pg.` prefix, see tests/support/test_database.h). Each test opens
 // a migrated scratch database and calls one repository inside Database::Write/Read, as a
 // service would.
+#include <gtest/gtest.h>
+
 #include <map>
 #include <memory>
 #include <string>
 
-#include <gtest/gtest.h>
-
-#include "src/governance/api_keys_repo.h"
-#include "src/governance/audit_repo.h"
-#include "src/marketing/automations_repo.h"
-#include "src/governance/confirmations_repo.h"
 #include "src/crm/forms_repo.h"
 #include "src/crm/groups_repo.h"
-#include "src/governance/idempotency_repo.h"
 #include "src/crm/outbox_repo.h"
-#include "src/marketing/sequences_repo.h"
+#include "src/governance/api_keys_repo.h"
+#include "src/governance/audit_repo.h"
+#include "src/governance/confirmations_repo.h"
+#include "src/governance/idempotency_repo.h"
 #include "src/governance/settings_repo.h"
+#include "src/marketing/automations_repo.h"
+#include "src/marketing/sequences_repo.h"
 #include "src/store/db.h"
 #include "tests/support/query_plan.h"
 #include "tests/support/test_database.h"
@@ -47,13 +47,16 @@ class CrmRepos : public ::testing::Test {
 // --- lists and tags (groups_repo) ---
 
 TEST_F(CrmRepos, GroupNamesAreUniquePerKind_DuplicateIsAlreadyExists) {
-  auto first = db_->Write([](Conn& c) { return groups_repo::Insert(c, GroupKind::kList, "News", "", 10); });
+  auto first =
+      db_->Write([](Conn& c) { return groups_repo::Insert(c, GroupKind::kList, "News", "", 10); });
   ASSERT_TRUE(first) << first.error().detail;
-  auto again = db_->Write([](Conn& c) { return groups_repo::Insert(c, GroupKind::kList, "News", "", 11); });
+  auto again =
+      db_->Write([](Conn& c) { return groups_repo::Insert(c, GroupKind::kList, "News", "", 11); });
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, Errc::kAlreadyExists);
   // The same name as a tag is another kind: allowed.
-  auto tag = db_->Write([](Conn& c) { return groups_repo::Insert(c, GroupKind::kTag, "News", "", 12); });
+  auto tag =
+      db_->Write([](Conn& c) { return groups_repo::Insert(c, GroupKind::kTag, "News", "", 12); });
   EXPECT_TRUE(tag) << tag.error().detail;
 }
 
@@ -61,10 +64,12 @@ TEST_F(CrmRepos, GroupUpdateHonoursRevisionAndNameUniqueness) {
   auto a = db_->Write([](Conn& c) { return groups_repo::Insert(c, GroupKind::kTag, "a", "", 1); });
   auto b = db_->Write([](Conn& c) { return groups_repo::Insert(c, GroupKind::kTag, "b", "", 1); });
   ASSERT_TRUE(a && b);
-  auto stale = db_->Write([&](Conn& c) { return groups_repo::Update(c, GroupKind::kTag, *a, "a2", "", 2, 7); });
+  auto stale = db_->Write(
+      [&](Conn& c) { return groups_repo::Update(c, GroupKind::kTag, *a, "a2", "", 2, 7); });
   ASSERT_TRUE(stale);
   EXPECT_FALSE(*stale);
-  auto ok = db_->Write([&](Conn& c) { return groups_repo::Update(c, GroupKind::kTag, *a, "a2", "d", 2, 1); });
+  auto ok = db_->Write(
+      [&](Conn& c) { return groups_repo::Update(c, GroupKind::kTag, *a, "a2", "d", 2, 1); });
   ASSERT_TRUE(ok);
   EXPECT_TRUE(*ok);
   auto g = db_->Read([&](Conn& c) { return groups_repo::Find(c, GroupKind::kTag, *a); });
@@ -72,7 +77,8 @@ TEST_F(CrmRepos, GroupUpdateHonoursRevisionAndNameUniqueness) {
   EXPECT_EQ((*g)->name, "a2");
   EXPECT_EQ((*g)->revision, 2);
   EXPECT_EQ((*g)->member_count, 0);
-  auto taken = db_->Write([&](Conn& c) { return groups_repo::Update(c, GroupKind::kTag, *a, "b", "", 3, 2); });
+  auto taken = db_->Write(
+      [&](Conn& c) { return groups_repo::Update(c, GroupKind::kTag, *a, "b", "", 3, 2); });
   ASSERT_FALSE(taken);
   EXPECT_EQ(taken.error().code, Errc::kAlreadyExists);
 }
@@ -82,7 +88,8 @@ TEST_F(CrmRepos, GroupIdIsNeverReusedAfterDelete) {
   ASSERT_TRUE(a);
   auto del = db_->Write([&](Conn& c) { return groups_repo::Delete(c, GroupKind::kList, *a); });
   ASSERT_TRUE(del);
-  auto missing = db_->Read([&](Conn& c) { return groups_repo::FindRefById(c, GroupKind::kList, *a); });
+  auto missing =
+      db_->Read([&](Conn& c) { return groups_repo::FindRefById(c, GroupKind::kList, *a); });
   ASSERT_TRUE(missing);
   EXPECT_FALSE(*missing);
   auto b = db_->Write([](Conn& c) { return groups_repo::Insert(c, GroupKind::kList, "x", "", 2); });
@@ -92,13 +99,16 @@ TEST_F(CrmRepos, GroupIdIsNeverReusedAfterDelete) {
 
 TEST_F(CrmRepos, GroupListByNameIsAKeysetOnNameWithPrefix) {
   for (const char* n : {"alpha", "beta", "alps", "gamma"})
-    ASSERT_TRUE(db_->Write([&](Conn& c) { return groups_repo::Insert(c, GroupKind::kList, n, "", 1); }));
-  auto page = db_->Read([](Conn& c) { return groups_repo::ListByName(c, GroupKind::kList, "", "al", 10); });
+    ASSERT_TRUE(
+        db_->Write([&](Conn& c) { return groups_repo::Insert(c, GroupKind::kList, n, "", 1); }));
+  auto page =
+      db_->Read([](Conn& c) { return groups_repo::ListByName(c, GroupKind::kList, "", "al", 10); });
   ASSERT_TRUE(page);
   ASSERT_EQ(page->size(), 2u);
   EXPECT_EQ((*page)[0].name, "alpha");
   EXPECT_EQ((*page)[1].name, "alps");
-  auto next = db_->Read([](Conn& c) { return groups_repo::ListByName(c, GroupKind::kList, "alpha", "", 10); });
+  auto next = db_->Read(
+      [](Conn& c) { return groups_repo::ListByName(c, GroupKind::kList, "alpha", "", 10); });
   ASSERT_TRUE(next);
   ASSERT_EQ(next->size(), 3u);
   EXPECT_EQ((*next)[0].name, "alps");
@@ -110,7 +120,8 @@ TEST_F(CrmRepos, SettingsUpdateOnlyAtTheExpectedRevision) {
   auto cur = db_->Read([](Conn& c) { return governance::settings_repo::Find(c); });
   ASSERT_TRUE(cur && *cur);  // the migration writes the row
   const int64_t rev = (*cur)->revision;
-  auto stale = db_->Write([&](Conn& c) { return governance::settings_repo::Update(c, "{}", rev + 1, 5, rev + 7); });
+  auto stale = db_->Write(
+      [&](Conn& c) { return governance::settings_repo::Update(c, "{}", rev + 1, 5, rev + 7); });
   ASSERT_TRUE(stale);
   EXPECT_FALSE(*stale);
   auto ok = db_->Write([&](Conn& c) {
@@ -118,7 +129,8 @@ TEST_F(CrmRepos, SettingsUpdateOnlyAtTheExpectedRevision) {
   });
   ASSERT_TRUE(ok);
   EXPECT_TRUE(*ok);
-  auto again = db_->Write([&](Conn& c) { return governance::settings_repo::Update(c, "{}", rev + 1, 6, rev); });
+  auto again = db_->Write(
+      [&](Conn& c) { return governance::settings_repo::Update(c, "{}", rev + 1, 6, rev); });
   ASSERT_TRUE(again);
   EXPECT_FALSE(*again) << "the second writer at the old revision must lose";
   auto now = db_->Read([](Conn& c) { return governance::settings_repo::Find(c); });
@@ -129,61 +141,85 @@ TEST_F(CrmRepos, SettingsUpdateOnlyAtTheExpectedRevision) {
 
 // --- confirmations ---
 
-governance::confirmations_repo::NewConfirmation Pending(const std::string& hash, int64_t expires_at) {
-  return {.token_hash = hash, .action = "delete_list", .scope = "lists:delete",
-          .client_id = "c", .subject = "u", .args = "{}", .args_hash = "h",
-          .revisions = "{}", .preview = "{}", .created_at = 100, .expires_at = expires_at};
+governance::confirmations_repo::NewConfirmation Pending(const std::string& hash,
+                                                        int64_t expires_at) {
+  return {.token_hash = hash,
+          .action = "delete_list",
+          .scope = "lists:delete",
+          .client_id = "c",
+          .subject = "u",
+          .args = "{}",
+          .args_hash = "h",
+          .revisions = "{}",
+          .preview = "{}",
+          .created_at = 100,
+          .expires_at = expires_at};
 }
 
 TEST_F(CrmRepos, ConfirmationIsSingleUseThroughTheConditionalUpdate) {
-  auto id = db_->Write([](Conn& c) { return governance::confirmations_repo::Insert(c, Pending("t1", 1000)); });
+  auto id = db_->Write(
+      [](Conn& c) { return governance::confirmations_repo::Insert(c, Pending("t1", 1000)); });
   ASSERT_TRUE(id) << id.error().detail;
-  auto found = db_->Read([](Conn& c) { return governance::confirmations_repo::FindByTokenHash(c, "t1"); });
+  auto found =
+      db_->Read([](Conn& c) { return governance::confirmations_repo::FindByTokenHash(c, "t1"); });
   ASSERT_TRUE(found && *found);
   EXPECT_EQ((*found)->id, *id);
   EXPECT_EQ((*found)->status, "pending");
-  auto first = db_->Write([&](Conn& c) { return governance::confirmations_repo::MarkUsed(c, *id, 200); });
+  auto first =
+      db_->Write([&](Conn& c) { return governance::confirmations_repo::MarkUsed(c, *id, 200); });
   ASSERT_TRUE(first);
   EXPECT_TRUE(*first);
-  auto second = db_->Write([&](Conn& c) { return governance::confirmations_repo::MarkUsed(c, *id, 201); });
+  auto second =
+      db_->Write([&](Conn& c) { return governance::confirmations_repo::MarkUsed(c, *id, 201); });
   ASSERT_TRUE(second);
   EXPECT_FALSE(*second);
-  auto approve = db_->Write([&](Conn& c) { return governance::confirmations_repo::Approve(c, *id, "cli:x", 202); });
+  auto approve = db_->Write(
+      [&](Conn& c) { return governance::confirmations_repo::Approve(c, *id, "cli:x", 202); });
   ASSERT_TRUE(approve);
   EXPECT_FALSE(*approve) << "a used confirmation cannot be approved";
 }
 
 TEST_F(CrmRepos, ConfirmationTokenHashIsUniqueAndUnknownHashIsAbsent) {
-  ASSERT_TRUE(db_->Write([](Conn& c) { return governance::confirmations_repo::Insert(c, Pending("dup", 1000)); }));
-  auto again = db_->Write([](Conn& c) { return governance::confirmations_repo::Insert(c, Pending("dup", 1000)); });
+  ASSERT_TRUE(db_->Write(
+      [](Conn& c) { return governance::confirmations_repo::Insert(c, Pending("dup", 1000)); }));
+  auto again = db_->Write(
+      [](Conn& c) { return governance::confirmations_repo::Insert(c, Pending("dup", 1000)); });
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, Errc::kAlreadyExists);
-  auto none = db_->Read([](Conn& c) { return governance::confirmations_repo::FindByTokenHash(c, "nope"); });
+  auto none =
+      db_->Read([](Conn& c) { return governance::confirmations_repo::FindByTokenHash(c, "nope"); });
   ASSERT_TRUE(none);
   EXPECT_FALSE(*none);
-  auto info = db_->Read([](Conn& c) { return governance::confirmations_repo::FindInfo(c, 987654); });
+  auto info =
+      db_->Read([](Conn& c) { return governance::confirmations_repo::FindInfo(c, 987654); });
   ASSERT_TRUE(info);
   EXPECT_FALSE(*info);
 }
 
 TEST_F(CrmRepos, ConfirmationApproveOnlyPendingUnexpiredAndExpireStale) {
-  auto live = db_->Write([](Conn& c) { return governance::confirmations_repo::Insert(c, Pending("live", 1000)); });
-  auto old = db_->Write([](Conn& c) { return governance::confirmations_repo::Insert(c, Pending("old", 150)); });
+  auto live = db_->Write(
+      [](Conn& c) { return governance::confirmations_repo::Insert(c, Pending("live", 1000)); });
+  auto old = db_->Write(
+      [](Conn& c) { return governance::confirmations_repo::Insert(c, Pending("old", 150)); });
   ASSERT_TRUE(live && old);
-  auto late = db_->Write([&](Conn& c) { return governance::confirmations_repo::Approve(c, *old, "cli:x", 200); });
+  auto late = db_->Write(
+      [&](Conn& c) { return governance::confirmations_repo::Approve(c, *old, "cli:x", 200); });
   ASSERT_TRUE(late);
   EXPECT_FALSE(*late);
-  auto ok = db_->Write([&](Conn& c) { return governance::confirmations_repo::Approve(c, *live, "cli:x", 200); });
+  auto ok = db_->Write(
+      [&](Conn& c) { return governance::confirmations_repo::Approve(c, *live, "cli:x", 200); });
   ASSERT_TRUE(ok);
   EXPECT_TRUE(*ok);
-  auto expired = db_->Write([](Conn& c) { return governance::confirmations_repo::ExpireStale(c, 200); });
+  auto expired =
+      db_->Write([](Conn& c) { return governance::confirmations_repo::ExpireStale(c, 200); });
   ASSERT_TRUE(expired);
   EXPECT_EQ(*expired, 1);
   auto info = db_->Read([&](Conn& c) { return governance::confirmations_repo::FindInfo(c, *old); });
   ASSERT_TRUE(info && *info);
   EXPECT_EQ((*info)->status, "expired");
   // Approved rows can still be used once.
-  auto used = db_->Write([&](Conn& c) { return governance::confirmations_repo::MarkUsed(c, *live, 300); });
+  auto used =
+      db_->Write([&](Conn& c) { return governance::confirmations_repo::MarkUsed(c, *live, 300); });
   ASSERT_TRUE(used);
   EXPECT_TRUE(*used);
 }
@@ -193,7 +229,8 @@ TEST_F(CrmRepos, ConfirmationApproveOnlyPendingUnexpiredAndExpireStale) {
 TEST_F(CrmRepos, OutboxIdsIncreaseAndAfterIsOldestFirst) {
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(db_->Write([&](Conn& c) {
-      return outbox_repo::Insert(c, "contact.created", 10 + i, R"({"n":)" + std::to_string(i) + "}", 100 + i);
+      return outbox_repo::Insert(c, "contact.created", 10 + i, R"({"n":)" + std::to_string(i) + "}",
+                                 100 + i);
     }));
   auto all = db_->Read([](Conn& c) { return outbox_repo::After(c, 0, 10); });
   ASSERT_TRUE(all);
@@ -228,11 +265,13 @@ TEST_F(CrmRepos, OutboxCursorStartsAtZeroAndAdvances) {
 TEST_F(CrmRepos, AuditRecentIsNewestFirstAndKeepsEveryField) {
   const governance::Actor actor{.kind = "cli", .subject = "s", .client_id = "", .request_id = "r"};
   ASSERT_TRUE(db_->Write([&](Conn& c) {
-    return governance::audit_repo::Insert(c, 1, actor, {.action = "a1", .target_type = "list", .target_ids = {1, 2}});
+    return governance::audit_repo::Insert(
+        c, 1, actor, {.action = "a1", .target_type = "list", .target_ids = {1, 2}});
   }));
   ASSERT_TRUE(db_->Write([&](Conn& c) {
-    return governance::audit_repo::Insert(c, 2, governance::Actor{}, {.action = "a2", .target_type = "tag",
-                                              .revision_before = 3, .revision_after = 4});
+    return governance::audit_repo::Insert(
+        c, 2, governance::Actor{},
+        {.action = "a2", .target_type = "tag", .revision_before = 3, .revision_after = 4});
   }));
   auto recent = db_->Read([](Conn& c) { return governance::audit_repo::Recent(c, 10); });
   ASSERT_TRUE(recent);
@@ -254,16 +293,16 @@ TEST_F(CrmRepos, AuditByAppSeeksItsIndexAndLastActivityIsItsLatestEntry) {
   int64_t at = 0;
   for (const governance::Actor* who : {&a, &b, &a, &cli, &a}) {
     at += 10;
-    ASSERT_TRUE(db_->Write([&](Conn& c) { return governance::audit_repo::Insert(c, at, *who, {.action = "x"}); }));
+    ASSERT_TRUE(db_->Write(
+        [&](Conn& c) { return governance::audit_repo::Insert(c, at, *who, {.action = "x"}); }));
   }
   auto last = db_->Read([](Conn& c) {
     return governance::audit_repo::LastActivityByClient(c, {"app-a", "app-b", "app-gone", ""});
   });
   ASSERT_TRUE(last) << last.error().detail;
   EXPECT_EQ(*last, (std::map<std::string, int64_t>{{"app-a", 50}, {"app-b", 20}}));
-  auto found = db_->Read([](Conn& c) {
-    return governance::audit_repo::Find(c, {.client_id = "app-a", .limit = 2});
-  });
+  auto found = db_->Read(
+      [](Conn& c) { return governance::audit_repo::Find(c, {.client_id = "app-a", .limit = 2}); });
   ASSERT_TRUE(found);
   ASSERT_EQ(found->size(), 2u);
   EXPECT_EQ((*found)[0].occurred_at, 50);
@@ -271,7 +310,8 @@ TEST_F(CrmRepos, AuditByAppSeeksItsIndexAndLastActivityIsItsLatestEntry) {
 
   // Both read only the app's end of audit_log_client, never the whole log, and need no sort.
   const bool pg = db_->dialect() == store::Dialect::kPostgres;
-  auto [find_sql, find_params] = governance::audit_repo::FindSql({.client_id = "app-a", .limit = 2});
+  auto [find_sql, find_params] =
+      governance::audit_repo::FindSql({.client_id = "app-a", .limit = 2});
   const std::vector<std::pair<std::string, std::vector<store::Value>>> queries = {
       {governance::audit_repo::kLastActivitySql, {std::string("app-a")}}, {find_sql, find_params}};
   for (const auto& [sql, params] : queries) {
@@ -293,15 +333,18 @@ TEST_F(CrmRepos, AuditByAppSeeksItsIndexAndLastActivityIsItsLatestEntry) {
 
 TEST_F(CrmRepos, ApiKeyPrefixIsUniqueAndIdsAreNotReused) {
   auto a = db_->Write([](Conn& c) {
-    return governance::api_keys_repo::Insert(c, "k", "crmd_live_aaaaaaaa", "h1", governance::ApiKeyRole::kAdmin, 5);
+    return governance::api_keys_repo::Insert(c, "k", "crmd_live_aaaaaaaa", "h1",
+                                             governance::ApiKeyRole::kAdmin, 5);
   });
   ASSERT_TRUE(a) << a.error().detail;
   auto dup = db_->Write([](Conn& c) {
-    return governance::api_keys_repo::Insert(c, "k2", "crmd_live_aaaaaaaa", "h2", governance::ApiKeyRole::kIntegration, 5);
+    return governance::api_keys_repo::Insert(c, "k2", "crmd_live_aaaaaaaa", "h2",
+                                             governance::ApiKeyRole::kIntegration, 5);
   });
   ASSERT_FALSE(dup);
   EXPECT_EQ(dup.error().code, Errc::kAlreadyExists);
-  auto found = db_->Read([](Conn& c) { return governance::api_keys_repo::FindByPrefix(c, "crmd_live_aaaaaaaa"); });
+  auto found = db_->Read(
+      [](Conn& c) { return governance::api_keys_repo::FindByPrefix(c, "crmd_live_aaaaaaaa"); });
   ASSERT_TRUE(found && *found);
   EXPECT_EQ((*found)->secret_hash, "h1");
   EXPECT_EQ((*found)->key.role, governance::ApiKeyRole::kAdmin);
@@ -312,24 +355,30 @@ TEST_F(CrmRepos, ApiKeyPrefixIsUniqueAndIdsAreNotReused) {
   ASSERT_TRUE(del2);
   EXPECT_FALSE(*del2);
   auto b = db_->Write([](Conn& c) {
-    return governance::api_keys_repo::Insert(c, "k", "crmd_live_bbbbbbbb", "h3", governance::ApiKeyRole::kIntegration, 6);
+    return governance::api_keys_repo::Insert(c, "k", "crmd_live_bbbbbbbb", "h3",
+                                             governance::ApiKeyRole::kIntegration, 6);
   });
   ASSERT_TRUE(b);
   EXPECT_GT(*b, *a);
 }
 
 TEST_F(CrmRepos, ApiKeyEnableAndTouchLastUsed) {
-  auto missing = db_->Write([](Conn& c) { return governance::api_keys_repo::SetEnabled(c, 999, false); });
+  auto missing =
+      db_->Write([](Conn& c) { return governance::api_keys_repo::SetEnabled(c, 999, false); });
   ASSERT_TRUE(missing);
   EXPECT_FALSE(*missing);
   auto id = db_->Write([](Conn& c) {
-    return governance::api_keys_repo::Insert(c, "k", "crmd_live_cccccccc", "h", governance::ApiKeyRole::kIntegration, 5);
+    return governance::api_keys_repo::Insert(c, "k", "crmd_live_cccccccc", "h",
+                                             governance::ApiKeyRole::kIntegration, 5);
   });
   ASSERT_TRUE(id);
-  auto off = db_->Write([&](Conn& c) { return governance::api_keys_repo::SetEnabled(c, *id, false); });
+  auto off =
+      db_->Write([&](Conn& c) { return governance::api_keys_repo::SetEnabled(c, *id, false); });
   ASSERT_TRUE(off && *off);
-  ASSERT_TRUE(db_->Write([&](Conn& c) { return governance::api_keys_repo::TouchLastUsed(c, *id, 1000, 60); }));
-  ASSERT_TRUE(db_->Write([&](Conn& c) { return governance::api_keys_repo::TouchLastUsed(c, *id, 1030, 60); }));
+  ASSERT_TRUE(db_->Write(
+      [&](Conn& c) { return governance::api_keys_repo::TouchLastUsed(c, *id, 1000, 60); }));
+  ASSERT_TRUE(db_->Write(
+      [&](Conn& c) { return governance::api_keys_repo::TouchLastUsed(c, *id, 1030, 60); }));
   auto k = db_->Read([&](Conn& c) { return governance::api_keys_repo::Find(c, *id); });
   ASSERT_TRUE(k && *k);
   EXPECT_FALSE((*k)->enabled);
@@ -349,7 +398,8 @@ TEST_F(CrmRepos, SequenceUpdateHonoursRevisionAndListFiltersByStatus) {
   cur.status = marketing::SequenceStatus::kPaused;
   auto ok = db_->Write([&](Conn& c) { return marketing::sequences_repo::Update(c, cur); });
   ASSERT_TRUE(ok && *ok);
-  auto stale = db_->Write([&](Conn& c) { return marketing::sequences_repo::Update(c, cur); });  // still revision 1
+  auto stale = db_->Write(
+      [&](Conn& c) { return marketing::sequences_repo::Update(c, cur); });  // still revision 1
   ASSERT_TRUE(stale);
   EXPECT_FALSE(*stale);
   auto drafts = db_->Read([](Conn& c) {
@@ -363,7 +413,8 @@ TEST_F(CrmRepos, SequenceUpdateHonoursRevisionAndListFiltersByStatus) {
   ASSERT_TRUE(paused);
   ASSERT_EQ(paused->size(), 1u);
   EXPECT_EQ((*paused)[0].revision, 2);
-  auto taken = db_->Read([](Conn& c) { return marketing::sequences_repo::NameTaken(c, "Welcome"); });
+  auto taken =
+      db_->Read([](Conn& c) { return marketing::sequences_repo::NameTaken(c, "Welcome"); });
   auto free = db_->Read([](Conn& c) { return marketing::sequences_repo::NameTaken(c, "Other"); });
   ASSERT_TRUE(taken && free);
   EXPECT_TRUE(*taken);
@@ -374,8 +425,11 @@ TEST_F(CrmRepos, SequenceUpdateHonoursRevisionAndListFiltersByStatus) {
 }
 
 TEST_F(CrmRepos, AutomationRoundTripsRevisionCheckAndIdNotReused) {
-  marketing::Automation a{.name = "On tag", .trigger = {{"type", "tag_added"}, {"tag_id", 1}},
-               .steps = nlohmann::json::array(), .created_at = 1, .updated_at = 1};
+  marketing::Automation a{.name = "On tag",
+                          .trigger = {{"type", "tag_added"}, {"tag_id", 1}},
+                          .steps = nlohmann::json::array(),
+                          .created_at = 1,
+                          .updated_at = 1};
   auto id = db_->Write([&](Conn& c) { return marketing::automations_repo::Insert(c, a); });
   ASSERT_TRUE(id) << id.error().detail;
   auto loaded = db_->Read([&](Conn& c) { return marketing::automations_repo::Find(c, *id); });
@@ -384,17 +438,20 @@ TEST_F(CrmRepos, AutomationRoundTripsRevisionCheckAndIdNotReused) {
   EXPECT_EQ((*loaded)->trigger["tag_id"], 1);
   EXPECT_TRUE(marketing::automations_repo::StateBasedTrigger((*loaded)->trigger));
   EXPECT_FALSE(marketing::automations_repo::StateBasedTrigger({{"type", "contact_created"}}));
-  auto stale = db_->Write([&](Conn& c) { return marketing::automations_repo::Update(c, **loaded, 5); });
+  auto stale =
+      db_->Write([&](Conn& c) { return marketing::automations_repo::Update(c, **loaded, 5); });
   ASSERT_TRUE(stale);
   EXPECT_FALSE(*stale);
-  auto ok = db_->Write([&](Conn& c) { return marketing::automations_repo::Update(c, **loaded, 1); });
+  auto ok =
+      db_->Write([&](Conn& c) { return marketing::automations_repo::Update(c, **loaded, 1); });
   ASSERT_TRUE(ok && *ok);
   auto candidates = db_->Read([&](Conn& c) {
     return marketing::automations_repo::CountCandidates(c, *id, (*loaded)->trigger);
   });
   ASSERT_TRUE(candidates);
   EXPECT_EQ(*candidates, 0);
-  auto taken = db_->Read([](Conn& c) { return marketing::automations_repo::NameTaken(c, "On tag"); });
+  auto taken =
+      db_->Read([](Conn& c) { return marketing::automations_repo::NameTaken(c, "On tag"); });
   ASSERT_TRUE(taken);
   EXPECT_TRUE(*taken);
   ASSERT_TRUE(db_->Write([&](Conn& c) { return marketing::automations_repo::Delete(c, *id); }));
@@ -406,9 +463,13 @@ TEST_F(CrmRepos, AutomationRoundTripsRevisionCheckAndIdNotReused) {
 // --- forms ---
 
 TEST_F(CrmRepos, FormRoundTripsAndMissingRowsSayFalse) {
-  forms_repo::FormColumns f{.name = "Signup", .fields = "[]", .applies = "{}",
-                            .display_rules = "{}", .require_key = true,
-                            .allowed_origins = R"(["https://a.example"])", .honeypot_field = ""};
+  forms_repo::FormColumns f{.name = "Signup",
+                            .fields = "[]",
+                            .applies = "{}",
+                            .display_rules = "{}",
+                            .require_key = true,
+                            .allowed_origins = R"(["https://a.example"])",
+                            .honeypot_field = ""};
   auto id = db_->Write([&](Conn& c) { return forms_repo::Insert(c, f, 7); });
   ASSERT_TRUE(id) << id.error().detail;
   auto row = db_->Read([&](Conn& c) { return forms_repo::Find(c, *id); });
@@ -441,19 +502,23 @@ TEST_F(CrmRepos, IdempotencyKeepsAnswerWithinWindowAndReplacesExpiredRow) {
   auto hit = db_->Read([](Conn& c) { return governance::idempotency_repo::Find(c, "s", "k", 50); });
   ASSERT_TRUE(hit && *hit);
   EXPECT_EQ((**hit)["id"], 1);
-  auto other_scope = db_->Read([](Conn& c) { return governance::idempotency_repo::Find(c, "t", "k", 50); });
+  auto other_scope =
+      db_->Read([](Conn& c) { return governance::idempotency_repo::Find(c, "t", "k", 50); });
   ASSERT_TRUE(other_scope);
   EXPECT_FALSE(*other_scope);
-  auto expired = db_->Read([](Conn& c) { return governance::idempotency_repo::Find(c, "s", "k", 100); });
+  auto expired =
+      db_->Read([](Conn& c) { return governance::idempotency_repo::Find(c, "s", "k", 100); });
   ASSERT_TRUE(expired);
   EXPECT_FALSE(*expired);
   ASSERT_TRUE(db_->Write([](Conn& c) {
     return governance::idempotency_repo::Remember(c, "s", "k", {{"id", 2}}, 200);
   }));
-  auto replaced = db_->Read([](Conn& c) { return governance::idempotency_repo::Find(c, "s", "k", 150); });
+  auto replaced =
+      db_->Read([](Conn& c) { return governance::idempotency_repo::Find(c, "s", "k", 150); });
   ASSERT_TRUE(replaced && *replaced);
   EXPECT_EQ((**replaced)["id"], 2);
-  auto swept = db_->Write([](Conn& c) { return governance::idempotency_repo::DeleteCreatedBefore(c, 200); });
+  auto swept =
+      db_->Write([](Conn& c) { return governance::idempotency_repo::DeleteCreatedBefore(c, 200); });
   ASSERT_TRUE(swept);
   EXPECT_EQ(*swept, 1);
 }

@@ -1,12 +1,12 @@
 // The store driver contract: what every repository relies on, checked on the engine the
 // suite runs on (SQLite by default; PostgreSQL under the `pg.` prefix, see
 // tests/support/test_database.h). Repositories are written once against this contract.
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <set>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "src/store/db.h"
 #include "tests/support/test_database.h"
@@ -27,7 +27,8 @@ class StoreContract : public ::testing::Test {
     db_ = std::move(*opened);
     auto st = db_->Write([](Conn& c) -> Status {
       return c.ExecScript(
-          "CREATE TABLE kv (id BIGINT PRIMARY KEY, name TEXT NOT NULL UNIQUE, n BIGINT, r DOUBLE PRECISION, "
+          "CREATE TABLE kv (id BIGINT PRIMARY KEY, name TEXT NOT NULL UNIQUE, n BIGINT, r DOUBLE "
+          "PRECISION, "
           "note TEXT)");
     });
     ASSERT_TRUE(st) << st.error().detail;
@@ -54,8 +55,10 @@ TEST_F(StoreContract, BindsEveryValueKindAndReadsItBackTyped) {
   });
   ASSERT_TRUE(st) << st.error().detail;
   EXPECT_EQ(*st, 1);
-  auto row = db_->Read([](Conn& c) { return c.QueryOne("SELECT id, name, n, r, note FROM kv WHERE name = ?",
-                                                       {std::string("it's \"quoted\" ? and $1")}); });
+  auto row = db_->Read([](Conn& c) {
+    return c.QueryOne("SELECT id, name, n, r, note FROM kv WHERE name = ?",
+                      {std::string("it's \"quoted\" ? and $1")});
+  });
   ASSERT_TRUE(row && *row);
   const Row& r = **row;
   EXPECT_TRUE(std::holds_alternative<int64_t>(r.at(0)));
@@ -77,12 +80,14 @@ TEST_F(StoreContract, LiteralQuestionMarksAreNotPlaceholders) {
 TEST_F(StoreContract, AggregatesOfIntegersAreIntegers) {
   ASSERT_TRUE(db_->Write([](Conn& c) -> Status {
     for (int64_t i = 1; i <= 3; ++i) {
-      auto r = c.Exec("INSERT INTO kv (id, name, n) VALUES (?, ?, ?)", {i, "k" + std::to_string(i), i * 10});
+      auto r = c.Exec("INSERT INTO kv (id, name, n) VALUES (?, ?, ?)",
+                      {i, "k" + std::to_string(i), i * 10});
       if (!r) return Fail(r.error());
     }
     return Ok();
   }));
-  auto row = db_->Read([](Conn& c) { return c.QueryOne("SELECT SUM(n), COUNT(*), MAX(n) FROM kv"); });
+  auto row =
+      db_->Read([](Conn& c) { return c.QueryOne("SELECT SUM(n), COUNT(*), MAX(n) FROM kv"); });
   ASSERT_TRUE(row && *row);
   EXPECT_TRUE(std::holds_alternative<int64_t>((*row)->at(0)));
   EXPECT_EQ((*row)->Int(0), 60);
@@ -91,7 +96,8 @@ TEST_F(StoreContract, AggregatesOfIntegersAreIntegers) {
 }
 
 TEST_F(StoreContract, UniqueViolationIsAlreadyExistsAndRollsBackTheTransaction) {
-  ASSERT_TRUE(db_->Write([](Conn& c) { return c.Exec("INSERT INTO kv (id, name) VALUES (1, 'a')"); }));
+  ASSERT_TRUE(
+      db_->Write([](Conn& c) { return c.Exec("INSERT INTO kv (id, name) VALUES (1, 'a')"); }));
   auto r = db_->Write([](Conn& c) -> Result<int64_t> {
     auto first = c.Exec("INSERT INTO kv (id, name) VALUES (2, 'b')");
     if (!first) return first;
@@ -116,7 +122,8 @@ TEST_F(StoreContract, TextWithANulCharacterIsRefusedAlikeOnBothEnginesAndWritesN
   EXPECT_NE(r.error().message.find("U+0000"), std::string::npos) << r.error().message;
   EXPECT_EQ(*Count(), 0) << "nothing of the transaction is kept";
   // Nor in a query's parameter.
-  auto q = db_->Read([&](Conn& c) { return c.QueryOne("SELECT id FROM kv WHERE name = ?", {nul}); });
+  auto q =
+      db_->Read([&](Conn& c) { return c.QueryOne("SELECT id FROM kv WHERE name = ?", {nul}); });
   ASSERT_FALSE(q);
   EXPECT_EQ(q.error().code, Errc::kInvalidArgument);
 }
@@ -136,7 +143,8 @@ TEST_F(StoreContract, AFailedStatementIgnoredByTheCallbackCommitsNothing) {
   // On PostgreSQL a failed statement aborts the transaction; the driver must not report
   // success for a transaction the engine rolled back. On SQLite the statement alone failed
   // and the rest commits. Either way no half-applied write is reported as the other.
-  ASSERT_TRUE(db_->Write([](Conn& c) { return c.Exec("INSERT INTO kv (id, name) VALUES (1, 'a')"); }));
+  ASSERT_TRUE(
+      db_->Write([](Conn& c) { return c.Exec("INSERT INTO kv (id, name) VALUES (1, 'a')"); }));
   auto r = db_->Write([](Conn& c) -> Result<int64_t> {
     (void)c.Exec("INSERT INTO kv (id, name) VALUES (2, 'a')");  // fails, ignored
     return c.Exec("INSERT INTO kv (id, name) VALUES (3, 'c')");
@@ -151,7 +159,8 @@ TEST_F(StoreContract, AFailedStatementIgnoredByTheCallbackCommitsNothing) {
 
 TEST_F(StoreContract, AFailureRolledBackToASavepointLetsTheRestCommit) {
   // The shape of upsert_contacts_bulk: each item in a savepoint, a failed item undone alone.
-  ASSERT_TRUE(db_->Write([](Conn& c) { return c.Exec("INSERT INTO kv (id, name) VALUES (1, 'a')"); }));
+  ASSERT_TRUE(
+      db_->Write([](Conn& c) { return c.Exec("INSERT INTO kv (id, name) VALUES (1, 'a')"); }));
   auto r = db_->Write([](Conn& c) -> Result<int64_t> {
     if (auto sp = c.Exec("SAVEPOINT item"); !sp) return sp;
     auto dup = c.Exec("INSERT INTO kv (id, name) VALUES (2, 'a')");
@@ -168,12 +177,13 @@ TEST_F(StoreContract, AFailureRolledBackToASavepointLetsTheRestCommit) {
 
 TEST_F(StoreContract, InsertReturningIdAndNextIdNeverReuseADeletedId) {
   ASSERT_TRUE(db_->Write([](Conn& c) -> Status {
-    return c.ExecScript("CREATE TABLE IF NOT EXISTS id_high_water (tbl TEXT PRIMARY KEY, last_id BIGINT NOT NULL)");
+    return c.ExecScript(
+        "CREATE TABLE IF NOT EXISTS id_high_water (tbl TEXT PRIMARY KEY, last_id BIGINT NOT NULL)");
   }));
   auto insert = [&](const std::string& name) {
     return db_->Write([&](Conn& c) {
-      return c.InsertReturningId("INSERT INTO kv (id, name) VALUES (" + NextIdSql("kv") + ", ?) RETURNING id",
-                                 {name});
+      return c.InsertReturningId(
+          "INSERT INTO kv (id, name) VALUES (" + NextIdSql("kv") + ", ?) RETURNING id", {name});
     });
   };
   auto a = insert("a"), b = insert("b");
@@ -193,9 +203,10 @@ TEST_F(StoreContract, InsertReturningIdAndNextIdNeverReuseADeletedId) {
 
 TEST_F(StoreContract, ConcurrentWritersNeverLoseAnUpdateOrShareAnId) {
   ASSERT_TRUE(db_->Write([](Conn& c) -> Status {
-    auto r = c.ExecScript("CREATE TABLE IF NOT EXISTS id_high_water (tbl TEXT PRIMARY KEY, last_id BIGINT NOT NULL); "
-                          "CREATE TABLE counter (id BIGINT PRIMARY KEY, v BIGINT NOT NULL); "
-                          "INSERT INTO counter VALUES (1, 0)");
+    auto r = c.ExecScript(
+        "CREATE TABLE IF NOT EXISTS id_high_water (tbl TEXT PRIMARY KEY, last_id BIGINT NOT NULL); "
+        "CREATE TABLE counter (id BIGINT PRIMARY KEY, v BIGINT NOT NULL); "
+        "INSERT INTO counter VALUES (1, 0)");
     return r;
   }));
   constexpr int kThreads = 4, kEach = 50;
@@ -212,10 +223,14 @@ TEST_F(StoreContract, ConcurrentWritersNeverLoseAnUpdateOrShareAnId) {
           if (!v) return Fail(v.error());
           auto up = c.Exec("UPDATE counter SET v = ? WHERE id = 1", {(*v)->Int(0) + 1});
           if (!up) return Fail(up.error());
-          return c.InsertReturningId("INSERT INTO kv (id, name) VALUES (" + NextIdSql("kv") + ", ?) RETURNING id",
-                                     {"t" + std::to_string(t) + "-" + std::to_string(i)});
+          return c.InsertReturningId(
+              "INSERT INTO kv (id, name) VALUES (" + NextIdSql("kv") + ", ?) RETURNING id",
+              {"t" + std::to_string(t) + "-" + std::to_string(i)});
         });
-        if (!id) { ++failures; continue; }
+        if (!id) {
+          ++failures;
+          continue;
+        }
         std::lock_guard lock(mu);
         ids.insert(*id);
       }
@@ -230,12 +245,14 @@ TEST_F(StoreContract, ConcurrentWritersNeverLoseAnUpdateOrShareAnId) {
 }
 
 TEST_F(StoreContract, AReadSeesOneSnapshotWhileAWriterCommits) {
-  ASSERT_TRUE(db_->Write([](Conn& c) { return c.Exec("INSERT INTO kv (id, name) VALUES (1, 'a')"); }));
+  ASSERT_TRUE(
+      db_->Write([](Conn& c) { return c.Exec("INSERT INTO kv (id, name) VALUES (1, 'a')"); }));
   auto r = db_->Read([&](Conn& c) -> Result<std::pair<int64_t, int64_t>> {
     auto before = c.QueryOne("SELECT COUNT(*) FROM kv");
     if (!before) return Fail(before.error());
     std::thread writer([&] {
-      auto w = db_->Write([](Conn& w) { return w.Exec("INSERT INTO kv (id, name) VALUES (2, 'b')"); });
+      auto w =
+          db_->Write([](Conn& w) { return w.Exec("INSERT INTO kv (id, name) VALUES (2, 'b')"); });
       EXPECT_TRUE(w) << (w ? "" : w.error().detail);
     });
     writer.join();
@@ -267,7 +284,8 @@ TEST_F(StoreContract, ConnectionLostMidTransactionIsUnavailableAndTheNextTransac
   // The pool replaces the dead connection.
   for (int i = 0; i < 6; ++i) {
     auto ok = db_->Write([i](Conn& c) {
-      return c.Exec("INSERT INTO kv (id, name) VALUES (?, ?)", {int64_t{10 + i}, "n" + std::to_string(i)});
+      return c.Exec("INSERT INTO kv (id, name) VALUES (?, ?)",
+                    {int64_t{10 + i}, "n" + std::to_string(i)});
     });
     ASSERT_TRUE(ok) << ok.error().detail;
   }
@@ -289,7 +307,8 @@ TEST_F(StoreContract, OnlySerializationFailuresAreRetried) {
   calls = 0;
   auto r = db_->Write([&](Conn& c) -> Result<int64_t> {
     ++calls;
-    auto ins = c.Exec("INSERT INTO kv (id, name) VALUES (?, ?)", {int64_t{calls}, "try" + std::to_string(calls)});
+    auto ins = c.Exec("INSERT INTO kv (id, name) VALUES (?, ?)",
+                      {int64_t{calls}, "try" + std::to_string(calls)});
     if (!ins) return ins;
     if (calls == 1) {
       // What PostgreSQL answers when a concurrent transaction won a conflict.
@@ -311,7 +330,8 @@ TEST_F(StoreContract, MigrationsAreRecordedAndIdempotent) {
   auto again = Migrate(*db_);
   ASSERT_TRUE(again) << again.error().detail;
   EXPECT_EQ(*again, 0);
-  auto row = db_->Read([](Conn& c) { return c.QueryOne("SELECT COUNT(*), MIN(version) FROM schema_migrations"); });
+  auto row = db_->Read(
+      [](Conn& c) { return c.QueryOne("SELECT COUNT(*), MIN(version) FROM schema_migrations"); });
   ASSERT_TRUE(row && *row);
   EXPECT_GE((*row)->Int(0), 11);
   EXPECT_EQ((*row)->Int(1), 1);

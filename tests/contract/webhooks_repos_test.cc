@@ -1,10 +1,10 @@
 // The webhook repositories' contracts (endpoints, deliveries, incoming hooks), on SQLite
 // and, under the `pg.` prefix, on PostgreSQL.
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 #include <tuple>
-
-#include <gtest/gtest.h>
 
 #include "src/crm/outbox_repo.h"
 #include "src/store/db.h"
@@ -87,8 +87,10 @@ TEST_F(WebhookRepos, EndpointFailureRunCountsFromItsFirstFailureAndDisablesOnce)
   EXPECT_EQ(two->count, 2);
   EXPECT_EQ(one->since, 100);
   EXPECT_EQ(two->since, 100) << "the run began at its first failure";
-  auto first = db_->Write([&](Conn& c) { return endpoints_repo::DisableForFailures(c, a, "2 failed", 200); });
-  auto again = db_->Write([&](Conn& c) { return endpoints_repo::DisableForFailures(c, a, "2 failed", 201); });
+  auto first = db_->Write(
+      [&](Conn& c) { return endpoints_repo::DisableForFailures(c, a, "2 failed", 200); });
+  auto again = db_->Write(
+      [&](Conn& c) { return endpoints_repo::DisableForFailures(c, a, "2 failed", 201); });
   ASSERT_TRUE(first && again);
   EXPECT_TRUE(*first);
   EXPECT_FALSE(*again) << "an endpoint that is already disabled is not disabled twice";
@@ -169,7 +171,8 @@ TEST_F(WebhookRepos, ReleasingWaitingDeliveriesLeavesInFlightOnesAlone) {
     (w.event_id == e1 ? in_flight : w.event_id == e2 ? waiting : elsewhere) = w.delivery_id;
   ASSERT_TRUE(db_->Write([&](Conn& c) -> Status {
     if (auto r = deliveries_repo::Lease(c, in_flight, 100, 145); !r) return Fail(r.error());
-    if (auto s = deliveries_repo::ScheduleRetry(c, waiting, 1, 503, "HTTP 503", 500, 100); !s) return s;
+    if (auto s = deliveries_repo::ScheduleRetry(c, waiting, 1, 503, "HTTP 503", 500, 100); !s)
+      return s;
     return deliveries_repo::ScheduleRetry(c, elsewhere, 1, 503, "HTTP 503", 500, 100);
   }));
   auto released = db_->Write([&](Conn& c) { return deliveries_repo::ReleaseWaiting(c, ep, 120); });
@@ -180,7 +183,8 @@ TEST_F(WebhookRepos, ReleasingWaitingDeliveriesLeavesInFlightOnesAlone) {
   ASSERT_EQ(now_due->size(), 1u);
   EXPECT_EQ((*now_due)[0].delivery_id, waiting);
   // Enabling again: the backlog (not in flight) is due now with a renewed retry window.
-  auto resumed = db_->Write([&](Conn& c) { return deliveries_repo::ResumeBacklog(c, other, 130, 5000); });
+  auto resumed =
+      db_->Write([&](Conn& c) { return deliveries_repo::ResumeBacklog(c, other, 130, 5000); });
   ASSERT_TRUE(resumed);
   EXPECT_EQ(*resumed, 1);
   auto until = db_->Read([&](Conn& c) { return deliveries_repo::FindRetryUntil(c, elsewhere); });
@@ -192,7 +196,8 @@ TEST_F(WebhookRepos, DeliveryAttemptsOutcomesAndRedeliver) {
   int64_t ep = Endpoint("https://a.example/hook");
   int64_t ev = Event(7);
   ASSERT_TRUE(db_->Write([&](Conn& c) {
-    return deliveries_repo::InsertPending(c, ev, ep, "contact.created", std::nullopt, "{}", 100, 1000);
+    return deliveries_repo::InsertPending(c, ev, ep, "contact.created", std::nullopt, "{}", 100,
+                                          1000);
   }));
   auto due = db_->Write([](Conn& c) { return deliveries_repo::LeaseCandidates(c, 100, 10); });
   ASSERT_TRUE(due && due->size() == 1u);
@@ -221,7 +226,8 @@ TEST_F(WebhookRepos, DeliveryAttemptsOutcomesAndRedeliver) {
   EXPECT_EQ(**retry_until, 1000);
   auto again = db_->Write([&](Conn& c) { return deliveries_repo::Redeliver(c, id, 200, 2000); });
   ASSERT_TRUE(again && *again);
-  auto missing = db_->Write([](Conn& c) { return deliveries_repo::Redeliver(c, 999999, 200, 2000); });
+  auto missing =
+      db_->Write([](Conn& c) { return deliveries_repo::Redeliver(c, 999999, 200, 2000); });
   ASSERT_TRUE(missing);
   EXPECT_FALSE(*missing);
   auto gone = db_->Read([](Conn& c) { return deliveries_repo::FindRetryUntil(c, 999999); });
@@ -230,17 +236,25 @@ TEST_F(WebhookRepos, DeliveryAttemptsOutcomesAndRedeliver) {
 }
 
 incoming_repo::NewHook Hook(const std::string& prefix) {
-  return {.name = "h", .token_prefix = prefix, .token_hash = "th", .mapping = "{}",
-          .applies = "{}", .hmac_secret = std::nullopt, .enabled = true, .now = 5};
+  return {.name = "h",
+          .token_prefix = prefix,
+          .token_hash = "th",
+          .mapping = "{}",
+          .applies = "{}",
+          .hmac_secret = std::nullopt,
+          .enabled = true,
+          .now = 5};
 }
 
 TEST_F(WebhookRepos, IncomingPrefixIsUniqueAndSecretsOnlyByPrefix) {
   auto a = db_->Write([](Conn& c) { return incoming_repo::Insert(c, Hook("crmd_hook_aaaaaaaa")); });
   ASSERT_TRUE(a) << a.error().detail;
-  auto dup = db_->Write([](Conn& c) { return incoming_repo::Insert(c, Hook("crmd_hook_aaaaaaaa")); });
+  auto dup =
+      db_->Write([](Conn& c) { return incoming_repo::Insert(c, Hook("crmd_hook_aaaaaaaa")); });
   ASSERT_FALSE(dup);
   EXPECT_EQ(dup.error().code, Errc::kAlreadyExists);
-  auto by_prefix = db_->Read([](Conn& c) { return incoming_repo::FindByPrefix(c, "crmd_hook_aaaaaaaa"); });
+  auto by_prefix =
+      db_->Read([](Conn& c) { return incoming_repo::FindByPrefix(c, "crmd_hook_aaaaaaaa"); });
   ASSERT_TRUE(by_prefix && *by_prefix);
   EXPECT_EQ((*by_prefix)->token_hash, "th");
   EXPECT_FALSE((*by_prefix)->hmac_secret);

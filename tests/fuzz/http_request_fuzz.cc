@@ -6,6 +6,8 @@
 // head, Beast must accept it too and read the same method, target, version, fields,
 // Content-Length and keep-alive; any difference stops the fuzzer.
 #include <algorithm>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
@@ -14,9 +16,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
 #include "src/http/request_checks.h"
 
@@ -30,7 +29,8 @@ std::string_view SV(boost::beast::string_view s) { return {s.data(), s.size()}; 
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
-  auto scan = crmd::http::ScanHeaderBlock(std::span<char>(bytes.data(), bytes.size()), kMaxHeaderBytes);
+  auto scan =
+      crmd::http::ScanHeaderBlock(std::span<char>(bytes.data(), bytes.size()), kMaxHeaderBytes);
   if (!scan || scan->size == 0) return 0;
   std::string_view rest = std::string_view(bytes).substr(scan->skip);
   bhttp::request_parser<bhttp::string_body> parser;
@@ -51,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Beast keeps fields of one name together; the fields per name, in order, must agree.
     using Fields = std::vector<std::pair<std::string, std::string_view>>;
     auto by_name = [](Fields f) {
-      std::stable_sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::stable_sort(f.begin(), f.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
       return f;
     };
     auto lower = [](std::string_view n) {

@@ -4,9 +4,8 @@
 // contact input or the list of what is wrong, never a crash.
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "src/core/json_parse.h"
 #include "src/webhooks/incoming_mapping.h"
@@ -19,8 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!doc || !doc.value.is_object()) return 0;
   const auto& j = doc.value;
   static const nlohmann::json kDefaultMapping = {{"email", "email"}};
-  auto mapping = crmd::webhooks::ParseMapping(j.contains("mapping") ? j["mapping"] : kDefaultMapping);
-  auto applies = crmd::webhooks::ParseApplies(j.contains("applies") ? j["applies"] : nlohmann::json::object());
+  auto mapping =
+      crmd::webhooks::ParseMapping(j.contains("mapping") ? j["mapping"] : kDefaultMapping);
+  auto applies =
+      crmd::webhooks::ParseApplies(j.contains("applies") ? j["applies"] : nlohmann::json::object());
   if (!mapping || !applies) return 0;
   (void)crmd::webhooks::MapPayload(*mapping, *applies, j.contains("payload") ? j["payload"] : j);
   return 0;

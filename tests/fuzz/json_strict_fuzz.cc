@@ -7,9 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "src/core/json_parse.h"
 #include "src/core/json_write.h"

@@ -7,9 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "src/core/clock.h"
 #include "src/core/embedded.h"
@@ -49,8 +48,10 @@ struct World {
     crmd::http::Request init;
     init.method = "POST";
     init.path = "/mcp";
-    init.body = R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"url":{}}},"clientInfo":{"name":"fuzz","version":"1"}}})";
-    init.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}};
+    init.body =
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"url":{}}},"clientInfo":{"name":"fuzz","version":"1"}}})";
+    init.headers = {{"Content-Type", "application/json"},
+                    {"Accept", "application/json, text/event-stream"}};
     auto r = endpoint->Handle(init, principal);
     for (const auto& [name, value] : r.headers)
       if (name == "Mcp-Session-Id") session = value;
@@ -97,7 +98,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (res.status < 200 || res.status > 599) std::abort();
   if (!res.body.empty() && res.status != 202) {
     json parsed = json::parse(res.body, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object() || parsed.value("jsonrpc", "") != "2.0") std::abort();
+    if (parsed.is_discarded() || !parsed.is_object() || parsed.value("jsonrpc", "") != "2.0")
+      std::abort();
   }
   return 0;
 }

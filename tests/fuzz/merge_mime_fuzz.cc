@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (end == std::string::npos) std::abort();
   for (size_t i = 0; i < end; ++i) {
     if (msg[i] == '\n' && (i == 0 || msg[i - 1] != '\r')) std::abort();  // bare LF in the header
-    if (msg[i] == '\r' && msg[i + 1] != '\n') std::abort();             // bare CR in the header
+    if (msg[i] == '\r' && msg[i + 1] != '\n') std::abort();              // bare CR in the header
     // A header line starting without whitespace must be a "Name:" field (no injected line).
     if (msg[i] == '\n' && i + 1 < end && msg[i + 1] != ' ' && msg[i + 1] != '\t') {
       auto colon = msg.find(':', i + 1);

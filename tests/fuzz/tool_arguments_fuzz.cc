@@ -5,10 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/embedded.h"
 #include "src/core/json_parse.h"
@@ -34,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const auto schemas = Schemas();
   if (size == 0 || schemas.empty()) return 0;
   const auto& schema = *schemas[data[0] % schemas.size()];
-  auto doc = crmd::ParseJsonStrict(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
+  auto doc =
+      crmd::ParseJsonStrict(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
   if (!doc) return 0;
   const auto violation = schema.Validate(doc.value);
   const auto quick = schema.QuickCheck(doc.value);

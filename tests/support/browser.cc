@@ -1,11 +1,10 @@
 #include "tests/support/browser.h"
 
-#include <cstdlib>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
-
-#include <gtest/gtest.h>
+#include <cstdlib>
 
 #include "src/app/services.h"
 #include "src/core/crypto.h"
@@ -23,7 +22,8 @@ std::string Unescape(std::string_view s) {
       continue;
     }
     static const std::pair<std::string_view, char> kEntities[] = {
-        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&#39;", '\''}, {"&#x27;", '\''}};
+        {"&amp;", '&'},  {"&lt;", '<'},   {"&gt;", '>'},
+        {"&quot;", '"'}, {"&#39;", '\''}, {"&#x27;", '\''}};
     bool done = false;
     for (const auto& [e, c] : kEntities) {
       if (s.substr(i, e.size()) == e) {
@@ -58,9 +58,11 @@ std::map<std::string, std::optional<std::string>> Attributes(std::string_view ta
   std::map<std::string, std::optional<std::string>> out;
   size_t i = 0;
   while (i < tag.size()) {
-    while (i < tag.size() && (std::isspace(static_cast<unsigned char>(tag[i])) || tag[i] == '/')) ++i;
+    while (i < tag.size() && (std::isspace(static_cast<unsigned char>(tag[i])) || tag[i] == '/'))
+      ++i;
     size_t start = i;
-    while (i < tag.size() && !std::isspace(static_cast<unsigned char>(tag[i])) && tag[i] != '=' && tag[i] != '/')
+    while (i < tag.size() && !std::isspace(static_cast<unsigned char>(tag[i])) && tag[i] != '=' &&
+           tag[i] != '/')
       ++i;
     if (i == start) break;
     std::string name = text::AsciiLower(std::string(tag.substr(start, i - start)));
@@ -112,7 +114,8 @@ void Form::Set(const std::string& name, const std::string& value) {
 }
 
 void Form::Remove(const std::string& name) {
-  inputs.erase(std::remove_if(inputs.begin(), inputs.end(), [&](const FormInput& i) { return i.name == name; }),
+  inputs.erase(std::remove_if(inputs.begin(), inputs.end(),
+                              [&](const FormInput& i) { return i.name == name; }),
                inputs.end());
 }
 
@@ -181,7 +184,8 @@ std::optional<Form> ParseFirstForm(std::string_view html, std::string_view page_
     input.type = a.count("type") && a["type"] ? text::AsciiLower(*a["type"])
                                               : (is_button ? "submit" : "text");
     input.name = a.count("name") && a["name"] ? *a["name"] : "";
-    input.value = a.count("value") && a["value"] ? *a["value"] : (input.type == "checkbox" ? "on" : "");
+    input.value =
+        a.count("value") && a["value"] ? *a["value"] : (input.type == "checkbox" ? "on" : "");
     input.checked = a.count("checked") > 0;
     f.inputs.push_back(std::move(input));
     pos = close;
@@ -227,11 +231,13 @@ std::optional<std::string> Browser::Cookie(const std::string& name) const {
 
 Page Browser::Get(const std::string& url) { return Fetch("GET", Absolute(url), ""); }
 
-Page Browser::PostForm(const std::string& url, const std::vector<std::pair<std::string, std::string>>& fields) {
+Page Browser::PostForm(const std::string& url,
+                       const std::vector<std::pair<std::string, std::string>>& fields) {
   return Fetch("POST", Absolute(url), EncodeForm(fields));
 }
 
-Page Browser::Submit(const Form& form, const std::optional<std::pair<std::string, std::string>>& button) {
+Page Browser::Submit(const Form& form,
+                     const std::optional<std::pair<std::string, std::string>>& button) {
   std::string body = EncodeForm(form.Fields(button));
   if (form.method == "GET") {
     std::string url = form.action.substr(0, form.action.find('?'));
@@ -249,7 +255,8 @@ Page Browser::Fetch(std::string method, std::string url, std::string body) {
     if (!cookie.empty()) headers.emplace_back("Cookie", cookie);
     if (method == "POST") {
       headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
-      std::optional<std::string> origin = origin_set_ ? origin_ : std::optional(Origin(server_.base_url()));
+      std::optional<std::string> origin =
+          origin_set_ ? origin_ : std::optional(Origin(server_.base_url()));
       if (origin) headers.emplace_back("Origin", *origin);
     }
     auto r = server_.Send(method, url, body, headers);
@@ -326,11 +333,12 @@ OAuthFlowResult RunOAuthFlow(TestServer& server, const OAuthFlowOptions& o) {
     }
   }
 
-  nlohmann::json reg = {{"client_name", o.client_name},
-                        {"redirect_uris", {o.redirect_uri}},
-                        {"grant_types", {"authorization_code", "refresh_token"}},
-                        {"response_types", {"code"}},
-                        {"token_endpoint_auth_method", o.confidential ? "client_secret_basic" : "none"}};
+  nlohmann::json reg = {
+      {"client_name", o.client_name},
+      {"redirect_uris", {o.redirect_uri}},
+      {"grant_types", {"authorization_code", "refresh_token"}},
+      {"response_types", {"code"}},
+      {"token_endpoint_auth_method", o.confidential ? "client_secret_basic" : "none"}};
   auto r = server.PostJson(registration_endpoint, reg);
   if (r.status != 201) {
     out.error = "registration: HTTP " + std::to_string(r.status) + " " + r.body;
@@ -345,9 +353,12 @@ OAuthFlowResult RunOAuthFlow(TestServer& server, const OAuthFlowOptions& o) {
   out.state = random.Token(16);
   out.redirect_uri = o.redirect_uri;
   std::vector<std::pair<std::string, std::string>> q = {
-      {"response_type", "code"},        {"client_id", out.client_id},
-      {"redirect_uri", o.redirect_uri}, {"code_challenge", PkceChallenge(out.code_verifier)},
-      {"code_challenge_method", "S256"}, {"state", out.state},
+      {"response_type", "code"},
+      {"client_id", out.client_id},
+      {"redirect_uri", o.redirect_uri},
+      {"code_challenge", PkceChallenge(out.code_verifier)},
+      {"code_challenge_method", "S256"},
+      {"state", out.state},
       {"resource", resource}};
   if (!o.scope.empty()) q.emplace_back("scope", o.scope);
 
@@ -355,7 +366,8 @@ OAuthFlowResult RunOAuthFlow(TestServer& server, const OAuthFlowOptions& o) {
   Page page = browser.Get(authorization_endpoint + "?" + EncodeForm(q));
   auto login = page.form();
   if (page.status != 200 || !login || !login->Value("password")) {
-    out.error = "authorize: expected the login page, got HTTP " + std::to_string(page.status) + " " + page.body;
+    out.error = "authorize: expected the login page, got HTTP " + std::to_string(page.status) +
+                " " + page.body;
     return out;
   }
   login->Set("email", o.email);
@@ -364,14 +376,16 @@ OAuthFlowResult RunOAuthFlow(TestServer& server, const OAuthFlowOptions& o) {
   if (!page.client_redirect) {
     auto consent = page.form();
     if (page.status != 200 || !consent || consent->Options("scope").empty()) {
-      out.error = "login: expected the consent page, got HTTP " + std::to_string(page.status) + " " + page.body;
+      out.error = "login: expected the consent page, got HTTP " + std::to_string(page.status) +
+                  " " + page.body;
       return out;
     }
     if (o.on_consent) o.on_consent(*consent);
     page = browser.Submit(*consent, std::make_pair(std::string("decision"), std::string("allow")));
   }
   if (!page.client_redirect) {
-    out.error = "consent: expected a redirect to the client, got HTTP " + std::to_string(page.status) + " " + page.body;
+    out.error = "consent: expected a redirect to the client, got HTTP " +
+                std::to_string(page.status) + " " + page.body;
     return out;
   }
   auto params = QueryParams(*page.client_redirect);
@@ -387,9 +401,11 @@ OAuthFlowResult RunOAuthFlow(TestServer& server, const OAuthFlowOptions& o) {
   out.scope = o.scope;
   if (!o.exchange_code) return out;
 
-  std::vector<std::pair<std::string, std::string>> form = {
-      {"grant_type", "authorization_code"}, {"code", out.code},         {"redirect_uri", o.redirect_uri},
-      {"code_verifier", out.code_verifier}, {"resource", resource}};
+  std::vector<std::pair<std::string, std::string>> form = {{"grant_type", "authorization_code"},
+                                                           {"code", out.code},
+                                                           {"redirect_uri", o.redirect_uri},
+                                                           {"code_verifier", out.code_verifier},
+                                                           {"resource", resource}};
   http::Headers headers;
   if (o.confidential) {
     headers.emplace_back("Authorization",

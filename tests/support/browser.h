@@ -8,13 +8,12 @@
 // Not thread-safe: one Browser per test.
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/support/test_server.h"
 
@@ -77,14 +76,19 @@ class Browser {
   Page Get(const std::string& url_or_path);
   // Submits a form like a browser: POST bodies form-encoded, with an Origin header of the
   // server (override with set_origin).
-  Page Submit(const Form& form, const std::optional<std::pair<std::string, std::string>>& button = std::nullopt);
-  Page PostForm(const std::string& url_or_path, const std::vector<std::pair<std::string, std::string>>& fields);
+  Page Submit(const Form& form,
+              const std::optional<std::pair<std::string, std::string>>& button = std::nullopt);
+  Page PostForm(const std::string& url_or_path,
+                const std::vector<std::pair<std::string, std::string>>& fields);
 
   std::optional<std::string> Cookie(const std::string& name) const;
   void SetCookie(const std::string& name, const std::string& value) { jar_[name] = value; }
   void ClearCookies() { jar_.clear(); }
   // Origin sent with POSTs; nullopt sends none.
-  void set_origin(std::optional<std::string> origin) { origin_ = std::move(origin); origin_set_ = true; }
+  void set_origin(std::optional<std::string> origin) {
+    origin_ = std::move(origin);
+    origin_set_ = true;
+  }
   void set_follow_redirects(bool follow) { follow_ = follow; }
 
  private:
@@ -107,24 +111,24 @@ Page SignInToConsole(Browser& browser, const std::string& email, const std::stri
 struct OAuthFlowOptions {
   std::string email = "alice@example.com";
   std::string password = "correct horse battery staple";
-  bool create_user = true;                   // create the user if missing
-  std::string scope;                         // empty: no scope parameter (server default)
+  bool create_user = true;  // create the user if missing
+  std::string scope;        // empty: no scope parameter (server default)
   std::string redirect_uri = "http://127.0.0.1:47999/callback";
   std::string client_name = "Test MCP Client";
-  bool confidential = false;                 // client_secret_basic instead of a public client
-  bool exchange_code = true;                 // false: stop once the code is received
-  std::function<void(Form&)> on_consent;     // adjust the consent form (e.g. uncheck scopes)
+  bool confidential = false;              // client_secret_basic instead of a public client
+  bool exchange_code = true;              // false: stop once the code is received
+  std::function<void(Form&)> on_consent;  // adjust the consent form (e.g. uncheck scopes)
 };
 
 struct OAuthFlowResult {
   std::string access_token, refresh_token, client_id, client_secret;
   std::string code, code_verifier, redirect_uri, state;
-  std::string scope;       // from the token response (or the requested scope before exchange)
+  std::string scope;  // from the token response (or the requested scope before exchange)
   int64_t expires_in = 0;
-  std::string issuer;      // authorization server from discovery
+  std::string issuer;  // authorization server from discovery
   nlohmann::json protected_resource_metadata, authorization_server_metadata, registration,
       token_response;
-  std::string error;       // empty on success; otherwise which step failed and why
+  std::string error;  // empty on success; otherwise which step failed and why
   bool ok() const { return error.empty(); }
 };
 

@@ -22,8 +22,7 @@ struct Domain {
   std::unique_ptr<marketing::Services> marketing;
 };
 
-inline Result<std::unique_ptr<Domain>> MakeDomain(store::Database& db, Clock& clock,
-                                                  Random& random,
+inline Result<std::unique_ptr<Domain>> MakeDomain(store::Database& db, Clock& clock, Random& random,
                                                   crm::Resolver* resolver = nullptr) {
   auto d = std::make_unique<Domain>();
   auto g = governance::MakeServices({.db = &db, .clock = &clock, .random = &random});

@@ -1,11 +1,11 @@
 #include "tests/support/mcp_client.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
-
-#include <gtest/gtest.h>
 
 #include "src/core/http_types.h"
 #include "src/mcp/json_schema.h"
@@ -144,7 +144,8 @@ McpClient::McpClient(TestServer& server, McpClientOptions options)
     : server_(server), options_(std::move(options)) {}
 McpClient::~McpClient() = default;
 
-McpReply McpClient::Exchange(const std::string& http_method, const std::string& body, http::Headers extra) {
+McpReply McpClient::Exchange(const std::string& http_method, const std::string& body,
+                             http::Headers extra) {
   http::Headers headers;
   auto add = [&](const std::string& k, const std::string& v) {
     for (const auto& [ek, ev] : extra)
@@ -177,7 +178,8 @@ McpReply McpClient::RawPost(const std::string& body, http::Headers extra) {
   return Exchange("POST", body, std::move(extra));
 }
 
-McpReply McpClient::RawSend(const std::string& method, const std::string& body, http::Headers extra) {
+McpReply McpClient::RawSend(const std::string& method, const std::string& body,
+                            http::Headers extra) {
   return Exchange(method, body, std::move(extra));
 }
 
@@ -242,7 +244,8 @@ void McpClient::Check(const std::string& method, const McpReply& reply, const js
     EXPECT_TRUE(ct && ct->find("application/json") != std::string_view::npos) << method;
   }
   if (reply.body.contains("error")) {
-    if (auto v = ValidateMcpType("JSONRPCErrorResponse", reply.body)) ADD_FAILURE() << method << ": " << *v;
+    if (auto v = ValidateMcpType("JSONRPCErrorResponse", reply.body))
+      ADD_FAILURE() << method << ": " << *v;
     // The specific error types 2025-11-25 defines.
     if (reply.body["error"].value("code", 0) == -32042) {
       if (auto v = ValidateMcpType("URLElicitationRequiredError", reply.body))
@@ -280,9 +283,11 @@ void McpClient::CheckStructured(const McpReply& reply, const json& params) {
   if (params.contains("name")) {
     const json& r = reply.body["result"];
     auto it = output_schemas_.find(params["name"].get<std::string>());
-    if (it != output_schemas_.end() && !r.value("isError", false) && r.contains("structuredContent")) {
+    if (it != output_schemas_.end() && !r.value("isError", false) &&
+        r.contains("structuredContent")) {
       if (auto v = it->second->Validate(r["structuredContent"])) {
-        ADD_FAILURE() << params["name"] << " structuredContent violates its outputSchema: " << v->message;
+        ADD_FAILURE() << params["name"]
+                      << " structuredContent violates its outputSchema: " << v->message;
       }
     }
   }
@@ -365,11 +370,12 @@ McpReply McpClient::ModernRequest(const std::string& method, json params, http::
 McpReply McpClient::Initialize(const std::string& version, const json& capabilities) {
   session_id_.clear();
   protocol_version_.clear();
-  McpReply reply = Rpc("initialize",
-                       json{{"protocolVersion", version},
-                            {"capabilities", capabilities.is_object() ? capabilities : json::object()},
-                            {"clientInfo", {{"name", "crmd-tests"}, {"version", "1.0.0"}}}},
-                       false);
+  McpReply reply =
+      Rpc("initialize",
+          json{{"protocolVersion", version},
+               {"capabilities", capabilities.is_object() ? capabilities : json::object()},
+               {"clientInfo", {{"name", "crmd-tests"}, {"version", "1.0.0"}}}},
+          false);
   if (!reply.ok()) return reply;
   if (auto sid = reply.Header("Mcp-Session-Id")) session_id_ = std::string(*sid);
   protocol_version_ = reply.result().value("protocolVersion", "");

@@ -10,10 +10,9 @@
 // Not thread-safe: one client per test thread.
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/http_client.h"
 #include "tests/support/test_server.h"
@@ -25,10 +24,10 @@ class CompiledSchema;
 namespace crmd::testing {
 
 struct McpClientOptions {
-  std::string token;          // the bearer token; empty sends no Authorization header
+  std::string token;  // the bearer token; empty sends no Authorization header
   std::string path = "/mcp";
-  bool validate = true;       // check server messages against the MCP schema
-  http::Headers extra_headers; // added to every request (e.g. Origin)
+  bool validate = true;         // check server messages against the MCP schema
+  http::Headers extra_headers;  // added to every request (e.g. Origin)
 };
 
 // MCP 2026-07-28 ("modern"): no initialize and no session; every request carries _meta
@@ -77,17 +76,21 @@ class McpClient {
   McpReply ListTools(const std::optional<std::string>& cursor = std::nullopt);
   // Every page of tools/list, concatenated (fails the test on an error).
   nlohmann::json ListAllTools();
-  McpReply CallTool(const std::string& name, const nlohmann::json& arguments = nlohmann::json::object());
+  McpReply CallTool(const std::string& name,
+                    const nlohmann::json& arguments = nlohmann::json::object());
   // tools/call expected to succeed: a test failure otherwise; returns structuredContent
   // (null on failure).
-  nlohmann::json CallToolOk(const std::string& name, const nlohmann::json& arguments = nlohmann::json::object());
+  nlohmann::json CallToolOk(const std::string& name,
+                            const nlohmann::json& arguments = nlohmann::json::object());
   // tools/call expected to be a tool error (isError): returns structuredContent["error"]
   // ({code, message, details?, field?}), null (and a test failure) otherwise.
   nlohmann::json CallToolError(const std::string& name,
                                const nlohmann::json& arguments = nlohmann::json::object());
   // Any request / notification.
-  McpReply Request(const std::string& method, const nlohmann::json& params = nlohmann::json::object());
-  McpReply Notify(const std::string& method, const nlohmann::json& params = nlohmann::json::object());
+  McpReply Request(const std::string& method,
+                   const nlohmann::json& params = nlohmann::json::object());
+  McpReply Notify(const std::string& method,
+                  const nlohmann::json& params = nlohmann::json::object());
   // DELETE with the current session id.
   McpReply EndSession();
 

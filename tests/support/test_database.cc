@@ -1,5 +1,7 @@
 #include "tests/support/test_database.h"
 
+#include <libpq-fe.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -11,8 +13,6 @@
 #include <stdexcept>
 #include <system_error>
 #include <vector>
-
-#include <libpq-fe.h>
 
 #include "src/store/db.h"
 
@@ -158,7 +158,8 @@ std::optional<std::string> MigratedSqliteTemplate() {
   // Closed: the last connection checkpointed the WAL into the file and removed it. A WAL
   // left behind would hold part of the schema, so the copy is not used then.
   std::error_code ec;
-  if (std::filesystem::exists(file + "-wal", ec) && std::filesystem::file_size(file + "-wal", ec) > 0)
+  if (std::filesystem::exists(file + "-wal", ec) &&
+      std::filesystem::file_size(file + "-wal", ec) > 0)
     return std::nullopt;
   made = file;
   return made;

@@ -22,7 +22,8 @@ class ScratchDatabase {
   // PostgreSQL made once per test server and set of migration files; on SQLite once per
   // test process, copied unless `sqlite_path` exists), for a server or fixture that would
   // apply them anyway; otherwise empty.
-  explicit ScratchDatabase(std::string sqlite_path, bool force_sqlite = false, bool migrated = false);
+  explicit ScratchDatabase(std::string sqlite_path, bool force_sqlite = false,
+                           bool migrated = false);
   ~ScratchDatabase();
   ScratchDatabase(const ScratchDatabase&) = delete;
   ScratchDatabase& operator=(const ScratchDatabase&) = delete;

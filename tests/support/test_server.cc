@@ -1,10 +1,10 @@
 #include "tests/support/test_server.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
-
-#include <gtest/gtest.h>
 
 #include "src/app/services.h"
 #include "src/governance/settings.h"
@@ -37,7 +37,8 @@ TestServer::TestServer(TestServerOptions options) {
   cfg.mail_poll_interval_ms = 200;
   if (options.configure) options.configure(cfg);
   auto app = app::App::Create(cfg);
-  if (!app) throw std::runtime_error("App::Create: " + app.error().message + " " + app.error().detail);
+  if (!app)
+    throw std::runtime_error("App::Create: " + app.error().message + " " + app.error().detail);
   app_ = std::move(*app);
   if (!options.approval_policy.is_null()) {
     governance::SettingsService& settings = *app_->services().governance->settings;
@@ -69,7 +70,9 @@ http::ClientResponse TestServer::Send(const std::string& method, const std::stri
                           .max_response_bytes = 16 * 1024 * 1024,
                           .allow_private = true};
   auto res = client_->Send(req);
-  if (!res) throw std::runtime_error("HTTP " + method + " " + path + ": " + res.error().message + " " + res.error().detail);
+  if (!res)
+    throw std::runtime_error("HTTP " + method + " " + path + ": " + res.error().message + " " +
+                             res.error().detail);
   return *res;
 }
 
@@ -85,9 +88,7 @@ http::ClientResponse TestServer::PostForm(const std::string& path, const std::st
   return Send("POST", path, form_body, std::move(headers));
 }
 
-nlohmann::json AssistantMayConfirmAlone() {
-  return {{"require_person", nlohmann::json::array()}};
-}
+nlohmann::json AssistantMayConfirmAlone() { return {{"require_person", nlohmann::json::array()}}; }
 
 nlohmann::json JsonBody(const http::ClientResponse& r) {
   auto j = nlohmann::json::parse(r.body, nullptr, false);

@@ -5,9 +5,8 @@
 // loopback.
 #include <functional>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "src/app/app.h"
 #include "src/core/config.h"

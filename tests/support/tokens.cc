@@ -19,7 +19,8 @@ std::string MintTestToken(TestServer& server, const TestTokenOptions& options) {
       .ttl_seconds = options.ttl_seconds,
   });
   if (!issued)
-    throw std::runtime_error("MintTestToken: " + issued.error().message + " " + issued.error().detail);
+    throw std::runtime_error("MintTestToken: " + issued.error().message + " " +
+                             issued.error().detail);
   return issued->token;
 }
 

@@ -15,9 +15,9 @@ namespace crmd::testing {
 struct TestTokenOptions {
   std::vector<std::string> scopes = auth::AllScopes();
   std::string client_id = "test-client";
-  std::string subject = "1";  // user id; "client:<id>" for a client_credentials principal
-  std::string audience;       // empty: the server's McpResource() (anything else fails the guard)
-  int64_t ttl_seconds = 3600; // negative: already expired by that many seconds
+  std::string subject = "1";   // user id; "client:<id>" for a client_credentials principal
+  std::string audience;        // empty: the server's McpResource() (anything else fails the guard)
+  int64_t ttl_seconds = 3600;  // negative: already expired by that many seconds
 };
 
 // A signed JWT access token from `server`. Throws (test failure) if minting fails.

@@ -9,11 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "auth/token_revocations.h"
 #include "auth/verified_tokens.h"
@@ -47,8 +46,8 @@ void Parallel(F&& body) {
 void Sessions() {
   crmd::SystemClock clock;
   crmd::SecureRandom random;
-  crmd::mcp::SessionStore store({.idle_ttl_s = 3600, .max_sessions = 500, .max_sessions_per_owner = 20},
-                                clock, random);
+  crmd::mcp::SessionStore store(
+      {.idle_ttl_s = 3600, .max_sessions = 500, .max_sessions_per_owner = 20}, clock, random);
   std::atomic<int> created{0}, found{0};
   Parallel([&](int t) {
     std::string owner = "owner-" + std::to_string(t % 3);
@@ -78,7 +77,8 @@ void Sessions() {
     }
   });
   Expect(store.size() <= 3 * 20, "the per-owner cap holds");
-  std::printf("sessions: %d created, %d found, %zu live\n", created.load(), found.load(), store.size());
+  std::printf("sessions: %d created, %d found, %zu live\n", created.load(), found.load(),
+              store.size());
 }
 
 void RateLimits() {
@@ -93,7 +93,8 @@ void RateLimits() {
   });
   // 500 at once, plus at most a few refilled in the seconds the run takes.
   Expect(allowed >= 500 && allowed <= 520, "the shared bucket gives its burst once");
-  std::printf("rate limiter: %d of %d calls allowed on the shared key\n", allowed.load(), kThreads * 2000);
+  std::printf("rate limiter: %d of %d calls allowed on the shared key\n", allowed.load(),
+              kThreads * 2000);
 }
 
 void VerifiedTokenCache() {
@@ -104,7 +105,8 @@ void VerifiedTokenCache() {
     for (int i = 0; i < 3000; ++i) {
       std::string jwt = "token-" + std::to_string(i % 400);
       if (auto e = cache.Find(jwt, now, 10)) {
-        Expect(e->claims.subject == "sub-" + std::to_string(i % 400), "a hit is the token's own entry");
+        Expect(e->claims.subject == "sub-" + std::to_string(i % 400),
+               "a hit is the token's own entry");
         ++hits;
       } else {
         crmd::auth::VerifiedTokens::Entry entry;
@@ -125,8 +127,10 @@ void RequestStates() {
   crmd::mcp::RequestStateCodec codec({{.id = "k1", .secret = random.Bytes(32)}}, {}, clock);
   std::vector<std::string> sealed(kThreads * 200);
   auto binding = [](int n) {
-    return crmd::mcp::RequestStateBinding{.client_id = "c", .subject = std::to_string(n % 5),
-                                          .method = "tools/call", .name = "confirm_action",
+    return crmd::mcp::RequestStateBinding{.client_id = "c",
+                                          .subject = std::to_string(n % 5),
+                                          .method = "tools/call",
+                                          .name = "confirm_action",
                                           .arguments_digest = "d" + std::to_string(n)};
   };
   Parallel([&](int t) {
@@ -154,9 +158,11 @@ void RequestStates() {
 std::unique_ptr<crmd::store::Database> OpenWithTable(const std::string& path, int pool_size) {
   auto db = crmd::store::Open("sqlite:" + path, pool_size);
   Expect(db.has_value(), "the database opens");
-  Expect((*db)->Write([](crmd::store::Conn& c) {
-                 return c.ExecScript("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
-               }).has_value(),
+  Expect((*db)
+             ->Write([](crmd::store::Conn& c) {
+               return c.ExecScript("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
+             })
+             .has_value(),
          "the table is made");
   return std::move(*db);
 }
@@ -176,7 +182,8 @@ void SqlitePool(const std::string& dir) {
     for (int i = 0; i < 150; ++i) {
       if (t % 2 == 0) {
         auto w = db->Write([&](crmd::store::Conn& c) {
-          return c.Exec("INSERT INTO t (v) VALUES (?)", {std::to_string(t) + "-" + std::to_string(i)});
+          return c.Exec("INSERT INTO t (v) VALUES (?)",
+                        {std::to_string(t) + "-" + std::to_string(i)});
         });
         Expect(w.has_value(), "a write commits");
         ++written;
@@ -213,7 +220,8 @@ void HandlerPool(const std::string& dir) {
               int seen = most_blocked.load();
               while (b > seen && !most_blocked.compare_exchange_weak(seen, b)) {
               }
-              return c.Exec("INSERT INTO t (v) VALUES (?)", {std::to_string(t) + "-" + std::to_string(i)});
+              return c.Exec("INSERT INTO t (v) VALUES (?)",
+                            {std::to_string(t) + "-" + std::to_string(i)});
             });
             Expect(w.has_value(), "a write from the pool commits");
             ++written;
@@ -233,7 +241,8 @@ void HandlerPool(const std::string& dir) {
   Expect(most_blocked.load() >= 1, "writers waited in BlockingRegions");
   auto n = CountRows(*db);
   Expect(n.has_value() && *n == written.load(), "every acknowledged write from the pool is there");
-  std::printf("handler pool: %d tasks, %d writes, %d reads\n", ran.load(), written.load(), reads.load());
+  std::printf("handler pool: %d tasks, %d writes, %d reads\n", ran.load(), written.load(),
+              reads.load());
 }
 
 // The revoked-token snapshot (auth/token_revocations.h): threads verify while others
@@ -252,11 +261,15 @@ void RevokedTokenSnapshot(const std::string& dir) {
       const std::string jti = "j" + std::to_string(t) + "-" + std::to_string(i);
       if (t % 4 == 0) {
         auto w = (*db)->Write([&](crmd::store::Conn& c) -> crmd::Status {
-          auto a = c.Exec("INSERT INTO access_tokens (jti, grant_id, client_id, expires_at, revoked_at) "
-                          "VALUES (?, 'g', 'c', ?, ?)", {jti, now + 3600, now});
+          auto a = c.Exec(
+              "INSERT INTO access_tokens (jti, grant_id, client_id, expires_at, revoked_at) "
+              "VALUES (?, 'g', 'c', ?, ?)",
+              {jti, now + 3600, now});
           if (!a) return crmd::Fail(a.error());
-          auto g = c.Exec("INSERT INTO grants (grant_id, client_id, scope, resource, created_at, revoked_at) "
-                          "VALUES (?, 'c', 's', 'r', ?, ?)", {"g" + jti, now, now});
+          auto g = c.Exec(
+              "INSERT INTO grants (grant_id, client_id, scope, resource, created_at, revoked_at) "
+              "VALUES (?, 'c', 's', 'r', ?, ?)",
+              {"g" + jti, now, now});
           if (!g) return crmd::Fail(g.error());
           return crmd::Ok();
         });

@@ -16,8 +16,8 @@ int ApiKeyCommand(Context& ctx, const Args& args) {
   if (verb == "create") {
     if (args.size() < 2) return Usage(kUsage);
     bool admin = args.size() > 2 && args[2] == "--admin";
-    auto created =
-        keys.Create(args[1], admin ? governance::ApiKeyRole::kAdmin : governance::ApiKeyRole::kIntegration);
+    auto created = keys.Create(
+        args[1], admin ? governance::ApiKeyRole::kAdmin : governance::ApiKeyRole::kIntegration);
     if (!created) return PrintError(created.error());
     auto j = governance::ApiKeyJson(created->key);
     j["key"] = created->secret;

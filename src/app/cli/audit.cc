@@ -21,12 +21,12 @@ int AuditCommand(Context& ctx, const Args& args) {
   for (const auto& r : *rows) {
     std::string ids;
     for (auto id : r.entry.target_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-    std::string rev =
-        (r.entry.revision_before ? std::to_string(*r.entry.revision_before) : "-") + "->" +
-        (r.entry.revision_after ? std::to_string(*r.entry.revision_after) : "-");
+    std::string rev = (r.entry.revision_before ? std::to_string(*r.entry.revision_before) : "-") +
+                      "->" +
+                      (r.entry.revision_after ? std::to_string(*r.entry.revision_after) : "-");
     std::printf("%-20s  %-8s  %-24s  %-20s  %-26s  %-18s  %s\n",
-                FormatRfc3339(r.occurred_at).c_str(), r.actor.kind.c_str(),
-                r.actor.subject.c_str(), r.actor.client_id.c_str(), r.entry.action.c_str(),
+                FormatRfc3339(r.occurred_at).c_str(), r.actor.kind.c_str(), r.actor.subject.c_str(),
+                r.actor.client_id.c_str(), r.entry.action.c_str(),
                 (r.entry.target_type + ":" + ids).c_str(), rev.c_str());
   }
   return 0;

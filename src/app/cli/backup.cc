@@ -48,9 +48,12 @@ int RestoreCommand(Context& ctx, const Args& args) {
   bool yes = false;
   std::string file;
   for (const auto& a : args) {
-    if (a == "--yes") yes = true;
-    else if (file.empty() && a.rfind("--", 0) != 0) file = a;
-    else return Usage("restore <file> --yes   (stop crmd first)");
+    if (a == "--yes")
+      yes = true;
+    else if (file.empty() && a.rfind("--", 0) != 0)
+      file = a;
+    else
+      return Usage("restore <file> --yes   (stop crmd first)");
   }
   if (file.empty()) return Usage("restore <file> --yes   (stop crmd first)");
   std::string db = SqlitePath(ctx.config().database_url);
@@ -77,9 +80,10 @@ int RestoreCommand(Context& ctx, const Args& args) {
   }
   auto pages = store::RestoreSqlite(file, db);
   if (!pages) return PrintError(pages.error(), "crmctl restore");
-  std::printf("restored %s into %s: %lld pages, migration %lld (crmd applies newer migrations "
-              "when it starts)\n",
-              file.c_str(), db.c_str(), static_cast<long long>(*pages), static_cast<long long>(*level));
+  std::printf(
+      "restored %s into %s: %lld pages, migration %lld (crmd applies newer migrations "
+      "when it starts)\n",
+      file.c_str(), db.c_str(), static_cast<long long>(*pages), static_cast<long long>(*level));
   return 0;
 }
 

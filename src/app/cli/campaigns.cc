@@ -1,7 +1,6 @@
 // crmctl campaign: a campaign's delivery counts, its per-recipient log, and the resend to
 // the undelivered (shown first; done only with --yes).
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "src/app/cli/commands.h"
@@ -35,8 +34,9 @@ int CampaignCommand(Context& ctx, const Args& args) {
   if (verb == "recipients") {
     auto limit = IntFlag(args, "limit", 100);
     if (!limit || *limit < 1 || *limit > 500) return Usage(kUsage);
-    auto page = marketing.delivery->Recipients(*id, Flag(args, "status").value_or(""),
-                                         Flag(args, "cursor").value_or(""), static_cast<int>(*limit));
+    auto page =
+        marketing.delivery->Recipients(*id, Flag(args, "status").value_or(""),
+                                       Flag(args, "cursor").value_or(""), static_cast<int>(*limit));
     if (!page) return PrintError(page.error(), "crmctl campaign recipients");
     std::printf("%-10s  %-32s  %-8s  %-5s  %-8s  %s\n", "contact", "email", "status", "round",
                 "code", "reason");
@@ -56,9 +56,12 @@ int CampaignCommand(Context& ctx, const Args& args) {
     governance::Actor actor{.kind = "cli", .subject = "crmctl"};
     bool resend = verb == "resend";
     auto out = marketing::RunCampaignAction(
-        marketing, resend ? marketing::CampaignAction::kResend : marketing::CampaignAction::kActivate,
-        actor, *id, yes);
-    if (!out) return PrintError(out.error(), resend ? "crmctl campaign resend" : "crmctl campaign activate");
+        marketing,
+        resend ? marketing::CampaignAction::kResend : marketing::CampaignAction::kActivate, actor,
+        *id, yes);
+    if (!out)
+      return PrintError(out.error(),
+                        resend ? "crmctl campaign resend" : "crmctl campaign activate");
     PrintJson(*out);
     if (!yes) {
       std::fprintf(stderr, "nothing was changed: run again with --yes to %s\n", verb.c_str());

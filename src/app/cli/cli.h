@@ -3,12 +3,11 @@
 // takes the words after its name, prints results on stdout and errors on stderr, and
 // returns the exit code: 0 ok, 1 failure, 2 usage.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/core/result.h"
 

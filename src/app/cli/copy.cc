@@ -1,6 +1,8 @@
 // crmctl copy --from sqlite:PATH --to DATABASE_URL: moves a site to another database (the
 // upgrade path from SQLite to PostgreSQL). The work is store::CopyDatabase; this prints
 // its progress and the per-table verification.
+#include "src/store/copy.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -8,7 +10,6 @@
 #include "src/app/cli/commands.h"
 #include "src/marketing/reporting_repo.h"  // kCounterTables
 #include "src/marketing/reports.h"
-#include "src/store/copy.h"
 
 namespace crmd::app::cli {
 namespace {
@@ -32,7 +33,9 @@ int CopyCommand(Context& ctx, const Args& args) {
   auto batch = IntFlag(args, "batch", 500);
   auto max_rows = IntFlag(args, "max-rows", -1);
   if (!from || !to || !batch || *batch <= 0 || !max_rows) return Usage(kUsage);
-  auto has = [&](const char* flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
+  auto has = [&](const char* flag) {
+    return std::find(args.begin(), args.end(), flag) != args.end();
+  };
 
   if (SameDatabase(*from, *to)) {
     std::fprintf(stderr, "crmctl copy: --from and --to name the same database\n");
@@ -49,7 +52,8 @@ int CopyCommand(Context& ctx, const Args& args) {
        .max_rows = *max_rows,
        // The settings document row is created by the migrations; the source's replaces it.
        .seeded_tables = {"settings"},
-       .derived_tables = {marketing::reporting_repo::kCounterTables.begin(), marketing::reporting_repo::kCounterTables.end()},
+       .derived_tables = {marketing::reporting_repo::kCounterTables.begin(),
+                          marketing::reporting_repo::kCounterTables.end()},
        .verify_only = has("--verify-only"),
        .resync = has("--resync"),
        .on_progress = [](std::string_view line) {
@@ -73,8 +77,8 @@ int CopyCommand(Context& ctx, const Args& args) {
     for (const auto& t : report->resynced) names += (names.empty() ? "" : ", ") + t;
     std::printf("copied again (they differed from the source): %s\n", names.c_str());
   }
-  std::printf("\n%-28s %12s %12s  %-16s  %s\n", "table", "source rows", "copied rows",
-              "checksum", "result");
+  std::printf("\n%-28s %12s %12s  %-16s  %s\n", "table", "source rows", "copied rows", "checksum",
+              "result");
   int mismatches = 0;
   for (const auto& t : report->tables) {
     if (!t.ok()) ++mismatches;
@@ -87,10 +91,11 @@ int CopyCommand(Context& ctx, const Args& args) {
                     : ("MISMATCH (checksum " + t.destination_sum.substr(0, 16) + ")").c_str());
   }
   if (mismatches > 0) {
-    std::fprintf(stderr,
-                 "crmctl copy: %d table(s) differ: the source changed after their rows were "
-                 "copied (stop crmd, then run again with --resync) or the destination was modified\n",
-                 mismatches);
+    std::fprintf(
+        stderr,
+        "crmctl copy: %d table(s) differ: the source changed after their rows were "
+        "copied (stop crmd, then run again with --resync) or the destination was modified\n",
+        mismatches);
     return 1;
   }
   std::printf("\n%zu tables verified, %lld rows copied by this run\n", report->tables.size(),

@@ -22,37 +22,46 @@ std::map<std::string, Entry> Commands() {
   std::map<std::string, Entry> c;
   c["migrate"] = {"migrate                      apply pending database migrations",
                   cli::MigrateCommand};
-  c["user"] = {"user create <email> [--admin] | password <email> | list   (password: one line on stdin)",
-               cli::UserCommand};
+  c["user"] = {
+      "user create <email> [--admin] | password <email> | list   (password: one line on stdin)",
+      cli::UserCommand};
   c["client"] = {"client list | revoke <client_id> | grant-scopes <client_id> \"<scopes>\"",
                  cli::ClientCommand};
   c["grant"] = {"grant list [--client <client_id>] | revoke <grant_id>", cli::GrantCommand};
   c["consent"] = {"consent list | revoke <client_id> <user_email>", cli::ConsentCommand};
   c["seed"] = {"seed [--contacts N] [--lists N] [--tags N] [--seed S]  fake contacts, lists, tags",
                cli::SeedCommand};
-  c["campaign"] = {"campaign report|recipients|activate|resend ID [--yes]   delivery counts, per-recipient log, send",
-                   cli::CampaignCommand};
-  c["backup"] = {"backup <file>                online consistent copy of a SQLite database (crmd may run)",
-                 cli::BackupCommand};
-  c["restore"] = {"restore <file> --yes         put a backup back (stop crmd first)", cli::RestoreCommand};
-  c["settings"] = {"settings show | settings approval-policy show|set JSON|reset   the settings; who approves",
-                   cli::SettingsCommand};
+  c["campaign"] = {
+      "campaign report|recipients|activate|resend ID [--yes]   delivery counts, per-recipient log, "
+      "send",
+      cli::CampaignCommand};
+  c["backup"] = {
+      "backup <file>                online consistent copy of a SQLite database (crmd may run)",
+      cli::BackupCommand};
+  c["restore"] = {"restore <file> --yes         put a backup back (stop crmd first)",
+                  cli::RestoreCommand};
+  c["settings"] = {
+      "settings show | settings approval-policy show|set JSON|reset   the settings; who approves",
+      cli::SettingsCommand};
   c["audit"] = {"audit [--limit N]            newest audit log rows (who changed what)",
                 cli::AuditCommand};
   c["apikey"] = {"apikey create <name> [--admin]|list|enable <id>|disable <id>|delete <id>",
                  cli::ApiKeyCommand};
   c["form"] = {"form create <file.json> | update <id> <file.json> | list | get <id> | delete <id>",
                cli::FormCommand};
-  c["webhook"] = {"webhook create <url> <event,...|all> | list | enable <id> | disable <id> | "
-                  "delete <id> | deliveries [<endpoint_id>] | attempts <delivery_id> | "
-                  "redeliver <delivery_id>",
-                  cli::WebhookCommand};
-  c["hook"] = {"hook create <name> <mapping JSON> [<applies JSON>] [--hmac-secret S] | list | "
-               "enable <id> | disable <id> | delete <id>   (incoming webhooks)",
-               cli::HookCommand};
-  c["copy"] = {"copy --from sqlite:PATH --to DATABASE_URL [--batch N] [--resync] [--verify-only]  "
-               "move the site to another database (resumable, verified)",
-               cli::CopyCommand};
+  c["webhook"] = {
+      "webhook create <url> <event,...|all> | list | enable <id> | disable <id> | "
+      "delete <id> | deliveries [<endpoint_id>] | attempts <delivery_id> | "
+      "redeliver <delivery_id>",
+      cli::WebhookCommand};
+  c["hook"] = {
+      "hook create <name> <mapping JSON> [<applies JSON>] [--hmac-secret S] | list | "
+      "enable <id> | disable <id> | delete <id>   (incoming webhooks)",
+      cli::HookCommand};
+  c["copy"] = {
+      "copy --from sqlite:PATH --to DATABASE_URL [--batch N] [--resync] [--verify-only]  "
+      "move the site to another database (resumable, verified)",
+      cli::CopyCommand};
   return c;
 }
 

@@ -31,7 +31,8 @@ int PrintFormError(const Error& e) {
   if (!all.is_array()) return PrintError({e.code, e.message, {}});
   std::fprintf(stderr, "crmctl: %s\n", e.message.c_str());
   for (const auto& x : all)
-    std::fprintf(stderr, "  %s: %s\n", x.value("field", "").c_str(), x.value("message", "").c_str());
+    std::fprintf(stderr, "  %s: %s\n", x.value("field", "").c_str(),
+                 x.value("message", "").c_str());
   return 1;
 }
 

@@ -37,9 +37,12 @@ int HookCommand(Context& ctx, const Args& args) {
         std::fprintf(stderr, "crmctl: not JSON: %s\n", rest[i].c_str());
         return 2;
       }
-      if (!in.mapping) in.mapping = std::move(j);
-      else if (!in.applies) in.applies = std::move(j);
-      else return Usage(kUsage);
+      if (!in.mapping)
+        in.mapping = std::move(j);
+      else if (!in.applies)
+        in.applies = std::move(j);
+      else
+        return Usage(kUsage);
     }
     auto created = hooks.Create(in);
     if (!created) return PrintError(created.error());
@@ -49,8 +52,9 @@ int HookCommand(Context& ctx, const Args& args) {
     std::fprintf(stderr, "Store the URL now: it is a secret and is not shown again.\n");
     return 0;
   }
-  if (int rc = EndpointVerb(hooks, args, [](const auto& h) { return webhooks::IncomingHookJson(h); },
-                            "incoming webhook");
+  if (int rc = EndpointVerb(
+          hooks, args, [](const auto& h) { return webhooks::IncomingHookJson(h); },
+          "incoming webhook");
       rc >= 0)
     return rc;
   return Usage(kUsage);

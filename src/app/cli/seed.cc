@@ -1,10 +1,11 @@
 // crmctl seed: fake contacts, lists and tags, then campaigns, automations and a sequence
 // over them (a demo or benchmark site).
+#include "src/crm/seed.h"
+
 #include <cstdio>
 
 #include "src/app/cli/commands.h"
 #include "src/marketing/services.h"
-#include "src/crm/seed.h"
 
 namespace crmd::app::cli {
 
@@ -27,7 +28,9 @@ int SeedCommand(Context& ctx, const Args& args) {
   std::printf("seeded %lld contacts, %lld lists, %lld tags, %lld memberships\n",
               static_cast<long long>(r->contacts), static_cast<long long>(r->lists),
               static_cast<long long>(r->tags), static_cast<long long>(r->memberships));
-  if (auto st = marketing::SeedMarketing(*(*s)->marketing, governance::Actor{.kind = "cli", .subject = "crmctl"}); !st)
+  if (auto st = marketing::SeedMarketing(*(*s)->marketing,
+                                         governance::Actor{.kind = "cli", .subject = "crmctl"});
+      !st)
     return PrintError(st.error(), "crmctl seed");
   std::printf("seeded campaigns, automations and sequences\n");
   return 0;

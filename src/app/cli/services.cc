@@ -23,8 +23,7 @@ Status Context::Build() {
   s->consents = std::make_unique<auth::Consents>(d, s->clock);
   s->grants = std::make_unique<auth::Grants>(d, s->clock);
   // No resolver: crmctl validates addresses by syntax only.
-  auto governance =
-      governance::MakeServices({.db = &d, .clock = &s->clock, .random = &s->random});
+  auto governance = governance::MakeServices({.db = &d, .clock = &s->clock, .random = &s->random});
   if (!governance) return Fail(governance.error());
   s->governance = std::move(*governance);
   auto crm = crm::MakeServices(*s->governance, {.db = &d,

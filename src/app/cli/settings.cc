@@ -1,10 +1,11 @@
 // crmctl settings: the settings document, and the one key an assistant may never change,
 // approval_policy (docs/mcp.md "Human approval").
+#include "src/governance/settings.h"
+
 #include <nlohmann/json.hpp>
 
 #include "src/app/cli/commands.h"
 #include "src/governance/approval_policy.h"
-#include "src/governance/settings.h"
 
 namespace crmd::app::cli {
 

@@ -33,8 +33,8 @@ int WebhookCommand(Context& ctx, const Args& args) {
   if (verb == "create" && args.size() >= 3) {
     std::vector<std::string> events;
     if (args[2] == "all")
-      events = {"contact.created",      "contact.updated",     "contact.deleted",
-                "contact.tag_added",    "contact.tag_removed", "contact.list_added",
+      events = {"contact.created",      "contact.updated",       "contact.deleted",
+                "contact.tag_added",    "contact.tag_removed",   "contact.list_added",
                 "contact.list_removed", "contact.status_updated"};
     else
       events = SplitComma(args[2]);
@@ -46,8 +46,8 @@ int WebhookCommand(Context& ctx, const Args& args) {
     std::fprintf(stderr, "Store the signing secret now: it is not shown again.\n");
     return 0;
   }
-  if (int rc = EndpointVerb(eps, args, [](const auto& e) { return webhooks::EndpointJson(e); },
-                            "webhook endpoint");
+  if (int rc = EndpointVerb(
+          eps, args, [](const auto& e) { return webhooks::EndpointJson(e); }, "webhook endpoint");
       rc >= 0)
     return rc;
   if (verb == "deliveries") {

@@ -60,8 +60,8 @@ class Approvals : public MarketingTools {
   std::unique_ptr<McpClient> Assistant(Era era, json capabilities = json::object(),
                                        std::string subject = "") {
     std::string token = MintTestToken(
-        server_, TestTokenOptions{.client_id = "assistant",
-                                  .subject = subject.empty() ? alice_ : subject});
+        server_,
+        TestTokenOptions{.client_id = "assistant", .subject = subject.empty() ? alice_ : subject});
     auto c = std::make_unique<McpClient>(server_, McpClientOptions{.token = token});
     if (era == Era::kSession) {
       EXPECT_TRUE(c->Initialize("2025-11-25", capabilities).ok());
@@ -97,13 +97,19 @@ class Approvals : public MarketingTools {
   // activate_campaign resend="undelivered" (the resend_campaign action) has recipients.
   json SentCampaignWithFailures(McpClient& c) {
     int64_t list = AddList("resend-" + std::to_string(Count("SELECT COUNT(*) FROM lists")));
-    for (int i = 0; i < 6; ++i) InList(AddContact("rs" + std::to_string(list) + "-" + std::to_string(i) + "@example.com"), list);
+    for (int i = 0; i < 6; ++i)
+      InList(AddContact("rs" + std::to_string(list) + "-" + std::to_string(i) + "@example.com"),
+             list);
     json created = Call(c, "create_campaign",
-                        {{"name", "Resend"}, {"subject", "Hello"}, {"from_email", "team@example.com"},
-                         {"text_body", "Hi"}, {"audience", {{"lists", {list}}}}});
+                        {{"name", "Resend"},
+                         {"subject", "Hello"},
+                         {"from_email", "team@example.com"},
+                         {"text_body", "Hi"},
+                         {"audience", {{"lists", {list}}}}});
     int64_t id = created["campaign"].value("id", int64_t{0});
     auto& s = *server_.app().services().marketing;
-    governance::Actor system{.kind = "system", .subject = "test", .client_id = "", .request_id = ""};
+    governance::Actor system{
+        .kind = "system", .subject = "test", .client_id = "", .request_id = ""};
     auto activated = server_.app().services().db->Write(
         [&](store::Conn& conn) { return s.campaigns->Activate(conn, system, id); });
     EXPECT_TRUE(activated.has_value()) << activated.error().message;
@@ -126,8 +132,8 @@ class Approvals : public MarketingTools {
         for (const auto& r : *leased) {
           if (r.campaign_id != id) continue;
           marketing::SendReport refused{.kind = marketing::SendReport::Kind::kRejected,
-                                  .reason = "554 message refused",
-                                  .smtp_code = 554};
+                                        .reason = "554 message refused",
+                                        .smtp_code = 554};
           EXPECT_TRUE(s.delivery->Record(r, refused).has_value());
           ++failed;
         }
@@ -146,9 +152,9 @@ class Approvals : public MarketingTools {
 
 // One confirmable action: how to set it up, how to call it, and how to see it happened.
 struct ActionCase {
-  std::string name;  // the confirmable action
-  std::string tool;  // the tool whose preview leads to it
-  std::function<json(Approvals&, McpClient&)> args;   // creates what it needs
+  std::string name;                                  // the confirmable action
+  std::string tool;                                  // the tool whose preview leads to it
+  std::function<json(Approvals&, McpClient&)> args;  // creates what it needs
   std::function<bool(Approvals&, const json& args)> happened;
 };
 
@@ -167,43 +173,51 @@ std::vector<ActionCase> Cases() {
        },
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM contacts WHERE id = ?",
-                                                  {a["ids"][0].get<int64_t>()}) == 0;
+                        {a["ids"][0].get<int64_t>()}) == 0;
        }},
       {"delete_list", "delete_list",
-       [](Approvals& t, McpClient&) { return json{{"id", t.AddList("L")}}; },
+       [](Approvals& t, McpClient&) {
+         return json{{"id", t.AddList("L")}};
+       },
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM lists WHERE id = ?", {Id(a)}) == 0;
        }},
       {"delete_tag", "delete_tag",
-       [](Approvals& t, McpClient&) { return json{{"id", t.AddTag("T")}}; },
+       [](Approvals& t, McpClient&) {
+         return json{{"id", t.AddTag("T")}};
+       },
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM tags WHERE id = ?", {Id(a)}) == 0;
        }},
       {"delete_campaign", "delete_campaign",
-       [](Approvals& t, McpClient& c) { return json{{"id", t.ReadyCampaign(c)}}; },
+       [](Approvals& t, McpClient& c) {
+         return json{{"id", t.ReadyCampaign(c)}};
+       },
        [](Approvals& t, const json& a) {
          return t.Count("SELECT COUNT(*) FROM campaigns WHERE id = ?", {Id(a)}) == 0;
        }},
       {"activate_campaign", "activate_campaign",
-       [](Approvals& t, McpClient& c) { return json{{"id", t.ReadyCampaign(c)}}; },
+       [](Approvals& t, McpClient& c) {
+         return json{{"id", t.ReadyCampaign(c)}};
+       },
        [](Approvals& t, const json& a) {
-         return t.Count(
-                    "SELECT COUNT(*) FROM campaigns WHERE id = ? AND status <> 'draft'", {Id(a)}) == 1;
+         return t.Count("SELECT COUNT(*) FROM campaigns WHERE id = ? AND status <> 'draft'",
+                        {Id(a)}) == 1;
        }},
       {"resend_campaign", "activate_campaign",
        [](Approvals& t, McpClient& c) { return t.SentCampaignWithFailures(c); },
        [](Approvals& t, const json& a) {
-         return t.Count("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ? AND round = 2 "
-                        "AND status = 'pending'",
-                        {Id(a)}) > 0;
+         return t.Count(
+                    "SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ? AND round = 2 "
+                    "AND status = 'pending'",
+                    {Id(a)}) > 0;
        }},
       {"delete_automation", "delete_automation",
        [](Approvals& t, McpClient& c) {
-         json created = t.Call(
-             c, "create_automation",
-             {{"name", "Join"},
-              {"trigger", {{"type", "contact_created"}}},
-              {"steps", {{{"type", "add_list"}, {"list_id", t.AddList("J")}}}}});
+         json created = t.Call(c, "create_automation",
+                               {{"name", "Join"},
+                                {"trigger", {{"type", "contact_created"}}},
+                                {"steps", {{{"type", "add_list"}, {"list_id", t.AddList("J")}}}}});
          return json{{"id", created["automation"]["id"]}};
        },
        [](Approvals& t, const json& a) {
@@ -211,16 +225,15 @@ std::vector<ActionCase> Cases() {
        }},
       {"activate_automation", "activate_automation",
        [](Approvals& t, McpClient& c) {
-         json created = t.Call(
-             c, "create_automation",
-             {{"name", "Join"},
-              {"trigger", {{"type", "contact_created"}}},
-              {"steps", {{{"type", "add_list"}, {"list_id", t.AddList("J")}}}}});
+         json created = t.Call(c, "create_automation",
+                               {{"name", "Join"},
+                                {"trigger", {{"type", "contact_created"}}},
+                                {"steps", {{{"type", "add_list"}, {"list_id", t.AddList("J")}}}}});
          return json{{"id", created["automation"]["id"]}};
        },
        [](Approvals& t, const json& a) {
-         return t.Count(
-                    "SELECT COUNT(*) FROM automations WHERE id = ? AND status = 'active'", {Id(a)}) == 1;
+         return t.Count("SELECT COUNT(*) FROM automations WHERE id = ? AND status = 'active'",
+                        {Id(a)}) == 1;
        }},
   };
 }
@@ -260,7 +273,9 @@ TEST_P(EveryAction, AssistantAloneIsRefusedThePersonApprovesItHappensOnce) {
   EXPECT_TRUE(action.happened(*this, args));
   EXPECT_EQ(c->CallToolError("confirm_action", token)["code"], "confirmation_invalid");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM audit_log WHERE action = 'approve_action' AND "
-                  "actor_kind = 'user' AND subject = ?", {alice_}), 1);
+                  "actor_kind = 'user' AND subject = ?",
+                  {alice_}),
+            1);
 }
 
 // After Deny the action never happens.
@@ -278,12 +293,13 @@ TEST_P(EveryAction, DenyIsApprovalDenied) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM audit_log WHERE action = 'deny_action'"), 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    DefaultPolicy, EveryAction,
-    ::testing::Combine(::testing::ValuesIn(Cases()), ::testing::Values(Era::kSession, Era::kModern)),
-    [](const auto& info) {
-      return std::get<0>(info.param).name + "_" + EraName(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(DefaultPolicy, EveryAction,
+                         ::testing::Combine(::testing::ValuesIn(Cases()),
+                                            ::testing::Values(Era::kSession, Era::kModern)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param).name + "_" +
+                                  EraName(std::get<1>(info.param));
+                         });
 
 class OneDeletion : public Approvals, public ::testing::WithParamInterface<Era> {
  protected:
@@ -338,8 +354,9 @@ TEST_P(OneDeletion, AnotherUsersApprovalIsRefused) {
   // Bob does not see it in his list; alice does.
   EXPECT_EQ(bob->Get("/console/approvals").body.find(p.url.substr(p.url.find("/console"))),
             std::string::npos);
-  EXPECT_NE(Person("alice@example.com")->Get("/console/approvals").body.find(
-                p.url.substr(p.url.find("/console"))),
+  EXPECT_NE(Person("alice@example.com")
+                ->Get("/console/approvals")
+                .body.find(p.url.substr(p.url.find("/console"))),
             std::string::npos);
 }
 
@@ -386,9 +403,9 @@ TEST_P(OneDeletion, AStalePreviewAfterApprovalIsStillRefused) {
   Pending p = PreviewDeletion(*c);
   Decide(*Person("alice@example.com"), p.url, true);
   json contact = c->CallToolOk("get_contact", {{"id", p.contact}})["contact"];
-  c->CallToolOk("update_contact", {{"id", p.contact},
-                                   {"expected_revision", contact["revision"]},
-                                   {"first_name", "Changed"}});
+  c->CallToolOk(
+      "update_contact",
+      {{"id", p.contact}, {"expected_revision", contact["revision"]}, {"first_name", "Changed"}});
   json stale = c->CallToolError("confirm_action", p.token);
   EXPECT_EQ(stale["code"], "stale_preview") << stale.dump();
   EXPECT_TRUE(Exists(p.contact));
@@ -417,7 +434,8 @@ TEST_P(OneDeletion, ApprovingWhenTheRecordsMovedApprovesNothing) {
 TEST_P(OneDeletion, ThePageShowsThePreviewEscapedUnderAStrictPolicy) {
   auto c = Assistant(GetParam());
   int64_t id = AddContact("esc@example.com");
-  Exec("UPDATE contacts SET first_name = ? WHERE id = ?", {std::string("<script>alert(1)</script>"), id});
+  Exec("UPDATE contacts SET first_name = ? WHERE id = ?",
+       {std::string("<script>alert(1)</script>"), id});
   json preview = c->CallToolOk("delete_contacts", {{"ids", {id}}});
   Page page = Person("alice@example.com")->Get(preview["approval_url"]);
   ASSERT_EQ(page.status, 200);
@@ -442,23 +460,27 @@ TEST_P(OneDeletion, AThresholdLetsTheAssistantConfirmASmallDeletion) {
   int64_t a = AddContact("t1@example.com"), b = AddContact("t2@example.com");
   json small = c->CallToolOk("delete_contacts", {{"ids", {a, b}}});
   EXPECT_EQ(small["approval_required"], false);
-  EXPECT_EQ(c->CallToolOk("confirm_action", {{"confirmation_token", small["confirmation_token"]}})["status"],
+  EXPECT_EQ(c->CallToolOk("confirm_action",
+                          {{"confirmation_token", small["confirmation_token"]}})["status"],
             "done");
   EXPECT_FALSE(Exists(a));
-  json large = c->CallToolOk("delete_contacts", {{"ids", {AddContact("t3@example.com"),
-                                                          AddContact("t4@example.com"),
-                                                          AddContact("t5@example.com")}}});
+  json large = c->CallToolOk("delete_contacts",
+                             {{"ids",
+                               {AddContact("t3@example.com"), AddContact("t4@example.com"),
+                                AddContact("t5@example.com")}}});
   EXPECT_EQ(large["approval_required"], true);
-  EXPECT_EQ(c->CallToolError("confirm_action", {{"confirmation_token", large["confirmation_token"]}})["code"],
+  EXPECT_EQ(c->CallToolError("confirm_action",
+                             {{"confirmation_token", large["confirmation_token"]}})["code"],
             "approval_pending");
 }
 
 TEST_P(OneDeletion, TheAssistantCannotChangeTheApprovalPolicy) {
   auto c = Assistant(GetParam());
   int64_t rev = c->CallToolOk("get_settings", json::object())["revision"];
-  json e = c->CallToolError("update_settings",
-                            {{"expected_revision", rev},
-                             {"settings", {{"approval_policy", {{"require_person", json::array()}}}}}});
+  json e =
+      c->CallToolError("update_settings",
+                       {{"expected_revision", rev},
+                        {"settings", {{"approval_policy", {{"require_person", json::array()}}}}}});
   EXPECT_EQ(e["code"], "forbidden");
   EXPECT_NE(e["message"].get<std::string>().find("crmctl"), std::string::npos);
   EXPECT_EQ(c->CallToolOk("get_settings", json::object())["settings"]["approval_policy"],
@@ -485,12 +507,14 @@ TEST_F(Approvals, UrlElicitationCarriesTheApprovalPageAndTheRetryCompletes_Mrtr)
   std::string state = first.result()["requestState"];
 
   // The client retries before the person decided: asked again.
-  auto early = c->CallToolRetry("confirm_action", token, {{"approval", {{"action", "accept"}}}}, state);
+  auto early =
+      c->CallToolRetry("confirm_action", token, {{"approval", {{"action", "accept"}}}}, state);
   ASSERT_EQ(early.result()["resultType"], "input_required") << early.raw;
   state = early.result()["requestState"];
 
   Decide(*Person("alice@example.com"), preview["approval_url"], true);
-  auto done = c->CallToolRetry("confirm_action", token, {{"approval", {{"action", "accept"}}}}, state);
+  auto done =
+      c->CallToolRetry("confirm_action", token, {{"approval", {{"action", "accept"}}}}, state);
   ASSERT_TRUE(done.ok()) << done.raw;
   EXPECT_EQ(done.result()["resultType"], "complete");
   EXPECT_EQ(done.structured()["status"], "done") << done.raw;
@@ -547,7 +571,8 @@ TEST_F(Approvals, SessionClientWithoutUrlElicitationGetsTheLinkInTheToolError) {
   auto c = Assistant(Era::kSession, json{{"elicitation", json::object()}});
   int64_t id = AddContact("f@example.com");
   json preview = c->CallToolOk("delete_contacts", {{"ids", {id}}});
-  json err = c->CallToolError("confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
+  json err =
+      c->CallToolError("confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
   EXPECT_EQ(err["code"], "approval_pending");
   EXPECT_NE(err.dump().find(preview["approval_url"].get<std::string>()), std::string::npos) << err;
 }

@@ -236,18 +236,18 @@ TEST_F(Console, AnApiKeyNameMayBeAsLongAsTheRestApiAllows) {
   EXPECT_NE(form.body.find(R"(id="key-name" name="name" value="" maxlength="200")"),
             std::string::npos)
       << form.body;
-  Page made = b->PostForm("/console/api-keys", {{"action", "create"},
-                                                {"name", std::string(200, 'k')},
-                                                {"csrf_token", Csrf(*b)}});
+  Page made = b->PostForm(
+      "/console/api-keys",
+      {{"action", "create"}, {"name", std::string(200, 'k')}, {"csrf_token", Csrf(*b)}});
   EXPECT_EQ(made.status, 201) << made.body;
   std::string accented;  // 200 characters of two bytes each, as the browser counts them
   for (int i = 0; i < 200; ++i) accented += "\xc3\xa9";
   Page wide = b->PostForm("/console/api-keys",
                           {{"action", "create"}, {"name", accented}, {"csrf_token", Csrf(*b)}});
   EXPECT_EQ(wide.status, 201) << wide.body;
-  Page over = b->PostForm("/console/api-keys", {{"action", "create"},
-                                                {"name", std::string(201, 'k')},
-                                                {"csrf_token", Csrf(*b)}});
+  Page over = b->PostForm(
+      "/console/api-keys",
+      {{"action", "create"}, {"name", std::string(201, 'k')}, {"csrf_token", Csrf(*b)}});
   EXPECT_EQ(over.status, 400) << over.body;
   EXPECT_NE(over.body.find("1 to 200 characters"), std::string::npos) << over.body;
   EXPECT_EQ(KeyCount(), 2u);
@@ -302,10 +302,10 @@ TEST_F(Console, UnknownPagesAndMethodsAnswerInTheConsolesShape) {
 TEST_F(Console, StoredScriptIsRenderedEscaped) {
   auto& s = server_.app().services();
   ASSERT_TRUE(s.governance->api_keys->Create("<script>alert('key')</script>"));
-  auto hook = s.webhook_endpoints->Create(webhooks::EndpointInput{
-      .url = "http://127.0.0.1:9/hook",
-      .events = std::vector<std::string>{"contact.created"},
-      .description = "<script>alert('hook')</script>"});
+  auto hook = s.webhook_endpoints->Create(
+      webhooks::EndpointInput{.url = "http://127.0.0.1:9/hook",
+                              .events = std::vector<std::string>{"contact.created"},
+                              .description = "<script>alert('hook')</script>"});
   ASSERT_TRUE(hook) << hook.error().message;
   auto b = SignedIn("admin@example.com");
   for (const char* path : {"/console/api-keys", "/console/webhooks"}) {
@@ -332,8 +332,8 @@ TEST_F(Console, AKeyMadeInTheConsoleWorksAtRestUntilItIsDisabled) {
       << made.body;
   std::string key = m[1];
   auto rest = [&] {
-    return server_.Get("/api/crm/v1/contact/nobody%40example.com",
-                       {{"Authorization", "Bearer " + key}})
+    return server_
+        .Get("/api/crm/v1/contact/nobody%40example.com", {{"Authorization", "Bearer " + key}})
         .status;
   };
   EXPECT_EQ(rest(), 404);  // authenticated; the contact does not exist
@@ -344,8 +344,8 @@ TEST_F(Console, AKeyMadeInTheConsoleWorksAtRestUntilItIsDisabled) {
   ASSERT_TRUE(keys && keys->size() == 1);
   EXPECT_TRUE((*keys)[0].last_used_at.has_value());
   std::string id = std::to_string((*keys)[0].id);
-  Page off = b->PostForm("/console/api-keys",
-                         {{"action", "disable"}, {"id", id}, {"csrf_token", csrf}});
+  Page off =
+      b->PostForm("/console/api-keys", {{"action", "disable"}, {"id", id}, {"csrf_token", csrf}});
   EXPECT_EQ(off.status, 200);
   EXPECT_EQ(rest(), 401);
   b->PostForm("/console/api-keys", {{"action", "enable"}, {"id", id}, {"csrf_token", csrf}});
@@ -358,9 +358,9 @@ TEST_F(Console, AKeyMadeInTheConsoleWorksAtRestUntilItIsDisabled) {
 TEST_F(Console, AWebhookMadeInTheConsoleShowsItsSecretOnceAndRefusesBadInput) {
   auto b = SignedIn("admin@example.com");
   std::string csrf = Csrf(*b);
-  Page no_events = b->PostForm("/console/webhooks", {{"action", "create"},
-                                                     {"url", "https://example.com/h"},
-                                                     {"csrf_token", csrf}});
+  Page no_events =
+      b->PostForm("/console/webhooks",
+                  {{"action", "create"}, {"url", "https://example.com/h"}, {"csrf_token", csrf}});
   EXPECT_EQ(no_events.status, 400);
   Page bad_url = b->PostForm("/console/webhooks", {{"action", "create"},
                                                    {"url", "ftp://example.com/h"},
@@ -384,7 +384,8 @@ TEST_F(Console, AWebhookMadeInTheConsoleShowsItsSecretOnceAndRefusesBadInput) {
 }
 
 TEST_F(Console, RevokingAConnectedAppRefusesItsTokenAtMcpAtOnce) {
-  OAuthFlowResult flow = RunOAuthFlow(server_, {.email = "alice@example.com", .create_user = false});
+  OAuthFlowResult flow =
+      RunOAuthFlow(server_, {.email = "alice@example.com", .create_user = false});
   ASSERT_TRUE(flow.ok()) << flow.error;
   McpClient before(server_, McpClientOptions{.token = flow.access_token});
   ASSERT_TRUE(before.Initialize().ok());
@@ -396,9 +397,9 @@ TEST_F(Console, RevokingAConnectedAppRefusesItsTokenAtMcpAtOnce) {
   std::string grant_id = (*grants)[0].grant_id;
   auto bob = SignedIn("bob@example.com");
   EXPECT_EQ(bob->Get("/console/apps").body.find(grant_id), std::string::npos);
-  Page theft = bob->PostForm("/console/apps", {{"action", "revoke_grant"},
-                                               {"grant_id", grant_id},
-                                               {"csrf_token", Csrf(*bob)}});
+  Page theft = bob->PostForm(
+      "/console/apps",
+      {{"action", "revoke_grant"}, {"grant_id", grant_id}, {"csrf_token", Csrf(*bob)}});
   EXPECT_EQ(theft.status, 404);
   McpClient still(server_, McpClientOptions{.token = flow.access_token});
   EXPECT_TRUE(still.Initialize().ok());
@@ -406,9 +407,9 @@ TEST_F(Console, RevokingAConnectedAppRefusesItsTokenAtMcpAtOnce) {
   auto alice = SignedIn("alice@example.com");
   Page apps = alice->Get("/console/apps");
   EXPECT_NE(apps.body.find(grant_id), std::string::npos) << apps.body;
-  Page revoked = alice->PostForm("/console/apps", {{"action", "revoke_grant"},
-                                                   {"grant_id", grant_id},
-                                                   {"csrf_token", Csrf(*alice)}});
+  Page revoked = alice->PostForm(
+      "/console/apps",
+      {{"action", "revoke_grant"}, {"grant_id", grant_id}, {"csrf_token", Csrf(*alice)}});
   EXPECT_EQ(revoked.status, 200) << revoked.body;
   McpClient after(server_, McpClientOptions{.token = flow.access_token});
   auto reply = after.Initialize();
@@ -416,14 +417,16 @@ TEST_F(Console, RevokingAConnectedAppRefusesItsTokenAtMcpAtOnce) {
 }
 
 TEST_F(Console, ForgettingARememberedConsentEndsTheConnectionAndAsksAgain) {
-  OAuthFlowResult flow = RunOAuthFlow(server_, {.email = "alice@example.com", .create_user = false});
+  OAuthFlowResult flow =
+      RunOAuthFlow(server_, {.email = "alice@example.com", .create_user = false});
   ASSERT_TRUE(flow.ok()) << flow.error;
   auto alice = SignedIn("alice@example.com");
   Page apps = alice->Get("/console/apps");
   ASSERT_NE(apps.body.find("id=\"consents\""), std::string::npos) << apps.body;
   std::string user_id = HiddenValue(apps.body.substr(apps.body.find("id=\"consents\"")), "user_id");
   ASSERT_FALSE(user_id.empty());
-  auto before = server_.app().services().consents->Covers(flow.client_id, std::stoll(user_id), {"contacts:read"});
+  auto before = server_.app().services().consents->Covers(flow.client_id, std::stoll(user_id),
+                                                          {"contacts:read"});
   ASSERT_TRUE(before);
   EXPECT_TRUE(*before);
   // Bob cannot forget alice's consent.
@@ -441,7 +444,8 @@ TEST_F(Console, ForgettingARememberedConsentEndsTheConnectionAndAsksAgain) {
                                                   {"csrf_token", Csrf(*alice)}});
   EXPECT_EQ(forgot.status, 200) << forgot.body;
   EXPECT_NE(forgot.body.find("No remembered consent."), std::string::npos);
-  auto covers = server_.app().services().consents->Covers(flow.client_id, std::stoll(user_id), {"contacts:read"});
+  auto covers = server_.app().services().consents->Covers(flow.client_id, std::stoll(user_id),
+                                                          {"contacts:read"});
   ASSERT_TRUE(covers);
   EXPECT_FALSE(*covers);
   McpClient after(server_, McpClientOptions{.token = flow.access_token});
@@ -485,13 +489,26 @@ TEST_F(Console, TheFormBuilderMakesAFormWhoseEmbedCodeSubmitsFromAnotherSite) {
   auto b = SignedIn("admin@example.com");
   std::string csrf = Csrf(*b);
   std::vector<std::pair<std::string, std::string>> builder = {
-      {"csrf_token", csrf}, {"action", "create"}, {"name", "Footer <b>signup</b>"},
-      {"f0_type", "Email"}, {"f0_name", "email"}, {"f0_label", "Email"}, {"f0_required", "on"},
-      {"f1_type", "Input"}, {"f1_name", "first_name"}, {"f1_label", "First <script>name"},
-      {"f2_type", "Dropdown"}, {"f2_name", "plan"}, {"f2_label", "Plan"}, {"f2_options", "free, pro"},
-      {"f3_type", "Paragraph"}, {"f3_label", "We write once a week."},
-      {"applies_status", "subscribed"}, {"applies_tags", "web, footer"},
-      {"allowed_origins", "https://shop.example"}, {"honeypot_field", "website"},
+      {"csrf_token", csrf},
+      {"action", "create"},
+      {"name", "Footer <b>signup</b>"},
+      {"f0_type", "Email"},
+      {"f0_name", "email"},
+      {"f0_label", "Email"},
+      {"f0_required", "on"},
+      {"f1_type", "Input"},
+      {"f1_name", "first_name"},
+      {"f1_label", "First <script>name"},
+      {"f2_type", "Dropdown"},
+      {"f2_name", "plan"},
+      {"f2_label", "Plan"},
+      {"f2_options", "free, pro"},
+      {"f3_type", "Paragraph"},
+      {"f3_label", "We write once a week."},
+      {"applies_status", "subscribed"},
+      {"applies_tags", "web, footer"},
+      {"allowed_origins", "https://shop.example"},
+      {"honeypot_field", "website"},
       {"display_rules", "{\"show_after_s\": 5}"}};
   // Bad input: a second Email field; bad display rules. Nothing is created.
   auto two_emails = builder;
@@ -528,7 +545,8 @@ TEST_F(Console, TheFormBuilderMakesAFormWhoseEmbedCodeSubmitsFromAnotherSite) {
                                   {{"Origin", "https://evil.example"}});
   EXPECT_EQ(foreign.status, 403);
   auto posted = server_.PostJson(
-      submit, {{"fields", {{"email", "visitor@example.com"}, {"first_name", "Vi"}, {"plan", "pro"}}}},
+      submit,
+      {{"fields", {{"email", "visitor@example.com"}, {"first_name", "Vi"}, {"plan", "pro"}}}},
       {{"Origin", "https://shop.example"}});
   EXPECT_EQ(posted.status, 201) << posted.body;
   Page list = b->Get("/console/forms");
@@ -545,12 +563,17 @@ TEST_F(Console, TheIncomingWebhookEditorPreviewsASampleAndTheHookItMakesWorks) {
   auto b = SignedIn("admin@example.com");
   std::string csrf = Csrf(*b);
   std::vector<std::pair<std::string, std::string>> editor = {
-      {"csrf_token", csrf}, {"name", "Shop orders"},
-      {"m0_target", "email"}, {"m0_path", "data.customer.email"},
-      {"m1_target", "first_name"}, {"m1_path", "data.customer.name"},
-      {"m2_target", "custom_fields.plan"}, {"m2_path", "data.plan"},
+      {"csrf_token", csrf},
+      {"name", "Shop orders"},
+      {"m0_target", "email"},
+      {"m0_path", "data.customer.email"},
+      {"m1_target", "first_name"},
+      {"m1_path", "data.customer.name"},
+      {"m2_target", "custom_fields.plan"},
+      {"m2_path", "data.plan"},
       {"applies_tags", "shop"},
-      {"sample", R"({"data":{"customer":{"email":"buyer@example.com","name":"<b>Bo</b>"},"plan":"pro"}})"}};
+      {"sample",
+       R"({"data":{"customer":{"email":"buyer@example.com","name":"<b>Bo</b>"},"plan":"pro"}})"}};
   auto with = [&](std::string action) {
     auto f = editor;
     f.push_back({"action", std::move(action)});
@@ -590,8 +613,10 @@ TEST_F(Console, TheIncomingWebhookEditorPreviewsASampleAndTheHookItMakesWorks) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(made.body, m, std::regex("hooks&#x2F;(crmd_hook_[A-Za-z0-9_-]+)")))
       << made.body;
-  auto sent = server_.PostJson("/api/crm/v1/hooks/" + std::string(m[1]),
-                               nlohmann::json::parse(R"({"data":{"customer":{"email":"buyer@example.com","name":"Bo"},"plan":"pro"}})"));
+  auto sent = server_.PostJson(
+      "/api/crm/v1/hooks/" + std::string(m[1]),
+      nlohmann::json::parse(
+          R"({"data":{"customer":{"email":"buyer@example.com","name":"Bo"},"plan":"pro"}})"));
   EXPECT_TRUE(sent.status == 200 || sent.status == 201) << sent.status << " " << sent.body;
   auto contact = server_.app().services().crm->contacts->GetByEmail("buyer@example.com");
   ASSERT_TRUE(contact);

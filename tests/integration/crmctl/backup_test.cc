@@ -1,23 +1,22 @@
 // crmctl backup / restore: a backup taken with the real crmctl while a real crmd serves a
 // stream of writes holds every write acknowledged before the backup began, passes the
 // integrity check, and restores into a database a new crmd serves.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "src/store/db.h"
-#include "tests/support/mcp_client.h"
 #include "tests/integration/crmctl/run_crmctl.h"
+#include "tests/support/mcp_client.h"
 #include "tests/support/test_server.h"
 #include "tests/support/tokens.h"
 
@@ -26,8 +25,8 @@ namespace {
 
 using nlohmann::json;
 
-using testing::CtlRun;
 using testing::Crmctl;
+using testing::CtlRun;
 
 TEST(Backup, OnlineBackupUnderWriteLoadHoldsEveryAcknowledgedWriteAndRestores) {
   // Backups are SQLite's; the site is SQLite also in the pg. run.
@@ -42,8 +41,8 @@ TEST(Backup, OnlineBackupUnderWriteLoadHoldsEveryAcknowledgedWriteAndRestores) {
       testing::McpClient c(server, testing::McpClientOptions{.token = token});
       if (!c.Initialize().ok()) return;
       for (int i = 0; !stop; ++i) {
-        auto r = c.CallTool("create_contact",
-                            {{"email", "w" + std::to_string(w) + "-" + std::to_string(i) + "@example.com"}});
+        auto r = c.CallTool("create_contact", {{"email", "w" + std::to_string(w) + "-" +
+                                                             std::to_string(i) + "@example.com"}});
         if (r.ok() && !r.is_tool_error()) {
           std::lock_guard lock(mu);
           acknowledged.insert(r.structured()["contact"].value("id", int64_t{0}));
@@ -117,7 +116,8 @@ TEST(Backup, RestoreRefusesADatabaseThatCrmdHasOpen) {
   ASSERT_TRUE(made.ok() && !made.is_tool_error()) << made.structured().dump();
   const int64_t id = made.structured()["contact"].value("id", int64_t{0});
 
-  CtlRun refused = Crmctl("--database_url=sqlite:" + server.db_path() + " restore " + backup + " --yes");
+  CtlRun refused =
+      Crmctl("--database_url=sqlite:" + server.db_path() + " restore " + backup + " --yes");
   EXPECT_EQ(refused.status, 1) << refused.out;
   EXPECT_NE(refused.out.find("is open in process " + std::to_string(::getpid())), std::string::npos)
       << refused.out;
@@ -135,15 +135,18 @@ TEST(Backup, RestoreRefusesADatabaseThatCrmdHasOpen) {
 
 TEST(Backup, RefusesWhatItCannotDo) {
   testing::TempDir dir;
-  CtlRun no_db = Crmctl("--database_url=sqlite:" + dir.path() + "/nothing.db backup " + dir.path() + "/b.db");
+  CtlRun no_db =
+      Crmctl("--database_url=sqlite:" + dir.path() + "/nothing.db backup " + dir.path() + "/b.db");
   EXPECT_NE(no_db.status, 0) << no_db.out;
-  CtlRun pg = Crmctl("--database_url=postgresql://nobody@127.0.0.1:1/x backup " + dir.path() + "/b.db");
+  CtlRun pg =
+      Crmctl("--database_url=postgresql://nobody@127.0.0.1:1/x backup " + dir.path() + "/b.db");
   EXPECT_EQ(pg.status, 2) << pg.out;
   EXPECT_NE(pg.out.find("pg_dump"), std::string::npos) << pg.out;
   std::FILE* f = std::fopen((dir.path() + "/junk.db").c_str(), "w");
   std::fputs("not a database", f);
   std::fclose(f);
-  CtlRun junk = Crmctl("--database_url=sqlite:" + dir.path() + "/x.db restore " + dir.path() + "/junk.db --yes");
+  CtlRun junk = Crmctl("--database_url=sqlite:" + dir.path() + "/x.db restore " + dir.path() +
+                       "/junk.db --yes");
   EXPECT_EQ(junk.status, 1) << junk.out;
 }
 

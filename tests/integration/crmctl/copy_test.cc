@@ -1,21 +1,21 @@
 // crmctl copy: a real site (a running crmd written to through its tools, and crmctl
 // commands) copied into another database, as an operator moving to PostgreSQL would run
 // it. sqlite -> sqlite here; the PostgreSQL run uses the same checks.
-#include <algorithm>
+#include "src/store/copy.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <thread>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
 
-#include "src/store/copy.h"
 #include "src/store/db.h"
 #include "src/store/schema_info.h"
-#include "tests/support/mcp_client.h"
 #include "tests/integration/crmctl/run_crmctl.h"
+#include "tests/support/mcp_client.h"
 #include "tests/support/test_server.h"
 #include "tests/support/tokens.h"
 
@@ -24,8 +24,8 @@ namespace {
 
 using nlohmann::json;
 
-using testing::CtlRun;
 using testing::Crmctl;
+using testing::CtlRun;
 
 // `from`: a SQLite file; `to`: a database URL.
 CtlRun Copy(const std::string& from, const std::string& to, const std::string& extra = "") {
@@ -40,19 +40,20 @@ class CopyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string token = testing::MintTestToken(server_);
-    client_ = std::make_unique<testing::McpClient>(server_,
-                                                   testing::McpClientOptions{.token = token});
+    client_ =
+        std::make_unique<testing::McpClient>(server_, testing::McpClientOptions{.token = token});
     ASSERT_TRUE(client_->Initialize().ok());
     auto& c = *client_;
     int64_t list = c.CallToolOk("create_list", {{"name", "Customers"}})["list"].value("id", 0);
     c.CallToolOk("create_tag", {{"name", "vip"}});
     int64_t last = 0;
     for (int i = 0; i < 12; ++i)
-      last = c.CallToolOk("create_contact", {{"email", "p" + std::to_string(i) + "@example.com"},
-                                             {"first_name", "Ünïcode \"quoted\" " + std::to_string(i)},
-                                             {"tags", {"vip"}},
-                                             {"lists", {"Customers"}}})["contact"]
-                 .value("id", int64_t{0});
+      last =
+          c.CallToolOk("create_contact", {{"email", "p" + std::to_string(i) + "@example.com"},
+                                          {"first_name", "Ünïcode \"quoted\" " + std::to_string(i)},
+                                          {"tags", {"vip"}},
+                                          {"lists", {"Customers"}}})["contact"]
+              .value("id", int64_t{0});
     json preview = c.CallToolOk("delete_contacts", {{"ids", {last}}});
     ASSERT_EQ(preview.value("status", ""), "confirmation_required") << preview.dump();
     c.CallToolOk("confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
@@ -210,9 +211,11 @@ TEST_F(CopyTest, AnInterruptedCopyResumesWhereItStoppedWithoutDuplicates) {
   // A run killed (SIGKILL) in the middle, once it has finished a table or two: what it
   // committed stays, the batch it was writing is rolled back.
   const std::string log = dir_.path() + "/killed.log";
-  CtlRun killed = Crmctl("copy --from sqlite:" + src() + " --to " + dst() +
-                         " --batch 1 > " + log + " 2>&1 & pid=$!; "
-                         "for i in $(seq 1 1000); do [ -s " + log + " ] && break; sleep 0.01; done; "
+  CtlRun killed = Crmctl("copy --from sqlite:" + src() + " --to " + dst() + " --batch 1 > " + log +
+                         " 2>&1 & pid=$!; "
+                         "for i in $(seq 1 1000); do [ -s " +
+                         log +
+                         " ] && break; sleep 0.01; done; "
                          "kill -9 $pid; wait $pid; echo exit=$?");
   EXPECT_NE(killed.out.find("exit=137"), std::string::npos) << killed.out;
   CtlRun rest = Copy(src(), dst(), "--batch 50");
@@ -250,8 +253,9 @@ TEST_F(CopyTest, ATamperedDestinationFailsTheVerification) {
     auto to = store::Open(dst(), 1);
     ASSERT_TRUE(to);
     auto st = (*to)->Write([](store::Conn& c) -> Status {
-      auto a = c.Exec("UPDATE contacts SET email = 'evil@example.com' "
-                      "WHERE id = (SELECT MIN(id) FROM contacts)");
+      auto a = c.Exec(
+          "UPDATE contacts SET email = 'evil@example.com' "
+          "WHERE id = (SELECT MIN(id) FROM contacts)");
       if (!a) return Fail(a.error());
       auto b = c.Exec("DELETE FROM tags WHERE id = (SELECT MAX(id) FROM tags)");
       if (!b) return Fail(b.error());

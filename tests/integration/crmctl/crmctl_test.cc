@@ -1,13 +1,12 @@
 // crmctl as an operator runs it: the real binary against a real SQLite file.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "src/core/config.h"
 #include "src/store/db.h"
@@ -79,9 +78,11 @@ TEST(Crmctl, HelpShowsTheUsageAndDoesNothing) {
     if (j > i) keys.push_back(listed.substr(i, j - i));
     i = j + 1;
   }
-  for (const char* k : {"database_url", "public_base_url", "smtp_url", "mail_from", "mail_rate_per_second",
-                        "mail_concurrency", "dkim_private_key_file", "dkim_selector", "dkim_domain"})
-    EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k << " is not listed in\n" << help.out;
+  for (const char* k :
+       {"database_url", "public_base_url", "smtp_url", "mail_from", "mail_rate_per_second",
+        "mail_concurrency", "dkim_private_key_file", "dkim_selector", "dkim_domain"})
+    EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k << " is not listed in\n"
+                                                                  << help.out;
   EXPECT_GT(keys.size(), 40u) << help.out;
   for (const auto& key : keys) {
     Config c;

@@ -2,9 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "src/governance/api_keys.h"
 #include "src/store/db.h"

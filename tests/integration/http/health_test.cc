@@ -75,8 +75,7 @@ TEST(HttpLimits, ListenerRefusalsHaveTheRestProblemShapeWithARequestId_Rfc9457_3
            Answer{"listener 413", std::string(listener.Header("X-Request-Id").value_or("")),
                   std::string(listener.Header("Content-Type").value_or("")), listener.body},
            Answer{"listener 421", std::string(misdirected->Header("X-Request-Id").value_or("")),
-                  std::string(misdirected->Header("Content-Type").value_or("")),
-                  misdirected->body},
+                  std::string(misdirected->Header("Content-Type").value_or("")), misdirected->body},
        }) {
     EXPECT_EQ(a.content_type, "application/problem+json") << a.name;
     auto j = nlohmann::json::parse(a.body, nullptr, false);

@@ -91,8 +91,9 @@ TEST_F(Hosts, RFC9110_15_5_20_UnknownHostIs421OnEveryRoute) {
 
 TEST_F(Hosts, RFC9110_15_5_20_BodyIsNotReadAndTheConnectionCloses) {
   RawConnection c(Port());
-  c.Send("POST /api/crm/v1/form/submit/1 HTTP/1.1\r\nHost: zqx.example\r\nContent-Length: 5\r\n"
-         "\r\nhelloGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  c.Send(
+      "POST /api/crm/v1/form/submit/1 HTTP/1.1\r\nHost: zqx.example\r\nContent-Length: 5\r\n"
+      "\r\nhelloGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   auto r = c.Read();
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->status, 421);
@@ -187,9 +188,10 @@ TEST_F(BehindProxy, XForwardedForFromATrustedPeerIsTheClient) {
 }
 
 TEST_F(BehindProxy, XForwardedProtoAndHostAreBelieved) {
-  auto j = WhoAmI("X-Forwarded-For: 198.51.100.7\r\nX-Forwarded-Proto: https\r\n"
-                  "X-Forwarded-Host: localhost:8443\r\n",
-                  "127.0.0.1:9999");
+  auto j = WhoAmI(
+      "X-Forwarded-For: 198.51.100.7\r\nX-Forwarded-Proto: https\r\n"
+      "X-Forwarded-Host: localhost:8443\r\n",
+      "127.0.0.1:9999");
   EXPECT_EQ(j["scheme"], "https");
   EXPECT_EQ(j["host"], "localhost:8443");  // the handler reads the forwarded host as Host
 }
@@ -220,7 +222,9 @@ TEST_F(BehindProxy, MalformedOrObfuscatedForwardedIsIgnored_Rfc7239_6_3) {
 class NotBehindThisProxy : public Hosts {
  protected:
   NotBehindThisProxy()
-      : Hosts(WithConfig([](Config& c) { c.trusted_proxies = {"10.0.0.0/8", "fd00::/8"}; })) {}
+      : Hosts(WithConfig([](Config& c) {
+          c.trusted_proxies = {"10.0.0.0/8", "fd00::/8"};
+        })) {}
 };
 
 TEST_F(NotBehindThisProxy, FieldsFromAPeerNotInTheListAreIgnored_Rfc7239_8_1) {

@@ -5,18 +5,17 @@
 // (trusted_proxies=127.0.0.1), so the client it sees is the one nginx forwarded in
 // X-Forwarded-For, and allowed_hosts applies to the Host nginx passes on. Skipped when
 // /usr/sbin/nginx is not installed.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <fstream>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "src/app/services.h"
 #include "tests/integration/http/whoami.h"
@@ -57,7 +56,8 @@ std::string RequestFrom(const char* from, uint16_t port, const std::string& requ
   std::string out;
   if (bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0 &&
       connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0 &&
-      send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
     timeval tv{.tv_sec = 5, .tv_usec = 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     char buf[4096];

@@ -1,9 +1,8 @@
 // The HTTP server on its own: graceful shutdown, connection cap, idle timeout.
 #include "src/http/server.h"
 
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -56,14 +55,13 @@ bool PeerCloses(int fd, std::chrono::seconds timeout) {
 
 TEST(HttpServer, GracefulStopFinishesInFlightRequests) {
   std::atomic<bool> entered{false};
-  Server server({.port = 0, .shutdown_grace_s = 10, .access_log = false},
-                [&](const Request& req) {
-                  if (req.path == "/slow") {
-                    entered = true;
-                    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-                  }
-                  return Response::Text(200, "done");
-                });
+  Server server({.port = 0, .shutdown_grace_s = 10, .access_log = false}, [&](const Request& req) {
+    if (req.path == "/slow") {
+      entered = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    }
+    return Response::Text(200, "done");
+  });
   auto port = server.Start();
   ASSERT_TRUE(port.has_value());
   auto slow = std::async(std::launch::async, [&] { return Get(*port, "/slow"); });
@@ -150,7 +148,8 @@ TEST(HttpServer, IdleConnectionIsClosedAfterTheIdleTimeout) {
 // Sends `request` on `fd` and reads one answer, which must be a 200 with content "ok";
 // false if the peer closes first or 5 s pass without a byte.
 bool RoundTrip(int fd, std::string_view request) {
-  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
+  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(request.size()))
     return false;
   timeval tv{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -189,7 +188,8 @@ TEST(HttpServer, AStalledRequestIsClosedAfterTheReadTimeoutNotTheIdleOne) {
 TEST(HttpServer, DeadlinesMoveWithEachRequestAndASlowHandlerIsAnswered) {
   Server server({.port = 0, .read_timeout_s = 1, .idle_timeout_s = 1, .access_log = false},
                 [](const Request& req) {
-                  if (req.path == "/slow") std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+                  if (req.path == "/slow")
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1600));
                   return Response::Text(200, "ok");
                 });
   auto port = server.Start();
@@ -333,8 +333,7 @@ TEST(HttpServer, AHandlerFieldThatWouldSplitTheAnswerBecomesA500_Rfc9110_5_5) {
   Server server({.port = 0, .access_log = false}, SizedAnswers());
   auto port = server.Start();
   ASSERT_TRUE(port.has_value());
-  std::string wire =
-      Exchange(*port, "GET /split HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  std::string wire = Exchange(*port, "GET /split HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(wire.rfind("HTTP/1.1 500 Internal Server Error\r\n", 0), 0u) << wire;
   EXPECT_EQ(wire.find("Set-Cookie"), std::string::npos) << wire;
   EXPECT_EQ(wire.find("/next"), std::string::npos) << wire;
@@ -362,7 +361,8 @@ TEST(HttpServer, ContentIsReadByItsLengthWhetherItComesLateOrWithTheNextRequest_
   int fd = ConnectRaw(*port);
   ASSERT_GE(fd, 0);
   std::string content = Pattern(200000);
-  std::string head = "PUT /big HTTP/1.1\r\nHost: a\r\nContent-Length: 200000\r\nConnection: close\r\n\r\n";
+  std::string head =
+      "PUT /big HTTP/1.1\r\nHost: a\r\nContent-Length: 200000\r\nConnection: close\r\n\r\n";
   ASSERT_EQ(send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
   for (size_t at = 0; at < content.size(); at += 50000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

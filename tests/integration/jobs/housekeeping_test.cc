@@ -1,10 +1,11 @@
 // Housekeeping against a real, migrated SQLite database: expired rows go, live ones stay.
+#include "src/jobs/housekeeping.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
-#include "src/jobs/housekeeping.h"
 #include "src/app/services.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
@@ -35,13 +36,16 @@ TEST(Housekeeping, DeletesExpiredRowsAndKeepsLiveOnes) {
   FakeClock clock(now);
   const int64_t day = 24 * 3600;
 
-  Exec(db, "INSERT INTO idempotency_keys (scope, key_hash, response, created_at) VALUES (?, ?, '{}', ?), (?, ?, '{}', ?)",
+  Exec(db,
+       "INSERT INTO idempotency_keys (scope, key_hash, response, created_at) VALUES (?, ?, '{}', "
+       "?), (?, ?, '{}', ?)",
        {"s", "old", now - 2 * day, "s", "new", now - 3600});
   Exec(db, "INSERT INTO rate_limits (bucket, window_start, count) VALUES (?, ?, 1), (?, ?, 1)",
        {"old", now - 3 * 3600, "new", now - 60});
   const char* conf =
       "INSERT INTO confirmations (token_hash, action, scope, client_id, subject, args, args_hash, "
-      "revisions, preview, status, created_at, expires_at) VALUES (?, 'a', 's', 'c', 'u', '{}', 'h', '{}', '{}', ?, ?, ?)";
+      "revisions, preview, status, created_at, expires_at) VALUES (?, 'a', 's', 'c', 'u', '{}', "
+      "'h', '{}', '{}', ?, ?, ?)";
   Exec(db, conf, {"t-old", "used", now - 40 * day, now - 40 * day + 600});
   Exec(db, conf, {"t-recent", "expired", now - 2 * day, now - 2 * day + 600});
   Exec(db, conf, {"t-live", "pending", now - 60, now + 540});
@@ -60,7 +64,9 @@ TEST(Housekeeping, DeletesExpiredRowsAndKeepsLiveOnes) {
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM rate_limits WHERE bucket = 'old'"), 0);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM rate_limits WHERE bucket = 'new'"), 1);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM confirmations WHERE token_hash = 't-old'"), 0);
-  EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM confirmations WHERE token_hash IN ('t-recent', 't-live')"), 2);
+  EXPECT_EQ(
+      Count(db, "SELECT COUNT(*) FROM confirmations WHERE token_hash IN ('t-recent', 't-live')"),
+      2);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM approvals WHERE id = 'a-old'"), 0);
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM approvals WHERE id = 'a-live'"), 1);
 
@@ -79,7 +85,8 @@ TEST(Housekeeping, TheBackgroundThreadSweepsOnItsOwn) {
   Housekeeping hk(db, clock, {.interval_s = 1, .retention_days = 30});
   hk.Start();
   // Poll (a deadline, not a speed requirement): the first sweep runs after one interval.
-  for (int i = 0; i < 100 && Count(db, "SELECT COUNT(*) FROM rate_limits WHERE bucket = 'stale'") != 0; ++i)
+  for (int i = 0;
+       i < 100 && Count(db, "SELECT COUNT(*) FROM rate_limits WHERE bucket = 'stale'") != 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   hk.Stop();
   EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM rate_limits WHERE bucket = 'stale'"), 0);

@@ -1,9 +1,9 @@
 // STYLE.md §6: the registered tools and the schema files under schemas/tools/ are the same
 // set (descriptors themselves are checked by ToolRegistry::Register at start-up).
+#include <gtest/gtest.h>
+
 #include <set>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "src/app/app.h"
 #include "src/app/services.h"
@@ -24,7 +24,8 @@ TEST(ToolCatalogue, RegisteredToolsMatchSchemaFiles) {
   }
   auto names = server.app().services().tools->Names();
   std::set<std::string> registered(names.begin(), names.end());
-  for (const auto& f : files) EXPECT_TRUE(registered.count(f)) << "schemas/tools/" << f << ".json has no handler";
+  for (const auto& f : files)
+    EXPECT_TRUE(registered.count(f)) << "schemas/tools/" << f << ".json has no handler";
   for (const auto& r : registered) EXPECT_TRUE(files.count(r)) << r << " has no schemas/tools file";
 }
 

@@ -44,7 +44,8 @@ class McpHttpTest : public ::testing::Test {
                   EXPECT_TRUE(s.tools->RegisterDescriptor(
                       TestToolDescriptor(), [](const mcp::ToolContext& ctx, const json& args) {
                         if (args["email"] == "taken@example.com") {
-                          return mcp::ToolOutcome::Fail({Errc::kAlreadyExists, "email already used", ""});
+                          return mcp::ToolOutcome::Fail(
+                              {Errc::kAlreadyExists, "email already used", ""});
                         }
                         return mcp::ToolOutcome::Ok(json{{"id", 1}, {"email", args["email"]}});
                       }));
@@ -53,8 +54,9 @@ class McpHttpTest : public ::testing::Test {
                            {"description", "Test-only: needs a scope decided at run time."},
                            {"inputSchema", {{"type", "object"}}}},
                       [](const mcp::ToolContext&, const json&) {
-                        return mcp::ToolOutcome::Fail({Errc::kPermissionDenied, "needs contacts:delete", ""},
-                                                      json{{"required_scope", "contacts:delete"}});
+                        return mcp::ToolOutcome::Fail(
+                            {Errc::kPermissionDenied, "needs contacts:delete", ""},
+                            json{{"required_scope", "contacts:delete"}});
                       }));
                 },
         }) {}
@@ -62,9 +64,12 @@ class McpHttpTest : public ::testing::Test {
   // A client with a real token for `subject` holding `scopes`.
   McpClient Client(std::vector<std::string> scopes = {"contacts:read", "contacts:write"},
                    const std::string& subject = "1") {
-    return WithToken(MintTestToken(server_, TestTokenOptions{.scopes = std::move(scopes), .subject = subject}));
+    return WithToken(
+        MintTestToken(server_, TestTokenOptions{.scopes = std::move(scopes), .subject = subject}));
   }
-  McpClient WithToken(const std::string& token) { return McpClient(server_, McpClientOptions{.token = token}); }
+  McpClient WithToken(const std::string& token) {
+    return McpClient(server_, McpClientOptions{.token = token});
+  }
   std::string ResourceMetadata() {
     return server_.base_url() + "/.well-known/oauth-protected-resource/mcp";
   }
@@ -78,7 +83,8 @@ TEST_F(McpHttpTest, InitializeNegotiatesAndIssuesSession_McpLifecycle_Initializa
   ASSERT_TRUE(r.ok()) << r.raw;
   EXPECT_EQ(r.result()["protocolVersion"], "2025-06-18");
   EXPECT_EQ(r.result()["serverInfo"]["name"], "crmd");
-  EXPECT_NE(r.result()["instructions"].get<std::string>().find("confirm_action"), std::string::npos);
+  EXPECT_NE(r.result()["instructions"].get<std::string>().find("confirm_action"),
+            std::string::npos);
   EXPECT_FALSE(c.session_id().empty());
 
   auto c2 = Client();
@@ -112,8 +118,10 @@ TEST_F(McpHttpTest, BusinessFailureIsToolErrorWithCode) {
   auto r = c.CallTool("test_create_contact", {{"email", "taken@example.com"}});
   ASSERT_TRUE(r.is_tool_error()) << r.raw;
   EXPECT_EQ(r.structured()["error"]["code"], "already_exists");
-  EXPECT_EQ(c.CallToolError("test_create_contact", {{"email", "taken@example.com"}})["code"], "already_exists");
-  EXPECT_EQ(c.CallToolOk("test_create_contact", {{"email", "b@example.com"}})["email"], "b@example.com");
+  EXPECT_EQ(c.CallToolError("test_create_contact", {{"email", "taken@example.com"}})["code"],
+            "already_exists");
+  EXPECT_EQ(c.CallToolOk("test_create_contact", {{"email", "b@example.com"}})["email"],
+            "b@example.com");
 }
 
 TEST_F(McpHttpTest, SchemaViolationIsToolErrorNamingField_McpTools_ErrorHandling) {
@@ -154,7 +162,8 @@ TEST_F(McpHttpTest, MalformedJsonIsParseError) {
 TEST_F(McpHttpTest, BatchIsInvalidRequest_McpTransports_Post3) {
   auto c = Client();
   ASSERT_TRUE(c.Initialize().ok());
-  auto r = c.RawPost(R"([{"jsonrpc":"2.0","id":901,"method":"ping"},{"jsonrpc":"2.0","id":902,"method":"ping"}])");
+  auto r = c.RawPost(
+      R"([{"jsonrpc":"2.0","id":901,"method":"ping"},{"jsonrpc":"2.0","id":902,"method":"ping"}])");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.body["error"]["code"], -32600);
 }
@@ -175,12 +184,14 @@ TEST_F(McpHttpTest, HandlerCanDemandAScopeAtRunTime) {
   ASSERT_TRUE(c.Initialize().ok());
   auto r = c.CallTool("test_confirm", json::object());
   EXPECT_EQ(r.status, 403);
-  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("scope=\"contacts:delete\""), std::string::npos);
+  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("scope=\"contacts:delete\""),
+            std::string::npos);
 }
 
 TEST_F(McpHttpTest, NoTokenIs401WithResourceMetadata_Rfc9728_5_1) {
   auto c = WithToken("");
-  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
+  auto r = c.RawPost(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
   EXPECT_EQ(r.status, 401);
   ASSERT_TRUE(r.Header("WWW-Authenticate"));
   std::string h(*r.Header("WWW-Authenticate"));
@@ -193,50 +204,61 @@ TEST_F(McpHttpTest, BadTokenIs401InvalidToken_Rfc6750_3_1) {
   auto c = WithToken("garbage");
   auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
   EXPECT_EQ(r.status, 401);
-  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_token\""), std::string::npos);
+  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_token\""),
+            std::string::npos);
 }
 
 TEST_F(McpHttpTest, TokenInQueryStringIsRefused_Rfc6750_3_1) {
   std::string token = MintTestToken(server_);
-  auto r = server_.Send("POST", "/mcp?access_token=" + token,
-                        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
-                        {{"Content-Type", "application/json"}});
+  auto r = server_.Send(
+      "POST", "/mcp?access_token=" + token,
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
+      {{"Content-Type", "application/json"}});
   EXPECT_EQ(r.status, 400);
-  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_request\""), std::string::npos);
+  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_request\""),
+            std::string::npos);
 }
 
 TEST_F(McpHttpTest, ExpiredTokenIs401InvalidToken) {
   auto c = WithToken(MintTestToken(server_, TestTokenOptions{.ttl_seconds = -10}));
-  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
+  auto r = c.RawPost(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
   EXPECT_EQ(r.status, 401);
-  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_token\""), std::string::npos);
+  EXPECT_NE(std::string(*r.Header("WWW-Authenticate")).find("error=\"invalid_token\""),
+            std::string::npos);
 }
 
 TEST_F(McpHttpTest, TokenForAnotherResourceIs401_Rfc8707) {
-  auto c = WithToken(MintTestToken(server_, TestTokenOptions{.audience = "https://other.example.com/mcp"}));
-  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
+  auto c = WithToken(
+      MintTestToken(server_, TestTokenOptions{.audience = "https://other.example.com/mcp"}));
+  auto r = c.RawPost(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
   EXPECT_EQ(r.status, 401);
 }
 
 TEST_F(McpHttpTest, ForeignOriginIs403_McpTransports_Security) {
   auto c = Client();
-  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
-                     {{"Origin", "https://evil.example.com"}});
+  auto r = c.RawPost(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
+      {{"Origin", "https://evil.example.com"}});
   EXPECT_EQ(r.status, 403);
-  auto ok = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
-                      {{"Origin", "https://app.example.org"}});
+  auto ok = c.RawPost(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
+      {{"Origin", "https://app.example.org"}});
   EXPECT_EQ(ok.status, 200) << ok.raw;
 }
 
 TEST_F(McpHttpTest, ForeignHostIsRefusedEvenWithoutToken_DnsRebinding) {
   auto c = WithToken("");
-  auto r = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}})",
-                     {{"Host", "evil.example.com"}});
+  auto r = c.RawPost(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}})",
+      {{"Host", "evil.example.com"}});
   // The listener's allowed_hosts refuses it before /mcp's own guard (403) would
   // (docs/http.md; the guard alone: tests/integration/http/hosts_test.cc).
   EXPECT_EQ(r.status, 421);
-  auto local = c.RawPost(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}})",
-                         {{"Host", "localhost:1234"}});
+  auto local = c.RawPost(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}})",
+      {{"Host", "localhost:1234"}});
   EXPECT_EQ(local.status, 401);
 }
 
@@ -375,10 +397,12 @@ TEST(McpSchemaValidation, RejectsMalformedServerMessages) {
   using nlohmann::json;
   EXPECT_TRUE(ValidateMcpType("CallToolResult", json{{"content", 5}}));
   EXPECT_TRUE(ValidateMcpType("CallToolResult", json{{"content", {{{"type", "text"}}}}}));
-  EXPECT_FALSE(ValidateMcpType("CallToolResult", json{{"content", {{{"type", "text"}, {"text", "x"}}}}}));
+  EXPECT_FALSE(
+      ValidateMcpType("CallToolResult", json{{"content", {{{"type", "text"}, {"text", "x"}}}}}));
   EXPECT_TRUE(ValidateMcpType("InitializeResult", json{{"protocolVersion", "2025-11-25"}}));
-  EXPECT_TRUE(ValidateMcpType("JSONRPCErrorResponse",
-                              json{{"jsonrpc", "2.0"}, {"id", 1}, {"error", {{"code", "x"}, {"message", "m"}}}}));
+  EXPECT_TRUE(ValidateMcpType(
+      "JSONRPCErrorResponse",
+      json{{"jsonrpc", "2.0"}, {"id", 1}, {"error", {{"code", "x"}, {"message", "m"}}}}));
   EXPECT_TRUE(ValidateMcpType("ListToolsResult", json{{"tools", {{{"name", "x"}}}}}))
       << "a Tool needs an inputSchema";
 }
@@ -392,13 +416,15 @@ namespace {
 TEST(McpCors, PreflightAndResponsesNameTheAllowedOrigin) {
   TestServer server(TestServerOptions{
       .configure = [](Config& c) { c.allowed_origins = {"https://app.example.org"}; }});
-  auto pre = server.Send("OPTIONS", "/mcp", "",
-                         {{"Origin", "https://app.example.org"},
-                          {"Access-Control-Request-Method", "POST"},
-                          {"Access-Control-Request-Headers", "authorization, content-type, mcp-session-id"}});
+  auto pre = server.Send(
+      "OPTIONS", "/mcp", "",
+      {{"Origin", "https://app.example.org"},
+       {"Access-Control-Request-Method", "POST"},
+       {"Access-Control-Request-Headers", "authorization, content-type, mcp-session-id"}});
   EXPECT_EQ(pre.status, 204);
   EXPECT_EQ(std::string(*pre.Header("Access-Control-Allow-Origin")), "https://app.example.org");
-  EXPECT_NE(std::string(*pre.Header("Access-Control-Allow-Headers")).find("Mcp-Session-Id"), std::string::npos);
+  EXPECT_NE(std::string(*pre.Header("Access-Control-Allow-Headers")).find("Mcp-Session-Id"),
+            std::string::npos);
 
   auto evil = server.Send("OPTIONS", "/mcp", "", {{"Origin", "https://evil.example.com"}});
   EXPECT_EQ(evil.status, 403);
@@ -422,7 +448,8 @@ TEST(McpLimits, OversizedBodyIs413) {
   TestServer server(TestServerOptions{.configure = [](Config& c) { c.max_body_bytes = 4096; }});
   McpClient c(server, McpClientOptions{.token = MintTestToken(server)});
   ASSERT_TRUE(c.Initialize().ok());
-  std::string big = R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":")" + std::string(8192, 'a') + "\"}}";
+  std::string big = R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":")" +
+                    std::string(8192, 'a') + "\"}}";
   // The server answers 413 and closes without reading the body; the client can see the
   // reset before the answer, so a transport error is retried (no timing assumption).
   std::optional<int> status;

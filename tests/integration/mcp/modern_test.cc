@@ -164,8 +164,8 @@ TEST_F(McpModernTest, AVersionHeaderThatDiffersFromTheBodyIsAMismatchEvenForAnUn
   // body's (unsupported) version is judged; header and body agreeing on it is -32022.
   McpClient c(server_, McpClientOptions{.token = MintTestToken(server_)});
   c.UseModern({.version = "v999.0.0"});
-  auto mismatch = c.ModernRequest("server/discover", json::object(),
-                                  {{"MCP-Protocol-Version", "2026-07-28"}});
+  auto mismatch =
+      c.ModernRequest("server/discover", json::object(), {{"MCP-Protocol-Version", "2026-07-28"}});
   EXPECT_EQ(mismatch.status, 400);
   EXPECT_EQ(mismatch.error()["code"], -32020) << mismatch.raw;
   auto unknown = c.ModernRequest("server/discover", json::object());
@@ -177,10 +177,10 @@ TEST_F(McpModernTest, InputResponsesWithoutRequestStateAreIgnored_Mrtr_IgnoreUnr
   auto c = Modern();
   json args{{"item", "4 tags"}};
   auto r = c.ModernRequest(
-      "tools/call",
-      {{"name", kInputTestTool},
-       {"arguments", args},
-       {"inputResponses", {{"confirm", {{"action", "accept"}, {"content", {{"answer", "4 tags"}}}}}}}});
+      "tools/call", {{"name", kInputTestTool},
+                     {"arguments", args},
+                     {"inputResponses",
+                      {{"confirm", {{"action", "accept"}, {"content", {{"answer", "4 tags"}}}}}}}});
   ASSERT_TRUE(r.ok()) << r.raw;
   // A first round: crmd asks (it does not take answers to a question it never asked).
   EXPECT_EQ(r.result()["resultType"], "input_required") << r.raw;
@@ -224,12 +224,13 @@ TEST_F(McpModernTest, AnotherNodeOnTheSameDatabaseFinishesTheRoundTrip_Mrtr_Serv
   ASSERT_EQ(first.result()["resultType"], "input_required") << first.raw;
   std::string state = first.result()["requestState"];
 
-  McpClient on_other(other, McpClientOptions{.token = MintTestToken(server_, {.scopes = {"contacts:read"},
-                                                                               .subject = "1"})});
+  McpClient on_other(
+      other, McpClientOptions{
+                 .token = MintTestToken(server_, {.scopes = {"contacts:read"}, .subject = "1"})});
   on_other.UseModern({.capabilities = kFormOnly});
   auto done = on_other.CallToolRetry(
-      kInputTestTool, args, {{"confirm", {{"action", "accept"}, {"content", {{"answer", "2 lists"}}}}}},
-      state);
+      kInputTestTool, args,
+      {{"confirm", {{"action", "accept"}, {"content", {{"answer", "2 lists"}}}}}}, state);
   ASSERT_TRUE(done.ok()) << done.raw;
   EXPECT_EQ(done.result()["resultType"], "complete") << done.raw;
   EXPECT_EQ(done.structured()["confirmed"], true);

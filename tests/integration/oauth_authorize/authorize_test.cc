@@ -1,9 +1,9 @@
 // The authorization endpoint, login and consent pages, driven as a browser would.
 #include <gtest/gtest.h>
 
-#include "tests/support/browser.h"
 #include "src/app/services.h"
 #include "src/core/crypto.h"
+#include "tests/support/browser.h"
 
 namespace crmd {
 namespace {
@@ -26,34 +26,40 @@ const std::string kVerifier = "dBjftJeZ4CVP-mJ92K9b3AY5bKqRrl6W5vLpGkXqyBk";
 class AuthorizeFlow : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto r = server_.PostJson("/oauth/register", {{"client_name", "Test <MCP> Client"},
-                                                  {"redirect_uris", {kRedirect}},
-                                                  {"token_endpoint_auth_method", "none"},
-                                                  {"grant_types", {"authorization_code", "refresh_token"}}});
+    auto r = server_.PostJson("/oauth/register",
+                              {{"client_name", "Test <MCP> Client"},
+                               {"redirect_uris", {kRedirect}},
+                               {"token_endpoint_auth_method", "none"},
+                               {"grant_types", {"authorization_code", "refresh_token"}}});
     ASSERT_EQ(r.status, 201);
     client_id_ = JsonBody(r)["client_id"];
     ASSERT_TRUE(server_.app().services().users->Create(kEmail, kPassword, false));
   }
 
-  std::vector<std::pair<std::string, std::string>> Params(const std::string& scope = "contacts:read contacts:write") {
+  std::vector<std::pair<std::string, std::string>> Params(
+      const std::string& scope = "contacts:read contacts:write") {
     std::vector<std::pair<std::string, std::string>> p = {
-        {"response_type", "code"},          {"client_id", client_id_},
-        {"redirect_uri", kRedirect},        {"code_challenge", PkceChallenge(kVerifier)},
-        {"code_challenge_method", "S256"},  {"state", "xyz-state"},
+        {"response_type", "code"},
+        {"client_id", client_id_},
+        {"redirect_uri", kRedirect},
+        {"code_challenge", PkceChallenge(kVerifier)},
+        {"code_challenge_method", "S256"},
+        {"state", "xyz-state"},
         {"resource", server_.base_url() + "/mcp"}};
     if (!scope.empty()) p.emplace_back("scope", scope);
     return p;
   }
-  static std::vector<std::pair<std::string, std::string>> With(std::vector<std::pair<std::string, std::string>> p,
-                                                                const std::string& k, const std::string& v) {
+  static std::vector<std::pair<std::string, std::string>> With(
+      std::vector<std::pair<std::string, std::string>> p, const std::string& k,
+      const std::string& v) {
     bool found = false;
     for (auto& [key, val] : p)
       if (key == k) val = v, found = true;
     if (!found) p.emplace_back(k, v);
     return p;
   }
-  static std::vector<std::pair<std::string, std::string>> Without(std::vector<std::pair<std::string, std::string>> p,
-                                                                   const std::string& k) {
+  static std::vector<std::pair<std::string, std::string>> Without(
+      std::vector<std::pair<std::string, std::string>> p, const std::string& k) {
     std::erase_if(p, [&](const auto& kv) { return kv.first == k; });
     return p;
   }
@@ -73,12 +79,14 @@ class AuthorizeFlow : public ::testing::Test {
     return b.Submit(*form);
   }
   std::optional<std::string> CodeScope(const std::string& code) {
-    auto r = server_.app().services().db->Read([&](store::Conn& c) -> Result<std::optional<std::string>> {
-      auto row = c.QueryOne("SELECT scope FROM auth_codes WHERE code_hash = ?", {crypto::HashSecret(code)});
-      if (!row) return Fail(row.error());
-      if (!*row) return std::optional<std::string>();
-      return std::optional<std::string>((*row)->Str(0));
-    });
+    auto r = server_.app().services().db->Read(
+        [&](store::Conn& c) -> Result<std::optional<std::string>> {
+          auto row = c.QueryOne("SELECT scope FROM auth_codes WHERE code_hash = ?",
+                                {crypto::HashSecret(code)});
+          if (!row) return Fail(row.error());
+          if (!*row) return std::optional<std::string>();
+          return std::optional<std::string>((*row)->Str(0));
+        });
     return r ? *r : std::nullopt;
   }
 
@@ -115,7 +123,8 @@ TEST_F(AuthorizeFlow, FullConsentIssuesACodeWithStateAndIss_Rfc6749_4_1_2_Rfc920
   ASSERT_FALSE(q["code"].empty());
   auto row = server_.app().services().db->Read([&](store::Conn& c) {
     return c.QueryOne(
-        "SELECT client_id, redirect_uri, scope, resource, code_challenge, expires_at - created_at, redeemed_at "
+        "SELECT client_id, redirect_uri, scope, resource, code_challenge, expires_at - created_at, "
+        "redeemed_at "
         "FROM auth_codes WHERE code_hash = ?",
         {crypto::HashSecret(q["code"])});
   });
@@ -139,17 +148,18 @@ TEST_F(AuthorizeFlow, PlainPkceIsRefusedByRedirect_Rfc7636_4_3) {
 
 TEST_F(AuthorizeFlow, MissingPkceIsRefusedByRedirect_OAuth21_4_1_1) {
   Browser b(server_);
-  ExpectRedirectError(Start(b, Without(Params(), "code_challenge")), "invalid_request", server_.base_url());
+  ExpectRedirectError(Start(b, Without(Params(), "code_challenge")), "invalid_request",
+                      server_.base_url());
 }
 
 TEST_F(AuthorizeFlow, OtherParameterErrorsAreRedirected_Rfc6749_4_1_2_1) {
   Browser b(server_);
-  ExpectRedirectError(Start(b, With(Params(), "response_type", "token")), "unsupported_response_type",
-                      server_.base_url());
-  ExpectRedirectError(Start(b, With(Params(), "scope", "contacts:read bogus:scope")), "invalid_scope",
-                      server_.base_url());
-  ExpectRedirectError(Start(b, With(Params(), "resource", "https://other.example.com/mcp")), "invalid_target",
-                      server_.base_url());
+  ExpectRedirectError(Start(b, With(Params(), "response_type", "token")),
+                      "unsupported_response_type", server_.base_url());
+  ExpectRedirectError(Start(b, With(Params(), "scope", "contacts:read bogus:scope")),
+                      "invalid_scope", server_.base_url());
+  ExpectRedirectError(Start(b, With(Params(), "resource", "https://other.example.com/mcp")),
+                      "invalid_target", server_.base_url());
 }
 
 TEST_F(AuthorizeFlow, WrongRedirectUriIsShownNotRedirected_Rfc6749_4_1_2_1) {
@@ -316,7 +326,8 @@ TEST_F(AuthorizeFlow, RememberedConsentSkipsThePageForSubsets) {
   Page wider = Start(b, Params("contacts:read lists:read"));  // not covered: asks
   EXPECT_EQ(wider.status, 200);
   EXPECT_FALSE(wider.client_redirect.has_value());
-  EXPECT_EQ(wider.form()->Options("scope"), (std::vector<std::string>{"contacts:read", "lists:read"}));
+  EXPECT_EQ(wider.form()->Options("scope"),
+            (std::vector<std::string>{"contacts:read", "lists:read"}));
 }
 
 TEST_F(AuthorizeFlow, RememberedConsentStillNeedsASignIn) {
@@ -361,20 +372,25 @@ TEST_F(AuthorizeFlow, SessionCookieAttributesOverPlainHttp) {
 TEST_F(AuthorizeFlow, HtmlPagesForbidFraming) {
   Browser b(server_);
   Page login = Start(b, Params());
-  EXPECT_NE(login.Header("Content-Security-Policy").value_or("").find("frame-ancestors 'none'"), std::string::npos);
+  EXPECT_NE(login.Header("Content-Security-Policy").value_or("").find("frame-ancestors 'none'"),
+            std::string::npos);
   Page consent = SignIn(b, Params());
-  EXPECT_NE(consent.Header("Content-Security-Policy").value_or("").find("frame-ancestors 'none'"), std::string::npos);
+  EXPECT_NE(consent.Header("Content-Security-Policy").value_or("").find("frame-ancestors 'none'"),
+            std::string::npos);
   Page error = Start(b, With(Params(), "client_id", "nope"));
-  EXPECT_NE(error.Header("Content-Security-Policy").value_or("").find("frame-ancestors 'none'"), std::string::npos);
+  EXPECT_NE(error.Header("Content-Security-Policy").value_or("").find("frame-ancestors 'none'"),
+            std::string::npos);
 }
 
 TEST_F(AuthorizeFlow, LoginFormHasTheExpectedFields) {
   Browser b(server_);
   Page login = Start(b, Params());
   EXPECT_NE(login.body.find("<form method=\"post\""), std::string::npos);
-  EXPECT_NE(login.body.find("type=\"email\" name=\"email\" autocomplete=\"username\""), std::string::npos);
-  EXPECT_NE(login.body.find("type=\"password\" name=\"password\" autocomplete=\"current-password\""),
+  EXPECT_NE(login.body.find("type=\"email\" name=\"email\" autocomplete=\"username\""),
             std::string::npos);
+  EXPECT_NE(
+      login.body.find("type=\"password\" name=\"password\" autocomplete=\"current-password\""),
+      std::string::npos);
 }
 
 TEST_F(AuthorizeFlow, RevokedClientCannotAuthorize) {

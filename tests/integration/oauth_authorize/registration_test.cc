@@ -1,9 +1,9 @@
 // Dynamic client registration (RFC 7591) and client configuration (RFC 7592) over HTTP.
 #include <gtest/gtest.h>
 
-#include "tests/support/test_server.h"
 #include "src/app/services.h"
 #include "src/core/crypto.h"
+#include "tests/support/test_server.h"
 
 namespace crmd {
 namespace {
@@ -37,7 +37,8 @@ TEST(Registration, RegistersAPublicClient_Rfc7591_3_2_1) {
   EXPECT_EQ(j["response_types"], json::array({"code"}));
   EXPECT_EQ(j["client_name"], "Test MCP Client");
   EXPECT_TRUE(j["registration_access_token"].is_string());
-  EXPECT_EQ(j["registration_client_uri"], server.base_url() + "/oauth/register/" + j["client_id"].get<std::string>());
+  EXPECT_EQ(j["registration_client_uri"],
+            server.base_url() + "/oauth/register/" + j["client_id"].get<std::string>());
 }
 
 TEST(Registration, ConfidentialClientGetsASecretStoredOnlyAsAHash_Rfc7591_3_2_1) {
@@ -60,8 +61,10 @@ TEST(Registration, ConfidentialClientGetsASecretStoredOnlyAsAHash_Rfc7591_3_2_1)
   ASSERT_TRUE(stored);
   EXPECT_NE(*stored, secret);
   EXPECT_EQ(*stored, crypto::HashSecret(secret));
-  EXPECT_TRUE(server.app().services().clients->Authenticate(j["client_id"].get<std::string>(), secret));
-  EXPECT_FALSE(server.app().services().clients->Authenticate(j["client_id"].get<std::string>(), "wrong"));
+  EXPECT_TRUE(
+      server.app().services().clients->Authenticate(j["client_id"].get<std::string>(), secret));
+  EXPECT_FALSE(
+      server.app().services().clients->Authenticate(j["client_id"].get<std::string>(), "wrong"));
 }
 
 TEST(Registration, RefusesUnsafeRedirectUris_Rfc7591_3_2_2) {
@@ -79,7 +82,8 @@ TEST(Registration, RefusesUnsafeRedirectUris_Rfc7591_3_2_2) {
 
 TEST(Registration, RefusesMalformedMetadata_Rfc7591_3_2_2) {
   TestServer server;
-  auto r = server.Send("POST", "/oauth/register", "{not json", {{"Content-Type", "application/json"}});
+  auto r =
+      server.Send("POST", "/oauth/register", "{not json", {{"Content-Type", "application/json"}});
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(JsonBody(r)["error"], "invalid_client_metadata");
   json m = PublicClient();
@@ -92,7 +96,8 @@ TEST(Registration, RefusesMalformedMetadata_Rfc7591_3_2_2) {
 
 TEST(Registration, IsRateLimitedPerAddress) {
   TestServer server;
-  for (int i = 0; i < 20; ++i) ASSERT_EQ(server.PostJson("/oauth/register", PublicClient()).status, 201) << i;
+  for (int i = 0; i < 20; ++i)
+    ASSERT_EQ(server.PostJson("/oauth/register", PublicClient()).status, 201) << i;
   auto r = server.PostJson("/oauth/register", PublicClient());
   EXPECT_EQ(r.status, 429);
   EXPECT_EQ(JsonBody(r)["error"], "rate_limited");
@@ -141,8 +146,10 @@ TEST_F(ClientConfiguration, UpdateReplacesMetadata_Rfc7592_2_2) {
   m["client_id"] = reg_["client_id"];
   m["client_name"] = "Renamed";
   m["redirect_uris"] = {"http://127.0.0.1:4000/new"};
-  EXPECT_EQ(server_.Send("PUT", uri_, m.dump(), {{"Content-Type", "application/json"}}).status, 401);
-  auto r = server_.Send("PUT", uri_, m.dump(), {{"Content-Type", "application/json"}, Bearer(token_)[0]});
+  EXPECT_EQ(server_.Send("PUT", uri_, m.dump(), {{"Content-Type", "application/json"}}).status,
+            401);
+  auto r = server_.Send("PUT", uri_, m.dump(),
+                        {{"Content-Type", "application/json"}, Bearer(token_)[0]});
   ASSERT_EQ(r.status, 200) << r.body;
   auto j = JsonBody(r);
   EXPECT_EQ(j["client_name"], "Renamed");

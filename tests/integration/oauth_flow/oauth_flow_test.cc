@@ -4,10 +4,10 @@
 // refused.
 #include <gtest/gtest.h>
 
+#include "src/app/services.h"
 #include "tests/support/browser.h"
 #include "tests/support/mcp_client.h"
 #include "tests/support/test_server.h"
-#include "src/app/services.h"
 
 namespace crmd::testing {
 namespace {
@@ -34,7 +34,8 @@ TestServerOptions WithWhoAmITool() {
                        {"required", {"subject", "client_id", "scope"}}}}},
                 [](const mcp::ToolContext& ctx, const json&) {
                   std::string scope;
-                  for (const auto& s : ctx.principal.scopes) scope += (scope.empty() ? "" : " ") + s;
+                  for (const auto& s : ctx.principal.scopes)
+                    scope += (scope.empty() ? "" : " ") + s;
                   return mcp::ToolOutcome::Ok(json{{"subject", ctx.principal.subject},
                                                    {"client_id", ctx.principal.client_id},
                                                    {"scope", scope}});
@@ -43,7 +44,8 @@ TestServerOptions WithWhoAmITool() {
   };
 }
 
-http::ClientResponse TokenRequest(TestServer& server, const std::vector<std::pair<std::string, std::string>>& form) {
+http::ClientResponse TokenRequest(TestServer& server,
+                                  const std::vector<std::pair<std::string, std::string>>& form) {
   return server.PostForm("/oauth/token", EncodeForm(form));
 }
 
@@ -55,8 +57,10 @@ TEST(OAuthFlow, DiscoveryRegistrationConsentTokenMcpRefreshRevoke) {
   // Discovery was real (RFC 9728 → RFC 8414), not the fallback.
   EXPECT_EQ(flow.protected_resource_metadata["resource"], server.base_url() + "/mcp");
   EXPECT_EQ(flow.authorization_server_metadata["issuer"], server.base_url());
-  EXPECT_EQ(flow.authorization_server_metadata["registration_endpoint"], server.base_url() + "/oauth/register");
-  EXPECT_EQ(flow.authorization_server_metadata["authorization_endpoint"], server.base_url() + "/oauth/authorize");
+  EXPECT_EQ(flow.authorization_server_metadata["registration_endpoint"],
+            server.base_url() + "/oauth/register");
+  EXPECT_EQ(flow.authorization_server_metadata["authorization_endpoint"],
+            server.base_url() + "/oauth/authorize");
   EXPECT_EQ(flow.token_response["token_type"], "Bearer");
   EXPECT_EQ(flow.scope, "contacts:read contacts:write");
   EXPECT_FALSE(flow.refresh_token.empty());
@@ -90,19 +94,22 @@ TEST(OAuthFlow, DiscoveryRegistrationConsentTokenMcpRefreshRevoke) {
   EXPECT_EQ(mcp2.CallToolOk("test_whoami")["client_id"], flow.client_id);
 
   // Revoke (RFC 7009), then the token is refused at /mcp.
-  auto revoked = server.PostForm("/oauth/revoke", EncodeForm({{"token", access2}, {"client_id", flow.client_id}}));
+  auto revoked = server.PostForm("/oauth/revoke",
+                                 EncodeForm({{"token", access2}, {"client_id", flow.client_id}}));
   EXPECT_EQ(revoked.status, 200) << revoked.body;
   McpClient after(server, McpClientOptions{.token = access2, .validate = false});
   auto refused = after.Initialize();
   EXPECT_EQ(refused.status, 401) << refused.raw;
-  EXPECT_NE(std::string(refused.Header("WWW-Authenticate").value_or("")).find("invalid_token"), std::string::npos);
+  EXPECT_NE(std::string(refused.Header("WWW-Authenticate").value_or("")).find("invalid_token"),
+            std::string::npos);
 }
 
 TEST(OAuthFlow, NarrowedConsentNarrowsTheToken) {
   TestServer server(WithWhoAmITool());
   OAuthFlowResult flow = RunOAuthFlow(
-      server, {.scope = "contacts:read contacts:write lists:read",
-               .on_consent = [](Form& f) { EXPECT_TRUE(f.SetChecked("scope", "contacts:write", false)); }});
+      server, {.scope = "contacts:read contacts:write lists:read", .on_consent = [](Form& f) {
+                 EXPECT_TRUE(f.SetChecked("scope", "contacts:write", false));
+               }});
   ASSERT_TRUE(flow.ok()) << flow.error;
   EXPECT_EQ(flow.scope, "contacts:read lists:read");
   McpClient mcp(server, McpClientOptions{.token = flow.access_token});

@@ -61,9 +61,9 @@ TEST(OAuthMetadata, ProtectedResourceMetadataNamesTheMcpResource_Rfc9728_3) {
 
 TEST(OAuthMetadata, CorsPreflightAndMethodCheck) {
   TestServer server;
-  auto pre = server.Send("OPTIONS", "/.well-known/oauth-authorization-server", "",
-                         {{"Origin", "https://app.example"},
-                          {"Access-Control-Request-Method", "GET"}});
+  auto pre =
+      server.Send("OPTIONS", "/.well-known/oauth-authorization-server", "",
+                  {{"Origin", "https://app.example"}, {"Access-Control-Request-Method", "GET"}});
   EXPECT_EQ(pre.status, 204);
   EXPECT_EQ(pre.Header("Access-Control-Allow-Origin").value_or(""), "*");
   EXPECT_NE(pre.Header("Access-Control-Allow-Headers").value_or("").find("MCP-Protocol-Version"),
@@ -74,8 +74,7 @@ TEST(OAuthMetadata, CorsPreflightAndMethodCheck) {
 TEST(Jwks, ContainsTheKidOfIssuedTokens_Rfc7517_5) {
   TestServer server;
   std::string token = MintTestToken(server);
-  auto header = nlohmann::json::parse(
-      *crypto::Base64UrlDecode(token.substr(0, token.find('.'))));
+  auto header = nlohmann::json::parse(*crypto::Base64UrlDecode(token.substr(0, token.find('.'))));
   for (const char* path : {"/oauth/jwks", "/.well-known/jwks.json"}) {
     auto r = server.Get(path);
     ASSERT_EQ(r.status, 200);
@@ -102,8 +101,8 @@ TEST(MintTestTokenSupport, TokenPassesTheServersOwnGuard) {
 
   req.headers = testing::BearerHeaders(MintTestToken(server, {.ttl_seconds = -120}));
   EXPECT_EQ(s.authenticate(req).error().detail, "invalid_token");
-  req.headers = testing::BearerHeaders(
-      MintTestToken(server, {.audience = "https://elsewhere.example/mcp"}));
+  req.headers =
+      testing::BearerHeaders(MintTestToken(server, {.audience = "https://elsewhere.example/mcp"}));
   EXPECT_EQ(s.authenticate(req).error().detail, "invalid_token");
 }
 

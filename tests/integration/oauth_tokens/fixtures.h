@@ -1,14 +1,14 @@
 #pragma once
 // Rows the authorization side would create (clients, authorization codes), written
 // straight into the test server's database so the token side is tested on its own.
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "auth/pkce.h"
 #include "src/app/services.h"
@@ -22,7 +22,7 @@ inline constexpr const char* kRedirect = "http://127.0.0.1:9999/callback";
 
 struct ClientSpec {
   std::string client_id;
-  std::optional<std::string> secret;        // confidential when set
+  std::optional<std::string> secret;  // confidential when set
   std::string auth_method = "none";
   std::vector<std::string> grant_types = {"authorization_code", "refresh_token"};
   std::optional<std::string> allowed_scopes;
@@ -65,9 +65,9 @@ inline std::string InsertCode(testing::TestServer& server, const CodeSpec& spec)
     return c.Exec(
         "INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, resource, "
         "code_challenge, grant_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        {crypto::HashSecret(spec.code), spec.client_id, spec.user_id, spec.redirect_uri,
-         spec.scope, spec.resource.empty() ? s.config.McpResource() : spec.resource,
-         spec.code_challenge, grant_id, now, now + spec.expires_in});
+        {crypto::HashSecret(spec.code), spec.client_id, spec.user_id, spec.redirect_uri, spec.scope,
+         spec.resource.empty() ? s.config.McpResource() : spec.resource, spec.code_challenge,
+         grant_id, now, now + spec.expires_in});
   });
   EXPECT_TRUE(r.has_value()) << r.error().detail;
   return grant_id;
@@ -84,8 +84,8 @@ inline std::string FormBody(const std::vector<std::pair<std::string, std::string
 }
 
 inline http::Headers BasicAuth(const std::string& id, const std::string& secret) {
-  return {{"Authorization",
-           "Basic " + crypto::Base64Encode(http::PercentEncode(id) + ":" + http::PercentEncode(secret))}};
+  return {{"Authorization", "Basic " + crypto::Base64Encode(http::PercentEncode(id) + ":" +
+                                                            http::PercentEncode(secret))}};
 }
 
 // The bearer guard's verdict on a token, as /mcp would get it.

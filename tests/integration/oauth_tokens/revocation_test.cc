@@ -1,9 +1,9 @@
 // /oauth/revoke (RFC 7009), /oauth/introspect (RFC 7662) and the bearer guard's refusals
 // (RFC 6750, RFC 9068 §4) over real HTTP.
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/integration/oauth_tokens/fixtures.h"
 #include "tests/support/test_server.h"
@@ -20,11 +20,12 @@ class Revocation : public ::testing::Test {
  protected:
   void SetUp() override {
     InsertClient(server_, {.client_id = "pub"});
-    InsertClient(server_, {.client_id = "conf",
-                           .secret = "s3cret-value",
-                           .auth_method = "client_secret_basic",
-                           .grant_types = {"authorization_code", "refresh_token", "client_credentials"},
-                           .allowed_scopes = "contacts:read"});
+    InsertClient(server_,
+                 {.client_id = "conf",
+                  .secret = "s3cret-value",
+                  .auth_method = "client_secret_basic",
+                  .grant_types = {"authorization_code", "refresh_token", "client_credentials"},
+                  .allowed_scopes = "contacts:read"});
     InsertClient(server_, {.client_id = "conf2",
                            .secret = "another-secret",
                            .auth_method = "client_secret_post",
@@ -38,8 +39,10 @@ class Revocation : public ::testing::Test {
                                                           {"code", "code-" + client},
                                                           {"redirect_uri", kRedirect},
                                                           {"code_verifier", kVerifier}};
-    if (client == "conf") h = BasicAuth("conf", "s3cret-value");
-    else f.emplace_back("client_id", client);
+    if (client == "conf")
+      h = BasicAuth("conf", "s3cret-value");
+    else
+      f.emplace_back("client_id", client);
     auto r = server_.PostForm("/oauth/token", FormBody(f), h);
     EXPECT_EQ(r.status, 200) << r.body;
     return JsonBody(r);
@@ -145,9 +148,10 @@ TEST_F(Revocation, IntrospectionActiveThenInactive_Rfc7662_2_2) {
 
 TEST_F(Revocation, IntrospectionOfAnotherClientsTokenIsInactive_Rfc7662_4) {
   auto t = CodeTokens("conf");
-  auto other = server_.PostForm(
-      "/oauth/introspect",
-      FormBody({{"token", t["access_token"]}, {"client_id", "conf2"}, {"client_secret", "another-secret"}}));
+  auto other =
+      server_.PostForm("/oauth/introspect", FormBody({{"token", t["access_token"]},
+                                                      {"client_id", "conf2"},
+                                                      {"client_secret", "another-secret"}}));
   ASSERT_EQ(other.status, 200);
   EXPECT_EQ(JsonBody(other), nlohmann::json({{"active", false}}));
 }
@@ -184,13 +188,15 @@ TEST_F(Revocation, McpRefusesWrongAudienceAndQueryTokens_Rfc6750_2_3) {
 TEST_F(Revocation, RevokedMintedTokenIsRefused) {
   auto token = MintTestToken(server_);
   ASSERT_TRUE(Guard(server_, token).has_value());
-  auto r = server_.PostForm("/oauth/revoke", FormBody({{"token", token}, {"client_id", "test-client"}}));
+  auto r =
+      server_.PostForm("/oauth/revoke", FormBody({{"token", token}, {"client_id", "test-client"}}));
   // test-client is not registered: client authentication fails and nothing is revoked.
   EXPECT_EQ(r.status, 401);
   InsertClient(server_, {.client_id = "test-client"});
-  EXPECT_EQ(server_.PostForm("/oauth/revoke", FormBody({{"token", token}, {"client_id", "test-client"}}))
-                .status,
-            200);
+  EXPECT_EQ(
+      server_.PostForm("/oauth/revoke", FormBody({{"token", token}, {"client_id", "test-client"}}))
+          .status,
+      200);
   EXPECT_TRUE(RefusedWithinFiveSeconds(token));
 }
 
@@ -230,17 +236,22 @@ TEST_F(Revocation, RevokingOneClientCredentialsTokenLeavesTheOthers_Rfc7009_2_1)
   auto auth = BasicAuth("conf", "s3cret-value");
   // Another client cannot revoke it, even though it has no record yet.
   auto foreign = server_.PostForm(
-      "/oauth/revoke", FormBody({{"token", a}, {"client_id", "conf2"}, {"client_secret", "another-secret"}}));
+      "/oauth/revoke",
+      FormBody({{"token", a}, {"client_id", "conf2"}, {"client_secret", "another-secret"}}));
   EXPECT_EQ(foreign.status, 200);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM access_tokens"), 0);
 
-  auto r = server_.PostForm("/oauth/revoke", FormBody({{"token", a}, {"token_type_hint", "access_token"}}), auth);
+  auto r = server_.PostForm("/oauth/revoke",
+                            FormBody({{"token", a}, {"token_type_hint", "access_token"}}), auth);
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_TRUE(RefusedWithinFiveSeconds(a));
   EXPECT_TRUE(Guard(server_, b).has_value());
   EXPECT_EQ(Introspect(a, auth), nlohmann::json({{"active", false}}));
   EXPECT_EQ(Introspect(b, auth)["active"], true);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM access_tokens WHERE client_id = 'conf' AND revoked_at IS NOT NULL"), 1);
+  EXPECT_EQ(
+      Count(
+          "SELECT COUNT(*) FROM access_tokens WHERE client_id = 'conf' AND revoked_at IS NOT NULL"),
+      1);
   // Revoking it again changes nothing and still answers 200.
   EXPECT_EQ(server_.PostForm("/oauth/revoke", FormBody({{"token", a}}), auth).status, 200);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM access_tokens"), 1);

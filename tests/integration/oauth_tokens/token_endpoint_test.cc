@@ -1,9 +1,9 @@
 // /oauth/token over real HTTP: the three grants and their refusals (RFC 6749 §4.1.3, §5.2,
 // §6, §4.4; RFC 7636 §4.6; RFC 8707; OAuth 2.1 §4.3.1 refresh rotation).
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/integration/oauth_tokens/fixtures.h"
 #include "tests/support/test_server.h"
@@ -19,11 +19,12 @@ class TokenEndpoint : public ::testing::Test {
   void SetUp() override {
     InsertClient(server_, {.client_id = "pub"});
     InsertClient(server_, {.client_id = "other"});
-    InsertClient(server_, {.client_id = "conf",
-                           .secret = "s3cret-value",
-                           .auth_method = "client_secret_basic",
-                           .grant_types = {"authorization_code", "refresh_token", "client_credentials"},
-                           .allowed_scopes = "contacts:read reports:read"});
+    InsertClient(server_,
+                 {.client_id = "conf",
+                  .secret = "s3cret-value",
+                  .auth_method = "client_secret_basic",
+                  .grant_types = {"authorization_code", "refresh_token", "client_credentials"},
+                  .allowed_scopes = "contacts:read reports:read"});
   }
 
   http::ClientResponse Post(const std::vector<std::pair<std::string, std::string>>& fields,
@@ -211,8 +212,9 @@ TEST_F(TokenEndpoint, RefreshTokenOfAnotherClientIsInvalidGrant) {
                     {"refresh_token", first["refresh_token"]},
                     {"client_id", "other"}}),
               400, "invalid_grant");
-  ExpectError(Post({{"grant_type", "refresh_token"}, {"refresh_token", "nope"}, {"client_id", "pub"}}),
-              400, "invalid_grant");
+  ExpectError(
+      Post({{"grant_type", "refresh_token"}, {"refresh_token", "nope"}, {"client_id", "pub"}}), 400,
+      "invalid_grant");
 }
 
 TEST_F(TokenEndpoint, ClientCredentialsWithBasicAuth_Rfc6749_4_4) {

@@ -53,7 +53,8 @@ TEST(Metrics, CountersMoveByExactlyTheTrafficSent) {
   McpClient refused(server, {.token = "not-a-token", .validate = false});
   EXPECT_EQ(refused.Ping().status, 401);
   EXPECT_EQ(server.Get("/api/crm/v1/contact/ada%40example.com", {{"X-API-Key", key}}).status, 200);
-  EXPECT_EQ(server.Get("/api/crm/v1/contact/nobody%40example.com", {{"X-API-Key", key}}).status, 404);
+  EXPECT_EQ(server.Get("/api/crm/v1/contact/nobody%40example.com", {{"X-API-Key", key}}).status,
+            404);
   Exposition after = Scrape(server);
 
   auto delta = [&](const std::string& series) { return after[series] - before[series]; };
@@ -70,8 +71,10 @@ TEST(Metrics, CountersMoveByExactlyTheTrafficSent) {
   EXPECT_EQ(delta(R"(crmd_http_requests_total{face="mcp",route="/mcp",status="2xx"})"), 4);
   EXPECT_EQ(delta(R"(crmd_http_requests_total{face="mcp",route="/mcp",status="4xx"})"), 1);
   EXPECT_EQ(delta(R"(crmd_http_request_duration_seconds_count{face="mcp",route="/mcp"})"), 5);
-  EXPECT_EQ(delta(R"(crmd_rest_requests_total{method="GET",route="/contact/{email}",status="2xx"})"), 1);
-  EXPECT_EQ(delta(R"(crmd_rest_requests_total{method="GET",route="/contact/{email}",status="4xx"})"), 1);
+  EXPECT_EQ(
+      delta(R"(crmd_rest_requests_total{method="GET",route="/contact/{email}",status="2xx"})"), 1);
+  EXPECT_EQ(
+      delta(R"(crmd_rest_requests_total{method="GET",route="/contact/{email}",status="4xx"})"), 1);
   EXPECT_EQ(delta(R"(crmd_errors_total{face="rest",code="not_found"})"), 1);
   EXPECT_EQ(delta(R"(crmd_http_requests_total{face="rest",route="/api/crm/v1/",status="2xx"})"), 1);
   EXPECT_EQ(delta(R"(crmd_http_requests_total{face="rest",route="/api/crm/v1/",status="4xx"})"), 1);
@@ -141,7 +144,8 @@ TEST(Metrics, SqliteCheckpointsAndWalSyncsAreCounted) {
 TEST(Metrics, TokenEndpointCountsRefusalsByOAuthError) {
   TestServer server;
   Exposition before = Scrape(server);
-  auto r = server.PostForm("/oauth/token", "grant_type=authorization_code&code=nope&client_id=nobody");
+  auto r =
+      server.PostForm("/oauth/token", "grant_type=authorization_code&code=nope&client_id=nobody");
   EXPECT_GE(r.status, 400);
   auto r2 = server.PostForm("/oauth/token", "grant_type=password&username=a&password=b");
   EXPECT_GE(r2.status, 400);
@@ -192,7 +196,8 @@ TEST(Metrics, ConfirmationsCountedByStepAndOutcome) {
   Exposition after = Scrape(server);
   auto delta = [&](const std::string& series) { return after[series] - before[series]; };
   EXPECT_EQ(delta(R"(crmd_confirmations_total{step="preview",outcome="issued"})"), 1);
-  EXPECT_EQ(delta(R"(crmd_confirmations_total{step="preview",outcome="issued_needs_approval"})"), 0);
+  EXPECT_EQ(delta(R"(crmd_confirmations_total{step="preview",outcome="issued_needs_approval"})"),
+            0);
   EXPECT_EQ(delta(R"(crmd_confirmations_total{step="confirm",outcome="done"})"), 1);
   EXPECT_EQ(delta(R"(crmd_confirmations_total{step="confirm",outcome="confirmation_invalid"})"), 1);
   EXPECT_EQ(delta(R"(crmd_errors_total{face="mcp",code="confirmation_invalid"})"), 1);
@@ -201,8 +206,10 @@ TEST(Metrics, ConfirmationsCountedByStepAndOutcome) {
 TEST(Metrics, WebhookEndpointsByState) {
   TestServer server;
   auto& endpoints = *server.app().services().webhook_endpoints;
-  auto a = endpoints.Create({.url = "http://127.0.0.1:9/a", .events = std::vector<std::string>{"contact.created"}});
-  auto b = endpoints.Create({.url = "http://127.0.0.1:9/b", .events = std::vector<std::string>{"contact.created"}});
+  auto a = endpoints.Create(
+      {.url = "http://127.0.0.1:9/a", .events = std::vector<std::string>{"contact.created"}});
+  auto b = endpoints.Create(
+      {.url = "http://127.0.0.1:9/b", .events = std::vector<std::string>{"contact.created"}});
   ASSERT_TRUE(a.has_value() && b.has_value());
   // An operator disables one: "disabled", not "disabled_after_failures".
   ASSERT_TRUE(endpoints.Update(b->first.id, {.enabled = false}).has_value());
@@ -224,7 +231,8 @@ TEST(Metrics, SecondListenerServesOnlyOperationsRoutes) {
   }});
   auto client = http::MakeHttpClient();
   auto get = [&](const std::string& path) {
-    auto r = client->Send({.url = "http://127.0.0.1:" + std::to_string(port) + path, .allow_private = true});
+    auto r = client->Send(
+        {.url = "http://127.0.0.1:" + std::to_string(port) + path, .allow_private = true});
     EXPECT_TRUE(r.has_value());
     return r ? *r : http::ClientResponse{};
   };

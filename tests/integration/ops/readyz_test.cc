@@ -1,7 +1,6 @@
 // GET /readyz: the database, the schema's migration level against this binary's, and the
 // lag of the job queues; 503 when the schema is behind.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include "src/app/app.h"
@@ -39,13 +38,14 @@ TEST(Readyz, LagIsTheAgeOfTheOldestDueDelivery) {
   auto& s = server.app().services();
   // No delivery worker: the rows below stay where the test put them.
   s.webhook_worker->Stop();
-  auto ep = s.webhook_endpoints->Create({.url = "http://127.0.0.1:9/hook",
-                                         .events = std::vector<std::string>{"contact.created"}});
+  auto ep = s.webhook_endpoints->Create(
+      {.url = "http://127.0.0.1:9/hook", .events = std::vector<std::string>{"contact.created"}});
   ASSERT_TRUE(ep.has_value()) << ep.error().message;
   const int64_t now = s.clock->NowUnix();
   auto inserted = s.db->Write([&](store::Conn& c) -> Result<bool> {
     // Due 600 s ago and 60 s ago, and one not due for an hour.
-    for (auto [event, due] : {std::pair<int64_t, int64_t>{1, now - 600}, {2, now - 60}, {3, now + 3600}}) {
+    for (auto [event, due] :
+         {std::pair<int64_t, int64_t>{1, now - 600}, {2, now - 60}, {3, now + 3600}}) {
       auto r = c.Exec(
           "INSERT INTO webhook_deliveries (event_id, endpoint_id, event_type, contact_id, payload, "
           "status, attempts, next_attempt_at, retry_until, created_at, updated_at) "
@@ -96,7 +96,9 @@ TEST(Readyz, SchemaBehindTheBinaryIsUnavailable) {
   TestServer server;
   auto& s = server.app().services();
   auto removed = s.db->Write([](store::Conn& c) {
-    return c.Exec("DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM schema_migrations)");
+    return c.Exec(
+        "DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM "
+        "schema_migrations)");
   });
   ASSERT_TRUE(removed.has_value());
   ASSERT_EQ(*removed, 1);

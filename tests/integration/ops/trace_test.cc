@@ -2,8 +2,9 @@
 // MCP _meta of the message) is in crmd's log lines for that request, in the log line of
 // the webhook delivery the call caused, and in the traceparent header the receiver got:
 // the same trace id, with crmd's own span as the parent.
-#include <gtest/gtest.h>
+#include "src/core/trace.h"
 
+#include <gtest/gtest.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -16,7 +17,6 @@
 #include "src/app/app.h"
 #include "src/app/services.h"
 #include "src/core/log.h"
-#include "src/core/trace.h"
 #include "tests/integration/webhooks/receiver.h"
 #include "tests/support/mcp_client.h"
 #include "tests/support/test_server.h"
@@ -115,14 +115,16 @@ Seen RunTracedCreate(Call call) {
   Seen seen;
   {
     webhooktest::Receiver receiver;
-    TestServer server({.configure = FastWebhooks, .approval_policy = testing::AssistantMayConfirmAlone()});
+    TestServer server(
+        {.configure = FastWebhooks, .approval_policy = testing::AssistantMayConfirmAlone()});
     auto ep = server.app().services().webhook_endpoints->Create(
         {.url = receiver.url(), .events = std::vector<std::string>{"contact.created"}});
     EXPECT_TRUE(ep.has_value());
     call(server);
     EXPECT_TRUE(receiver.WaitFor([](const auto& reqs) { return reqs.size() == 1; }));
     auto reqs = receiver.requests();
-    if (!reqs.empty()) seen.receiver_traceparent = std::string(reqs[0].Header("traceparent").value_or(""));
+    if (!reqs.empty())
+      seen.receiver_traceparent = std::string(reqs[0].Header("traceparent").value_or(""));
     log.WaitForEvent("webhook_attempt");
   }
   for (auto& l : log.Lines()) {
@@ -148,7 +150,8 @@ void ExpectOneTrace(const Seen& seen) {
   EXPECT_NE(crmd_span, kCallerSpan) << "crmd's span is its own, the caller's is its parent";
   // The delivery: a child span of the request's, in its log line and its header.
   auto parent = trace::ParseTraceparent(seen.receiver_traceparent);
-  ASSERT_TRUE(parent.has_value()) << "receiver got traceparent '" << seen.receiver_traceparent << "'";
+  ASSERT_TRUE(parent.has_value()) << "receiver got traceparent '" << seen.receiver_traceparent
+                                  << "'";
   EXPECT_EQ(parent->trace_id, kTraceId);
   EXPECT_NE(parent->parent_id, kCallerSpan);
   EXPECT_NE(parent->parent_id, crmd_span);
@@ -160,9 +163,9 @@ void ExpectOneTrace(const Seen& seen) {
 
 TEST(TraceContext, TraceparentHeaderReachesLogsAndTheWebhookReceiver) {
   Seen seen = RunTracedCreate([](TestServer& server) {
-    McpClient mcp(server,
-                  {.token = testing::MintTestToken(server),
-                   .extra_headers = {{"traceparent", std::string("00-") + kTraceId + "-" + kCallerSpan + "-01"}}});
+    McpClient mcp(server, {.token = testing::MintTestToken(server),
+                           .extra_headers = {{"traceparent", std::string("00-") + kTraceId + "-" +
+                                                                 kCallerSpan + "-01"}}});
     ASSERT_TRUE(mcp.Initialize().ok());
     ASSERT_TRUE(mcp.CallToolOk("create_contact", {{"email", "trace@example.com"}}).is_object());
   });
@@ -194,7 +197,8 @@ TEST(TraceContext, InvalidTraceparentStartsANewTrace) {
   {
     TestServer server;
     // Upper-case hex is invalid (W3C Trace Context §3.2.2.3): ignored, a new trace begins.
-    auto r = server.Get("/healthz", {{"traceparent", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01"}});
+    auto r = server.Get(
+        "/healthz", {{"traceparent", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01"}});
     EXPECT_EQ(r.status, 200);
     auto lines = log.WaitForEvent("request");
     ASSERT_EQ(lines.size(), 1u);
@@ -204,7 +208,6 @@ TEST(TraceContext, InvalidTraceparentStartsANewTrace) {
   EXPECT_NE(trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
   EXPECT_EQ(trace_id.find_first_not_of("0123456789abcdef"), std::string::npos);
 }
-
 
 // The span ids of `event` lines carrying kTraceId, after waiting (bounded) for `count` of them.
 std::vector<json> TracedLines(CapturedLog& log, const std::string& event, size_t count) {
@@ -234,28 +237,33 @@ void FastMail(Config& c) {
 
 McpClientOptions Traced(TestServer& server) {
   return {.token = testing::MintTestToken(server),
-          .extra_headers = {{"traceparent", std::string("00-") + kTraceId + "-" + kCallerSpan + "-01"}}};
+          .extra_headers = {
+              {"traceparent", std::string("00-") + kTraceId + "-" + kCallerSpan + "-01"}}};
 }
 
 TEST(TraceContext, CampaignActivationTraceReachesTheLogLineOfEachMessage) {
   CapturedLog log;
-  TestServer server({.configure = FastMail, .approval_policy = testing::AssistantMayConfirmAlone()});
+  TestServer server(
+      {.configure = FastMail, .approval_policy = testing::AssistantMayConfirmAlone()});
   // Set up without a trace; only the activation carries one.
   McpClient setup(server, {.token = testing::MintTestToken(server)});
   ASSERT_TRUE(setup.Initialize().ok());
   int64_t list = setup.CallToolOk("create_list", {{"name", "News"}})["list"]["id"];
   for (const char* email : {"ada@example.com", "bob@example.com", "cy@example.com"})
-    setup.CallToolOk("create_contact", {{"email", email}, {"status", "subscribed"}, {"lists", {list}}});
-  int64_t id = setup.CallToolOk("create_campaign", {{"name", "Launch"},
-                                                    {"subject", "Hello"},
-                                                    {"from_email", "team@example.com"},
-                                                    {"text_body", "Hi {{first_name}}"},
-                                                    {"audience", {{"lists", {list}}}}})["campaign"]["id"];
+    setup.CallToolOk("create_contact",
+                     {{"email", email}, {"status", "subscribed"}, {"lists", {list}}});
+  int64_t id =
+      setup.CallToolOk("create_campaign", {{"name", "Launch"},
+                                           {"subject", "Hello"},
+                                           {"from_email", "team@example.com"},
+                                           {"text_body", "Hi {{first_name}}"},
+                                           {"audience", {{"lists", {list}}}}})["campaign"]["id"];
   McpClient traced(server, Traced(server));
   ASSERT_TRUE(traced.Initialize().ok());
   json preview = traced.CallToolOk("activate_campaign", {{"id", id}});
   ASSERT_EQ(preview.value("status", ""), "confirmation_required") << preview.dump();
-  json done = traced.CallToolOk("confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
+  json done =
+      traced.CallToolOk("confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
   ASSERT_EQ(done.value("status", ""), "done") << done.dump();
 
   auto lines = TracedLines(log, "campaign_message", 3);
@@ -269,7 +277,8 @@ TEST(TraceContext, CampaignActivationTraceReachesTheLogLineOfEachMessage) {
     EXPECT_EQ(l.value("outcome", ""), "sent") << l.dump();
     std::string span = l.value("span_id", "");
     EXPECT_EQ(span.size(), 16u);
-    EXPECT_NE(span, confirm_span) << "each message is a span of its own, a child of the activation's";
+    EXPECT_NE(span, confirm_span)
+        << "each message is a span of its own, a child of the activation's";
     EXPECT_NE(span, kCallerSpan);
     spans.insert(span);
     contacts.insert(l.value("contact_id", int64_t{0}));
@@ -279,13 +288,15 @@ TEST(TraceContext, CampaignActivationTraceReachesTheLogLineOfEachMessage) {
   // Nothing in the log of the untraced setup calls has the trace id.
   for (auto& l : log.Lines()) {
     if (l.value("event", "") == "tool_call" && l.value("trace_id", "") == kTraceId) {
-      EXPECT_TRUE(l.value("tool", "") == "activate_campaign" || l.value("tool", "") == "confirm_action")
+      EXPECT_TRUE(l.value("tool", "") == "activate_campaign" ||
+                  l.value("tool", "") == "confirm_action")
           << l.dump();
     }
   }
 }
 
-TEST(TraceContext, TheTriggeringRequestsTraceReachesAutomationStepsTheirWebhookAndTheEventsTheyCause) {
+TEST(TraceContext,
+     TheTriggeringRequestsTraceReachesAutomationStepsTheirWebhookAndTheEventsTheyCause) {
   CapturedLog log;
   webhooktest::Receiver step_receiver;   // the automation's call_webhook target
   webhooktest::Receiver event_receiver;  // an outgoing webhook on contact.tag_added
@@ -316,7 +327,8 @@ TEST(TraceContext, TheTriggeringRequestsTraceReachesAutomationStepsTheirWebhookA
   // The traced request: a new contact tagged vip enrols it.
   McpClient traced(server, Traced(server));
   ASSERT_TRUE(traced.Initialize().ok());
-  traced.CallToolOk("create_contact", {{"email", "ada@example.com"}, {"status", "subscribed"}, {"tags", {vip}}});
+  traced.CallToolOk("create_contact",
+                    {{"email", "ada@example.com"}, {"status", "subscribed"}, {"tags", {vip}}});
   const std::string request_span = ToolSpan(log, "create_contact");
   ASSERT_EQ(request_span.size(), 16u);
 
@@ -350,10 +362,10 @@ TEST(TraceContext, TheTriggeringRequestsTraceReachesAutomationStepsTheirWebhookA
   EXPECT_EQ(traced_deliveries, 2);
 }
 
-
 TEST(TraceContext, TheEnrollingRequestsTraceReachesEachSequenceEmail) {
   CapturedLog log;
-  TestServer server({.configure = FastMail, .approval_policy = testing::AssistantMayConfirmAlone()});
+  TestServer server(
+      {.configure = FastMail, .approval_policy = testing::AssistantMayConfirmAlone()});
   McpClient setup(server, {.token = testing::MintTestToken(server)});
   ASSERT_TRUE(setup.Initialize().ok());
   int64_t drip = setup.CallToolOk("create_list", {{"name", "Drip"}})["list"]["id"];
@@ -367,7 +379,8 @@ TEST(TraceContext, TheEnrollingRequestsTraceReachesEachSequenceEmail) {
   ASSERT_EQ(on["sequence"]["status"], "active") << on.dump();
   McpClient traced(server, Traced(server));
   ASSERT_TRUE(traced.Initialize().ok());
-  traced.CallToolOk("create_contact", {{"email", "ada@example.com"}, {"status", "subscribed"}, {"lists", {drip}}});
+  traced.CallToolOk("create_contact",
+                    {{"email", "ada@example.com"}, {"status", "subscribed"}, {"lists", {drip}}});
   const std::string request_span = ToolSpan(log, "create_contact");
   ASSERT_EQ(request_span.size(), 16u);
   // Both emails (no delay), each in a span of its own within the request's trace.

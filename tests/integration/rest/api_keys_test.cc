@@ -53,7 +53,8 @@ TEST(RestAuth, XApiKeyHeaderWorksAndIntegrationKeyIsNotAdmin) {
 TEST(RestAdminKeys, CreateShowsSecretOnceThenDisableTakesEffectAtOnce) {
   TestServer server;
   auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
-  auto created = server.PostJson(std::string(kBase) + "/admin/api-keys", {{"name", "zapier"}}, Bearer(admin));
+  auto created =
+      server.PostJson(std::string(kBase) + "/admin/api-keys", {{"name", "zapier"}}, Bearer(admin));
   ASSERT_EQ(created.status, 201) << created.body;
   auto cj = JsonBody(created);
   std::string key = cj["key"];
@@ -67,12 +68,15 @@ TEST(RestAdminKeys, CreateShowsSecretOnceThenDisableTakesEffectAtOnce) {
   auto list = server.Get(std::string(kBase) + "/admin/api-keys", Bearer(admin));
   EXPECT_EQ(list.body.find(key), std::string::npos);
   auto off = server.Send("PATCH", std::string(kBase) + "/admin/api-keys/" + std::to_string(id),
-                         R"({"status":"disabled"})", {{"Content-Type", "application/json"}, Bearer(admin)[0]});
+                         R"({"status":"disabled"})",
+                         {{"Content-Type", "application/json"}, Bearer(admin)[0]});
   ASSERT_EQ(off.status, 200) << off.body;
   EXPECT_EQ(probe(), 401);
-  auto del = server.Send("DELETE", std::string(kBase) + "/admin/api-keys/" + std::to_string(id), "", Bearer(admin));
+  auto del = server.Send("DELETE", std::string(kBase) + "/admin/api-keys/" + std::to_string(id), "",
+                         Bearer(admin));
   EXPECT_EQ(del.status, 200);
-  auto gone = server.Get(std::string(kBase) + "/admin/api-keys/" + std::to_string(id), Bearer(admin));
+  auto gone =
+      server.Get(std::string(kBase) + "/admin/api-keys/" + std::to_string(id), Bearer(admin));
   EXPECT_EQ(gone.status, 404);
   EXPECT_TRUE(IsProblem(gone));
 }
@@ -95,7 +99,8 @@ TEST(RestErrors, NonJsonBodyIs415AndBadJsonIs400AndOversizeIs413) {
   auto ct = server.Send("POST", url, "name=x", {{"Content-Type", "text/plain"}, Bearer(admin)[0]});
   EXPECT_EQ(ct.status, 415);
   EXPECT_EQ(JsonBody(ct)["code"], "unsupported_media_type");
-  auto bad = server.Send("POST", url, "{nope", {{"Content-Type", "application/json"}, Bearer(admin)[0]});
+  auto bad =
+      server.Send("POST", url, "{nope", {{"Content-Type", "application/json"}, Bearer(admin)[0]});
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(JsonBody(bad)["code"], "malformed_json");
   nlohmann::json big = {{"name", std::string(2000, 'x')}};
@@ -108,7 +113,8 @@ TEST(RestErrors, NonJsonBodyIs415AndBadJsonIs400AndOversizeIs413) {
 TEST(RestErrors, MissingNameIs422WithFieldErrors) {
   TestServer server;
   auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
-  auto r = server.PostJson(std::string(kBase) + "/admin/api-keys", {{"role", "root"}}, Bearer(admin));
+  auto r =
+      server.PostJson(std::string(kBase) + "/admin/api-keys", {{"role", "root"}}, Bearer(admin));
   EXPECT_EQ(r.status, 422);
   auto j = JsonBody(r);
   EXPECT_EQ(j["code"], "validation_failed");

@@ -1,9 +1,9 @@
 // Forms over loopback: admin endpoints, GET /form/get, POST /form/submit with every field
 // kind, required fields, keys, honeypot, CORS, per-IP limit and 50 concurrent submissions.
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "src/crm/services.h"
 #include "tests/integration/rest/rest_fixture.h"
@@ -17,30 +17,35 @@ using crmd::testing::TestServerOptions;
 using nlohmann::json;
 
 json SignupForm() {
-  return {{"name", "Footer signup"},
-          {"fields",
-           {{{"name", "email"}, {"type", "Email"}, {"label", "Email"}, {"required", true}},
-            {{"name", "first_name"}, {"type", "Input"}, {"label", "First name"}, {"required", true}},
-            {{"name", "about"}, {"type", "Textarea"}},
-            {{"name", "plan"}, {"type", "Dropdown"}, {"options", {"free", "pro"}}},
-            {{"name", "size"}, {"type", "Radio"}, {"options", {"small", "large"}}},
-            {{"name", "terms"}, {"type", "Checkbox"}, {"required", true}},
-            {{"name", "interests"}, {"type", "Checkbox"}, {"options", {"mail", "sms"}}},
-            {{"name", "newsletters"}, {"type", "List"}, {"options", {"Weekly", "Offers"}}},
-            {{"name", "title"}, {"type", "Heading"}, {"label", "Join us"}},
-            {{"name", "logo"}, {"type", "Image"}},
-            {{"name", "privacy"}, {"type", "Link"}},
-            {{"name", "intro"}, {"type", "Paragraph"}, {"label", "Once a week."}}}},
-          {"applies", {{"status", "subscribed"}, {"type", "customer"}, {"tags", {"web", "footer"}},
-                       {"lists", {"Customers"}}}},
-          {"display_rules", {{"after_submit", "show_message"}, {"message", "Thanks!"}}},
-          {"allowed_origins", {"https://shop.example"}},
-          {"honeypot_field", "website"}};
+  return {
+      {"name", "Footer signup"},
+      {"fields",
+       {{{"name", "email"}, {"type", "Email"}, {"label", "Email"}, {"required", true}},
+        {{"name", "first_name"}, {"type", "Input"}, {"label", "First name"}, {"required", true}},
+        {{"name", "about"}, {"type", "Textarea"}},
+        {{"name", "plan"}, {"type", "Dropdown"}, {"options", {"free", "pro"}}},
+        {{"name", "size"}, {"type", "Radio"}, {"options", {"small", "large"}}},
+        {{"name", "terms"}, {"type", "Checkbox"}, {"required", true}},
+        {{"name", "interests"}, {"type", "Checkbox"}, {"options", {"mail", "sms"}}},
+        {{"name", "newsletters"}, {"type", "List"}, {"options", {"Weekly", "Offers"}}},
+        {{"name", "title"}, {"type", "Heading"}, {"label", "Join us"}},
+        {{"name", "logo"}, {"type", "Image"}},
+        {{"name", "privacy"}, {"type", "Link"}},
+        {{"name", "intro"}, {"type", "Paragraph"}, {"label", "Once a week."}}}},
+      {"applies",
+       {{"status", "subscribed"},
+        {"type", "customer"},
+        {"tags", {"web", "footer"}},
+        {"lists", {"Customers"}}}},
+      {"display_rules", {{"after_submit", "show_message"}, {"message", "Thanks!"}}},
+      {"allowed_origins", {"https://shop.example"}},
+      {"honeypot_field", "website"}};
 }
 
 json GoodFields(const std::string& email) {
-  return {{"email", email}, {"first_name", "Grace"}, {"about", "compilers"}, {"plan", "pro"},
-          {"size", "small"}, {"terms", true}, {"interests", {"mail"}}, {"newsletters", {"Weekly"}}};
+  return {{"email", email},        {"first_name", "Grace"},    {"about", "compilers"},
+          {"plan", "pro"},         {"size", "small"},          {"terms", true},
+          {"interests", {"mail"}}, {"newsletters", {"Weekly"}}};
 }
 
 class RestForms : public ::testing::Test {
@@ -127,7 +132,8 @@ TEST_F(RestForms, MissingRequiredFieldIs422NamingItAndStoresNothing) {
   auto j = JsonBody(r);
   EXPECT_EQ(j["code"], "validation_failed");
   std::set<std::string> named;
-  for (const auto& e : j["errors"]) named.insert(e["field"].get<std::string>() + "/" + e["code"].get<std::string>());
+  for (const auto& e : j["errors"])
+    named.insert(e["field"].get<std::string>() + "/" + e["code"].get<std::string>());
   EXPECT_EQ(named, (std::set<std::string>{"fields.first_name/required", "fields.terms/required"}));
   EXPECT_EQ(Generated(), 0);
   EXPECT_FALSE(server_.app().services().crm->contacts->GetByEmail("x@example.com"));
@@ -142,7 +148,8 @@ TEST_F(RestForms, ABadAddressIsReportedWithTheOtherFieldErrors) {
   const json body = JsonBody(r);
   for (const auto& e : body["errors"])
     named.insert(e["field"].get<std::string>() + "/" + e["code"].get<std::string>());
-  EXPECT_EQ(named, (std::set<std::string>{"fields.email/invalid_email", "fields.plan/invalid_option"}))
+  EXPECT_EQ(named,
+            (std::set<std::string>{"fields.email/invalid_email", "fields.plan/invalid_option"}))
       << r.body;
   EXPECT_EQ(Generated(), 0);
 }
@@ -194,11 +201,13 @@ TEST_F(RestForms, HoneypotFilledIsAcceptedButStoresNothing) {
 
 TEST_F(RestForms, CorsAllowsConfiguredOriginsOnly) {
   http::Headers good = {{"Origin", "https://shop.example"}};
-  auto pre = server_.Send("OPTIONS", Submit(), "", {{"Origin", "https://shop.example"},
-                                                    {"Access-Control-Request-Method", "POST"}});
+  auto pre =
+      server_.Send("OPTIONS", Submit(), "",
+                   {{"Origin", "https://shop.example"}, {"Access-Control-Request-Method", "POST"}});
   EXPECT_EQ(pre.status, 204);
   EXPECT_EQ(pre.Header("Access-Control-Allow-Origin").value_or(""), "https://shop.example");
-  EXPECT_NE(pre.Header("Access-Control-Allow-Methods").value_or("").find("POST"), std::string::npos);
+  EXPECT_NE(pre.Header("Access-Control-Allow-Methods").value_or("").find("POST"),
+            std::string::npos);
   auto ok = server_.PostJson(Submit(), {{"fields", GoodFields("o@example.com")}}, good);
   EXPECT_EQ(ok.status, 201);
   EXPECT_EQ(ok.Header("Access-Control-Allow-Origin").value_or(""), "https://shop.example");
@@ -212,14 +221,16 @@ TEST_F(RestForms, CorsAllowsConfiguredOriginsOnly) {
   auto evil_pre = server_.Send("OPTIONS", Submit(), "", {{"Origin", "https://evil.example"}});
   EXPECT_EQ(evil_pre.status, 403);
   EXPECT_FALSE(evil_pre.Header("Access-Control-Allow-Origin"));
-  auto evil = server_.PostJson(Submit(), {{"fields", GoodFields("q@example.com")}}, {{"Origin", "https://evil.example"}});
+  auto evil = server_.PostJson(Submit(), {{"fields", GoodFields("q@example.com")}},
+                               {{"Origin", "https://evil.example"}});
   EXPECT_EQ(evil.status, 403);
   EXPECT_EQ(JsonBody(evil)["code"], "origin_not_allowed");
   EXPECT_FALSE(server_.app().services().crm->contacts->GetByEmail("q@example.com"));
 }
 
 TEST_F(RestForms, RequireKeyFormsRefuseKeylessAndDisabledKeys) {
-  auto patch = server_.Send("PATCH", Url("/admin/forms/" + std::to_string(form_id_)), R"({"require_key":true})",
+  auto patch = server_.Send("PATCH", Url("/admin/forms/" + std::to_string(form_id_)),
+                            R"({"require_key":true})",
                             {{"Content-Type", "application/json"}, Bearer(admin_)[0]});
   ASSERT_EQ(patch.status, 200) << patch.body;
   EXPECT_EQ(JsonBody(patch)["require_key"], true);
@@ -227,7 +238,9 @@ TEST_F(RestForms, RequireKeyFormsRefuseKeylessAndDisabledKeys) {
   EXPECT_EQ(keyless.status, 401);
   EXPECT_EQ(JsonBody(keyless)["code"], "missing_api_key");
   EXPECT_EQ(server_.Get(Url("/form/get/" + std::to_string(form_id_))).status, 401);
-  EXPECT_EQ(server_.PostJson(Submit(), {{"fields", GoodFields("k@example.com")}}, Bearer(key_)).status, 201);
+  EXPECT_EQ(
+      server_.PostJson(Submit(), {{"fields", GoodFields("k@example.com")}}, Bearer(key_)).status,
+      201);
   auto& keys = *server_.app().services().governance->api_keys;
   auto list = keys.List();
   ASSERT_TRUE(list);
@@ -236,7 +249,8 @@ TEST_F(RestForms, RequireKeyFormsRefuseKeylessAndDisabledKeys) {
       ASSERT_TRUE(keys.SetEnabled(k.id, false));
     }
   }
-  auto disabled = server_.PostJson(Submit(), {{"fields", GoodFields("l@example.com")}}, Bearer(key_));
+  auto disabled =
+      server_.PostJson(Submit(), {{"fields", GoodFields("l@example.com")}}, Bearer(key_));
   EXPECT_EQ(disabled.status, 401);
   EXPECT_EQ(Generated(), 1);
 }
@@ -248,8 +262,9 @@ TEST_F(RestForms, FiftyConcurrentSubmissionsCountExactly) {
   for (int i = 0; i < 50; ++i)
     threads.emplace_back([&, i] {
       // Keyed, as a server-side integration would send them (no per-IP limit).
-      auto r = server_.PostJson(Submit(), {{"fields", GoodFields("u" + std::to_string(i % 40) + "@example.com")}},
-                                Bearer(key_));
+      auto r = server_.PostJson(
+          Submit(), {{"fields", GoodFields("u" + std::to_string(i % 40) + "@example.com")}},
+          Bearer(key_));
       (r.status == 201 || r.status == 200 ? ok : failed)++;
     });
   for (auto& t : threads) t.join();
@@ -267,18 +282,25 @@ TEST_F(RestForms, FiftyConcurrentSubmissionsCountExactly) {
 
 class RestFormsLimited : public RestForms {
  protected:
-  RestFormsLimited() : RestForms({.configure = [](Config& c) { c.form_rate_limit_per_minute = 3; }}) {}
+  RestFormsLimited()
+      : RestForms({.configure = [](Config& c) { c.form_rate_limit_per_minute = 3; }}) {}
 };
 
 TEST_F(RestFormsLimited, KeylessSubmissionsAreLimitedPerIpWithRetryAfter) {
   for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(server_.PostJson(Submit(), {{"fields", GoodFields("r" + std::to_string(i) + "@example.com")}}).status, 201);
+    ASSERT_EQ(
+        server_
+            .PostJson(Submit(), {{"fields", GoodFields("r" + std::to_string(i) + "@example.com")}})
+            .status,
+        201);
   auto limited = server_.PostJson(Submit(), {{"fields", GoodFields("r9@example.com")}});
   EXPECT_EQ(limited.status, 429);
   EXPECT_EQ(JsonBody(limited)["code"], "rate_limited");
   EXPECT_TRUE(limited.Header("Retry-After"));
   // A key is not limited per IP.
-  EXPECT_EQ(server_.PostJson(Submit(), {{"fields", GoodFields("r9@example.com")}}, Bearer(key_)).status, 201);
+  EXPECT_EQ(
+      server_.PostJson(Submit(), {{"fields", GoodFields("r9@example.com")}}, Bearer(key_)).status,
+      201);
   EXPECT_EQ(Generated(), 4);
 }
 
@@ -292,8 +314,9 @@ class RestFormsBehindProxy : public RestForms {
           c.trusted_proxies = {trusted};
         }}) {}
   int SubmitAs(const std::string& client, const std::string& email) {
-    return server_.PostJson(Submit(), {{"fields", GoodFields(email)}},
-                            {{"X-Forwarded-For", client}}).status;
+    return server_
+        .PostJson(Submit(), {{"fields", GoodFields(email)}}, {{"X-Forwarded-For", client}})
+        .status;
   }
 };
 
@@ -337,7 +360,8 @@ TEST_F(RestForms, AdminDefinitionErrorsNameTheirPaths) {
   EXPECT_EQ(server_.PostJson(Url("/admin/forms"), SignupForm(), Bearer(key_)).status, 403);
   auto list = server_.Get(Url("/admin/forms"), Bearer(admin_));
   EXPECT_EQ(JsonBody(list)["forms"].size(), 1u);
-  auto del = server_.Send("DELETE", Url("/admin/forms/" + std::to_string(form_id_)), "", Bearer(admin_));
+  auto del =
+      server_.Send("DELETE", Url("/admin/forms/" + std::to_string(form_id_)), "", Bearer(admin_));
   EXPECT_EQ(del.status, 200);
   EXPECT_EQ(server_.Get(Url("/form/get/" + std::to_string(form_id_))).status, 404);
 }

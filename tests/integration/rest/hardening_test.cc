@@ -1,11 +1,10 @@
 // Regressions from black-box testing of the REST API: hostile JSON, secrets and
 // Idempotency-Key, HEAD/OPTIONS, and error fields that name the right member.
 #include <gtest/gtest.h>
-
-#include <sstream>
-
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+
+#include <sstream>
 
 #include "src/crm/services.h"
 #include "tests/integration/rest/rest_fixture.h"
@@ -38,8 +37,8 @@ TEST(RestHardening, DeeplyNestedJsonIs400AndTheServerStaysUp) {
 TEST(RestHardening, AMemberGivenTwiceIs400) {
   TestServer server;
   auto key = NewKey(server);
-  auto r = server.Send("POST", Url("/contact"), R"({"email":"a@example.com","email":"b@example.com"})",
-                       JsonWith(key));
+  auto r = server.Send("POST", Url("/contact"),
+                       R"({"email":"a@example.com","email":"b@example.com"})", JsonWith(key));
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(JsonBody(r)["code"], "duplicate_member");
   EXPECT_NE(JsonBody(r)["detail"].get<std::string>().find("email"), std::string::npos);
@@ -51,17 +50,17 @@ TEST(RestHardening, ANulCharacterInAStringIs400AndWritesNothing) {
   // and fold the tag "vip\u0000-not" into "vip", while SQLite kept every byte.
   TestServer server;
   auto key = NewKey(server);
-  auto r = server.Send("POST", Url("/contact"),
-                       R"({"email":"nul@example.com","last_name":"Smith\u0000; extra","tags":["vip"]})",
-                       JsonWith(key));
+  auto r =
+      server.Send("POST", Url("/contact"),
+                  R"({"email":"nul@example.com","last_name":"Smith\u0000; extra","tags":["vip"]})",
+                  JsonWith(key));
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_TRUE(IsProblem(r));
   EXPECT_EQ(JsonBody(r)["code"], "nul_character");
   EXPECT_NE(JsonBody(r)["detail"].get<std::string>().find("\\u0000"), std::string::npos) << r.body;
   EXPECT_FALSE(server.app().services().crm->contacts->GetByEmail("nul@example.com"));
-  auto tags = server.app().services().db->Read([&](store::Conn& c) {
-    return c.QueryOne("SELECT COUNT(*) FROM tags");
-  });
+  auto tags = server.app().services().db->Read(
+      [&](store::Conn& c) { return c.QueryOne("SELECT COUNT(*) FROM tags"); });
   ASSERT_TRUE(tags && *tags);
   EXPECT_EQ((*tags)->Int(0), 0);
 }
@@ -80,9 +79,8 @@ TEST(RestHardening, AnApiKeySecretIsNeverReplayedNorStored) {
   EXPECT_FALSE(JsonBody(again).contains("key"));
   EXPECT_EQ(JsonBody(again)["id"], JsonBody(first)["id"]);
   EXPECT_EQ(again.body.find(secret), std::string::npos);
-  auto stored = server.app().services().db->Read([&](store::Conn& c) {
-    return c.Query("SELECT response FROM idempotency_keys");
-  });
+  auto stored = server.app().services().db->Read(
+      [&](store::Conn& c) { return c.Query("SELECT response FROM idempotency_keys"); });
   ASSERT_TRUE(stored);
   ASSERT_FALSE(stored->empty());
   for (const auto& row : *stored) EXPECT_EQ(row.Str(0).find(secret), std::string::npos);
@@ -91,7 +89,8 @@ TEST(RestHardening, AnApiKeySecretIsNeverReplayedNorStored) {
 TEST(RestHardening, AdminKeyEndpointsRefuseUnknownMembers) {
   TestServer server;
   auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
-  auto r = server.PostJson(Url("/admin/api-keys"), {{"name", "e"}, {"status", "disabled"}}, Bearer(admin));
+  auto r = server.PostJson(Url("/admin/api-keys"), {{"name", "e"}, {"status", "disabled"}},
+                           Bearer(admin));
   EXPECT_EQ(r.status, 422);
   EXPECT_EQ(JsonBody(r)["errors"][0]["field"], "status");
   EXPECT_EQ(JsonBody(r)["errors"][0]["code"], "unknown_member");
@@ -106,7 +105,8 @@ TEST(RestHardening, AdminKeyEndpointsRefuseUnknownMembers) {
 TEST(RestHardening, HeadIsServedWhereGetIsWithoutABody) {
   TestServer server;
   auto key = NewKey(server);
-  ASSERT_EQ(server.PostJson(Url("/contact"), {{"email", "h@example.com"}}, Bearer(key)).status, 201);
+  ASSERT_EQ(server.PostJson(Url("/contact"), {{"email", "h@example.com"}}, Bearer(key)).status,
+            201);
   auto get = server.Get(Url("/contact/h@example.com"), Bearer(key));
   auto head = server.Send("HEAD", Url("/contact/h@example.com"), "", Bearer(key));
   EXPECT_EQ(head.status, 200);
@@ -120,10 +120,12 @@ TEST(RestHardening, HeadIsServedWhereGetIsWithoutABody) {
 TEST(RestHardening, ErrorsNameTheMemberTheyAreAbout) {
   TestServer server;
   auto key = NewKey(server);
-  auto tag = server.PostJson(Url("/contact"), {{"email", "t@example.com"}, {"tags", {999}}}, Bearer(key));
+  auto tag =
+      server.PostJson(Url("/contact"), {{"email", "t@example.com"}, {"tags", {999}}}, Bearer(key));
   EXPECT_EQ(tag.status, 422) << tag.body;
   EXPECT_EQ(JsonBody(tag)["errors"][0]["field"], "tags");
-  auto longtag = server.PostJson(Url("/contact"), {{"email", "t@example.com"}, {"tags", {std::string(1000, 'x')}}},
+  auto longtag = server.PostJson(Url("/contact"),
+                                 {{"email", "t@example.com"}, {"tags", {std::string(1000, 'x')}}},
                                  Bearer(key));
   EXPECT_EQ(longtag.status, 422);
   EXPECT_EQ(JsonBody(longtag)["errors"][0]["field"], "tags");
@@ -145,14 +147,16 @@ TEST(RestHardening, FormsNameContactLimitsAsFormFieldsAndPlainOptionsAnswers) {
   TestServer server;
   auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   json def = {{"name", "f"},
-              {"fields", {{{"name", "email"}, {"type", "Email"}, {"required", true}},
-                          {{"name", "first_name"}, {"type", "Input"}}}},
+              {"fields",
+               {{{"name", "email"}, {"type", "Email"}, {"required", true}},
+                {{"name", "first_name"}, {"type", "Input"}}}},
               {"allowed_origins", {"*"}}};
   auto created = server.PostJson(Url("/admin/forms"), def, Bearer(admin));
   ASSERT_EQ(created.status, 201) << created.body;
   std::string id = std::to_string(JsonBody(created)["id"].get<int64_t>());
-  auto r = server.PostJson(Url("/form/submit/" + id),
-                           {{"fields", {{"email", "f@example.com"}, {"first_name", std::string(500, 'a')}}}});
+  auto r = server.PostJson(
+      Url("/form/submit/" + id),
+      {{"fields", {{"email", "f@example.com"}, {"first_name", std::string(500, 'a')}}}});
   EXPECT_EQ(r.status, 422) << r.body;
   EXPECT_EQ(JsonBody(r)["errors"][0]["field"], "fields.first_name");
   auto opt = server.Send("OPTIONS", Url("/form/submit/" + id));
@@ -166,7 +170,9 @@ TEST(RestHardening, IdsOfDeletedContactsAndKeysAreNeverReused) {
   auto a = server.PostJson(Url("/contact"), {{"email", "reuse1@example.com"}}, Bearer(key));
   ASSERT_EQ(a.status, 201);
   int64_t first = JsonBody(a)["contact"]["id"];
-  ASSERT_EQ(server.Send("DELETE", Url("/contact/delete/reuse1@example.com"), "", Bearer(key)).status, 200);
+  ASSERT_EQ(
+      server.Send("DELETE", Url("/contact/delete/reuse1@example.com"), "", Bearer(key)).status,
+      200);
   auto b = server.PostJson(Url("/contact"), {{"email", "reuse2@example.com"}}, Bearer(key));
   ASSERT_EQ(b.status, 201);
   EXPECT_GT(JsonBody(b)["contact"]["id"].get<int64_t>(), first);
@@ -192,13 +198,17 @@ TEST(RestHardening, IdsOfDeletedContactsAndKeysAreNeverReused) {
   auto admin = NewKey(server, governance::ApiKeyRole::kAdmin);
   json form = {{"name", "f"}, {"fields", {{{"name", "email"}, {"type", "Email"}}}}};
   int64_t f1 = JsonBody(server.PostJson(Url("/admin/forms"), form, Bearer(admin)))["id"];
-  ASSERT_EQ(server.Send("DELETE", Url("/admin/forms/" + std::to_string(f1)), "", Bearer(admin)).status, 200);
+  ASSERT_EQ(
+      server.Send("DELETE", Url("/admin/forms/" + std::to_string(f1)), "", Bearer(admin)).status,
+      200);
   int64_t f2 = JsonBody(server.PostJson(Url("/admin/forms"), form, Bearer(admin)))["id"];
   EXPECT_GT(f2, f1);
 
   json hook = {{"url", "http://127.0.0.1:9/h"}, {"events", {"contact.created"}}};
   int64_t w1 = JsonBody(server.PostJson(Url("/admin/webhooks"), hook, Bearer(admin)))["id"];
-  ASSERT_EQ(server.Send("DELETE", Url("/admin/webhooks/" + std::to_string(w1)), "", Bearer(admin)).status, 200);
+  ASSERT_EQ(
+      server.Send("DELETE", Url("/admin/webhooks/" + std::to_string(w1)), "", Bearer(admin)).status,
+      200);
   int64_t w2 = JsonBody(server.PostJson(Url("/admin/webhooks"), hook, Bearer(admin)))["id"];
   EXPECT_GT(w2, w1);
 }
@@ -206,8 +216,8 @@ TEST(RestHardening, IdsOfDeletedContactsAndKeysAreNeverReused) {
 TEST(RestHardening, TheAccessLogNeverHoldsAnIncomingHookToken) {
   std::ostringstream captured;
   auto previous = spdlog::default_logger();
-  auto logger = std::make_shared<spdlog::logger>("capture",
-                                                 std::make_shared<spdlog::sinks::ostream_sink_mt>(captured));
+  auto logger = std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(captured));
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::info);  // the access log is written at info
   std::string token;

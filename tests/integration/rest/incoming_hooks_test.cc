@@ -26,10 +26,12 @@ const json kMapping = {
 };
 
 json Payload(const std::string& email, const std::string& first = "Ada") {
-  return {{"type", "customer.created"},
-          {"data",
-           {{"customer", {{"emails", {{{"address", email}}}}, {"name", {{"first", first}, {"last", "Lovelace"}}}}},
-            {"plan", {{"id", "pro"}}}}}};
+  return {
+      {"type", "customer.created"},
+      {"data",
+       {{"customer",
+         {{"emails", {{{"address", email}}}}, {"name", {{"first", first}, {"last", "Lovelace"}}}}},
+        {"plan", {{"id", "pro"}}}}}};
 }
 
 struct HookFixture {
@@ -70,7 +72,8 @@ struct HookFixture {
   std::vector<std::string> OutboxTypes(int64_t contact_id) {
     std::vector<std::string> out;
     auto rows = server.app().services().db->Read([&](store::Conn& c) {
-      return c.Query("SELECT event_type FROM outbox_events WHERE contact_id = ? ORDER BY id", {contact_id});
+      return c.Query("SELECT event_type FROM outbox_events WHERE contact_id = ? ORDER BY id",
+                     {contact_id});
     });
     EXPECT_TRUE(rows.has_value());
     if (rows)
@@ -107,9 +110,8 @@ TEST(IncomingHooks, CreateShowsTheUrlOnceAndListsOnlyThePrefix) {
   EXPECT_EQ(items[0]["mapping"], kMapping);
 
   // Only the hash is stored.
-  auto stored = f.server.app().services().db->Read([](store::Conn& c) {
-    return c.Query("SELECT token_hash FROM incoming_webhooks");
-  });
+  auto stored = f.server.app().services().db->Read(
+      [](store::Conn& c) { return c.Query("SELECT token_hash FROM incoming_webhooks"); });
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ((*stored)[0].Str(0), crypto::HashSecret(token));
 }
@@ -118,10 +120,11 @@ TEST(IncomingHooks, PayloadCreatesThenUpdatesAContactWithTagsListsAndStatus) {
   HookFixture f;
   auto hook = f.CreateHook({{"name", "shop"},
                             {"mapping", kMapping},
-                            {"applies", {{"tags", {"from-shop", "vip"}},
-                                         {"lists", {"Customers"}},
-                                         {"status", "subscribed"},
-                                         {"type", "customer"}}}});
+                            {"applies",
+                             {{"tags", {"from-shop", "vip"}},
+                              {"lists", {"Customers"}},
+                              {"status", "subscribed"},
+                              {"type", "customer"}}}});
   auto r = f.Deliver(hook["url"], Payload("ada@Example.COM").dump());
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(JsonBody(r)["status"], "accepted");
@@ -154,18 +157,20 @@ TEST(IncomingHooks, PayloadCreatesThenUpdatesAContactWithTagsListsAndStatus) {
   EXPECT_NE(std::find(types.begin(), types.end(), "contact.list_added"), types.end());
   EXPECT_NE(std::find(types.begin(), types.end(), "contact.updated"), types.end());
 
-  auto got = f.server.Get(std::string(kBase) + "/admin/incoming-hooks/" +
-                              std::to_string(hook["id"].get<int64_t>()),
-                          Bearer(f.admin));
+  auto got = f.server.Get(
+      std::string(kBase) + "/admin/incoming-hooks/" + std::to_string(hook["id"].get<int64_t>()),
+      Bearer(f.admin));
   EXPECT_EQ(JsonBody(got)["received_count"], 3);
   EXPECT_FALSE(JsonBody(got)["last_received_at"].is_null());
 }
 
 TEST(IncomingHooks, StatusMachineIsEnforced) {
   HookFixture f;
-  auto hook = f.CreateHook({{"name", "resubscribe"}, {"mapping", kMapping}, {"applies", {{"status", "subscribed"}}}});
+  auto hook = f.CreateHook(
+      {{"name", "resubscribe"}, {"mapping", kMapping}, {"applies", {{"status", "subscribed"}}}});
   auto c = f.server.app().services().crm->contacts->Create(
-      {.kind = "system", .subject = "test"}, {.email = "gone@example.com", .status = "unsubscribed"});
+      {.kind = "system", .subject = "test"},
+      {.email = "gone@example.com", .status = "unsubscribed"});
   ASSERT_TRUE(c.has_value());
   // unsubscribed -> subscribed needs explicit consent, which a webhook does not carry.
   auto r = f.Deliver(hook["url"], Payload("gone@example.com").dump());
@@ -230,14 +235,18 @@ TEST(IncomingHooks, HmacIsRequiredWhenConfigured) {
   EXPECT_EQ(missing.status, 401);
   EXPECT_TRUE(IsProblem(missing));
   EXPECT_EQ(JsonBody(missing)["code"], "invalid_signature");
-  auto wrong = f.Deliver(hook["url"], raw,
-                         {{"X-Crmd-Signature", "sha256=" + crypto::Hex(crypto::HmacSha256("other-secret-xxxxxxxx", raw))}});
+  auto wrong =
+      f.Deliver(hook["url"], raw,
+                {{"X-Crmd-Signature",
+                  "sha256=" + crypto::Hex(crypto::HmacSha256("other-secret-xxxxxxxx", raw))}});
   EXPECT_EQ(wrong.status, 401);
-  auto tampered = f.Deliver(hook["url"], Payload("evil@example.com").dump(), {{"X-Crmd-Signature", good}});
+  auto tampered =
+      f.Deliver(hook["url"], Payload("evil@example.com").dump(), {{"X-Crmd-Signature", good}});
   EXPECT_EQ(tampered.status, 401);
   auto bare_hex = f.Deliver(hook["url"], raw, {{"X-Crmd-Signature", good.substr(7)}});
   EXPECT_EQ(bare_hex.status, 401);
-  EXPECT_FALSE(f.server.app().services().crm->contacts->GetByEmail("signed@example.com").has_value());
+  EXPECT_FALSE(
+      f.server.app().services().crm->contacts->GetByEmail("signed@example.com").has_value());
 
   auto ok = f.Deliver(hook["url"], raw, {{"X-Crmd-Signature", good}});
   EXPECT_EQ(ok.status, 200) << ok.body;
@@ -256,7 +265,9 @@ TEST(IncomingHooks, UnknownAndDisabledTokensAre404) {
   const std::string url = hook["url"];
   const std::string raw = Payload("a@example.com").dump();
   for (const std::string& bad :
-       {std::string(kBase) + "/hooks/nope", std::string(kBase) + "/hooks/crmd_hook_aaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+       {std::string(kBase) + "/hooks/nope",
+        std::string(kBase) +
+            "/hooks/crmd_hook_aaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
         f.PathOf(url).substr(0, f.PathOf(url).size() - 1) + (url.back() == 'A' ? "B" : "A")}) {
     auto h = http::Headers{{"Content-Type", "application/json"}};
     auto r = f.server.Send("POST", bad, raw, h);
@@ -283,20 +294,23 @@ TEST(IncomingHooks, BadPathsAndConfigurationAreRefusedAtCreation) {
   ASSERT_EQ(r.status, 422) << r.body;
   EXPECT_TRUE(IsProblem(r));
   EXPECT_EQ(JsonBody(r)["errors"][0]["field"], "mapping.email");
-  EXPECT_NE(JsonBody(r)["errors"][0]["message"].get<std::string>().find("character 22"), std::string::npos)
+  EXPECT_NE(JsonBody(r)["errors"][0]["message"].get<std::string>().find("character 22"),
+            std::string::npos)
       << r.body;
   struct Case {
     json body;
     const char* field;
   };
-  for (const Case& c : {Case{{{"mapping", kMapping}}, "name"},
-                        Case{{{"name", "x"}}, "mapping"},
-                        Case{{{"name", "x"}, {"mapping", {{"first_name", "a"}}}}, "mapping.email"},
-                        Case{{{"name", "x"}, {"mapping", {{"email", "a"}, {"password", "b"}}}}, "mapping.password"},
-                        Case{{{"name", "x"}, {"mapping", kMapping}, {"applies", {{"status", "happy"}}}}, "applies.status"},
-                        Case{{{"name", "x"}, {"mapping", kMapping}, {"applies", {{"lists", {"No Such List"}}}}}, "applies.lists"},
-                        Case{{{"name", "x"}, {"mapping", kMapping}, {"hmac_secret", "short"}}, "hmac_secret"},
-                        Case{{{"name", "x"}, {"mapping", kMapping}, {"token", "mine"}}, "token"}}) {
+  for (const Case& c :
+       {Case{{{"mapping", kMapping}}, "name"}, Case{{{"name", "x"}}, "mapping"},
+        Case{{{"name", "x"}, {"mapping", {{"first_name", "a"}}}}, "mapping.email"},
+        Case{{{"name", "x"}, {"mapping", {{"email", "a"}, {"password", "b"}}}}, "mapping.password"},
+        Case{{{"name", "x"}, {"mapping", kMapping}, {"applies", {{"status", "happy"}}}},
+             "applies.status"},
+        Case{{{"name", "x"}, {"mapping", kMapping}, {"applies", {{"lists", {"No Such List"}}}}},
+             "applies.lists"},
+        Case{{{"name", "x"}, {"mapping", kMapping}, {"hmac_secret", "short"}}, "hmac_secret"},
+        Case{{{"name", "x"}, {"mapping", kMapping}, {"token", "mine"}}, "token"}}) {
     auto res = post(c.body);
     EXPECT_EQ(res.status, 422) << c.body.dump() << " " << res.body;
     EXPECT_EQ(JsonBody(res)["errors"][0]["field"], c.field) << res.body;
@@ -311,7 +325,8 @@ TEST(IncomingHooks, AdminEndpointsNeedTheAdminRoleAndDeleteRemovesTheUrl) {
   auto denied = f.server.Get(std::string(kBase) + "/admin/incoming-hooks", Bearer(integration));
   EXPECT_EQ(denied.status, 403);
   auto hook = f.CreateHook({{"name", "shop"}, {"mapping", kMapping}});
-  const std::string path = std::string(kBase) + "/admin/incoming-hooks/" + std::to_string(hook["id"].get<int64_t>());
+  const std::string path =
+      std::string(kBase) + "/admin/incoming-hooks/" + std::to_string(hook["id"].get<int64_t>());
   auto del = f.server.Send("DELETE", path, "", Bearer(f.admin));
   ASSERT_EQ(del.status, 200);
   EXPECT_EQ(f.server.Get(path, Bearer(f.admin)).status, 404);
@@ -335,13 +350,13 @@ TEST(IncomingHooks, SecretsNeverReachTheIdempotencyStore) {
   EXPECT_EQ(JsonBody(list)["incoming_hooks"].size(), 1u);
 
   const std::string url = JsonBody(first)["url"];
-  auto delivered = f.Deliver(url, Payload("idem@example.com").dump(), {{"Idempotency-Key", "evt-1"}});
+  auto delivered =
+      f.Deliver(url, Payload("idem@example.com").dump(), {{"Idempotency-Key", "evt-1"}});
   EXPECT_EQ(delivered.status, 200);
   EXPECT_FALSE(delivered.Header("Idempotent-Replayed").has_value());
   const std::string secret_part = url.substr(url.rfind('/') + 1 + 18);
-  auto rows = f.server.app().services().db->Read([](store::Conn& c) {
-    return c.Query("SELECT scope, response FROM idempotency_keys");
-  });
+  auto rows = f.server.app().services().db->Read(
+      [](store::Conn& c) { return c.Query("SELECT scope, response FROM idempotency_keys"); });
   ASSERT_TRUE(rows.has_value());
   EXPECT_EQ(rows->size(), 1u);  // the creation only, not the delivery
   for (const auto& r : *rows) {
@@ -360,7 +375,8 @@ TEST(IncomingHooks, ReceivingIsLimitedPerClientIpWithRetryAfter_Rfc6585_4) {
   }});
   auto hook = f.CreateHook({{"name", "shop"}, {"mapping", kMapping}});
   const std::string url = hook["url"];
-  auto deliver_as = [&](const std::string& client, const std::string& target, const std::string& email) {
+  auto deliver_as = [&](const std::string& client, const std::string& target,
+                        const std::string& email) {
     return f.Deliver(target, Payload(email).dump(), {{"X-Forwarded-For", client}});
   };
   for (int i = 0; i < 3; ++i) {
@@ -381,7 +397,8 @@ TEST(IncomingHooks, ReceivingIsLimitedPerClientIpWithRetryAfter_Rfc6585_4) {
   // Another client behind the same proxy has its own allowance.
   EXPECT_EQ(deliver_as("198.51.100.2", url, "other@example.com").status, 200);
   EXPECT_EQ(deliver_as("198.51.100.2", guessed, "guess@example.com").status, 404);
-  EXPECT_FALSE(f.server.app().services().crm->contacts->GetByEmail("limit9@example.com").has_value());
+  EXPECT_FALSE(
+      f.server.app().services().crm->contacts->GetByEmail("limit9@example.com").has_value());
   EXPECT_TRUE(f.server.app().services().crm->contacts->GetByEmail("other@example.com").has_value());
 }
 

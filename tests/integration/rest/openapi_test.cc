@@ -1,8 +1,8 @@
 // The served OpenAPI document and the REST route table describe the same API: every
 // route is documented and every documented operation is served.
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "src/crm/services.h"
 #include "src/mcp/json_schema.h"
@@ -41,7 +41,8 @@ TEST(RestOpenApi, ServedDocumentCoversExactlyTheRoutes) {
 
   ASSERT_GT(served.size(), 10u);
   for (const auto& s : served) EXPECT_TRUE(documented.count(s)) << "undocumented route: " << s;
-  for (const auto& d : documented) EXPECT_TRUE(served.count(d)) << "documented but not served: " << d;
+  for (const auto& d : documented)
+    EXPECT_TRUE(served.count(d)) << "documented but not served: " << d;
 }
 
 TEST(RestOpenApi, EveryOperationDocumentsItsProblemResponses) {
@@ -62,7 +63,8 @@ class Conformance {
  public:
   explicit Conformance(nlohmann::json doc) : doc_(std::move(doc)) {}
   void Check(const std::string& path, const std::string& method, const http::ClientResponse& r) {
-    SCOPED_TRACE(method + " " + path + " -> " + std::to_string(r.status) + " " + r.body.substr(0, 300));
+    SCOPED_TRACE(method + " " + path + " -> " + std::to_string(r.status) + " " +
+                 r.body.substr(0, 300));
     auto responses = doc_["paths"][path][method]["responses"];
     ASSERT_TRUE(responses.contains(std::to_string(r.status))) << "undocumented status";
     nlohmann::json resp = responses[std::to_string(r.status)];
@@ -97,9 +99,16 @@ TEST(RestOpenApi, LiveAnswersMatchTheirDocumentedSchemas) {
   Conformance c(JsonBody(server.Get(std::string(kBase) + "/openapi.json")));
   auto url = [](const std::string& p) { return std::string(kBase) + p; };
 
-  c.Check("/contact", "post", server.PostJson(url("/contact"),
-          {{"email", "oa@example.com"}, {"tags", {"t"}}, {"lists", {"Weekly"}}, {"custom_fields", {{"k", 1}}}}, Bearer(key)));
-  c.Check("/contact", "post", server.PostJson(url("/contact"), {{"email", "oa@example.com"}, {"first_name", "O"}}, Bearer(key)));
+  c.Check("/contact", "post",
+          server.PostJson(url("/contact"),
+                          {{"email", "oa@example.com"},
+                           {"tags", {"t"}},
+                           {"lists", {"Weekly"}},
+                           {"custom_fields", {{"k", 1}}}},
+                          Bearer(key)));
+  c.Check("/contact", "post",
+          server.PostJson(url("/contact"), {{"email", "oa@example.com"}, {"first_name", "O"}},
+                          Bearer(key)));
   c.Check("/contact", "post", server.PostJson(url("/contact"), {{"email", "nope"}}, Bearer(key)));
   c.Check("/contact", "post", server.PostJson(url("/contact"), {{"email", "x@example.com"}}));
   c.Check("/contact/{email}", "get", server.Get(url("/contact/oa@example.com"), Bearer(key)));
@@ -114,22 +123,27 @@ TEST(RestOpenApi, LiveAnswersMatchTheirDocumentedSchemas) {
   c.Check("/form/get/{form_id}", "get", server.Get(url("/form/get/" + id)));
   c.Check("/form/submit/{form_id}", "post",
           server.PostJson(url("/form/submit/" + id), {{"fields", {{"email", "f@example.com"}}}}));
-  c.Check("/form/submit/{form_id}", "post", server.PostJson(url("/form/submit/" + id), {{"fields", nlohmann::json::object()}}));
+  c.Check("/form/submit/{form_id}", "post",
+          server.PostJson(url("/form/submit/" + id), {{"fields", nlohmann::json::object()}}));
   c.Check("/admin/forms", "get", server.Get(url("/admin/forms"), Bearer(admin)));
   c.Check("/admin/api-keys", "get", server.Get(url("/admin/api-keys"), Bearer(admin)));
-  c.Check("/admin/api-keys", "post", server.PostJson(url("/admin/api-keys"), {{"name", "n"}}, Bearer(admin)));
+  c.Check("/admin/api-keys", "post",
+          server.PostJson(url("/admin/api-keys"), {{"name", "n"}}, Bearer(admin)));
   c.Check("/admin/api-keys", "get", server.Get(url("/admin/api-keys"), Bearer(key)));
   c.Check("/contact/delete/{email}", "delete",
           server.Send("DELETE", url("/contact/delete/oa@example.com"), "", Bearer(key)));
 
   auto hook = server.PostJson(url("/admin/webhooks"),
-                              {{"url", "http://127.0.0.1:9/hook"}, {"events", {"contact.created"}}}, Bearer(admin));
+                              {{"url", "http://127.0.0.1:9/hook"}, {"events", {"contact.created"}}},
+                              Bearer(admin));
   c.Check("/admin/webhooks", "post", hook);
   c.Check("/admin/webhooks", "get", server.Get(url("/admin/webhooks"), Bearer(admin)));
-  c.Check("/admin/webhook-deliveries", "get", server.Get(url("/admin/webhook-deliveries"), Bearer(admin)));
-  auto incoming = server.PostJson(url("/admin/incoming-hooks"),
-                                  {{"name", "shop"}, {"mapping", {{"email", "data.customer.emails[0].address"}}}},
-                                  Bearer(admin));
+  c.Check("/admin/webhook-deliveries", "get",
+          server.Get(url("/admin/webhook-deliveries"), Bearer(admin)));
+  auto incoming = server.PostJson(
+      url("/admin/incoming-hooks"),
+      {{"name", "shop"}, {"mapping", {{"email", "data.customer.emails[0].address"}}}},
+      Bearer(admin));
   c.Check("/admin/incoming-hooks", "post", incoming);
   c.Check("/admin/incoming-hooks", "get", server.Get(url("/admin/incoming-hooks"), Bearer(admin)));
   EXPECT_EQ(c.checked, 20);

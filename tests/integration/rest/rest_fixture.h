@@ -1,8 +1,8 @@
 #pragma once
 // Shared helpers for the REST integration tests: a TestServer plus API keys.
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "src/app/app.h"
 #include "src/app/services.h"

@@ -3,6 +3,7 @@
 // the wait still run, in order, exactly once per contact (the wait is a due time in the
 // database, never a sleeping thread). docs/marketing.md, "Automations that run".
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -15,24 +16,22 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "src/core/clock.h"
 #include "src/core/http_client.h"
 #include "src/core/random.h"
+#include "src/crm/services.h"
+#include "src/http/client.h"
 #include "src/marketing/automations.h"
 #include "src/marketing/services.h"
-#include "src/crm/services.h"
-#include "tests/support/domain.h"
-#include "src/http/client.h"
 #include "src/store/db.h"
 #include "tests/support/crmd_process.h"
+#include "tests/support/domain.h"
 #include "tests/support/test_database.h"
 #include "tests/support/test_server.h"
 #include "tests/support/wait.h"
@@ -73,8 +72,9 @@ class AutomationCrash : public ::testing::Test {
             "VALUES (?, 'subscribed', ?, 'test', 0, 0) RETURNING id",
             {"r" + std::to_string(i) + "@example.com", "R" + std::to_string(i)});
         if (!contact) return Fail(contact.error());
-        auto m = c.Exec("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, 0)",
-                        {*contact, *vip});
+        auto m =
+            c.Exec("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, 0)",
+                   {*contact, *vip});
         if (!m) return Fail(m.error());
       }
       return std::pair{*vip, *done};
@@ -84,16 +84,21 @@ class AutomationCrash : public ::testing::Test {
     auto a = (*domain)->marketing->automations->Create(
         actor, {{"name", "Welcome"},
                 {"trigger", {{"type", "tag_added"}, {"tag_id", tags->first}}},
-                {"steps", nlohmann::json::array(
-                              {{{"type", "send_email"}, {"subject", "One {{first_name}}"},
-                                {"text_body", "First"}, {"from_email", "news@example.com"}},
-                               {{"type", "wait"}, {"seconds", 2}},
-                               {{"type", "add_tag"}, {"tag_id", tags->second}},
-                               {{"type", "send_email"}, {"subject", "Two {{first_name}}"},
-                                {"text_body", "Second"}, {"from_email", "news@example.com"}}})}});
+                {"steps", nlohmann::json::array({{{"type", "send_email"},
+                                                  {"subject", "One {{first_name}}"},
+                                                  {"text_body", "First"},
+                                                  {"from_email", "news@example.com"}},
+                                                 {{"type", "wait"}, {"seconds", 2}},
+                                                 {{"type", "add_tag"}, {"tag_id", tags->second}},
+                                                 {{"type", "send_email"},
+                                                  {"subject", "Two {{first_name}}"},
+                                                  {"text_body", "Second"},
+                                                  {"from_email", "news@example.com"}}})}});
     EXPECT_TRUE(a.has_value()) << (a ? "" : a.error().message);
     if (!a) return 0;
-    auto done = (*db)->Write([&](store::Conn& c) { return (*domain)->marketing->automations->Activate(c, actor, a->id); });
+    auto done = (*db)->Write([&](store::Conn& c) {
+      return (*domain)->marketing->automations->Activate(c, actor, a->id);
+    });
     EXPECT_TRUE(done.has_value()) << (done ? "" : done.error().message);
     return a->id;
   }
@@ -137,9 +142,11 @@ class AutomationCrash : public ::testing::Test {
       std::ifstream in(p);
       auto meta = nlohmann::json::parse(in, nullptr, false);
       if (meta.is_discarded()) continue;
-      std::string eml = mail::testing::ReadFile(p.parent_path().string() + "/" + p.stem().string() + ".eml");
+      std::string eml =
+          mail::testing::ReadFile(p.parent_path().string() + "/" + p.stem().string() + ".eml");
       size_t s = eml.find("\r\nSubject: ");
-      std::string subject = s == std::string::npos ? "" : eml.substr(s + 11, eml.find("\r\n", s + 11) - s - 11);
+      std::string subject =
+          s == std::string::npos ? "" : eml.substr(s + 11, eml.find("\r\n", s + 11) - s - 11);
       for (const auto& r : meta["rcpt_tos"]) out[r.get<std::string>()].push_back(subject);
     }
     return out;
@@ -170,7 +177,9 @@ TEST_F(AutomationCrash, SigkillWhileWaitingThenRestartRunsTheRestOnceInOrder) {
   EXPECT_EQ(sink_.MessageCount(), static_cast<size_t>(kContacts));
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE current_step = 2"), kContacts);
   std::this_thread::sleep_for(std::chrono::seconds(3));  // the wait is over while nobody runs
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags t JOIN tags g ON g.id = t.tag_id WHERE g.name = 'done'"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags t JOIN tags g ON g.id = t.tag_id WHERE g.name "
+                  "= 'done'"),
+            0);
   CrmdProcess again(Args(), log_);
   ASSERT_TRUE(WaitUntil(20, [&] {
     return Count("SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'") == kContacts;
@@ -182,7 +191,8 @@ TEST_F(AutomationCrash, SigkillWhileWaitingThenRestartRunsTheRestOnceInOrder) {
     EXPECT_EQ(subjects[0].rfind("One ", 0), 0u) << rcpt;
     EXPECT_EQ(subjects[1].rfind("Two ", 0), 0u) << rcpt;
   }
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags t JOIN tags g ON g.id = t.tag_id WHERE g.name = 'done'"),
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags t JOIN tags g ON g.id = t.tag_id WHERE g.name "
+                  "= 'done'"),
             kContacts);
   EXPECT_EQ(Count("SELECT completed FROM automation_stats"), kContacts);
   EXPECT_EQ(Count("SELECT done FROM automation_step_stats WHERE step_index = 3"), kContacts);

@@ -9,8 +9,8 @@
 #include "src/governance/api_keys.h"
 #include "src/governance/settings.h"
 #include "tests/integration/tools_marketing/fixture.h"
-#include "tests/unit/mail/python.h"
 #include "tests/support/wait.h"
+#include "tests/unit/mail/python.h"
 
 namespace crmd::testing {
 namespace {
@@ -51,7 +51,8 @@ TestServerOptions RunsSendingTo(const RunSinkFirst& s) {
 class Runs : public RunSinkFirst, public MarketingTools {
  protected:
   Runs() : MarketingTools(RunsSendingTo(*this)) {
-    auto key = server_.app().services().governance->api_keys->Create("signup", governance::ApiKeyRole::kIntegration);
+    auto key = server_.app().services().governance->api_keys->Create(
+        "signup", governance::ApiKeyRole::kIntegration);
     EXPECT_TRUE(key.has_value());
     if (key) auth_ = {{"Authorization", "Bearer " + key->secret}};
   }
@@ -90,7 +91,8 @@ class Runs : public RunSinkFirst, public MarketingTools {
   void Confirm(McpClient& c, const std::string& tool, const json& args) {
     json preview = Call(c, tool, args);
     ASSERT_EQ(preview.value("status", ""), "confirmation_required") << preview.dump();
-    json done = Call(c, "confirm_action", {{"confirmation_token", preview.value("confirmation_token", "")}});
+    json done = Call(c, "confirm_action",
+                     {{"confirmation_token", preview.value("confirmation_token", "")}});
     ASSERT_EQ(done.value("status", ""), "done") << done.dump();
   }
 
@@ -147,7 +149,9 @@ TEST_F(Runs, AutomationWithAWaitRunsItsStepsInOrderAndStopsOnDeactivation) {
   EXPECT_EQ(two["subject"], "Second");
   EXPECT_NE(two.value("text", "").find("Two days later, Ada"), std::string::npos);
   EXPECT_NE(two["message-id"], one["message-id"]);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags WHERE tag_id = ? AND contact_id = ?", {done, ada}), 1);
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM contact_tags WHERE tag_id = ? AND contact_id = ?", {done, ada}),
+      1);
   ASSERT_TRUE(WaitUntil(5, [&] {
     return Count("SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'") == 1;
   }));
@@ -167,7 +171,9 @@ TEST_F(Runs, AutomationWithAWaitRunsItsStepsInOrderAndStopsOnDeactivation) {
   EXPECT_EQ(off["automation"]["status"], "inactive") << off.dump();
   std::this_thread::sleep_for(std::chrono::milliseconds(3500));
   EXPECT_EQ(Messages(), 3u);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags WHERE tag_id = ? AND contact_id = ?", {done, bob}), 0);
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM contact_tags WHERE tag_id = ? AND contact_id = ?", {done, bob}),
+      0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE status = 'cancelled'"), 1);
   // No new enrolments either.
   Signup({{"email", "carol@example.com"}, {"first_name", "Carol"}, {"tags", {vip}}});
@@ -181,21 +187,23 @@ TEST_F(Runs, AutomationWithAWaitRunsItsStepsInOrderAndStopsOnDeactivation) {
 TEST_F(Runs, EachTriggerEventEnrolsOnceAndAnEditAppliesToNewEnrolmentsOnly) {
   auto c = Client();
   int64_t vip = AddTag("vip");
-  json made = Call(*c, "create_automation",
-                   {{"name", "On signup"},
-                    {"trigger", {{"type", "contact_created"}}},
-                    {"steps", json::array({{{"type", "wait"}, {"seconds", 2}},
-                                           {{"type", "send_email"}, {"subject", "Old"}, {"text_body", "x"}}})}});
+  json made = Call(
+      *c, "create_automation",
+      {{"name", "On signup"},
+       {"trigger", {{"type", "contact_created"}}},
+       {"steps", json::array({{{"type", "wait"}, {"seconds", 2}},
+                              {{"type", "send_email"}, {"subject", "Old"}, {"text_body", "x"}}})}});
   int64_t id = made["automation"]["id"];
   Confirm(*c, "activate_automation", {{"id", id}});
   Signup({{"email", "ann@example.com"}});
   ASSERT_TRUE(WaitUntil(5, [&] { return Count("SELECT COUNT(*) FROM automation_runs") == 1; }));
   // The active automation is edited while ann waits: ann keeps "Old", new signups get "New".
   json got = Call(*c, "get_automation", {{"id", id}});
-  json edited = Call(*c, "update_automation",
-                     {{"id", id},
-                      {"expected_revision", got["automation"]["revision"]},
-                      {"steps", json::array({{{"type", "send_email"}, {"subject", "New"}, {"text_body", "y"}}})}});
+  json edited = Call(
+      *c, "update_automation",
+      {{"id", id},
+       {"expected_revision", got["automation"]["revision"]},
+       {"steps", json::array({{{"type", "send_email"}, {"subject", "New"}, {"text_body", "y"}}})}});
   ASSERT_EQ(edited["automation"]["status"], "active") << edited.dump();
   Signup({{"email", "ben@example.com"}, {"tags", {vip}}});  // one event of its type only
   ASSERT_TRUE(WaitUntil(10, [&] { return Messages() >= 2; }));
@@ -214,11 +222,13 @@ TEST_F(Runs, EachTriggerEventEnrolsOnceAndAnEditAppliesToNewEnrolmentsOnly) {
 TEST_F(Runs, SequenceEmailsArriveWithTheirDelaysPauseHoldsThemUnsubscribeEndsThem) {
   auto c = Client();
   int64_t drip = AddList("drip");
-  json made = Call(*c, "create_sequence",
-                   {{"name", "Drip"},
-                    {"list_id", drip},
-                    {"emails", json::array({{{"subject", "S1 {{first_name}}"}, {"text_body", "one"}, {"delay_seconds", 0}},
-                                            {{"subject", "S2"}, {"text_body", "two"}, {"delay_seconds", 2}}})}});
+  json made = Call(
+      *c, "create_sequence",
+      {{"name", "Drip"},
+       {"list_id", drip},
+       {"emails",
+        json::array({{{"subject", "S1 {{first_name}}"}, {"text_body", "one"}, {"delay_seconds", 0}},
+                     {{"subject", "S2"}, {"text_body", "two"}, {"delay_seconds", 2}}})}});
   int64_t id = made["sequence"]["id"];
   json on = Call(*c, "set_sequence_status", {{"id", id}, {"status", "active"}});
   ASSERT_EQ(on["sequence"]["status"], "active") << on.dump();
@@ -237,9 +247,10 @@ TEST_F(Runs, SequenceEmailsArriveWithTheirDelaysPauseHoldsThemUnsubscribeEndsThe
   // By the tool argument; paused between the two emails: the second is held until resumed.
   int64_t bob = Signup({{"email", "bob@example.com"}, {"first_name", "Bob"}});
   json seq = Call(*c, "get_sequence", {{"id", id}});
-  json enrolled = Call(*c, "update_sequence", {{"id", id},
-                                               {"expected_revision", seq["sequence"]["revision"]},
-                                               {"enroll_contact_ids", {bob}}});
+  json enrolled = Call(*c, "update_sequence",
+                       {{"id", id},
+                        {"expected_revision", seq["sequence"]["revision"]},
+                        {"enroll_contact_ids", {bob}}});
   ASSERT_TRUE(enrolled.contains("sequence")) << enrolled.dump();
   ASSERT_TRUE(WaitUntil(10, [&] { return Messages() >= 3; }));
   EXPECT_EQ(Parsed(3)["subject"], "S1 Bob");
@@ -253,7 +264,8 @@ TEST_F(Runs, SequenceEmailsArriveWithTheirDelaysPauseHoldsThemUnsubscribeEndsThe
   EXPECT_EQ(Parsed(4)["subject"], "S2");
 
   // Unsubscribed from the first email's one-click link: the second never comes.
-  int64_t carol = Signup({{"email", "carol@example.com"}, {"first_name", "Carol"}, {"lists", {drip}}});
+  int64_t carol =
+      Signup({{"email", "carol@example.com"}, {"first_name", "Carol"}, {"lists", {drip}}});
   ASSERT_TRUE(WaitUntil(10, [&] { return Messages() >= 5; }));
   json s1c = Parsed(5);
   EXPECT_EQ(s1c["subject"], "S1 Carol");
@@ -279,24 +291,24 @@ TEST_F(Runs, SequenceEmailsArriveWithTheirDelaysPauseHoldsThemUnsubscribeEndsThe
 TEST_F(Runs, DeletingAContactClosesWhatItHadOpenInEveryReport) {
   auto c = Client(std::string(kAllMarketingScopes) + ",contacts:read,contacts:delete");
   int64_t vip = AddTag("vip"), drip = AddList("drip");
-  json automation = Call(*c, "create_automation",
-                         {{"name", "Slow welcome"},
-                          {"trigger", {{"type", "tag_added"}, {"tag_id", vip}}},
-                          {"steps", json::array({{{"type", "wait"}, {"seconds", 3600}},
-                                                 {{"type", "send_email"},
-                                                  {"subject", "Later"},
-                                                  {"text_body", "x"}}})}});
+  json automation =
+      Call(*c, "create_automation",
+           {{"name", "Slow welcome"},
+            {"trigger", {{"type", "tag_added"}, {"tag_id", vip}}},
+            {"steps",
+             json::array({{{"type", "wait"}, {"seconds", 3600}},
+                          {{"type", "send_email"}, {"subject", "Later"}, {"text_body", "x"}}})}});
   int64_t automation_id = automation["automation"]["id"];
   Confirm(*c, "activate_automation", {{"id", automation_id}});
-  json sequence = Call(*c, "create_sequence",
-                       {{"name", "Slow drip"},
-                        {"list_id", drip},
-                        {"emails", json::array({{{"subject", "S1"},
-                                                 {"text_body", "one"},
-                                                 {"delay_seconds", 3600}}})}});
+  json sequence =
+      Call(*c, "create_sequence",
+           {{"name", "Slow drip"},
+            {"list_id", drip},
+            {"emails",
+             json::array({{{"subject", "S1"}, {"text_body", "one"}, {"delay_seconds", 3600}}})}});
   int64_t sequence_id = sequence["sequence"]["id"];
-  ASSERT_EQ(Call(*c, "set_sequence_status", {{"id", sequence_id}, {"status", "active"}})
-                ["sequence"]["status"],
+  ASSERT_EQ(Call(*c, "set_sequence_status",
+                 {{"id", sequence_id}, {"status", "active"}})["sequence"]["status"],
             "active");
   int64_t ada = Signup({{"email", "ada@example.com"}, {"tags", {vip}}, {"lists", {drip}}});
   int64_t bob = Signup({{"email", "bob@example.com"}, {"tags", {vip}}, {"lists", {drip}}});
@@ -327,7 +339,8 @@ TEST_F(Runs, DeletingAContactClosesWhatItHadOpenInEveryReport) {
   EXPECT_EQ(shown["pending_campaign_sends"], 1) << preview.dump();
   EXPECT_EQ(shown["active_automation_runs"], 1) << preview.dump();
   EXPECT_EQ(shown["active_sequence_enrolments"], 1) << preview.dump();
-  json deleted = Call(*c, "confirm_action", {{"confirmation_token", preview.value("confirmation_token", "")}});
+  json deleted =
+      Call(*c, "confirm_action", {{"confirmation_token", preview.value("confirmation_token", "")}});
   ASSERT_EQ(deleted.value("status", ""), "done") << deleted.dump();
 
   json report = Call(*c, "get_campaign_report", {{"id", campaign_id}});
@@ -388,7 +401,8 @@ TEST_F(Runs, DoubleOptInSignupOverRestGetsAConfirmationEmailWhoseLinkSubscribes)
   auto r = server_.PostForm(path, "");
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(ContactStatus(id), "subscribed");
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM optin_emails WHERE contact_id = ? AND status = 'sent'", {id}), 1);
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM optin_emails WHERE contact_id = ? AND status = 'sent'", {id}), 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_EQ(Messages(), 1u);  // one confirmation only
 }

@@ -51,7 +51,8 @@ TEST_F(MarketingConfirmations, AnotherClientCannotConfirm) {
   auto mallory = Client(kAllMarketingScopes, "client-b", "alice");
   int64_t id = ReadyCampaign(*alice);
   std::string token = Token(*alice, "activate_campaign", id);
-  ExpectToolError(*mallory, "confirm_action", {{"confirmation_token", token}}, "confirmation_invalid");
+  ExpectToolError(*mallory, "confirm_action", {{"confirmation_token", token}},
+                  "confirmation_invalid");
   EXPECT_EQ(Status("campaigns", id), "draft");
 }
 
@@ -60,7 +61,8 @@ TEST_F(MarketingConfirmations, UpdateBetweenPreviewAndConfirmIsStalePreview) {
   int64_t id = ReadyCampaign(*c);
   std::string token = Token(*c, "activate_campaign", id);
   Call(*c, "update_campaign", {{"id", id}, {"expected_revision", 1}, {"subject", "Changed"}});
-  json err = ExpectToolError(*c, "confirm_action", {{"confirmation_token", token}}, "stale_preview");
+  json err =
+      ExpectToolError(*c, "confirm_action", {{"confirmation_token", token}}, "stale_preview");
   EXPECT_TRUE(err["details"].contains("preview")) << err.dump();
   EXPECT_EQ(Status("campaigns", id), "draft");
 }
@@ -80,8 +82,7 @@ TEST_F(MarketingConfirmations, DeleteCampaignIsBlockedWhileSending) {
 
 TEST_F(MarketingConfirmations, ConfirmNeedsTheActionScope) {
   auto c = Client();
-  auto no_activate = Client(
-      "campaigns:read,campaigns:write,campaigns:delete", "client-a", "alice");
+  auto no_activate = Client("campaigns:read,campaigns:write,campaigns:delete", "client-a", "alice");
   int64_t id = ReadyCampaign(*c);
   std::string token = Token(*c, "activate_campaign", id);
   auto r = no_activate->CallTool("confirm_action", {{"confirmation_token", token}});
@@ -111,10 +112,11 @@ TEST_F(MarketingConfirmations, ActivateAutomationEnrolsMatchingContactsAndDelete
   auto c = Client();
   int64_t tag = AddTag("vip");
   for (int i = 0; i < 3; ++i) Tagged(AddContact("v" + std::to_string(i) + "@example.com"), tag);
-  json created = Call(*c, "create_automation",
-                      {{"name", "VIP"},
-                       {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
-                       {"steps", {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "b"}}}}});
+  json created =
+      Call(*c, "create_automation",
+           {{"name", "VIP"},
+            {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
+            {"steps", {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "b"}}}}});
   int64_t id = created["automation"]["id"];
   json preview = Call(*c, "activate_automation", {{"id", id}});
   EXPECT_EQ(preview["preview"]["enrol_now"]["count"], 3);

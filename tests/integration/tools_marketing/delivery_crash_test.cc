@@ -5,6 +5,7 @@
 // then with the same Message-ID (docs/mail.md, "Exactly once, and the duplicate bound").
 // Pause and resume are driven the same way, and stop within one batch per thread.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -16,23 +17,21 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "src/core/clock.h"
 #include "src/core/http_client.h"
 #include "src/core/random.h"
-#include "src/marketing/services.h"
 #include "src/crm/services.h"
-#include "tests/support/domain.h"
 #include "src/http/client.h"
+#include "src/marketing/services.h"
 #include "src/store/db.h"
 #include "tests/support/crmd_process.h"
+#include "tests/support/domain.h"
 #include "tests/support/test_database.h"
 #include "tests/support/test_server.h"
 #include "tests/support/wait.h"
@@ -69,21 +68,24 @@ class DeliveryCrash : public ::testing::Test {
             "VALUES (?, 'subscribed', ?, 'test', 0, 0) RETURNING id",
             {"r" + std::to_string(i) + "@example.com", "R" + std::to_string(i)});
         if (!contact) return contact;
-        auto m = c.Exec("INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, 0)",
-                        {*contact, *id});
+        auto m =
+            c.Exec("INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, 0)",
+                   {*contact, *id});
         if (!m) return Fail(m.error());
       }
       return id;
     });
     EXPECT_TRUE(list.has_value());
-    auto k = (*domain)->marketing->campaigns->Create(actor, {{"name", "Big"},
-                                              {"subject", "Hello {{first_name}}"},
-                                              {"from_email", "news@example.com"},
-                                              {"text_body", "Hi {{first_name}}"},
-                                              {"audience", {{"lists", {list.value_or(0)}}}}});
+    auto k = (*domain)->marketing->campaigns->Create(
+        actor, {{"name", "Big"},
+                {"subject", "Hello {{first_name}}"},
+                {"from_email", "news@example.com"},
+                {"text_body", "Hi {{first_name}}"},
+                {"audience", {{"lists", {list.value_or(0)}}}}});
     EXPECT_TRUE(k.has_value());
     if (!k) return 0;
-    auto done = (*db)->Write([&](store::Conn& c) { return (*domain)->marketing->campaigns->Activate(c, actor, k->id); });
+    auto done = (*db)->Write(
+        [&](store::Conn& c) { return (*domain)->marketing->campaigns->Activate(c, actor, k->id); });
     EXPECT_TRUE(done.has_value()) << (done ? "" : done.error().message);
     return k->id;
   }
@@ -103,7 +105,8 @@ class DeliveryCrash : public ::testing::Test {
     auto db = store::Open(db_.url(), 1);
     ASSERT_TRUE(db.has_value());
     auto r = (*db)->Write([&](store::Conn& c) {
-      return c.Exec("UPDATE campaigns SET status = ?, revision = revision + 1 WHERE id = ?", {status, id});
+      return c.Exec("UPDATE campaigns SET status = ?, revision = revision + 1 WHERE id = ?",
+                    {status, id});
     });
     ASSERT_TRUE(r.has_value());
   }
@@ -143,7 +146,8 @@ TEST_F(DeliveryCrash, SigkillMidCampaignStillReachesEveryRecipientOnce) {
     crmd.Kill();  // SIGKILL with messages in flight
   }
   size_t before_restart = sink_.MessageCount();
-  ASSERT_LT(before_restart, static_cast<size_t>(kRecipients)) << "the kill came too late to prove anything";
+  ASSERT_LT(before_restart, static_cast<size_t>(kRecipients))
+      << "the kill came too late to prove anything";
   CrmdProcess again(Args(0), log_);
   ASSERT_TRUE(WaitUntil(90, [&] { return Status(id) == "sent"; })) << Status(id);
   auto got = sink_.MessageIdsByRecipient();
@@ -193,7 +197,8 @@ TEST_F(DeliveryCrash, RelayDownHoldsTheQueueAndSendingResumesOnItsOwn) {
   ASSERT_NE(relay_port, 0);
   std::vector<std::string> args = Args(0);
   for (auto& a : args)
-    if (a.rfind("--smtp_url=", 0) == 0) a = "--smtp_url=smtp://127.0.0.1:" + std::to_string(relay_port);
+    if (a.rfind("--smtp_url=", 0) == 0)
+      a = "--smtp_url=smtp://127.0.0.1:" + std::to_string(relay_port);
   CrmdProcess crmd(args, log_);
   std::this_thread::sleep_for(std::chrono::seconds(3));
   // Connection refused is the relay's trouble, not the recipients': nobody failed, no

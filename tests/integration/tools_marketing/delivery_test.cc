@@ -98,7 +98,8 @@ class Delivery : public SinkFirst, public MarketingTools {
     json preview = Call(c, "activate_campaign", args);
     EXPECT_EQ(preview.value("status", ""), "confirmation_required") << preview.dump();
     last_preview_ = preview;
-    json done = Call(c, "confirm_action", {{"confirmation_token", preview.value("confirmation_token", "")}});
+    json done = Call(c, "confirm_action",
+                     {{"confirmation_token", preview.value("confirmation_token", "")}});
     EXPECT_EQ(done.value("status", ""), "done") << done.dump();
     return done;
   }
@@ -149,16 +150,17 @@ class Delivery : public SinkFirst, public MarketingTools {
   }
 
   int64_t NewCampaign(McpClient& c, int64_t list, json extra = json::object()) {
-    json fields = {{"name", "News " + std::to_string(list)},
-                   {"subject", "Hello {{first_name | \"there\"}}, café news ☕"},
-                   {"preheader", "This month at the café"},
-                   {"from_name", "Café Zoë"},
-                   {"from_email", "news@example.com"},
-                   {"html_body",
-                    "<html><body><p>Hi {{first_name | \"there\"}}, your plan is "
-                    "{{custom.plan | \"free\"}}.</p><p><a href=\"https://example.com/menu?a=1&amp;b=2\">"
-                    "Menu</a></p><p><a href=\"{{unsubscribe_url}}\">Unsubscribe</a></p></body></html>"},
-                   {"audience", {{"lists", {list}}}}};
+    json fields = {
+        {"name", "News " + std::to_string(list)},
+        {"subject", "Hello {{first_name | \"there\"}}, café news ☕"},
+        {"preheader", "This month at the café"},
+        {"from_name", "Café Zoë"},
+        {"from_email", "news@example.com"},
+        {"html_body",
+         "<html><body><p>Hi {{first_name | \"there\"}}, your plan is "
+         "{{custom.plan | \"free\"}}.</p><p><a href=\"https://example.com/menu?a=1&amp;b=2\">"
+         "Menu</a></p><p><a href=\"{{unsubscribe_url}}\">Unsubscribe</a></p></body></html>"},
+        {"audience", {{"lists", {list}}}}};
     for (auto& [k, v] : extra.items()) fields[k] = v;
     json out = Call(c, "create_campaign", fields);
     return out["campaign"].value("id", int64_t{0});
@@ -177,8 +179,10 @@ TEST_F(Delivery, CampaignReachesEveryRecipientOnceAsProperMime) {
   auto c = Client();
   int64_t list = AddList("Newsletter");
   int64_t ada = AddContact("ada@example.com");
-  Exec("UPDATE contacts SET first_name = 'Ada', last_name = 'Lovelace', custom_fields = ? WHERE id = ?",
-       {std::string(R"({"plan":"pro <b>"})"), ada});
+  Exec(
+      "UPDATE contacts SET first_name = 'Ada', last_name = 'Lovelace', custom_fields = ? WHERE id "
+      "= ?",
+      {std::string(R"({"plan":"pro <b>"})"), ada});
   InList(ada, list);
   InList(AddContact("bob@example.com"), list);
   InList(AddContact("cy@example.com"), list);
@@ -192,7 +196,8 @@ TEST_F(Delivery, CampaignReachesEveryRecipientOnceAsProperMime) {
   json sample = preview["preview"]["sample_message"];
   EXPECT_EQ(sample["to"]["email"], "ada@example.com") << preview.dump();
   EXPECT_EQ(sample["subject"], "Hello Ada, café news ☕");
-  EXPECT_NE(sample["html"].get<std::string>().find("pro &lt;b&gt;"), std::string::npos) << sample.dump();
+  EXPECT_NE(sample["html"].get<std::string>().find("pro &lt;b&gt;"), std::string::npos)
+      << sample.dump();
   EXPECT_EQ(Received(), 0);  // a preview sends nothing
   {
     // Its links are inert: the unsubscribe link unsubscribes nobody.
@@ -204,7 +209,8 @@ TEST_F(Delivery, CampaignReachesEveryRecipientOnceAsProperMime) {
     path = path.substr(0, path.find('"'));
     auto r = server_.PostForm(path, "List-Unsubscribe=One-Click");
     EXPECT_EQ(r.status, 200) << r.body;
-    EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND status = 'subscribed'", {ada}), 1);
+    EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND status = 'subscribed'", {ada}),
+              1);
   }
   Call(*c, "confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
 
@@ -229,7 +235,8 @@ TEST_F(Delivery, CampaignReachesEveryRecipientOnceAsProperMime) {
     EXPECT_EQ(unsub.rfind("<" + server_.base_url() + "/u/", 0), 0u) << unsub;
     EXPECT_EQ(m["list-unsubscribe-post"], "List-Unsubscribe=One-Click");
     // The unsubscribe merge tag in the body is the same link.
-    EXPECT_NE(m["html"].get<std::string>().find(unsub.substr(1, unsub.size() - 2)), std::string::npos);
+    EXPECT_NE(m["html"].get<std::string>().find(unsub.substr(1, unsub.size() - 2)),
+              std::string::npos);
     // DKIM verified by an independent implementation.
     auto v = RunPython(kDkimVerify, {m["path"].get<std::string>(),
                                      keys.Write("txt", mail::testing::TestRsaKey().dns_txt)});
@@ -239,11 +246,14 @@ TEST_F(Delivery, CampaignReachesEveryRecipientOnceAsProperMime) {
   const json& ada_msg = got["ada@example.com"][0];
   EXPECT_EQ(ada_msg["subject"], "Hello Ada, café news ☕");
   EXPECT_EQ(ada_msg["to"], "Ada Lovelace <ada@example.com>");
-  EXPECT_NE(ada_msg["html"].get<std::string>().find("your plan is pro &lt;b&gt;."), std::string::npos);
+  EXPECT_NE(ada_msg["html"].get<std::string>().find("your plan is pro &lt;b&gt;."),
+            std::string::npos);
   EXPECT_NE(ada_msg["text"].get<std::string>().find("your plan is pro <b>."), std::string::npos)
       << ada_msg["text"];
-  EXPECT_NE(ada_msg["text"].get<std::string>().find("https://example.com/menu?a=1&b=2"), std::string::npos);
-  EXPECT_NE(got["bob@example.com"][0]["subject"].get<std::string>().find("Hello there,"), std::string::npos);
+  EXPECT_NE(ada_msg["text"].get<std::string>().find("https://example.com/menu?a=1&b=2"),
+            std::string::npos);
+  EXPECT_NE(got["bob@example.com"][0]["subject"].get<std::string>().find("Hello there,"),
+            std::string::npos);
 
   json dash = Call(*c, "get_dashboard", json::object());
   EXPECT_EQ(dash["campaigns"]["delivery"]["sent"], 3) << dash["campaigns"].dump();
@@ -320,12 +330,14 @@ TEST_F(Delivery, OneClickUnsubscribeFromTheParsedHeader) {
   auto page = server_.Get(path);
   EXPECT_EQ(page.status, 200);
   EXPECT_NE(page.body.find("<form method=\"post\">"), std::string::npos);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND status = 'subscribed'", {ada}), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND status = 'subscribed'", {ada}),
+            1);
 
   // What a mail client sends for RFC 8058.
   auto done = server_.PostForm(path, "List-Unsubscribe=One-Click");
   EXPECT_EQ(done.status, 200) << done.body;
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND status = 'unsubscribed'", {ada}), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND status = 'unsubscribed'", {ada}),
+            1);
   EXPECT_GE(Count("SELECT COUNT(*) FROM outbox_events WHERE contact_id = ?", {ada}), 1);
   // Twice is still once.
   EXPECT_EQ(server_.PostForm(path, "List-Unsubscribe=One-Click").status, 200);
@@ -333,7 +345,8 @@ TEST_F(Delivery, OneClickUnsubscribeFromTheParsedHeader) {
   EXPECT_EQ(report["outcomes"]["unsubscribed"], 1) << report.dump();
 
   // A forged or truncated token: an HTML page, nothing changes, the token is not echoed.
-  auto bad = server_.PostForm(path.substr(0, path.size() - 3) + "AAA", "List-Unsubscribe=One-Click");
+  auto bad =
+      server_.PostForm(path.substr(0, path.size() - 3) + "AAA", "List-Unsubscribe=One-Click");
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(bad.body.find(path.substr(3)), std::string::npos);
 }
@@ -355,7 +368,8 @@ TEST_F(Delivery, BounceAtRcptFailsOneRecipientAndMarksTheContactBounced) {
   EXPECT_EQ(got.size(), 1u);
   EXPECT_EQ(got.count("ok@example.com"), 1u);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND status = 'bounced'", {bad}), 1);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND status = 'subscribed'", {later}), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE id = ? AND status = 'subscribed'", {later}),
+            1);
 
   json report = Report(*c, id, {{"status", "failed"}});
   EXPECT_EQ(report["outcomes"]["sent"], 1) << report.dump();
@@ -371,7 +385,8 @@ TEST_F(Delivery, BounceAtRcptFailsOneRecipientAndMarksTheContactBounced) {
     if (r["email"] == "reject-me@example.com") {
       EXPECT_EQ(r["smtp_code"], 550) << r.dump();
       // The relay's reason as it gave it.
-      EXPECT_NE(r["reason"].get<std::string>().find("550 5.1.1 No such user here"), std::string::npos)
+      EXPECT_NE(r["reason"].get<std::string>().find("550 5.1.1 No such user here"),
+                std::string::npos)
           << r.dump();
     } else {
       EXPECT_EQ(r["email"], "later-please@example.com");
@@ -433,7 +448,7 @@ TEST_F(Delivery, ALineBreakInAContactsNameDoesNotStopItsMessage) {
 TEST_F(Delivery, AContactWithAnInternationalizedAddressGetsItsMessage_Rfc6531) {
   auto c = Client(std::string(kAllMarketingScopes) + ",contacts:write");
   int64_t list = AddList("L");
-  const std::string zoe = "zo\xc3\xab@example.com";   // zoë@example.com
+  const std::string zoe = "zo\xc3\xab@example.com";                 // zoë@example.com
   const std::string taro = "\xe5\xa4\xaa\xe9\x83\x8e@example.com";  // 太郎@example.com
   for (const std::string& email : {zoe, taro}) {  // as an assistant would add them
     json made = Call(*c, "create_contact", {{"email", email}, {"lists", {list}}});
@@ -471,7 +486,8 @@ TEST_F(Delivery, ContactUnsubscribedBeforeItsTurnIsSkipped) {
   InList(stay, list);
   InList(leave, list);
   // Scheduled two seconds ahead: the audience is snapshotted now, sent later.
-  auto at = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + std::chrono::seconds(3));
+  auto at = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() +
+                                                 std::chrono::seconds(3));
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&at));
   int64_t id = NewCampaign(*c, list, {{"send_at", when}});
@@ -506,14 +522,17 @@ TEST_F(Delivery, RelayReportsBounceAndComplaintOverRest) {
   auto mail = ByRecipient();
   std::string a_mid = mail["a@example.com"].at(0)["message-id"];
 
-  auto key = server_.app().services().governance->api_keys->Create("relay", governance::ApiKeyRole::kIntegration);
+  auto key = server_.app().services().governance->api_keys->Create(
+      "relay", governance::ApiKeyRole::kIntegration);
   ASSERT_TRUE(key.has_value());
   http::Headers auth = {{"Authorization", "Bearer " + key->secret}};
-  auto r = server_.PostJson("/api/crm/v1/mail/events",
-                            {{"events", {{{"email", "A@Example.com"}, {"type", "complaint"}, {"message_id", a_mid}},
-                                         {{"email", "b@example.com"}, {"type", "bounce"}},
-                                         {{"email", "nobody@example.com"}, {"type", "bounce"}}}}},
-                            auth);
+  auto r = server_.PostJson(
+      "/api/crm/v1/mail/events",
+      {{"events",
+        {{{"email", "A@Example.com"}, {"type", "complaint"}, {"message_id", a_mid}},
+         {{"email", "b@example.com"}, {"type", "bounce"}},
+         {{"email", "nobody@example.com"}, {"type", "bounce"}}}}},
+      auth);
   ASSERT_EQ(r.status, 200) << r.body;
   json body = JsonBody(r);
   EXPECT_EQ(body["results"][0]["status"], "complained");
@@ -529,14 +548,19 @@ TEST_F(Delivery, RelayReportsBounceAndComplaintOverRest) {
   EXPECT_DOUBLE_EQ(report["rates"]["bounce"].get<double>(), 0.5);
 
   // Bad input: problem JSON naming the field, nothing applied.
-  auto bad = server_.PostJson("/api/crm/v1/mail/events", {{"email", "a@example.com"}, {"type", "spam"}}, auth);
+  auto bad = server_.PostJson("/api/crm/v1/mail/events",
+                              {{"email", "a@example.com"}, {"type", "spam"}}, auth);
   EXPECT_EQ(bad.status, 422) << bad.body;
   EXPECT_NE(bad.body.find("\"type\""), std::string::npos);
   // Without a key: 401.
-  EXPECT_EQ(server_.PostJson("/api/crm/v1/mail/events", {{"email", "a@example.com"}, {"type", "bounce"}}).status, 401);
+  EXPECT_EQ(
+      server_.PostJson("/api/crm/v1/mail/events", {{"email", "a@example.com"}, {"type", "bounce"}})
+          .status,
+      401);
 
   // The per-recipient log over REST.
-  auto log = server_.Get("/api/crm/v1/campaigns/" + std::to_string(id) + "/recipients?status=sent", auth);
+  auto log =
+      server_.Get("/api/crm/v1/campaigns/" + std::to_string(id) + "/recipients?status=sent", auth);
   ASSERT_EQ(log.status, 200) << log.body;
   json lj = JsonBody(log);
   EXPECT_EQ(lj["counts"]["sent"], 2);
@@ -585,34 +609,42 @@ TEST_F(Delivery, ContentBrokenBehindTheServiceBackPausesTheCampaignInsteadOfSend
   auto c = Client();
   int64_t list = AddList("L");
   InList(AddContact("a@example.com"), list);
-  auto at = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  auto at = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() +
+                                                 std::chrono::seconds(2));
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&at));
   int64_t id = NewCampaign(*c, list, {{"send_at", when}});
   Confirm(*c, {{"id", id}});
   // Saved content is always checked; a row changed by hand is not.
-  Exec("UPDATE campaigns SET subject = 'Hi {{first_name', revision = revision + 1 WHERE id = ?", {id});
+  Exec("UPDATE campaigns SET subject = 'Hi {{first_name', revision = revision + 1 WHERE id = ?",
+       {id});
   ASSERT_TRUE(WaitStatus(id, "paused", 20)) << CampaignStatus(id);
   EXPECT_EQ(Received(), 0);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ? AND status = 'pending'", {id}), 1);
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM campaign_recipients WHERE campaign_id = ? AND status = 'pending'",
+            {id}),
+      1);
 }
 
 TEST_F(Delivery, UnknownMergeTagIsRefusedWhenSaved) {
   auto c = Client();
-  json err = ExpectToolError(*c, "create_campaign",
-                             {{"name", "x"}, {"subject", "Hi {{frist_name}}"}}, "validation_failed");
+  json err =
+      ExpectToolError(*c, "create_campaign", {{"name", "x"}, {"subject", "Hi {{frist_name}}"}},
+                      "validation_failed");
   EXPECT_NE(err.dump().find("frist_name"), std::string::npos) << err.dump();
   EXPECT_EQ(Count("SELECT COUNT(*) FROM campaigns"), 0);
   // The same for an automation's send_email step and a sequence's emails.
-  err = ExpectToolError(*c, "create_automation",
-                        {{"name", "a"},
-                         {"trigger", {{"type", "contact_created"}}},
-                         {"steps", {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "Yo {{lats_name}}"}}}}},
-                        "validation_failed");
+  err = ExpectToolError(
+      *c, "create_automation",
+      {{"name", "a"},
+       {"trigger", {{"type", "contact_created"}}},
+       {"steps", {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "Yo {{lats_name}}"}}}}},
+      "validation_failed");
   EXPECT_NE(err.dump().find("lats_name"), std::string::npos) << err.dump();
-  err = ExpectToolError(*c, "create_sequence",
-                        {{"name", "s"}, {"emails", {{{"subject", "Hi {{email"}, {"text_body", "b"}}}}},
-                        "validation_failed");
+  err = ExpectToolError(
+      *c, "create_sequence",
+      {{"name", "s"}, {"emails", {{{"subject", "Hi {{email"}, {"text_body", "b"}}}}},
+      "validation_failed");
   EXPECT_NE(err.dump().find("emails[0].subject"), std::string::npos) << err.dump();
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automations"), 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM sequences"), 0);

@@ -1,7 +1,7 @@
 #include "tests/integration/tools_marketing/fixture.h"
 
-#include "src/crm/contacts_repo.h"
 #include "src/crm/contacts.h"
+#include "src/crm/contacts_repo.h"
 
 namespace crmd::testing {
 
@@ -84,21 +84,26 @@ int64_t MarketingTools::AddTag(const std::string& name) {
 int64_t MarketingTools::AddContact(const std::string& email, const std::string& status) {
   // Through the repository's insert, which also counts the contact (migration 0059).
   auto id = db_->Write([&](store::Conn& c) {
-    return crm::contacts_repo::InsertContact(c, crm::Contact{.email = email, .status = status,
-                                                    .type = "lead", .source = "test",
-                                                    .revision = 1, .created_at = 1760000000,
-                                                    .updated_at = 1760000000});
+    return crm::contacts_repo::InsertContact(c, crm::Contact{.email = email,
+                                                             .status = status,
+                                                             .type = "lead",
+                                                             .source = "test",
+                                                             .revision = 1,
+                                                             .created_at = 1760000000,
+                                                             .updated_at = 1760000000});
   });
   EXPECT_TRUE(id.has_value());
   return id.value_or(0);
 }
 
 void MarketingTools::InList(int64_t contact, int64_t list) {
-  Exec("INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, 0)", {contact, list});
+  Exec("INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, 0)",
+       {contact, list});
 }
 
 void MarketingTools::Tagged(int64_t contact, int64_t tag) {
-  Exec("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, 0)", {contact, tag});
+  Exec("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, 0)",
+       {contact, tag});
 }
 
 int64_t MarketingTools::Count(const std::string& sql, const std::vector<store::Value>& params) {

@@ -109,7 +109,8 @@ TEST(AdminWebhooks, CreateShowsTheSecretOnceThenListGetPatchDelete) {
     EXPECT_EQ(r.actor.kind, "api_key");
     EXPECT_EQ(r.entry.target_ids, std::vector<int64_t>{id});
   }
-  EXPECT_EQ(actions, (std::vector<std::string>{"enable_webhook_endpoint", "disable_webhook_endpoint"}));
+  EXPECT_EQ(actions,
+            (std::vector<std::string>{"enable_webhook_endpoint", "disable_webhook_endpoint"}));
 
   auto bad = f.Patch(path, {{"events", {"contact.exploded"}}});
   EXPECT_EQ(bad.status, 422);
@@ -127,7 +128,8 @@ TEST(AdminWebhooks, IdempotentCreationReplaysWithoutTheSecret) {
   AdminFixture f;
   auto h = Bearer(f.admin);
   h.emplace_back("Idempotency-Key", "create-endpoint-1");
-  const nlohmann::json body = {{"url", "https://hooks.example.com/x"}, {"events", {"contact.created"}}};
+  const nlohmann::json body = {{"url", "https://hooks.example.com/x"},
+                               {"events", {"contact.created"}}};
   auto first = f.server.PostJson(std::string(kBase) + "/admin/webhooks", body, h);
   auto second = f.server.PostJson(std::string(kBase) + "/admin/webhooks", body, h);
   ASSERT_EQ(first.status, 201);
@@ -137,9 +139,8 @@ TEST(AdminWebhooks, IdempotentCreationReplaysWithoutTheSecret) {
   EXPECT_FALSE(JsonBody(second).contains("secret"));
   EXPECT_EQ(JsonBody(f.Get("/admin/webhooks"))["webhooks"].size(), 1u);
   const std::string secret = JsonBody(first)["secret"];
-  auto rows = f.server.app().services().db->Read([](store::Conn& c) {
-    return c.Query("SELECT response FROM idempotency_keys");
-  });
+  auto rows = f.server.app().services().db->Read(
+      [](store::Conn& c) { return c.Query("SELECT response FROM idempotency_keys"); });
   ASSERT_TRUE(rows.has_value());
   EXPECT_EQ(rows->size(), 1u);
   for (const auto& r : *rows) EXPECT_EQ(r.Str(0).find(secret.substr(6)), std::string::npos);
@@ -159,13 +160,17 @@ TEST(AdminWebhooks, ValidationNamesTheField) {
   auto no_url = f.Post("/admin/webhooks", {{"events", {"contact.created"}}});
   EXPECT_EQ(no_url.status, 422);
   EXPECT_EQ(JsonBody(no_url)["errors"][0]["field"], "url");
-  auto ftp = f.Post("/admin/webhooks", {{"url", "ftp://example.com/x"}, {"events", {"contact.created"}}});
+  auto ftp =
+      f.Post("/admin/webhooks", {{"url", "ftp://example.com/x"}, {"events", {"contact.created"}}});
   EXPECT_EQ(ftp.status, 422);
   EXPECT_EQ(JsonBody(ftp)["errors"][0]["field"], "url");
-  auto no_events = f.Post("/admin/webhooks", {{"url", "https://example.com/x"}, {"events", nlohmann::json::array()}});
+  auto no_events = f.Post("/admin/webhooks",
+                          {{"url", "https://example.com/x"}, {"events", nlohmann::json::array()}});
   EXPECT_EQ(no_events.status, 422);
   EXPECT_EQ(JsonBody(no_events)["errors"][0]["field"], "events");
-  auto unknown = f.Post("/admin/webhooks", {{"url", "https://example.com/x"}, {"events", {"contact.created"}}, {"colour", 1}});
+  auto unknown =
+      f.Post("/admin/webhooks",
+             {{"url", "https://example.com/x"}, {"events", {"contact.created"}}, {"colour", 1}});
   EXPECT_EQ(unknown.status, 422);
   EXPECT_EQ(JsonBody(unknown)["errors"][0]["field"], "colour");
 }
@@ -186,7 +191,8 @@ TEST(AdminWebhooks, PrivateAndLoopbackTargetsAreRefusedUnlessAllowed) {
   auto list = f.Get("/admin/webhooks");
   EXPECT_EQ(JsonBody(list)["webhooks"].size(), 0u);
   // The same check on PATCH.
-  auto ok = f.Post("/admin/webhooks", {{"url", "https://hooks.example.com/x"}, {"events", {"contact.created"}}});
+  auto ok = f.Post("/admin/webhooks",
+                   {{"url", "https://hooks.example.com/x"}, {"events", {"contact.created"}}});
   ASSERT_EQ(ok.status, 201) << ok.body;
   auto r = f.Patch("/admin/webhooks/" + std::to_string(JsonBody(ok)["id"].get<int64_t>()),
                    {{"url", "http://127.0.0.1/x"}});
@@ -204,7 +210,8 @@ TEST(AdminWebhooks, LoopbackTargetAllowedByConfig) {
 TEST(AdminWebhooks, TheDeliveryLogPagesNewestFirstWithNextBeforeId) {
   Receiver receiver;
   AdminFixture f;
-  auto created = f.Post("/admin/webhooks", {{"url", receiver.url()}, {"events", {"contact.created"}}});
+  auto created =
+      f.Post("/admin/webhooks", {{"url", receiver.url()}, {"events", {"contact.created"}}});
   ASSERT_EQ(created.status, 201) << created.body;
   for (int i = 0; i < 5; ++i) NewContact(f.server, "page" + std::to_string(i) + "@example.com");
   ASSERT_TRUE(receiver.WaitFor([](const auto& reqs) { return reqs.size() >= 5; }));
@@ -235,7 +242,8 @@ TEST(AdminWebhooks, DeliveryLogShowsAttemptsAndRedeliverySendsTheSameMessageAgai
   Receiver receiver;
   receiver.set_status(500);  // the first attempt fails
   AdminFixture f;
-  auto created = f.Post("/admin/webhooks", {{"url", receiver.url()}, {"events", {"contact.created"}}});
+  auto created =
+      f.Post("/admin/webhooks", {{"url", receiver.url()}, {"events", {"contact.created"}}});
   ASSERT_EQ(created.status, 201);
   const int64_t endpoint_id = JsonBody(created)["id"];
   NewContact(f.server, "log@example.com");
@@ -263,7 +271,8 @@ TEST(AdminWebhooks, DeliveryLogShowsAttemptsAndRedeliverySendsTheSameMessageAgai
   auto filtered = f.Get("/admin/webhook-deliveries?status=failed");
   EXPECT_EQ(JsonBody(filtered)["deliveries"].size(), 0u);
   // Filters that cannot mean anything are refused, not ignored.
-  for (const char* bad : {"endpoint_id=x", "status=bogus", "limit=0", "limit=100000", "limit=abc", "colour=red"}) {
+  for (const char* bad :
+       {"endpoint_id=x", "status=bogus", "limit=0", "limit=100000", "limit=abc", "colour=red"}) {
     auto r = f.Get(std::string("/admin/webhook-deliveries?") + bad);
     EXPECT_EQ(r.status, 422) << bad;
     EXPECT_EQ(JsonBody(r)["code"], "validation_failed") << bad;
@@ -287,7 +296,8 @@ TEST(AdminWebhooks, DeliveryLogShowsAttemptsAndRedeliverySendsTheSameMessageAgai
   EXPECT_EQ(reqs.back().Header("webhook-id"), reqs.front().Header("webhook-id"));
   EXPECT_EQ(reqs.back().body, reqs.front().body);
 
-  EXPECT_EQ(f.Post("/admin/webhook-deliveries/999999/redeliver", nlohmann::json::object()).status, 404);
+  EXPECT_EQ(f.Post("/admin/webhook-deliveries/999999/redeliver", nlohmann::json::object()).status,
+            404);
   EXPECT_EQ(f.Get("/admin/webhook-deliveries/999999").status, 404);
 }
 

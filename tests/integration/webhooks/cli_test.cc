@@ -1,10 +1,10 @@
 // crmctl webhook ... and crmctl hook ..., the real binary against a real SQLite file.
+#include <gtest/gtest.h>
+
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "src/store/db.h"
 #include "tests/support/test_server.h"
@@ -43,7 +43,8 @@ nlohmann::json Json(const Run& r) {
 TEST(CrmctlWebhook, CreateListDisableEnableDeliveriesRedeliverDelete) {
   crmd::testing::TempDir dir;
   const std::string db = dir.path() + "/cli.db";
-  auto created = Crmctl(db, {"webhook", "create", "https://hooks.example.com/in", "contact.created,contact.deleted"});
+  auto created = Crmctl(
+      db, {"webhook", "create", "https://hooks.example.com/in", "contact.created,contact.deleted"});
   ASSERT_EQ(created.status, 0) << created.out;
   auto ep = Json(created);
   EXPECT_EQ(ep["secret"].get<std::string>().rfind("whsec_", 0), 0u);
@@ -100,7 +101,8 @@ TEST(CrmctlWebhook, RefusesBadInputAndPrivateTargets) {
   crmd::testing::TempDir dir;
   const std::string db = dir.path() + "/bad.db";
   EXPECT_NE(Crmctl(db, {"webhook", "create", "http://127.0.0.1/x", "all"}).status, 0);
-  EXPECT_NE(Crmctl(db, {"webhook", "create", "https://x.example.com/", "contact.exploded"}).status, 0);
+  EXPECT_NE(Crmctl(db, {"webhook", "create", "https://x.example.com/", "contact.exploded"}).status,
+            0);
   EXPECT_NE(Crmctl(db, {"webhook", "frobnicate"}).status, 0);
   EXPECT_NE(Crmctl(db, {"webhook"}).status, 0);
 }
@@ -132,7 +134,9 @@ TEST(CrmctlHook, CreateShowsTheUrlOnceListDisableDelete) {
 
   // Bad paths and unknown lists are refused when configured.
   EXPECT_NE(Crmctl(db, {"hook", "create", "bad", R"({"email": "data[x]"})"}).status, 0);
-  EXPECT_NE(Crmctl(db, {"hook", "create", "bad", R"({"email": "a"})", R"({"lists": ["nope"]})"}).status, 0);
+  EXPECT_NE(
+      Crmctl(db, {"hook", "create", "bad", R"({"email": "a"})", R"({"lists": ["nope"]})"}).status,
+      0);
   EXPECT_NE(Crmctl(db, {"hook", "create", "bad", "not json"}).status, 0);
 }
 
@@ -159,7 +163,8 @@ TEST(CrmctlHook, HmacSecretCanComeFromStdin) {
   // The secret is the 20 characters read, not "-": a 1-character secret would be refused.
   auto opened = store::Open("sqlite:" + db);
   ASSERT_TRUE(opened);
-  auto row = (*opened)->Read([](store::Conn& c) { return c.QueryOne("SELECT hmac_secret FROM incoming_webhooks"); });
+  auto row = (*opened)->Read(
+      [](store::Conn& c) { return c.QueryOne("SELECT hmac_secret FROM incoming_webhooks"); });
   ASSERT_TRUE(row && *row);
   EXPECT_EQ((**row).Str(0), "0123456789abcdef0123");
 }

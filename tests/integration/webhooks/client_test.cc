@@ -1,7 +1,8 @@
 // crmd's outbound HTTP client as a webhook receiver sees it.
+#include "src/http/client.h"
+
 #include <gtest/gtest.h>
 
-#include "src/http/client.h"
 #include "tests/integration/webhooks/receiver.h"
 
 namespace crmd::webhooktest {
@@ -10,7 +11,8 @@ namespace {
 TEST(OutboundClient, HostCarriesTheNonDefaultPort_Rfc9110_7_2) {
   Receiver receiver;
   auto client = http::MakeHttpClient();
-  auto r = client->Send({.method = "POST", .url = receiver.url(), .body = "{}", .allow_private = true});
+  auto r =
+      client->Send({.method = "POST", .url = receiver.url(), .body = "{}", .allow_private = true});
   ASSERT_TRUE(r) << r.error().message;
   auto got = receiver.requests();
   ASSERT_EQ(got.size(), 1u);

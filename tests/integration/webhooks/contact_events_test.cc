@@ -2,11 +2,11 @@
 // operations (not by writing the outbox directly), reach a loopback receiver, and the
 // receiver verifies every signature on its own: it recomputes the Standard Webhooks HMAC
 // from the raw body with the core crypto primitives, without src/webhooks/signing.
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <map>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "src/app/app.h"
 #include "src/app/services.h"
@@ -70,20 +70,21 @@ TEST(WebhookDeliveryProof, AllEightContactEventsFromTheContactServiceArriveVerif
   auto list = s.crm->lists->Create(actor, "Newsletter", "");
   ASSERT_TRUE(list.has_value());
   auto c = contacts.Create(actor, {.email = "proof@example.com", .status = "subscribed"});
-  ASSERT_TRUE(c.has_value()) << c.error().message;                                   // New Contact
+  ASSERT_TRUE(c.has_value()) << c.error().message;  // New Contact
   auto u = contacts.Update(actor, c->id, c->revision, {.first_name = "Grace"});
-  ASSERT_TRUE(u.has_value()) << u.error().message;                                   // Update Contact
-  ASSERT_TRUE(contacts.AddTags(actor, {c->id}, {std::string("vip")}).has_value());       // Add Tag
-  ASSERT_TRUE(contacts.RemoveTags(actor, {c->id}, {std::string("vip")}).has_value());    // Remove Tag
-  ASSERT_TRUE(contacts.AddToLists(actor, {c->id}, {list->id}).has_value());              // Add List
-  ASSERT_TRUE(contacts.RemoveFromLists(actor, {c->id}, {list->id}).has_value());         // Remove List
+  ASSERT_TRUE(u.has_value()) << u.error().message;  // Update Contact
+  ASSERT_TRUE(contacts.AddTags(actor, {c->id}, {std::string("vip")}).has_value());     // Add Tag
+  ASSERT_TRUE(contacts.RemoveTags(actor, {c->id}, {std::string("vip")}).has_value());  // Remove Tag
+  ASSERT_TRUE(contacts.AddToLists(actor, {c->id}, {list->id}).has_value());            // Add List
+  ASSERT_TRUE(contacts.RemoveFromLists(actor, {c->id}, {list->id}).has_value());  // Remove List
   auto st = contacts.SetStatus(actor, c->id, "unsubscribed", false, std::nullopt);
-  ASSERT_TRUE(st.has_value()) << st.error().message;                                 // Update Contact Status
-  ASSERT_TRUE(contacts.DeleteByEmail(actor, "proof@example.com").has_value());        // Delete Contact
+  ASSERT_TRUE(st.has_value()) << st.error().message;  // Update Contact Status
+  ASSERT_TRUE(contacts.DeleteByEmail(actor, "proof@example.com").has_value());  // Delete Contact
 
   // Every outbox event of this contact, in order.
   auto rows = s.db->Read([&](store::Conn& conn) {
-    return conn.Query("SELECT id, event_type FROM outbox_events WHERE contact_id = ? ORDER BY id", {c->id});
+    return conn.Query("SELECT id, event_type FROM outbox_events WHERE contact_id = ? ORDER BY id",
+                      {c->id});
   });
   ASSERT_TRUE(rows.has_value());
   std::vector<std::string> produced_ids, produced_types;
@@ -95,8 +96,10 @@ TEST(WebhookDeliveryProof, AllEightContactEventsFromTheContactServiceArriveVerif
   ASSERT_EQ(distinct, std::set<std::string>(all.begin(), all.end()))
       << "the operations above did not produce all 8 event types";
 
-  ASSERT_TRUE(receiver.WaitFor([&](const auto& reqs) { return reqs.size() >= produced_ids.size(); }))
-      << "received " << receiver.requests().size() << " of " << produced_ids.size();
+  ASSERT_TRUE(receiver.WaitFor([&](const auto& reqs) {
+    return reqs.size() >= produced_ids.size();
+  })) << "received "
+      << receiver.requests().size() << " of " << produced_ids.size();
   std::vector<std::string> got_ids, got_types;
   for (const auto& req : receiver.requests()) {
     EXPECT_TRUE(VerifiedByReceiver(secret, req));

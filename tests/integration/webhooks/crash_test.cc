@@ -3,6 +3,7 @@
 // (at least once). Endpoint and incoming hook are configured with the real crmctl; events
 // are produced over HTTP through the incoming webhook (contact service: contact.created and
 // contact.tag_added per payload).
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,8 +14,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "src/core/http_client.h"
 #include "src/http/client.h"
@@ -52,7 +51,8 @@ std::string Crmctl(const std::vector<std::string>& args, int* status) {
 bool WaitHealthy(http::HttpClient& client, const std::string& base, int seconds) {
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < until) {
-    auto r = client.Send({.method = "GET", .url = base + "/healthz", .timeout_ms = 1000, .allow_private = true});
+    auto r = client.Send(
+        {.method = "GET", .url = base + "/healthz", .timeout_ms = 1000, .allow_private = true});
     if (r && r->status == 200) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -85,16 +85,11 @@ TEST(WebhookDeliveryProof, KilledMidDeliveryAndRestartedLosesNoEvent) {
   const std::string db_url = "sqlite:" + dir.path() + "/crmd.db";
   const std::string base = "http://127.0.0.1:" + std::to_string(port);
   const std::vector<std::string> config = {
-      "--database_url=" + db_url,
-      "--listen_address=127.0.0.1",
-      "--port=" + std::to_string(port),
-      "--allow_private_network_targets=true",
-      "--webhook_poll_interval_ms=100",
-      "--webhook_backoff_base_s=1",
-      "--webhook_backoff_max_s=2",
-      "--webhook_timeout_ms=2000",
-      "--webhook_lease_grace_s=2",
-      "--log_level=warn",
+      "--database_url=" + db_url,       "--listen_address=127.0.0.1",
+      "--port=" + std::to_string(port), "--allow_private_network_targets=true",
+      "--webhook_poll_interval_ms=100", "--webhook_backoff_base_s=1",
+      "--webhook_backoff_max_s=2",      "--webhook_timeout_ms=2000",
+      "--webhook_lease_grace_s=2",      "--log_level=warn",
   };
 
   // Configure with crmctl, before crmd runs.
@@ -125,12 +120,15 @@ TEST(WebhookDeliveryProof, KilledMidDeliveryAndRestartedLosesNoEvent) {
   // 20 payloads -> 40 events (contact.created + contact.tag_added each).
   constexpr int kContacts = 20;
   for (int i = 0; i < kContacts; ++i) {
-    auto r = client->Send({.method = "POST",
-                           .url = hook_url,
-                           .headers = {{"Content-Type", "application/json"}},
-                           .body = nlohmann::json{{"contact", {{"email", "crash" + std::to_string(i) + "@example.com"}}}}.dump(),
-                           .timeout_ms = 5000,
-                           .allow_private = true});
+    auto r = client->Send(
+        {.method = "POST",
+         .url = hook_url,
+         .headers = {{"Content-Type", "application/json"}},
+         .body =
+             nlohmann::json{{"contact", {{"email", "crash" + std::to_string(i) + "@example.com"}}}}
+                 .dump(),
+         .timeout_ms = 5000,
+         .allow_private = true});
     ASSERT_TRUE(r.has_value());
     ASSERT_EQ(r->status, 200) << r->body;
   }

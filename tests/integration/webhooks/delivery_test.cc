@@ -1,6 +1,6 @@
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "src/app/app.h"
 #include "src/app/services.h"
@@ -25,9 +25,10 @@ void FastWebhooks(Config& c) {
 // Appends to the outbox the way the contact service does (same table, same shape).
 void AppendEvent(TestServer& server, std::string_view type, int64_t contact_id) {
   auto r = server.app().services().db->Write([&](store::Conn& c) {
-    return c.Exec("INSERT INTO outbox_events (event_type, contact_id, data, occurred_at) VALUES (?, ?, ?, ?)",
-                  {std::string(type), contact_id,
-                   nlohmann::json{{"contact", {{"id", contact_id}}}}.dump(), int64_t{1760000000}});
+    return c.Exec(
+        "INSERT INTO outbox_events (event_type, contact_id, data, occurred_at) VALUES (?, ?, ?, ?)",
+        {std::string(type), contact_id, nlohmann::json{{"contact", {{"id", contact_id}}}}.dump(),
+         int64_t{1760000000}});
   });
   ASSERT_TRUE(r.has_value());
 }
@@ -41,7 +42,8 @@ std::vector<std::string> AllEvents() {
 TEST(WebhookDelivery, AllEightEventsArriveSignedPerStandardWebhooks) {
   Receiver receiver;
   TestServer server({.configure = FastWebhooks});
-  auto ep = server.app().services().webhook_endpoints->Create({.url = receiver.url(), .events = AllEvents()});
+  auto ep = server.app().services().webhook_endpoints->Create(
+      {.url = receiver.url(), .events = AllEvents()});
   ASSERT_TRUE(ep.has_value()) << ep.error().message;
   const std::string secret = ep->second;
   for (const auto& e : crm::events::kAll) AppendEvent(server, e.name, 42);
@@ -75,7 +77,8 @@ TEST(WebhookDelivery, ReceiverDownThenUpGetsEveryEvent) {
   receiver.set_status(503);
   TestServer server({.configure = FastWebhooks});
   auto ep = server.app().services().webhook_endpoints->Create(
-      {.url = receiver.url(), .events = std::vector<std::string>{"contact.created", "contact.updated"}});
+      {.url = receiver.url(),
+       .events = std::vector<std::string>{"contact.created", "contact.updated"}});
   ASSERT_TRUE(ep.has_value());
   for (int c = 1; c <= 5; ++c) {
     AppendEvent(server, "contact.created", c);

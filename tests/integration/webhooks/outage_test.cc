@@ -16,8 +16,8 @@
 
 #include "src/app/app.h"
 #include "src/app/services.h"
-#include "src/governance/audit.h"
 #include "src/crm/contacts.h"
+#include "src/governance/audit.h"
 #include "tests/integration/webhooks/receiver.h"
 #include "tests/support/test_server.h"
 
@@ -179,9 +179,10 @@ TEST(WebhookOutage, NoSuccessForTheWindowDisablesAndEnablingDeliversTheKeptBackl
   EXPECT_GE(*disabled->disabled_at - *disabled->failing_since, 3);
   auto audit = s.governance->audit->Recent(20);
   ASSERT_TRUE(audit.has_value());
-  auto disable_entry = std::find_if(audit->begin(), audit->end(), [](const governance::AuditRecord& r) {
-    return r.entry.action == "disable_webhook_endpoint";
-  });
+  auto disable_entry =
+      std::find_if(audit->begin(), audit->end(), [](const governance::AuditRecord& r) {
+        return r.entry.action == "disable_webhook_endpoint";
+      });
   ASSERT_NE(disable_entry, audit->end());
   EXPECT_EQ(disable_entry->entry.target_ids, std::vector<int64_t>{endpoint_id});
   EXPECT_EQ(disable_entry->entry.details["reason"], *disabled->disabled_reason);

@@ -1,6 +1,7 @@
 #include "auth/cimd.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "src/store/db.h"
@@ -48,7 +49,8 @@ class CimdTest : public ::testing::Test {
     Serve(Document(), "max-age=600");
   }
   void Serve(const json& doc, std::string cache_control = "") {
-    http_.response = {.status = 200, .headers = {{"Content-Type", "application/json"}}, .body = doc.dump()};
+    http_.response = {
+        .status = 200, .headers = {{"Content-Type", "application/json"}}, .body = doc.dump()};
     if (!cache_control.empty()) http_.response.headers.emplace_back("Cache-Control", cache_control);
   }
   testing::TempDir dir_;

@@ -105,9 +105,10 @@ TEST_F(Jwt, AlgNoneIsRefused_Rfc8725_3_1) {
 }
 
 TEST_F(Jwt, AlgHs256IsRefused_Rfc8725_2_1) {
-  std::string input = crypto::Base64UrlEncode(
-                          nlohmann::json{{"alg", "HS256"}, {"typ", "at+jwt"}, {"kid", "kid1"}}.dump()) +
-                      "." + crypto::Base64UrlEncode(ToJson(Claims()).dump());
+  std::string input =
+      crypto::Base64UrlEncode(
+          nlohmann::json{{"alg", "HS256"}, {"typ", "at+jwt"}, {"kid", "kid1"}}.dump()) +
+      "." + crypto::Base64UrlEncode(ToJson(Claims()).dump());
   std::string t = input + "." + crypto::Base64UrlEncode(crypto::HmacSha256("secret", input));
   auto r = ParseEs256Jws(t);
   ASSERT_FALSE(r.has_value());
@@ -190,8 +191,9 @@ TEST(EcKeyTest, PemRoundTripKeepsThePublicKey) {
 }
 
 TEST(EcKeyTest, GarbagePemIsAnError) {
-  EXPECT_FALSE(EcKey::FromPrivatePem("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
-                   .has_value());
+  EXPECT_FALSE(
+      EcKey::FromPrivatePem("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+          .has_value());
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "auth/pkce.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace crmd::auth::pkce {
 namespace {

@@ -109,7 +109,8 @@ TEST(RedirectUriMatch, LoopbackStillMatchesHostPathAndQueryExactly_Rfc8252_7_3) 
 TEST(RedirectUriMatch, FindsTheRegisteredUri) {
   std::vector<std::string> registered = {"https://a.example.com/cb", "http://127.0.0.1/cb"};
   EXPECT_EQ(FindMatchingRedirectUri(registered, "http://127.0.0.1:5555/cb"), "http://127.0.0.1/cb");
-  EXPECT_EQ(FindMatchingRedirectUri(registered, "https://a.example.com/cb"), "https://a.example.com/cb");
+  EXPECT_EQ(FindMatchingRedirectUri(registered, "https://a.example.com/cb"),
+            "https://a.example.com/cb");
   EXPECT_FALSE(FindMatchingRedirectUri(registered, "https://b.example.com/cb").has_value());
 }
 

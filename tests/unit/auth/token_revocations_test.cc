@@ -17,7 +17,8 @@ namespace {
 using std::chrono::milliseconds;
 
 std::string Answer(const Result<bool>& r) {
-  if (!r) return r.error().code == Errc::kUnavailable ? "unavailable" : "error: " + r.error().message;
+  if (!r)
+    return r.error().code == Errc::kUnavailable ? "unavailable" : "error: " + r.error().message;
   return *r ? "revoked" : "valid";
 }
 
@@ -195,7 +196,7 @@ TEST_F(RevokedTokensTest, FailsClosedPastTheBoundWhileTheDatabaseIsAwayAndRecove
   auto results = Burst(revoked, 8, "a");
   for (const auto& r : results) EXPECT_EQ(Answer(r), "unavailable");
   EXPECT_LE(gated_->reads.load() - reads_before, 2) << "callers queued behind a failed "
-                                                        "refresh must not each retry it";
+                                                       "refresh must not each retry it";
 
   gated_->down = false;
   gated_->delay_ms = 0;

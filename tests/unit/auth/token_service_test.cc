@@ -111,7 +111,7 @@ TEST_F(TokenServiceTest, AVerifiedTokenIsRefusedOnceItsKeyIsDropped) {
   clock_.Advance(24 * 3600 + 1);
   ASSERT_TRUE(tokens_->keys().Current().has_value());  // rotates
   clock_.Advance(3600 + 10 + 300 + 1);
-  ASSERT_TRUE(tokens_->keys().Jwks().has_value());     // drops k1
+  ASSERT_TRUE(tokens_->keys().Jwks().has_value());  // drops k1
   ASSERT_EQ(tokens_->keys().Find(k1->kid), nullptr);
   EXPECT_FALSE(tokens_->Verify(long_lived.token).has_value());
 }

@@ -83,7 +83,8 @@ TEST_F(UsersTest, CountsAdminsAndChangesPasswords) {
   ASSERT_TRUE(users_->SetPassword("root@example.com", "new password!"));
   EXPECT_FALSE(users_->Verify("root@example.com", "correct horse"));
   EXPECT_TRUE(users_->Verify("root@example.com", "new password!"));
-  EXPECT_EQ(users_->SetPassword("ghost@example.com", "new password!").error().code, Errc::kNotFound);
+  EXPECT_EQ(users_->SetPassword("ghost@example.com", "new password!").error().code,
+            Errc::kNotFound);
 }
 
 TEST_F(UsersTest, RateLimiterRefusesOverTheLimitUntilTheWindowEnds) {

@@ -62,9 +62,10 @@ TEST(ConsoleTemplates, PolicyAllowsNoInlineScriptOrStyleAndNoFraming) {
 }
 
 TEST(ConsoleTemplates, NavigationShowsAdministratorsSectionsOnlyToThem) {
-  auto person = RenderPage(200, "T", "message.mustache", ViewMap{{"message", std::string("m")}},
-                           PageChrome{.email = "p@example.com", .csrf_token = "tok",
-                                      .is_admin = false, .section = "apps"});
+  auto person = RenderPage(
+      200, "T", "message.mustache", ViewMap{{"message", std::string("m")}},
+      PageChrome{
+          .email = "p@example.com", .csrf_token = "tok", .is_admin = false, .section = "apps"});
   // (values escape '/' as &#x2F;, which a browser reads back as '/'.)
   EXPECT_EQ(person.body.find(">Webhook &amp; API</a>"), std::string::npos);
   EXPECT_EQ(person.body.find(">Audit</a>"), std::string::npos);

@@ -1,10 +1,10 @@
 #include "src/core/clock.h"
 
+#include <gtest/gtest.h>
+
 #include <ctime>
 #include <random>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace crmd {
 namespace {
@@ -68,7 +68,8 @@ TEST(FormatImfDate, MatchesStrftime) {
     std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S ", &tm);
     return std::string(buf) + zone;
   };
-  EXPECT_EQ(FormatImfDate(784111777, "GMT"), "Sun, 06 Nov 1994 08:49:37 GMT");  // RFC 9110's example
+  EXPECT_EQ(FormatImfDate(784111777, "GMT"),
+            "Sun, 06 Nov 1994 08:49:37 GMT");  // RFC 9110's example
   EXPECT_EQ(FormatImfDate(0, "+0000"), "Thu, 01 Jan 1970 00:00:00 +0000");
   EXPECT_EQ(FormatImfDate(-1, "GMT"), "Wed, 31 Dec 1969 23:59:59 GMT");
   for (int64_t day = -25567; day <= 84000; ++day) {  // 1900 to 2199

@@ -2,9 +2,9 @@
 // with a message that names the key. Integer keys never wrap: a value its field cannot hold
 // is refused by Set, and one the key cannot mean (a negative count, a zero timeout) by
 // Validate.
-#include <gtest/gtest.h>
-
 #include "src/core/config.h"
+
+#include <gtest/gtest.h>
 
 namespace crmd {
 namespace {
@@ -77,14 +77,13 @@ TEST(Config, ValidateRefusesNegativeCountsAndNonPositiveTimeoutsNamingTheKey) {
     ASSERT_TRUE(c.Set(bad.key, bad.value)) << bad.key;
     auto refused = c.Validate();
     ASSERT_FALSE(refused) << bad.key << "=" << bad.value;
-    EXPECT_NE(refused.error().message.find(bad.key), std::string::npos)
-        << refused.error().message;
+    EXPECT_NE(refused.error().message.find(bad.key), std::string::npos) << refused.error().message;
   }
   // Where 0 means "disabled" or "none" it is still accepted.
   Config zero;
-  for (const char* key : {"shutdown_grace_s", "form_rate_limit_per_minute",
-                          "hook_rate_limit_per_minute", "housekeeping_interval_s",
-                          "webhook_lease_grace_s"})
+  for (const char* key :
+       {"shutdown_grace_s", "form_rate_limit_per_minute", "hook_rate_limit_per_minute",
+        "housekeeping_interval_s", "webhook_lease_grace_s"})
     ASSERT_TRUE(zero.Set(key, "0")) << key;
   EXPECT_TRUE(zero.Validate()) << zero.Validate().error().message;
 }
@@ -111,8 +110,8 @@ TEST(Config, MetricsListenAddressNeedsAHostAndADigitsPortUpTo65535) {
 
 TEST(Config, RateKeysAreFiniteAmountsOfAtLeastZero) {
   for (const char* key : {"mcp_calls_per_second", "mcp_calls_burst", "mail_rate_per_second"}) {
-    for (const char* bad : {"nan", "NaN", "inf", "-inf", "Infinity", "1e999", "-1", "-0.5",
-                            "0x10", "", " 5", "5 "}) {
+    for (const char* bad :
+         {"nan", "NaN", "inf", "-inf", "Infinity", "1e999", "-1", "-0.5", "0x10", "", " 5", "5 "}) {
       Config c;
       auto refused = c.Set(key, bad);
       ASSERT_FALSE(refused) << key << "=" << bad;

@@ -1,12 +1,11 @@
 #include "src/core/cpu_quota.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <sched.h>
-#include <stdlib.h>
 
 #include "src/core/worker_pool.h"
 

@@ -1,10 +1,10 @@
 #include "src/core/json_write.h"
 
+#include <gtest/gtest.h>
+
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace crmd {
 namespace {
@@ -45,31 +45,40 @@ TEST(DumpJson, WritesWhatNlohmannWritesForEveryKindOfValue) {
   ExpectSameAsDump(json::array());
   ExpectSameAsDump(json::object());
   ExpectSameAsDump(json::parse(R"({"b":[1,2,{"c":null}],"a":"x","é":{"z":[],"y":{}}})"));
-  ExpectSameAsDump(json{{"content", json::array({{{"type", "text"}, {"text", R"({"contact":{"email":"a@example.com"}})"}}})},
-                        {"isError", false}});
+  ExpectSameAsDump(json{
+      {"content",
+       json::array({{{"type", "text"}, {"text", R"({"contact":{"email":"a@example.com"}})"}}})},
+      {"isError", false}});
 }
 
 // A tool result's answer: its structured content is written from the text block, which is
 // that content's DumpJson. The bytes are those of serialising the whole tree.
 TEST(DumpJson, AKnownNodeIsWrittenFromItsTextAndTheBytesAreUnchanged) {
-  json structured = json::parse(R"({"contact":{"email":"a@example.com","name":"Grüße \"x\"","tags":[1,2]}})");
+  json structured =
+      json::parse(R"({"contact":{"email":"a@example.com","name":"Grüße \"x\"","tags":[1,2]}})");
   const std::string text = DumpJson(structured);
-  json doc{{"jsonrpc", "2.0"}, {"id", 7},
-           {"result", {{"content", json::array({{{"type", "text"}, {"text", text}}})},
-                       {"isError", false}, {"structuredContent", structured}}}};
+  json doc{{"jsonrpc", "2.0"},
+           {"id", 7},
+           {"result",
+            {{"content", json::array({{{"type", "text"}, {"text", text}}})},
+             {"isError", false},
+             {"structuredContent", structured}}}};
   const json& node = doc["result"]["structuredContent"];
   for (EH eh : {EH::strict, EH::replace}) {
-    EXPECT_EQ(DumpJson(doc, eh, JsonSerialized{.node = &node, .text = text}), doc.dump(-1, ' ', false, eh));
+    EXPECT_EQ(DumpJson(doc, eh, JsonSerialized{.node = &node, .text = text}),
+              doc.dump(-1, ' ', false, eh));
   }
   // The text really is what is written there: the tree is not walked.
-  std::string written = DumpJson(doc, EH::strict, JsonSerialized{.node = &node, .text = "{\"sentinel\":1}"});
+  std::string written =
+      DumpJson(doc, EH::strict, JsonSerialized{.node = &node, .text = "{\"sentinel\":1}"});
   EXPECT_NE(written.find(R"("structuredContent":{"sentinel":1})"), std::string::npos) << written;
   // A node elsewhere (not in the document) changes nothing.
   json other = structured;
   EXPECT_EQ(DumpJson(doc, EH::strict, JsonSerialized{.node = &other, .text = "x"}), doc.dump());
   // Invalid UTF-8 elsewhere in the document: nlohmann's dump decides, as without a node.
   doc["id"] = std::string("\xff");
-  EXPECT_EQ(DumpJson(doc, EH::replace, JsonSerialized{.node = &doc["result"]["structuredContent"], .text = text}),
+  EXPECT_EQ(DumpJson(doc, EH::replace,
+                     JsonSerialized{.node = &doc["result"]["structuredContent"], .text = text}),
             doc.dump(-1, ' ', false, EH::replace));
 }
 
@@ -83,8 +92,8 @@ TEST(DumpJson, EscapesStringsAsNlohmannDoes) {
 }
 
 TEST(DumpJson, InvalidUtf8BehavesAsNlohmann) {
-  for (const char* bad : {"\xC0\xAF", "\xE0\x80\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xF5", "\x80",
-                          "abc\xC3", "\xE2\x82", "ok \xFF ok"}) {
+  for (const char* bad : {"\xC0\xAF", "\xE0\x80\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xF5",
+                          "\x80", "abc\xC3", "\xE2\x82", "ok \xFF ok"}) {
     ExpectSameAsDump(std::string(bad));
     ExpectSameAsDump(json{{"k", bad}});
     ExpectSameAsDump(json{{bad, 1}});
@@ -96,7 +105,8 @@ TEST(DumpJson, RandomStringsMatchNlohmann) {
   std::mt19937 rng(12345);
   // Bytes drawn mostly from the interesting ranges: ASCII, controls, lead and
   // continuation bytes; most strings are invalid UTF-8, many are valid.
-  const std::string pool = std::string("aZ09 \"\\/\x01\x1f\x7f") + "\xC2\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\x80\xBF\xC0\xED\xA0\xF4\x90\xFF";
+  const std::string pool = std::string("aZ09 \"\\/\x01\x1f\x7f") +
+                           "\xC2\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\x80\xBF\xC0\xED\xA0\xF4\x90\xFF";
   int valid = 0;
   for (int n = 0; n < 3000; ++n) {
     std::string s;
@@ -116,8 +126,9 @@ TEST(DumpJson, RandomStringsMatchNlohmann) {
 TEST(DumpJson, EverySpecialByteIsFoundAtEveryPlaceOfAnEightByteWord) {
   // The writer skips eight plain bytes at a time: a byte that needs escaping (or starts a
   // UTF-8 sequence) must be seen wherever it falls, also next to another one.
-  const std::vector<std::string> specials = {"\"", "\\", "\n", std::string(1, '\0'), "\x1f", "\x7f",
-                                             "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff"};
+  const std::vector<std::string> specials = {
+      "\"",   "\\",       "\n",           std::string(1, '\0'), "\x1f",
+      "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",   "\xff"};
   int compared = 0;
   for (size_t len = 0; len <= 24; ++len) {
     for (size_t at = 0; at <= len; ++at) {
@@ -149,10 +160,15 @@ TEST(DumpJson, EverySpecialByteIsFoundAtEveryPlaceOfAnEightByteWord) {
 }
 
 TEST(AppendJson, PiecesWriteWhatDumpJsonWritesUnderReplace) {
-  const std::vector<std::string> strings = {
-      "", "plain", "quote \" and \\ backslash", "tab\tnewline\ncontrol\x01\x1f",
-      "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "bad \xff byte", "cut \xe2\x82",
-      "surrogate \xed\xa0\x80", std::string("nul\0inside", 10)};
+  const std::vector<std::string> strings = {"",
+                                            "plain",
+                                            "quote \" and \\ backslash",
+                                            "tab\tnewline\ncontrol\x01\x1f",
+                                            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+                                            "bad \xff byte",
+                                            "cut \xe2\x82",
+                                            "surrogate \xed\xa0\x80",
+                                            std::string("nul\0inside", 10)};
   for (const auto& s : strings) {
     std::string out = "[";
     AppendJsonString(out, s);

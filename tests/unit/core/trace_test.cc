@@ -41,7 +41,8 @@ TEST(Traceparent, RejectsVersionFfAndBadShapes_3_2_2_1) {
 }
 
 TEST(Traceparent, HigherVersionParsesItsVersion00Fields_3_2_4) {
-  auto p = ParseTraceparent("01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-what-the-future-holds");
+  auto p = ParseTraceparent(
+      "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-what-the-future-holds");
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->trace_id, "0af7651916cd43dd8448eb211c80319c");
   EXPECT_FALSE(ParseTraceparent("01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01x"));

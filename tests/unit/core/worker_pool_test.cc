@@ -1,17 +1,17 @@
 #include "src/core/worker_pool.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
-#include <cstdint>
-#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
 #include <future>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #endif
@@ -270,9 +270,7 @@ TEST(WorkerPool, AWaitingTaskKeepsItsLogContextAndTheNextStartsWithNone) {
   pool.Post([&] { task("b", b); });
   ASSERT_TRUE(Eventually([&] { return waiting.load() == 2; }));
   std::atomic<int> fresh{0};
-  pool.Post([&] {
-    fresh = CurrentLogContext() == nullptr ? 1 : 2;
-  });
+  pool.Post([&] { fresh = CurrentLogContext() == nullptr ? 1 : 2; });
   ASSERT_TRUE(Eventually([&] { return fresh.load() != 0; }));
   a.Notify();
   b.Notify();
@@ -337,8 +335,8 @@ TEST(WorkerPool, ATaskRefusedAStackDoesNotBlockTheThreadOfAWaitingFiber) {
 }
 
 // A Wakeup waited on inside a BlockingRegion suspends a fiber too (its thread resumes the
-// fiber that notifies it), and the fiber stays counted blocked, not running, meanwhile. (Without fibers, Y's thread sleeps and X runs
-// on the second.)
+// fiber that notifies it), and the fiber stays counted blocked, not running, meanwhile. (Without
+// fibers, Y's thread sleeps and X runs on the second.)
 TEST(WorkerPool, AFiberWaitingInsideABlockingRegionLeavesItsThreadAndStaysCountedBlocked) {
   WorkerPool pool(1, 2);
   Wakeup x_woken, y_woken;
@@ -428,7 +426,8 @@ TEST(WorkerPool, AReusedFiberStackCarriesNoPoisonFromTheFiberBefore) {
     char local = 0;
     first_local = &local;
     // 64 KiB below this frame: where a deeper frame would have stood.
-    poisoned = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(&local - (64 << 10)) & ~uintptr_t{4095});
+    poisoned = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(&local - (64 << 10)) &
+                                       ~uintptr_t{4095});
     __asan_poison_memory_region(poisoned, kSpan);
     first_done.set_value();
   });

@@ -11,8 +11,8 @@
 namespace crmd::crm {
 namespace {
 
-using testing::CrmFixture;
 using nlohmann::json;
+using testing::CrmFixture;
 
 class Contacts : public CrmFixture {};
 
@@ -37,7 +37,7 @@ TEST_F(Contacts, CreateNormalisesEmailAndEmitsCreatedAndMembershipEvents) {
   EXPECT_EQ(c.tags[0].name, "vip");
   ASSERT_EQ(c.lists.size(), 1u);
   EXPECT_EQ(Types(Events()), (std::vector<std::string>{"contact.created", "contact.tag_added",
-                                                        "contact.list_added"}));
+                                                       "contact.list_added"}));
 }
 
 TEST_F(Contacts, DuplicateEmailIsRefusedWhateverTheCase) {
@@ -118,7 +118,8 @@ TEST_F(Contacts, InvalidEmailIsRefusedBeforeAnyWrite) {
 TEST_F(Contacts, DnsModeFromSettingsAppliesOnCreate) {
   auto st = s->governance.settings->Get();
   ASSERT_TRUE(st);
-  ASSERT_TRUE(s->governance.settings->Update(alice, st->revision, {{"email_validation_mode", "dns"}}));
+  ASSERT_TRUE(
+      s->governance.settings->Update(alice, st->revision, {{"email_validation_mode", "dns"}}));
   ContactInput in;
   in.email = "a@nowhere.example";  // fake resolver: NXDOMAIN
   auto r = s->contacts->Create(alice, in);
@@ -313,9 +314,9 @@ TEST_F(Contacts, BothPrefixQueryShapesAnswerTheSamePages) {
       for (const auto& r : *rows) ids.push_back(r.Int(0));
     return ids;
   };
-  for (ContactFilter f : {ContactFilter{.query = "smi"}, ContactFilter{.query = "SM"},
-                          ContactFilter{.type = "lead", .query = "a"},
-                          ContactFilter{.query = "zz"}}) {
+  for (ContactFilter f :
+       {ContactFilter{.query = "smi"}, ContactFilter{.query = "SM"},
+        ContactFilter{.type = "lead", .query = "a"}, ContactFilter{.query = "zz"}}) {
     int64_t after = 0;
     size_t total = 0;
     for (int guard = 0; guard < 10; ++guard) {
@@ -335,9 +336,11 @@ TEST_F(Contacts, BothPrefixQueryShapesAnswerTheSamePages) {
 }
 
 TEST_F(Contacts, EveryListFilterUsesAnIndex) {
-  std::vector<ContactFilter> filters = {
-      {.status = "subscribed"}, {.type = "lead"},           {.source = "mcp"},
-      {.query = "ab"},          {.created_from = 1, .created_to = 2}};
+  std::vector<ContactFilter> filters = {{.status = "subscribed"},
+                                        {.type = "lead"},
+                                        {.source = "mcp"},
+                                        {.query = "ab"},
+                                        {.created_from = 1, .created_to = 2}};
   std::vector<contacts_repo::ResolvedFilter> resolved;
   for (auto& f : filters) resolved.push_back({.filter = &f});
   ContactFilter none;
@@ -360,7 +363,8 @@ TEST_F(Contacts, EveryListFilterUsesAnIndex) {
     EXPECT_EQ(text.find("SCAN c\n"), std::string::npos) << sql << "\n" << text;
     EXPECT_EQ(text.find("SCAN contacts"), std::string::npos) << sql << "\n" << text;
     EXPECT_NE(text.find(rf.query_is_common ? "PRIMARY KEY" : "INDEX"), std::string::npos)
-        << sql << "\n" << text;
+        << sql << "\n"
+        << text;
     // A membership filter walks its (group, contact) index in contact order: the page
     // needs no sort of every member.
     if (rf.tag_id || rf.list_id) {
@@ -467,7 +471,8 @@ TEST(ContactJson, AppendJsonWritesWhatToJsonSerialises) {
   full.revision = 123456;
   full.created_at = 1764201600;
   full.updated_at = 253402300799;  // 9999-12-31T23:59:59Z
-  full.custom_fields = {{"plan", "pro"}, {"n", 3}, {"nested", {{"a", {1, 2, nullptr}}, {"b", 0.5}}}};
+  full.custom_fields = {
+      {"plan", "pro"}, {"n", 3}, {"nested", {{"a", {1, 2, nullptr}}, {"b", 0.5}}}};
   full.tags = {{1, "vip"}, {22, "caf\xc3\xa9"}, {3, "q\"t"}};
   full.lists = {{5, "Newsletter"}};
   contacts.push_back(full);
@@ -481,8 +486,8 @@ TEST(ContactJson, AppendJsonWritesWhatToJsonSerialises) {
       std::string out = "{\"contact\":";
       crm::AppendJson(out, c, compact);
       out.push_back('}');
-      EXPECT_EQ(out, DumpJson(json{{"contact", crm::ToJson(c, compact)}},
-                              json::error_handler_t::replace))
+      EXPECT_EQ(
+          out, DumpJson(json{{"contact", crm::ToJson(c, compact)}}, json::error_handler_t::replace))
           << c.id << (compact ? " compact" : " full");
     }
     // A contact.created event's data: the compact form with its source, as it was built

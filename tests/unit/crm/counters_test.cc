@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "src/marketing/campaigns_repo.h"
 #include "src/crm/contacts_repo.h"
+#include "src/marketing/campaigns_repo.h"
 #include "src/marketing/reporting_repo.h"
 #include "src/marketing/reports.h"
 #include "tests/unit/crm/fixture.h"
@@ -35,7 +35,8 @@ class Counters : public testing::CrmFixture {
   }
 
   json Scan(const std::string& sql, const std::vector<Value>& params = {}) {
-    auto r = db->Read([&](Conn& c) { return marketing::reporting_repo::GroupCounts(c, sql, params); });
+    auto r =
+        db->Read([&](Conn& c) { return marketing::reporting_repo::GroupCounts(c, sql, params); });
     EXPECT_TRUE(r) << r.error().detail;
     return r ? *r : json();
   }
@@ -58,7 +59,8 @@ class Counters : public testing::CrmFixture {
     for (const char* sql :
          {"SELECT dim, val, n FROM contact_totals ORDER BY dim, val",
           "SELECT day, status, source, n FROM contact_daily ORDER BY day, status, source",
-          "SELECT kind, group_id, status, n FROM group_member_counts ORDER BY kind, group_id, status"}) {
+          "SELECT kind, group_id, status, n FROM group_member_counts ORDER BY kind, group_id, "
+          "status"}) {
       auto rows = db->Read([&](Conn& c) { return c.Query(sql); });
       EXPECT_TRUE(rows);
       if (!rows) continue;
@@ -144,7 +146,8 @@ class Counters : public testing::CrmFixture {
       auto rep = reports_->CampaignReport(id);
       ASSERT_TRUE(rep) << rep.error().message;
       // The audience as the send would resolve it.
-      auto ids = db->Read([&](Conn& c) { return marketing::campaigns_repo::SampleAudience(c, id, 1000000); });
+      auto ids = db->Read(
+          [&](Conn& c) { return marketing::campaigns_repo::SampleAudience(c, id, 1000000); });
       ASSERT_TRUE(ids);
       EXPECT_EQ((*rep)["audience"]["resolves_now"].get<int64_t>(),
                 static_cast<int64_t>(ids->size()))
@@ -154,8 +157,10 @@ class Counters : public testing::CrmFixture {
 
   int64_t MakeCampaign(marketing::Audience audience) {
     auto id = db->Write([&](Conn& c) {
-      marketing::Campaign k{.name = "c" + std::to_string(campaigns_.size()), .audience = audience,
-                 .created_at = clock.NowUnix(), .updated_at = clock.NowUnix()};
+      marketing::Campaign k{.name = "c" + std::to_string(campaigns_.size()),
+                            .audience = audience,
+                            .created_at = clock.NowUnix(),
+                            .updated_at = clock.NowUnix()};
       return marketing::campaigns_repo::Insert(c, k);
     });
     EXPECT_TRUE(id) << id.error().detail;
@@ -295,8 +300,12 @@ TEST_F(Counters, MixedChangesThroughTheServicesKeepEveryReportEqualToAScan) {
 TEST_F(Counters, AContactCreatedAndChangedOrDeletedInOneTransactionIsCountedAsItEndsUp) {
   MakeContact("old@example.com");
   auto wrote = db->Write([&](Conn& c) -> Result<int> {
-    Contact k{.email = "new1@example.com", .status = "bounced", .type = "customer",
-              .source = "webinar", .revision = 1, .created_at = clock.NowUnix(),
+    Contact k{.email = "new1@example.com",
+              .status = "bounced",
+              .type = "customer",
+              .source = "webinar",
+              .revision = 1,
+              .created_at = clock.NowUnix(),
               .updated_at = clock.NowUnix()};
     auto id = contacts_repo::InsertContact(c, k);
     if (!id) return Fail(id.error());
@@ -307,8 +316,12 @@ TEST_F(Counters, AContactCreatedAndChangedOrDeletedInOneTransactionIsCountedAsIt
     next.revision = 2;
     auto u = contacts_repo::UpdateContact(c, next, 1);
     if (!u || !*u) return Fail(Errc::kInternal, "update failed");
-    Contact gone{.email = "new2@example.com", .status = "complained", .type = "customer",
-                 .source = "fair", .revision = 1, .created_at = clock.NowUnix() - 3 * kDay,
+    Contact gone{.email = "new2@example.com",
+                 .status = "complained",
+                 .type = "customer",
+                 .source = "fair",
+                 .revision = 1,
+                 .created_at = clock.NowUnix() - 3 * kDay,
                  .updated_at = clock.NowUnix()};
     auto gid = contacts_repo::InsertContact(c, gone);
     if (!gid) return Fail(gid.error());
@@ -322,9 +335,10 @@ TEST_F(Counters, AContactCreatedAndChangedOrDeletedInOneTransactionIsCountedAsIt
   EXPECT_EQ(ScanOne("SELECT COUNT(*) FROM contact_totals WHERE n <> 0 AND val IN "
                     "('customer', 'bounced', 'complained')"),
             0);
-  EXPECT_EQ(ScanOne("SELECT COALESCE(SUM(n), 0) FROM contact_daily WHERE source IN ('webinar', 'fair') "
-                    "AND status <> 'unsubscribed'"),
-            0);
+  EXPECT_EQ(
+      ScanOne("SELECT COALESCE(SUM(n), 0) FROM contact_daily WHERE source IN ('webinar', 'fair') "
+              "AND status <> 'unsubscribed'"),
+      0);
   EXPECT_EQ(ScanOne("SELECT COALESCE(SUM(n), 0) FROM contact_daily WHERE source = 'webinar' "
                     "AND status = 'unsubscribed'"),
             1);
@@ -342,18 +356,24 @@ TEST_F(Counters, RolledBackWritesLeaveTheCountersUnchanged) {
 
   // Each write changes contacts and memberships, then fails: the transaction rolls back.
   auto failed = db->Write([&](Conn& c) -> Result<int> {
-    Contact k{.email = "c@example.com", .status = "subscribed", .type = "customer",
-              .source = "api", .revision = 1, .created_at = clock.NowUnix(),
+    Contact k{.email = "c@example.com",
+              .status = "subscribed",
+              .type = "customer",
+              .source = "api",
+              .revision = 1,
+              .created_at = clock.NowUnix(),
               .updated_at = clock.NowUnix()};
     auto id = contacts_repo::InsertContact(c, k);
     if (!id) return Fail(id.error());
-    if (auto m = contacts_repo::AddMembership(c, false, *id, list->id, 1); !m) return Fail(m.error());
+    if (auto m = contacts_repo::AddMembership(c, false, *id, list->id, 1); !m)
+      return Fail(m.error());
     auto cur = contacts_repo::FindContact(c, a.id);
     if (!cur || !*cur) return Fail(Errc::kInternal, "contact a is missing");
     Contact next = **cur;
     next.status = "bounced";
     next.revision += 1;
-    if (auto u = contacts_repo::UpdateContact(c, next, (*cur)->revision); !u) return Fail(u.error());
+    if (auto u = contacts_repo::UpdateContact(c, next, (*cur)->revision); !u)
+      return Fail(u.error());
     if (auto d = contacts_repo::DeleteContact(c, a.id); !d) return Fail(d.error());
     return Fail(Errc::kInvalidArgument, "rolled back on purpose");
   });

@@ -14,11 +14,11 @@ TEST(EmailSyntax, NormalisesCaseAndWhitespace) {
 }
 
 TEST(EmailSyntax, RejectsCommonMistakes) {
-  for (const char* bad : {"", "plainaddress", "@example.com", "jane@", "jane..doe@example.com",
-                          ".jane@example.com", "jane.@example.com", "jane@example",
-                          "jane@-example.com", "jane@example-.com", "jane@exa mple.com",
-                          "ja ne@example.com", "jane@example..com", "jane@[127.0.0.1]",
-                          "jane@example.123"}) {
+  for (const char* bad :
+       {"", "plainaddress", "@example.com", "jane@", "jane..doe@example.com", ".jane@example.com",
+        "jane.@example.com", "jane@example", "jane@-example.com", "jane@example-.com",
+        "jane@exa mple.com", "ja ne@example.com", "jane@example..com", "jane@[127.0.0.1]",
+        "jane@example.123"}) {
     EXPECT_FALSE(NormalizeEmail(bad)) << bad;
   }
 }

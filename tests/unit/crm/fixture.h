@@ -1,10 +1,10 @@
 #pragma once
 // A fresh SQLite database with crm::Services, a fake clock and a fake resolver.
+#include <gtest/gtest.h>
+
 #include <map>
 #include <memory>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "src/core/random.h"
 #include "src/crm/services.h"
@@ -44,22 +44,27 @@ struct CrmFixture : public ::testing::Test {
   std::unique_ptr<store::Database> db;
   std::unique_ptr<governance::Services> governance;
   std::unique_ptr<Services> s;
-  governance::Actor alice{.kind = "oauth", .subject = "user-alice", .client_id = "client-a", .request_id = "r1"};
-  governance::Actor bob{.kind = "oauth", .subject = "user-bob", .client_id = "client-a", .request_id = "r2"};
-  governance::Actor other_client{.kind = "oauth", .subject = "user-alice", .client_id = "client-b",
-                     .request_id = "r3"};
+  governance::Actor alice{
+      .kind = "oauth", .subject = "user-alice", .client_id = "client-a", .request_id = "r1"};
+  governance::Actor bob{
+      .kind = "oauth", .subject = "user-bob", .client_id = "client-a", .request_id = "r2"};
+  governance::Actor other_client{
+      .kind = "oauth", .subject = "user-alice", .client_id = "client-b", .request_id = "r3"};
 
   void SetUp() override {
     scratch = std::make_unique<crmd::testing::ScratchDatabase>(dir.path() + "/crm.db", false,
-                                                              /*migrated=*/true);
+                                                               /*migrated=*/true);
     auto opened = store::Open(scratch->url(), 4);
     ASSERT_TRUE(opened) << opened.error().detail;
     db = std::move(*opened);
     auto rules = governance::MakeServices({.db = db.get(), .clock = &clock, .random = &random});
     ASSERT_TRUE(rules) << rules.error().message;
     governance = std::move(*rules);
-    auto made = MakeServices(*governance, {.db = db.get(), .clock = &clock, .random = &random,
-                                           .resolver = &resolver, .usage = &usage});
+    auto made = MakeServices(*governance, {.db = db.get(),
+                                           .clock = &clock,
+                                           .random = &random,
+                                           .resolver = &resolver,
+                                           .usage = &usage});
     ASSERT_TRUE(made) << made.error().message;
     s = std::move(*made);
   }
@@ -73,7 +78,8 @@ struct CrmFixture : public ::testing::Test {
   void UpdateSettings(const nlohmann::json& patch) {
     auto cur = s->governance.settings->Get();
     ASSERT_TRUE(cur);
-    auto r = s->governance.settings->Update(governance::Actor{.kind = "cli", .subject = "test"}, cur->revision, patch);
+    auto r = s->governance.settings->Update(governance::Actor{.kind = "cli", .subject = "test"},
+                                            cur->revision, patch);
     ASSERT_TRUE(r) << r.error().message;
   }
   void AssistantMayConfirmAlone() {

@@ -13,7 +13,7 @@ class ApiKeysTest : public ::testing::Test {
  protected:
   void SetUp() override {
     scratch_ = std::make_unique<crmd::testing::ScratchDatabase>(dir_.path() + "/t.db", false,
-                                                               /*migrated=*/true);
+                                                                /*migrated=*/true);
     auto db = store::Open(scratch_->url(), 1);
     ASSERT_TRUE(db.has_value()) << db.error().detail;
     db_ = std::move(*db);
@@ -112,7 +112,8 @@ TEST(ApiKeyPrefix, RejectsMisshapenKeys) {
   EXPECT_FALSE(governance::ApiKeyPrefix("crmd_live_abcdefgh").has_value());
   EXPECT_FALSE(governance::ApiKeyPrefix("other_live_abcdefg_xxxxx").has_value());
   EXPECT_FALSE(governance::ApiKeyPrefix("crmd_live_abcdefghXxxxxx").has_value());
-  EXPECT_EQ(governance::ApiKeyPrefix("crmd_live_abcdefgh_secret").value_or(""), "crmd_live_abcdefgh");
+  EXPECT_EQ(governance::ApiKeyPrefix("crmd_live_abcdefgh_secret").value_or(""),
+            "crmd_live_abcdefgh");
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ class Approvals : public CrmFixture {
 
 TEST(ApprovalPolicy, DefaultReservesEveryConfirmableActionForThePerson) {
   json p = governance::DefaultApprovalPolicy();
-  for (const auto& a : governance::ApprovableActions()) EXPECT_TRUE(governance::NeedsPerson(p, a, json::object())) << a;
+  for (const auto& a : governance::ApprovableActions())
+    EXPECT_TRUE(governance::NeedsPerson(p, a, json::object())) << a;
   EXPECT_EQ(governance::ApprovableActions().size(), 8u);
 }
 
@@ -39,8 +40,9 @@ TEST(ApprovalPolicy, ThresholdComparesWithThePreviewCount) {
             {"thresholds", {{"delete_contacts", {{"assistant_may_confirm_up_to", 5}}}}}};
   EXPECT_FALSE(governance::NeedsPerson(p, "delete_contacts", {{"count", 5}}));
   EXPECT_TRUE(governance::NeedsPerson(p, "delete_contacts", {{"count", 6}}));
-  EXPECT_TRUE(governance::NeedsPerson(p, "delete_contacts", json::object()));  // no count: the person
-  EXPECT_FALSE(governance::NeedsPerson(p, "delete_list", json::object()));     // not listed
+  EXPECT_TRUE(
+      governance::NeedsPerson(p, "delete_contacts", json::object()));       // no count: the person
+  EXPECT_FALSE(governance::NeedsPerson(p, "delete_list", json::object()));  // not listed
 }
 
 TEST(ApprovalPolicy, ValidationNamesTheField) {
@@ -57,14 +59,16 @@ TEST(ApprovalPolicy, ValidationNamesTheField) {
 
 TEST_F(Approvals, AssistantCannotChangeThePolicyButTheOperatorCan) {
   auto cur = s->governance.settings->Get();
-  auto refused = s->governance.settings->Update(alice, cur->revision,
-                                     {{"approval_policy", {{"require_person", json::array()}}}});
+  auto refused = s->governance.settings->Update(
+      alice, cur->revision, {{"approval_policy", {{"require_person", json::array()}}}});
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, Errc::kPermissionDenied);
   EXPECT_NE(refused.error().message.find("crmctl"), std::string::npos);
-  EXPECT_EQ(s->governance.settings->Get()->document["approval_policy"], governance::DefaultApprovalPolicy());
+  EXPECT_EQ(s->governance.settings->Get()->document["approval_policy"],
+            governance::DefaultApprovalPolicy());
   AssistantMayConfirmAlone();
-  EXPECT_EQ(s->governance.settings->Get()->document["approval_policy"]["require_person"], json::array());
+  EXPECT_EQ(s->governance.settings->Get()->document["approval_policy"]["require_person"],
+            json::array());
 }
 
 TEST_F(Approvals, DefaultPolicyPendsUntilThePersonApprovesThenRunsOnce) {
@@ -154,7 +158,8 @@ TEST_F(Approvals, StalePreviewAfterApprovalIsStillRefused) {
   EXPECT_TRUE(s->contacts->Get(c.id));
   // The fresh preview needs the person again.
   ASSERT_TRUE(r.error_details.contains("approval"));
-  auto fresh = s->governance.confirmations->Confirm(alice, kScopes, r.error_details["confirmation_token"]);
+  auto fresh =
+      s->governance.confirmations->Confirm(alice, kScopes, r.error_details["confirmation_token"]);
   EXPECT_EQ(fresh.result.error().code, Errc::kApprovalPending);
 }
 
@@ -177,7 +182,8 @@ TEST_F(Approvals, ThresholdLetsTheAssistantConfirmASmallDeletion) {
   Contact c = MakeContact("c@example.com");
   json small = Preview({a.id, b.id});
   EXPECT_EQ(small["approval_required"], false);
-  EXPECT_TRUE(s->governance.confirmations->Confirm(alice, kScopes, small["confirmation_token"]).result);
+  EXPECT_TRUE(
+      s->governance.confirmations->Confirm(alice, kScopes, small["confirmation_token"]).result);
   json large = Preview({c.id, MakeContact("d@example.com").id, MakeContact("e@example.com").id});
   EXPECT_EQ(large["approval_required"], true);
 }

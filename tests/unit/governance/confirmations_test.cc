@@ -1,17 +1,17 @@
 #include "src/governance/confirmations.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/unit/crm/fixture.h"
 
 namespace crmd::crm {
 namespace {
 
-using testing::CrmFixture;
 using nlohmann::json;
+using testing::CrmFixture;
 
 const std::set<std::string> kDeleteScopes = {"contacts:delete", "lists:delete", "tags:delete"};
 
@@ -77,7 +77,8 @@ TEST_F(Confirmations, ExpiresAfterTheSettingsTtl) {
 
 TEST_F(Confirmations, TtlComesFromSettings) {
   auto st = s->governance.settings->Get();
-  ASSERT_TRUE(s->governance.settings->Update(alice, st->revision, {{"confirmation_ttl_seconds", 60}}));
+  ASSERT_TRUE(
+      s->governance.settings->Update(alice, st->revision, {{"confirmation_ttl_seconds", 60}}));
   Contact c = MakeContact("a@example.com");
   auto r = s->governance.confirmations->Request(alice, "delete_contacts", {{"ids", {c.id}}});
   ASSERT_TRUE(r.result);
@@ -91,7 +92,8 @@ TEST_F(Confirmations, LackingTheActionsScopeIsPermissionDeniedNamingIt) {
   ASSERT_FALSE(r.result);
   EXPECT_EQ(r.result.error().code, Errc::kPermissionDenied);
   EXPECT_EQ(r.error_details["required_scope"], "contacts:delete");
-  EXPECT_TRUE(s->governance.confirmations->Confirm(alice, kDeleteScopes, token).result);  // still usable
+  EXPECT_TRUE(
+      s->governance.confirmations->Confirm(alice, kDeleteScopes, token).result);  // still usable
 }
 
 TEST_F(Confirmations, ChangedRevisionIsStaleWithFreshPreviewAndToken) {
@@ -108,8 +110,8 @@ TEST_F(Confirmations, ChangedRevisionIsStaleWithFreshPreviewAndToken) {
   EXPECT_TRUE(s->contacts->Get(c.id));
   // The old token is spent; the fresh one works.
   EXPECT_FALSE(s->governance.confirmations->Confirm(alice, kDeleteScopes, token).result);
-  auto fresh = s->governance.confirmations->Confirm(alice, kDeleteScopes,
-                                         r.error_details["confirmation_token"].get<std::string>());
+  auto fresh = s->governance.confirmations->Confirm(
+      alice, kDeleteScopes, r.error_details["confirmation_token"].get<std::string>());
   EXPECT_TRUE(fresh.result);
   EXPECT_FALSE(s->contacts->Get(c.id));
 }
@@ -121,8 +123,12 @@ TEST_F(Confirmations, BlockingUsageRefusesPreviewAndConfirm) {
   ASSERT_TRUE(ok.result);
   std::string token = (*ok.result)["confirmation_token"];
   // Meanwhile an automation starts using it.
-  usage.lists[list->id] = {{.kind = "automation", .id = 9, .name = "Welcome", .status = "active",
-                            .role = "trigger", .blocking = true}};
+  usage.lists[list->id] = {{.kind = "automation",
+                            .id = 9,
+                            .name = "Welcome",
+                            .status = "active",
+                            .role = "trigger",
+                            .blocking = true}};
   auto confirm = s->governance.confirmations->Confirm(alice, kDeleteScopes, token);
   ASSERT_FALSE(confirm.result);
   EXPECT_EQ(confirm.result.error().code, Errc::kDependencyBlocked);
@@ -136,14 +142,20 @@ TEST_F(Confirmations, BlockingUsageRefusesPreviewAndConfirm) {
 TEST_F(Confirmations, NonBlockingUsageIsShownButAllowsDeletion) {
   auto tag = s->tags->Create(alice, "vip", "");
   ASSERT_TRUE(tag);
-  usage.tags[tag->id] = {{.kind = "campaign", .id = 3, .name = "Draft", .status = "draft",
-                          .role = "audience", .blocking = false}};
+  usage.tags[tag->id] = {{.kind = "campaign",
+                          .id = 3,
+                          .name = "Draft",
+                          .status = "draft",
+                          .role = "audience",
+                          .blocking = false}};
   auto g = s->tags->Get(Ref{tag->id});
   ASSERT_TRUE(g);
   ASSERT_EQ(g->usage->size(), 1u);
   auto r = s->governance.confirmations->Request(alice, "delete_tag", {{"id", tag->id}});
   ASSERT_TRUE(r.result);
-  EXPECT_TRUE(s->governance.confirmations->Confirm(alice, kDeleteScopes, (*r.result)["confirmation_token"]).result);
+  EXPECT_TRUE(
+      s->governance.confirmations->Confirm(alice, kDeleteScopes, (*r.result)["confirmation_token"])
+          .result);
   EXPECT_FALSE(s->tags->Get(Ref{tag->id}));
 }
 
@@ -155,8 +167,10 @@ TEST_F(Confirmations, ConcurrentConfirmsSucceedExactlyOnce) {
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&] {
       auto r = s->governance.confirmations->Confirm(alice, kDeleteScopes, token);
-      if (r.result) ++successes;
-      else if (r.result.error().code == Errc::kConfirmationInvalid) ++invalid;
+      if (r.result)
+        ++successes;
+      else if (r.result.error().code == Errc::kConfirmationInvalid)
+        ++invalid;
     });
   }
   for (auto& t : threads) t.join();
@@ -176,7 +190,8 @@ TEST_F(Confirmations, MarketingCanRegisterItsOwnActions) {
       {.name = "delete_campaign",
        .scope = "campaigns:delete",
        .preview = [](store::Conn&, const json& args) -> Result<governance::Preview> {
-         return governance::Preview{.preview = {{"campaign", args["id"]}}, .revisions = {{"campaign:1", 1}}};
+         return governance::Preview{.preview = {{"campaign", args["id"]}},
+                                    .revisions = {{"campaign:1", 1}}};
        },
        .execute = [&](store::Conn&, const json&, const governance::Actor&) -> Result<json> {
          ++executed;
@@ -187,7 +202,7 @@ TEST_F(Confirmations, MarketingCanRegisterItsOwnActions) {
   auto r = s->governance.confirmations->Request(alice, "delete_campaign", {{"id", 1}});
   ASSERT_TRUE(r.result);
   auto done = s->governance.confirmations->Confirm(alice, {"campaigns:delete"},
-                                        (*r.result)["confirmation_token"]);
+                                                   (*r.result)["confirmation_token"]);
   ASSERT_TRUE(done.result);
   EXPECT_EQ(executed, 1);
 }

@@ -1,8 +1,9 @@
 // governance::Idempotency: the one helper behind the tools' idempotency_key, REST's
 // Idempotency-Key and crmctl.
+#include "src/governance/idempotency.h"
+
 #include <gtest/gtest.h>
 
-#include "src/governance/idempotency.h"
 #include "tests/unit/crm/fixture.h"
 
 namespace crmd::crm {

@@ -1,9 +1,10 @@
 // The settings accessors that every contact creation reads (EmailValidationMode and its
 // kind) come from a document at most SettingsService::kRecentMillis old: a change made on
 // this node counts for the next call, one made on another node within that time.
+#include "src/governance/settings.h"
+
 #include <chrono>
 
-#include "src/governance/settings.h"
 #include "tests/unit/crm/fixture.h"
 
 namespace crmd::crm {

@@ -118,18 +118,17 @@ TEST(ParseForwarded, EmptyElementsAreSkipped_Rfc9110_5_6_1) {
 }
 
 TEST(ParseForwarded, MalformedFieldIsRefusedWhole_Rfc7239_4) {
-  for (std::string_view bad :
-       {"for=192.0.2.1;for=192.0.2.2",   // a parameter twice in one element
-        R"(for="192.0.2.1)",              // unterminated quoted-string
-        "for=[2001:db8::1]",              // IPv6 must be quoted
-        "for=192.0.2.1:80",               // so must a port
-        "for",                            // no value
-        "for=",                           // empty token
-        "=1.2.3.4",                       // no name
-        "for = 1.2.3.4",                  // whitespace around '='
-        "for=1.2.3.4 proto=http",         // missing ';'
-        "",                               // nothing
-        " , "}) {
+  for (std::string_view bad : {"for=192.0.2.1;for=192.0.2.2",  // a parameter twice in one element
+                               R"(for="192.0.2.1)",            // unterminated quoted-string
+                               "for=[2001:db8::1]",            // IPv6 must be quoted
+                               "for=192.0.2.1:80",             // so must a port
+                               "for",                          // no value
+                               "for=",                         // empty token
+                               "=1.2.3.4",                     // no name
+                               "for = 1.2.3.4",                // whitespace around '='
+                               "for=1.2.3.4 proto=http",       // missing ';'
+                               "",                             // nothing
+                               " , "}) {
     EXPECT_FALSE(ParseForwarded({bad}).has_value()) << bad;
   }
   // One malformed line spoils the list.
@@ -167,8 +166,8 @@ TEST_F(Resolve, TrustedPeerWithoutFieldsIsTheClient) {
 
 TEST_F(Resolve, XForwardedForRightMostUntrustedIsTheClient) {
   // A client forged "1.1.1.1"; the proxies appended what they saw.
-  auto v = Run("10.0.0.2", {{"X-Forwarded-For", "1.1.1.1, 198.51.100.7"},
-                            {"X-Forwarded-For", "10.0.0.9"}});
+  auto v = Run("10.0.0.2",
+               {{"X-Forwarded-For", "1.1.1.1, 198.51.100.7"}, {"X-Forwarded-For", "10.0.0.9"}});
   EXPECT_EQ(v.ip, "198.51.100.7");
   EXPECT_TRUE(v.forwarded);
 }
@@ -203,8 +202,10 @@ TEST_F(Resolve, XForwardedProtoAndHostRightMostValue) {
 }
 
 TEST_F(Resolve, ForwardedRightMostUntrustedElement_Rfc7239_5_2) {
-  auto v = Run("10.0.0.2", {{"Forwarded", R"(for=1.1.1.1, for="[2001:db8:cafe::17]:4711";proto=https;host=crm.example.com)"},
-                            {"Forwarded", "for=10.0.0.5;proto=http"}});
+  auto v = Run("10.0.0.2",
+               {{"Forwarded",
+                 R"(for=1.1.1.1, for="[2001:db8:cafe::17]:4711";proto=https;host=crm.example.com)"},
+                {"Forwarded", "for=10.0.0.5;proto=http"}});
   EXPECT_EQ(v.ip, "2001:db8:cafe::17");
   EXPECT_TRUE(v.https);  // proto and host of the element the client was found in
   EXPECT_EQ(v.host, "crm.example.com");

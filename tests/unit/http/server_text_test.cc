@@ -100,15 +100,15 @@ TEST(ResponseHead, FieldsTheServerOwnsAreDroppedAndSameNamesKeptTogether) {
 }
 
 TEST(ResponseHead, AFieldThatWouldSplitTheHeaderIsNeverWritten_Rfc9110_5_5) {
-  for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"Location", "/a\r\nSet-Cookie: x=1"},
-           {"Location", "/a\nSet-Cookie: x=1"},
-           {"Location", "/a\rb"},
-           {"Location", std::string("/a\0b", 4)},
-           {"Bad Name", "v"},
-           {"Bad:Name", "v"},
-           {"", "v"},
-           {"Vary", "ok"}}) {
+  for (auto [name, value] :
+       std::vector<std::pair<std::string, std::string>>{{"Location", "/a\r\nSet-Cookie: x=1"},
+                                                        {"Location", "/a\nSet-Cookie: x=1"},
+                                                        {"Location", "/a\rb"},
+                                                        {"Location", std::string("/a\0b", 4)},
+                                                        {"Bad Name", "v"},
+                                                        {"Bad:Name", "v"},
+                                                        {"", "v"},
+                                                        {"Vary", "ok"}}) {
     Response res = Response::Empty(302);
     res.headers.emplace_back("Vary", "first");
     res.headers.emplace_back(name, value);
@@ -154,11 +154,11 @@ TEST(FrameAnswer, AFieldThatCannotBeSentMakesA500) {
 }
 
 TEST(ProblemBody, IsProblemJsonWithTheDetailEscaped_Rfc9457) {
-  EXPECT_EQ(ProblemBody(431, "headers_too_large", "say \"no\"", "abc-7"),
-            R"({"type":"urn:crmd:problem:headers_too_large","title":")" +
-                std::string(StatusTitle(431)) +
-                R"(","status":431,"code":"headers_too_large","error":"headers_too_large","detail":"say \"no\"",)"
-                R"("instance":"urn:crmd:request:abc-7","request_id":"abc-7"})");
+  EXPECT_EQ(
+      ProblemBody(431, "headers_too_large", "say \"no\"", "abc-7"),
+      R"({"type":"urn:crmd:problem:headers_too_large","title":")" + std::string(StatusTitle(431)) +
+          R"(","status":431,"code":"headers_too_large","error":"headers_too_large","detail":"say \"no\"",)"
+          R"("instance":"urn:crmd:request:abc-7","request_id":"abc-7"})");
 }
 
 TEST(HttpDateCache, FormatsEachSecondOnceAndFollowsTheClock_Rfc9110_6_6_1) {

@@ -21,7 +21,7 @@ class HousekeepingJob : public ::testing::Test {
  protected:
   void SetUp() override {
     scratch_ = std::make_unique<crmd::testing::ScratchDatabase>(dir_.path() + "/j.db", false,
-                                                               /*migrated=*/true);
+                                                                /*migrated=*/true);
     auto db = store::Open(scratch_->url(), 2);
     ASSERT_TRUE(db.has_value()) << db.error().detail;
     db_ = std::move(*db);
@@ -39,8 +39,8 @@ class HousekeepingJob : public ::testing::Test {
 
 TEST_F(HousekeepingJob, ALeaseHasOneHolderUntilItRunsOut) {
   ASSERT_EQ(Take("node-a", 1'000, 100), true);
-  EXPECT_EQ(Take("node-b", 1'100, 200), false);   // a's lease runs until 1000
-  EXPECT_EQ(Take("node-a", 1'200, 300), true);    // the holder renews it
+  EXPECT_EQ(Take("node-b", 1'100, 200), false);  // a's lease runs until 1000
+  EXPECT_EQ(Take("node-a", 1'200, 300), true);   // the holder renews it
   EXPECT_EQ(Take("node-b", 1'300, 1'199), false);
   EXPECT_EQ(Take("node-b", 2'000, 1'200), true);  // run out: another node takes it
   EXPECT_EQ(Take("node-a", 2'100, 1'300), false);
@@ -60,8 +60,9 @@ TEST_F(HousekeepingJob, TheRulesItIsGivenRunAfterItsOwnWithTheirCutoffs) {
   Housekeeping hk(*db_, clock,
                   {.interval_s = 0,
                    .retention_days = 30,
-                   .more_rules = {{"extra", &RecordCutoff,
-                                   [](int64_t now, int64_t retention) { return now - retention; }}}});
+                   .more_rules = {{"extra", &RecordCutoff, [](int64_t now, int64_t retention) {
+                                     return now - retention;
+                                   }}}});
   auto n = hk.RunOnce();
   ASSERT_TRUE(n.has_value()) << n.error().message;
   EXPECT_EQ(*n, 3);  // the empty database had nothing else to delete

@@ -12,10 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -217,8 +216,8 @@ std::map<std::string, std::vector<std::string>> SmtpSink::MessageIdsByRecipient(
     std::ifstream in(entry.path());
     auto meta = nlohmann::json::parse(in, nullptr, false);
     if (meta.is_discarded()) continue;  // being written
-    std::string eml = ReadFile(entry.path().parent_path().string() + "/" +
-                               entry.path().stem().string() + ".eml");
+    std::string eml =
+        ReadFile(entry.path().parent_path().string() + "/" + entry.path().stem().string() + ".eml");
     std::string id;
     size_t p = eml.find("\r\nMessage-ID: ");
     if (p != std::string::npos) id = eml.substr(p + 14, eml.find("\r\n", p + 14) - p - 14);

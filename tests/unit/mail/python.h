@@ -40,10 +40,10 @@ PythonRun RunPython(const std::string& script, const std::vector<std::string>& a
 // the object. Each accepted message is written to <dir>/NNNN.eml (the bytes of DATA) with
 // NNNN.json beside it: {"mail_from", "rcpt_tos", "peer"} (the client's address and port).
 // Recipients starting with "reject" get 550 at RCPT, "later" 451 at RCPT, "spam" 554
-// after DATA; a sender starting with "blocked" gets 550 at MAIL. `mode`: "plain", "auth" (AUTH PLAIN/LOGIN as user/secret required, allowed
-// without TLS), "starttls" (STARTTLS required), "smtps" (implicit TLS) or "idle1s" (the
-// server closes a connection idle for a second); the TLS modes write their certificate
-// to <dir>/cert.pem.
+// after DATA; a sender starting with "blocked" gets 550 at MAIL. `mode`: "plain", "auth" (AUTH
+// PLAIN/LOGIN as user/secret required, allowed without TLS), "starttls" (STARTTLS required),
+// "smtps" (implicit TLS) or "idle1s" (the server closes a connection idle for a second); the TLS
+// modes write their certificate to <dir>/cert.pem.
 class SmtpSink {
  public:
   // `port` 0: one of the system's choosing; otherwise that port (a relay coming back).

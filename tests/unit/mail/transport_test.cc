@@ -149,8 +149,8 @@ TEST(SmtpTransport, AnInternationalizedAddressGoesOutWithSmtpUtf8_Rfc6531_3_4) {
   EXPECT_EQ(plain.MessageCount(), 0u);
   // A UTF-8 sender refused at MAIL FROM is that message's failure too, not the relay being
   // down (which would hold the whole queue).
-  SendResult sender = old.Send({.mail_from = zoe, .recipients = {"ada@example.com"}},
-                               Render("ada@example.com"));
+  SendResult sender =
+      old.Send({.mail_from = zoe, .recipients = {"ada@example.com"}}, Render("ada@example.com"));
   EXPECT_EQ(sender.status, SendStatus::kPermanentFailure) << sender.detail;
   EXPECT_EQ(sender.stage, SendStage::kData) << sender.detail;
   // An ASCII address refused at RCPT is still that mailbox's bounce.

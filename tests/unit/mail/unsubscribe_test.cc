@@ -70,8 +70,8 @@ TEST(LinkTokens, TamperedPayloadOrMacIsRejected) {
   std::string padded_mac = crypto::Base64Encode(*mac);  // 32 bytes: one '=' at the end
   ASSERT_EQ(padded_mac.back(), '=');
   EXPECT_FALSE(tokens.Verify(payload_text + "." + mac_text + "=", "unsubscribe").has_value());
-  EXPECT_FALSE(tokens.Verify(crypto::Base64Encode(*payload) + "." + padded_mac, "unsubscribe")
-                   .has_value());
+  EXPECT_FALSE(
+      tokens.Verify(crypto::Base64Encode(*payload) + "." + padded_mac, "unsubscribe").has_value());
   EXPECT_TRUE(tokens.Verify(payload_text + "." + mac_text, "unsubscribe").has_value());
   std::string oversized(600, 'a');
   oversized.append(".").append(43, 'a');

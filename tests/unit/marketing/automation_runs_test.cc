@@ -2,14 +2,15 @@
 // enrol once per event (even when the cursor is replayed), a wait is a due time, database
 // steps apply once in order, an email step is skipped for a contact who is no longer
 // subscribed, and webhook outcomes move the run (retry, then done).
+#include "src/marketing/automation_runs.h"
+
 #include <gtest/gtest.h>
 
 #include "src/core/random.h"
-#include "src/marketing/automation_runs.h"
-#include "src/marketing/automations.h"
 #include "src/crm/contacts.h"
-#include "src/marketing/services.h"
 #include "src/crm/services.h"
+#include "src/marketing/automations.h"
+#include "src/marketing/services.h"
 #include "tests/support/domain.h"
 #include "tests/unit/marketing/fixture.h"
 
@@ -25,17 +26,21 @@ class AutomationRunsTest : public testing::MarketingDb {
     auto domain = crmd::testing::MakeDomain(*db_, clock_, random_);
     ASSERT_TRUE(domain.has_value());
     domain_ = std::move(*domain);
-    runs_ = std::make_unique<marketing::AutomationRuns>(*db_, clock_, *domain_->crm->contacts,
-                                             marketing::RunPolicy{.lease_s = 60, .retry_base_s = 10});
+    runs_ = std::make_unique<marketing::AutomationRuns>(
+        *db_, clock_, *domain_->crm->contacts,
+        marketing::RunPolicy{.lease_s = 60, .retry_base_s = 10});
     vip_ = AddTag("vip");
     done_ = AddTag("done");
   }
 
   int64_t Activated(const json& steps) {
     auto a = domain_->marketing->automations->Create(
-        actor_, {{"name", "A"}, {"trigger", {{"type", "tag_added"}, {"tag_id", vip_}}}, {"steps", steps}});
+        actor_,
+        {{"name", "A"}, {"trigger", {{"type", "tag_added"}, {"tag_id", vip_}}}, {"steps", steps}});
     EXPECT_TRUE(a.has_value()) << a.error().message;
-    auto on = db_->Write([&](store::Conn& c) { return domain_->marketing->automations->Activate(c, actor_, a->id); });
+    auto on = db_->Write([&](store::Conn& c) {
+      return domain_->marketing->automations->Activate(c, actor_, a->id);
+    });
     EXPECT_TRUE(on.has_value());
     return a->id;
   }
@@ -87,11 +92,14 @@ TEST_F(AutomationRunsTest, EventEnrolsOnceEvenWhenTheCursorIsReplayed) {
 TEST_F(AutomationRunsTest, WithNoActiveAutomationAListAddedEventStillEnrolsInItsSequence) {
   const int64_t drip = AddList("drip");
   auto seq = domain_->marketing->sequences->Create(
-      actor_, {{"name", "Drip"},
-               {"list_id", drip},
-               {"emails", json::array({{{"subject", "S1"}, {"text_body", "one"}, {"delay_seconds", 0}}})}});
+      actor_,
+      {{"name", "Drip"},
+       {"list_id", drip},
+       {"emails", json::array({{{"subject", "S1"}, {"text_body", "one"}, {"delay_seconds", 0}}})}});
   ASSERT_TRUE(seq.has_value()) << seq.error().message;
-  ASSERT_TRUE(domain_->marketing->sequences->SetStatus(actor_, seq->id, marketing::SequenceStatus::kActive, 0).has_value());
+  ASSERT_TRUE(domain_->marketing->sequences
+                  ->SetStatus(actor_, seq->id, marketing::SequenceStatus::kActive, 0)
+                  .has_value());
   clock_.Advance(1);
   for (int i = 0; i < 120; ++i) SignupTagged("t" + std::to_string(i) + "@example.com");
   ContactInput in;
@@ -118,10 +126,11 @@ TEST_F(AutomationRunsTest, WithNoActiveAutomationAListAddedEventStillEnrolsInIts
 }
 
 TEST_F(AutomationRunsTest, WaitIsADueTimeAndDatabaseStepsApplyOnceInOrder) {
-  int64_t id = Activated(json::array({{{"type", "wait"}, {"seconds", 3600}},
-                                      {{"type", "add_tag"}, {"tag_id", done_}},
-                                      {{"type", "set_status"}, {"status", "unsubscribed"}},
-                                      {{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "x"}}}));
+  int64_t id =
+      Activated(json::array({{{"type", "wait"}, {"seconds", 3600}},
+                             {{"type", "add_tag"}, {"tag_id", done_}},
+                             {{"type", "set_status"}, {"status", "unsubscribed"}},
+                             {{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "x"}}}));
   clock_.Advance(1);
   int64_t k = SignupTagged("a@example.com");
   ASSERT_TRUE(runs_->ClaimEvents(100).has_value());
@@ -132,14 +141,23 @@ TEST_F(AutomationRunsTest, WaitIsADueTimeAndDatabaseStepsApplyOnceInOrder) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags WHERE tag_id = ?", {done_}), 0);
   clock_.Advance(1);
   EXPECT_TRUE(Drain().empty());  // the email is skipped: the contact unsubscribed before it
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM contact_tags WHERE tag_id = ? AND contact_id = ?", {done_, k}), 1);
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM contact_tags WHERE tag_id = ? AND contact_id = ?", {done_, k}),
+      1);
   EXPECT_EQ(domain_->crm->contacts->Get(k)->status, "unsubscribed");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'"), 1);
-  EXPECT_EQ(Count("SELECT skipped FROM automation_step_stats WHERE automation_id = ? AND step_index = 3", {id}), 1);
-  EXPECT_EQ(Count("SELECT done FROM automation_step_stats WHERE automation_id = ? AND step_index = 1", {id}), 1);
+  EXPECT_EQ(
+      Count("SELECT skipped FROM automation_step_stats WHERE automation_id = ? AND step_index = 3",
+            {id}),
+      1);
+  EXPECT_EQ(
+      Count("SELECT done FROM automation_step_stats WHERE automation_id = ? AND step_index = 1",
+            {id}),
+      1);
   EXPECT_EQ(Count("SELECT completed FROM automation_stats WHERE automation_id = ?", {id}), 1);
   // The status change went through the status machine: its event is in the outbox.
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events WHERE event_type = 'contact.status_updated'"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM outbox_events WHERE event_type = 'contact.status_updated'"),
+            1);
 }
 
 TEST_F(AutomationRunsTest, WebhookStepIsLeasedRetriedAndRecordedOnce) {
@@ -150,14 +168,16 @@ TEST_F(AutomationRunsTest, WebhookStepIsLeasedRetriedAndRecordedOnce) {
   auto leased = Drain();
   ASSERT_EQ(leased.size(), 1u);
   EXPECT_TRUE(Drain().empty());  // leased: nobody else gets it
-  ASSERT_TRUE(runs_->RecordStep(leased[0], {.kind = marketing::StepOutcome::Kind::kTemporary, .detail = "HTTP 503"}));
+  ASSERT_TRUE(runs_->RecordStep(
+      leased[0], {.kind = marketing::StepOutcome::Kind::kTemporary, .detail = "HTTP 503"}));
   EXPECT_EQ(Count("SELECT attempts FROM automation_runs"), 1);
   EXPECT_TRUE(Drain().empty());
   clock_.Advance(10);
   auto again = Drain();
   ASSERT_EQ(again.size(), 1u);
   ASSERT_TRUE(runs_->RecordStep(again[0], {.kind = marketing::StepOutcome::Kind::kDone}));
-  ASSERT_TRUE(runs_->RecordStep(again[0], {.kind = marketing::StepOutcome::Kind::kDone}));  // a duplicate record
+  ASSERT_TRUE(runs_->RecordStep(
+      again[0], {.kind = marketing::StepOutcome::Kind::kDone}));  // a duplicate record
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'"), 1);
   EXPECT_EQ(Count("SELECT done FROM automation_step_stats"), 1);
   // The stale first lease cannot move the finished run.

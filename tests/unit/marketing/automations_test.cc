@@ -1,9 +1,10 @@
+#include "src/marketing/automations.h"
+
 #include <gtest/gtest.h>
 
 #include "src/marketing/automation_steps.h"
-#include "src/marketing/automations.h"
-#include "src/marketing/usage.h"
 #include "src/marketing/sequences.h"
+#include "src/marketing/usage.h"
 #include "tests/unit/marketing/fixture.h"
 
 namespace crmd::crm {
@@ -61,9 +62,9 @@ TEST(StepCatalogue, TriggersTakeTheirParams) {
   EXPECT_FALSE(marketing::ValidateTrigger({{"type", "tag_added"}}));
   EXPECT_FALSE(marketing::ValidateTrigger({{"type", "contact_created"}, {"tag_id", 1}}));
   EXPECT_FALSE(marketing::ValidateTrigger({{"type", "birthday"}}));
-  auto refs = marketing::CollectRefs({{"type", "list_added"}, {"list_id", 3}},
-                          json::array({{{"type", "add_tag"}, {"tag_id", 5}},
-                                       {{"type", "add_list"}, {"list_id", 3}}}));
+  auto refs = marketing::CollectRefs(
+      {{"type", "list_added"}, {"list_id", 3}},
+      json::array({{{"type", "add_tag"}, {"tag_id", 5}}, {{"type", "add_list"}, {"list_id", 3}}}));
   EXPECT_EQ(refs.size(), 3u);
 }
 
@@ -137,9 +138,9 @@ TEST_F(AutomationServiceTest, EventTriggerEnrolsNobodyNow) {
 TEST_F(AutomationServiceTest, EditOfAnActiveAutomationAppliesToNewEnrolmentsOnly) {
   auto a = svc_->Create(actor_, Fields());
   ASSERT_TRUE(Activate(a->id));
-  const std::string before = json::array({{{"type", "wait"}, {"days", 1}},
-                                          {{"type", "add_list"}, {"list_id", list_}}})
-                                 .dump();
+  const std::string before =
+      json::array({{{"type", "wait"}, {"days", 1}}, {{"type", "add_list"}, {"list_id", list_}}})
+          .dump();
   auto edit = svc_->Update(actor_, a->id, 2,
                            {{"steps", json::array({{{"type", "wait"}, {"seconds", 5}}})}});
   ASSERT_TRUE(edit) << edit.error().message;
@@ -178,7 +179,8 @@ TEST_F(AutomationServiceTest, ActiveAutomationCannotBeDeletedAndDeactivationCanc
 
 TEST_F(AutomationServiceTest, UsageBlocksOnlyForActiveAutomationsAndLiveCampaigns) {
   auto a = svc_->Create(actor_, Fields());
-  auto uses = db_->Read([&](store::Conn& c) { return marketing::FindMarketingUses(c, "tag", welcome_); });
+  auto uses =
+      db_->Read([&](store::Conn& c) { return marketing::FindMarketingUses(c, "tag", welcome_); });
   ASSERT_TRUE(uses);
   ASSERT_EQ(uses->size(), 1u);
   EXPECT_EQ((*uses)[0].role, "trigger");
@@ -189,10 +191,13 @@ TEST_F(AutomationServiceTest, UsageBlocksOnlyForActiveAutomationsAndLiveCampaign
   EXPECT_EQ((*uses)[0].role, "step");
   EXPECT_TRUE((*uses)[0].blocking);
   // A campaign that excludes the list blocks only once scheduled or sending.
-  Exec("INSERT INTO campaigns (name, status, created_at, updated_at) VALUES ('c', 'draft', 0, 0)", {});
+  Exec("INSERT INTO campaigns (name, status, created_at, updated_at) VALUES ('c', 'draft', 0, 0)",
+       {});
   int64_t cid = Count("SELECT MAX(id) FROM campaigns");
-  Exec("INSERT INTO campaign_audience (campaign_id, kind, ref_id, mode) VALUES (?, 'list', ?, 'exclude')",
-       {cid, list_});
+  Exec(
+      "INSERT INTO campaign_audience (campaign_id, kind, ref_id, mode) VALUES (?, 'list', ?, "
+      "'exclude')",
+      {cid, list_});
   ASSERT_TRUE(svc_->Deactivate(actor_, a->id, 0));
   uses = db_->Read([&](store::Conn& c) { return marketing::FindMarketingUses(c, "list", list_); });
   ASSERT_EQ(uses->size(), 2u);
@@ -212,10 +217,12 @@ TEST(SequenceRules, StatusMovesAndEmailValidation) {
   EXPECT_TRUE(marketing::CanTransition(Q::kPaused, Q::kActive));
   EXPECT_FALSE(marketing::CanTransition(Q::kActive, Q::kDraft));
   EXPECT_FALSE(marketing::CanTransition(Q::kDraft, Q::kPaused));
-  auto ok = marketing::ValidateSequenceEmails(json::array({{{"subject", "1"}, {"text_body", "a"}, {"delay_days", 2}}}));
+  auto ok = marketing::ValidateSequenceEmails(
+      json::array({{{"subject", "1"}, {"text_body", "a"}, {"delay_days", 2}}}));
   ASSERT_TRUE(ok);
   EXPECT_EQ((*ok)[0]["delay_seconds"], 2 * 86400);
-  auto bad = marketing::ValidateSequenceEmails(json::array({{{"subject", "1"}, {"text_body", "a"}}, {{"subject", ""}}}));
+  auto bad = marketing::ValidateSequenceEmails(
+      json::array({{{"subject", "1"}, {"text_body", "a"}}, {{"subject", ""}}}));
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message.rfind("emails[1].subject", 0), 0u);
 }
@@ -228,7 +235,9 @@ TEST_F(SequenceServiceTest, ActivateNeedsAnEmailAndEditingNeedsPause) {
   ASSERT_TRUE(s);
   auto act = svc.SetStatus(actor_, s->id, marketing::SequenceStatus::kActive, 0);
   ASSERT_FALSE(act);
-  auto upd = svc.Update(actor_, s->id, 1, {{"emails", json::array({{{"subject", "Day 1"}, {"html_body", "<p>1</p>"}}})}});
+  auto upd =
+      svc.Update(actor_, s->id, 1,
+                 {{"emails", json::array({{{"subject", "Day 1"}, {"html_body", "<p>1</p>"}}})}});
   ASSERT_TRUE(upd) << upd.error().message;
   act = svc.SetStatus(actor_, s->id, marketing::SequenceStatus::kActive, upd->revision);
   ASSERT_TRUE(act) << act.error().message;

@@ -1,7 +1,8 @@
+#include "src/marketing/campaigns.h"
+
 #include <gtest/gtest.h>
 
 #include "src/marketing/campaigns_repo.h"
-#include "src/marketing/campaigns.h"
 #include "tests/unit/marketing/fixture.h"
 
 namespace crmd::crm {
@@ -50,7 +51,8 @@ TEST(CampaignFields, RejectsBadSendAtAndSenderNamingTheField) {
   st = marketing::ApplyCampaignFields({{"name", "x"}, {"from_email", "nobody"}}, c);
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message.find("from_email"), std::string::npos);
-  ASSERT_TRUE(marketing::ApplyCampaignFields({{"name", "x"}, {"send_at", "2026-12-01T10:00:00+01:00"}}, c));
+  ASSERT_TRUE(
+      marketing::ApplyCampaignFields({{"name", "x"}, {"send_at", "2026-12-01T10:00:00+01:00"}}, c));
   EXPECT_EQ(c.send_at, marketing::ParseRfc3339("2026-12-01T09:00:00Z"));
 }
 
@@ -81,8 +83,8 @@ class CampaignServiceTest : public testing::MarketingDb {
   }
 
   json Ready(json audience) {
-    return {{"name", "Launch"},      {"subject", "Hello"},   {"from_email", "team@example.com"},
-            {"from_name", "Team"},   {"html_body", "<p>Hi</p>"}, {"audience", std::move(audience)}};
+    return {{"name", "Launch"},    {"subject", "Hello"},       {"from_email", "team@example.com"},
+            {"from_name", "Team"}, {"html_body", "<p>Hi</p>"}, {"audience", std::move(audience)}};
   }
 
   Result<governance::Preview> PreviewActivate(int64_t id) {
@@ -104,22 +106,25 @@ class CampaignServiceTest : public testing::MarketingDb {
 
 TEST_F(CampaignServiceTest, AudienceIsSubscribedMembersOfAnyListOrTagMinusExclusions) {
   auto k = svc_->Create(actor_, Ready({{"lists", {news_}},
-                               {"tags", {promo_}},
-                               {"exclude_lists", {vip_}},
-                               {"exclude_tags", {bounced_tag_}}}));
+                                       {"tags", {promo_}},
+                                       {"exclude_lists", {vip_}},
+                                       {"exclude_tags", {bounced_tag_}}}));
   ASSERT_TRUE(k) << k.error().message;
-  auto ids = db_->Read([&](store::Conn& c) { return marketing::campaigns_repo::SampleAudience(c, k->id, 100); });
+  auto ids = db_->Read(
+      [&](store::Conn& c) { return marketing::campaigns_repo::SampleAudience(c, k->id, 100); });
   ASSERT_TRUE(ids);
   // a (list), c (tag); not b (excluded tag), d (excluded list), e (unsubscribed), f (no match).
   EXPECT_EQ(*ids, (std::vector<int64_t>{a_, c_}));
-  auto n = db_->Read([&](store::Conn& c) { return marketing::campaigns_repo::CountAudience(c, k->id); });
+  auto n =
+      db_->Read([&](store::Conn& c) { return marketing::campaigns_repo::CountAudience(c, k->id); });
   EXPECT_EQ(*n, 2);
 }
 
 TEST_F(CampaignServiceTest, ContactInTwoAudienceListsIsCountedOnce) {
   auto k = svc_->Create(actor_, Ready({{"lists", {news_, vip_}}}));
   ASSERT_TRUE(k);
-  auto n = db_->Read([&](store::Conn& c) { return marketing::campaigns_repo::CountAudience(c, k->id); });
+  auto n =
+      db_->Read([&](store::Conn& c) { return marketing::campaigns_repo::CountAudience(c, k->id); });
   EXPECT_EQ(*n, 3);  // a, b, d (e unsubscribed)
 }
 
@@ -231,7 +236,8 @@ TEST_F(CampaignServiceTest, DeleteIsBlockedWhileSendingAndRemovesRecipientsOther
 }
 
 TEST_F(CampaignServiceTest, ListPaginatesWithAnOpaqueCursor) {
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(svc_->Create(actor_, {{"name", "c" + std::to_string(i)}}));
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(svc_->Create(actor_, {{"name", "c" + std::to_string(i)}}));
   auto p1 = svc_->List(std::nullopt, "", 2);
   ASSERT_TRUE(p1);
   ASSERT_EQ(p1->items.size(), 2u);

@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "src/governance/actor.h"
-#include "src/crm/contacts_repo.h"
 #include "src/crm/contacts.h"
+#include "src/crm/contacts_repo.h"
+#include "src/governance/actor.h"
 #include "src/store/db.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
@@ -19,7 +19,7 @@ class MarketingDb : public ::testing::Test {
  protected:
   void SetUp() override {
     scratch_ = std::make_unique<crmd::testing::ScratchDatabase>(dir_.path() + "/m.db", false,
-                                                               /*migrated=*/true);
+                                                                /*migrated=*/true);
     auto db = store::Open(scratch_->url(), 2);
     ASSERT_TRUE(db.has_value()) << db.error().detail;
     db_ = std::move(*db);
@@ -28,28 +28,36 @@ class MarketingDb : public ::testing::Test {
   // Rows of the contacts module's tables (schemas/db/sqlite/0010_crm.sql), written directly
   // or through its repository, so that these tests do not depend on the contact services.
   int64_t AddList(const std::string& name) {
-    return Insert("INSERT INTO lists (name, created_at, updated_at) VALUES (?, 0, 0) RETURNING id", {name});
+    return Insert("INSERT INTO lists (name, created_at, updated_at) VALUES (?, 0, 0) RETURNING id",
+                  {name});
   }
   int64_t AddTag(const std::string& name) {
-    return Insert("INSERT INTO tags (name, created_at, updated_at) VALUES (?, 0, 0) RETURNING id", {name});
+    return Insert("INSERT INTO tags (name, created_at, updated_at) VALUES (?, 0, 0) RETURNING id",
+                  {name});
   }
   int64_t AddContact(const std::string& email, const std::string& status = "subscribed",
                      int64_t created_at = 1'760'000'000, const std::string& type = "lead",
                      const std::string& source = "form") {
     // Through the repository's insert, which also counts the contact (migration 0059).
     auto id = db_->Write([&](store::Conn& c) {
-      return contacts_repo::InsertContact(c, Contact{.email = email, .status = status, .type = type,
-                                            .source = source, .revision = 1,
-                                            .created_at = created_at, .updated_at = created_at});
+      return contacts_repo::InsertContact(c, Contact{.email = email,
+                                                     .status = status,
+                                                     .type = type,
+                                                     .source = source,
+                                                     .revision = 1,
+                                                     .created_at = created_at,
+                                                     .updated_at = created_at});
     });
     EXPECT_TRUE(id.has_value()) << id.error().detail;
     return id.value_or(0);
   }
   void InList(int64_t contact, int64_t list) {
-    Exec("INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, 0)", {contact, list});
+    Exec("INSERT INTO contact_lists (contact_id, list_id, created_at) VALUES (?, ?, 0)",
+         {contact, list});
   }
   void Tagged(int64_t contact, int64_t tag) {
-    Exec("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, 0)", {contact, tag});
+    Exec("INSERT INTO contact_tags (contact_id, tag_id, created_at) VALUES (?, ?, 0)",
+         {contact, tag});
   }
   int64_t Insert(const std::string& sql, std::vector<store::Value> params) {
     auto id = db_->Write([&](store::Conn& c) { return c.InsertReturningId(sql, params); });

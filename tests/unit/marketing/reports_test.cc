@@ -1,9 +1,10 @@
+#include "src/marketing/reports.h"
+
 #include <gtest/gtest.h>
 
 #include "src/marketing/campaign_sends_repo.h"
 #include "src/marketing/campaigns.h"
 #include "src/marketing/common.h"
-#include "src/marketing/reports.h"
 #include "tests/unit/marketing/fixture.h"
 
 namespace crmd::crm {
@@ -69,7 +70,7 @@ TEST_F(ReportsTest, DashboardCountsByStatusTypeGrowthAndMarketing) {
   EXPECT_EQ((*d)["contacts"]["total"], 6);
   EXPECT_EQ((*d)["contacts"]["by_status"]["subscribed"], 5);
   EXPECT_EQ((*d)["contacts"]["by_type"]["customer"], 2);
-  EXPECT_EQ((*d)["growth"]["last_7_days"], 2);   // d (day 3) and e (day 9); now is day 10
+  EXPECT_EQ((*d)["growth"]["last_7_days"], 2);  // d (day 3) and e (day 9); now is day 10
   EXPECT_EQ((*d)["growth"]["last_30_days"], 5);
   EXPECT_EQ((*d)["campaigns"]["by_status"]["draft"], 1);
   EXPECT_TRUE((*d)["campaigns"]["active"].empty());
@@ -79,8 +80,10 @@ TEST_F(ReportsTest, DashboardCountsByStatusTypeGrowthAndMarketing) {
 TEST_F(ReportsTest, DashboardShowsFormsWhenTheTableExists) {
   // The forms table comes with migration 0030 (REST API v1).
   Exec("DELETE FROM forms", {});
-  Exec("INSERT INTO forms (name, generated_contacts, created_at, updated_at) "
-       "VALUES ('Footer', 12, 0, 0), ('Popup', 30, 0, 0)", {});
+  Exec(
+      "INSERT INTO forms (name, generated_contacts, created_at, updated_at) "
+      "VALUES ('Footer', 12, 0, 0), ('Popup', 30, 0, 0)",
+      {});
   marketing::ReportService r(*db_, clock_);
   auto d = r.Dashboard();
   ASSERT_TRUE(d);
@@ -94,8 +97,11 @@ TEST_F(ReportsTest, CampaignReportCountsRecipientOutcomes) {
   marketing::CampaignService campaigns(*db_, clock_);
   int64_t list = AddList("all");
   for (int64_t id = 1; id <= 5; ++id) InList(id, list);
-  auto k = campaigns.Create(actor_, {{"name", "n"}, {"subject", "s"}, {"from_email", "a@b.io"},
-                             {"text_body", "t"}, {"audience", {{"lists", {list}}}}});
+  auto k = campaigns.Create(actor_, {{"name", "n"},
+                                     {"subject", "s"},
+                                     {"from_email", "a@b.io"},
+                                     {"text_body", "t"},
+                                     {"audience", {{"lists", {list}}}}});
   ASSERT_TRUE(k);
   auto before = r.CampaignReport(k->id);
   ASSERT_TRUE(before);
@@ -106,13 +112,17 @@ TEST_F(ReportsTest, CampaignReportCountsRecipientOutcomes) {
   ASSERT_TRUE(db_->Write([&](store::Conn& c) -> Result<bool> {
     namespace send = marketing::campaign_sends_repo;
     for (int64_t contact : {1, 2})
-      if (auto s = send::MarkSent(c, k->id, contact, "<m" + std::to_string(contact) + "@b.io>", 5); !s || !*s)
+      if (auto s = send::MarkSent(c, k->id, contact, "<m" + std::to_string(contact) + "@b.io>", 5);
+          !s || !*s)
         return Fail(Errc::kInternal, "mark sent");
     if (auto s = send::MarkFailed(c, k->id, 3, "550 no such user", 550, 5); !s || !*s)
       return Fail(Errc::kInternal, "mark failed");
-    if (auto s = send::MarkEvent(c, k->id, 1, "opened", 6); !s || !*s) return Fail(Errc::kInternal, "open");
-    if (auto s = send::MarkEvent(c, k->id, 1, "opened", 7); !s || *s) return Fail(Errc::kInternal, "twice");
-    if (auto s = send::MarkEvent(c, k->id, 2, "bounced", 6); !s || !*s) return Fail(Errc::kInternal, "bounce");
+    if (auto s = send::MarkEvent(c, k->id, 1, "opened", 6); !s || !*s)
+      return Fail(Errc::kInternal, "open");
+    if (auto s = send::MarkEvent(c, k->id, 1, "opened", 7); !s || *s)
+      return Fail(Errc::kInternal, "twice");
+    if (auto s = send::MarkEvent(c, k->id, 2, "bounced", 6); !s || !*s)
+      return Fail(Errc::kInternal, "bounce");
     return true;
   }));
   auto rep = r.CampaignReport(k->id);
@@ -131,12 +141,20 @@ TEST_F(ReportsTest, CampaignReportCountsRecipientOutcomes) {
 }
 
 TEST_F(ReportsTest, AutomationReportReadsTheCountersKeptAsRunsMove) {
-  Exec("INSERT INTO automations (id, name, trigger_type, steps, status, created_at, updated_at) "
-       "VALUES (7, 'a', 'contact_created', '[{\"type\":\"wait\",\"days\":1},{\"type\":\"send_email\",\"subject\":\"s\",\"text_body\":\"t\"}]', 'active', 0, 0)", {});
-  Exec("INSERT INTO automation_stats (automation_id, enrolled, completed, exited, cancelled) "
-       "VALUES (7, 5, 2, 0, 1)", {});
-  Exec("INSERT INTO automation_step_stats (automation_id, step_index, done, failed, skipped) "
-       "VALUES (7, 0, 3, 0, 0), (7, 1, 1, 1, 1)", {});
+  Exec(
+      "INSERT INTO automations (id, name, trigger_type, steps, status, created_at, updated_at) "
+      "VALUES (7, 'a', 'contact_created', "
+      "'[{\"type\":\"wait\",\"days\":1},{\"type\":\"send_email\",\"subject\":\"s\",\"text_body\":"
+      "\"t\"}]', 'active', 0, 0)",
+      {});
+  Exec(
+      "INSERT INTO automation_stats (automation_id, enrolled, completed, exited, cancelled) "
+      "VALUES (7, 5, 2, 0, 1)",
+      {});
+  Exec(
+      "INSERT INTO automation_step_stats (automation_id, step_index, done, failed, skipped) "
+      "VALUES (7, 0, 3, 0, 0), (7, 1, 1, 1, 1)",
+      {});
   marketing::ReportService r(*db_, clock_);
   auto rep = r.AutomationReport(7);
   ASSERT_TRUE(rep) << rep.error().message;

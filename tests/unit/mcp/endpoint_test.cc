@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "src/core/json_write.h"
-
 #include "src/core/random.h"
 #include "src/mcp/origin.h"
 #include "tests/support/fake_clock.h"
@@ -25,11 +24,13 @@ class EndpointTest : public ::testing::Test {
              {"scope", "contacts:read"},
              {"inputSchema", {{"type", "object"}, {"additionalProperties", false}}}},
         [](const ToolContext& ctx, const json&) {
-          return ToolOutcome::Ok(json{{"subject", ctx.principal.subject}, {"session", ctx.session_id}});
+          return ToolOutcome::Ok(
+              json{{"subject", ctx.principal.subject}, {"session", ctx.session_id}});
         }));
     endpoint_ = std::make_unique<McpEndpoint>(
-        McpEndpointOptions{.instructions = "Use previews.",
-                           .resource_metadata_url = "https://crm.test/.well-known/oauth-protected-resource/mcp"},
+        McpEndpointOptions{
+            .instructions = "Use previews.",
+            .resource_metadata_url = "https://crm.test/.well-known/oauth-protected-resource/mcp"},
         tools_, clock_, random_);
     alice_.subject = "alice";
     alice_.client_id = "c1";
@@ -41,24 +42,30 @@ class EndpointTest : public ::testing::Test {
     r.method = "POST";
     r.path = "/mcp";
     r.body = body.dump();
-    r.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}};
+    r.headers = {{"Content-Type", "application/json"},
+                 {"Accept", "application/json, text/event-stream"}};
     for (auto& h : extra) r.headers.push_back(h);
     return r;
   }
 
-  std::string Initialize(const std::string& version = "2025-11-25", const Principal* who = nullptr) {
-    auto res = endpoint_->Handle(
-        Post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
-                  {"params", {{"protocolVersion", version}, {"capabilities", json::object()},
-                              {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}}),
-        who ? *who : alice_);
+  std::string Initialize(const std::string& version = "2025-11-25",
+                         const Principal* who = nullptr) {
+    auto res = endpoint_->Handle(Post(json{{"jsonrpc", "2.0"},
+                                           {"id", 1},
+                                           {"method", "initialize"},
+                                           {"params",
+                                            {{"protocolVersion", version},
+                                             {"capabilities", json::object()},
+                                             {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}}),
+                                 who ? *who : alice_);
     EXPECT_EQ(res.status, 200) << res.body;
     auto sid = res.Header("Mcp-Session-Id");
     return sid ? std::string(*sid) : "";
   }
 
-  http::Response Request(const std::string& sid, const std::string& method, json params = json::object(),
-                         const Principal* who = nullptr, http::Headers extra = {}) {
+  http::Response Request(const std::string& sid, const std::string& method,
+                         json params = json::object(), const Principal* who = nullptr,
+                         http::Headers extra = {}) {
     extra.emplace_back("Mcp-Session-Id", sid);
     return endpoint_->Handle(
         Post(json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", method}, {"params", params}}, extra),
@@ -72,7 +79,8 @@ class EndpointTest : public ::testing::Test {
   Principal alice_;
 };
 
-TEST(ProtocolVersion, NegotiatesClientsVersionWhenSupportedElseLatest_McpLifecycle_VersionNegotiation) {
+TEST(ProtocolVersion,
+     NegotiatesClientsVersionWhenSupportedElseLatest_McpLifecycle_VersionNegotiation) {
   EXPECT_EQ(NegotiateProtocolVersion("2025-06-18"), "2025-06-18");
   EXPECT_EQ(NegotiateProtocolVersion("2025-03-26"), "2025-03-26");
   EXPECT_EQ(NegotiateProtocolVersion("2024-11-05"), "2025-11-25");
@@ -81,10 +89,11 @@ TEST(ProtocolVersion, NegotiatesClientsVersionWhenSupportedElseLatest_McpLifecyc
 }
 
 TEST_F(EndpointTest, InitializeReturnsSessionCapabilitiesAndInstructions) {
-  auto res = endpoint_->Handle(
-      Post(json{{"jsonrpc", "2.0"}, {"id", "init"}, {"method", "initialize"},
-                {"params", {{"protocolVersion", "2025-06-18"}}}}),
-      alice_);
+  auto res = endpoint_->Handle(Post(json{{"jsonrpc", "2.0"},
+                                         {"id", "init"},
+                                         {"method", "initialize"},
+                                         {"params", {{"protocolVersion", "2025-06-18"}}}}),
+                               alice_);
   ASSERT_EQ(res.status, 200);
   json body = json::parse(res.body);
   EXPECT_EQ(body["id"], "init");
@@ -96,7 +105,8 @@ TEST_F(EndpointTest, InitializeReturnsSessionCapabilitiesAndInstructions) {
 }
 
 TEST_F(EndpointTest, InitializeWithoutProtocolVersionIsInvalidParams) {
-  auto res = endpoint_->Handle(Post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"}}), alice_);
+  auto res = endpoint_->Handle(Post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"}}),
+                               alice_);
   EXPECT_EQ(json::parse(res.body)["error"]["code"], jsonrpc::kInvalidParams);
 }
 
@@ -121,7 +131,8 @@ TEST_F(EndpointTest, NotificationsAndResponsesAre202WithEmptyBody_McpTransports_
 }
 
 TEST_F(EndpointTest, RequestWithoutSessionIs400_McpTransports_SessionManagement2) {
-  auto res = endpoint_->Handle(Post(json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "ping"}}), alice_);
+  auto res =
+      endpoint_->Handle(Post(json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "ping"}}), alice_);
   EXPECT_EQ(res.status, 400);
 }
 
@@ -165,12 +176,14 @@ TEST_F(EndpointTest, UnsupportedProtocolVersionHeaderIs400_McpTransports_Protoco
     auto res = Request(sid, "tools/list", json::object(), nullptr, {{"MCP-Protocol-Version", v}});
     EXPECT_EQ(res.status, 400) << v;
   }
-  EXPECT_EQ(Request(sid, "tools/list", json::object(), nullptr, {{"MCP-Protocol-Version", "2025-06-18"}}).status,
-            200);
+  EXPECT_EQ(
+      Request(sid, "tools/list", json::object(), nullptr, {{"MCP-Protocol-Version", "2025-06-18"}})
+          .status,
+      200);
   // Before initialize too, whatever the session state.
-  auto res = endpoint_->Handle(
-      Post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}}, {{"MCP-Protocol-Version", "2099-01-01"}}),
-      alice_);
+  auto res = endpoint_->Handle(Post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}},
+                                    {{"MCP-Protocol-Version", "2099-01-01"}}),
+                               alice_);
   EXPECT_EQ(res.status, 400);
 }
 
@@ -224,7 +237,8 @@ TEST_F(EndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwoCopies
   EXPECT_EQ(res.body, body.dump()) << "not the whole document serialised";
   const json& result = body["result"];
   EXPECT_EQ(result["isError"], false);
-  EXPECT_EQ(json::parse(result["content"][0]["text"].get<std::string>()), result["structuredContent"]);
+  EXPECT_EQ(json::parse(result["content"][0]["text"].get<std::string>()),
+            result["structuredContent"]);
   EXPECT_EQ(result["structuredContent"]["quote"], "say \"hi\"\\ \n\t\x01");
   EXPECT_EQ(result["structuredContent"]["accents"], "Grüße, 東京 😀");
   // A byte that is not UTF-8 becomes U+FFFD, as everywhere in crmd's JSON answers.
@@ -238,7 +252,8 @@ TEST_F(EndpointTest, TextResultAnswerIsTheDocumentATreeWouldGiveWithBothCopiesEq
                   {"accents", "Grüße, 東京 😀"},
                   {"nested", {{"list", {1, "two", nullptr, 3.5}}, {"zzz", true}}},
                   {"a", -7}};
-  ToolRegistry tools(ToolRegistryOptions{.validate_output = true, .materialize_text_results = false});
+  ToolRegistry tools(
+      ToolRegistryOptions{.validate_output = true, .materialize_text_results = false});
   ASSERT_TRUE(tools.RegisterDescriptor(
       json{{"name", "texter"},
            {"description", "Returns its result as text."},
@@ -249,19 +264,24 @@ TEST_F(EndpointTest, TextResultAnswerIsTheDocumentATreeWouldGiveWithBothCopiesEq
   // The fixture's requests, to an endpoint over this registry.
   McpEndpoint endpoint(McpEndpointOptions{.resource_metadata_url = "https://crm.test/m"}, tools,
                        clock_, random_);
-  auto init = endpoint.Handle(
-      Post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
-                {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()},
-                            {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
-           {}),
-      alice_);
+  auto init = endpoint.Handle(Post(json{{"jsonrpc", "2.0"},
+                                        {"id", 1},
+                                        {"method", "initialize"},
+                                        {"params",
+                                         {{"protocolVersion", "2025-11-25"},
+                                          {"capabilities", json::object()},
+                                          {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
+                                   {}),
+                              alice_);
   auto sid = init.Header("Mcp-Session-Id");
   ASSERT_TRUE(sid.has_value()) << init.body;
   for (const json& id : {json(7), json("req-\"8\"")}) {
-    auto res = endpoint.Handle(
-        Post(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", {{"name", "texter"}}}},
-             {{"Mcp-Session-Id", std::string(*sid)}}),
-        alice_);
+    auto res = endpoint.Handle(Post(json{{"jsonrpc", "2.0"},
+                                         {"id", id},
+                                         {"method", "tools/call"},
+                                         {"params", {{"name", "texter"}}}},
+                                    {{"Mcp-Session-Id", std::string(*sid)}}),
+                               alice_);
     ASSERT_EQ(res.status, 200) << res.body;
     json body = json::parse(res.body);
     EXPECT_EQ(res.body, body.dump()) << "not the bytes of the document";
@@ -320,11 +340,16 @@ TEST(Origin, RefusesForeignHostAndOrigin_McpTransports_Security) {
   EXPECT_EQ(CheckOriginAndHost(req({{"Host", "evil.example.com"}}), p)->status, 403);
   EXPECT_EQ(CheckOriginAndHost(req({{"Host", "localhost.evil.com"}}), p)->status, 403);
   EXPECT_EQ(CheckOriginAndHost(req({}), p)->status, 403);
-  EXPECT_FALSE(CheckOriginAndHost(req({{"Host", "crm.example.com"}, {"Origin", "https://crm.example.com"}}), p));
-  EXPECT_FALSE(CheckOriginAndHost(req({{"Host", "crm.example.com"}, {"Origin", "https://app.example.org"}}), p));
-  EXPECT_EQ(CheckOriginAndHost(req({{"Host", "crm.example.com"}, {"Origin", "https://evil.example.com"}}), p)->status,
+  EXPECT_FALSE(CheckOriginAndHost(
+      req({{"Host", "crm.example.com"}, {"Origin", "https://crm.example.com"}}), p));
+  EXPECT_FALSE(CheckOriginAndHost(
+      req({{"Host", "crm.example.com"}, {"Origin", "https://app.example.org"}}), p));
+  EXPECT_EQ(CheckOriginAndHost(
+                req({{"Host", "crm.example.com"}, {"Origin", "https://evil.example.com"}}), p)
+                ->status,
             403);
-  EXPECT_EQ(CheckOriginAndHost(req({{"Host", "crm.example.com"}, {"Origin", "null"}}), p)->status, 403);
+  EXPECT_EQ(CheckOriginAndHost(req({{"Host", "crm.example.com"}, {"Origin", "null"}}), p)->status,
+            403);
 }
 
 TEST(Origin, PolicyFromIssuerWithPort) {
@@ -366,14 +391,16 @@ TEST(EndpointRateLimit, ExcessToolCallsAreRateLimitedToolErrors) {
   ASSERT_TRUE(tools.RegisterDescriptor(
       json{{"name", "t"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}},
       [](const ToolContext&, const json&) { return ToolOutcome::Ok(json::object()); }));
-  McpEndpoint endpoint(McpEndpointOptions{.rate_limit = {.per_second = 1, .burst = 2}}, tools, clock, random);
+  McpEndpoint endpoint(McpEndpointOptions{.rate_limit = {.per_second = 1, .burst = 2}}, tools,
+                       clock, random);
   Principal p;
   p.subject = "s";
   p.client_id = "c";
   http::Request r;
   r.method = "POST";
   r.headers = {{"Content-Type", "application/json"}};
-  r.body = R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})";
+  r.body =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})";
   auto init = endpoint.Handle(r, p);
   r.headers.emplace_back("Mcp-Session-Id", std::string(*init.Header("Mcp-Session-Id")));
   r.body = R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}})";

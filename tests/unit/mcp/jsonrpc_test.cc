@@ -1,8 +1,8 @@
 #include "src/mcp/jsonrpc.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace crmd::mcp::jsonrpc {
 namespace {
@@ -153,7 +153,8 @@ namespace {
 // Robustness: arbitrary bytes and mutations of a valid message never crash and always
 // yield exactly one of a message or an error.
 TEST(JsonRpcRobustness, ArbitraryInputYieldsMessageXorError) {
-  std::string valid = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,{"b":null}]}}})";
+  std::string valid =
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,{"b":null}]}}})";
   uint32_t seed = 12345;
   auto next = [&] { return seed = seed * 1103515245u + 12345u; };
   for (int i = 0; i < 5000; ++i) {
@@ -162,9 +163,15 @@ TEST(JsonRpcRobustness, ArbitraryInputYieldsMessageXorError) {
     for (int e = 0; e < edits; ++e) {
       size_t pos = next() % (s.size() + 1);
       switch (next() % 3) {
-        case 0: s.insert(pos, 1, static_cast<char>(next() % 256)); break;
-        case 1: if (pos < s.size()) s.erase(pos, 1); break;
-        default: if (pos < s.size()) s[pos] = static_cast<char>(next() % 256); break;
+        case 0:
+          s.insert(pos, 1, static_cast<char>(next() % 256));
+          break;
+        case 1:
+          if (pos < s.size()) s.erase(pos, 1);
+          break;
+        default:
+          if (pos < s.size()) s[pos] = static_cast<char>(next() % 256);
+          break;
       }
     }
     auto p = Parse(s);

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include "src/core/json_write.h"
-
 #include "src/core/random.h"
 #include "src/mcp/endpoint.h"
 #include "tests/support/fake_clock.h"
@@ -136,7 +135,8 @@ TEST(ModernSchema, ValidatorRefusesAResultWithoutResultTypeOrCachingHints) {
 // The 2026-07-28 answer adds resultType and _meta beside the copied structured content
 // (ToolCallAnswer): still the whole document serialised, the two copies equal.
 TEST_F(ModernEndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwoCopiesAgree) {
-  auto res = Send(Body("tools/call", {{"name", "whoami"}, {"arguments", json::object()}, {"_meta", Meta()}}));
+  auto res = Send(
+      Body("tools/call", {{"name", "whoami"}, {"arguments", json::object()}, {"_meta", Meta()}}));
   ASSERT_EQ(res.status, 200) << res.body;
   json body = Checked(res, "CallToolResultResponse");
   EXPECT_EQ(res.body, body.dump());
@@ -149,7 +149,8 @@ TEST_F(ModernEndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwo
 // answer, written without a tree, is the document the tree would give and valid.
 TEST_F(ModernEndpointTest, TextResultAnswerIsTheWholeDocumentSerialisedAndValid) {
   const json tree{{"subject", "alice \"A\" Grüße"}, {"z", {1, 2}}};
-  ToolRegistry tools(ToolRegistryOptions{.validate_output = true, .materialize_text_results = false});
+  ToolRegistry tools(
+      ToolRegistryOptions{.validate_output = true, .materialize_text_results = false});
   ASSERT_TRUE(tools.RegisterDescriptor(
       json{{"name", "texter"},
            {"description", "Returns its result as text."},
@@ -160,8 +161,9 @@ TEST_F(ModernEndpointTest, TextResultAnswerIsTheWholeDocumentSerialisedAndValid)
       McpEndpointOptions{.resource_metadata_url = "https://crm.test/m",
                          .request_state_keys = {{.id = "k1", .secret = std::string(32, 'k')}}},
       tools, clock_, random_);
-  auto res = Send(Body("tools/call", {{"name", "texter"}, {"arguments", json::object()}, {"_meta", Meta()}}),
-                  {}, nullptr, &endpoint);
+  auto res = Send(
+      Body("tools/call", {{"name", "texter"}, {"arguments", json::object()}, {"_meta", Meta()}}),
+      {}, nullptr, &endpoint);
   ASSERT_EQ(res.status, 200) << res.body;
   json body = Checked(res, "CallToolResultResponse");
   EXPECT_EQ(res.body, body.dump());

@@ -3,13 +3,13 @@
 // answer for the common calls (else it would be no faster).
 #include "src/mcp/quick_schema.h"
 
+#include <gtest/gtest.h>
+
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "src/core/embedded.h"
 #include "src/mcp/json_schema.h"
@@ -33,7 +33,8 @@ std::vector<Tool> Tools() {
     if (!descriptor.is_object() || !descriptor.contains("inputSchema")) continue;
     auto compiled = CompiledSchema::Compile(descriptor["inputSchema"]);
     if (!compiled) continue;
-    out.push_back({descriptor["name"].get<std::string>(), descriptor["inputSchema"], std::move(*compiled)});
+    out.push_back(
+        {descriptor["name"].get<std::string>(), descriptor["inputSchema"], std::move(*compiled)});
   }
   return out;
 }
@@ -70,9 +71,11 @@ class Generator {
     }
     if (type == "string") {
       size_t lo = schema.value("minLength", 0), hi = schema.value("maxLength", lo + 12);
-      size_t n = Chance(6) ? (Chance(2) ? hi + 1 : (lo > 0 ? lo - 1 : 0)) : lo + rng_() % (std::min<size_t>(hi, lo + 20) - lo + 1);
+      size_t n = Chance(6) ? (Chance(2) ? hi + 1 : (lo > 0 ? lo - 1 : 0))
+                           : lo + rng_() % (std::min<size_t>(hi, lo + 20) - lo + 1);
       std::string s;
-      for (size_t i = 0; i < n; ++i) s += Chance(5) ? "\xc3\xa9" : std::string(1, static_cast<char>('a' + rng_() % 26));
+      for (size_t i = 0; i < n; ++i)
+        s += Chance(5) ? "\xc3\xa9" : std::string(1, static_cast<char>('a' + rng_() % 26));
       if (Chance(12)) s += std::string(1, '\0');
       if (Chance(4)) s = std::to_string(rng_() % 100) + "@example.com";
       return s;
@@ -84,7 +87,8 @@ class Generator {
       if (Chance(8)) return 1.0 * static_cast<int64_t>(lo + 1);
       if (Chance(10)) return int64_t{1} << 60;
       if (type == "number" && Chance(3)) return lo + 0.5;
-      return static_cast<int64_t>(lo) + static_cast<int64_t>(rng_() % static_cast<uint64_t>(hi - lo + 1));
+      return static_cast<int64_t>(lo) +
+             static_cast<int64_t>(rng_() % static_cast<uint64_t>(hi - lo + 1));
     }
     if (type == "boolean") return Chance(2);
     if (type == "null") return nullptr;
@@ -92,7 +96,8 @@ class Generator {
       size_t lo = schema.value("minItems", 0), hi = schema.value("maxItems", lo + 3);
       size_t n = Chance(8) ? hi + 1 : lo + rng_() % (std::min<size_t>(hi, lo + 3) - lo + 1);
       json a = json::array();
-      for (size_t i = 0; i < n; ++i) a.push_back(Make(schema.value("items", json::object()), depth + 1));
+      for (size_t i = 0; i < n; ++i)
+        a.push_back(Make(schema.value("items", json::object()), depth + 1));
       return a;
     }
     json o = json::object();
@@ -102,11 +107,14 @@ class Generator {
     }
     if (schema.contains("required"))
       for (const auto& r : schema["required"])
-        if (!Chance(8)) o[r.get<std::string>()] = Make(schema["properties"].value(r.get<std::string>(), json::object()), depth + 1);
+        if (!Chance(8))
+          o[r.get<std::string>()] =
+              Make(schema["properties"].value(r.get<std::string>(), json::object()), depth + 1);
     if (schema.contains("oneOf") && Chance(2)) {
       const auto& branch = schema["oneOf"][rng_() % schema["oneOf"].size()];
       for (const auto& r : branch.value("required", json::array()))
-        o[r.get<std::string>()] = Make(schema["properties"].value(r.get<std::string>(), json::object()), depth + 1);
+        o[r.get<std::string>()] =
+            Make(schema["properties"].value(r.get<std::string>(), json::object()), depth + 1);
     }
     if (Chance(10)) o["unexpected"] = 1;
     return o;
@@ -116,12 +124,18 @@ class Generator {
   bool Chance(unsigned one_in) { return rng_() % one_in == 0; }
   json Scalar() {
     switch (rng_() % 6) {
-      case 0: return nullptr;
-      case 1: return true;
-      case 2: return 3;
-      case 3: return -2.5;
-      case 4: return "x";
-      default: return json::array();
+      case 0:
+        return nullptr;
+      case 1:
+        return true;
+      case 2:
+        return 3;
+      case 3:
+        return -2.5;
+      case 4:
+        return "x";
+      default:
+        return json::array();
     }
   }
   std::mt19937 rng_;
@@ -135,9 +149,15 @@ TEST(QuickSchema, AgreesWithValijsonOnEveryToolSchema) {
   for (const auto& tool : tools) {
     for (int i = 0; i < 150; ++i) {
       switch (Agreeing(tool, gen.Make(tool.schema))) {
-        case QuickVerdict::kValid: ++answered_valid; break;
-        case QuickVerdict::kInvalid: ++answered_invalid; break;
-        case QuickVerdict::kUnsure: ++unsure; break;
+        case QuickVerdict::kValid:
+          ++answered_valid;
+          break;
+        case QuickVerdict::kInvalid:
+          ++answered_invalid;
+          break;
+        case QuickVerdict::kUnsure:
+          ++unsure;
+          break;
       }
     }
   }
@@ -155,23 +175,33 @@ TEST(QuickSchema, AnswersTheCommonCallsAndLeavesTheRestToValijson) {
   };
   const Tool& get = tool("get_contact");
   EXPECT_EQ(Agreeing(get, json::parse(R"({"id":7})")), QuickVerdict::kValid);
-  EXPECT_EQ(Agreeing(get, json::parse(R"({"email":"caf\u00e9@example.com"})")), QuickVerdict::kValid);
-  EXPECT_EQ(Agreeing(get, json::parse(R"({"id":0})")), QuickVerdict::kInvalid);           // minimum 1
-  EXPECT_EQ(Agreeing(get, json::parse(R"({"id":"7"})")), QuickVerdict::kInvalid);         // type
-  EXPECT_EQ(Agreeing(get, json::parse(R"({"id":7,"email":"a@b.c"})")), QuickVerdict::kInvalid);  // oneOf: both
-  EXPECT_EQ(Agreeing(get, json::parse(R"({})")), QuickVerdict::kInvalid);                 // oneOf: neither
-  EXPECT_EQ(Agreeing(get, json::parse(R"({"id":7,"x":1})")), QuickVerdict::kInvalid);     // additionalProperties
-  EXPECT_EQ(Agreeing(get, json::parse(R"({"email":"ab"})")), QuickVerdict::kInvalid);     // minLength 3
+  EXPECT_EQ(Agreeing(get, json::parse(R"({"email":"caf\u00e9@example.com"})")),
+            QuickVerdict::kValid);
+  EXPECT_EQ(Agreeing(get, json::parse(R"({"id":0})")), QuickVerdict::kInvalid);    // minimum 1
+  EXPECT_EQ(Agreeing(get, json::parse(R"({"id":"7"})")), QuickVerdict::kInvalid);  // type
+  EXPECT_EQ(Agreeing(get, json::parse(R"({"id":7,"email":"a@b.c"})")),
+            QuickVerdict::kInvalid);                                       // oneOf: both
+  EXPECT_EQ(Agreeing(get, json::parse(R"({})")), QuickVerdict::kInvalid);  // oneOf: neither
+  EXPECT_EQ(Agreeing(get, json::parse(R"({"id":7,"x":1})")),
+            QuickVerdict::kInvalid);  // additionalProperties
+  EXPECT_EQ(Agreeing(get, json::parse(R"({"email":"ab"})")),
+            QuickVerdict::kInvalid);  // minLength 3
   // Two code points of four bytes: too short, counted as valijson counts.
   EXPECT_EQ(Agreeing(get, json::parse(R"({"email":"\u00e9\u00e9"})")), QuickVerdict::kInvalid);
   // valijson's to judge: a double for an integer, a NUL byte (valijson stops counting there).
   EXPECT_EQ(Agreeing(get, json::parse(R"({"id":7.0})")), QuickVerdict::kUnsure);
   EXPECT_EQ(Agreeing(get, json::parse(R"({"email":"ab\u0000cd"})")), QuickVerdict::kUnsure);
   EXPECT_TRUE(get.compiled->Validate(json::parse(R"({"id":7.0})")).has_value());
-  EXPECT_EQ(Agreeing(tool("create_contact"), json::parse(R"({"email":"a@example.com","first_name":"A","status":"subscribed","tags":["x","y"]})")),
+  EXPECT_EQ(
+      Agreeing(
+          tool("create_contact"),
+          json::parse(
+              R"({"email":"a@example.com","first_name":"A","status":"subscribed","tags":["x","y"]})")),
+      QuickVerdict::kValid);
+  EXPECT_EQ(Agreeing(tool("list_contacts"), json::parse(R"({"status":"subscribed","limit":50})")),
             QuickVerdict::kValid);
-  EXPECT_EQ(Agreeing(tool("list_contacts"), json::parse(R"({"status":"subscribed","limit":50})")), QuickVerdict::kValid);
-  EXPECT_EQ(Agreeing(tool("list_contacts"), json::parse(R"({"status":"nope"})")), QuickVerdict::kInvalid);
+  EXPECT_EQ(Agreeing(tool("list_contacts"), json::parse(R"({"status":"nope"})")),
+            QuickVerdict::kInvalid);
   // Validate still reports what valijson finds, however the verdict came.
   auto v = get.compiled->Validate(json::parse(R"({"id":0})"));
   ASSERT_TRUE(v.has_value());
@@ -190,30 +220,44 @@ TEST(QuickSchema, IsUnsureWhereValijsonReadsCStrings) {
     if (quick != QuickVerdict::kUnsure)
       EXPECT_EQ(quick == QuickVerdict::kValid, !(*compiled)->ValidateWithValijson(doc).has_value())
           << schema_text << " " << doc.dump(-1, ' ', false, json::error_handler_t::replace);
-    EXPECT_EQ((*compiled)->Validate(doc).has_value(), (*compiled)->ValidateWithValijson(doc).has_value())
+    EXPECT_EQ((*compiled)->Validate(doc).has_value(),
+              (*compiled)->ValidateWithValijson(doc).has_value())
         << schema_text;
     return quick;
   };
-  const std::string overlong3 = "ab\xE0\x80\x80" "cd", overlong4 = "ab\xF0\x80\x80\x80" "cd";
-  EXPECT_EQ(agree(R"({"type":"string","minLength":1})", std::string("\xE0\x80\x80")), QuickVerdict::kUnsure);
+  const std::string overlong3 =
+                        "ab\xE0\x80\x80"
+                        "cd",
+                    overlong4 =
+                        "ab\xF0\x80\x80\x80"
+                        "cd";
+  EXPECT_EQ(agree(R"({"type":"string","minLength":1})", std::string("\xE0\x80\x80")),
+            QuickVerdict::kUnsure);
   EXPECT_EQ(agree(R"({"type":"string","minLength":3})", overlong3), QuickVerdict::kUnsure);
   EXPECT_EQ(agree(R"({"maxLength":2})", overlong4), QuickVerdict::kUnsure);
-  EXPECT_EQ(agree(R"({"oneOf":[{"maxLength":2},{"type":"string"}]})", overlong3), QuickVerdict::kUnsure);
-  EXPECT_EQ(agree(R"({"type":"string","maxLength":4})", std::string("\xED\xA0\x80")), QuickVerdict::kUnsure);
-  EXPECT_EQ(agree(R"({"type":"string","maxLength":4})", std::string("caf\xC3\xA9")), QuickVerdict::kValid);
+  EXPECT_EQ(agree(R"({"oneOf":[{"maxLength":2},{"type":"string"}]})", overlong3),
+            QuickVerdict::kUnsure);
+  EXPECT_EQ(agree(R"({"type":"string","maxLength":4})", std::string("\xED\xA0\x80")),
+            QuickVerdict::kUnsure);
+  EXPECT_EQ(agree(R"({"type":"string","maxLength":4})", std::string("caf\xC3\xA9")),
+            QuickVerdict::kValid);
   // A NUL byte in a member's name, in a schema's property or required name.
   const json nul_member = json::parse(R"({"a\u0000b":"x"})");
-  EXPECT_EQ(agree(R"({"properties":{"a":{"type":"string"}},"additionalProperties":false})", nul_member),
+  EXPECT_EQ(
+      agree(R"({"properties":{"a":{"type":"string"}},"additionalProperties":false})", nul_member),
+      QuickVerdict::kUnsure);
+  EXPECT_EQ(agree(R"({"properties":{"a\u0000b":{"type":"string"}},"additionalProperties":false})",
+                  nul_member),
             QuickVerdict::kUnsure);
-  EXPECT_EQ(agree(R"({"properties":{"a\u0000b":{"type":"string"}},"additionalProperties":false})", nul_member),
+  EXPECT_EQ(agree(R"({"required":["a\u0000b"]})", json::parse(R"({"a":1})")),
             QuickVerdict::kUnsure);
-  EXPECT_EQ(agree(R"({"required":["a\u0000b"]})", json::parse(R"({"a":1})")), QuickVerdict::kUnsure);
 }
 
 TEST(QuickSchema, KeywordsItDoesNotKnowMakeItUnsure) {
   EXPECT_EQ(QuickSchema::Build(json::parse(R"({"type":"string","format":"email"})")), nullptr);
   EXPECT_EQ(QuickSchema::Build(json::parse(R"({"$ref":"#/x"})")), nullptr);
-  auto nested = QuickSchema::Build(json::parse(R"({"type":"object","properties":{"a":{"type":"string","pattern":"^x"},"b":{"type":"integer"}}})"));
+  auto nested = QuickSchema::Build(json::parse(
+      R"({"type":"object","properties":{"a":{"type":"string","pattern":"^x"},"b":{"type":"integer"}}})"));
   ASSERT_NE(nested, nullptr);
   EXPECT_EQ(nested->Check(json::parse(R"({"a":"y"})")), QuickVerdict::kUnsure);
   EXPECT_EQ(nested->Check(json::parse(R"({"b":1})")), QuickVerdict::kValid);

@@ -1,8 +1,8 @@
 #include "src/mcp/registry.h"
 
-#include <stdexcept>
-
 #include <gtest/gtest.h>
+
+#include <stdexcept>
 
 #include "src/mcp/json_schema.h"
 #include "tests/unit/mcp/tool_error.h"
@@ -142,20 +142,22 @@ TEST_F(RegistryTest, EmptyScopeNeedsNoScope) {
 }
 
 TEST_F(RegistryTest, HandlerPermissionDeniedWithRequiredScopeBecomesInsufficientScope) {
-  ASSERT_TRUE(registry_.RegisterDescriptor(EchoDescriptor("confirm", ""), [](const ToolContext&, const json&) {
-    return ToolOutcome::Fail({Errc::kPermissionDenied, "needs delete", ""},
-                             json{{"required_scope", "contacts:delete"}});
-  }));
+  ASSERT_TRUE(registry_.RegisterDescriptor(
+      EchoDescriptor("confirm", ""), [](const ToolContext&, const json&) {
+        return ToolOutcome::Fail({Errc::kPermissionDenied, "needs delete", ""},
+                                 json{{"required_scope", "contacts:delete"}});
+      }));
   auto o = Call(CallParams("confirm", {{"email", "a@b"}}));
   ASSERT_EQ(o.kind, CallOutcome::Kind::kInsufficientScope);
   EXPECT_EQ(o.required_scope, "contacts:delete");
 }
 
 TEST_F(RegistryTest, BusinessFailureIsToolErrorWithCodeAndDetails) {
-  ASSERT_TRUE(registry_.RegisterDescriptor(EchoDescriptor("conflict"), [](const ToolContext&, const json&) {
-    return ToolOutcome::Fail({Errc::kRevisionConflict, "stale revision", "internal"},
-                             json{{"current", {{"revision", 4}}}});
-  }));
+  ASSERT_TRUE(
+      registry_.RegisterDescriptor(EchoDescriptor("conflict"), [](const ToolContext&, const json&) {
+        return ToolOutcome::Fail({Errc::kRevisionConflict, "stale revision", "internal"},
+                                 json{{"current", {{"revision", 4}}}});
+      }));
   auto o = Call(CallParams("conflict", {{"email", "a@b"}}));
   ASSERT_EQ(o.kind, CallOutcome::Kind::kResult);
   EXPECT_EQ(o.result["isError"], true);
@@ -167,18 +169,20 @@ TEST_F(RegistryTest, BusinessFailureIsToolErrorWithCodeAndDetails) {
 }
 
 TEST_F(RegistryTest, InternalFailureHidesDetail) {
-  ASSERT_TRUE(registry_.RegisterDescriptor(EchoDescriptor("broken"), [](const ToolContext&, const json&) {
-    return ToolOutcome::Fail(Error::Internal("db password=hunter2"));
-  }));
+  ASSERT_TRUE(
+      registry_.RegisterDescriptor(EchoDescriptor("broken"), [](const ToolContext&, const json&) {
+        return ToolOutcome::Fail(Error::Internal("db password=hunter2"));
+      }));
   auto o = Call(CallParams("broken", {{"email", "a@b"}}));
   EXPECT_EQ(o.result["isError"], true);
   EXPECT_EQ(o.result.dump().find("hunter2"), std::string::npos);
 }
 
 TEST_F(RegistryTest, HandlerExceptionIsInternalErrorWithoutDetail) {
-  ASSERT_TRUE(registry_.RegisterDescriptor(EchoDescriptor("throws"), [](const ToolContext&, const json&) -> ToolOutcome {
-    throw std::runtime_error("secret detail");
-  }));
+  ASSERT_TRUE(registry_.RegisterDescriptor(EchoDescriptor("throws"),
+                                           [](const ToolContext&, const json&) -> ToolOutcome {
+                                             throw std::runtime_error("secret detail");
+                                           }));
   auto o = Call(CallParams("throws", {{"email", "a@b"}}));
   ASSERT_EQ(o.kind, CallOutcome::Kind::kRpcError);
   EXPECT_EQ(o.rpc_error.code, jsonrpc::kInternalError);
@@ -186,9 +190,10 @@ TEST_F(RegistryTest, HandlerExceptionIsInternalErrorWithoutDetail) {
 }
 
 TEST_F(RegistryTest, OutputSchemaMismatchIsGenericToolError) {
-  ASSERT_TRUE(registry_.RegisterDescriptor(EchoDescriptor("liar"), [](const ToolContext&, const json&) {
-    return ToolOutcome::Ok(json{{"email", 42}});
-  }));
+  ASSERT_TRUE(
+      registry_.RegisterDescriptor(EchoDescriptor("liar"), [](const ToolContext&, const json&) {
+        return ToolOutcome::Ok(json{{"email", 42}});
+      }));
   auto o = Call(CallParams("liar", {{"email", "a@b"}}));
   ASSERT_EQ(o.kind, CallOutcome::Kind::kResult);
   EXPECT_EQ(o.result["isError"], true);
@@ -277,7 +282,8 @@ TEST(RegistryRegistration, RegisterFailsWhenSchemaFileIsMissing) {
 
 TEST(RegistryList, PaginatesWithOpaqueCursor_McpPagination) {
   ToolRegistry r(ToolRegistryOptions{.page_size = 2});
-  for (const char* n : {"e", "a", "d", "c", "b"}) ASSERT_TRUE(r.RegisterDescriptor(EchoDescriptor(n), Echo()));
+  for (const char* n : {"e", "a", "d", "c", "b"})
+    ASSERT_TRUE(r.RegisterDescriptor(EchoDescriptor(n), Echo()));
   std::vector<std::string> seen;
   json params = json::object();
   for (int page = 0; page < 5; ++page) {

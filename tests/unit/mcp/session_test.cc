@@ -1,10 +1,10 @@
 #include "src/mcp/session.h"
 
+#include <gtest/gtest.h>
+
 #include <set>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "src/core/random.h"
 #include "tests/support/fake_clock.h"
@@ -49,7 +49,8 @@ TEST_F(SessionStoreTest, AnotherPrincipalCannotUseOrEndTheSession) {
   SessionStore s(SessionStoreOptions{}, clock_, random_);
   auto id = s.Create(alice_, "2025-11-25");
   EXPECT_EQ(s.Find(*id, bob_), SessionStore::Lookup::kWrongOwner);
-  EXPECT_EQ(s.Find(*id, SessionStore::OwnerKey("client-2", "alice")), SessionStore::Lookup::kWrongOwner);
+  EXPECT_EQ(s.Find(*id, SessionStore::OwnerKey("client-2", "alice")),
+            SessionStore::Lookup::kWrongOwner);
   EXPECT_FALSE(s.End(*id, bob_));
   EXPECT_EQ(s.Find(*id, alice_), SessionStore::Lookup::kOk);
 }

@@ -2,9 +2,9 @@
 // within any 60 seconds, including around a minute's boundary; a Retry-After that is right.
 #include "src/rest/ip_limiter.h"
 
-#include <deque>
-
 #include <gtest/gtest.h>
+
+#include <deque>
 
 #include "tests/support/fake_clock.h"
 

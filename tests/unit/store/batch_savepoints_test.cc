@@ -95,8 +95,8 @@ TEST(SqliteBatchSavepoints, ACallFailingFirstInItsTransactionRunsNothingAgain) {
   SqliteFixture f;
   const SqliteWriteStats before = WriteStats(*f.db);
   std::atomic<int> a_runs{0}, b_runs{0}, c_runs{0};
-  auto results = RunAsOneBatch(f, {WriteThenFail(b_runs), InsertCounting(2, "a", a_runs),
-                                   InsertCounting(5, "c", c_runs)});
+  auto results = RunAsOneBatch(
+      f, {WriteThenFail(b_runs), InsertCounting(2, "a", a_runs), InsertCounting(5, "c", c_runs)});
   EXPECT_FALSE(results[0].has_value());
   EXPECT_TRUE(results[1].has_value());
   EXPECT_TRUE(results[2].has_value());

@@ -2,13 +2,12 @@
 // one per 1,000 pages of WAL growth, one after a quiet second, and the leader's at 4,000
 // pages, which bounds the WAL.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <thread>
-
-#include <sqlite3.h>
 
 #include "src/store/db.h"
 #include "src/store/sqlite.h"
@@ -22,8 +21,9 @@ namespace {
 class HeldReader {
  public:
   explicit HeldReader(SqliteFixture& f) {
-    holding_ = sqlite3_open((f.dir.path() + "/a.db").c_str(), &db_) == SQLITE_OK &&
-               sqlite3_exec(db_, "BEGIN; SELECT COUNT(*) FROM t;", nullptr, nullptr, nullptr) == SQLITE_OK;
+    holding_ =
+        sqlite3_open((f.dir.path() + "/a.db").c_str(), &db_) == SQLITE_OK &&
+        sqlite3_exec(db_, "BEGIN; SELECT COUNT(*) FROM t;", nullptr, nullptr, nullptr) == SQLITE_OK;
   }
   ~HeldReader() { Release(); }
   HeldReader(const HeldReader&) = delete;
@@ -88,10 +88,12 @@ TEST(SqliteCheckpoints, ABackgroundCheckpointIsAskedForOncePerThousandPagesOfGro
   const auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(InsertPages(f, 1000));
   const auto seconds =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start)
+          .count();
   const SqliteWriteStats stats = WriteStats(*f.db);
   reader.Release();
-  EXPECT_EQ(stats.leader_checkpoints, 0u) << "the WAL reached 4,000 pages; the test needs fewer rows";
+  EXPECT_EQ(stats.leader_checkpoints, 0u)
+      << "the WAL reached 4,000 pages; the test needs fewer rows";
   // Asked for at 1,000, 2,000 and 3,000 pages, plus at most one per quiet second (none is
   // quiet here, but the loop's one-second wait may time out between two asks).
   EXPECT_GE(stats.background_checkpoints - before, 2u);
@@ -127,7 +129,8 @@ TEST(SqliteCheckpoints, AWalLeftLongWhenWritesStopIsCheckpointedAfterAQuietSecon
     settled = last > quiet && Clock::now() - changed_at >= std::chrono::milliseconds(1500);
   }
   EXPECT_GT(last, quiet) << "no checkpoint after the writes stopped";
-  EXPECT_TRUE(settled) << "a quiet node went on checkpointing: " << last - quiet << " since the writes stopped";
+  EXPECT_TRUE(settled) << "a quiet node went on checkpointing: " << last - quiet
+                       << " since the writes stopped";
   EXPECT_EQ(f.Count(), 500);
 }
 
@@ -162,7 +165,8 @@ TEST(SqliteCheckpoints, AQuietCheckpointHeldBackByAReaderIsTriedAgain) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const uint64_t copied = WriteStats(*f.db).background_checkpoints;
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  EXPECT_EQ(WriteStats(*f.db).background_checkpoints, copied) << "checkpoints went on after one copied the WAL";
+  EXPECT_EQ(WriteStats(*f.db).background_checkpoints, copied)
+      << "checkpoints went on after one copied the WAL";
 }
 
 }  // namespace

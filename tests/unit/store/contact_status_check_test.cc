@@ -48,8 +48,9 @@ bool InsertBuildsATable(Database& db) {
 
 Result<int64_t> InsertContact(Database& db, const std::string& email, const std::string& status) {
   return db.Write([&](Conn& c) {
-    return c.Exec("INSERT INTO contacts (email, status, created_at, updated_at) VALUES (?, ?, 1, 1)",
-                  {email, status});
+    return c.Exec(
+        "INSERT INTO contacts (email, status, created_at, updated_at) VALUES (?, ?, 1, 1)",
+        {email, status});
   });
 }
 
@@ -76,12 +77,15 @@ TEST(ContactStatusCheck, ADatabaseMigratedBeforeHasItsCheckRewrittenAndKeepsItsR
     // Back to the CHECK as migration 0001 wrote it, and 0058 not applied yet.
     ASSERT_TRUE(db->Write([](Conn& c) -> Result<int64_t> {
       const std::string revert =
-          std::string("PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, '") +
+          std::string(
+              "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, '") +
           "CHECK (status = ''pending'' OR status = ''subscribed'' OR status = ''unsubscribed'' OR "
           "status = ''bounced'' OR status = ''complained'')', '" +
-          "CHECK (status IN (''pending'',''subscribed'',''unsubscribed'',''bounced'',''complained''))') "
+          "CHECK (status IN "
+          "(''pending'',''subscribed'',''unsubscribed'',''bounced'',''complained''))') "
           "WHERE type = 'table' AND name = 'contacts'; PRAGMA writable_schema = RESET; "
-          "CREATE TABLE bump (x); DROP TABLE bump; DELETE FROM schema_migrations WHERE version = 58;";
+          "CREATE TABLE bump (x); DROP TABLE bump; DELETE FROM schema_migrations WHERE version = "
+          "58;";
       if (auto st = c.ExecScript(revert); !st) return Fail(st.error());
       return int64_t{0};
     }));
@@ -93,7 +97,8 @@ TEST(ContactStatusCheck, ADatabaseMigratedBeforeHasItsCheckRewrittenAndKeepsItsR
   EXPECT_NE(sql.find(kOrForm), std::string::npos) << sql;
   EXPECT_FALSE(InsertBuildsATable(*db));
   EXPECT_EQ(Text(*db, "PRAGMA integrity_check"), "ok");
-  EXPECT_EQ(Text(*db, "SELECT email || ' ' || status FROM contacts"), "kept@example.com subscribed");
+  EXPECT_EQ(Text(*db, "SELECT email || ' ' || status FROM contacts"),
+            "kept@example.com subscribed");
   EXPECT_FALSE(InsertContact(*db, "bad@example.com", "active"));
   EXPECT_TRUE(InsertContact(*db, "new@example.com", "bounced"));
 }

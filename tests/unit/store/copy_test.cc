@@ -1,8 +1,9 @@
 // store::CopyDatabase and schema_info on hand-made schemas: composite and text keys,
 // foreign-key order, the value types the checksum tells apart, refusal and resumption.
+#include "src/store/copy.h"
+
 #include <gtest/gtest.h>
 
-#include "src/store/copy.h"
 #include "src/store/schema_info.h"
 #include "src/store/sqlite.h"
 #include "tests/support/test_server.h"
@@ -40,7 +41,8 @@ TEST(SchemaInfo, ListsTablesColumnsKeysAndReferences) {
   auto db = Make(dir.path() + "/a.db", false);
   auto st = db->Read([](Conn& c) -> Status {
     auto tables = ListTables(c);
-    EXPECT_EQ(*tables, (std::vector<std::string>{"child \"quoted\"", "parent", "schema_migrations"}));
+    EXPECT_EQ(*tables,
+              (std::vector<std::string>{"child \"quoted\"", "parent", "schema_migrations"}));
     auto cols = ListColumns(c, "child \"quoted\"");
     EXPECT_EQ(cols->size(), 4u);
     EXPECT_EQ((*cols)[0].name, "a");
@@ -74,7 +76,8 @@ TEST(Copy, TheChecksumTellsIntegerRealTextAndNullApart) {
   std::set<std::string> sums;
   for (const char* v : {"1", "'1'", "1.0", "NULL", "''"}) {
     auto sum = db->Write([&](Conn& c) -> Result<TableSum> {
-      auto u = c.Exec(std::string("UPDATE \"child \"\"quoted\"\"\" SET v = ") + v + " WHERE a = 'x'");
+      auto u =
+          c.Exec(std::string("UPDATE \"child \"\"quoted\"\"\" SET v = ") + v + " WHERE a = 'x'");
       if (!u) return Fail(u.error());
       return ChecksumTable(c, "child \"quoted\"");
     });
@@ -98,7 +101,8 @@ TEST(Copy, StopsResumesAndRefusesForeignRows) {
   EXPECT_EQ(rest->rows_copied, 4);
 
   auto other = Make(dir.path() + "/other.db", false);
-  ASSERT_TRUE(other->Write([](Conn& c) { return c.Exec("INSERT INTO parent VALUES (9, 'mine')"); }));
+  ASSERT_TRUE(
+      other->Write([](Conn& c) { return c.Exec("INSERT INTO parent VALUES (9, 'mine')"); }));
   auto refused = CopyDatabase(*from, *other, {});
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code, Errc::kAlreadyExists);

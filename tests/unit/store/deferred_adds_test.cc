@@ -17,7 +17,8 @@ namespace crmd::store {
 namespace {
 
 const std::string kAdd =
-    "INSERT INTO counts (k, n) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET n = counts.n + excluded.n";
+    "INSERT INTO counts (k, n) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET n = counts.n + "
+    "excluded.n";
 
 // "k=n " for every row of counts, in key order.
 std::string Counts(Conn& c) {
@@ -127,12 +128,12 @@ TEST_F(DeferredAdds, AFlushInsideARolledBackSavepointLosesNothingAndCountsNothin
 // the table) the connection writes them, and plain inserts and reads of other tables
 // leave them gathered.
 TEST_F(DeferredAdds, AStatementThatMayReadOrMoveTheRowsFindsTheAddsWritten) {
-  ASSERT_TRUE(conn->ExecScript(
-      "CREATE TABLE items (k TEXT PRIMARY KEY, x INTEGER NOT NULL);"
-      "CREATE TRIGGER items_moved AFTER UPDATE OF x ON items BEGIN "
-      "  UPDATE counts SET n = n - 1 WHERE k = old.k; END;"
-      "CREATE TRIGGER items_gone AFTER DELETE ON items BEGIN "
-      "  UPDATE counts SET n = n - 10 WHERE k = old.k; END;"));
+  ASSERT_TRUE(
+      conn->ExecScript("CREATE TABLE items (k TEXT PRIMARY KEY, x INTEGER NOT NULL);"
+                       "CREATE TRIGGER items_moved AFTER UPDATE OF x ON items BEGIN "
+                       "  UPDATE counts SET n = n - 1 WHERE k = old.k; END;"
+                       "CREATE TRIGGER items_gone AFTER DELETE ON items BEGIN "
+                       "  UPDATE counts SET n = n - 10 WHERE k = old.k; END;"));
   ASSERT_TRUE(conn->Step("BEGIN IMMEDIATE"));
   ASSERT_TRUE(Add("a", 5));
   ASSERT_TRUE(Sql("INSERT INTO items (k, x) VALUES ('a', 0)"));  // a plain insert: gathered still
@@ -158,7 +159,8 @@ TEST_F(DeferredAdds, ReleasingASavepointThatBeganTheTransactionWritesTheAdds) {
 TEST_F(DeferredAdds, OnlyTransactionStatementsAreTakenForThem) {
   // Statements whose first letters look like BEGIN, COMMIT, SAVEPOINT, RELEASE or ROLLBACK
   // change nothing of what was gathered.
-  ASSERT_TRUE(conn->ExecScript("CREATE TABLE rollbacks (x INTEGER); CREATE TABLE savepoints (x INTEGER)"));
+  ASSERT_TRUE(
+      conn->ExecScript("CREATE TABLE rollbacks (x INTEGER); CREATE TABLE savepoints (x INTEGER)"));
   ASSERT_TRUE(conn->Step("BEGIN IMMEDIATE"));
   ASSERT_TRUE(Add("a", 1));
   ASSERT_TRUE(Sql("INSERT INTO rollbacks (x) VALUES (1)"));
@@ -187,15 +189,17 @@ TEST(DeferredAddsInBatches, OnlyTheCallsThatSucceededCountAndEachOnce) {
   ASSERT_TRUE(f.db->Write([](Conn& c) -> Result<int64_t> {
     return c.Exec("CREATE TABLE counts (k TEXT PRIMARY KEY, n INTEGER NOT NULL)");
   }));
-  auto counts = [&] { return *f.db->Read([](Conn& c) -> Result<std::string> { return Counts(c); }); };
+  auto counts = [&] {
+    return *f.db->Read([](Conn& c) -> Result<std::string> { return Counts(c); });
+  };
   // The first batch runs without savepoints; the failure makes the next batches take them.
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     // The held leader writes row 1000 of the fixture's table each time.
     ASSERT_TRUE(f.db->Write([](Conn& c) { return c.Exec("DELETE FROM t WHERE id = 1000"); }));
-    auto results = RunAsOneBatch(f, {Adding("a", 1, false), Adding("a", 100, true),
-                                     Adding("b", 2, false), Adding("a", 1000, true),
-                                     Adding("a", 10, false)});
+    auto results =
+        RunAsOneBatch(f, {Adding("a", 1, false), Adding("a", 100, true), Adding("b", 2, false),
+                          Adding("a", 1000, true), Adding("a", 10, false)});
     EXPECT_TRUE(results[0]);
     EXPECT_FALSE(results[1]);
     EXPECT_TRUE(results[2]);

@@ -2,8 +2,8 @@
 // one transaction and one fsync, each keeps its own atomicity, and none is answered before
 // the commit that holds it.
 #include <gtest/gtest.h>
-
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,8 +15,6 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include <sqlite3.h>
 
 #include "src/core/log.h"
 #include "src/core/worker_pool.h"
@@ -150,8 +148,7 @@ TEST(SqliteGroupCommit, AFailingWriterIsRolledBackAloneInItsBatch) {
     std::string out;
     auto rows = c.Query("SELECT id, who FROM t ORDER BY id");
     if (!rows) return Fail(rows.error());
-    for (const auto& row : *rows)
-      out += std::to_string(row.Int(0)) + ":" + row.Str(1) + " ";
+    for (const auto& row : *rows) out += std::to_string(row.Int(0)) + ":" + row.Str(1) + " ";
     return out;
   });
   EXPECT_EQ(ids, "1:leader 2:a 5:d ");
@@ -267,7 +264,8 @@ TEST(SqliteGroupCommit, AWriteThatChangedNothingIsAnsweredWithoutASync) {
   ASSERT_TRUE(f.Insert(1));
   const SqliteWriteStats before = WriteStats(*f.db);
   for (int i = 0; i < 10; ++i) {
-    auto nothing = f.db->Write([](Conn& c) { return c.Exec("UPDATE t SET who = 'x' WHERE id = 999"); });
+    auto nothing =
+        f.db->Write([](Conn& c) { return c.Exec("UPDATE t SET who = 'x' WHERE id = 999"); });
     ASSERT_TRUE(nothing.has_value()) << i;
     EXPECT_EQ(*nothing, 0) << i;
   }
@@ -334,14 +332,16 @@ TEST(SqliteGroupCommit, AFailedSyncOfTheWalFailsThatRoundAndEveryLaterWrite) {
   // the next start recovers from it. Restarted, it writes again.
   f.db.reset();
   struct stat wal {};
-  ASSERT_EQ(stat((f.dir.path() + "/a.db-wal").c_str(), &wal), 0) << "the WAL was checkpointed at close";
+  ASSERT_EQ(stat((f.dir.path() + "/a.db-wal").c_str(), &wal), 0)
+      << "the WAL was checkpointed at close";
   EXPECT_GT(wal.st_size, 0);
   f.db = std::move(*Open("sqlite:" + f.dir.path() + "/a.db"));
   EXPECT_TRUE(f.db->Writable());
   EXPECT_TRUE(f.Insert(6));
   EXPECT_EQ(*f.db->Read([](Conn& c) -> Result<int64_t> {
     return (*c.QueryOne("SELECT COUNT(*) FROM t WHERE id IN (1, 6)"))->Int(0);
-  }), 2);
+  }),
+            2);
 }
 
 // The WAL file removed under a running database (by hand, say): SQLite goes on writing to
@@ -511,7 +511,8 @@ TEST(SqliteGroupCommit, EveryAcknowledgedWriteSurvivesSigkill) {
       threads.emplace_back([&, t] {
         for (int64_t i = 0;; ++i) {
           int64_t id = i * 8 + t + 1;
-          auto r = db->Write([&](Conn& c) { return c.Exec("INSERT INTO t(id, who) VALUES (?, 'x')", {id}); });
+          auto r = db->Write(
+              [&](Conn& c) { return c.Exec("INSERT INTO t(id, who) VALUES (?, 'x')", {id}); });
           if (r && write(fds[1], &id, sizeof id) != sizeof id) _exit(3);
         }
       });

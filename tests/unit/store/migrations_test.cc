@@ -37,7 +37,8 @@ TEST(Migrations, EachVersionHasOneFileAndBothEnginesHaveTheSameVersions) {
   ASSERT_EQ(sqlite.size(), postgres.size());
   for (const auto& [version, files] : sqlite) {
     ASSERT_TRUE(postgres.count(version)) << files[0] << " has no PostgreSQL twin";
-    EXPECT_EQ(postgres[version][0], files[0]) << "the twins of version " << version << " differ in name";
+    EXPECT_EQ(postgres[version][0], files[0])
+        << "the twins of version " << version << " differ in name";
   }
 }
 

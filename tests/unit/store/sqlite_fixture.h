@@ -28,11 +28,14 @@ struct SqliteFixture {
   }
 
   Result<int64_t> Insert(int64_t id, const std::string& who = "w") {
-    return db->Write([&](Conn& c) { return c.Exec("INSERT INTO t(id, who) VALUES (?, ?)", {id, who}); });
+    return db->Write([&](Conn& c) {
+      return c.Exec("INSERT INTO t(id, who) VALUES (?, ?)", {id, who});
+    });
   }
 
   int64_t Count() {
-    return *db->Read([](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
+    return *db->Read(
+        [](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
   }
 
   // `threads` threads insert `each` rows each (ids first_id to first_id - 1 + threads *

@@ -31,7 +31,8 @@ TEST(Sqlite, MigratesOnceAndRecordsVersions) {
 TEST(Sqlite, WriteRollsBackWhenTheCallbackFails) {
   testing::TempDir dir;
   auto db = std::move(*Open("sqlite:" + dir.path() + "/a.db"));
-  ASSERT_TRUE(db->Write([](Conn& c) -> Result<int64_t> { return c.Exec("CREATE TABLE t (x INTEGER)"); }));
+  ASSERT_TRUE(
+      db->Write([](Conn& c) -> Result<int64_t> { return c.Exec("CREATE TABLE t (x INTEGER)"); }));
   auto failed = db->Write([](Conn& c) -> Result<int> {
     auto r = c.Exec("INSERT INTO t(x) VALUES (?)", {int64_t{1}});
     if (!r) return Fail(r.error());
@@ -39,7 +40,8 @@ TEST(Sqlite, WriteRollsBackWhenTheCallbackFails) {
   });
   ASSERT_FALSE(failed.has_value());
   EXPECT_EQ(failed.error().message, "boom");
-  auto n = db->Read([](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
+  auto n = db->Read(
+      [](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
   EXPECT_EQ(*n, 0);
 }
 
@@ -82,10 +84,12 @@ TEST(Sqlite, AReadThatThrowsGivesItsConnectionBack) {
 TEST(Sqlite, BoundParametersAreNeverInterpretedAsSql) {
   testing::TempDir dir;
   auto db = std::move(*Open("sqlite:" + dir.path() + "/a.db"));
-  ASSERT_TRUE(db->Write([](Conn& c) -> Result<int64_t> { return c.Exec("CREATE TABLE t (s TEXT)"); }));
+  ASSERT_TRUE(
+      db->Write([](Conn& c) -> Result<int64_t> { return c.Exec("CREATE TABLE t (s TEXT)"); }));
   std::string evil = "x'); DROP TABLE t; --";
   ASSERT_TRUE(db->Write([&](Conn& c) { return c.Exec("INSERT INTO t(s) VALUES (?)", {evil}); }));
-  auto s = db->Read([](Conn& c) -> Result<std::string> { return (*c.QueryOne("SELECT s FROM t"))->Str(0); });
+  auto s = db->Read(
+      [](Conn& c) -> Result<std::string> { return (*c.QueryOne("SELECT s FROM t"))->Str(0); });
   EXPECT_EQ(*s, evil);
 }
 
@@ -137,7 +141,8 @@ TEST(Sqlite, ConcurrentConditionalUpdateSucceedsExactlyOnce) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&] {
-      auto r = db->Write([](Conn& c) { return c.Exec("UPDATE once SET used = 1 WHERE id = 1 AND used = 0"); });
+      auto r = db->Write(
+          [](Conn& c) { return c.Exec("UPDATE once SET used = 1 WHERE id = 1 AND used = 0"); });
       if (r && *r == 1) ++wins;
     });
   }

@@ -1,8 +1,10 @@
 // The read slot that stays locked between reads (src/store/sqlite_vfs.h): reads keep one
 // pin instead of a lock and an unlock each, and everything that needs the slot exclusively
 // (a checkpoint, a reader moving the slot's mark, another process) still gets it.
-#include <gtest/gtest.h>
+#include "src/store/sqlite_vfs.h"
 
+#include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -12,11 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include <sqlite3.h>
-
 #include "src/store/db.h"
 #include "src/store/sqlite.h"
-#include "src/store/sqlite_vfs.h"
 #include "tests/support/test_server.h"
 
 namespace crmd::store {
@@ -34,7 +33,9 @@ struct PinFixture {
     }));
   }
   Result<int64_t> Insert(int64_t id, const std::string& who = "w") {
-    return db->Write([&](Conn& c) { return c.Exec("INSERT INTO t(id, who) VALUES (?, ?)", {id, who}); });
+    return db->Write([&](Conn& c) {
+      return c.Exec("INSERT INTO t(id, who) VALUES (?, ?)", {id, who});
+    });
   }
   Result<int64_t> Count() {
     return db->ReadStatement([](Conn& c) -> Result<int64_t> {
@@ -59,7 +60,8 @@ TEST(SqliteReadSlotPin, ReadsOfOneSnapshotPinTheirSlotOnce) {
   EXPECT_EQ(f.Stats().read_slot_pins, pins);
   // Reads in transactions (BEGIN .. COMMIT) use it too.
   for (int i = 0; i < 20; ++i) {
-    auto n = f.db->Read([](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
+    auto n = f.db->Read(
+        [](Conn& c) -> Result<int64_t> { return (*c.QueryOne("SELECT COUNT(*) FROM t"))->Int(0); });
     ASSERT_EQ(n.value_or(-1), 1);
   }
   EXPECT_EQ(f.Stats().read_slot_pins, pins);
@@ -74,14 +76,16 @@ TEST(SqliteReadSlotPin, ACheckpointGetsThePinnedSlotAndCopiesTheWholeWal) {
   ASSERT_EQ(f.Count().value_or(-1), 1);
   ASSERT_GE(f.Stats().read_slot_pins, 1u);
   sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(f.file.c_str(), &raw, SQLITE_OPEN_READWRITE, PinningVfsName()), SQLITE_OK);
+  ASSERT_EQ(sqlite3_open_v2(f.file.c_str(), &raw, SQLITE_OPEN_READWRITE, PinningVfsName()),
+            SQLITE_OK);
   // Its first read finds the database in WAL mode (until then it would not checkpoint);
   // made before the writes, so that the pin is left on the last writer's slot.
   ASSERT_EQ(sqlite3_exec(raw, "SELECT COUNT(*) FROM t", nullptr, nullptr, nullptr), SQLITE_OK);
   for (int64_t id = 2; id <= 50; ++id) ASSERT_TRUE(f.Insert(id));
 
   int log = -1, copied = -1;
-  ASSERT_EQ(sqlite3_wal_checkpoint_v2(raw, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied), SQLITE_OK);
+  ASSERT_EQ(sqlite3_wal_checkpoint_v2(raw, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied),
+            SQLITE_OK);
   EXPECT_GT(log, 0);
   EXPECT_EQ(copied, log) << "the checkpoint stopped at a pinned slot's mark";
   EXPECT_GE(f.Stats().read_slot_releases, 1u);
@@ -90,7 +94,8 @@ TEST(SqliteReadSlotPin, ACheckpointGetsThePinnedSlotAndCopiesTheWholeWal) {
   ASSERT_TRUE(f.Insert(51));
   ASSERT_EQ(f.Count().value_or(-1), 51);
   const uint64_t released = f.Stats().read_slot_releases;
-  EXPECT_EQ(sqlite3_wal_checkpoint_v2(raw, nullptr, SQLITE_CHECKPOINT_RESTART, &log, &copied), SQLITE_OK);
+  EXPECT_EQ(sqlite3_wal_checkpoint_v2(raw, nullptr, SQLITE_CHECKPOINT_RESTART, &log, &copied),
+            SQLITE_OK);
   EXPECT_EQ(copied, log);
   EXPECT_GT(f.Stats().read_slot_releases, released);
   sqlite3_close_v2(raw);
@@ -177,14 +182,18 @@ TEST(SqliteReadSlotPin, AnIdlePinLetsGoSoThatAnOutsideCheckpointRestartsTheWal) 
   const std::string file = dir.path() + "/c.db";
   auto open = [&](const char* vfs) {
     sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs), SQLITE_OK);
+    EXPECT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs),
+              SQLITE_OK);
     return db;
   };
   sqlite3* pin_conn = open(PinningVfsName());
   sqlite3* crmd = open(PinningVfsName());
   sqlite3* outside = open("unix");
-  auto run = [](sqlite3* db, const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr); };
-  ASSERT_EQ(run(crmd, "PRAGMA journal_mode=WAL; CREATE TABLE x (v); INSERT INTO x VALUES (1);"), SQLITE_OK);
+  auto run = [](sqlite3* db, const char* sql) {
+    return sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+  };
+  ASSERT_EQ(run(crmd, "PRAGMA journal_mode=WAL; CREATE TABLE x (v); INSERT INTO x VALUES (1);"),
+            SQLITE_OK);
   auto pin = ShmPin::Attach(pin_conn);
   ASSERT_NE(pin, nullptr);
   ASSERT_TRUE(pin->active());
@@ -193,13 +202,15 @@ TEST(SqliteReadSlotPin, AnIdlePinLetsGoSoThatAnOutsideCheckpointRestartsTheWal) 
   ASSERT_EQ(run(crmd, "INSERT INTO x VALUES (3)"), SQLITE_OK);
   ASSERT_EQ(run(outside, "SELECT * FROM x"), SQLITE_OK);
   int log = -1, copied = -1;
-  EXPECT_EQ(sqlite3_wal_checkpoint_v2(outside, nullptr, SQLITE_CHECKPOINT_RESTART, &log, &copied), SQLITE_BUSY)
+  EXPECT_EQ(sqlite3_wal_checkpoint_v2(outside, nullptr, SQLITE_CHECKPOINT_RESTART, &log, &copied),
+            SQLITE_BUSY)
       << "the pinned slot looks like a reader from outside";
   // Reads went on since the last look: not idle yet. Then a second with none: let go.
   EXPECT_FALSE(pin->ReleaseIfIdle());
   EXPECT_TRUE(pin->ReleaseIfIdle());
   EXPECT_EQ(pin->counts().idle_released, 1u);
-  EXPECT_EQ(sqlite3_wal_checkpoint_v2(outside, nullptr, SQLITE_CHECKPOINT_RESTART, &log, &copied), SQLITE_OK);
+  EXPECT_EQ(sqlite3_wal_checkpoint_v2(outside, nullptr, SQLITE_CHECKPOINT_RESTART, &log, &copied),
+            SQLITE_OK);
   EXPECT_EQ(copied, log);
   // The next read pins again.
   const uint64_t pinned = pin->counts().pinned;
@@ -214,14 +225,17 @@ TEST(SqliteReadSlotPin, OnlyTheFirstPinOfADatabaseFileHoldsAndADetachedOneLetsGo
   const std::string file = dir.path() + "/b.db";
   auto open = [&] {
     sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, PinningVfsName()),
+    EXPECT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                              PinningVfsName()),
               SQLITE_OK);
     return db;
   };
   sqlite3* a = open();
   sqlite3* b = open();
   sqlite3* reader = open();
-  ASSERT_EQ(sqlite3_exec(a, "PRAGMA journal_mode=WAL; CREATE TABLE x (v);", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(a, "PRAGMA journal_mode=WAL; CREATE TABLE x (v);", nullptr, nullptr, nullptr),
+      SQLITE_OK);
   auto first = ShmPin::Attach(a);
   auto second = ShmPin::Attach(b);
   ASSERT_NE(first, nullptr);

@@ -1,18 +1,18 @@
 // The CRM tools through the real ToolRegistry (schemas, scope checks, handlers) in-process.
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <set>
 
-#include <gtest/gtest.h>
-
 #include "auth/scopes.h"
 #include "src/core/embedded.h"
+#include "src/governance/approval_policy.h"
 #include "src/marketing/services.h"
 #include "src/mcp/registry.h"
 #include "tests/unit/crm/fixture.h"
 #include "tools/confirm.h"
 #include "tools/contacts.h"
 #include "tools/lists.h"
-#include "src/governance/approval_policy.h"
 #include "tools/settings.h"
 #include "tools/tags.h"
 
@@ -21,16 +21,31 @@ namespace {
 
 using nlohmann::json;
 
-const std::set<std::string> kOurTools = {
-    "list_contacts",      "get_contact",          "create_contact",
-    "update_contact",     "upsert_contacts_bulk", "set_contact_status",
-    "add_contact_tags",   "remove_contact_tags",  "add_contact_to_lists",
-    "remove_contact_from_lists", "delete_contacts", "validate_email",
-    "list_lists",         "get_list",             "create_list",
-    "update_list",        "delete_list",          "list_tags",
-    "get_tag",            "create_tag",           "update_tag",
-    "delete_tag",         "confirm_action",       "get_settings",
-    "update_settings"};
+const std::set<std::string> kOurTools = {"list_contacts",
+                                         "get_contact",
+                                         "create_contact",
+                                         "update_contact",
+                                         "upsert_contacts_bulk",
+                                         "set_contact_status",
+                                         "add_contact_tags",
+                                         "remove_contact_tags",
+                                         "add_contact_to_lists",
+                                         "remove_contact_from_lists",
+                                         "delete_contacts",
+                                         "validate_email",
+                                         "list_lists",
+                                         "get_list",
+                                         "create_list",
+                                         "update_list",
+                                         "delete_list",
+                                         "list_tags",
+                                         "get_tag",
+                                         "create_tag",
+                                         "update_tag",
+                                         "delete_tag",
+                                         "confirm_action",
+                                         "get_settings",
+                                         "update_settings"};
 
 class Tools : public testing::CrmFixture {
  protected:
@@ -43,9 +58,8 @@ class Tools : public testing::CrmFixture {
     auto made = marketing::MakeServices(*governance, *s);
     ASSERT_TRUE(made) << made.error().message;
     marketing = std::move(*made);
-    for (auto reg : {tools::RegisterContactTools, tools::RegisterListTools,
-                     tools::RegisterTagTools, tools::RegisterConfirmTools,
-                     tools::RegisterSettingsTools}) {
+    for (auto reg : {tools::RegisterContactTools, tools::RegisterListTools, tools::RegisterTagTools,
+                     tools::RegisterConfirmTools, tools::RegisterSettingsTools}) {
       auto st = reg(registry, *marketing);
       ASSERT_TRUE(st) << st.error().message;
     }
@@ -106,7 +120,8 @@ TEST_F(Tools, AnnotationsMatchTheKind) {
     const json* d = registry.Descriptor(name);
     ASSERT_NE(d, nullptr);
     const json& a = (*d)["annotations"];
-    bool read = name.rfind("list_", 0) == 0 || name.rfind("get_", 0) == 0 || name == "validate_email";
+    bool read =
+        name.rfind("list_", 0) == 0 || name.rfind("get_", 0) == 0 || name == "validate_email";
     bool destructive = name.rfind("delete_", 0) == 0;
     EXPECT_EQ(a["readOnlyHint"], read) << name;
     EXPECT_EQ(a["destructiveHint"], destructive) << name;
@@ -115,8 +130,8 @@ TEST_F(Tools, AnnotationsMatchTheKind) {
 }
 
 TEST_F(Tools, CreateGetListContact) {
-  json created = Ok("create_contact", {{"email", "Jane@Example.com"}, {"first_name", "Jane"},
-                                       {"tags", {"vip"}}});
+  json created = Ok("create_contact",
+                    {{"email", "Jane@Example.com"}, {"first_name", "Jane"}, {"tags", {"vip"}}});
   EXPECT_EQ(created["contact"]["email"], "jane@example.com");
   int64_t id = created["contact"]["id"];
   EXPECT_EQ(Ok("get_contact", {{"id", id}})["contact"]["tags"][0]["name"], "vip");
@@ -180,9 +195,10 @@ TEST_F(Tools, SetStatusInvalidTransitionListsAllowedTargets) {
 }
 
 TEST_F(Tools, BulkUpsertPerItemResults) {
-  json r = Ok("upsert_contacts_bulk",
-              {{"contacts", {{{"email", "a@example.com"}}, {{"email", "bad"}},
-                             {{"email", "a@example.com"}, {"first_name", "Again"}}}}});
+  json r = Ok("upsert_contacts_bulk", {{"contacts",
+                                        {{{"email", "a@example.com"}},
+                                         {{"email", "bad"}},
+                                         {{"email", "a@example.com"}, {"first_name", "Again"}}}}});
   EXPECT_EQ(r["created"], 1);
   EXPECT_EQ(r["failed"], 1);
   EXPECT_EQ(r["updated"], 1);
@@ -227,8 +243,12 @@ TEST_F(Tools, ConfirmWithoutTheActionsScopeIsAStepUp) {
 
 TEST_F(Tools, DeleteListBlockedByActiveAutomation) {
   int64_t id = Ok("create_list", {{"name", "L"}})["list"]["id"];
-  usage.lists[id] = {{.kind = "automation", .id = 1, .name = "Welcome", .status = "active",
-                      .role = "trigger", .blocking = true}};
+  usage.lists[id] = {{.kind = "automation",
+                      .id = 1,
+                      .name = "Welcome",
+                      .status = "active",
+                      .role = "trigger",
+                      .blocking = true}};
   json e = Err("delete_list", {{"id", id}});
   EXPECT_EQ(e["code"], "dependency_blocked");
   EXPECT_EQ(e["details"]["blockers"][0]["kind"], "automation");
@@ -238,14 +258,16 @@ TEST_F(Tools, DeleteListBlockedByActiveAutomation) {
 TEST_F(Tools, SettingsRoundTripWithRevision) {
   json g = Ok("get_settings", json::object());
   int64_t rev = g["revision"];
-  json u = Ok("update_settings", {{"expected_revision", rev},
-                                  {"settings", {{"sender", {{"from_name", "Acme"}}}}}});
+  json u = Ok("update_settings",
+              {{"expected_revision", rev}, {"settings", {{"sender", {{"from_name", "Acme"}}}}}});
   EXPECT_EQ(u["settings"]["sender"]["from_name"], "Acme");
   EXPECT_EQ(u["revision"], rev + 1);
-  EXPECT_EQ(Err("update_settings", {{"expected_revision", rev}, {"settings", {{"double_opt_in", true}}}})["code"],
+  EXPECT_EQ(Err("update_settings",
+                {{"expected_revision", rev}, {"settings", {{"double_opt_in", true}}}})["code"],
             "revision_conflict");
-  EXPECT_EQ(Err("update_settings", {{"expected_revision", rev + 1},
-                                    {"settings", {{"unknown", 1}}}})["field"], "settings.unknown");
+  EXPECT_EQ(Err("update_settings",
+                {{"expected_revision", rev + 1}, {"settings", {{"unknown", 1}}}})["field"],
+            "settings.unknown");
 }
 
 TEST_F(Tools, UnderTheDefaultPolicyConfirmActionAloneAnswersApprovalPending) {

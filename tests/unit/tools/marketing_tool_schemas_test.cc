@@ -19,19 +19,29 @@ using nlohmann::json;
 // TOOLS.md: name -> (scope, kind). R read-only, W write, D destructive.
 const std::map<std::string, std::pair<std::string, char>>& Catalogue() {
   static const std::map<std::string, std::pair<std::string, char>> k{
-      {"list_campaigns", {"campaigns:read", 'R'}},     {"get_campaign", {"campaigns:read", 'R'}},
-      {"create_campaign", {"campaigns:write", 'W'}},   {"update_campaign", {"campaigns:write", 'W'}},
-      {"activate_campaign", {"campaigns:activate", 'W'}}, {"pause_campaign", {"campaigns:write", 'W'}},
-      {"delete_campaign", {"campaigns:delete", 'D'}},  {"list_automations", {"automations:read", 'R'}},
-      {"get_automation", {"automations:read", 'R'}},   {"create_automation", {"automations:write", 'W'}},
+      {"list_campaigns", {"campaigns:read", 'R'}},
+      {"get_campaign", {"campaigns:read", 'R'}},
+      {"create_campaign", {"campaigns:write", 'W'}},
+      {"update_campaign", {"campaigns:write", 'W'}},
+      {"activate_campaign", {"campaigns:activate", 'W'}},
+      {"pause_campaign", {"campaigns:write", 'W'}},
+      {"delete_campaign", {"campaigns:delete", 'D'}},
+      {"list_automations", {"automations:read", 'R'}},
+      {"get_automation", {"automations:read", 'R'}},
+      {"create_automation", {"automations:write", 'W'}},
       {"update_automation", {"automations:write", 'W'}},
       {"activate_automation", {"automations:activate", 'W'}},
       {"deactivate_automation", {"automations:write", 'W'}},
-      {"delete_automation", {"automations:delete", 'D'}}, {"list_sequences", {"sequences:read", 'R'}},
-      {"get_sequence", {"sequences:read", 'R'}},       {"create_sequence", {"sequences:write", 'W'}},
-      {"update_sequence", {"sequences:write", 'W'}},   {"set_sequence_status", {"sequences:write", 'W'}},
-      {"get_dashboard", {"reports:read", 'R'}},        {"get_contacts_report", {"reports:read", 'R'}},
-      {"get_campaign_report", {"reports:read", 'R'}},  {"get_automation_report", {"reports:read", 'R'}},
+      {"delete_automation", {"automations:delete", 'D'}},
+      {"list_sequences", {"sequences:read", 'R'}},
+      {"get_sequence", {"sequences:read", 'R'}},
+      {"create_sequence", {"sequences:write", 'W'}},
+      {"update_sequence", {"sequences:write", 'W'}},
+      {"set_sequence_status", {"sequences:write", 'W'}},
+      {"get_dashboard", {"reports:read", 'R'}},
+      {"get_contacts_report", {"reports:read", 'R'}},
+      {"get_campaign_report", {"reports:read", 'R'}},
+      {"get_automation_report", {"reports:read", 'R'}},
   };
   return k;
 }
@@ -61,10 +71,13 @@ TEST(MarketingToolSchemas, EveryToolRegistersWithItsTools_mdScopeAndAnnotations)
 
 TEST(MarketingToolSchemas, UseOnlyKeywordsTools_mdAllows) {
   const std::set<std::string> allowed{
-      "type", "properties", "required", "additionalProperties", "enum", "const", "minimum",
-      "maximum", "minLength", "maxLength", "pattern", "format", "items", "minItems", "maxItems",
-      "oneOf", "description", "title"};
-  std::function<void(const json&, const std::string&)> walk = [&](const json& s, const std::string& where) {
+      "type",        "properties", "required", "additionalProperties",
+      "enum",        "const",      "minimum",  "maximum",
+      "minLength",   "maxLength",  "pattern",  "format",
+      "items",       "minItems",   "maxItems", "oneOf",
+      "description", "title"};
+  std::function<void(const json&, const std::string&)> walk = [&](const json& s,
+                                                                  const std::string& where) {
     ASSERT_TRUE(s.is_object()) << where;
     for (const auto& [k, v] : s.items()) {
       EXPECT_TRUE(allowed.count(k)) << where << " uses " << k;
@@ -101,8 +114,11 @@ TEST_F(MarketingOutputs, ServiceResultsMatchTheOutputSchemas) {
   int64_t tag = AddTag("t");
   InList(AddContact("a@x.io"), list);
   marketing::CampaignService campaigns(*db_, clock_);
-  auto k = campaigns.Create(actor_, {{"name", "n"}, {"subject", "s"}, {"from_email", "a@b.io"},
-                                     {"text_body", "t"}, {"audience", {{"lists", {list}}}},
+  auto k = campaigns.Create(actor_, {{"name", "n"},
+                                     {"subject", "s"},
+                                     {"from_email", "a@b.io"},
+                                     {"text_body", "t"},
+                                     {"audience", {{"lists", {list}}}},
                                      {"send_at", "2030-01-01T00:00:00Z"}});
   ASSERT_TRUE(k);
   ExpectValid("get_campaign", {{"campaign", ToJson(*k, true)}});
@@ -115,7 +131,8 @@ TEST_F(MarketingOutputs, ServiceResultsMatchTheOutputSchemas) {
   ExpectValid("get_automation", {{"automation", ToJson(*a, true)}});
   ExpectValid("list_automations", {{"automations", {ToJson(*a, false)}}, {"next_cursor", "x"}});
   marketing::SequenceService sequences(*db_, clock_);
-  auto q = sequences.Create(actor_, {{"name", "q"}, {"emails", {{{"subject", "s"}, {"text_body", "b"}}}}});
+  auto q = sequences.Create(actor_,
+                            {{"name", "q"}, {"emails", {{{"subject", "s"}, {"text_body", "b"}}}}});
   ASSERT_TRUE(q);
   ExpectValid("get_sequence", {{"sequence", ToJson(*q, true)}});
   ExpectValid("list_sequences", {{"sequences", {ToJson(*q, false)}}, {"next_cursor", nullptr}});

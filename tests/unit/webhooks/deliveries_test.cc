@@ -33,10 +33,13 @@ class DeliveriesTest : public ::testing::Test {
     ASSERT_TRUE(db.has_value()) << db.error().detail;
     db_ = std::move(*db);
     endpoints_ = std::make_unique<Endpoints>(*db_, clock_, random_, true);
-    deliveries_ = std::make_unique<Deliveries>(
-        *db_, clock_, random_,
-        DeliveryPolicy{.backoff_base_s = 10, .backoff_max_s = 3600, .retry_horizon_s = 86400,
-                       .lease_s = 60, .disable_after_s = kDisableAfter, .disable_after_failures = 5});
+    deliveries_ = std::make_unique<Deliveries>(*db_, clock_, random_,
+                                               DeliveryPolicy{.backoff_base_s = 10,
+                                                              .backoff_max_s = 3600,
+                                                              .retry_horizon_s = 86400,
+                                                              .lease_s = 60,
+                                                              .disable_after_s = kDisableAfter,
+                                                              .disable_after_failures = 5});
   }
   int64_t AddEndpoint(std::vector<std::string> events = {"contact.created", "contact.updated"}) {
     auto e = endpoints_->Create({.url = "http://127.0.0.1:9/hook", .events = events});
@@ -45,9 +48,12 @@ class DeliveriesTest : public ::testing::Test {
   }
   void AddEvent(const std::string& type, int64_t contact_id) {
     auto r = db_->Write([&](store::Conn& c) {
-      return c.Exec("INSERT INTO outbox_events (event_type, contact_id, data, occurred_at) VALUES (?, ?, ?, ?)",
-                    {type, contact_id, std::string(R"({"contact":{"id":)") + std::to_string(contact_id) + "}}",
-                     clock_.NowUnix()});
+      return c.Exec(
+          "INSERT INTO outbox_events (event_type, contact_id, data, occurred_at) VALUES (?, ?, ?, "
+          "?)",
+          {type, contact_id,
+           std::string(R"({"contact":{"id":)") + std::to_string(contact_id) + "}}",
+           clock_.NowUnix()});
     });
     ASSERT_TRUE(r.has_value());
   }
@@ -173,10 +179,13 @@ TEST_F(DeliveriesTest, ABurstOfFailuresDoesNotDisableTheEndpoint) {
 
 TEST_F(DeliveriesTest, NoSuccessForTheWindowWithEnoughFailuresDisablesAndIsAudited) {
   // A retry window longer than the disable window, so the delivery is still retried then.
-  deliveries_ = std::make_unique<Deliveries>(
-      *db_, clock_, random_,
-      DeliveryPolicy{.backoff_base_s = 10, .backoff_max_s = 3600, .retry_horizon_s = 7 * 86400,
-                     .lease_s = 60, .disable_after_s = kDisableAfter, .disable_after_failures = 5});
+  deliveries_ = std::make_unique<Deliveries>(*db_, clock_, random_,
+                                             DeliveryPolicy{.backoff_base_s = 10,
+                                                            .backoff_max_s = 3600,
+                                                            .retry_horizon_s = 7 * 86400,
+                                                            .lease_s = 60,
+                                                            .disable_after_s = kDisableAfter,
+                                                            .disable_after_failures = 5});
   int64_t a = AddEndpoint();
   AddEvent("contact.created", 1);
   ASSERT_TRUE(deliveries_->ClaimEvents().has_value());
@@ -197,7 +206,8 @@ TEST_F(DeliveriesTest, NoSuccessForTheWindowWithEnoughFailuresDisablesAndIsAudit
   auto e = endpoints_->Get(a);
   EXPECT_FALSE(e->enabled);
   ASSERT_TRUE(e->disabled_reason.has_value());
-  EXPECT_NE(e->disabled_reason->find(FormatRfc3339(first_failure)), std::string::npos) << *e->disabled_reason;
+  EXPECT_NE(e->disabled_reason->find(FormatRfc3339(first_failure)), std::string::npos)
+      << *e->disabled_reason;
   EXPECT_EQ(e->disabled_at, clock_.NowUnix());
   auto audit = Audit();
   ASSERT_FALSE(audit.empty());
@@ -241,9 +251,9 @@ TEST_F(DeliveriesTest, EnablingAgainDeliversTheKeptBacklogAtOnceInOrderAndIsAudi
   ASSERT_EQ(FailDue({.status_code = 410}), 2);  // contact 1's first event and contact 2's
   ASSERT_FALSE(endpoints_->Get(a)->enabled);
   clock_.Advance(4 * 86400);  // longer than the retry horizon (1 day here)
-  ASSERT_TRUE(endpoints_->Update(a, {.enabled = true},
-                                 governance::Actor{.kind = "api_key", .subject = "7"})
-                  .has_value());
+  ASSERT_TRUE(
+      endpoints_->Update(a, {.enabled = true}, governance::Actor{.kind = "api_key", .subject = "7"})
+          .has_value());
   auto e = endpoints_->Get(a);
   EXPECT_TRUE(e->enabled);
   EXPECT_EQ(e->consecutive_failures, 0);
@@ -265,7 +275,8 @@ TEST_F(DeliveriesTest, EnablingAgainDeliversTheKeptBacklogAtOnceInOrderAndIsAudi
   clock_.Advance(3600);
   auto retried = deliveries_->LeaseDue(10);
   ASSERT_EQ(retried->size(), 2u);
-  for (auto& w : *retried) ASSERT_TRUE(deliveries_->RecordAttempt(w, {.status_code = 204}).has_value());
+  for (auto& w : *retried)
+    ASSERT_TRUE(deliveries_->RecordAttempt(w, {.status_code = 204}).has_value());
   auto last = deliveries_->LeaseDue(10);
   ASSERT_EQ(last->size(), 1u);
   EXPECT_EQ(last->at(0).event_id, 2);
@@ -347,7 +358,8 @@ TEST(TargetUrl, PrivateAndLoopbackTargetsAreRefusedUnlessAllowed) {
   EXPECT_EQ(ValidateTargetUrl("http://10.1.2.3/x", false).error().code, Errc::kPermissionDenied);
   EXPECT_EQ(ValidateTargetUrl("http://[::1]:80/x", false).error().code, Errc::kPermissionDenied);
   EXPECT_EQ(ValidateTargetUrl("http://localhost/x", false).error().code, Errc::kPermissionDenied);
-  EXPECT_EQ(ValidateTargetUrl("http://169.254.169.254/", false).error().code, Errc::kPermissionDenied);
+  EXPECT_EQ(ValidateTargetUrl("http://169.254.169.254/", false).error().code,
+            Errc::kPermissionDenied);
   EXPECT_TRUE(ValidateTargetUrl("https://hooks.example.com/x", false).has_value());
   EXPECT_TRUE(ValidateTargetUrl("http://127.0.0.1:8080/x", true).has_value());
   EXPECT_EQ(ValidateTargetUrl("ftp://example.com", true).error().code, Errc::kInvalidArgument);

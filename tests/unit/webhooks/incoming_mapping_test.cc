@@ -45,8 +45,8 @@ TEST(JsonPath, WalksObjectsByNameAndArraysByIndex) {
 TEST(JsonPath, MissingStepsAndWrongKindsFindNothing) {
   EXPECT_EQ(FindText("data.customer.emails[2].address"), "<missing>");  // past the end
   EXPECT_EQ(FindText("data.customer.emails.address"), "<missing>");     // name on an array
-  EXPECT_EQ(FindText("data.plan[0]"), "<missing>");                      // index on an object
-  EXPECT_EQ(FindText("data.plan.id.more"), "<missing>");                 // name on a string
+  EXPECT_EQ(FindText("data.plan[0]"), "<missing>");                     // index on an object
+  EXPECT_EQ(FindText("data.plan.id.more"), "<missing>");                // name on a string
   EXPECT_EQ(FindText("nope"), "<missing>");
 }
 
@@ -55,19 +55,17 @@ TEST(JsonPath, ParseErrorsNameThePosition) {
     const char* path;
     const char* message;
   };
-  for (const Case& c : {Case{"", "the path is empty"},
-                        Case{".a", "expected a name at character 1"},
-                        Case{"a..b", "expected a name at character 3"},
-                        Case{"a.", "expected a name after '.' at character 3"},
-                        Case{"[0].a", "expected a name at character 1"},
-                        Case{"a[x]", "expected an array index (digits) at character 3"},
-                        Case{"a[]", "expected an array index (digits) at character 3"},
-                        Case{"a[-1]", "expected an array index (digits) at character 3"},
-                        Case{"a[1", "expected ']' at character 4"},
-                        Case{"a[1]b", "unexpected 'b' at character 5"},
-                        Case{"a]", "unexpected ']' at character 2"},
-                        Case{"a b", "unexpected ' ' at character 2"},
-                        Case{"a[1234567890]", "array index too large at character 3"}}) {
+  for (const Case& c :
+       {Case{"", "the path is empty"}, Case{".a", "expected a name at character 1"},
+        Case{"a..b", "expected a name at character 3"},
+        Case{"a.", "expected a name after '.' at character 3"},
+        Case{"[0].a", "expected a name at character 1"},
+        Case{"a[x]", "expected an array index (digits) at character 3"},
+        Case{"a[]", "expected an array index (digits) at character 3"},
+        Case{"a[-1]", "expected an array index (digits) at character 3"},
+        Case{"a[1", "expected ']' at character 4"}, Case{"a[1]b", "unexpected 'b' at character 5"},
+        Case{"a]", "unexpected ']' at character 2"}, Case{"a b", "unexpected ' ' at character 2"},
+        Case{"a[1234567890]", "array index too large at character 3"}}) {
     auto p = JsonPath::Parse(c.path);
     ASSERT_FALSE(p.has_value()) << c.path;
     EXPECT_EQ(p.error().code, Errc::kInvalidArgument);
@@ -86,10 +84,11 @@ TEST(JsonPath, LimitsLengthAndSteps) {
 }
 
 TEST(IncomingMapping, ParsesStringsAndObjectsAndRequiresEmail) {
-  auto m = ParseMapping(json{{"email", "data.customer.emails[0].address"},
-                             {"first_name", {{"path", "data.customer.name.first"}, {"required", true}}},
-                             {"last_name", "data.customer.name.last"},
-                             {"custom_fields.plan", "data.plan.id"}});
+  auto m =
+      ParseMapping(json{{"email", "data.customer.emails[0].address"},
+                        {"first_name", {{"path", "data.customer.name.first"}, {"required", true}}},
+                        {"last_name", "data.customer.name.last"},
+                        {"custom_fields.plan", "data.plan.id"}});
   ASSERT_TRUE(m.has_value()) << m.error().message;
   EXPECT_EQ(m->entries.size(), 4u);
   EXPECT_EQ(m->email().path.text(), "data.customer.emails[0].address");
@@ -110,14 +109,16 @@ TEST(IncomingMapping, ConfigurationErrorsNameTheField) {
     json mapping;
     const char* prefix;
   };
-  for (const Case& c : {Case{json::array(), "mapping: "},
-                        Case{json{{"email", "data..x"}}, "mapping.email: invalid path"},
-                        Case{json{{"email", "a"}, {"first_name", "b[x]"}}, "mapping.first_name: invalid path"},
-                        Case{json{{"email", "a"}, {"password", "b"}}, "mapping.password: unknown contact field"},
-                        Case{json{{"email", "a"}, {"custom_fields.", "b"}}, "mapping.custom_fields.: unknown"},
-                        Case{json{{"email", 3}}, "mapping.email: must be a path string"},
-                        Case{json{{"email", {{"path", "a"}, {"required", false}}}}, "mapping.email: the email is always required"},
-                        Case{json{{"email", {{"path", "a"}, {"x", 1}}}}, "mapping.email: unknown member x"}}) {
+  for (const Case& c :
+       {Case{json::array(), "mapping: "},
+        Case{json{{"email", "data..x"}}, "mapping.email: invalid path"},
+        Case{json{{"email", "a"}, {"first_name", "b[x]"}}, "mapping.first_name: invalid path"},
+        Case{json{{"email", "a"}, {"password", "b"}}, "mapping.password: unknown contact field"},
+        Case{json{{"email", "a"}, {"custom_fields.", "b"}}, "mapping.custom_fields.: unknown"},
+        Case{json{{"email", 3}}, "mapping.email: must be a path string"},
+        Case{json{{"email", {{"path", "a"}, {"required", false}}}},
+             "mapping.email: the email is always required"},
+        Case{json{{"email", {{"path", "a"}, {"x", 1}}}}, "mapping.email: unknown member x"}}) {
     auto m = ParseMapping(c.mapping);
     ASSERT_FALSE(m.has_value()) << c.mapping.dump();
     EXPECT_EQ(m.error().message.rfind(c.prefix, 0), 0u) << m.error().message;
@@ -125,7 +126,9 @@ TEST(IncomingMapping, ConfigurationErrorsNameTheField) {
 }
 
 TEST(IncomingMapping, AppliesAreCheckedWhenConfigured) {
-  auto a = ParseApplies(json{{"tags", {"vip", 7}}, {"lists", {"newsletter"}}, {"status", "subscribed"},
+  auto a = ParseApplies(json{{"tags", {"vip", 7}},
+                             {"lists", {"newsletter"}},
+                             {"status", "subscribed"},
                              {"type", "customer"}});
   ASSERT_TRUE(a.has_value()) << a.error().message;
   EXPECT_EQ(a->tags.size(), 2u);
@@ -155,7 +158,7 @@ TEST(IncomingMapping, MapsPayloadFieldsAndApplies) {
   ASSERT_TRUE(in.has_value());
   EXPECT_EQ(in->email, "ada@example.com");
   EXPECT_EQ(in->first_name, "Ada");
-  EXPECT_EQ(in->phone, "441234");        // numbers become text
+  EXPECT_EQ(in->phone, "441234");           // numbers become text
   EXPECT_FALSE(in->last_name.has_value());  // optional and missing: left unchanged
   EXPECT_EQ((*in->custom_fields)["plan"], (json{{"id", "pro"}, {"seats", 5}}));
   EXPECT_EQ((*in->custom_fields)["vip"], true);
@@ -165,10 +168,11 @@ TEST(IncomingMapping, MapsPayloadFieldsAndApplies) {
 }
 
 TEST(IncomingMapping, ReportsEveryMissingRequiredPathAndWrongKind) {
-  auto m = ParseMapping(json{{"email", "data.customer.emails[5].address"},
-                             {"first_name", {{"path", "data.customer.name.middle"}, {"required", true}}},
-                             {"last_name", "data.customer.name"},
-                             {"phone", {{"path", "data.empty"}, {"required", true}}}});
+  auto m =
+      ParseMapping(json{{"email", "data.customer.emails[5].address"},
+                        {"first_name", {{"path", "data.customer.name.middle"}, {"required", true}}},
+                        {"last_name", "data.customer.name"},
+                        {"phone", {{"path", "data.empty"}, {"required", true}}}});
   ASSERT_TRUE(m.has_value());
   auto in = MapPayload(*m, Applies{}, kPayload);
   ASSERT_FALSE(in.has_value());
@@ -176,7 +180,7 @@ TEST(IncomingMapping, ReportsEveryMissingRequiredPathAndWrongKind) {
   for (const auto& e : in.error()) by_path[e.path] = e.code;
   EXPECT_EQ(by_path["data.customer.emails[5].address"], "required");
   EXPECT_EQ(by_path["data.customer.name.middle"], "required");
-  EXPECT_EQ(by_path["data.empty"], "required");  // null counts as missing
+  EXPECT_EQ(by_path["data.empty"], "required");              // null counts as missing
   EXPECT_EQ(by_path["data.customer.name"], "invalid_type");  // an object for a name
   EXPECT_EQ(in.error().size(), 4u);
 }

@@ -15,9 +15,9 @@ TEST(StandardWebhooks, SignatureIsV1Base64HmacOfIdDotTimestampDotBody) {
   ASSERT_TRUE(sig.has_value());
   auto key = crypto::Base64Decode("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
   ASSERT_TRUE(key.has_value());
-  std::string expected =
-      "v1," + crypto::Base64Encode(crypto::HmacSha256(
-                  *key, std::string("msg_p5jXN8AQM9LWM0D4loKWxJek.1614265330.") + R"({"test": 2432232314})"));
+  std::string expected = "v1," + crypto::Base64Encode(crypto::HmacSha256(
+                                     *key, std::string("msg_p5jXN8AQM9LWM0D4loKWxJek.1614265330.") +
+                                               R"({"test": 2432232314})"));
   EXPECT_EQ(*sig, expected);
   EXPECT_EQ(*sig, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
 }
