@@ -7,7 +7,7 @@ $SUDO apt-get update -q
 $APT g++ cmake ninja-build lld pkg-config ca-certificates git curl python3 \
   libboost1.81-dev libboost-context1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libvalijson-dev \
   libexpected-dev libsqlite3-dev sqlite3 libpq-dev libcurl4-openssl-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev wrk libjemalloc-dev
+  libgtest-dev libgmock-dev libbenchmark-dev wrk libjemalloc-dev clang-format
 # The console's templates: kainjow's Mustache (header-only).
 $APT libkainjow-mustache-dev
 # Tests only: a real PostgreSQL server (started by the tests themselves, tests/support/pg.sh)

@@ -22,6 +22,10 @@ fi
 ./scripts/setup-debian.sh
 # The rooms' dependency direction (ARCHITECTURE.md), on the includes.
 ./scripts/check-layout.sh
+# The code as .clang-format has it (clang-format -i on the files a change touches).
+if git rev-parse --git-dir >/dev/null 2>&1; then  # not in an unpacked archive
+  git ls-files -z '*.cc' '*.h' | xargs -0 clang-format --dry-run -Werror
+fi
 if [[ -z $SANITIZE || $SANITIZE == none ]]; then
   ./scripts/build.sh
   cd build
