@@ -1,9 +1,25 @@
 // The domain's three rooms, each built on the ones before it: governance, the contact
 // book (with marketing's usage hooks and the system DNS resolver), marketing.
 #include "src/app/services.h"
+#include "src/app/shared_secrets.h"
 #include "src/app/wiring.h"
 
 namespace crmd::app {
+
+namespace {
+
+// The host of an http(s) URL, for the default sender address.
+std::string UrlHost(const std::string& url) {
+  auto scheme = url.find("://");
+  std::string rest = scheme == std::string::npos ? url : url.substr(scheme + 3);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (!rest.empty() && rest.front() == '[') return "localhost";
+  rest = rest.substr(0, rest.find(':'));
+  if (rest.empty() || rest.find('.') == std::string::npos) return "localhost";
+  return rest;
+}
+
+}  // namespace
 
 Status BuildDomain(App::Services& s) {
   auto governance = governance::MakeServices({.db = s.db.get(),
@@ -26,7 +42,19 @@ Status BuildDomain(App::Services& s) {
   if (!crm) return Fail(crm.error());
   s.crm = std::move(*crm);
 
-  auto marketing = marketing::MakeServices(*s.governance, *s.crm);
+  // The mail context campaigns render previews with (and the mail runtime sends with).
+  auto secret = SharedSecret(*s.db, "mail_link_tokens_v1", *s.random, *s.clock);
+  if (!secret) return Fail(secret.error());
+  s.link_tokens = std::make_unique<mail::LinkTokens>(*secret, *s.clock);
+  std::string from = s.config.mail_from;
+  if (from.empty()) from = "crmd@" + UrlHost(s.config.Issuer());
+  s.mail_context = {.public_base_url = s.config.Issuer(),
+                    .default_sender = {"", from},
+                    .links = s.link_tokens.get()};
+
+  auto marketing = marketing::MakeServices(
+      *s.governance, *s.crm,
+      {.mail = &s.mail_context, .send_policy = {.lease_s = s.config.mail_lease_s}});
   if (!marketing) return Fail(marketing.error());
   s.marketing = std::move(*marketing);
   return Ok();

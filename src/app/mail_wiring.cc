@@ -6,34 +6,12 @@
 
 namespace crmd::app {
 
-namespace {
-
-// The host of an http(s) URL, for the default sender address.
-std::string UrlHost(const std::string& url) {
-  auto scheme = url.find("://");
-  std::string rest = scheme == std::string::npos ? url : url.substr(scheme + 3);
-  rest = rest.substr(0, rest.find_first_of("/?#"));
-  if (!rest.empty() && rest.front() == '[') return "localhost";
-  rest = rest.substr(0, rest.find(':'));
-  if (rest.empty() || rest.find('.') == std::string::npos) return "localhost";
-  return rest;
-}
-
-}  // namespace
-
 Status WireMail(App::Services& s) {
-  auto secret = SharedSecret(*s.db, "mail_link_tokens_v1", *s.random, *s.clock);
-  if (!secret) return Fail(secret.error());
-  s.link_tokens = std::make_unique<mail::LinkTokens>(*secret, *s.clock);
-  std::string from = s.config.mail_from;
-  if (from.empty()) from = "crmd@" + UrlHost(s.config.Issuer());
   jobs::MailRuntimeOptions options{
       .smtp_url = s.config.smtp_url,
       .mail_dir = s.config.mail_dir,
       .rate_per_second = s.config.mail_rate_per_second,
-      .context = {.public_base_url = s.config.Issuer(),
-                  .default_sender = {"", from},
-                  .links = s.link_tokens.get()},
+      .context = s.mail_context,
   };
   if (!s.config.dkim_private_key_file.empty()) {
     options.dkim = mail::DkimOptions{.private_key_file = s.config.dkim_private_key_file,
@@ -43,8 +21,6 @@ Status WireMail(App::Services& s) {
   auto runtime = jobs::MailRuntime::Create(std::move(options), *s.clock);
   if (!runtime) return Fail(runtime.error());
   s.mail_runtime = std::move(*runtime);
-  s.marketing->delivery->set_policy({.lease_s = s.config.mail_lease_s});
-  s.marketing->campaigns->SetMail(&s.mail_runtime->context(), s.governance->settings.get());
   s.campaign_sender = std::make_unique<jobs::CampaignSender>(
       *s.marketing->delivery, *s.marketing->campaigns, *s.governance->settings, *s.mail_runtime,
       *s.clock,

@@ -95,6 +95,10 @@ struct App::Services {
   // idempotency, settings, confirmations, API keys), the contact book (with the DNS
   // resolver email validation uses, and marketing's usage hooks), marketing.
   std::unique_ptr<crm::Resolver> resolver;
+  // This site's mail context (link tokens signed with a secret every node shares, the
+  // default sender): campaigns render previews with it, the mail runtime sends with it.
+  std::unique_ptr<mail::LinkTokens> link_tokens;
+  marketing::MailContext mail_context;
   std::unique_ptr<marketing::MarketingUsage> marketing_usage;
   std::unique_ptr<governance::Services> governance;
   std::unique_ptr<crm::Services> crm;
@@ -107,7 +111,6 @@ struct App::Services {
   std::unique_ptr<webhooks::DeliveryWorker> webhook_worker;
   // jobs: email. Link tokens (unsubscribe, tracking, confirmation) are signed with a secret
   // every node shares; the sender threads run between App::Start and App::Stop.
-  std::unique_ptr<mail::LinkTokens> link_tokens;
   std::unique_ptr<jobs::MailRuntime> mail_runtime;
   std::unique_ptr<jobs::CampaignSender> campaign_sender;
   // jobs: automations, sequences and double opt-in (src/jobs/automation_runner.h).

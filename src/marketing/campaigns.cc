@@ -213,12 +213,15 @@ Status CheckReadyToSend(const Campaign& c) {
 }
 
 CampaignService::CampaignService(store::Database& db, const Clock& clock, AuditSink audit,
-                                 governance::Idempotency* idempotency)
+                                 governance::Idempotency* idempotency, const MailContext* mail,
+                                 governance::SettingsService* settings)
     : db_(db),
       clock_(clock),
       rows_(
           "campaign", campaigns_repo::Load, [](const Campaign& k) { return ToString(k.status); },
-          db, std::move(audit), idempotency) {}
+          db, std::move(audit), idempotency),
+      mail_(mail),
+      settings_(settings) {}
 
 Result<CampaignPage> CampaignService::List(std::optional<CampaignStatus> status,
                                            std::string_view cursor, int limit) const {

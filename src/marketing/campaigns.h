@@ -89,8 +89,12 @@ class CampaignService {
   // `audit` may be empty (unit tests); otherwise every write records an audit row in its
   // own transaction.
   // `idempotency` may be null (unit tests): idempotency keys are then ignored.
+  // With a mail context (and the settings it reads the sender from), the activation
+  // preview shows the message rendered for one real recipient; both must outlive the
+  // service.
   CampaignService(store::Database& db, const Clock& clock, AuditSink audit = {},
-                  governance::Idempotency* idempotency = nullptr);
+                  governance::Idempotency* idempotency = nullptr, const MailContext* mail = nullptr,
+                  governance::SettingsService* settings = nullptr);
   CampaignService(const CampaignService&) = delete;
   CampaignService& operator=(const CampaignService&) = delete;
 
@@ -110,13 +114,6 @@ class CampaignService {
   // scheduled | sending -> paused. expected_revision is optional (0 = any).
   Result<Campaign> Pause(const governance::Actor& actor, int64_t id, int64_t expected_revision);
 
-  // With a mail context, the activation preview shows the message rendered for one real
-  // recipient. REQUIRES: start-up only; both outlive the service.
-  void SetMail(const MailContext* mail, governance::SettingsService* settings) {
-    mail_ = mail;
-    settings_ = settings;
-  }
-
   // Confirmable actions (ConfirmationService runs them inside its transaction). Previews
   // only read; a sending campaign's delete preview carries a blocker. Execute functions
   // redo every check, so a confirm never acts on a state the preview did not allow.
@@ -129,8 +126,8 @@ class CampaignService {
   store::Database& db_;
   const Clock& clock_;
   RevisionedRows<Campaign> rows_;
-  const MailContext* mail_ = nullptr;
-  governance::SettingsService* settings_ = nullptr;
+  const MailContext* const mail_;
+  governance::SettingsService* const settings_;
 };
 
 }  // namespace crmd::marketing

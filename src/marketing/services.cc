@@ -32,12 +32,14 @@ AuditSink AuditSinkOf(governance::AuditLog* audit) {
 
 }  // namespace
 
-Services::Services(governance::Services& g, crm::Services& c)
+Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
     : governance(g),
       crm(c),
       campaigns(std::make_unique<CampaignService>(*g.options.db, *g.options.clock,
-                                                  AuditSinkOf(g.audit.get()), g.idempotency.get())),
-      delivery(std::make_unique<CampaignDelivery>(*g.options.db, *g.options.clock, *c.contacts)),
+                                                  AuditSinkOf(g.audit.get()), g.idempotency.get(),
+                                                  o.mail, o.mail ? g.settings.get() : nullptr)),
+      delivery(std::make_unique<CampaignDelivery>(*g.options.db, *g.options.clock, *c.contacts,
+                                                  o.send_policy)),
       automations(std::make_unique<AutomationService>(
           *g.options.db, *g.options.clock, AuditSinkOf(g.audit.get()), g.idempotency.get())),
       sequences(std::make_unique<SequenceService>(*g.options.db, *g.options.clock,
@@ -46,9 +48,9 @@ Services::Services(governance::Services& g, crm::Services& c)
 
 Services::~Services() = default;
 
-Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
-                                               crm::Services& crm) {
-  auto owned = std::make_unique<Services>(governance, crm);
+Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance, crm::Services& crm,
+                                               ServicesOptions options) {
+  auto owned = std::make_unique<Services>(governance, crm, options);
   Services& s = *owned;
   CampaignService* campaigns = s.campaigns.get();
   AutomationService* automations = s.automations.get();

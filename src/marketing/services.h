@@ -15,14 +15,22 @@
 #include "src/governance/services.h"
 #include "src/marketing/automations.h"
 #include "src/marketing/campaign_delivery.h"
+#include "src/marketing/campaign_render.h"
 #include "src/marketing/campaigns.h"
 #include "src/marketing/reports.h"
 #include "src/marketing/sequences.h"
 
 namespace crmd::marketing {
 
+struct ServicesOptions {
+  // This site's mail context (links, default sender), for the activation preview's
+  // rendered message; null: previews without one (crmctl). Must outlive the services.
+  const MailContext* mail = nullptr;
+  SendPolicy send_policy;  // the send queue's leases and retries
+};
+
 struct Services {
-  Services(governance::Services& governance, crm::Services& crm);
+  Services(governance::Services& governance, crm::Services& crm, ServicesOptions options = {});
   ~Services();
   Services(const Services&) = delete;
   Services& operator=(const Services&) = delete;
@@ -39,8 +47,8 @@ struct Services {
 // Builds Services and registers marketing's confirmable actions (activate_campaign,
 // resend_campaign, delete_campaign, activate_automation, delete_automation) with
 // governance's confirmation service.
-Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
-                                               crm::Services& crm);
+Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance, crm::Services& crm,
+                                               ServicesOptions options = {});
 
 // The operator's two steps for `crmctl campaign activate|resend`, in one transaction: the
 // preview ({"preview": ...}), and with `confirmed` the action itself (activate, or
