@@ -70,8 +70,8 @@ struct AccessTokenClaims {
   int64_t issued_at = 0;   // iat
   int64_t expires_at = 0;  // exp
   std::string jti;
-  // gid: the grant the token was issued under (absent from tokens issued before
-  // 2026-11-27). Revoking the grant refuses the token without a record of its jti.
+  // gid: the grant the token was issued under (absent from tokens of versions that did not
+  // record it). Revoking the grant refuses the token without a record of its jti.
   std::string grant_id;
 };
 

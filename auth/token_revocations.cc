@@ -84,7 +84,7 @@ Result<bool> RevokedTokens::IsRevoked(std::string_view jti, std::string_view gra
   }
   const auto checked = clock_.Monotonic();
   if (!snap || checked - loaded > max_staleness_) {
-    // The request is answered 503: say why (docs/performance.md, 2026-11-27), at most once
+    // The request is answered 503: say why (docs/performance.md), at most once
     // a second, since during an outage every request ends here.
     const int64_t at_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(checked.time_since_epoch()).count();

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# crmd side by side with its peers, in one run on one machine (issue #12):
+# crmd side by side with its peers, in one run on one machine:
 #
 #   [COMPARE_CONTACTS=1000000] bench/compare.sh [build-dir] [seconds] [connections]
 #
@@ -13,7 +13,7 @@
 #     over an in-memory Map, an ES256 bearer checked with jose on every request);
 #   - node oidc-provider (bench/compare/oidc-server.mjs: client_credentials, JWT access
 #     tokens for a resource);
-# and prints one table with the ratios issue #12 asks for. The rows run in turn
+# and prints one table with the ratios of docs/performance.md's targets. The rows run in turn
 # COMPARE_ROUNDS times (default 3: on a shared two-core machine the same row moves by 20 %
 # within minutes) and the table gives each row's median req/s, its p50 and p99 medians, and
 # the range over the rounds; every ratio is of two medians from the same run. Each target answers one curl
@@ -282,8 +282,8 @@ CONF
     # Not exported: crmd and crmctl read CRMD_* variables as configuration.
     CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS \
       counted_load crmd_tool_errors get_contact get_contact "crmd tools/call get_contact" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
-    # The same row with every answer checked in wrk's Lua (the method of the runs before
-    # session 16, 2026-11-27), against the SDK server checked the same way below.
+    # The same row with every answer checked in wrk's Lua (the method of the earlier runs),
+    # against the SDK server checked the same way below.
     CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=get_contact CRMD_ARGS=$GET_ARGS CRMD_CHECK_EACH=1 \
       load get_contact_checked "crmd tools/call get_contact, each answer checked in Lua" -s "$ROOT/bench/load/tool_call.lua" "$BASE"
     CRMD_TOKEN=$TOKEN CRMD_SESSION=$SESSION CRMD_TOOL=list_contacts CRMD_ARGS='{"status":"subscribed","limit":25}' \
@@ -311,7 +311,7 @@ CONF
   done
   # Paired: get_contact on crmd and on the SDK server in adjacent slices. The rounds above
   # put a minute between the two rows of a ratio, and this machine's speed per instruction
-  # moves by a fifth within minutes (docs/performance.md, session 26); here each pair is
+  # moves by a fifth within minutes (docs/performance.md); here each pair is
   # two COMPARE_PAIR_SECONDS slices back to back, the order alternating from pair to pair
   # (crmd first, then the SDK first) so that a steady drift favours neither, and the
   # ratio is the median of the pairs' ratios. Each slice starts after a second's pause, so

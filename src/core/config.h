@@ -19,9 +19,8 @@ struct Config {
   std::string tls_key_file;
   bool allow_insecure_http = false;  // allow plain HTTP on a non-loopback address
   // Threads running the listener's I/O (parsing, TLS, writing answers; they never block).
-  // 0: one per core (WorkerPool::Cores()). On two cores, two I/O threads served
-  // get_contact about a fifth faster than one and durable writes about a tenth slower
-  // (docs/performance.md, 2026-11-27).
+  // 0: one per core (WorkerPool::Cores()); the trade-off between reads and durable writes
+  // is measured in docs/performance.md.
   int io_threads = 0;
   // The most handler threads. At most as many as there are cores run handlers at once; a
   // handler waiting for a durable commit (SQLite group commit: one fsync per batch of the

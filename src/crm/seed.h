@@ -13,9 +13,8 @@ struct SeedOptions {
   int64_t contacts = 1000;
   int lists = 8;
   int tags = 12;
-  // Rows per transaction. Small on purpose: a transaction's cost grew faster than its
-  // size (100,000 contacts: 69 s in batches of 5,000, 27 s of 500, 12.5 s of 100; SQLite,
-  // 2026-11-25; docs/performance.md).
+  // Rows per transaction. Small on purpose: a transaction's cost grows faster than its
+  // size (docs/performance.md).
   int batch = 100;
   uint32_t seed = 42;
   int64_t now = 0;  // unix seconds; contacts are spread over the year before it

@@ -221,7 +221,7 @@ Result<NewContacts> NewContactsIn(store::Conn& c, int64_t from, int64_t to, int6
   std::vector<int64_t> prefix((end_day - first_day) / kDay + 1, 0);
   // Summed in maps and made JSON once at the end: a 365-day range at 1,000,000 contacts
   // is about 11,000 rows, and a JSON object's lookup and assignment per row cost more
-  // than the read (docs/performance.md, session 34).
+  // than the read (docs/performance.md).
   std::map<std::string, int64_t, std::less<>> by_status, by_source;
   auto add = [](std::map<std::string, int64_t, std::less<>>& into, std::string key, int64_t n) {
     if (key.empty()) key = "unknown";  // as GroupCounts names an empty source

@@ -310,9 +310,8 @@ class SqliteDatabase final : public Database {
   // or g_gather_max_us have passed. A leader whose pool has nothing queued (one client, a
   // lull, a job loop off the pool) does not wait, so a write alone is not delayed; one
   // whose queue holds reads only waits up to g_gather_max_us for nothing (its core serves
-  // the reads meanwhile). On a durable create_contact load at 64 connections this doubled
-  // the writes a batch (from about 7 to 15) and raised the rate by 13 to 16 %
-  // (docs/performance.md, session 21). While the leader steps aside, the fibers of its
+  // the reads meanwhile). Under a durable create_contact load this gathers about twice the
+  // writes a batch (docs/performance.md). While the leader steps aside, the fibers of its
   // thread whose writes are answered wait for it too.
   static constexpr size_t kGatherTarget = 16;
   static constexpr auto kGatherStep = std::chrono::microseconds(50);
@@ -474,12 +473,12 @@ class SqliteDatabase final : public Database {
   // holds the first frame not yet copied, up to the WAL's end (SQLite's walIteratorInit).
   // So checkpoints asked for after every commit ran back to back and re-sorted up to
   // 4,000 frames each, for the few pages the commits since the last one had written
-  // (callgrind: 12 % of all instructions under a create_contact load; docs/performance.md,
-  // session 28). The cost of asking less often: a background checkpoint rarely catches up
-  // with the WAL's end under steady writes, so the leader's checkpoint at 4,000 pages,
-  // inside the writer's turn, runs more often (5 to 7 a second instead of 2 to 4 at
-  // 11,000 to 14,000 creates a second), while the database file's fsyncs fall from 200 to
-  // 260 a second to about 12 (a checkpoint fsyncs it only when it reached the WAL's end).
+  // (a large share of the instructions under a create_contact load; docs/performance.md). The cost
+  // of asking less often: a background checkpoint rarely catches up with the WAL's end under steady
+  // writes, so the leader's checkpoint at 4,000 pages, inside the writer's turn, runs more often (5
+  // to 7 a second instead of 2 to 4 at 11,000 to 14,000 creates a second), while the database
+  // file's fsyncs fall from 200 to 260 a second to about 12 (a checkpoint fsyncs it only when it
+  // reached the WAL's end).
   static constexpr int kCheckpointPages = 1000;
   static constexpr int kLeaderCheckpointPages = 4000;
 

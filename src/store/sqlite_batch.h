@@ -6,7 +6,7 @@
 // page it touches into the statement journal (the same twenty-odd pages for every
 // create_contact of a batch: its table's and indexes' last leaves, the counters, the
 // audit log and the outbox), about a tenth of the writer's work a create
-// (docs/performance.md, session 29). So a batch runs its calls without savepoints, and a
+// (docs/performance.md). So a batch runs its calls without savepoints, and a
 // call that fails has its work undone with the whole transaction's: ROLLBACK, then the
 // calls that had succeeded in it run again in a new transaction, each in its savepoint
 // now, and so does the rest of the batch. Each call's outcome is the one it would have

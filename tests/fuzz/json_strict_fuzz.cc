@@ -1,5 +1,5 @@
-// The strict JSON parser every face reads bodies with (src/core/json_parse.h, crmd's own
-// since session 18): depth limit, duplicate members, UTF-8. Whatever the input, it answers
+// The strict JSON parser every face reads bodies with (src/core/json_parse.h, crmd's
+// own): depth limit, duplicate members, UTF-8. Whatever the input, it answers
 // a value or a problem. Differential against nlohmann's parser: a value it accepts is the
 // one nlohmann::json::parse makes, with the same types (an unsigned, a signed and a double
 // 1 compare equal); what it calls a syntax problem nlohmann refuses too (but for a NUL

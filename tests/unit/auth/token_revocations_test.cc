@@ -142,7 +142,7 @@ TEST_F(RevokedTokensTest, ARevokedGrantRefusesItsTokensWithinTheHorizon) {
 
 // After a quiet spell longer than the staleness bound, a burst of requests arrives at once.
 // One of them refreshes; the others used to find the lock taken and answer 503 from the
-// old snapshot (the write soak of 2026-11-27). They must wait for the refresh instead.
+// old snapshot (seen under a write soak). They must wait for the refresh instead.
 TEST_F(RevokedTokensTest, ABurstAfterAQuietSpellWaitsForTheRefreshInsteadOfFailing) {
   AddToken("a", /*revoked=*/true);
   RevokedTokens revoked(*gated_, clock_, milliseconds(20), /*max_staleness=*/milliseconds(100));
