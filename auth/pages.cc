@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "src/core/text.h"
+
 namespace crmd::auth {
 namespace {
 
@@ -23,32 +25,7 @@ std::string Hidden(std::string_view name, std::string_view value) {
 
 }  // namespace
 
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string HtmlEscape(std::string_view text) { return text::HtmlEscape(text); }
 
 std::string DescribeScope(std::string_view scope) {
   static const std::map<std::string_view, std::string_view> kVerbs = {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <kainjow/mustache.hpp>
 
+#include "src/core/text.h"
+
 namespace crmd::console {
 namespace {
 
@@ -72,35 +74,7 @@ kainjow::mustache::data ToData(const View& v) {
   return std::visit(Convert{}, v.value());
 }
 
-std::string EscapeHtml(const std::string& s) {
-  std::string out;
-  out.reserve(s.size() + s.size() / 8);
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      case '/':
-        out += "&#x2F;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string EscapeHtml(const std::string& s) { return text::HtmlEscape(s, /*escape_slash=*/true); }
 
 }  // namespace
 

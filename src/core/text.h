@@ -24,4 +24,39 @@ inline std::string_view TrimOws(std::string_view s) {
   return s;
 }
 
+// Text for HTML: & < > " and ' as entities (' as &#39;), and with `escape_slash` also /
+// as &#x2F; (the console's templates escape as mstch did).
+inline std::string HtmlEscape(std::string_view text, bool escape_slash = false) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      case '/':
+        if (escape_slash) {
+          out += "&#x2F;";
+          break;
+        }
+        [[fallthrough]];
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace crmd::text

@@ -5,6 +5,7 @@
 
 #include "src/core/clock.h"
 #include "src/core/crypto.h"
+#include "src/core/text.h"
 #include "src/core/utf8.h"
 
 namespace crmd::mail {
@@ -174,32 +175,7 @@ std::string InsertPreheader(const std::string& html, std::string_view preheader)
 
 }  // namespace
 
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string HtmlEscape(std::string_view text) { return text::HtmlEscape(text); }
 
 std::string FormatRfc5322Date(int64_t unix_seconds) { return FormatImfDate(unix_seconds, "+0000"); }
 
