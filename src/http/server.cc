@@ -295,6 +295,23 @@ class Server::Impl {
     conns_.erase(id);
   }
 
+  // One request on its way in: where its header section lies, the section parsed (by
+  // ParsePlainHead, or by Beast when it is not plain), and what the checks and the
+  // forwarding rules made of it.
+  struct Incoming {
+    HeaderBlock block;
+    std::optional<PlainHead> plain;
+    std::optional<bhttp::request_parser<bhttp::string_body>> parser;
+    RequestHead facts;
+    CheckedHead checked;
+    ClientView client;
+    bool host_forwarded = false;
+    bool keep_alive = false;
+  };
+
+  // A connection's requests, one after another: read the header block, parse it, admit
+  // it, read the body, answer. Each step that refuses a request answers it and ends the
+  // connection; a client that goes away ends it without an answer.
   template <typename Stream>
   awaitable<void> Serve(Stream& stream, const Peer& peer, uint64_t conn_id, bool tls) {
     const std::string& remote = peer.text;
@@ -324,98 +341,18 @@ class Server::Impl {
 
     beast::flat_buffer buffer;
     while (!stopping_) {
-      // 1. The header section as raw bytes, checked before Beast parses it
-      //    (request_checks.h, pass 1). Bytes of a pipelined request may already be here.
-      deadline.Set(
-          std::chrono::seconds(buffer.size() ? options_.read_timeout_s : options_.idle_timeout_s));
-      HeaderBlock block;
-      while (true) {
-        auto bytes = buffer.data();
-        auto scan = ScanHeaderBlock({static_cast<char*>(bytes.data()), bytes.size()},
-                                    options_.max_header_bytes);
-        if (!scan) {
-          co_await WriteError(stream, scan.error().status, scan.error().code,
-                              std::string(scan.error().detail), remote);
-          co_return;
-        }
-        if (scan->size) {
-          block = *scan;
-          break;
-        }
-        bool first_bytes = buffer.size() == 0;
-        auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunk), kTuple);
-        // End of stream, timeout, cancellation, reset: nothing to answer.
-        if (ec) co_return;
-        buffer.commit(n);
-        if (first_bytes) deadline.Set(std::chrono::seconds(options_.read_timeout_s));
-      }
-      buffer.consume(block.skip);
-
-      // 2. The header section. A plain one (nearly every request) is parsed here
-      //    (ParsePlainHead, request_checks.h), its fields viewed in `buffer` until they are
-      //    copied below; anything else by Beast, with a fresh parser per message (Beast:
-      //    stale_parser). Beast's parser and fields were about a twentieth of a tool call.
-      const std::string_view block_text(static_cast<const char*>(buffer.data().data()), block.size);
-      auto plain = ParsePlainHead(block_text, options_.max_body_bytes);
-      std::optional<bhttp::request_parser<bhttp::string_body>> parser;
-      RequestHead facts;
-      if (plain) {
-        facts = std::move(plain->head);
-      } else {
-        parser.emplace();
-        parser->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-        parser->body_limit(options_.max_body_bytes);
-        parser->eager(false);
-        beast::error_code ec;
-        size_t used = parser->put(asio::buffer(block_text.data(), block_text.size()), ec);
-        // Beast must end the header section exactly where ScanHeaderBlock did; anything
-        // else means the two disagree on framing, and the request is refused.
-        if (!ec && (!parser->is_header_done() || used != block.size))
-          ec = bhttp::error::partial_message;
-        if (ec) {
-          co_await WriteParseError(stream, ec, remote);
-          co_return;
-        }
-        buffer.consume(used);
-        auto& head = parser->get();
-        facts = RequestHead{.method = SV(head.method_string()),
-                            .target = SV(head.target()),
-                            .version = head.version(),
-                            .fields = {}};
-        for (const auto& f : head) facts.fields.emplace_back(SV(f.name_string()), SV(f.value()));
-      }
-
-      // 3. What the parser leaves to the application (request_checks.h, pass 2).
-      auto checked = CheckRequestHead(facts);
-      if (!checked) {
-        co_await WriteError(stream, checked.error().status, checked.error().code,
-                            std::string(checked.error().detail), remote);
+      Incoming in;
+      if (!co_await ReadHeaderBlock(stream, buffer, deadline, remote, in.block)) co_return;
+      if (auto ec = ParseHead(buffer, in); ec) {
+        co_await WriteParseError(stream, ec, remote);
         co_return;
       }
-      // 4. Who the client is (forwarding fields believed from trusted proxies only), and
-      //    whether the host it named is one this server answers for.
-      ClientView client =
-          peer.trusted ? ResolveClient(peer.ip, true, tls, facts.fields, trust_)
-                       : ClientView{.ip = remote, .https = tls, .host = {}, .forwarded = false};
-      const bool host_forwarded = !client.host.empty();
-      if (host_forwarded) checked->host = std::move(client.host);
-      if ((checked->has_host || host_forwarded) &&
-          !allowed_hosts_.Allows(checked->host, client.https)) {
-        // RFC 9110 §15.5.20. The detail does not echo the host.
-        co_await WriteError(stream, 421, "misdirected_request",
-                            "this server does not answer for the host the request names",
-                            client.ip);
+      if (auto refused = Admit(peer, tls, in)) {
+        co_await WriteError(stream, refused->status, refused->code, std::string(refused->detail),
+                            in.client.ip);
         co_return;
       }
-      // The header section as the handler will see it, taken now: Beast adds chunked
-      // trailer fields to the same container (next to fields of the same name), and
-      // RFC 9112 §7.1.2 forbids merging them into the header section. Trailers are dropped.
-      Request req;
-      req.method = std::string(facts.method);
-      req.headers.reserve(facts.fields.size() + 1);
-      for (const auto& [name, value] : facts.fields) req.headers.emplace_back(name, value);
-      const unsigned version = facts.version;
-      if (plain) buffer.consume(block.size);  // `facts` views it no longer
+      Request req = HeaderSection(in, buffer);
 
       SetBusy(conn, true);
       struct Busy {
@@ -424,64 +361,8 @@ class Server::Impl {
         ~Busy() { self->SetBusy(conn, false); }
       } busy{this, conn};
 
-      // RFC 9110 §10.1.1: 100 only to HTTP/1.1 (CheckRequestHead ignores Expect in 1.0),
-      // only after the header checks passed, and only when content is still to come.
-      const bool content_here = plain ? buffer.size() >= plain->content_length : parser->is_done();
-      if (checked->expect_continue && !content_here) {
-        bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
-        co_await bhttp::async_write(stream, cont, kTuple);
-      }
-      bool keep_alive = false;
-      if (plain) {
-        // RFC 9112 §6.3: exactly Content-Length bytes of content (0 without the field);
-        // what follows belongs to the next request.
-        const size_t length = plain->content_length;
-        if (buffer.size() < length) {
-          deadline.Set(std::chrono::seconds(options_.read_timeout_s));
-          while (buffer.size() < length) {
-            auto [ec2, n2] = co_await stream.async_read_some(
-                buffer.prepare(std::max(kReadChunk, length - buffer.size())), kTuple);
-            if (ec2) co_return;  // end of stream, timeout, reset: nothing to answer
-            buffer.commit(n2);
-          }
-        }
-        req.body.assign(static_cast<const char*>(buffer.data().data()), length);
-        buffer.consume(length);
-        keep_alive = plain->keep_alive;
-      } else {
-        if (!parser->is_done()) {
-          deadline.Set(std::chrono::seconds(options_.read_timeout_s));
-          auto [ec2, n2] = co_await bhttp::async_read(stream, buffer, *parser, kTuple);
-          if (ec2) {
-            if (ec2.category() == bhttp::make_error_code(bhttp::error::bad_chunk).category())
-              co_await WriteParseError(stream, ec2, remote);
-            co_return;
-          }
-        }
-        auto msg = parser->release();
-        req.body = std::move(msg.body());
-        keep_alive = msg.keep_alive();
-      }
-      req.target = std::move(checked->target);
-      auto q = req.target.find('?');
-      req.path = req.target.substr(0, q);
-      if (q != std::string::npos) req.query = req.target.substr(q + 1);
-      // RFC 9112 §3.2.2: for an absolute-form target the host comes from the target; behind
-      // a trusted proxy, from its X-Forwarded-Host or Forwarded host=.
-      if (checked->absolute_form || host_forwarded) {
-        auto it = std::find_if(req.headers.begin(), req.headers.end(),
-                               [](const auto& h) { return IEquals(h.first, "Host"); });
-        if (it != req.headers.end())
-          it->second = checked->host;
-        else
-          req.headers.emplace_back("Host", checked->host);
-      }
-      req.remote_ip = client.ip;
-      req.peer_ip = remote;
-      req.scheme = client.https ? "https" : "http";
-      req.request_id = NextRequestId();
-      req.trace = trace::Continue(req.Header("traceparent"), req.Header("tracestate"));
-      req.tls = tls;
+      if (!co_await ReadBody(stream, buffer, deadline, remote, in, req)) co_return;
+      Complete(req, in, remote, tls);
 
       auto started = std::chrono::steady_clock::now();
       LogContext log_context{.request_id = req.request_id, .trace = req.trace};
@@ -497,44 +378,233 @@ class Server::Impl {
         res = co_await OnWorker(req, log_context);
       }
 
-      // RFC 9110 §6.2: the response carries the highest version we conform to (1.1), also
-      // to an HTTP/1.0 client; its keep-alive is then said explicitly (RFC 9112 §9.3).
-      // Written by FrameAnswer (server_text.h), not Beast's serializer (a tenth of a call).
-      bool close = !keep_alive || stopping_;
-      const int handler_status = res.status;
-      thread_local HttpDateCache dates;
-      const std::string_view date = dates.At(std::chrono::system_clock::now());
-      ResponseFraming framing{.reason = {},
-                              .date = date,
-                              .request_id = req.request_id,
-                              .tls = tls,
-                              .close = close,
-                              .http10_keep_alive = version < 11,
-                              .head = req.method == "HEAD"};
-      auto wire = FrameAnswer(res, framing, ReasonPhrase);
-      if (wire.replaced)
-        spdlog::error(R"("event":"invalid_response_field","request_id":"{}","status":{})",
-                      req.request_id, handler_status);
-      deadline.Set(std::chrono::seconds(options_.read_timeout_s));
-      auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(wire.bytes), kTuple);
-      if (!wec && wire.content_follows)
-        std::tie(wec, wn) = co_await asio::async_write(stream, asio::buffer(res.body), kTuple);
-      // The line's fields (escaped path, peer) cost allocations on every request: build
-      // them only when the line is written (benchmarks and busy nodes run at warn).
-      if (options_.access_log && spdlog::should_log(spdlog::level::info)) {
-        auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                      std::chrono::steady_clock::now() - started)
-                      .count();
-        // Behind a trusted proxy "remote" is the forwarded client and "peer" the proxy.
-        std::string peer_field = client.forwarded ? R"(,"peer":")" + remote + "\"" : "";
-        LogScope scope(std::move(log_context));
-        spdlog::info(
-            R"("event":"request","request_id":"{}","method":"{}","path":"{}","status":{},"duration_us":{},"remote":"{}"{})",
-            req.request_id, JsonEscape(req.method), JsonEscape(LoggablePath(req.path)), res.status,
-            us, req.remote_ip, peer_field);
-      }
-      if (wec || close) co_return;
+      const bool close = !in.keep_alive || stopping_;
+      const bool written =
+          co_await WriteAnswer(stream, deadline, req, res, in.facts.version, close);
+      LogRequest(req, res, in.client, remote, started, std::move(log_context));
+      if (!written || close) co_return;
     }
+  }
+
+  // 1. The header section as raw bytes, checked before anything parses it
+  //    (request_checks.h, pass 1). Bytes of a pipelined request may already be in
+  //    `buffer`. False: the connection ends (refused here, or the client went away).
+  template <typename Stream>
+  awaitable<bool> ReadHeaderBlock(Stream& stream, beast::flat_buffer& buffer,
+                                  ConnectionDeadline& deadline, const std::string& remote,
+                                  HeaderBlock& block) {
+    deadline.Set(
+        std::chrono::seconds(buffer.size() ? options_.read_timeout_s : options_.idle_timeout_s));
+    while (true) {
+      auto bytes = buffer.data();
+      auto scan = ScanHeaderBlock({static_cast<char*>(bytes.data()), bytes.size()},
+                                  options_.max_header_bytes);
+      if (!scan) {
+        co_await WriteError(stream, scan.error().status, scan.error().code,
+                            std::string(scan.error().detail), remote);
+        co_return false;
+      }
+      if (scan->size) {
+        block = *scan;
+        break;
+      }
+      bool first_bytes = buffer.size() == 0;
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunk), kTuple);
+      // End of stream, timeout, cancellation, reset: nothing to answer.
+      if (ec) co_return false;
+      buffer.commit(n);
+      if (first_bytes) deadline.Set(std::chrono::seconds(options_.read_timeout_s));
+    }
+    buffer.consume(block.skip);
+    co_return true;
+  }
+
+  // 2. The header section parsed. A plain one (nearly every request) is parsed here
+  //    (ParsePlainHead, request_checks.h), its fields viewed in `buffer` until
+  //    HeaderSection copies them; anything else by Beast, with a fresh parser per message
+  //    (Beast: stale_parser). Beast's parser and fields were about a twentieth of a tool
+  //    call. Answers the Beast error to refuse the request with, or none.
+  beast::error_code ParseHead(beast::flat_buffer& buffer, Incoming& in) {
+    const std::string_view block_text(static_cast<const char*>(buffer.data().data()),
+                                      in.block.size);
+    in.plain = ParsePlainHead(block_text, options_.max_body_bytes);
+    if (in.plain) {
+      in.facts = std::move(in.plain->head);
+      in.keep_alive = in.plain->keep_alive;
+      return {};
+    }
+    auto& parser = in.parser.emplace();
+    parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    parser.body_limit(options_.max_body_bytes);
+    parser.eager(false);
+    beast::error_code ec;
+    size_t used = parser.put(asio::buffer(block_text.data(), block_text.size()), ec);
+    // Beast must end the header section exactly where ScanHeaderBlock did; anything
+    // else means the two disagree on framing, and the request is refused.
+    if (!ec && (!parser.is_header_done() || used != in.block.size))
+      ec = bhttp::error::partial_message;
+    if (ec) return ec;
+    buffer.consume(used);
+    auto& head = parser.get();
+    in.facts = RequestHead{.method = SV(head.method_string()),
+                           .target = SV(head.target()),
+                           .version = head.version(),
+                           .fields = {}};
+    for (const auto& f : head) in.facts.fields.emplace_back(SV(f.name_string()), SV(f.value()));
+    return {};
+  }
+
+  // 3. What the parser leaves to the application (request_checks.h, pass 2); who the
+  //    client is (forwarding fields believed from trusted proxies only); and whether the
+  //    host it named is one this server answers for. Answers the refusal, if any.
+  std::optional<Rejection> Admit(const Peer& peer, bool tls, Incoming& in) {
+    in.client = ClientView{.ip = peer.text, .https = tls, .host = {}, .forwarded = false};
+    auto checked = CheckRequestHead(in.facts);
+    if (!checked) return checked.error();
+    in.checked = std::move(*checked);
+    if (peer.trusted) in.client = ResolveClient(peer.ip, true, tls, in.facts.fields, trust_);
+    in.host_forwarded = !in.client.host.empty();
+    if (in.host_forwarded) in.checked.host = std::move(in.client.host);
+    if ((in.checked.has_host || in.host_forwarded) &&
+        !allowed_hosts_.Allows(in.checked.host, in.client.https)) {
+      // RFC 9110 §15.5.20. The detail does not echo the host.
+      return Rejection{.status = 421,
+                       .code = "misdirected_request",
+                       .detail = "this server does not answer for the host the request names"};
+    }
+    return std::nullopt;
+  }
+
+  // 4. The header section as the handler will see it, taken before the body is read:
+  //    Beast adds chunked trailer fields to the same container (next to fields of the
+  //    same name), and RFC 9112 §7.1.2 forbids merging them into the header section.
+  //    Trailers are dropped.
+  static Request HeaderSection(Incoming& in, beast::flat_buffer& buffer) {
+    Request req;
+    req.method = std::string(in.facts.method);
+    req.headers.reserve(in.facts.fields.size() + 1);
+    for (const auto& [name, value] : in.facts.fields) req.headers.emplace_back(name, value);
+    in.facts.method = {};
+    in.facts.target = {};
+    in.facts.fields.clear();
+    if (in.plain) buffer.consume(in.block.size);  // nothing views it any more
+    return req;
+  }
+
+  // 5. The content. For a plain head exactly Content-Length bytes (0 without the field;
+  //    RFC 9112 §6.3), what follows belongs to the next request; otherwise Beast reads it,
+  //    chunked included. A 100 Continue goes first when the client waits for it. False:
+  //    the connection ends.
+  template <typename Stream>
+  awaitable<bool> ReadBody(Stream& stream, beast::flat_buffer& buffer, ConnectionDeadline& deadline,
+                           const std::string& remote, Incoming& in, Request& req) {
+    // RFC 9110 §10.1.1: 100 only to HTTP/1.1 (CheckRequestHead ignores Expect in 1.0),
+    // only after the header checks passed, and only when content is still to come.
+    const bool content_here =
+        in.plain ? buffer.size() >= in.plain->content_length : in.parser->is_done();
+    if (in.checked.expect_continue && !content_here) {
+      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
+      co_await bhttp::async_write(stream, cont, kTuple);
+    }
+    if (in.plain) {
+      const size_t length = in.plain->content_length;
+      if (buffer.size() < length) {
+        deadline.Set(std::chrono::seconds(options_.read_timeout_s));
+        while (buffer.size() < length) {
+          auto [ec, n] = co_await stream.async_read_some(
+              buffer.prepare(std::max(kReadChunk, length - buffer.size())), kTuple);
+          if (ec) co_return false;  // end of stream, timeout, reset: nothing to answer
+          buffer.commit(n);
+        }
+      }
+      req.body.assign(static_cast<const char*>(buffer.data().data()), length);
+      buffer.consume(length);
+      co_return true;
+    }
+    if (!in.parser->is_done()) {
+      deadline.Set(std::chrono::seconds(options_.read_timeout_s));
+      auto [ec, n] = co_await bhttp::async_read(stream, buffer, *in.parser, kTuple);
+      if (ec) {
+        if (ec.category() == bhttp::make_error_code(bhttp::error::bad_chunk).category())
+          co_await WriteParseError(stream, ec, remote);
+        co_return false;
+      }
+    }
+    auto msg = in.parser->release();
+    req.body = std::move(msg.body());
+    in.keep_alive = msg.keep_alive();
+    co_return true;
+  }
+
+  // 6. The rest of what the handler is told: target, path and query, the host, the
+  //    client, and the request's id and trace.
+  void Complete(Request& req, Incoming& in, const std::string& remote, bool tls) {
+    req.target = std::move(in.checked.target);
+    auto q = req.target.find('?');
+    req.path = req.target.substr(0, q);
+    if (q != std::string::npos) req.query = req.target.substr(q + 1);
+    // RFC 9112 §3.2.2: for an absolute-form target the host comes from the target; behind
+    // a trusted proxy, from its X-Forwarded-Host or Forwarded host=.
+    if (in.checked.absolute_form || in.host_forwarded) {
+      auto it = std::find_if(req.headers.begin(), req.headers.end(),
+                             [](const auto& h) { return IEquals(h.first, "Host"); });
+      if (it != req.headers.end())
+        it->second = in.checked.host;
+      else
+        req.headers.emplace_back("Host", in.checked.host);
+    }
+    req.remote_ip = in.client.ip;
+    req.peer_ip = remote;
+    req.scheme = in.client.https ? "https" : "http";
+    req.request_id = NextRequestId();
+    req.trace = trace::Continue(req.Header("traceparent"), req.Header("tracestate"));
+    req.tls = tls;
+  }
+
+  // 7. The answer on the wire. RFC 9110 §6.2: it carries the highest version we conform
+  //    to (1.1), also to an HTTP/1.0 client, whose keep-alive is then said explicitly
+  //    (RFC 9112 §9.3). Written by FrameAnswer (server_text.h), not Beast's serializer (a
+  //    tenth of a call). False: the write failed.
+  template <typename Stream>
+  awaitable<bool> WriteAnswer(Stream& stream, ConnectionDeadline& deadline, const Request& req,
+                              Response& res, unsigned version, bool close) {
+    const int handler_status = res.status;
+    thread_local HttpDateCache dates;
+    const std::string_view date = dates.At(std::chrono::system_clock::now());
+    ResponseFraming framing{.reason = {},
+                            .date = date,
+                            .request_id = req.request_id,
+                            .tls = req.tls,
+                            .close = close,
+                            .http10_keep_alive = version < 11,
+                            .head = req.method == "HEAD"};
+    auto wire = FrameAnswer(res, framing, ReasonPhrase);
+    if (wire.replaced)
+      spdlog::error(R"("event":"invalid_response_field","request_id":"{}","status":{})",
+                    req.request_id, handler_status);
+    deadline.Set(std::chrono::seconds(options_.read_timeout_s));
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(wire.bytes), kTuple);
+    if (!ec && wire.content_follows)
+      std::tie(ec, n) = co_await asio::async_write(stream, asio::buffer(res.body), kTuple);
+    co_return !ec;
+  }
+
+  // 8. The access log line. Its fields (escaped path, peer) cost allocations on every
+  //    request: built only when the line is written (benchmarks and busy nodes run at
+  //    warn). Behind a trusted proxy "remote" is the forwarded client and "peer" the proxy.
+  void LogRequest(const Request& req, const Response& res, const ClientView& client,
+                  const std::string& remote, std::chrono::steady_clock::time_point started,
+                  LogContext log_context) {
+    if (!options_.access_log || !spdlog::should_log(spdlog::level::info)) return;
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count();
+    std::string peer_field = client.forwarded ? R"(,"peer":")" + remote + "\"" : "";
+    LogScope scope(std::move(log_context));
+    spdlog::info(
+        R"("event":"request","request_id":"{}","method":"{}","path":"{}","status":{},"duration_us":{},"remote":"{}"{})",
+        req.request_id, JsonEscape(req.method), JsonEscape(LoggablePath(req.path)), res.status, us,
+        req.remote_ip, peer_field);
   }
 
   // Runs the handler on the worker pool (src/core/worker_pool.h) and resumes the calling
