@@ -14,14 +14,10 @@
 #include <vector>
 
 #include "src/app/app.h"
+#include "src/core/config.h"
 #include "src/core/log.h"
 
 namespace {
-
-// Every key Config::Set accepts (generated from src/core/config.cc by src/app/CMakeLists.txt).
-constexpr const char* kConfigKeys[] = {
-#include "config_keys.inc"
-};
 
 void PrintUsage(std::FILE* out) {
   std::fprintf(out,
@@ -29,14 +25,16 @@ void PrintUsage(std::FILE* out) {
                "Each key is also a CRMD_<KEY> environment variable and a member of the JSON\n"
                "file --config names (README \"Configuration\" says what each does):\n");
   size_t column = 0;
-  const size_t count = std::size(kConfigKeys);
+  const std::vector<std::string_view> keys = crmd::Config::Keys();
+  const size_t count = keys.size();
   for (size_t i = 0; i < count; ++i) {
-    size_t n = std::strlen(kConfigKeys[i]) + 2;
+    size_t n = keys[i].size() + 2;
     if (column && column + n > 88) {
       std::fputc('\n', out);
       column = 0;
     }
-    std::fprintf(out, "%s%s%s", column ? " " : "  ", kConfigKeys[i], i + 1 < count ? "," : "\n");
+    std::fprintf(out, "%s%.*s%s", column ? " " : "  ", static_cast<int>(keys[i].size()),
+                 keys[i].data(), i + 1 < count ? "," : "\n");
     column += n + 1;
   }
 }

@@ -1,12 +1,14 @@
 #include "src/core/config.h"
 
 #include <cmath>
+#include <concepts>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <type_traits>
+#include <variant>
 
 extern char** environ;
 
@@ -42,6 +44,124 @@ std::vector<std::string> SplitList(const std::string& v) {
   return out;
 }
 
+// A value the field cannot hold is refused rather than wrapped (port=99999 once listened on
+// 34463, a negative byte count became a huge one); Validate() checks what each key means.
+template <typename T>
+requires(std::integral<T> && !std::same_as<T, bool>) Status
+    Read(const std::string& key, const std::string& v, T& field) {
+  auto n = ParseInt(key, v);
+  if (!n) return Fail(n.error());
+  const int64_t lo = static_cast<int64_t>(std::numeric_limits<T>::min());
+  const uint64_t hi = static_cast<uint64_t>(std::numeric_limits<T>::max());
+  if (*n < lo || (*n > 0 && static_cast<uint64_t>(*n) > hi))
+    return Fail(Errc::kInvalidArgument, "config " + key + ": out of range (" + std::to_string(lo) +
+                                            ".." + std::to_string(hi) + "): " + v);
+  field = static_cast<T>(*n);
+  return Ok();
+}
+
+Status Read(const std::string& key, const std::string& v, bool& field) {
+  auto b = ParseBool(key, v);
+  if (!b) return Fail(b.error());
+  field = *b;
+  return Ok();
+}
+
+// A rate or a burst: a finite amount of at least 0 (0 disables the limit), written in
+// decimal (std::stod also reads hexadecimal "0x10" and words such as "inf").
+Status Read(const std::string& key, const std::string& v, double& field) {
+  auto refuse = [&] {
+    return Fail(Errc::kInvalidArgument,
+                "config " + key + ": not a finite number >= 0 (0 disables): " + v);
+  };
+  if (v.empty() || v.find_first_not_of("0123456789.eE+-") != std::string::npos) return refuse();
+  try {
+    size_t pos = 0;
+    double d = std::stod(v, &pos);
+    if (pos != v.size() || !std::isfinite(d) || d < 0) return refuse();
+    field = d;
+    return Ok();
+  } catch (...) {
+    return refuse();
+  }
+}
+
+Status Read(const std::string&, const std::string& v, std::string& field) {
+  field = v;
+  return Ok();
+}
+
+Status Read(const std::string&, const std::string& v, std::vector<std::string>& field) {
+  field = SplitList(v);
+  return Ok();
+}
+
+// Every key and the member it sets; the member's type says how its text is read.
+using Member = std::variant<std::string Config::*, std::vector<std::string> Config::*,
+                            bool Config::*, uint16_t Config::*, int Config::*, int64_t Config::*,
+                            size_t Config::*, double Config::*>;
+struct Key {
+  std::string_view name;
+  Member member;
+};
+const Key kKeys[] = {
+    {"listen_address", &Config::listen_address},
+    {"port", &Config::port},
+    {"public_base_url", &Config::public_base_url},
+    {"tls_cert_file", &Config::tls_cert_file},
+    {"tls_key_file", &Config::tls_key_file},
+    {"allow_insecure_http", &Config::allow_insecure_http},
+    {"mcp_validate_output", &Config::mcp_validate_output},
+    {"io_threads", &Config::io_threads},
+    {"worker_threads", &Config::worker_threads},
+    {"database_url", &Config::database_url},
+    {"access_token_ttl", &Config::access_token_ttl},
+    {"refresh_token_ttl", &Config::refresh_token_ttl},
+    {"auth_code_ttl", &Config::auth_code_ttl},
+    {"signing_key_rotation", &Config::signing_key_rotation},
+    {"allowed_origins", &Config::allowed_origins},
+    {"allowed_hosts", &Config::allowed_hosts},
+    {"trusted_proxies", &Config::trusted_proxies},
+    {"smtp_url", &Config::smtp_url},
+    {"mail_from", &Config::mail_from},
+    {"mail_concurrency", &Config::mail_concurrency},
+    {"mail_dir", &Config::mail_dir},
+    {"mail_poll_interval_ms", &Config::mail_poll_interval_ms},
+    {"mail_lease_s", &Config::mail_lease_s},
+    {"mail_rate_per_second", &Config::mail_rate_per_second},
+    {"dkim_private_key_file", &Config::dkim_private_key_file},
+    {"dkim_selector", &Config::dkim_selector},
+    {"dkim_domain", &Config::dkim_domain},
+    {"max_header_bytes", &Config::max_header_bytes},
+    {"max_body_bytes", &Config::max_body_bytes},
+    {"read_timeout_s", &Config::read_timeout_s},
+    {"idle_timeout_s", &Config::idle_timeout_s},
+    {"max_connections", &Config::max_connections},
+    {"shutdown_grace_s", &Config::shutdown_grace_s},
+    {"allow_private_network_targets", &Config::allow_private_network_targets},
+    {"mcp_calls_per_second", &Config::mcp_calls_per_second},
+    {"mcp_calls_burst", &Config::mcp_calls_burst},
+    {"rest_root", &Config::rest_root},
+    {"rest_namespace", &Config::rest_namespace},
+    {"rest_max_body_bytes", &Config::rest_max_body_bytes},
+    {"form_rate_limit_per_minute", &Config::form_rate_limit_per_minute},
+    {"hook_rate_limit_per_minute", &Config::hook_rate_limit_per_minute},
+    {"webhook_poll_interval_ms", &Config::webhook_poll_interval_ms},
+    {"webhook_backoff_base_s", &Config::webhook_backoff_base_s},
+    {"webhook_backoff_max_s", &Config::webhook_backoff_max_s},
+    {"webhook_retry_horizon_s", &Config::webhook_retry_horizon_s},
+    {"webhook_timeout_ms", &Config::webhook_timeout_ms},
+    {"webhook_lease_grace_s", &Config::webhook_lease_grace_s},
+    {"webhook_disable_after_failures", &Config::webhook_disable_after_failures},
+    {"webhook_disable_after_s", &Config::webhook_disable_after_s},
+    {"housekeeping_interval_s", &Config::housekeeping_interval_s},
+    {"retention_days", &Config::retention_days},
+    {"metrics_allow", &Config::metrics_allow},
+    {"metrics_listen_address", &Config::metrics_listen_address},
+    {"log_level", &Config::log_level},
+    {"log_format", &Config::log_format},
+};
+
 }  // namespace
 
 std::string Config::Issuer() const {
@@ -54,154 +174,18 @@ std::string Config::Issuer() const {
   return base;
 }
 
+std::vector<std::string_view> Config::Keys() {
+  std::vector<std::string_view> out;
+  for (const auto& k : kKeys) out.push_back(k.name);
+  return out;
+}
+
 Status Config::Set(const std::string& key, const std::string& v) {
-  // A value the field cannot hold is refused rather than wrapped (port=99999 once listened on
-  // 34463, a negative byte count became a huge one); Validate() checks what each key means.
-  auto set_int = [&](auto& field) -> Status {
-    using T = std::remove_reference_t<decltype(field)>;
-    auto n = ParseInt(key, v);
-    if (!n) return Fail(n.error());
-    const int64_t lo = static_cast<int64_t>(std::numeric_limits<T>::min());
-    const uint64_t hi = static_cast<uint64_t>(std::numeric_limits<T>::max());
-    if (*n < lo || (*n > 0 && static_cast<uint64_t>(*n) > hi))
-      return Fail(Errc::kInvalidArgument, "config " + key + ": out of range (" +
-                                              std::to_string(lo) + ".." + std::to_string(hi) +
-                                              "): " + v);
-    field = static_cast<T>(*n);
-    return Ok();
-  };
-  auto set_bool = [&](bool& field) -> Status {
-    auto b = ParseBool(key, v);
-    if (!b) return Fail(b.error());
-    field = *b;
-    return Ok();
-  };
-  if (key == "listen_address")
-    listen_address = v;
-  else if (key == "port")
-    return set_int(port);
-  else if (key == "public_base_url")
-    public_base_url = v;
-  else if (key == "tls_cert_file")
-    tls_cert_file = v;
-  else if (key == "tls_key_file")
-    tls_key_file = v;
-  else if (key == "allow_insecure_http")
-    return set_bool(allow_insecure_http);
-  else if (key == "mcp_validate_output")
-    return set_bool(mcp_validate_output);
-  else if (key == "io_threads")
-    return set_int(io_threads);
-  else if (key == "worker_threads")
-    return set_int(worker_threads);
-  else if (key == "database_url")
-    database_url = v;
-  else if (key == "access_token_ttl")
-    return set_int(access_token_ttl);
-  else if (key == "refresh_token_ttl")
-    return set_int(refresh_token_ttl);
-  else if (key == "auth_code_ttl")
-    return set_int(auth_code_ttl);
-  else if (key == "signing_key_rotation")
-    return set_int(signing_key_rotation);
-  else if (key == "allowed_origins")
-    allowed_origins = SplitList(v);
-  else if (key == "allowed_hosts")
-    allowed_hosts = SplitList(v);
-  else if (key == "trusted_proxies")
-    trusted_proxies = SplitList(v);
-  else if (key == "smtp_url")
-    smtp_url = v;
-  else if (key == "mail_from")
-    mail_from = v;
-  else if (key == "mail_concurrency")
-    return set_int(mail_concurrency);
-  else if (key == "mail_dir")
-    mail_dir = v;
-  else if (key == "mail_poll_interval_ms")
-    return set_int(mail_poll_interval_ms);
-  else if (key == "mail_lease_s")
-    return set_int(mail_lease_s);
-  else if (key == "dkim_private_key_file")
-    dkim_private_key_file = v;
-  else if (key == "dkim_selector")
-    dkim_selector = v;
-  else if (key == "dkim_domain")
-    dkim_domain = v;
-  else if (key == "max_header_bytes")
-    return set_int(max_header_bytes);
-  else if (key == "max_body_bytes")
-    return set_int(max_body_bytes);
-  else if (key == "read_timeout_s")
-    return set_int(read_timeout_s);
-  else if (key == "idle_timeout_s")
-    return set_int(idle_timeout_s);
-  else if (key == "max_connections")
-    return set_int(max_connections);
-  else if (key == "shutdown_grace_s")
-    return set_int(shutdown_grace_s);
-  else if (key == "allow_private_network_targets")
-    return set_bool(allow_private_network_targets);
-  else if (key == "mcp_calls_per_second" || key == "mcp_calls_burst" ||
-           key == "mail_rate_per_second") {
-    try {
-      // Decimal only: std::stod also reads hexadecimal ("0x10") and words ("inf").
-      if (v.empty() || v.find_first_not_of("0123456789.eE+-") != std::string::npos)
-        throw std::invalid_argument("not a decimal number");
-      size_t pos = 0;
-      double d = std::stod(v, &pos);
-      if (pos != v.size()) throw std::invalid_argument("trailing");
-      // A rate or a burst is a finite amount of at least 0 (0 disables the limit); inf,
-      // nan and negative values mean nothing.
-      if (!std::isfinite(d) || d < 0) throw std::invalid_argument("not a finite amount >= 0");
-      (key == "mcp_calls_per_second" ? mcp_calls_per_second
-       : key == "mcp_calls_burst"    ? mcp_calls_burst
-                                     : mail_rate_per_second) = d;
-    } catch (...) {
-      return Fail(Errc::kInvalidArgument,
-                  "config " + key + ": not a finite number >= 0 (0 disables): " + v);
-    }
-  } else if (key == "rest_root")
-    rest_root = v;
-  else if (key == "rest_namespace")
-    rest_namespace = v;
-  else if (key == "rest_max_body_bytes")
-    return set_int(rest_max_body_bytes);
-  else if (key == "form_rate_limit_per_minute")
-    return set_int(form_rate_limit_per_minute);
-  else if (key == "hook_rate_limit_per_minute")
-    return set_int(hook_rate_limit_per_minute);
-  else if (key == "webhook_poll_interval_ms")
-    return set_int(webhook_poll_interval_ms);
-  else if (key == "webhook_backoff_base_s")
-    return set_int(webhook_backoff_base_s);
-  else if (key == "webhook_backoff_max_s")
-    return set_int(webhook_backoff_max_s);
-  else if (key == "webhook_retry_horizon_s")
-    return set_int(webhook_retry_horizon_s);
-  else if (key == "webhook_timeout_ms")
-    return set_int(webhook_timeout_ms);
-  else if (key == "webhook_lease_grace_s")
-    return set_int(webhook_lease_grace_s);
-  else if (key == "webhook_disable_after_failures")
-    return set_int(webhook_disable_after_failures);
-  else if (key == "webhook_disable_after_s")
-    return set_int(webhook_disable_after_s);
-  else if (key == "housekeeping_interval_s")
-    return set_int(housekeeping_interval_s);
-  else if (key == "retention_days")
-    return set_int(retention_days);
-  else if (key == "metrics_allow")
-    metrics_allow = SplitList(v);
-  else if (key == "metrics_listen_address")
-    metrics_listen_address = v;
-  else if (key == "log_level")
-    log_level = v;
-  else if (key == "log_format")
-    log_format = v;
-  else
-    return Fail(Errc::kNotFound, "unknown config key: " + key);
-  return Ok();
+  for (const auto& [name, field] : kKeys) {
+    if (name == key)
+      return std::visit([&](auto member) { return Read(key, v, this->*member); }, field);
+  }
+  return Fail(Errc::kNotFound, "unknown config key: " + key);
 }
 
 Result<HostPort> SplitHostPort(const std::string& address) {

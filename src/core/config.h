@@ -4,6 +4,7 @@
 // Keys are the snake_case member names below.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/core/result.h"
@@ -125,6 +126,8 @@ struct Config {
 
   // Sets one key from its text form.
   Status Set(const std::string& key, const std::string& value);
+  // Every key Set accepts, in the order `crmd --help` lists them.
+  static std::vector<std::string_view> Keys();
   // Checks cross-field rules (plain HTTP only on loopback unless overridden, ...).
   Status Validate() const;
 };
