@@ -22,6 +22,8 @@ fi
 ./scripts/setup-debian.sh
 # The rooms' dependency direction (ARCHITECTURE.md), on the includes.
 ./scripts/check-layout.sh
+# No function of the product over 120 lines: longer ones are split into named steps.
+./scripts/check-function-length.py src auth tools
 # The code as .clang-format has it (clang-format -i on the files a change touches).
 if git rev-parse --git-dir >/dev/null 2>&1; then  # not in an unpacked archive
   git ls-files -z '*.cc' '*.h' | xargs -0 clang-format --dry-run -Werror

@@ -15,12 +15,36 @@ namespace {
 const ErrorMeaning kInputMeaning{.refused_target_code = "target_not_allowed",
                                  .refused_target_field = "url"};
 
-}  // namespace
+// The delivery log's filters from the query string; answers what is wrong with them.
+std::vector<FieldError> ReadDeliveryFilter(std::string_view query, webhooks::DeliveryFilter& f) {
+  std::vector<FieldError> errors;
+  for (const auto& [k, v] : http::ParseForm(query)) {
+    if (k == "endpoint_id") {
+      f.endpoint_id = ParseId(v);
+      if (!f.endpoint_id)
+        errors.push_back({"endpoint_id", "invalid", "must be a positive integer"});
+    } else if (k == "status") {
+      if (v != "pending" && v != "succeeded" && v != "failed")
+        errors.push_back({"status", "invalid_option", "must be pending, succeeded or failed"});
+      f.status = v;
+    } else if (k == "before_id") {
+      f.before_id = ParseId(v);
+      if (!f.before_id) errors.push_back({"before_id", "invalid", "must be a positive integer"});
+    } else if (k == "limit") {
+      auto n = ParseId(v);
+      if (!n || *n > 1000)
+        errors.push_back({"limit", "invalid", "must be an integer from 1 to 1000"});
+      else
+        f.limit = static_cast<int>(*n);
+    } else {
+      errors.push_back({k, "unknown_parameter", "is not a filter of this list"});
+    }
+  }
+  return errors;
+}
 
-void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
-  webhooks::Endpoints* eps = deps.endpoints;
-  webhooks::Deliveries* dels = deps.deliveries;
-
+// /admin/webhooks[/{id}]: the endpoints, their secrets shown once at creation.
+void AddWebhookEndpointRoutes(RestRouter& router, webhooks::Endpoints* eps) {
   router.Add({"GET", "/admin/webhooks", Access::kAdmin, false, [eps](RestContext& ctx) {
                 auto list = eps->List();
                 if (!list) return ProblemFromError(ctx.req, list.error());
@@ -72,34 +96,13 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
                 if (auto st = eps->Delete(*id); !st) return ProblemFromError(ctx.req, st.error());
                 return Reply(200, {{"deleted", webhooks::EndpointJson(*e)}});
               }});
+}
 
+// /admin/webhook-deliveries[/{id}]: the delivery log, newest first, and manual redelivery.
+void AddWebhookDeliveryRoutes(RestRouter& router, webhooks::Deliveries* dels) {
   router.Add({"GET", "/admin/webhook-deliveries", Access::kAdmin, false, [dels](RestContext& ctx) {
                 webhooks::DeliveryFilter f;
-                std::vector<FieldError> errors;
-                for (const auto& [k, v] : http::ParseForm(ctx.req.query)) {
-                  if (k == "endpoint_id") {
-                    f.endpoint_id = ParseId(v);
-                    if (!f.endpoint_id)
-                      errors.push_back({"endpoint_id", "invalid", "must be a positive integer"});
-                  } else if (k == "status") {
-                    if (v != "pending" && v != "succeeded" && v != "failed")
-                      errors.push_back(
-                          {"status", "invalid_option", "must be pending, succeeded or failed"});
-                    f.status = v;
-                  } else if (k == "before_id") {
-                    f.before_id = ParseId(v);
-                    if (!f.before_id)
-                      errors.push_back({"before_id", "invalid", "must be a positive integer"});
-                  } else if (k == "limit") {
-                    auto n = ParseId(v);
-                    if (!n || *n > 1000)
-                      errors.push_back({"limit", "invalid", "must be an integer from 1 to 1000"});
-                    else
-                      f.limit = static_cast<int>(*n);
-                  } else {
-                    errors.push_back({k, "unknown_parameter", "is not a filter of this list"});
-                  }
-                }
+                std::vector<FieldError> errors = ReadDeliveryFilter(ctx.req.query, f);
                 if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
                 const int page = f.limit;
                 f.limit = page + 1;  // one more than the page says whether another page follows
@@ -137,6 +140,13 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
                 if (!d) return ProblemFromError(ctx.req, d.error());
                 return Reply(202, webhooks::DeliveryJson(*d));
               }});
+}
+
+}  // namespace
+
+void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps) {
+  AddWebhookEndpointRoutes(router, deps.endpoints);
+  AddWebhookDeliveryRoutes(router, deps.deliveries);
 }
 
 }  // namespace crmd::rest
