@@ -102,9 +102,14 @@ class McpEndpoint {
   void AdoptMetaTrace(const nlohmann::json& params) const;
   http::Response Post(const http::Request& req, const Principal& principal);
   http::Response Delete(const http::Request& req, const Principal& principal);
+  // A 2025-era request (session_requests.cc): initialize opens a session, every other
+  // request names it.
   http::Response Initialize(const nlohmann::json& id, const nlohmann::json& params,
                             const Principal& principal);
-  // A 2026-07-28 request: no session; _meta and headers checked on every request.
+  http::Response PostInSession(const http::Request& req, const jsonrpc::Message& m,
+                               const Principal& principal);
+  // A 2026-07-28 request (modern.cc): no session; _meta and headers checked on every
+  // request.
   http::Response PostModern(const http::Request& req, const jsonrpc::Message& m,
                             const Principal& principal);
   http::Response CallToolModern(const http::Request& req, const jsonrpc::Message& m,
@@ -114,6 +119,9 @@ class McpEndpoint {
   nlohmann::json Complete(nlohmann::json result) const;
   nlohmann::json ServerInfo() const;
 
+  // The call within the principal's rate on this node (answers.cc).
+  CallOutcome RunToolCall(const ToolContext& context, const nlohmann::json& params,
+                          const std::string& owner);
   // One line per tools/call, and its metrics.
   void LogToolCall(const http::Request& req, const Principal& principal,
                    const nlohmann::json& params, const CallOutcome& out, int64_t duration_us) const;

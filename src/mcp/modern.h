@@ -1,7 +1,8 @@
 #pragma once
 // MCP 2026-07-28 ("modern": no initialize, no session; every request carries its version
-// and the client's capabilities in params._meta) as pure functions the endpoint calls:
-// reading a request's _meta (basic/index "_meta", "Per-request protocol fields") and the
+// and the client's capabilities in params._meta). modern.cc holds McpEndpoint's whole
+// path for these requests, and the pure functions it reads them with, declared here:
+// a request's _meta (basic/index "_meta", "Per-request protocol fields") and the
 // Streamable HTTP request metadata headers (basic/transports/streamable-http "Request
 // Metadata": MCP-Protocol-Version, Mcp-Method, Mcp-Name, checked against the body).
 // Thread-safe: no state.
