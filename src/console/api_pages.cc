@@ -23,22 +23,6 @@ std::optional<int64_t> IdField(const FormFields& form, std::string_view name) {
   return id;
 }
 
-// A service error as a page: the person's mistake (400/404/422) with the service's own
-// client-facing message, anything else a 500.
-http::Response ErrorPage(const Error& e, const PageChrome& chrome, const std::string& back) {
-  switch (e.code) {
-    case Errc::kInvalidArgument:
-      return MessagePage(400, "Not saved", e.message, chrome, back, "Back");
-    case Errc::kPermissionDenied:
-      return MessagePage(422, "Not saved", e.message, chrome, back, "Back");
-    case Errc::kNotFound:
-      return MessagePage(404, "Not found", e.message.empty() ? "It no longer exists." : e.message,
-                         chrome, back, "Back");
-    default:
-      return InternalError(e, chrome);
-  }
-}
-
 // --- API keys ---
 
 ViewMap KeyNode(const governance::ApiKey& k) {
@@ -78,9 +62,9 @@ http::Response PostKeys(const ApiPagesDeps& d, const http::Request& req, const P
     if (!role) return KeysPage(d, p, 400, "Choose a role: integration or admin.", name);
     auto created = d.api_keys->Create(name, *role);
     if (!created) {
-      if (created.error().code == Errc::kInvalidArgument)
-        return KeysPage(d, p, 400, created.error().message, name);
-      return InternalError(created.error(), chrome);
+      auto status = PersonFacingStatus(created.error());
+      if (!status) return InternalError(created.error(), chrome);
+      return KeysPage(d, p, *status, created.error().message, name);
     }
     ViewMap ctx = KeyNode(created->key);
     ctx.emplace("secret", created->secret);
@@ -98,7 +82,7 @@ http::Response PostKeys(const ApiPagesDeps& d, const http::Request& req, const P
     auto k = d.api_keys->SetEnabled(*id, action == "enable");
     if (!k) st = Fail(k.error());
   }
-  if (!st) return ErrorPage(st.error(), chrome, "/console/api-keys");
+  if (!st) return ServiceErrorPage(st.error(), chrome, "/console/api-keys");
   return SeeOther("/console/api-keys");
 }
 
@@ -164,10 +148,9 @@ http::Response PostWebhooks(const ApiPagesDeps& d, const http::Request& req, con
     auto created = d.endpoints->Create(webhooks::EndpointInput{
         .url = in.url, .events = in.events, .description = in.description, .enabled = true});
     if (!created) {
-      const Error& e = created.error();
-      if (e.code == Errc::kInvalidArgument) return WebhooksPage(d, p, 400, e.message, in);
-      if (e.code == Errc::kPermissionDenied) return WebhooksPage(d, p, 422, e.message, in);
-      return InternalError(e, chrome);
+      auto status = PersonFacingStatus(created.error());
+      if (!status) return InternalError(created.error(), chrome);
+      return WebhooksPage(d, p, *status, created.error().message, in);
     }
     ViewMap ctx = EndpointNode(created->first);
     ctx.emplace("secret", created->second);
@@ -184,7 +167,7 @@ http::Response PostWebhooks(const ApiPagesDeps& d, const http::Request& req, con
     auto e = d.endpoints->Update(*id, webhooks::EndpointInput{.enabled = action == "enable"});
     if (!e) st = Fail(e.error());
   }
-  if (!st) return ErrorPage(st.error(), chrome, "/console/webhooks");
+  if (!st) return ServiceErrorPage(st.error(), chrome, "/console/webhooks");
   return SeeOther("/console/webhooks");
 }
 
@@ -210,7 +193,7 @@ http::Response DeliveryLog(const ApiPagesDeps& d, const http::Request& req, cons
   auto id = IdField(http::ParseForm(req.query), "endpoint_id");
   if (!id) return NotFoundPage(chrome);
   auto e = d.endpoints->Get(*id);
-  if (!e) return ErrorPage(e.error(), chrome, "/console/webhooks");
+  if (!e) return ServiceErrorPage(e.error(), chrome, "/console/webhooks");
   auto list = d.deliveries->List({.endpoint_id = *id, .limit = 100});
   if (!list) return InternalError(list.error(), chrome);
   ViewList rows;
@@ -229,13 +212,13 @@ http::Response DeliveryPage(const ApiPagesDeps& d, const http::Request& req, con
     auto id = IdField(form, "id");
     if (!id) return MessagePage(400, "Bad request", "Use the Redeliver button.", chrome);
     auto again = d.deliveries->Redeliver(*id);
-    if (!again) return ErrorPage(again.error(), chrome, "/console/webhooks");
+    if (!again) return ServiceErrorPage(again.error(), chrome, "/console/webhooks");
     return SeeOther("/console/webhooks/delivery?id=" + std::to_string(*id));
   }
   auto id = IdField(http::ParseForm(req.query), "id");
   if (!id) return NotFoundPage(chrome);
   auto x = d.deliveries->Get(*id);
-  if (!x) return ErrorPage(x.error(), chrome, "/console/webhooks");
+  if (!x) return ServiceErrorPage(x.error(), chrome, "/console/webhooks");
   auto attempts = d.deliveries->Attempts(*id);
   if (!attempts) return InternalError(attempts.error(), chrome);
   ViewList rows;

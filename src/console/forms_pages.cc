@@ -133,19 +133,16 @@ http::Response PostForms(const FormsPagesDeps& d, const http::Request& req, cons
     if (!error.empty()) return FormsPage(d, p, 400, error, in);
     auto made = d.forms->Create(def);
     if (!made) {
-      if (made.error().code == Errc::kInvalidArgument)
-        return FormsPage(d, p, 400, made.error().message, in);
-      return InternalError(made.error(), chrome);
+      auto status = PersonFacingStatus(made.error());
+      if (!status) return InternalError(made.error(), chrome);
+      return FormsPage(d, p, *status, made.error().message, in);
     }
     return SeeOther("/console/forms/view?id=" + std::to_string(made->id));
   }
   if (action == "delete") {
     auto id = Id(FieldValue(in, "id"));
     if (!id) return MessagePage(400, "Bad request", "Use the Delete button.", chrome);
-    if (auto st = d.forms->Delete(*id); !st) {
-      if (st.error().code == Errc::kNotFound) return NotFoundPage(chrome);
-      return InternalError(st.error(), chrome);
-    }
+    if (auto st = d.forms->Delete(*id); !st) return ServiceErrorPage(st.error(), chrome);
     return SeeOther("/console/forms");
   }
   return MessagePage(400, "Bad request", "Use the buttons on the Forms page.", chrome,
@@ -157,10 +154,7 @@ http::Response ViewForm(const FormsPagesDeps& d, const http::Request& req, const
   auto id = Id(FieldValue(http::ParseForm(req.query), "id"));
   if (!id) return NotFoundPage(chrome);
   auto f = d.forms->Get(*id);
-  if (!f) {
-    if (f.error().code == Errc::kNotFound) return NotFoundPage(chrome);
-    return InternalError(f.error(), chrome);
-  }
+  if (!f) return ServiceErrorPage(f.error(), chrome);
   std::string submit_url = d.rest_base_url + "/form/submit/" + std::to_string(f->id);
   ViewList fields;
   for (const auto& x : f->fields) {

@@ -165,9 +165,9 @@ http::Response PostHooks(const HooksPagesDeps& d, const http::Request& req, cons
     if (!FieldValue(in, "hmac_secret").empty()) hook.hmac_secret = FieldValue(in, "hmac_secret");
     auto made = d.hooks->Create(hook);
     if (!made) {
-      if (made.error().code == Errc::kInvalidArgument)
-        return HooksPage(d, p, 400, made.error().message, in, false);
-      return InternalError(made.error(), chrome);
+      auto status = PersonFacingStatus(made.error());
+      if (!status) return InternalError(made.error(), chrome);
+      return HooksPage(d, p, *status, made.error().message, in, false);
     }
     return RenderPage(201, "Incoming webhook created", "hook_created.mustache",
                       ViewMap{{"name", made->hook.name},
@@ -189,10 +189,7 @@ http::Response PostHooks(const HooksPagesDeps& d, const http::Request& req, cons
     auto h = d.hooks->Update(id, webhooks::IncomingHookInput{.enabled = action == "enable"});
     if (!h) st = Fail(h.error());
   }
-  if (!st) {
-    if (st.error().code == Errc::kNotFound) return NotFoundPage(chrome);
-    return InternalError(st.error(), chrome);
-  }
+  if (!st) return ServiceErrorPage(st.error(), chrome);
   return SeeOther("/console/hooks");
 }
 

@@ -51,6 +51,38 @@ http::Response NotFoundPage(const PageChrome& chrome) {
   return MessagePage(404, "Not found", "There is no such page.", chrome, "/console", "Overview");
 }
 
+std::optional<int> PersonFacingStatus(const Error& e) {
+  switch (e.code) {
+    case Errc::kInvalidArgument:
+      return 400;
+    case Errc::kNotFound:
+      return 404;
+    // A signed-in person who reached the page may use it: a refusal from a service is
+    // about what was entered (an outgoing URL on a private network), not about them.
+    case Errc::kPermissionDenied:
+      return 422;
+    case Errc::kAlreadyExists:
+    case Errc::kRevisionConflict:
+    case Errc::kInvalidTransition:
+    case Errc::kDependencyBlocked:
+      return 409;
+    case Errc::kRateLimited:
+      return 429;
+    default:
+      return std::nullopt;
+  }
+}
+
+http::Response ServiceErrorPage(const Error& e, const PageChrome& chrome, const std::string& back) {
+  auto status = PersonFacingStatus(e);
+  if (!status) return InternalError(e, chrome);
+  if (*status == 404 && back.empty()) return NotFoundPage(chrome);
+  if (*status == 404)
+    return MessagePage(404, "Not found", e.message.empty() ? "It no longer exists." : e.message,
+                       chrome, back, "Back");
+  return MessagePage(*status, "Not saved", e.message, chrome, back, back.empty() ? "" : "Back");
+}
+
 std::optional<http::Response> OnlyMethods(const http::Request& req, std::string_view allowed,
                                           const PageChrome& chrome) {
   std::string list(allowed);

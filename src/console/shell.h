@@ -70,6 +70,17 @@ http::Response SeeOther(const std::string& location);
 // 500 with a generic text; `e` is logged.
 http::Response InternalError(const Error& e, const PageChrome& chrome = {});
 http::Response NotFoundPage(const PageChrome& chrome = {});
+
+// What a service error means on a console page, decided here only (as src/rest/errors.h
+// does for REST): the status with which the service's own message is shown to the
+// person, who can act on it, or nullopt for crmd's own failure (a 500 page; the detail
+// goes to the log only). The approval and link pages word each outcome for their reader
+// themselves (approvals.cc, links.cc).
+std::optional<int> PersonFacingStatus(const Error& e);
+// A service error as a page of its own: the person's with the service's message and a
+// link `back`, or InternalError.
+http::Response ServiceErrorPage(const Error& e, const PageChrome& chrome,
+                                const std::string& back = "");
 // nullopt when the method is one of `allowed` ("GET, HEAD, POST"); otherwise 405.
 std::optional<http::Response> OnlyMethods(const http::Request& req, std::string_view allowed,
                                           const PageChrome& chrome = {});
