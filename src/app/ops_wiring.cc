@@ -42,9 +42,7 @@ void AddHealthRoutes(App::Services& s, Router& router) {
       return http::Response::Json(503, {{"status", "unavailable"}, {"database", {{"ok", false}}}});
     }
     nlohmann::json body = {
-        {"database",
-         {{"ok", true},
-          {"dialect", s.db->dialect() == store::Dialect::kSqlite ? "sqlite" : "postgresql"}}},
+        {"database", {{"ok", true}, {"dialect", store::DialectName(s.db->dialect())}}},
         {"migrations",
          {{"expected", level->expected},
           {"applied", level->applied},

@@ -121,45 +121,30 @@ Result<int64_t> MaxContactId(store::Conn& c) {
   return *row ? (*row)->Int(0) : 0;
 }
 
+// Whether the engine writes a new contact's counters itself: PostgreSQL's trigger does
+// (migration 0053); on SQLite the insert adds to them (migration 0059: a trigger costs the
+// insert a statement journal of every page it touches).
+static bool TriggersCountContacts(const store::Conn& c) {
+  return c.dialect() == store::Dialect::kPostgres;
+}
+
 Result<int64_t> InsertContact(store::Conn& c, const Contact& k) {
   // A taken email inserts nothing instead of failing the statement, so the transaction
   // stays usable on PostgreSQL too (the caller may look the other contact up).
-  static const std::string insert =
+  static const store::NewIdInsert insert(
+      "contacts",
       "INSERT INTO contacts (id, email, first_name, last_name, phone, status, type, source, "
-      "custom_fields, revision, created_at, updated_at) VALUES (";
-  static const std::string values =
-      ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING";
-  std::vector<store::Value> params = {k.email,    k.first_name, k.last_name, k.phone,
-                                      k.status,   k.type,       k.source,    k.custom_fields.dump(),
-                                      k.revision, k.created_at, k.updated_at};
-  auto taken = [&] {
+      "custom_fields, revision, created_at, updated_at) VALUES (",
+      ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING");
+  auto id = insert.Run(c, {k.email, k.first_name, k.last_name, k.phone, k.status, k.type, k.source,
+                           k.custom_fields.dump(), k.revision, k.created_at, k.updated_at});
+  if (!id) return Fail(id.error());
+  if (!*id)
     return Fail(Errc::kAlreadyExists, "a contact with email " + k.email + " already exists");
-  };
-  if (c.dialect() == store::Dialect::kPostgres) {
-    // One statement, one round trip under the write lock (postgres.h).
-    static const std::string sql = insert + store::NextIdSql("contacts") + values + " RETURNING id";
-    auto row = c.QueryOne(sql, params);
-    if (!row) return Fail(row.error());
-    if (!*row) return taken();
-    return (*row)->Int(0);
-  }
-  // SQLite: the id first, then a plain INSERT. RETURNING makes SQLite fill a temporary
-  // table per row (about 15,000 instructions of a create's ~220,000 in the writer); a
-  // statement on SQLite is a call, not a round trip.
-  static const std::string next_id = "SELECT " + store::NextIdSql("contacts");
-  auto row = c.QueryOne(next_id);
-  if (!row) return Fail(row.error());
-  if (!*row) return Fail(Error::Internal("no next contact id"));
-  int64_t id = (*row)->Int(0);
-  params.insert(params.begin(), id);
-  static const std::string sql = insert + "?" + values;
-  auto n = c.Exec(sql, params);
-  if (!n) return Fail(n.error());
-  if (*n == 0) return taken();
-  // Its counters, which PostgreSQL's trigger writes (SQLite migration 0059: a trigger
-  // costs this insert a statement journal of every page it touches). The same rows the
-  // trigger of 0053 wrote, in the same transaction, gathered by the connection: the group
-  // commit's batch writes each row once for all its creates (Conn::AddTo).
+  if (TriggersCountContacts(c)) return **id;
+  // The rows the trigger of 0053 wrote, in the same transaction, gathered by the
+  // connection: the group commit's batch writes each row once for all its creates
+  // (Conn::AddTo).
   static const std::string totals =
       "INSERT INTO contact_totals (dim, val, n) VALUES (?, ?, ?) "
       "ON CONFLICT (dim, val) DO UPDATE SET n = contact_totals.n + excluded.n";
@@ -171,7 +156,7 @@ Result<int64_t> InsertContact(store::Conn& c, const Contact& k) {
         std::pair{&totals, std::vector<store::Value>{std::string("type"), k.type}},
         std::pair{&daily, std::vector<store::Value>{k.created_at / 86400, k.status, k.source}}})
     if (auto st = c.AddTo(*sql, std::move(key), 1); !st) return Fail(st.error());
-  return id;
+  return **id;
 }
 
 Result<bool> UpdateContact(store::Conn& c, const Contact& k, int64_t expected_revision,

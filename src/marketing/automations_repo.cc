@@ -1,6 +1,7 @@
 #include "src/marketing/automations_repo.h"
 
 #include "src/marketing/automation_runs_repo.h"
+#include "src/store/schema_info.h"
 
 namespace crmd::marketing::automations_repo {
 namespace {
@@ -127,10 +128,7 @@ Result<std::vector<json>> SampleCandidates(store::Conn& c, int64_t id, const jso
 
 Result<bool> FormExistsOrNoForms(store::Conn& c, int64_t form_id) {
   // Forms belong to another module; only check when their table exists.
-  auto table =
-      c.QueryOne(c.dialect() == store::Dialect::kSqlite
-                     ? "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forms'"
-                     : "SELECT 1 FROM information_schema.tables WHERE table_name = 'forms'");
+  auto table = store::TableExists(c, "forms");
   if (!table) return Fail(table.error());
   if (!*table) return true;
   auto form = c.QueryOne("SELECT 1 FROM forms WHERE id = ?", {form_id});

@@ -83,6 +83,33 @@ Result<int64_t> Conn::InsertReturningId(std::string_view sql, const std::vector<
   return (*row)->Int(0);
 }
 
+NewIdInsert::NewIdInsert(std::string_view table, std::string_view head, std::string_view tail)
+    : returning_(std::string(head) + NextIdSql(table) + std::string(tail) + " RETURNING id"),
+      next_id_("SELECT " + NextIdSql(table)),
+      insert_(std::string(head) + "?" + std::string(tail)) {}
+
+Result<std::optional<int64_t>> NewIdInsert::Run(Conn& c, std::vector<Value> params) const {
+  if (c.dialect() == Dialect::kPostgres) {
+    auto row = c.QueryOne(returning_, params);
+    if (!row) return Fail(row.error());
+    if (!*row) return std::optional<int64_t>();
+    return std::optional<int64_t>((*row)->Int(0));
+  }
+  auto row = c.QueryOne(next_id_);
+  if (!row) return Fail(row.error());
+  if (!*row) return Fail(Error::Internal("no next id"));
+  const int64_t id = (*row)->Int(0);
+  params.insert(params.begin(), id);
+  auto n = c.Exec(insert_, params);
+  if (!n) return Fail(n.error());
+  if (*n == 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(id);
+}
+
+std::string_view DialectName(Dialect dialect) {
+  return dialect == Dialect::kSqlite ? "sqlite" : "postgresql";
+}
+
 Result<std::unique_ptr<Database>> Open(const std::string& url, int pool_size) {
   std::unique_ptr<Database> db;
   if (url.rfind("sqlite:", 0) == 0) {

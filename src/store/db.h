@@ -121,6 +121,27 @@ inline std::string ForUpdateOf(Dialect dialect, std::string_view alias) {
   return " FOR UPDATE OF " + std::string(alias);
 }
 
+// An INSERT of a row with a new id (NextIdSql) that may insert nothing (ON CONFLICT DO
+// NOTHING), built once per statement: `head` ends where the id goes ("INSERT INTO t (id,
+// ...) VALUES ("), `tail` follows it (", ?, ...) ON CONFLICT (...) DO NOTHING"). Run
+// answers the new id, or nullopt when nothing was inserted. PostgreSQL: one statement with
+// RETURNING, one round trip. SQLite: the id first, then a plain INSERT; RETURNING makes
+// SQLite fill a temporary table per row, and a statement there is a call, not a round trip.
+class NewIdInsert {
+ public:
+  NewIdInsert(std::string_view table, std::string_view head, std::string_view tail);
+  // `params` are the values after the id.
+  Result<std::optional<int64_t>> Run(Conn& c, std::vector<Value> params) const;
+
+ private:
+  std::string returning_;  // PostgreSQL
+  std::string next_id_;    // SQLite: the id ...
+  std::string insert_;     // ... then the row
+};
+
+// "sqlite" or "postgresql", as /health names the engine.
+std::string_view DialectName(Dialect dialect);
+
 // Where Database records its transactions (GET /metrics); every member may be null.
 struct DbMetrics {
   metrics::Histogram* read_seconds = nullptr;   // Read(): from asking for a connection to the end
