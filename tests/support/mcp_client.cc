@@ -342,7 +342,9 @@ void McpClient::CheckModern(const std::string& method, const McpReply& reply, co
     return;
   }
   if (method == "tools/call") {
-    if (auto v = ValidateMcpType("CallToolResult", result, kModernVersion)) ADD_FAILURE() << *v;
+    if (auto v = ValidateMcpType("CallToolResult", result, kModernVersion)) {
+      ADD_FAILURE() << *v;
+    }
     CheckStructured(reply, request["params"]);
   }
   if (method == "tools/list") RememberOutputSchemas(reply);

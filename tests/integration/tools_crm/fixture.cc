@@ -40,7 +40,9 @@ std::unique_ptr<McpClient> CrmTools::ClientWithout(const std::string& scope) {
 
 json CrmTools::Ok(McpClient& c, const std::string& tool, const json& args) {
   json out = c.CallToolOk(tool, args);
-  if (out.is_null()) ADD_FAILURE() << tool << " " << args.dump() << " failed";
+  if (out.is_null()) {
+    ADD_FAILURE() << tool << " " << args.dump() << " failed";
+  }
   return out;
 }
 

@@ -244,7 +244,9 @@ TEST(WorkerPool, TasksWaitingOnAWakeupLeaveTheirThreadToTheNext) {
     });
   ASSERT_TRUE(Eventually([&] { return waiting.load() == kTasks; }));
   EXPECT_EQ(done.load(), 0);
-  if (fibers) EXPECT_EQ(pool.stats().threads, 1);
+  if (fibers) {
+    EXPECT_EQ(pool.stats().threads, 1);
+  }
   // Notified from another thread, in the reverse order: each finishes its task.
   for (int i = kTasks - 1; i >= 0; --i) wakeups[static_cast<size_t>(i)].Notify();
   ASSERT_TRUE(Eventually([&] { return done.load() == kTasks; }));

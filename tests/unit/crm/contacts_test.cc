@@ -497,7 +497,9 @@ TEST(ContactJson, AppendJsonWritesWhatToJsonSerialises) {
     json before = crm::ToJson(c, true);
     before["source"] = c.source;
     EXPECT_EQ(event, DumpJson(before, json::error_handler_t::replace)) << c.id;
-    if (c.id == full.id) EXPECT_NE(event.find("\"source\":\"form:7\""), std::string::npos) << event;
+    if (c.id == full.id) {
+      EXPECT_NE(event.find("\"source\":\"form:7\""), std::string::npos) << event;
+    }
   }
 }
 

@@ -176,7 +176,9 @@ SmtpSink::SmtpSink(const std::string& mode, int port) {
   }
   close(fds[0]);
   port_ = std::atoi(line.c_str());
-  if (port_ == 0) ADD_FAILURE() << "SMTP sink did not start: " << ReadFile(log);
+  if (port_ == 0) {
+    ADD_FAILURE() << "SMTP sink did not start: " << ReadFile(log);
+  }
 }
 
 SmtpSink::~SmtpSink() {

@@ -55,7 +55,9 @@ http::Request Post(const json& body, http::Headers extra, bool mirror = true) {
 // for results, the specific error type for the codes the spec defines.
 json Checked(const http::Response& res, const std::string& response_type) {
   json body = json::parse(res.body);
-  if (auto v = ValidateMcpType(response_type, body, kV)) ADD_FAILURE() << *v << " in " << res.body;
+  if (auto v = ValidateMcpType(response_type, body, kV)) {
+    ADD_FAILURE() << *v << " in " << res.body;
+  }
   if (body.contains("result")) {
     EXPECT_EQ(body["result"]["_meta"][kMetaServerInfo]["name"], "crmd") << res.body;
   }
@@ -337,7 +339,9 @@ TEST_F(ModernEndpointTest, SessionClientsAreUnchangedBesideModernOnes_Versioning
   ASSERT_EQ(list.status, 200) << list.body;
   json lr = json::parse(list.body)["result"];
   EXPECT_FALSE(lr.contains("resultType") || lr.contains("ttlMs"));
-  if (auto v = ValidateMcpType("ListToolsResult", lr)) ADD_FAILURE() << *v;
+  if (auto v = ValidateMcpType("ListToolsResult", lr)) {
+    ADD_FAILURE() << *v;
+  }
   // The test tool cannot ask a session client for input: a tool error, not a protocol one.
   auto call = endpoint_->Handle(
       Post(Body("tools/call", {{"name", testing::kInputTestTool}, {"arguments", {{"item", "x"}}}}),
@@ -353,7 +357,9 @@ TEST_F(ModernEndpointTest, InputRequiredThenRetryCompletes_Mrtr_BasicWorkflow) {
   json args{{"item", "contacts 1-3"}};
   json first = Call(args)["result"];
   ASSERT_EQ(first["resultType"], "input_required") << first;
-  if (auto v = ValidateMcpType("InputRequiredResult", first, kV)) ADD_FAILURE() << *v;
+  if (auto v = ValidateMcpType("InputRequiredResult", first, kV)) {
+    ADD_FAILURE() << *v;
+  }
   EXPECT_EQ(first["inputRequests"]["confirm"]["method"], "elicitation/create");
   EXPECT_EQ(first["inputRequests"]["confirm"]["params"]["mode"], "form");
   EXPECT_FALSE(first.contains("ttlMs"));

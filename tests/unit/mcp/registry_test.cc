@@ -246,7 +246,9 @@ TEST_F(RegistryTest, ResultGivenAsTextIsATreeOrStaysTextForTheAnswer) {
         ASSERT_EQ(b.kind, CallOutcome::Kind::kResult);
         const bool caught = validate || (materialize && std::string(bad) == "garbler");
         EXPECT_EQ(b.result["isError"], caught) << bad;
-        if (caught) EXPECT_EQ(ErrorOf(b.result)["code"], "internal") << bad;
+        if (caught) {
+          EXPECT_EQ(ErrorOf(b.result)["code"], "internal") << bad;
+        }
       }
     }
   }

@@ -409,7 +409,9 @@ TEST(SqliteGroupCommit, WritersOnHandlerFibersQueueWithoutAThreadEach) {
       pool.Post([&, i] {
         auto r = f.db->Write([&](Conn& c) -> Result<int64_t> {
           // The first batch holds on until every other writer is queued behind it.
-          if (first.exchange(false)) EXPECT_TRUE(f.WaitQueued(kWriters - 2));
+          if (first.exchange(false)) {
+            EXPECT_TRUE(f.WaitQueued(kWriters - 2));
+          }
           return c.Exec("INSERT INTO t(id, who) VALUES (?, 'w')", {int64_t{i}});
         });
         if (r) ok.fetch_add(1);
@@ -424,7 +426,9 @@ TEST(SqliteGroupCommit, WritersOnHandlerFibersQueueWithoutAThreadEach) {
   EXPECT_EQ(ok.load(), kWriters);
   EXPECT_EQ(f.Count(), kWriters);
   EXPECT_LE(f.Commits() - before, 3u);  // the first batch, then the others'
-  if (fibers) EXPECT_LE(most_threads, 2);
+  if (fibers) {
+    EXPECT_LE(most_threads, 2);
+  }
 }
 
 // Gathering (sqlite.cc): a leader whose pool still has writers queued steps aside so that
