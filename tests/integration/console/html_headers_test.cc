@@ -18,9 +18,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kEmail = "alice@example.com";
-constexpr const char* kPassword = "correct horse battery staple";
-constexpr const char* kRedirect = "http://127.0.0.1:47999/callback";
+constexpr const char* kPageEmail = "alice@example.com";
+constexpr const char* kPagePassword = "correct horse battery staple";
+constexpr const char* kPageRedirect = "http://127.0.0.1:47999/callback";
 
 // The headers every HTML page carries, with the referrer policy its kind needs.
 void ExpectHtmlHeaders(const Page& page, const std::string& referrer_policy,
@@ -34,11 +34,11 @@ void ExpectHtmlHeaders(const Page& page, const std::string& referrer_policy,
 TEST(HtmlHeaders, EveryKindOfPageSendsNosniffAndItsReferrerPolicy) {
   TestServer server;
   auto& s = server.app().services();
-  ASSERT_TRUE(s.users->Create(kEmail, kPassword, true));
+  ASSERT_TRUE(s.users->Create(kPageEmail, kPagePassword, true));
 
   // OAuth: the sign-in page, the consent page after it, and the error page.
   auto reg = server.PostJson("/oauth/register", {{"client_name", "Header Client"},
-                                                 {"redirect_uris", {kRedirect}},
+                                                 {"redirect_uris", {kPageRedirect}},
                                                  {"token_endpoint_auth_method", "none"}});
   ASSERT_EQ(reg.status, 201) << reg.body;
   std::string client_id = JsonBody(reg)["client_id"];
@@ -46,7 +46,7 @@ TEST(HtmlHeaders, EveryKindOfPageSendsNosniffAndItsReferrerPolicy) {
   Page login = oauth.Get("/oauth/authorize?" +
                          EncodeForm({{"response_type", "code"},
                                      {"client_id", client_id},
-                                     {"redirect_uri", kRedirect},
+                                     {"redirect_uri", kPageRedirect},
                                      {"code_challenge", PkceChallenge("v" + std::string(50, 'x'))},
                                      {"code_challenge_method", "S256"},
                                      {"state", "s"},
@@ -56,8 +56,8 @@ TEST(HtmlHeaders, EveryKindOfPageSendsNosniffAndItsReferrerPolicy) {
   ExpectHtmlHeaders(login, "same-origin", "OAuth sign-in page");
   auto form = login.form();
   ASSERT_TRUE(form.has_value()) << login.body;
-  form->Set("email", kEmail);
-  form->Set("password", kPassword);
+  form->Set("email", kPageEmail);
+  form->Set("password", kPagePassword);
   Page consent = oauth.Submit(*form);
   ASSERT_EQ(consent.status, 200) << consent.body;
   ASSERT_NE(consent.body.find("decision"), std::string::npos) << consent.body;
@@ -69,7 +69,7 @@ TEST(HtmlHeaders, EveryKindOfPageSendsNosniffAndItsReferrerPolicy) {
   // The console: its sign-in page, a page behind it, its not-found page.
   Browser person(server);
   ExpectHtmlHeaders(person.Get("/console/login"), "same-origin", "console sign-in page");
-  ASSERT_EQ(SignInToConsole(person, kEmail, kPassword).status, 200);
+  ASSERT_EQ(SignInToConsole(person, kPageEmail, kPagePassword).status, 200);
   ExpectHtmlHeaders(person.Get("/console/approvals"), "same-origin", "console approvals page");
   Page missing = person.Get("/console/no-such-page");
   EXPECT_EQ(missing.status, 404);

@@ -32,7 +32,7 @@ using mail::testing::RunPython;
 using mail::testing::SmtpSink;
 using nlohmann::json;
 
-constexpr const char* kPassword = "correct horse battery staple";
+constexpr const char* kDayPassword = "correct horse battery staple";
 
 // The decoded text and HTML parts of one message.
 constexpr const char* kBodies = R"PY(
@@ -135,7 +135,7 @@ TEST_F(SecretsInLogs, AFullDayOfUseLeavesNoTokenKeyOrIdInTheLog) {
 
   // An assistant signs in the way an MCP client does: discovery, registration, the sign-in
   // and consent pages, the code exchange.
-  ASSERT_TRUE(s.users->Create("alice@example.com", kPassword, true));
+  ASSERT_TRUE(s.users->Create("alice@example.com", kDayPassword, true));
   auto flow = RunOAuthFlow(server_, {.create_user = false,
                                      .scope = "campaigns:read campaigns:write campaigns:activate "
                                               "lists:read"});
@@ -144,7 +144,7 @@ TEST_F(SecretsInLogs, AFullDayOfUseLeavesNoTokenKeyOrIdInTheLog) {
   secrets["refresh token"] = flow.refresh_token;
   secrets["authorization code"] = flow.code;
   secrets["PKCE verifier"] = flow.code_verifier;
-  secrets["password"] = kPassword;
+  secrets["password"] = kDayPassword;
   McpClient assistant(server_, McpClientOptions{.token = flow.access_token});
   ASSERT_TRUE(assistant.Initialize().ok());
 
@@ -200,7 +200,7 @@ TEST_F(SecretsInLogs, AFullDayOfUseLeavesNoTokenKeyOrIdInTheLog) {
   secrets["approval id"] = approval_url.substr(approval_url.rfind('/') + 1);
 
   Browser person(server_);
-  ASSERT_EQ(SignInToConsole(person, "alice@example.com", kPassword).status, 200);
+  ASSERT_EQ(SignInToConsole(person, "alice@example.com", kDayPassword).status, 200);
   secrets["session cookie"] = person.Cookie("crmd_session").value_or("");
   Page page = person.Get(approval_url);
   ASSERT_EQ(page.status, 200) << page.body;
