@@ -332,7 +332,8 @@ std::vector<FormError> FormService::CheckDefinition(const json& def, bool partia
     } else if (k == "honeypot_field") {
       if (!v.is_null() && (!v.is_string() || v.get<std::string>().empty()))
         errors.push_back({"honeypot_field", "invalid_type", "must be a field name or null"});
-    } else if (k == "id" || k == "generated_contacts" || k == "created_at" || k == "updated_at") {
+    } else if (k == "id" || k == "public_id" || k == "generated_contacts" || k == "created_at" ||
+               k == "updated_at") {
       // read-only members of a document that was read back: ignored
     } else {
       errors.push_back({k, "unknown_member", "is not a form member"});
