@@ -204,6 +204,8 @@ TEST_F(SecretsInLogs, AFullDayOfUseLeavesNoTokenKeyOrIdInTheLog) {
   secrets["session cookie"] = person.Cookie("crmd_session").value_or("");
   Page page = person.Get(approval_url);
   ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.Header("X-Content-Type-Options").value_or(""), "nosniff");
+  EXPECT_EQ(page.Header("Referrer-Policy").value_or(""), "same-origin");
   auto decision = page.form();
   ASSERT_TRUE(decision.has_value()) << page.body;
   secrets["CSRF token"] = decision->Value("csrf_token").value_or("");
