@@ -534,10 +534,10 @@ TEST_F(CrmRepos, FormsAreFoundByTheirUniquePublicId) {
 }
 
 TEST_F(CrmRepos, FormsFromBeforePublicIdsGetADistinctOneWhenMigrated) {
-  // Back to the schema before migration 0061, with two forms in it.
+  // Back to the schema before migration 0070, with two forms in it.
   ASSERT_TRUE(db_->Write([](Conn& c) -> Status {
     for (const char* sql : {"DROP INDEX forms_public_id", "ALTER TABLE forms DROP COLUMN public_id",
-                            "DELETE FROM schema_migrations WHERE version = 61"}) {
+                            "DELETE FROM schema_migrations WHERE version = 70"}) {
       auto r = c.Exec(sql);
       if (!r) return Fail(r.error());
     }
