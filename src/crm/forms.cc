@@ -231,13 +231,12 @@ Error FirstError(const std::vector<FormError>& errors) {
 
 bool FormField::input() const { return In(type, kFormInputTypes); }
 
-// Names a form commonly has and a person leaves empty when hidden: what a generic bot
-// fills in.
-constexpr const char* kPublicHoneypotNames[] = {
-    "website",   "homepage",    "company_url", "fax",      "nickname",
-    "job_title", "middle_name", "address_2",   "referrer", "company_size"};
-
 std::string Form::PublicHoneypotName() const {
+  // Names a form commonly has and a person leaves empty when hidden: what a generic bot
+  // fills in.
+  static constexpr const char* kPublicHoneypotNames[] = {
+      "website",   "homepage",    "company_url", "fax",      "nickname",
+      "job_title", "middle_name", "address_2",   "referrer", "company_size"};
   if (honeypot_field.empty()) return {};
   constexpr size_t kCount = std::size(kPublicHoneypotNames);
   const std::string hash = crypto::Sha256("crmd form honeypot\n" + public_id);
