@@ -6,6 +6,8 @@
 
 #include "src/app/services.h"
 #include "src/app/wiring.h"
+#include "src/console/approvals.h"
+#include "src/console/links.h"
 #include "src/core/worker_pool.h"
 #include "src/http/allowed_hosts.h"
 #include "src/http/forwarding.h"
@@ -16,6 +18,19 @@ namespace crmd::app {
 // BlockingRegion (src/core/worker_pool.h; both engines), so a PostgreSQL server's
 // max_connections is sized by nodes, not by worker_threads (docs/postgres.md).
 int DbPoolSize(const Config& c) { return std::min(c.worker_threads, 16) + 2; }
+
+namespace {
+
+// The routes whose path carries a credential after a fixed prefix: the links in messages
+// and the approval pages. Incoming webhook tokens the access log finds by their form.
+std::vector<std::string> SecretPathPrefixes() {
+  std::vector<std::string> out(std::begin(console::kLinkPrefixes),
+                               std::end(console::kLinkPrefixes));
+  out.emplace_back(console::kApprovalPagePrefix);
+  return out;
+}
+
+}  // namespace
 
 Status WireTransport(App::Services& s) {
   auto metrics_allow = http::ProxyTrust::Parse(s.config.metrics_allow);
@@ -65,6 +80,7 @@ Status WireTransport(App::Services& s) {
                                ? http::DefaultAllowedHosts(s.config.Issuer())
                                : s.config.allowed_hosts,
           .trusted_proxies = s.config.trusted_proxies,
+          .secret_path_prefixes = SecretPathPrefixes(),
       },
       [&s](const http::Request& req) { return s.router.Dispatch(req); });
   // Bind now so that a port-0 listener's real port is known before the issuer is fixed.

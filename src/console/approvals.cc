@@ -14,8 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kApprovalsPrefix = "/console/approvals/";
-
 std::string ActionTitle(const std::string& action) {
   if (action == "delete_contacts") return "permanently delete contacts";
   if (action == "delete_list") return "permanently delete a list";
@@ -205,8 +203,10 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
         return Message(500, "Error", "Something went wrong. Try again in a minute.", &p);
     }
   }
-  spdlog::info(R"("event":"approval_decided","approval_id":"{}","decision":"{}","subject":"{}")",
-               JsonEscape(id), decision, JsonEscape(p.subject));
+  // Not the approval id: it is the page's address (see kApprovalPagePrefix).
+  spdlog::info(
+      R"("event":"approval_decided","action":"{}","client_id":"{}","decision":"{}","subject":"{}")",
+      JsonEscape(a->action), JsonEscape(a->client_id), decision, JsonEscape(p.subject));
   return Message(200, approve ? "Approved" : "Denied",
                  approve ? "Approved. The assistant can now complete the action; it happens once."
                          : "Denied. The assistant cannot perform this action.",
@@ -227,8 +227,8 @@ ConsoleRoutes ApprovalRoutes(ApprovalPagesDeps deps) {
   routes.exact.emplace_back("/console/approvals", [d](const http::Request& r) {
     return WithPerson(d->people, r, [&](const Person& p) { return HandleList(*d, r, p); });
   });
-  routes.prefix.emplace_back(std::string(kApprovalsPrefix), [d](const http::Request& r) {
-    std::string id = r.path.substr(kApprovalsPrefix.size());
+  routes.prefix.emplace_back(std::string(kApprovalPagePrefix), [d](const http::Request& r) {
+    std::string id = r.path.substr(kApprovalPagePrefix.size());
     return WithPerson(d->people, r, [&](const Person& p) {
       if (id.empty() || id.size() > 64 || id.find('/') != std::string::npos)
         return Message(404, "Not found", "There is no such page.", &p);

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct ApprovalPagesDeps {
   governance::ConfirmationService* confirmations = nullptr;
   ConsolePeople people;
 };
+
+// The approval page's path is this prefix and the approval id, which the access log
+// redacts (http::ServerOptions::secret_path_prefixes).
+inline constexpr std::string_view kApprovalPagePrefix = "/console/approvals/";
 
 ConsoleRoutes ApprovalRoutes(ApprovalPagesDeps deps);
 

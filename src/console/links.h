@@ -11,6 +11,7 @@
 // Thread-safe; handlers block on the database (they run on the worker pool).
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,15 @@ struct LinkDeps {
   const mail::LinkTokens* tokens = nullptr;
   std::string business_name;  // shown on the pages; may be empty
 };
+
+// The paths of the links: each prefix is followed by a token, which the access log
+// redacts (http::ServerOptions::secret_path_prefixes).
+inline constexpr std::string_view kUnsubscribePrefix = "/u/";
+inline constexpr std::string_view kOpenPrefix = "/t/o/";
+inline constexpr std::string_view kClickPrefix = "/t/c/";
+inline constexpr std::string_view kConfirmPrefix = "/confirm/";
+inline constexpr std::string_view kLinkPrefixes[] = {kUnsubscribePrefix, kOpenPrefix, kClickPrefix,
+                                                     kConfirmPrefix};
 
 // (path prefix, handler) pairs for the router's Prefix().
 std::vector<std::pair<std::string, http::Handler>> LinkRoutes(LinkDeps deps);

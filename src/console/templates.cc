@@ -105,14 +105,10 @@ http::Response RenderPage(int status, const std::string& title, const std::strin
     html = "<!doctype html><title>Error</title><p>Internal error.</p>";
   }
   http::Response r = http::Response::Html(status, std::move(html));
+  // Response::Html's other headers stand: no framing, no-store, nosniff and
+  // Referrer-Policy: same-origin (not no-referrer: under it a browser sends "Origin: null"
+  // with the page's own form POSTs, which the Origin check must refuse).
   r.Set("Content-Security-Policy", kConsoleCsp);
-  r.Set("X-Frame-Options", "DENY");
-  r.Set("Cache-Control", "no-store");
-  // Not no-referrer: under it a browser sends "Origin: null" with the page's own form
-  // POSTs (Fetch, "serializing a request origin"), which the Origin check must refuse.
-  // same-origin keeps the Origin and tells other sites nothing.
-  r.Set("Referrer-Policy", "same-origin");
-  r.Set("X-Content-Type-Options", "nosniff");
   return r;
 }
 

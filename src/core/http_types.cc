@@ -64,6 +64,10 @@ Response Response::Html(int status, std::string body) {
   r.headers.emplace_back("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'");
   r.headers.emplace_back("X-Frame-Options", "DENY");
   r.headers.emplace_back("Cache-Control", "no-store");
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  // Not no-referrer: under it a browser sends "Origin: null" with a page's own form posts,
+  // which the OAuth and console pages refuse as cross-site.
+  r.headers.emplace_back("Referrer-Policy", "same-origin");
   return r;
 }
 

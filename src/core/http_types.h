@@ -53,6 +53,11 @@ struct Response {
   static Response Json(int status, const nlohmann::json& body);
   static Response Text(int status, std::string body,
                        std::string content_type = "text/plain; charset=utf-8");
+  // Every HTML page is built here, with the headers every page needs: a
+  // Content-Security-Policy (scripts and styles from this origin only, no framing, also as
+  // X-Frame-Options), Cache-Control: no-store, X-Content-Type-Options: nosniff and
+  // Referrer-Policy: same-origin. A page may tighten them with Set() (the links in messages
+  // send no-referrer).
   static Response Html(int status, std::string body);
   static Response Empty(int status);
 };

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "src/core/crypto.h"
 #include "src/core/log.h"
 #include "src/crm/contact_status.h"
 #include "src/crm/contacts.h"
@@ -153,6 +154,7 @@ FormApplies AppliesFromJson(const json& a) {
 Form FormFromStored(const forms_repo::StoredForm& r) {
   Form f;
   f.id = r.id;
+  f.public_id = r.public_id;
   f.name = r.columns.name;
   f.fields = FieldsFromJson(json::parse(r.columns.fields, nullptr, false));
   f.applies = AppliesFromJson(json::parse(r.columns.applies, nullptr, false));
@@ -229,6 +231,38 @@ Error FirstError(const std::vector<FormError>& errors) {
 
 bool FormField::input() const { return In(type, kFormInputTypes); }
 
+std::string Form::PublicHoneypotName() const {
+  // Names a form commonly has and a person leaves empty when hidden: what a generic bot
+  // fills in.
+  static constexpr const char* kPublicHoneypotNames[] = {
+      "website",   "homepage",    "company_url", "fax",      "nickname",
+      "job_title", "middle_name", "address_2",   "referrer", "company_size"};
+  if (honeypot_field.empty()) return {};
+  constexpr size_t kCount = std::size(kPublicHoneypotNames);
+  const std::string hash = crypto::Sha256("crmd form honeypot\n" + public_id);
+  const size_t first = static_cast<unsigned char>(hash[0]) % kCount;
+  for (size_t i = 0; i < kCount; ++i) {
+    std::string candidate = kPublicHoneypotNames[(first + i) % kCount];
+    bool taken = candidate == honeypot_field;
+    for (const auto& f : fields) taken = taken || f.name == candidate;
+    if (!taken) return candidate;
+  }
+  // Every plausible name is a field or the trap itself: one no field has.
+  return "extra_" + crypto::Hex(hash.substr(0, 4));
+}
+
+bool Form::IsHoneypot(const std::string& name) const {
+  return !honeypot_field.empty() && (name == honeypot_field || name == PublicHoneypotName());
+}
+
+bool IsFormPublicId(std::string_view s) {
+  constexpr std::string_view kPrefix = "frm_";
+  if (s.size() != kPrefix.size() + 32 || s.substr(0, kPrefix.size()) != kPrefix) return false;
+  for (char c : s.substr(kPrefix.size()))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
 const FormField* Form::FieldNamed(const std::string& n) const {
   for (const auto& f : fields)
     if (f.input() && f.name == n) return &f;
@@ -243,6 +277,7 @@ bool Form::AllowsOrigin(const std::string& origin) const {
 
 json ToJson(const Form& f) {
   return {{"id", f.id},
+          {"public_id", f.public_id},
           {"name", f.name},
           {"fields", FieldsJson(f)},
           {"applies", AppliesJson(f)},
@@ -253,6 +288,12 @@ json ToJson(const Form& f) {
           {"generated_contacts", f.generated_contacts},
           {"created_at", FormatRfc3339(f.created_at)},
           {"updated_at", FormatRfc3339(f.updated_at)}};
+}
+
+json ToPublicJson(const Form& f) {
+  json out = {{"id", f.public_id}, {"name", f.name}, {"fields", FieldsJson(f)}};
+  if (!f.honeypot_field.empty()) out["extra_input"] = f.PublicHoneypotName();
+  return out;
 }
 
 std::vector<FormError> FormService::CheckDefinition(const json& def, bool partial) {
@@ -290,7 +331,8 @@ std::vector<FormError> FormService::CheckDefinition(const json& def, bool partia
     } else if (k == "honeypot_field") {
       if (!v.is_null() && (!v.is_string() || v.get<std::string>().empty()))
         errors.push_back({"honeypot_field", "invalid_type", "must be a field name or null"});
-    } else if (k == "id" || k == "generated_contacts" || k == "created_at" || k == "updated_at") {
+    } else if (k == "id" || k == "public_id" || k == "generated_contacts" || k == "created_at" ||
+               k == "updated_at") {
       // read-only members of a document that was read back: ignored
     } else {
       errors.push_back({k, "unknown_member", "is not a form member"});
@@ -334,7 +376,8 @@ Result<Form> FormService::Create(const json& def) {
   return db_.Write([&](store::Conn& c) -> Result<Form> {
     if (auto st = CheckListsExist(c, f); !st) return Fail(st.error());
     f.created_at = f.updated_at = clock_.NowUnix();
-    auto id = forms_repo::Insert(c, Columns(f), f.created_at);
+    auto id =
+        forms_repo::Insert(c, Columns(f), "frm_" + crypto::Hex(random_.Bytes(16)), f.created_at);
     if (!id) return Fail(id.error());
     auto row = forms_repo::Find(c, *id);
     if (!row) return Fail(row.error());
@@ -373,6 +416,16 @@ Result<Form> FormService::Get(int64_t id) {
   });
 }
 
+Result<Form> FormService::GetByPublicId(const std::string& public_id) {
+  if (!IsFormPublicId(public_id)) return Fail(Errc::kNotFound, "no such form");
+  return db_.Read([&](store::Conn& c) -> Result<Form> {
+    auto row = forms_repo::FindByPublicId(c, public_id);
+    if (!row) return Fail(row.error());
+    if (!*row) return Fail(Errc::kNotFound, "no such form");
+    return FormFromStored(**row);
+  });
+}
+
 Result<std::vector<Form>> FormService::List() {
   return db_.Read([&](store::Conn& c) -> Result<std::vector<Form>> {
     auto rows = forms_repo::List(c);
@@ -396,7 +449,7 @@ std::vector<FormError> FormService::CheckSubmission(const Form& form, const json
   std::vector<FormError> errors;
   if (!fields.is_object()) return {{"fields", "invalid_type", "must be an object of field values"}};
   for (const auto& [name, value] : fields.items()) {
-    if (!form.honeypot_field.empty() && name == form.honeypot_field) continue;
+    if (form.IsHoneypot(name)) continue;
     const FormField* f = nullptr;
     bool display = false;
     for (const auto& x : form.fields)
@@ -467,10 +520,9 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
            judged->reasons.empty() ? "is not a valid email address" : judged->reasons.front()});
   }
   if (!errors.empty()) return Fail(FirstError(errors));
-  if (!form.honeypot_field.empty()) {
-    auto it = fields.find(form.honeypot_field);
-    if (it != fields.end() && !it->is_null() &&
-        !(it->is_string() && it->get<std::string>().empty()))
+  for (const auto& [name, value] : fields.items()) {
+    if (form.IsHoneypot(name) && !value.is_null() &&
+        !(value.is_string() && value.get_ref<const std::string&>().empty()))
       return SubmitResult{.discarded = true};
   }
 

@@ -3,7 +3,7 @@
 // rules, who may submit) and the submission path that turns one into a contact.
 //
 // A definition is JSON, the same document for `crmctl form create|update`, the admin
-// endpoints and GET /v1/form/get/{id}:
+// endpoints and GET /v1/form/get/{id} with an API key:
 //   {"name": "Footer signup",
 //    "fields": [{"name": "email", "type": "Email", "label": "Email", "required": true},
 //               {"name": "first_name", "type": "Input", "label": "First name"},
@@ -22,14 +22,21 @@
 // A List field lets the visitor pick lists among its options (list names), added to the
 // form's applied lists.
 //
+// Every form has a public id ("frm_" and 32 hex digits of 16 random bytes), the id of its
+// public URLs (GET /form/get/<public id>, POST /form/submit/<public id>): numeric ids
+// count, so they would let anyone walk every form. Without an API key those URLs answer
+// only ToPublicJson (what a renderer needs).
+//
 // Thread-safe: all state is in the database.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/core/clock.h"
+#include "src/core/random.h"
 #include "src/core/result.h"
 #include "src/governance/actor.h"
 #include "src/store/db.h"
@@ -62,6 +69,7 @@ struct FormApplies {
 
 struct Form {
   int64_t id = 0;
+  std::string public_id;
   std::string name;
   std::vector<FormField> fields;
   FormApplies applies;
@@ -75,10 +83,29 @@ struct Form {
 
   const FormField* FieldNamed(const std::string& name) const;
   bool AllowsOrigin(const std::string& origin) const;
+  // The honeypot as the public document names it ("extra_input"): a plausible field name
+  // picked by the public id's hash, never honeypot_field itself nor a field's name, so the
+  // public answer does not tell which name the site's own pages use as the trap. Empty
+  // when the form has no honeypot.
+  std::string PublicHoneypotName() const;
+  // `name` is honeypot_field or PublicHoneypotName(): a value in it marks a bot.
+  bool IsHoneypot(const std::string& name) const;
 };
 
-// The full configuration document (GET /form/get and the admin endpoints).
+// "frm_" and 32 lowercase hex digits.
+bool IsFormPublicId(std::string_view s);
+
+// The full configuration document (GET /form/get with an API key, the admin endpoints,
+// crmctl).
 nlohmann::json ToJson(const Form& f);
+
+// What a page needs to render the form, for anyone (GET /form/get without a key):
+// {"id": public id, "name", "fields": [{"name","type","label","required","takes_value"
+// [,"options"]}] [, "extra_input": PublicHoneypotName()]}. Not the applied status, type,
+// tags and lists, the display rules, the allowed origins, honeypot_field, the numeric id,
+// counts or times. (A List field's options are list names the visitor chooses among: they
+// are shown on the form anyway.)
+nlohmann::json ToPublicJson(const Form& f);
 
 // A field-level problem: `field` is a JSON path such as "fields[2].options" or
 // "fields.email".
@@ -96,9 +123,10 @@ struct SubmitResult {
 
 class FormService {
  public:
-  // `contacts` may be null where nothing is submitted (crmctl form).
-  FormService(store::Database& db, const Clock& clock, ContactService* contacts)
-      : db_(db), clock_(clock), contacts_(contacts) {}
+  // `contacts` may be null where nothing is submitted (crmctl form). `random` makes the
+  // public ids.
+  FormService(store::Database& db, const Clock& clock, Random& random, ContactService* contacts)
+      : db_(db), clock_(clock), random_(random), contacts_(contacts) {}
   FormService(const FormService&) = delete;
   FormService& operator=(const FormService&) = delete;
 
@@ -112,6 +140,8 @@ class FormService {
   // Replaces the members present in `def`.
   Result<Form> Update(int64_t id, const nlohmann::json& def);
   Result<Form> Get(int64_t id);
+  // kNotFound for an unknown or malformed public id.
+  Result<Form> GetByPublicId(const std::string& public_id);
   Result<std::vector<Form>> List();
   Status Delete(int64_t id);
 
@@ -131,6 +161,7 @@ class FormService {
 
   store::Database& db_;
   const Clock& clock_;
+  Random& random_;
   ContactService* const contacts_;
 };
 

@@ -6,15 +6,20 @@ namespace {
 // Spelled out as whole literals (GCC 12 reports false -Warray-bounds on concatenation).
 constexpr const char* kSelectById =
     "SELECT id, name, fields, applies, display_rules, require_key, allowed_origins, "
-    "COALESCE(honeypot_field, ''), generated_contacts, created_at, updated_at FROM forms "
-    "WHERE id = ?";
+    "COALESCE(honeypot_field, ''), generated_contacts, created_at, updated_at, "
+    "COALESCE(public_id, '') FROM forms WHERE id = ?";
+constexpr const char* kSelectByPublicId =
+    "SELECT id, name, fields, applies, display_rules, require_key, allowed_origins, "
+    "COALESCE(honeypot_field, ''), generated_contacts, created_at, updated_at, "
+    "COALESCE(public_id, '') FROM forms WHERE public_id = ?";
 constexpr const char* kSelectAll =
     "SELECT id, name, fields, applies, display_rules, require_key, allowed_origins, "
-    "COALESCE(honeypot_field, ''), generated_contacts, created_at, updated_at FROM forms "
-    "ORDER BY id";
+    "COALESCE(honeypot_field, ''), generated_contacts, created_at, updated_at, "
+    "COALESCE(public_id, '') FROM forms ORDER BY id";
 
 StoredForm FromRow(const store::Row& r) {
   return StoredForm{.id = r.Int(0),
+                    .public_id = r.Str(11),
                     .columns = {.name = r.Str(1),
                                 .fields = r.Str(2),
                                 .applies = r.Str(3),
@@ -50,6 +55,13 @@ Result<std::optional<StoredForm>> Find(store::Conn& c, int64_t id) {
   return std::optional<StoredForm>(FromRow(**row));
 }
 
+Result<std::optional<StoredForm>> FindByPublicId(store::Conn& c, const std::string& public_id) {
+  auto row = c.QueryOne(kSelectByPublicId, {public_id});
+  if (!row) return Fail(row.error());
+  if (!*row) return std::optional<StoredForm>{};
+  return std::optional<StoredForm>(FromRow(**row));
+}
+
 Result<std::vector<StoredForm>> List(store::Conn& c) {
   auto rows = c.Query(kSelectAll);
   if (!rows) return Fail(rows.error());
@@ -58,12 +70,15 @@ Result<std::vector<StoredForm>> List(store::Conn& c) {
   return out;
 }
 
-Result<int64_t> Insert(store::Conn& c, const FormColumns& f, int64_t now) {
+Result<int64_t> Insert(store::Conn& c, const FormColumns& f, const std::string& public_id,
+                       int64_t now) {
+  std::vector<store::Value> values = Values(f, now, now);
+  values.emplace_back(public_id);
   return c.InsertReturningId(
       "INSERT INTO forms (id, name, fields, applies, display_rules, public, require_key, "
-      "allowed_origins, honeypot_field, created_at, updated_at) VALUES (" +
-          store::NextIdSql("forms") + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-      Values(f, now, now));
+      "allowed_origins, honeypot_field, created_at, updated_at, public_id) VALUES (" +
+          store::NextIdSql("forms") + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+      values);
 }
 
 Result<bool> Update(store::Conn& c, int64_t id, const FormColumns& f, int64_t now) {

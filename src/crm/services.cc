@@ -33,7 +33,7 @@ Services::Services(governance::Services& g, ServicesOptions o)
                                                                  .exit = o.contact_exit})),
       lists(MakeGroupService(GroupKind::kList, g, o, outbox.get())),
       tags(MakeGroupService(GroupKind::kTag, g, o, outbox.get())),
-      forms(std::make_unique<FormService>(*o.db, *o.clock, contacts.get())) {}
+      forms(std::make_unique<FormService>(*o.db, *o.clock, *o.random, contacts.get())) {}
 
 Services::~Services() = default;
 

@@ -603,7 +603,8 @@ class Server::Impl {
     LogScope scope(std::move(log_context));
     spdlog::info(
         R"("event":"request","request_id":"{}","method":"{}","path":"{}","status":{},"duration_us":{},"remote":"{}"{})",
-        req.request_id, JsonEscape(req.method), JsonEscape(LoggablePath(req.path)), res.status, us,
+        req.request_id, JsonEscape(req.method),
+        JsonEscape(LoggablePath(req.path, options_.secret_path_prefixes)), res.status, us,
         req.remote_ip, peer_field);
   }
 

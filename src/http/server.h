@@ -42,6 +42,11 @@ struct ServerOptions {
   // Peers whose X-Forwarded-*/Forwarded fields are believed (src/http/forwarding.h): IP
   // addresses or CIDR ranges. Empty: nobody's.
   std::vector<std::string> trusted_proxies;
+  // Paths whose remainder after one of these prefixes is a credential (an unsubscribe,
+  // opt-in or tracking link's token, an approval id): the access log shows the prefix and
+  // "[redacted]" (LoggablePath, src/http/server_text.h). Incoming webhook tokens are cut
+  // wherever they appear.
+  std::vector<std::string> secret_path_prefixes;
 };
 
 class Server {

@@ -26,11 +26,18 @@ std::string_view HttpDateCache::At(std::chrono::system_clock::time_point t) {
   return text_;
 }
 
-// The request path as it may be logged: a secret carried in the path (an incoming
-// webhook's URL token, crmd_hook_<8>_<43>) is cut to its visible 18-character prefix.
-std::string LoggablePath(std::string_view path) {
+std::string LoggablePath(std::string_view path, const std::vector<std::string>& secret_prefixes) {
+  for (const std::string& prefix : secret_prefixes) {
+    if (path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix) {
+      std::string out;
+      out.reserve(prefix.size() + 10);
+      out.append(prefix).append("[redacted]");
+      return out;
+    }
+  }
   constexpr std::string_view kHook = "crmd_hook_";
   constexpr size_t kVisible = 18;
+  if (path.find(kHook) == std::string_view::npos) return std::string(path);
   std::string out;
   out.reserve(path.size());
   size_t start = 0;

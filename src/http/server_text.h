@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/core/http_types.h"
 
@@ -26,9 +27,13 @@ class HttpDateCache {
   std::string text_;
 };
 
-// The request path with an incoming webhook's URL token (crmd_hook_<8>_<43>) cut to its
-// visible 18-character prefix.
-std::string LoggablePath(std::string_view path);
+// The request path as the access log shows it (docs/operations.md, "Logs"): a path that
+// starts with one of `secret_prefixes` (whose remainder is a credential: a link token, an
+// approval id) keeps the prefix and "[redacted]" in place of the rest, and an incoming
+// webhook's URL token (a segment crmd_hook_<8>_<43>) is cut to its visible 18-character
+// prefix. The query is never part of `path`. A path without either costs one search and
+// no more than the copy the log line needs.
+std::string LoggablePath(std::string_view path, const std::vector<std::string>& secret_prefixes);
 
 // How the server frames a handler's answer (src/http/server.cc fills it in).
 struct ResponseFraming {

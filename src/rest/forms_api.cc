@@ -1,6 +1,12 @@
 // Form endpoints: POST /form/submit/{form_id}, GET /form/get/{form_id} (with CORS
 // preflights), and the admin endpoints /admin/forms[/{id}].
 //
+// Which form: {form_id} is the form's public id (crm::IsFormPublicId), which cannot be
+// guessed. A numeric id is found only for a caller with a valid API key (server-side
+// integrations written before public ids); without one it is 404 like an unknown id, so
+// counting ids tells nobody which forms exist. Without a key GET /form/get answers only
+// crm::ToPublicJson; with one, the whole definition (crm::ToJson).
+//
 // Who may submit: a form with require_key=false is public: anyone may submit without a
 // key, limited per client IP and form (config form_rate_limit_per_minute), and browsers
 // only from the form's allowed_origins. A presented key must be valid; with a key there
@@ -33,27 +39,32 @@ void AddCors(http::Response& r, const std::string& origin) {
   r.Set("Access-Control-Expose-Headers", "X-Request-Id, Retry-After, Idempotent-Replayed");
 }
 
+// The form a path's {form_id} names for this caller: by public id for anyone, by numeric
+// id only with an API key (`keyed`). kNotFound otherwise.
+Result<crm::Form> FindForm(crm::FormService* forms, const std::string& form_id, bool keyed) {
+  if (crm::IsFormPublicId(form_id)) return forms->GetByPublicId(form_id);
+  if (auto id = ParseId(form_id); id && keyed) return forms->Get(*id);
+  return Fail(Errc::kNotFound, "no such form");
+}
+
 // The finish hook of the form routes: CORS headers on every answer, errors included, when
-// the request's Origin is one the form allows.
+// the request's Origin is one the form allows (browsers use public ids).
 auto CorsFinish(crm::FormService* forms) {
   return [forms](const http::Request& req, const std::map<std::string, std::string>& params,
                  http::Response& resp) {
     auto origin = req.Header("Origin");
     if (!origin || resp.Header("Access-Control-Allow-Origin")) return;
     auto it = params.find("form_id");
-    auto id = it == params.end() ? std::nullopt : ParseId(it->second);
-    if (!id) return;
-    auto form = forms->Get(*id);
+    if (it == params.end()) return;
+    auto form = FindForm(forms, it->second, false);
     if (form && form->AllowsOrigin(std::string(*origin))) AddCors(resp, std::string(*origin));
   };
 }
 
-// OPTIONS preflight for a form route.
+// OPTIONS preflight for a form route (a browser's: public ids only).
 RestHandler Preflight(crm::FormService* forms, std::string methods) {
   return [forms, methods](RestContext& ctx) {
-    auto id = ParseId(ctx.Param("form_id"));
-    if (!id) return FormNotFound(ctx.req);
-    auto form = forms->Get(*id);
+    auto form = FindForm(forms, ctx.Param("form_id"), false);
     if (!form) return ProblemFromError(ctx.req, form.error(), kFormMeaning);
     auto origin = ctx.req.Header("Origin");
     if (!origin) {  // a plain OPTIONS, not a CORS preflight: say what the path allows
@@ -77,9 +88,7 @@ RestHandler Preflight(crm::FormService* forms, std::string methods) {
 
 // Loads the form of {form_id} and checks who may use it. Sets `out` or an error answer.
 std::optional<http::Response> LoadForm(crm::FormService* forms, RestContext& ctx, crm::Form* out) {
-  auto id = ParseId(ctx.Param("form_id"));
-  if (!id) return FormNotFound(ctx.req);
-  auto form = forms->Get(*id);
+  auto form = FindForm(forms, ctx.Param("form_id"), ctx.key.has_value());
   if (!form) return ProblemFromError(ctx.req, form.error(), kFormMeaning);
   if (form->require_key && !ctx.key)
     return Problem(
@@ -141,7 +150,7 @@ void AddFormRoutes(RestRouter& router, const RestDeps& deps) {
               [forms](RestContext& ctx) {
                 crm::Form form;
                 if (auto err = LoadForm(forms, ctx, &form)) return *err;
-                return Reply(200, crm::ToJson(form));
+                return Reply(200, ctx.key ? crm::ToJson(form) : crm::ToPublicJson(form));
               },
               CorsFinish(forms)});
 

@@ -245,7 +245,7 @@ step('build a form and submit its embed code from a page on another origin', asy
   ok((await h1()).startsWith('Form: Shop footer'), 'the form page', await h1());
   await shot('05-form-embed-code');
   embedPage = await page.$eval('#embed', (t) => t.value);
-  ok(embedPage.includes('data-crmd-form') && embedPage.includes('/form/submit/'), 'the embed code posts to the submit endpoint');
+  ok(embedPage.includes('data-crmd-form') && embedPage.includes('/form/submit/frm_'), 'the embed code posts to the submit endpoint, naming the form by its public id');
   const shop = await browser.newPage();
   await shop.goto(`${RECEIVER}/shop`);
   await shop.type('input[type=email]', 'shopper@example.com');

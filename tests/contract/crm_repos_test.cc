@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <regex>
 #include <string>
 
 #include "src/crm/forms_repo.h"
@@ -470,10 +471,12 @@ TEST_F(CrmRepos, FormRoundTripsAndMissingRowsSayFalse) {
                             .require_key = true,
                             .allowed_origins = R"(["https://a.example"])",
                             .honeypot_field = ""};
-  auto id = db_->Write([&](Conn& c) { return forms_repo::Insert(c, f, 7); });
+  const std::string pub = "frm_" + std::string(32, 'a');
+  auto id = db_->Write([&](Conn& c) { return forms_repo::Insert(c, f, pub, 7); });
   ASSERT_TRUE(id) << id.error().detail;
   auto row = db_->Read([&](Conn& c) { return forms_repo::Find(c, *id); });
   ASSERT_TRUE(row && *row);
+  EXPECT_EQ((*row)->public_id, pub);
   EXPECT_EQ((*row)->columns.name, "Signup");
   EXPECT_TRUE((*row)->columns.require_key);
   EXPECT_EQ((*row)->columns.honeypot_field, "");
@@ -488,9 +491,73 @@ TEST_F(CrmRepos, FormRoundTripsAndMissingRowsSayFalse) {
   EXPECT_FALSE(*upd);
   auto del = db_->Write([&](Conn& c) { return forms_repo::Delete(c, *id); });
   ASSERT_TRUE(del && *del);
-  auto again = db_->Write([&](Conn& c) { return forms_repo::Insert(c, f, 9); });
+  auto again = db_->Write([&](Conn& c) { return forms_repo::Insert(c, f, pub, 9); });
   ASSERT_TRUE(again);
   EXPECT_GT(*again, *id);
+}
+
+TEST_F(CrmRepos, FormsAreFoundByTheirUniquePublicId) {
+  forms_repo::FormColumns f{.name = "Public",
+                            .fields = "[]",
+                            .applies = "{}",
+                            .display_rules = "{}",
+                            .allowed_origins = "[]"};
+  const std::string a = "frm_" + std::string(32, 'b');
+  const std::string b = "frm_" + std::string(32, 'c');
+  auto first = db_->Write([&](Conn& c) { return forms_repo::Insert(c, f, a, 1); });
+  ASSERT_TRUE(first) << first.error().detail;
+  auto second = db_->Write([&](Conn& c) { return forms_repo::Insert(c, f, b, 1); });
+  ASSERT_TRUE(second) << second.error().detail;
+  auto found = db_->Read([&](Conn& c) { return forms_repo::FindByPublicId(c, b); });
+  ASSERT_TRUE(found && *found);
+  EXPECT_EQ((*found)->id, *second);
+  EXPECT_EQ((*found)->public_id, b);
+  EXPECT_EQ((*found)->columns.name, "Public");
+  // An update keeps the public id.
+  f.name = "Renamed";
+  ASSERT_TRUE(db_->Write([&](Conn& c) { return forms_repo::Update(c, *second, f, 2); }));
+  auto renamed = db_->Read([&](Conn& c) { return forms_repo::FindByPublicId(c, b); });
+  ASSERT_TRUE(renamed && *renamed);
+  EXPECT_EQ((*renamed)->columns.name, "Renamed");
+  auto none = db_->Read(
+      [&](Conn& c) { return forms_repo::FindByPublicId(c, "frm_" + std::string(32, 'd')); });
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
+  // The numeric id is not a public id.
+  auto numeric =
+      db_->Read([&](Conn& c) { return forms_repo::FindByPublicId(c, std::to_string(*second)); });
+  ASSERT_TRUE(numeric);
+  EXPECT_FALSE(*numeric);
+  // Two forms never share one.
+  auto twin = db_->Write([&](Conn& c) { return forms_repo::Insert(c, f, a, 3); });
+  EXPECT_FALSE(twin);
+}
+
+TEST_F(CrmRepos, FormsFromBeforePublicIdsGetADistinctOneWhenMigrated) {
+  // Back to the schema before migration 0070, with two forms in it.
+  ASSERT_TRUE(db_->Write([](Conn& c) -> Status {
+    for (const char* sql : {"DROP INDEX forms_public_id", "ALTER TABLE forms DROP COLUMN public_id",
+                            "DELETE FROM schema_migrations WHERE version = 70"}) {
+      auto r = c.Exec(sql);
+      if (!r) return Fail(r.error());
+    }
+    for (const char* name : {"Old one", "Old two"}) {
+      auto r = c.Exec("INSERT INTO forms (id, name, created_at, updated_at) VALUES (" +
+                          store::NextIdSql("forms") + ", ?, 1, 1)",
+                      {std::string(name)});
+      if (!r) return Fail(r.error());
+    }
+    return Ok();
+  }));
+  auto applied = store::Migrate(*db_);
+  ASSERT_TRUE(applied) << applied.error().detail;
+  EXPECT_EQ(*applied, 1);
+  auto rows = db_->Read([](Conn& c) { return forms_repo::List(c); });
+  ASSERT_TRUE(rows && rows->size() == 2);
+  const std::regex shape("^frm_[0-9a-f]{32}$");
+  EXPECT_TRUE(std::regex_match((*rows)[0].public_id, shape)) << (*rows)[0].public_id;
+  EXPECT_TRUE(std::regex_match((*rows)[1].public_id, shape)) << (*rows)[1].public_id;
+  EXPECT_NE((*rows)[0].public_id, (*rows)[1].public_id);
 }
 
 // --- idempotency ---

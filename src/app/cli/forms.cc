@@ -70,6 +70,7 @@ int FormCommand(Context& ctx, const Args& args) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& f : *list)
       out.push_back({{"id", f.id},
+                     {"public_id", f.public_id},
                      {"name", f.name},
                      {"require_key", f.require_key},
                      {"fields", f.fields.size()},

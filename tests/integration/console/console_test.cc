@@ -539,8 +539,10 @@ TEST_F(Console, TheFormBuilderMakesAFormWhoseEmbedCodeSubmitsFromAnotherSite) {
   EXPECT_NE(made.body.find("&lt;form data-crmd-form"), std::string::npos);
   EXPECT_NE(made.body.find("First &amp;lt;script&amp;gt;name"), std::string::npos);
 
-  // What the embed code's script sends, from the allowed site: a contact, counted.
-  std::string submit = "/api/crm/v1/form/submit/" + std::to_string(form.id);
+  // What the embed code's script sends, from the allowed site: a contact, counted. The
+  // embed code names the form by its public id.
+  std::string submit = "/api/crm/v1/form/submit/" + form.public_id;
+  EXPECT_NE(made.body.find("submit&#x2F;" + form.public_id), std::string::npos);
   auto foreign = server_.PostJson(submit, {{"fields", {{"email", "x@example.com"}}}},
                                   {{"Origin", "https://evil.example"}});
   EXPECT_EQ(foreign.status, 403);

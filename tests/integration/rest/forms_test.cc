@@ -1,8 +1,10 @@
-// Forms over loopback: admin endpoints, GET /form/get, POST /form/submit with every field
-// kind, required fields, keys, honeypot, CORS, per-IP limit and 50 concurrent submissions.
+// Forms over loopback: admin endpoints, GET /form/get (what it tells a stranger, what it
+// tells a key holder), POST /form/submit with every field kind, required fields, keys,
+// honeypot, public ids, CORS, per-IP limit and 50 concurrent submissions.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 #include "src/crm/services.h"
@@ -60,8 +62,12 @@ class RestForms : public ::testing::Test {
     auto created = server_.PostJson(Url("/admin/forms"), SignupForm(), Bearer(admin_));
     ASSERT_EQ(created.status, 201) << created.body;
     form_id_ = JsonBody(created)["id"];
+    public_id_ = JsonBody(created)["public_id"];
   }
-  std::string Submit() const { return Url("/form/submit/" + std::to_string(form_id_)); }
+  // The public URLs carry the public id.
+  std::string Submit() const { return Url("/form/submit/" + public_id_); }
+  std::string Get() const { return Url("/form/get/" + public_id_); }
+  std::string NumericGet() const { return Url("/form/get/" + std::to_string(form_id_)); }
   int64_t Generated() {
     auto f = server_.app().services().crm->forms->Get(form_id_);
     return f ? f->generated_contacts : -1;
@@ -70,12 +76,15 @@ class RestForms : public ::testing::Test {
   TestServer server_;
   std::string admin_, key_;
   int64_t form_id_ = 0;
+  std::string public_id_;
 };
 
-TEST_F(RestForms, GetReturnsTheConfiguration) {
-  auto r = server_.Get(Url("/form/get/" + std::to_string(form_id_)));
+TEST_F(RestForms, AKeyHolderReadsTheWholeConfiguration) {
+  auto r = server_.Get(Get(), Bearer(key_));
   ASSERT_EQ(r.status, 200) << r.body;
   auto j = JsonBody(r);
+  EXPECT_EQ(j["id"], form_id_);
+  EXPECT_EQ(j["public_id"], public_id_);
   EXPECT_EQ(j["name"], "Footer signup");
   ASSERT_EQ(j["fields"].size(), 12u);
   EXPECT_EQ(j["fields"][0]["type"], "Email");
@@ -85,11 +94,75 @@ TEST_F(RestForms, GetReturnsTheConfiguration) {
   EXPECT_EQ(j["applies"]["status"], "subscribed");
   EXPECT_EQ(j["applies"]["tags"], json({"web", "footer"}));
   EXPECT_EQ(j["display_rules"]["message"], "Thanks!");
+  EXPECT_EQ(j["honeypot_field"], "website");
   EXPECT_EQ(j["generated_contacts"], 0);
-  auto missing = server_.Get(Url("/form/get/99999"));
+  // A key holder may still name the form by its numeric id.
+  auto numeric = server_.Get(NumericGet(), Bearer(key_));
+  EXPECT_EQ(numeric.status, 200);
+  EXPECT_EQ(JsonBody(numeric)["public_id"], public_id_);
+  auto missing = server_.Get(Url("/form/get/99999"), Bearer(key_));
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(JsonBody(missing)["code"], "form_not_found");
   EXPECT_EQ(server_.Get(Url("/form/get/abc")).status, 404);
+}
+
+TEST_F(RestForms, AStrangerGetsOnlyWhatARendererNeeds) {
+  ASSERT_EQ(server_.PostJson(Submit(), {{"fields", GoodFields("seen@example.com")}}).status, 201);
+  auto r = server_.Get(Get());
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto j = JsonBody(r);
+  std::set<std::string> members;
+  for (const auto& [k, v] : j.items()) members.insert(k);
+  EXPECT_EQ(members, (std::set<std::string>{"id", "name", "fields", "extra_input"})) << r.body;
+  EXPECT_EQ(j["id"], public_id_);
+  ASSERT_EQ(j["fields"].size(), 12u);
+  EXPECT_EQ(j["fields"][3]["options"], json({"free", "pro"}));
+  EXPECT_EQ(j["fields"][7]["options"], json({"Weekly", "Offers"}));  // shown to the visitor
+  // Nothing internal anywhere in the answer: the applied tags and list, the display rules,
+  // the honeypot's configured name, the count.
+  for (const char* secret : {"\"web\"", "footer", "Customers", "customer", "Thanks!",
+                             "show_message", "website", "shop.example", "generated"})
+    EXPECT_EQ(r.body.find(secret), std::string::npos) << secret << " in " << r.body;
+  // The renderer's hidden input is a plausible field name of its own.
+  std::string extra = j["extra_input"];
+  EXPECT_FALSE(extra.empty());
+  EXPECT_NE(extra, "website");
+  for (const auto& f : j["fields"]) EXPECT_NE(f["name"], extra);
+}
+
+TEST_F(RestForms, ThePublicHoneypotNameCatchesABotAndIsEmptyForAPerson) {
+  std::string extra = JsonBody(server_.Get(Get()))["extra_input"];
+  json f = GoodFields("bot2@example.com");
+  f[extra] = "http://spam.example";
+  auto bot = server_.PostJson(Submit(), {{"fields", f}});
+  EXPECT_EQ(bot.status, 200) << bot.body;
+  EXPECT_TRUE(JsonBody(bot)["contact_id"].is_null());
+  EXPECT_FALSE(server_.app().services().crm->contacts->GetByEmail("bot2@example.com"));
+  f[extra] = "";
+  EXPECT_EQ(server_.PostJson(Submit(), {{"fields", f}}).status, 201);
+  EXPECT_EQ(Generated(), 1);
+}
+
+TEST_F(RestForms, NumericFormIdsFindNothingWithoutAKey) {
+  // Counting ids tells a stranger nothing: the form that exists answers like one that does
+  // not, on every public path.
+  for (const std::string& id : {std::to_string(form_id_), std::string("99999")}) {
+    auto get = server_.Get(Url("/form/get/" + id));
+    EXPECT_EQ(get.status, 404) << id;
+    EXPECT_EQ(JsonBody(get)["code"], "form_not_found");
+    auto post = server_.PostJson(Url("/form/submit/" + id), {{"fields", GoodFields("n@x.org")}});
+    EXPECT_EQ(post.status, 404) << id;
+    auto pre = server_.Send("OPTIONS", Url("/form/submit/" + id), "",
+                            {{"Origin", "https://shop.example"}});
+    EXPECT_EQ(pre.status, 404) << id;
+  }
+  EXPECT_EQ(Generated(), 0);
+  // A guessed public id of the right shape finds nothing either.
+  EXPECT_EQ(server_.Get(Url("/form/get/frm_" + std::string(32, '0'))).status, 404);
+  // A server-side integration with a key may still submit by numeric id.
+  auto keyed = server_.PostJson(Url("/form/submit/" + std::to_string(form_id_)),
+                                {{"fields", GoodFields("keyed@example.com")}}, Bearer(key_));
+  EXPECT_EQ(keyed.status, 201) << keyed.body;
 }
 
 TEST_F(RestForms, SubmitCreatesContactAppliesEverythingAndCounts) {
@@ -237,7 +310,7 @@ TEST_F(RestForms, RequireKeyFormsRefuseKeylessAndDisabledKeys) {
   auto keyless = server_.PostJson(Submit(), {{"fields", GoodFields("k@example.com")}});
   EXPECT_EQ(keyless.status, 401);
   EXPECT_EQ(JsonBody(keyless)["code"], "missing_api_key");
-  EXPECT_EQ(server_.Get(Url("/form/get/" + std::to_string(form_id_))).status, 401);
+  EXPECT_EQ(server_.Get(Get()).status, 401);
   EXPECT_EQ(
       server_.PostJson(Submit(), {{"fields", GoodFields("k@example.com")}}, Bearer(key_)).status,
       201);
@@ -363,7 +436,7 @@ TEST_F(RestForms, AdminDefinitionErrorsNameTheirPaths) {
   auto del =
       server_.Send("DELETE", Url("/admin/forms/" + std::to_string(form_id_)), "", Bearer(admin_));
   EXPECT_EQ(del.status, 200);
-  EXPECT_EQ(server_.Get(Url("/form/get/" + std::to_string(form_id_))).status, 404);
+  EXPECT_EQ(server_.Get(Get()).status, 404);
 }
 
 TEST_F(RestForms, FormDoesNotResubscribeAnUnsubscribedContact) {

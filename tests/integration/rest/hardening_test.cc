@@ -153,7 +153,7 @@ TEST(RestHardening, FormsNameContactLimitsAsFormFieldsAndPlainOptionsAnswers) {
               {"allowed_origins", {"*"}}};
   auto created = server.PostJson(Url("/admin/forms"), def, Bearer(admin));
   ASSERT_EQ(created.status, 201) << created.body;
-  std::string id = std::to_string(JsonBody(created)["id"].get<int64_t>());
+  std::string id = JsonBody(created)["public_id"];
   auto r = server.PostJson(
       Url("/form/submit/" + id),
       {{"fields", {{"email", "f@example.com"}, {"first_name", std::string(500, 'a')}}}});

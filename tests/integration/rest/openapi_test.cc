@@ -119,8 +119,9 @@ TEST(RestOpenApi, LiveAnswersMatchTheirDocumentedSchemas) {
                          {"applies", {{"lists", {"Weekly"}}}}};
   auto created = server.PostJson(url("/admin/forms"), form, Bearer(admin));
   c.Check("/admin/forms", "post", created);
-  std::string id = std::to_string(JsonBody(created)["id"].get<int64_t>());
+  std::string id = JsonBody(created)["public_id"];
   c.Check("/form/get/{form_id}", "get", server.Get(url("/form/get/" + id)));
+  c.Check("/form/get/{form_id}", "get", server.Get(url("/form/get/" + id), Bearer(key)));
   c.Check("/form/submit/{form_id}", "post",
           server.PostJson(url("/form/submit/" + id), {{"fields", {{"email", "f@example.com"}}}}));
   c.Check("/form/submit/{form_id}", "post",
@@ -146,7 +147,7 @@ TEST(RestOpenApi, LiveAnswersMatchTheirDocumentedSchemas) {
       Bearer(admin));
   c.Check("/admin/incoming-hooks", "post", incoming);
   c.Check("/admin/incoming-hooks", "get", server.Get(url("/admin/incoming-hooks"), Bearer(admin)));
-  EXPECT_EQ(c.checked, 20);
+  EXPECT_EQ(c.checked, 21);
 }
 
 }  // namespace

@@ -177,5 +177,24 @@ TEST(HttpDateCache, FormatsEachSecondOnceAndFollowsTheClock_Rfc9110_6_6_1) {
   EXPECT_EQ(cache.At(t0 + days(366)), HttpDate(t0 + days(366)));
 }
 
+TEST(LoggablePath, TheRemainderAfterASecretPrefixIsRedacted) {
+  const std::vector<std::string> secret = {"/u/", "/t/c/", "/console/approvals/"};
+  EXPECT_EQ(LoggablePath("/u/MTI6dW5zdWI.c2lnbmF0dXJl", secret), "/u/[redacted]");
+  EXPECT_EQ(LoggablePath("/t/c/abc.def/extra", secret), "/t/c/[redacted]");
+  EXPECT_EQ(LoggablePath("/console/approvals/Zm9vYmFy", secret), "/console/approvals/[redacted]");
+  // The prefix alone, a longer word and the list page are not secrets.
+  EXPECT_EQ(LoggablePath("/u/", secret), "/u/");
+  EXPECT_EQ(LoggablePath("/users/1", secret), "/users/1");
+  EXPECT_EQ(LoggablePath("/console/approvals", secret), "/console/approvals");
+  EXPECT_EQ(LoggablePath("/mcp", secret), "/mcp");
+}
+
+TEST(LoggablePath, AnIncomingWebhookTokenKeepsOnlyItsVisiblePrefix) {
+  const std::string token = "crmd_hook_AbCdEfGh_" + std::string(43, 'x');
+  EXPECT_EQ(LoggablePath("/api/crm/v1/hooks/" + token, {}),
+            "/api/crm/v1/hooks/crmd_hook_AbCdEfGh_[redacted]");
+  EXPECT_EQ(LoggablePath("/api/crm/v1/hooks/crmd_hook_", {}), "/api/crm/v1/hooks/crmd_hook_");
+}
+
 }  // namespace
 }  // namespace crmd::http
