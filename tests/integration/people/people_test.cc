@@ -10,6 +10,7 @@
 
 #include "src/app/services.h"
 #include "tests/integration/crmctl/run_crmctl.h"
+#include "tests/integration/webhooks/receiver.h"
 #include "tests/support/browser.h"
 #include "tests/support/mcp_client.h"
 #include "tests/support/tokens.h"
@@ -383,6 +384,61 @@ TEST_F(People, CallWebhookStepsPostOnlyToOutgoingWebhookEndpoints) {
   McpReply allowed = automation("https://hooks.example.com/crm");
   EXPECT_FALSE(allowed.is_tool_error()) << allowed.raw;
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automations"), 1);
+}
+
+// An automation saved while its URL was an endpoint's does not keep posting once the
+// endpoint is gone: the step fails and nothing reaches the URL.
+TEST(PeopleWebhooks, ACallWebhookStepWhoseEndpointIsGoneFailsWithoutPosting) {
+  webhooktest::Receiver target;
+  TestServer server({.configure =
+                         [](Config& c) {
+                           c.mail_poll_interval_ms = 100;
+                           c.allow_private_network_targets = true;
+                         },
+                     .approval_policy = AssistantMayConfirmAlone()});
+  auto& endpoints = *server.app().services().webhook_endpoints;
+  auto endpoint = endpoints.Create({.url = target.url(),
+                                    .events = std::vector<std::string>{"contact.deleted"},
+                                    .enabled = false});
+  ASSERT_TRUE(endpoint) << endpoint.error().message;
+  McpClient c(server, McpClientOptions{.token = MintTestToken(server)});
+  ASSERT_TRUE(c.Initialize().ok());
+  int64_t tag = c.CallToolOk("create_tag", {{"name", "after"}})["tag"]["id"];
+  int64_t automation = c.CallToolOk(
+      "create_automation",
+      {{"name", "Post"},
+       {"trigger", {{"type", "contact_created"}}},
+       {"steps", json::array({{{"type", "call_webhook"}, {"url", target.url()}},
+                              {{"type", "add_tag"}, {"tag_id", tag}}})}})["automation"]["id"];
+  json preview = c.CallToolOk("activate_automation", {{"id", automation}});
+  c.CallToolOk("confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
+  ASSERT_TRUE(endpoints.Delete(endpoint->first.id));
+
+  c.CallToolOk("create_contact", {{"email", "ada@example.com"}, {"status", "subscribed"}});
+  auto count = [&](const std::string& sql) {
+    auto n = server.app().services().db->Read([&](store::Conn& conn) -> Result<int64_t> {
+      auto row = conn.QueryOne(sql, {automation});
+      if (!row) return Fail(row.error());
+      return *row ? (*row)->Int(0) : 0;
+    });
+    return n ? *n : -1;
+  };
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return count(
+                   "SELECT failed FROM automation_step_stats WHERE automation_id = ? AND "
+                   "step_index = 0") == 1;
+      },
+      30));
+  // The run went on to the next step, and the URL was never called.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return count(
+                   "SELECT done FROM automation_step_stats WHERE automation_id = ? AND "
+                   "step_index = 1") == 1;
+      },
+      30));
+  EXPECT_TRUE(target.requests().empty());
 }
 
 }  // namespace
