@@ -154,7 +154,7 @@ nlohmann::json EndedJson(const AccessEnded& ended) {
 // kInvalidTransition when `user` is the last active administrator.
 Status KeepAnAdministrator(store::Conn& c, const User& user, const char* what) {
   if (user.role != Role::kAdministrator || !user.active()) return Ok();
-  auto admins = repo::CountAdmins(c);
+  auto admins = repo::LockActiveAdmins(c);
   if (!admins) return Fail(admins.error());
   if (*admins <= 1)
     return Fail(Errc::kInvalidTransition,

@@ -75,6 +75,15 @@ Result<int64_t> CountAdmins(store::Conn& c) {
   return (*row)->Int(0);
 }
 
+Result<int64_t> LockActiveAdmins(store::Conn& c) {
+  auto rows = c.Query(
+      "SELECT u.id FROM users u WHERE u.role = 'administrator' AND u.disabled_at IS NULL AND "
+      "u.deleted_at IS NULL" +
+      store::ForUpdateOf(c.dialect(), "u"));
+  if (!rows) return Fail(rows.error());
+  return static_cast<int64_t>(rows->size());
+}
+
 Result<int64_t> SetPasswordHash(store::Conn& c, int64_t id, const std::string& password_hash) {
   return c.Exec("UPDATE users SET password_hash = ? WHERE id = ? AND deleted_at IS NULL",
                 {password_hash, id});

@@ -37,6 +37,10 @@ Result<std::optional<std::pair<User, std::string>>> FindUserWithPasswordHash(
 Result<std::vector<User>> ListUsers(store::Conn& c);
 // Administrators who are neither disabled nor deleted.
 Result<int64_t> CountAdmins(store::Conn& c);
+// The same, locking their rows until the transaction ends (PostgreSQL; SQLite's writers
+// are serialised anyway), so two concurrent changes cannot each leave the other as the
+// last administrator and then both go through. REQUIRES: inside Database::Write.
+Result<int64_t> LockActiveAdmins(store::Conn& c);
 // Each answers rows changed (0: unknown id).
 Result<int64_t> SetPasswordHash(store::Conn& c, int64_t id, const std::string& password_hash);
 Result<int64_t> SetRole(store::Conn& c, int64_t id, Role role);

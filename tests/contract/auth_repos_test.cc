@@ -173,8 +173,10 @@ TEST_F(AuthRepo, UsersRolesDisablingAndDeletingKeepTheRow) {
   EXPECT_TRUE((*found)->active());
   ASSERT_EQ(*W([&](store::Conn& c) { return SetRole(c, bob, Role::kAdministrator); }), 1);
   EXPECT_EQ(*R([&](store::Conn& c) { return CountAdmins(c); }), 2);
+  EXPECT_EQ(*W([&](store::Conn& c) { return LockActiveAdmins(c); }), 2);
   ASSERT_EQ(*W([&](store::Conn& c) { return SetDisabledAt(c, ada, kNow); }), 1);
   EXPECT_EQ(*R([&](store::Conn& c) { return CountAdmins(c); }), 1);
+  EXPECT_EQ(*W([&](store::Conn& c) { return LockActiveAdmins(c); }), 1);
   auto disabled = R([&](store::Conn& c) { return FindUserByEmail(c, "ada@example.com"); });
   ASSERT_TRUE(disabled && *disabled);
   EXPECT_EQ((*disabled)->disabled_at, kNow);

@@ -17,7 +17,12 @@ void PrintEnded(const auth::AccessEnded& ended) {
   }
   std::printf("ended %lld grant(s); these assistants must sign in again:\n",
               static_cast<long long>(ended.grants_revoked));
-  for (const auto& name : ended.clients) std::printf("  %s\n", name.c_str());
+  // Client names come from registrations: no control character reaches the terminal.
+  for (std::string name : ended.clients) {
+    for (char& ch : name)
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+    std::printf("  %s\n", name.c_str());
+  }
 }
 
 const char* kUserUsage =
