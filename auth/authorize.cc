@@ -9,6 +9,8 @@
 #include "auth/repo/authorization_requests_repo.h"
 #include "auth/repo/codes_repo.h"
 #include "auth/repo/consents_repo.h"
+#include "auth/repo/users_repo.h"
+#include "auth/roles.h"
 #include "auth/scopes.h"
 #include "src/core/crypto.h"
 
@@ -459,15 +461,21 @@ http::Response AuthorizationEndpoint::HandleConsent(const http::Request& req) {
   if (*covered) return Approve(request, handle, (*session)->user_id, request.scopes, false);
   auto user = s_.users.FindById((*session)->user_id);
   if (!user || !*user) return ErrorPage(500, "Error", "Internal error.");
-  return http::Response::Html(
-      200, RenderConsentPage(
-               {.client_name = client->DisplayName(),
-                .client_id = client->client_id,
-                .redirect_host = HostOf(request.redirect_uri),
-                .user_email = (*user)->email,
-                .request = handle,
-                .csrf_token = (*session)->csrf_token,
-                .scopes = std::vector<std::string>(request.scopes.begin(), request.scopes.end())}));
+  // Only what the person's role allows is offered (and only that is granted: Approve).
+  std::set<std::string> capped = CapScopes(request.scopes, (*user)->role);
+  if (capped.empty())
+    return ErrorPage(403, "Cannot authorize",
+                     "Your role (" + std::string(RoleName((*user)->role)) +
+                         ") allows none of the access this application asks for. Ask an "
+                         "administrator.");
+  std::vector<std::string> offered(capped.begin(), capped.end());
+  return http::Response::Html(200, RenderConsentPage({.client_name = client->DisplayName(),
+                                                      .client_id = client->client_id,
+                                                      .redirect_host = HostOf(request.redirect_uri),
+                                                      .user_email = (*user)->email,
+                                                      .request = handle,
+                                                      .csrf_token = (*session)->csrf_token,
+                                                      .scopes = std::move(offered)}));
 }
 
 http::Response AuthorizationEndpoint::PostConsent(const http::Request& req) {
@@ -514,6 +522,13 @@ http::Response AuthorizationEndpoint::Approve(const AuthorizationRequest& reques
                                               bool remember) {
   const int64_t now = s_.clock.NowUnix();
   auto code = s_.db.Write([&](store::Conn& c) -> Result<std::string> {
+    // Consent never grants beyond the person's role (auth/roles.h), whatever was asked,
+    // remembered or ticked.
+    auto user = repo::FindUserById(c, user_id);
+    if (!user) return Fail(user.error());
+    if (!*user || !(*user)->active()) return Fail(Errc::kUnauthenticated, "access ended");
+    std::set<std::string> allowed = CapScopes(scopes, (*user)->role);
+    if (allowed.empty()) return Fail(Errc::kPermissionDenied, "beyond the role");
     if (handle) {
       // Consuming the pending request in the same transaction makes a double submit
       // produce at most one code.
@@ -522,13 +537,20 @@ http::Response AuthorizationEndpoint::Approve(const AuthorizationRequest& reques
       if (*n == 0) return Fail(Errc::kNotFound, "request already used");
     }
     if (remember)
-      if (auto st = repo::UpsertConsent(c, request.client_id, user_id, JoinScope(scopes), now); !st)
+      if (auto st = repo::UpsertConsent(c, request.client_id, user_id, JoinScope(allowed), now);
+          !st)
         return Fail(st.error());
-    return IssueCode(c, s_.random, now, options_.auth_code_ttl, request, user_id, scopes);
+    return IssueCode(c, s_.random, now, options_.auth_code_ttl, request, user_id, allowed);
   });
   if (!code) {
     if (code.error().code == Errc::kNotFound)
       return ErrorPage(400, "Request expired", "This authorization request was already completed.");
+    if (code.error().code == Errc::kUnauthenticated)
+      return ErrorPage(403, "Cannot authorize", "This account cannot sign in.");
+    if (code.error().code == Errc::kPermissionDenied)
+      return RedirectError(request, "access_denied",
+                           "the person's role allows none of the requested scopes",
+                           handle && remember ? 303 : 302);
     return ErrorPage(500, "Error", "Internal error.");
   }
   Query params = {{"code", *code}};

@@ -69,6 +69,11 @@ OAuthResult<nlohmann::json> GrantAuthorizationCode(const GrantContext& ctx) {
           return Refused(OAuthError::InvalidTarget("unknown resource"));
         auto scopes = ParseScope(row.scope);
         if (!scopes) return Refused(OAuthError::InvalidScope("granted scope is no longer valid"));
+        // The person's role as it is now bounds the tokens (auth/roles.h).
+        auto capped = CapToPerson(c, row.user_id, *scopes);
+        if (!capped) return Fail(capped.error());
+        if (!capped->refusal.error.empty()) return Refused(std::move(capped->refusal));
+        scopes = std::move(capped->scopes);
 
         // Single use, even against a concurrent redemption on another connection or node.
         auto claimed = repo::RedeemCode(c, code_hash, now);

@@ -2,6 +2,8 @@
 
 #include "auth/grant_handlers.h"
 #include "auth/repo/tokens_repo.h"
+#include "auth/repo/users_repo.h"
+#include "auth/roles.h"
 #include "src/core/crypto.h"
 
 namespace crmd::auth {
@@ -19,6 +21,22 @@ nlohmann::json TokenResponseBody(const IssuedAccessToken& token, const std::stri
 std::string GrantSubject(std::optional<int64_t> user_id, std::string_view client_id) {
   if (user_id) return std::to_string(*user_id);
   return "client:" + std::string(client_id);
+}
+
+Result<PersonScopes> CapToPerson(store::Conn& c, std::optional<int64_t> user_id,
+                                 const std::set<std::string>& scopes) {
+  PersonScopes out{.scopes = scopes};
+  if (!user_id) return out;
+  auto user = repo::FindUserById(c, *user_id);
+  if (!user) return Fail(user.error());
+  if (!*user || !(*user)->active()) {
+    out.refusal = OAuthError::InvalidGrant("the person's access has ended");
+    return out;
+  }
+  out.scopes = CapScopes(scopes, (*user)->role);
+  if (out.scopes.empty())
+    out.refusal = OAuthError::InvalidScope("the person's role allows none of the granted scopes");
+  return out;
 }
 
 Result<std::string> IssueRefreshToken(store::Conn& c, Random& random, const repo::GrantRow& grant,

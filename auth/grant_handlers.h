@@ -5,6 +5,7 @@
 // OAuth error. Thread-safe; each runs one database transaction.
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "auth/client_auth.h"
@@ -32,6 +33,16 @@ OAuthResult<nlohmann::json> GrantClientCredentials(const GrantContext& ctx);
 
 // The subject ("sub") of tokens from a grant: the user id, or "client:<client_id>".
 std::string GrantSubject(std::optional<int64_t> user_id, std::string_view client_id);
+
+// `scopes` within what the grant's person may hold now (auth/roles.h); a grant without a
+// person (client_credentials) keeps them. `refusal` is set (invalid_grant) when the person
+// is disabled, deleted or unknown, or (invalid_scope) when nothing is left.
+struct PersonScopes {
+  std::set<std::string> scopes;
+  OAuthError refusal;
+};
+Result<PersonScopes> CapToPerson(store::Conn& c, std::optional<int64_t> user_id,
+                                 const std::set<std::string>& scopes);
 
 // Creates a refresh token of `grant` valid for `ttl` seconds through `c` (part of the
 // grant's transaction) and returns its plaintext (only the hash is stored).

@@ -52,6 +52,12 @@ OAuthResult<nlohmann::json> GrantRefreshToken(const GrantContext& ctx) {
         // RFC 6749 §6: the new scope MUST NOT include any scope not originally granted.
         if (!IsSubset(scopes, *granted))
           return refused(OAuthError::InvalidScope("scope exceeds the original grant"));
+        // Nor beyond the person's role as it is now: a demoted person's assistant does not
+        // regain what the role lost (auth/roles.h).
+        auto capped = CapToPerson(c, row.user_id, scopes);
+        if (!capped) return Fail(capped.error());
+        if (!capped->refusal.error.empty()) return refused(std::move(capped->refusal));
+        scopes = std::move(capped->scopes);
 
         auto used = repo::MarkRefreshTokenUsed(c, row.token_hash, now);
         if (!used) return Fail(used.error());

@@ -26,7 +26,7 @@ Result<std::optional<SignedIn>> PersonSignIn::Current(const http::Request& req) 
   if (!*session) return std::optional<SignedIn>{};
   auto user = users_.FindById((*session)->user_id);
   if (!user) return Fail(user.error());
-  if (!*user) return std::optional<SignedIn>{};
+  if (!*user || !(*user)->active()) return std::optional<SignedIn>{};
   return std::optional<SignedIn>(SignedIn{.user = **user, .session = **session});
 }
 

@@ -54,6 +54,12 @@ Status DeleteUnredeemedCodes(store::Conn& c, std::string_view client_id,
   return Ok();
 }
 
+Status DeleteUnredeemedCodesOfUser(store::Conn& c, int64_t user_id) {
+  auto n = c.Exec("DELETE FROM auth_codes WHERE user_id = ? AND redeemed_at IS NULL", {user_id});
+  if (!n) return Fail(n.error());
+  return Ok();
+}
+
 Result<int64_t> DeleteCodesExpiredBy(store::Conn& c, int64_t cutoff) {
   return c.Exec("DELETE FROM auth_codes WHERE expires_at <= ?", {cutoff});
 }

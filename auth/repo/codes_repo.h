@@ -39,6 +39,8 @@ Result<bool> RedeemCode(store::Conn& c, const std::string& code_hash, int64_t no
 // Deletes a client's codes not yet redeemed (optionally only those of one user).
 Status DeleteUnredeemedCodes(store::Conn& c, std::string_view client_id,
                              std::optional<int64_t> user_id);
+// Deletes every code of `user_id` not yet redeemed (whatever the client).
+Status DeleteUnredeemedCodesOfUser(store::Conn& c, int64_t user_id);
 // Deletes every code, redeemed or not, that expired at or before `cutoff` (housekeeping);
 // answers how many.
 Result<int64_t> DeleteCodesExpiredBy(store::Conn& c, int64_t cutoff);

@@ -33,6 +33,12 @@ Result<int64_t> RevokeConsents(store::Conn& c, std::string_view client_id, int64
       {now, std::string(client_id), user_id});
 }
 
+Status DeleteConsentsOfUser(store::Conn& c, int64_t user_id) {
+  auto d = c.Exec("DELETE FROM consents WHERE user_id = ?", {user_id});
+  if (!d) return Fail(d.error());
+  return Ok();
+}
+
 Status DeleteConsentsOfClient(store::Conn& c, std::string_view client_id) {
   auto d = c.Exec("DELETE FROM consents WHERE client_id = ?", {std::string(client_id)});
   if (!d) return Fail(d.error());

@@ -29,6 +29,8 @@ Result<int64_t> RevokeConsents(store::Conn& c, std::string_view client_id, int64
                                int64_t now);
 // Deletes every consent given to a client (the client is being deleted).
 Status DeleteConsentsOfClient(store::Conn& c, std::string_view client_id);
+// Deletes every consent a person gave (the person is being deleted).
+Status DeleteConsentsOfUser(store::Conn& c, int64_t user_id);
 // Every consent with the person's email, newest first.
 Result<std::vector<ConsentRecord>> ListConsents(store::Conn& c);
 

@@ -97,6 +97,22 @@ Result<std::vector<std::string>> LiveGrantIdsOfUser(store::Conn& c, int64_t user
       c.Query("SELECT grant_id FROM grants WHERE revoked_at IS NULL AND user_id = ?", {user_id}));
 }
 
+Result<std::vector<GrantRow>> LiveGrantsOfUser(store::Conn& c, int64_t user_id) {
+  auto rows = c.Query(
+      "SELECT grant_id, client_id, user_id, scope, resource FROM grants "
+      "WHERE revoked_at IS NULL AND user_id = ? ORDER BY created_at, grant_id",
+      {user_id});
+  if (!rows) return Fail(rows.error());
+  std::vector<GrantRow> out;
+  for (const auto& r : *rows)
+    out.push_back(GrantRow{.grant_id = r.Str(0),
+                           .client_id = r.Str(1),
+                           .user_id = r.Int(2),
+                           .scope = r.Str(3),
+                           .resource = r.Str(4)});
+  return out;
+}
+
 Result<std::vector<GrantRecord>> ListGrants(store::Conn& c,
                                             const std::optional<std::string>& client_id) {
   const std::string sql =

@@ -55,6 +55,8 @@ Result<std::vector<std::string>> GrantIdsOfClient(store::Conn& c, std::string_vi
 // Ids of the live (unrevoked) grants of a client, or of a user.
 Result<std::vector<std::string>> LiveGrantIdsOfClient(store::Conn& c, std::string_view client_id);
 Result<std::vector<std::string>> LiveGrantIdsOfUser(store::Conn& c, int64_t user_id);
+// The live (unrevoked) grants of a user, oldest first.
+Result<std::vector<GrantRow>> LiveGrantsOfUser(store::Conn& c, int64_t user_id);
 // Every grant (or only `client_id`'s) with the person's email ("-" when none), oldest first.
 Result<std::vector<GrantRecord>> ListGrants(store::Conn& c,
                                             const std::optional<std::string>& client_id);

@@ -4,10 +4,18 @@ namespace crmd::auth::repo {
 namespace {
 
 User FromRow(const store::Row& r) {
-  return User{.id = r.Int(0), .email = r.Str(1), .is_admin = r.Int(2) != 0, .created_at = r.Int(3)};
+  Role role = ParseRole(r.Str(2)).value_or(Role::kViewer);
+  return User{.id = r.Int(0),
+              .email = r.Str(1),
+              .is_admin = role == Role::kAdministrator,
+              .created_at = r.Int(3),
+              .role = role,
+              .disabled_at = r.OptInt(4),
+              .deleted_at = r.OptInt(5)};
 }
 
-constexpr const char* kSelect = "SELECT id, email, is_admin, created_at FROM users ";
+constexpr const char* kSelect =
+    "SELECT id, email, role, created_at, disabled_at, deleted_at FROM users ";
 
 Result<std::optional<User>> One(Result<std::optional<store::Row>> row) {
   if (!row) return Fail(row.error());
@@ -15,21 +23,24 @@ Result<std::optional<User>> One(Result<std::optional<store::Row>> row) {
   return FromRow(**row);
 }
 
+int64_t AdminFlag(Role role) { return role == Role::kAdministrator ? 1 : 0; }
+
 }  // namespace
 
 Result<int64_t> InsertUser(store::Conn& c, const std::string& email,
-                           const std::string& password_hash, bool is_admin, int64_t now) {
+                           const std::string& password_hash, Role role, int64_t now) {
   auto existing = c.QueryOne("SELECT id FROM users WHERE email = ?", {email});
   if (!existing) return Fail(existing.error());
   if (*existing) return Fail(Errc::kAlreadyExists, "a user with this email already exists");
+  // is_admin mirrors the role for readers of the older schema.
   return c.InsertReturningId(
-      "INSERT INTO users (email, password_hash, is_admin, created_at) VALUES (?, ?, ?, ?) "
-      "RETURNING id",
-      {email, password_hash, int64_t{is_admin ? 1 : 0}, now});
+      "INSERT INTO users (email, password_hash, is_admin, role, created_at) "
+      "VALUES (?, ?, ?, ?, ?) RETURNING id",
+      {email, password_hash, AdminFlag(role), std::string(RoleName(role)), now});
 }
 
 Result<std::optional<User>> FindUserByEmail(store::Conn& c, const std::string& email) {
-  return One(c.QueryOne(std::string(kSelect) + "WHERE email = ?", {email}));
+  return One(c.QueryOne(std::string(kSelect) + "WHERE email = ? AND deleted_at IS NULL", {email}));
 }
 
 Result<std::optional<User>> FindUserById(store::Conn& c, int64_t id) {
@@ -40,14 +51,16 @@ Result<std::optional<std::pair<User, std::string>>> FindUserWithPasswordHash(
     store::Conn& c, const std::string& email) {
   using Out = std::optional<std::pair<User, std::string>>;
   auto row = c.QueryOne(
-      "SELECT id, email, is_admin, created_at, password_hash FROM users WHERE email = ?", {email});
+      "SELECT id, email, role, created_at, disabled_at, deleted_at, password_hash FROM users "
+      "WHERE email = ? AND deleted_at IS NULL",
+      {email});
   if (!row) return Fail(row.error());
   if (!*row) return Out();
-  return Out(std::in_place, FromRow(**row), (*row)->Str(4));
+  return Out(std::in_place, FromRow(**row), (*row)->Str(6));
 }
 
 Result<std::vector<User>> ListUsers(store::Conn& c) {
-  auto rows = c.Query(std::string(kSelect) + "ORDER BY id");
+  auto rows = c.Query(std::string(kSelect) + "WHERE deleted_at IS NULL ORDER BY id");
   if (!rows) return Fail(rows.error());
   std::vector<User> out;
   for (const auto& r : *rows) out.push_back(FromRow(r));
@@ -55,14 +68,42 @@ Result<std::vector<User>> ListUsers(store::Conn& c) {
 }
 
 Result<int64_t> CountAdmins(store::Conn& c) {
-  auto row = c.QueryOne("SELECT COUNT(*) FROM users WHERE is_admin = 1");
+  auto row = c.QueryOne(
+      "SELECT COUNT(*) FROM users WHERE role = 'administrator' AND disabled_at IS NULL AND "
+      "deleted_at IS NULL");
   if (!row) return Fail(row.error());
   return (*row)->Int(0);
 }
 
-Result<int64_t> SetPasswordHash(store::Conn& c, const std::string& email,
-                                const std::string& password_hash) {
-  return c.Exec("UPDATE users SET password_hash = ? WHERE email = ?", {password_hash, email});
+Result<int64_t> LockActiveAdmins(store::Conn& c) {
+  auto rows = c.Query(
+      "SELECT u.id FROM users u WHERE u.role = 'administrator' AND u.disabled_at IS NULL AND "
+      "u.deleted_at IS NULL" +
+      store::ForUpdateOf(c.dialect(), "u"));
+  if (!rows) return Fail(rows.error());
+  return static_cast<int64_t>(rows->size());
+}
+
+Result<int64_t> SetPasswordHash(store::Conn& c, int64_t id, const std::string& password_hash) {
+  return c.Exec("UPDATE users SET password_hash = ? WHERE id = ? AND deleted_at IS NULL",
+                {password_hash, id});
+}
+
+Result<int64_t> SetRole(store::Conn& c, int64_t id, Role role) {
+  return c.Exec("UPDATE users SET role = ?, is_admin = ? WHERE id = ? AND deleted_at IS NULL",
+                {std::string(RoleName(role)), AdminFlag(role), id});
+}
+
+Result<int64_t> SetDisabledAt(store::Conn& c, int64_t id, std::optional<int64_t> disabled_at) {
+  return c.Exec("UPDATE users SET disabled_at = ? WHERE id = ? AND deleted_at IS NULL",
+                {store::Opt(disabled_at), id});
+}
+
+Result<int64_t> MarkDeleted(store::Conn& c, int64_t id, int64_t now) {
+  return c.Exec(
+      "UPDATE users SET email = ?, password_hash = '', deleted_at = ?, "
+      "disabled_at = COALESCE(disabled_at, ?) WHERE id = ? AND deleted_at IS NULL",
+      {"deleted:" + std::to_string(id), now, now, id});
 }
 
 }  // namespace crmd::auth::repo

@@ -1,10 +1,12 @@
+#include "src/app/people_audit.h"
 #include "src/app/wiring.h"
 
 namespace crmd::app {
 
 // Users, client registry, registration, authorization pages.
 Status WireAuthz(App::Services& s) {
-  s.users = std::make_unique<auth::Users>(*s.db, *s.clock);
+  s.users =
+      std::make_unique<auth::Users>(*s.db, *s.clock, AuditPeopleChanges(*s.governance->audit));
   s.clients = std::make_unique<auth::ClientStore>(*s.db, *s.clock);
   s.rate_limiter = std::make_unique<auth::RateLimiter>(*s.db, *s.clock);
   s.cimd = std::make_unique<auth::CimdResolver>(

@@ -1,3 +1,4 @@
+#include "src/app/people_audit.h"
 #include "src/app/wiring.h"
 #include "src/console/api_pages.h"
 #include "src/console/approvals.h"
@@ -5,6 +6,7 @@
 #include "src/console/forms_pages.h"
 #include "src/console/hooks_pages.h"
 #include "src/console/overview_pages.h"
+#include "src/console/people_pages.h"
 
 namespace crmd::app {
 
@@ -108,15 +110,81 @@ console::ConnectedAppsSource ConnectedAppsOf(App::Services& s) {
   };
 }
 
+console::PersonRow PersonRowOf(const auth::User& u) {
+  return console::PersonRow{.id = u.id,
+                            .email = u.email,
+                            .role = std::string(auth::RoleName(u.role)),
+                            .disabled = u.disabled_at.has_value(),
+                            .created_at = u.created_at};
+}
+
+// People management for administrators: auth::Users, with the administrator as the
+// changer of the audit rows, and this node's revocation cache told at once.
+console::PeopleSource PeopleSourceOf(App::Services& s) {
+  auto by = [](const console::Person& p) {
+    return auth::PersonChanger{.kind = "user", .subject = p.subject};
+  };
+  return console::PeopleSource{
+      .list = [&s]() -> Result<std::vector<console::PersonRow>> {
+        auto list = s.users->List();
+        if (!list) return Fail(list.error());
+        std::vector<console::PersonRow> out;
+        for (const auto& u : *list) out.push_back(PersonRowOf(u));
+        return out;
+      },
+      .create = [&s, by](const console::Person& p, const std::string& email,
+                         const std::string& password,
+                         const std::string& role) -> Result<console::PersonRow> {
+        auto r = auth::ParseRole(role);
+        if (!r)
+          return Fail(Errc::kInvalidArgument, "choose a role: viewer, editor or administrator");
+        auto u = s.users->Create(email, password, *r, by(p));
+        if (!u) return Fail(u.error());
+        return PersonRowOf(*u);
+      },
+      .change = [&s, by](const console::Person& p, int64_t id, const std::string& action,
+                         const std::string& value) -> Result<std::vector<std::string>> {
+        auto user = s.users->FindById(id);
+        if (!user) return Fail(user.error());
+        if (!*user || (*user)->deleted_at) return Fail(Errc::kNotFound, "no such person");
+        const std::string email = (*user)->email;
+        Result<auth::AccessEnded> ended = auth::AccessEnded{};
+        if (action == "role") {
+          auto r = auth::ParseRole(value);
+          if (!r)
+            return Fail(Errc::kInvalidArgument, "choose a role: viewer, editor or administrator");
+          ended = s.users->SetRole(email, *r, by(p));
+        } else if (action == "disable") {
+          ended = s.users->Disable(email, by(p));
+        } else if (action == "enable") {
+          if (auto st = s.users->Enable(email, by(p)); !st) return Fail(st.error());
+        } else if (action == "delete") {
+          ended = s.users->Delete(email, by(p));
+        } else {
+          return Fail(Errc::kInvalidArgument, "unknown action");
+        }
+        if (!ended) return Fail(ended.error());
+        if (ended->grants_revoked > 0) s.tokens->RevocationsChanged();
+        return ended->clients;
+      },
+  };
+}
+
 }  // namespace
 
 void WireConsole(App::Services& s) {
   console::ConsoleRoutes routes = console::SessionRoutes(ConsolePeopleOf(s));
   routes.Append(console::ApprovalRoutes(
       {.confirmations = s.governance->confirmations.get(), .people = ConsolePeopleOf(s)}));
-  routes.Append(console::OverviewRoutes({.reports = s.marketing->reports.get(),
-                                         .audit = s.governance->audit.get(),
-                                         .people = ConsolePeopleOf(s)}));
+  routes.Append(console::OverviewRoutes(
+      {.reports = s.marketing->reports.get(),
+       .audit = s.governance->audit.get(),
+       .people = ConsolePeopleOf(s),
+       .person_label = [&s](const std::string& kind, const std::string& subject) {
+         return PersonLabel(*s.users, kind, subject);
+       }}));
+  routes.Append(
+      console::PeopleRoutes({.people_source = PeopleSourceOf(s), .people = ConsolePeopleOf(s)}));
   routes.Append(console::AppsRoutes({.apps = ConnectedAppsOf(s),
                                      .audit = s.governance->audit.get(),
                                      .people = ConsolePeopleOf(s)}));

@@ -3,6 +3,7 @@
 #include "src/app/services.h"
 #include "src/app/shared_secrets.h"
 #include "src/app/wiring.h"
+#include "src/webhooks/endpoints_repo.h"
 
 namespace crmd::app {
 
@@ -17,6 +18,15 @@ std::string UrlHost(const std::string& url) {
   rest = rest.substr(0, rest.find(':'));
   if (rest.empty() || rest.find('.') == std::string::npos) return "localhost";
   return rest;
+}
+
+// A call_webhook step may post only where an administrator set up an outgoing webhook.
+marketing::WebhookTargetKnown WebhookTargetKnown() {
+  return [](store::Conn& c, const std::string& url) -> Result<bool> {
+    auto secret = webhooks::endpoints_repo::SecretForUrl(c, url);
+    if (!secret) return Fail(secret.error());
+    return secret->has_value();
+  };
 }
 
 }  // namespace
@@ -52,9 +62,10 @@ Status BuildDomain(App::Services& s) {
                     .default_sender = {"", from},
                     .links = s.link_tokens.get()};
 
-  auto marketing = marketing::MakeServices(
-      *s.governance, *s.crm,
-      {.mail = &s.mail_context, .send_policy = {.lease_s = s.config.mail_lease_s}});
+  auto marketing = marketing::MakeServices(*s.governance, *s.crm,
+                                           {.mail = &s.mail_context,
+                                            .send_policy = {.lease_s = s.config.mail_lease_s},
+                                            .webhook_target_known = WebhookTargetKnown()});
   if (!marketing) return Fail(marketing.error());
   s.marketing = std::move(*marketing);
   return Ok();

@@ -1,8 +1,5 @@
-#include "src/app/shared_secrets.h"
 #include "src/app/wiring.h"
 #include "src/console/links.h"
-#include "src/core/crypto.h"
-#include "src/webhooks/signing.h"
 
 namespace crmd::app {
 
@@ -29,16 +26,16 @@ Status WireMail(App::Services& s) {
                                   .metrics = s.metrics.get()});
   s.automation_runs = std::make_unique<marketing::AutomationRuns>(
       *s.db, *s.clock, *s.crm->contacts, marketing::RunPolicy{.lease_s = s.config.mail_lease_s});
-  // call_webhook steps are signed with the secret of a webhook endpoint registered at the
-  // same URL, else with this site's automation secret (docs/marketing.md).
-  auto node_secret = SharedSecret(*s.db, "automation_webhooks_v1", *s.random, *s.clock);
-  if (!node_secret) return Fail(node_secret.error());
-  std::string fallback = std::string(webhooks::kSecretPrefix) + crypto::Base64Encode(*node_secret);
-  jobs::WebhookSecretFor secret_for = [endpoints = s.webhook_endpoints.get(),
-                                       fallback](const std::string& url) -> Result<std::string> {
+  // call_webhook steps post only to an outgoing webhook endpoint's URL, signed with its
+  // secret (docs/marketing.md); any other URL fails the step.
+  jobs::WebhookSecretFor secret_for =
+      [endpoints = s.webhook_endpoints.get()](const std::string& url) -> Result<std::string> {
     auto found = endpoints->SecretForUrl(url);
     if (!found) return Fail(found.error());
-    return found->value_or(fallback);
+    if (!*found)
+      return Fail(Errc::kPermissionDenied,
+                  "call_webhook target is not an outgoing webhook endpoint's URL");
+    return **found;
   };
   s.automation_runner = std::make_unique<jobs::AutomationRunner>(
       *s.automation_runs, *s.governance->settings, *s.mail_runtime, *s.http_client,

@@ -121,7 +121,7 @@ http::Response HandleList(const ApprovalPagesDeps& d, const http::Request& req, 
     r.Set("Allow", "GET, HEAD");
     return r;
   }
-  auto items = d.confirmations->PendingApprovals(p.subject);
+  auto items = d.confirmations->PendingApprovals(p.subject, p.is_admin);
   if (!items) {
     spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(items.error().detail));
     return Message(500, "Error", "Something went wrong. Try again in a minute.", &p);
@@ -162,8 +162,8 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
     spdlog::error(R"("event":"console_error","detail":"{}")", JsonEscape(a.error().detail));
     return Message(500, "Error", "Something went wrong. Try again in a minute.", &p);
   }
-  // Only the grant's user: another person (even an administrator) sees nothing of it.
-  if (a->subject != p.subject)
+  // The grant's user or an administrator: another person sees nothing of it.
+  if (a->subject != p.subject && !p.is_admin)
     return Message(403, "Not yours", "This approval belongs to another user.", &p);
   if (req.method != "POST") return ShowApproval(*a, p);
 
@@ -179,11 +179,16 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
     return Message(400, "Bad request", "Choose Approve or Deny.", &p);
   bool approve = decision == "approve";
   governance::Actor person{.kind = "user", .subject = p.subject, .request_id = req.request_id};
-  auto st = d.confirmations->Decide(id, person, approve);
+  auto st = d.confirmations->Decide(id, person, approve, p.is_admin);
   if (!st) {
     const Error& e = st.error();
     switch (e.code) {
       case Errc::kPermissionDenied:
+        if (a->subject == p.subject)
+          return Message(403, "An administrator must approve",
+                         "Your own request needs an administrator's approval. Ask one to "
+                         "approve it; you may still deny it.",
+                         &p, "/console/approvals/" + id, "Back to the request");
         return Message(403, "Not yours", "This approval belongs to another user.", &p);
       case Errc::kConfirmationExpired:
         return Message(410, "Expired", e.message, &p);

@@ -1,11 +1,14 @@
 #pragma once
 // The approval pages (docs/mcp.md "Human approval"), where the person decides on an
 // action that the approval policy reserves for them:
-//   GET  /console/approvals        the signed-in person's pending approvals
+//   GET  /console/approvals        the signed-in person's pending approvals (an
+//                                  administrator's list has everyone's)
 //   GET  /console/approvals/<id>   what will happen (the preview) + Approve / Deny forms
 //   POST /console/approvals/<id>   decision=approve|deny, csrf_token = the session's token
-// Only the grant's user (the OAuth token's subject) may see or decide an approval: another
-// signed-in user gets 403; sign-in, sessions and CSRF are the shell's (shell.h).
+// The grant's user (the OAuth token's subject) and administrators may see an approval;
+// who may decide is the approval policy's rule (governance/approval_policy.h: an
+// administrator decides any; the person denies their own, and approves it only when the
+// policy says so). Others get 403; sign-in, sessions and CSRF are the shell's (shell.h).
 // Thread-safe; handlers block on the database (worker pool).
 #include <cstdint>
 #include <functional>

@@ -1,5 +1,6 @@
 #include "src/console/overview_pages.h"
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -97,7 +98,16 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
     return "/console/audit?" + key + "=" + http::PercentEncode(value);
   };
   ViewList rows;
+  std::map<std::string, std::string> labels;  // one lookup per person on the page
   for (const auto& r : *records) {
+    std::string label;
+    if (d.person_label) {
+      const std::string key = r.actor.kind + "/" + r.actor.subject;
+      auto it = labels.find(key);
+      if (it == labels.end())
+        it = labels.emplace(key, d.person_label(r.actor.kind, r.actor.subject)).first;
+      label = it->second;
+    }
     std::string ids;
     for (auto id : r.entry.target_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
     std::string details =
@@ -108,6 +118,8 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
                 {"actor_kind", r.actor.kind},
                 {"subject", r.actor.subject},
                 {"has_subject", !r.actor.subject.empty()},
+                {"has_label", !label.empty()},
+                {"subject_label", label},
                 {"has_client", !r.actor.client_id.empty()},
                 {"subject_link", link("subject", r.actor.subject)},
                 {"client_id", r.actor.client_id},

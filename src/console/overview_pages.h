@@ -10,6 +10,9 @@
 //                                 first; rows link to the same log filtered by their app,
 //                                 user or action
 // Thread-safe; handlers block on the database (worker pool).
+#include <functional>
+#include <string>
+
 #include "src/console/shell.h"
 #include "src/governance/audit.h"
 #include "src/marketing/reports.h"
@@ -20,6 +23,10 @@ struct OverviewPagesDeps {
   marketing::ReportService* reports = nullptr;
   governance::AuditLog* audit = nullptr;
   ConsolePeople people;
+  // How the audit page names an actor who is a person (their email, or "deleted user #N");
+  // "" for other actors. May be empty: subjects only.
+  std::function<std::string(const std::string& actor_kind, const std::string& subject)>
+      person_label;
 };
 
 ConsoleRoutes OverviewRoutes(OverviewPagesDeps deps);

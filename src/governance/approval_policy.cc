@@ -55,11 +55,19 @@ Status ValidateApprovalPolicy(const json& policy) {
                                                   "from 0 to " +
                                                   std::to_string(kMaxThreshold));
       }
+    } else if (key == "approved_by") {
+      if (value != "administrator" && value != "person")
+        return Fail(Errc::kInvalidArgument, field + " must be \"administrator\" or \"person\"");
     } else {
       return Fail(Errc::kInvalidArgument, "unknown setting: " + field);
     }
   }
   return Ok();
+}
+
+bool PersonMayApproveOwn(const json& policy) {
+  if (!ValidateApprovalPolicy(policy)) return false;
+  return policy.value("approved_by", std::string("administrator")) == "person";
 }
 
 bool NeedsPerson(const json& policy, const std::string& action, const json& preview) {

@@ -63,6 +63,17 @@ Result<std::vector<ApprovalRow>> ListPending(store::Conn& c, const std::string& 
   return out;
 }
 
+Result<std::vector<ApprovalRow>> ListAllPending(store::Conn& c, int64_t now, int limit) {
+  auto rows = c.Query(std::string(kColumns) +
+                          "WHERE status = 'pending' AND expires_at > ? "
+                          "ORDER BY created_at DESC, id LIMIT ?",
+                      {now, static_cast<int64_t>(limit)});
+  if (!rows) return Fail(rows.error());
+  std::vector<ApprovalRow> out;
+  for (const auto& r : *rows) out.push_back(FromRow(r));
+  return out;
+}
+
 Result<bool> Decide(store::Conn& c, const std::string& id, const std::string& subject,
                     const std::string& status, const std::string& decided_by, int64_t now) {
   auto n = c.Exec(

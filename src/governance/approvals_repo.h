@@ -36,6 +36,8 @@ Result<std::optional<ApprovalRow>> FindByConfirmation(store::Conn& c, int64_t co
 // Pending, unexpired approvals of one subject, newest first (at most `limit`).
 Result<std::vector<ApprovalRow>> ListPending(store::Conn& c, const std::string& subject,
                                              int64_t now, int limit);
+// Every pending, unexpired approval, newest first (at most `limit`): an administrator's list.
+Result<std::vector<ApprovalRow>> ListAllPending(store::Conn& c, int64_t now, int limit);
 // pending -> `status` (approved | denied) when unexpired and owned by `subject`; true for
 // exactly one caller. REQUIRES: inside Database::Write.
 Result<bool> Decide(store::Conn& c, const std::string& id, const std::string& subject,

@@ -174,8 +174,8 @@ ConfirmOutcome ConfirmationService::Confirm(const Actor& actor, const std::set<s
 }
 
 Status ConfirmationService::Decide(const std::string& approval_id, const Actor& person,
-                                   bool approve) {
-  Status st = DecideUncounted(approval_id, person, approve);
+                                   bool approve, bool administrator) {
+  Status st = DecideUncounted(approval_id, person, approve, administrator);
   if (o_.metrics)
     o_.metrics
         ->Counter("crmd_approvals_total", "Decisions on approval pages, by decision and outcome.",
@@ -374,11 +374,12 @@ Result<ApprovalInfo> ConfirmationService::GetApproval(const std::string& approva
   });
 }
 
-Result<std::vector<ApprovalInfo>> ConfirmationService::PendingApprovals(
-    const std::string& subject) {
+Result<std::vector<ApprovalInfo>> ConfirmationService::PendingApprovals(const std::string& subject,
+                                                                        bool administrator) {
   return o_.db->Read([&](store::Conn& c) -> Result<std::vector<ApprovalInfo>> {
     int64_t now = o_.clock->NowUnix();
-    auto rows = approvals_repo::ListPending(c, subject, now, 100);
+    auto rows = administrator ? approvals_repo::ListAllPending(c, now, 100)
+                              : approvals_repo::ListPending(c, subject, now, 100);
     if (!rows) return Fail(rows.error());
     std::vector<ApprovalInfo> out;
     for (const auto& a : *rows) {
@@ -393,16 +394,29 @@ Result<std::vector<ApprovalInfo>> ConfirmationService::PendingApprovals(
 }
 
 Status ConfirmationService::DecideUncounted(const std::string& approval_id, const Actor& person,
-                                            bool approve) {
+                                            bool approve, bool administrator) {
   return o_.db->Write([&](store::Conn& c) -> Status {
     int64_t now = o_.clock->NowUnix();
     auto a = approvals_repo::Find(c, approval_id);
     if (!a) return Fail(a.error());
     if (!*a) return Fail(Error::NotFound("no such approval"));
     const approvals_repo::ApprovalRow& row = **a;
-    // Only the grant's user decides: not another person, not an administrator.
-    if (person.subject.empty() || !crypto::ConstantTimeEqual(row.subject, person.subject))
+    // An administrator decides any approval; the grant's user denies their own, and
+    // approves it only when the policy lets people approve their own actions.
+    const bool own =
+        !person.subject.empty() && crypto::ConstantTimeEqual(row.subject, person.subject);
+    if (!own && !administrator)
       return Fail(Errc::kPermissionDenied, "this approval belongs to another user");
+    if (own && approve && !administrator) {
+      json policy = DefaultApprovalPolicy();
+      if (o_.settings) {
+        auto s = o_.settings->GetIn(c);
+        if (!s) return Fail(s.error());
+        policy = s->document.value("approval_policy", policy);
+      }
+      if (!PersonMayApproveOwn(policy))
+        return Fail(Errc::kPermissionDenied, "an administrator must approve this action");
+    }
     auto conf = confirmations_repo::FindInfo(c, row.confirmation_id);
     if (!conf) return Fail(conf.error());
     if (!*conf) return Fail(Error::NotFound("no such approval"));
@@ -423,7 +437,7 @@ Status ConfirmationService::DecideUncounted(const std::string& approval_id, cons
                     "Ask the assistant for a fresh preview");
     }
     const std::string status = approve ? "approved" : "denied";
-    auto done = approvals_repo::Decide(c, row.id, person.subject, status,
+    auto done = approvals_repo::Decide(c, row.id, row.subject, status,
                                        person.kind + ":" + person.subject, now);
     if (!done) return Fail(done.error());
     if (!*done)
@@ -435,6 +449,7 @@ Status ConfirmationService::DecideUncounted(const std::string& approval_id, cons
                          .target_ids = {row.confirmation_id},
                          .details = {{"approval_id", row.id},
                                      {"action", row.action},
+                                     {"requested_for", row.subject},
                                      {"client_id", row.client_id},
                                      {"args", info.args}}});
   });

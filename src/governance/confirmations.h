@@ -21,7 +21,8 @@
 // Request() also creates an approval (approvals_repo) bound to the confirmation, and its
 // reply carries the approval URL. Confirm() then answers approval_pending until the
 // grant's user decided on the approval page (Decide(), through the console, with the
-// person's own login: the OAuth token can never approve), approval_denied after Deny,
+// person's own login or an administrator's: the OAuth token can never approve),
+// approval_denied after Deny,
 // and after Approve performs the action once, still re-checking revisions.
 //
 // Thread-safe after all actions are registered. REQUIRES: RegisterAction only during
@@ -150,14 +151,19 @@ class ConfirmationService {
 
   // The approval channel (the console's approval page). kNotFound for an unknown id.
   Result<ApprovalInfo> GetApproval(const std::string& approval_id);
-  // The subject's pending, unexpired approvals, newest first.
-  Result<std::vector<ApprovalInfo>> PendingApprovals(const std::string& subject);
-  // The person's decision. `person.subject` must be the approval's subject (the grant's
-  // user), else kPermissionDenied. kConfirmationInvalid when it is no longer pending,
+  // The subject's pending, unexpired approvals, newest first; for an administrator, every
+  // person's.
+  Result<std::vector<ApprovalInfo>> PendingApprovals(const std::string& subject,
+                                                     bool administrator = false);
+  // The person's decision (approval_policy.h "Who decides"): an administrator may decide
+  // any approval; the approval's own subject (the grant's user) may deny it, and approve it
+  // only as an administrator or when the policy's approved_by is "person"; anyone else gets
+  // kPermissionDenied. kConfirmationInvalid when it is no longer pending,
   // kConfirmationExpired after expiry, kStalePreview when approving and the records
   // changed since the preview (nothing is approved: the assistant must ask again).
   // Recorded in the audit log (approve_action / deny_action) with the person.
-  Status Decide(const std::string& approval_id, const Actor& person, bool approve);
+  Status Decide(const std::string& approval_id, const Actor& person, bool approve,
+                bool administrator = false);
   // Marks expired rows; answers how many. Safe to call from a periodic job.
   Result<int64_t> ExpireStale();
 
@@ -166,7 +172,8 @@ class ConfirmationService {
                                   const nlohmann::json& args);
   ConfirmOutcome ConfirmUncounted(const Actor& actor, const std::set<std::string>& scopes,
                                   const std::string& token);
-  Status DecideUncounted(const std::string& approval_id, const Actor& person, bool approve);
+  Status DecideUncounted(const std::string& approval_id, const Actor& person, bool approve,
+                         bool administrator);
   void Count(std::string_view step, std::string_view outcome);
 
   struct Issued;

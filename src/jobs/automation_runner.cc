@@ -182,8 +182,12 @@ StepOutcome AutomationRunner::CallWebhook(const marketing::LeasedStep& s) {
                              {"status", s.run.contact_status}}}}}};
   std::string payload = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   auto secret = secret_for_(url);
-  if (!secret)
+  if (!secret) {
+    // Not an outgoing webhook endpoint's URL: nothing is posted, now or later.
+    if (secret.error().code == Errc::kPermissionDenied)
+      return {.kind = K::kFailed, .detail = secret.error().message};
     return {.kind = K::kTemporary, .detail = "no signing secret: " + secret.error().message};
+  }
   auto signature = webhooks::Sign(*secret, msg_id, ts, payload);
   if (!signature) return {.kind = K::kFailed, .detail = "invalid signing secret"};
   http::ClientRequest req{.method = "POST",

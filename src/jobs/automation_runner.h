@@ -42,7 +42,9 @@ struct AutomationRunnerOptions {
 };
 
 // The Standard Webhooks secret ("whsec_...") to sign a call_webhook step's request to
-// `url` with: the secret of a webhook endpoint registered at that URL, else the node's.
+// `url` with: the secret of the outgoing webhook endpoint registered at that URL.
+// kPermissionDenied when no endpoint is: the step fails without posting (a call_webhook
+// target follows the rule of outgoing webhooks, which an administrator sets up).
 using WebhookSecretFor = std::function<Result<std::string>(const std::string& url)>;
 
 class AutomationRunner {

@@ -101,13 +101,31 @@ json ToJson(const Automation& a, bool full) {
 }
 
 AutomationService::AutomationService(store::Database& db, const Clock& clock, AuditSink audit,
-                                     governance::Idempotency* idempotency)
+                                     governance::Idempotency* idempotency,
+                                     WebhookTargetKnown webhook_target_known)
     : db_(db),
       clock_(clock),
       rows_(
           "automation", automations_repo::Find,
           [](const Automation& a) { return ToString(a.status); }, db, std::move(audit),
-          idempotency) {}
+          idempotency),
+      webhook_target_known_(std::move(webhook_target_known)) {}
+
+Status AutomationService::CheckWebhookTargets(store::Conn& c, const json& steps) const {
+  if (!webhook_target_known_ || !steps.is_array()) return Ok();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const json& step = steps[i];
+    if (step.value("type", "") != "call_webhook") continue;
+    auto known = webhook_target_known_(c, step.value("url", ""));
+    if (!known) return Fail(known.error());
+    if (!*known)
+      return Fail(Errc::kInvalidArgument,
+                  "steps[" + std::to_string(i) +
+                      "].url: must be the URL of an outgoing webhook endpoint; an "
+                      "administrator adds one (console Webhook & API, or crmctl webhook create)");
+  }
+  return Ok();
+}
 
 Result<AutomationPage> AutomationService::List(std::optional<AutomationStatus> status,
                                                std::string_view cursor, int limit) const {
@@ -123,6 +141,7 @@ Result<Automation> AutomationService::CreateIn(store::Conn& c, const governance:
                                                const json& fields) {
   Automation a;
   if (auto s = ApplyFields(fields, a); !s) return Fail(s.error());
+  if (auto s = CheckWebhookTargets(c, a.steps); !s) return Fail(s.error());
   a.created_at = a.updated_at = clock_.NowUnix();
   if (auto s = CheckRefsExist(c, CollectRefs(a.trigger, a.steps), a.trigger); !s) {
     return Fail(s.error());
@@ -151,6 +170,8 @@ Result<Automation> AutomationService::Update(const governance::Actor& actor, int
     // An active automation may be edited: each run keeps the steps copied at its
     // enrolment, so the edit applies to new enrolments only.
     if (auto s = ApplyFields(fields, *a); !s) return Fail(s.error());
+    if (fields.contains("steps"))
+      if (auto s = CheckWebhookTargets(c, a->steps); !s) return Fail(s.error());
     if (a->status == AutomationStatus::kActive && a->steps.empty()) {
       return Fail(Errc::kInvalidArgument, "steps: an active automation needs at least one step");
     }

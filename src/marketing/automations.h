@@ -12,6 +12,7 @@
 //
 // AutomationService is thread-safe (all state is in the database).
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -64,12 +65,22 @@ struct EnrolmentCandidates {
   std::vector<nlohmann::json> sample;  // {id, email}
 };
 
+// Whether `url` is the URL of an outgoing webhook endpoint an administrator configured,
+// through the caller's transaction (the webhooks module answers it; marketing does not
+// depend on it).
+using WebhookTargetKnown = std::function<Result<bool>(store::Conn& c, const std::string& url)>;
+
 class AutomationService {
  public:
   // `audit` may be empty (unit tests).
   // `idempotency` may be null (unit tests): idempotency keys are then ignored.
+  // `webhook_target_known`: a call_webhook step may only post to an outgoing webhook
+  // endpoint's URL, as outgoing webhooks are an administrator's to set up
+  // (docs/marketing.md); checked when an automation is created or changed. Empty (unit
+  // tests, crmctl): not checked here (the runner still refuses other URLs).
   AutomationService(store::Database& db, const Clock& clock, AuditSink audit = {},
-                    governance::Idempotency* idempotency = nullptr);
+                    governance::Idempotency* idempotency = nullptr,
+                    WebhookTargetKnown webhook_target_known = {});
   AutomationService(const AutomationService&) = delete;
   AutomationService& operator=(const AutomationService&) = delete;
 
@@ -101,9 +112,13 @@ class AutomationService {
                                                 const nlohmann::json& trigger, int sample);
 
  private:
+  // kInvalidArgument naming the first call_webhook step whose URL is no endpoint's.
+  Status CheckWebhookTargets(store::Conn& c, const nlohmann::json& steps) const;
+
   store::Database& db_;
   const Clock& clock_;
   RevisionedRows<Automation> rows_;
+  const WebhookTargetKnown webhook_target_known_;
 };
 
 }  // namespace crmd::marketing

@@ -40,8 +40,9 @@ Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
                                                   o.mail, o.mail ? g.settings.get() : nullptr)),
       delivery(std::make_unique<CampaignDelivery>(*g.options.db, *g.options.clock, *c.contacts,
                                                   o.send_policy)),
-      automations(std::make_unique<AutomationService>(
-          *g.options.db, *g.options.clock, AuditSinkOf(g.audit.get()), g.idempotency.get())),
+      automations(std::make_unique<AutomationService>(*g.options.db, *g.options.clock,
+                                                      AuditSinkOf(g.audit.get()),
+                                                      g.idempotency.get(), o.webhook_target_known)),
       sequences(std::make_unique<SequenceService>(*g.options.db, *g.options.clock,
                                                   AuditSinkOf(g.audit.get()), g.idempotency.get())),
       reports(std::make_unique<ReportService>(*g.options.db, *g.options.clock)) {}

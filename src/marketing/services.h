@@ -27,6 +27,9 @@ struct ServicesOptions {
   // rendered message; null: previews without one (crmctl). Must outlive the services.
   const MailContext* mail = nullptr;
   SendPolicy send_policy;  // the send queue's leases and retries
+  // Whether a call_webhook step's URL is an outgoing webhook endpoint's (AutomationService);
+  // empty: not checked when saved.
+  WebhookTargetKnown webhook_target_known;
 };
 
 struct Services {

@@ -210,6 +210,60 @@ TEST_F(AuthRepoGrants, FindLiveClientGrantMatchesClientScopeAndResourceOfLiveGra
   EXPECT_TRUE(later->empty());
 }
 
+// What a new password, disabling or deleting a person ends: their live grants (listed with
+// client and scope), their codes not yet redeemed (any client), their consents.
+TEST_F(AuthRepoGrants, APersonsLiveGrantsCodesAndConsents) {
+  int64_t ada = AddUser("ada@example.com");
+  int64_t bob = AddUser("bob@example.com");
+  AddGrantWithTokens(Grant("ga", ada), "a");
+  AddGrantWithTokens(Grant("gb", bob), "b");
+  AddGrantWithTokens(Grant("gc", ada, "c2"), "c");
+  ASSERT_TRUE(W([&](store::Conn& c) { return RevokeGrant(c, "gc", kNow); }));
+  auto live = R([&](store::Conn& c) { return LiveGrantsOfUser(c, ada); });
+  ASSERT_TRUE(live);
+  ASSERT_EQ(live->size(), 1u);
+  EXPECT_EQ((*live)[0].grant_id, "ga");
+  EXPECT_EQ((*live)[0].client_id, "c1");
+  EXPECT_EQ((*live)[0].scope, "contacts:read");
+  EXPECT_EQ((*live)[0].user_id, ada);
+
+  auto code = [&](const std::string& hash, int64_t user, const std::string& client) {
+    return CodeRow{.code_hash = hash,
+                   .client_id = client,
+                   .user_id = user,
+                   .redirect_uri = "https://app.example/cb",
+                   .scope = "contacts:read",
+                   .resource = "https://crm.example/mcp",
+                   .code_challenge = "x",
+                   .grant_id = "g-" + hash,
+                   .created_at = kNow,
+                   .expires_at = kNow + 60};
+  };
+  ASSERT_TRUE(W([&](store::Conn& c) -> Status {
+    for (const auto& row : {code("a1", ada, "c1"), code("a2", ada, "c2"), code("b1", bob, "c1")})
+      if (auto st = InsertCode(c, row); !st) return st;
+    if (auto st = UpsertConsent(c, "c1", ada, "contacts:read", kNow); !st) return st;
+    return UpsertConsent(c, "c1", bob, "contacts:read", kNow);
+  }));
+  ASSERT_TRUE(W([&](store::Conn& c) -> Status {
+    if (auto st = DeleteUnredeemedCodesOfUser(c, ada); !st) return st;
+    return DeleteConsentsOfUser(c, ada);
+  }));
+  auto codes = R([&](store::Conn& c) -> Result<std::vector<bool>> {
+    std::vector<bool> present;
+    for (const char* h : {"a1", "a2", "b1"}) {
+      auto f = FindCode(c, h);
+      if (!f) return Fail(f.error());
+      present.push_back(f->has_value());
+    }
+    return present;
+  });
+  ASSERT_TRUE(codes);
+  EXPECT_EQ(*codes, (std::vector<bool>{false, false, true}));
+  EXPECT_TRUE(R([&](store::Conn& c) { return LiveConsentScopes(c, "c1", ada); })->empty());
+  EXPECT_EQ(R([&](store::Conn& c) { return LiveConsentScopes(c, "c1", bob); })->size(), 1u);
+}
+
 TEST_F(AuthRepoGrants, LiveGrantIdsAndClientRevocationWithItsUnredeemedCodes) {
   int64_t ada = AddUser("ada@example.com");
   int64_t bob = AddUser("bob@example.com");

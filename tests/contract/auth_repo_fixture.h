@@ -50,7 +50,10 @@ class AuthRepo : public ::testing::Test {
   }
 
   int64_t AddUser(const std::string& email, bool admin = false) {
-    auto id = W([&](store::Conn& c) { return InsertUser(c, email, "hash-" + email, admin, kNow); });
+    auto id = W([&](store::Conn& c) {
+      return InsertUser(c, email, "hash-" + email, admin ? Role::kAdministrator : Role::kEditor,
+                        kNow);
+    });
     EXPECT_TRUE(id) << id.error().detail;
     return id ? *id : 0;
   }

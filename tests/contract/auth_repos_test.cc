@@ -115,7 +115,7 @@ TEST_F(AuthRepo, UsersDuplicateEmailIsAlreadyExists) {
   int64_t id = AddUser("ada@example.com", true);
   EXPECT_GT(id, 0);
   auto again =
-      W([&](store::Conn& c) { return InsertUser(c, "ada@example.com", "h", false, kNow); });
+      W([&](store::Conn& c) { return InsertUser(c, "ada@example.com", "h", Role::kEditor, kNow); });
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, Errc::kAlreadyExists);
 }
@@ -148,18 +148,54 @@ TEST_F(AuthRepo, UsersAreFoundByEmailAndIdWithTheirPasswordHash) {
   EXPECT_EQ(*admins, 1);
 }
 
-TEST_F(AuthRepo, UsersSetPasswordHashAnswersZeroForAnUnknownEmail) {
-  AddUser("ada@example.com");
-  auto n = W([&](store::Conn& c) { return SetPasswordHash(c, "ada@example.com", "new"); });
+TEST_F(AuthRepo, UsersSetPasswordHashAnswersZeroForAnUnknownId) {
+  int64_t ada = AddUser("ada@example.com");
+  auto n = W([&](store::Conn& c) { return SetPasswordHash(c, ada, "new"); });
   ASSERT_TRUE(n);
   EXPECT_EQ(*n, 1);
-  auto none = W([&](store::Conn& c) { return SetPasswordHash(c, "eve@example.com", "new"); });
+  auto none = W([&](store::Conn& c) { return SetPasswordHash(c, ada + 100, "new"); });
   ASSERT_TRUE(none);
   EXPECT_EQ(*none, 0);
   auto with_hash =
       R([&](store::Conn& c) { return FindUserWithPasswordHash(c, "ada@example.com"); });
   ASSERT_TRUE(with_hash && *with_hash);
   EXPECT_EQ((*with_hash)->second, "new");
+}
+
+// Roles, disabling and deleting: a deleted person keeps their row and id (the audit log
+// names it) but frees the email; only active administrators count.
+TEST_F(AuthRepo, UsersRolesDisablingAndDeletingKeepTheRow) {
+  int64_t ada = AddUser("ada@example.com", true);
+  int64_t bob = AddUser("bob@example.com");
+  auto found = R([&](store::Conn& c) { return FindUserById(c, bob); });
+  ASSERT_TRUE(found && *found);
+  EXPECT_EQ((*found)->role, Role::kEditor);
+  EXPECT_TRUE((*found)->active());
+  ASSERT_EQ(*W([&](store::Conn& c) { return SetRole(c, bob, Role::kAdministrator); }), 1);
+  EXPECT_EQ(*R([&](store::Conn& c) { return CountAdmins(c); }), 2);
+  EXPECT_EQ(*W([&](store::Conn& c) { return LockActiveAdmins(c); }), 2);
+  ASSERT_EQ(*W([&](store::Conn& c) { return SetDisabledAt(c, ada, kNow); }), 1);
+  EXPECT_EQ(*R([&](store::Conn& c) { return CountAdmins(c); }), 1);
+  EXPECT_EQ(*W([&](store::Conn& c) { return LockActiveAdmins(c); }), 1);
+  auto disabled = R([&](store::Conn& c) { return FindUserByEmail(c, "ada@example.com"); });
+  ASSERT_TRUE(disabled && *disabled);
+  EXPECT_EQ((*disabled)->disabled_at, kNow);
+  EXPECT_FALSE((*disabled)->active());
+  ASSERT_EQ(*W([&](store::Conn& c) { return SetDisabledAt(c, ada, std::nullopt); }), 1);
+
+  ASSERT_EQ(*W([&](store::Conn& c) { return MarkDeleted(c, bob, kNow + 5); }), 1);
+  EXPECT_EQ(*W([&](store::Conn& c) { return MarkDeleted(c, bob, kNow + 6); }), 0);
+  EXPECT_FALSE(*R([&](store::Conn& c) { return FindUserByEmail(c, "bob@example.com"); }));
+  EXPECT_FALSE(*R([&](store::Conn& c) { return FindUserWithPasswordHash(c, "bob@example.com"); }));
+  auto gone = R([&](store::Conn& c) { return FindUserById(c, bob); });
+  ASSERT_TRUE(gone && *gone);
+  EXPECT_EQ((*gone)->deleted_at, kNow + 5);
+  EXPECT_EQ((*gone)->email, "deleted:" + std::to_string(bob));
+  EXPECT_EQ(R([&](store::Conn& c) { return ListUsers(c); })->size(), 1u);
+  EXPECT_EQ(*R([&](store::Conn& c) { return CountAdmins(c); }), 1);
+  EXPECT_EQ(*W([&](store::Conn& c) { return SetRole(c, bob, Role::kViewer); }), 0);
+  int64_t again = AddUser("bob@example.com");
+  EXPECT_GT(again, bob);
 }
 
 // ---------------------------------------------------------------------------------------

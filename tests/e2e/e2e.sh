@@ -86,7 +86,7 @@ fi
 MCP_URL="$BASE/mcp"
 
 say "creating user $E2E_EMAIL"
-if ! "$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" <<<"$E2E_PASSWORD" >"$TMP/crmctl.log" 2>&1; then
+if ! "$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" --role administrator <<<"$E2E_PASSWORD" >"$TMP/crmctl.log" 2>&1; then
   cat "$TMP/crmctl.log" >&2
   say "crmctl user create failed"
   exit 1

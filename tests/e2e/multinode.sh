@@ -36,7 +36,7 @@ psql "$ADMIN" -qc "CREATE DATABASE crmd" || exit 1
 DB="${ADMIN%/postgres}/crmd"
 
 export E2E_EMAIL=e2e@example.com E2E_PASSWORD=e2e-correct-horse-battery
-"$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" <<<"$E2E_PASSWORD" >"$TMP/crmctl.log" 2>&1 \
+"$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" --role administrator <<<"$E2E_PASSWORD" >"$TMP/crmctl.log" 2>&1 \
   || { cat "$TMP/crmctl.log" >&2; say "crmctl user create failed"; exit 1; }
 # This suite is about nodes sharing one database, not human approval (e2e.sh covers that):
 # the operator lets the assistant confirm alone.

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "src/app/cli/commands.h"
+#include "src/app/people_audit.h"
 
 namespace crmd::app::cli {
 
@@ -24,8 +25,12 @@ int AuditCommand(Context& ctx, const Args& args) {
     std::string rev = (r.entry.revision_before ? std::to_string(*r.entry.revision_before) : "-") +
                       "->" +
                       (r.entry.revision_after ? std::to_string(*r.entry.revision_after) : "-");
+    // A person's actions stay in the log after they are deleted, shown as such.
+    std::string who = r.actor.subject;
+    if (auto label = PersonLabel(*(*s)->users, r.actor.kind, r.actor.subject); !label.empty())
+      who += " (" + label + ")";
     std::printf("%-20s  %-8s  %-24s  %-20s  %-26s  %-18s  %s\n",
-                FormatRfc3339(r.occurred_at).c_str(), r.actor.kind.c_str(), r.actor.subject.c_str(),
+                FormatRfc3339(r.occurred_at).c_str(), r.actor.kind.c_str(), who.c_str(),
                 r.actor.client_id.c_str(), r.entry.action.c_str(),
                 (r.entry.target_type + ":" + ids).c_str(), rev.c_str());
   }

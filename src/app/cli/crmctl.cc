@@ -23,7 +23,9 @@ std::map<std::string, Entry> Commands() {
   c["migrate"] = {"migrate                      apply pending database migrations",
                   cli::MigrateCommand};
   c["user"] = {
-      "user create <email> [--admin] | password <email> | list   (password: one line on stdin)",
+      "user create <email> [--role viewer|editor|administrator | --admin] | password <email> |\n"
+      "       role <email> viewer|editor|administrator | disable <email> | enable <email> |\n"
+      "       delete <email> | list   (password: one line on stdin)",
       cli::UserCommand};
   c["client"] = {"client list | revoke <client_id> | grant-scopes <client_id> \"<scopes>\"",
                  cli::ClientCommand};

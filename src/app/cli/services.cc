@@ -1,5 +1,6 @@
 #include "src/app/cli/services.h"
 
+#include "src/app/people_audit.h"
 #include "src/marketing/services.h"
 
 namespace crmd::app::cli {
@@ -18,7 +19,6 @@ Status Context::Build() {
   if (!db) return Fail(db.error());
   s->db = std::move(*db);
   store::Database& d = *s->db;
-  s->users = std::make_unique<auth::Users>(d, s->clock);
   s->clients = std::make_unique<auth::ClientStore>(d, s->clock);
   s->consents = std::make_unique<auth::Consents>(d, s->clock);
   s->grants = std::make_unique<auth::Grants>(d, s->clock);
@@ -26,6 +26,7 @@ Status Context::Build() {
   auto governance = governance::MakeServices({.db = &d, .clock = &s->clock, .random = &s->random});
   if (!governance) return Fail(governance.error());
   s->governance = std::move(*governance);
+  s->users = std::make_unique<auth::Users>(d, s->clock, AuditPeopleChanges(*s->governance->audit));
   auto crm = crm::MakeServices(*s->governance, {.db = &d,
                                                 .clock = &s->clock,
                                                 .random = &s->random,

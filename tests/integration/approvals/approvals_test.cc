@@ -49,7 +49,9 @@ class Approvals : public MarketingTools {
                                              },
                                          .approval_policy = governance::DefaultApprovalPolicy()}) {
     auto& users = *server_.app().services().users;
-    auto a = users.Create("alice@example.com", kPassword, false);
+    // alice approves her own assistants' actions, as an administrator may
+    // (governance/approval_policy.h); bob is an editor.
+    auto a = users.Create("alice@example.com", kPassword, true);
     auto b = users.Create("bob@example.com", kPassword, false);
     EXPECT_TRUE(a && b);
     if (a) alice_ = std::to_string(a->id);
@@ -358,6 +360,33 @@ TEST_P(OneDeletion, AnotherUsersApprovalIsRefused) {
                 ->Get("/console/approvals")
                 .body.find(p.url.substr(p.url.find("/console"))),
             std::string::npos);
+}
+
+// Under the default policy an editor's own action needs an administrator: bob (an
+// editor) cannot approve what his assistant asked for, and alice (an administrator) sees
+// it among her pending approvals and approves it.
+TEST_P(OneDeletion, AnEditorsOwnActionNeedsAnAdministratorsApproval) {
+  auto c = Assistant(GetParam(), json::object(), bob_);
+  Pending p = PreviewDeletion(*c, "bobs@example.com");
+  auto bob = Person("bob@example.com");
+  Page own = Decide(*bob, p.url, true);
+  EXPECT_EQ(own.status, 403) << own.body;
+  EXPECT_NE(own.body.find("administrator"), std::string::npos) << own.body;
+  EXPECT_EQ(c->CallToolError("confirm_action", p.token)["code"], "approval_pending");
+  EXPECT_TRUE(Exists(p.contact));
+
+  auto alice = Person("alice@example.com");
+  const std::string path = p.url.substr(p.url.find("/console"));
+  EXPECT_NE(alice->Get("/console/approvals").body.find(path), std::string::npos);
+  Page approved = Decide(*alice, p.url, true);
+  EXPECT_EQ(approved.status, 200) << approved.body;
+  EXPECT_NE(approved.body.find("Approved"), std::string::npos) << approved.body;
+  c->CallToolOk("confirm_action", p.token);
+  EXPECT_FALSE(Exists(p.contact));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM audit_log WHERE action = 'approve_action' AND "
+                  "subject = ?",
+                  {alice_}),
+            1);
 }
 
 TEST_P(OneDeletion, PostsWithoutTheCsrfTokenOrFromAnotherOriginAreRefused) {

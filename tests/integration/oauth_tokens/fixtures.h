@@ -46,10 +46,14 @@ inline void InsertClient(testing::TestServer& server, const ClientSpec& spec) {
   ASSERT_TRUE(r.has_value()) << r.error().detail;
 }
 
+inline constexpr int64_t kFirstAdministrator = 1;
+
 struct CodeSpec {
   std::string code;
   std::string client_id;
-  int64_t user_id = 42;
+  // The person the code was issued to: admin@localhost, made at first start (tokens are
+  // only issued for a person who exists and is active).
+  int64_t user_id = kFirstAdministrator;
   std::string redirect_uri = kRedirect;
   std::string scope = "contacts:read contacts:write";
   std::string resource;  // empty: the server's McpResource()

@@ -133,7 +133,7 @@ TEST_F(Revocation, IntrospectionActiveThenInactive_Rfc7662_2_2) {
   auto a = Introspect(t["access_token"], auth);
   EXPECT_EQ(a["active"], true);
   EXPECT_EQ(a["client_id"], "conf");
-  EXPECT_EQ(a["sub"], "42");
+  EXPECT_EQ(a["sub"], std::to_string(kFirstAdministrator));
   EXPECT_EQ(a["scope"], "contacts:read contacts:write");
   EXPECT_EQ(a["aud"], server_.base_url() + "/mcp");
   EXPECT_TRUE(a["exp"].is_number());

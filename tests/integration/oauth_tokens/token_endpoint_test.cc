@@ -70,7 +70,7 @@ TEST_F(TokenEndpoint, AuthorizationCodeIssuesTokens_Rfc6749_5_1) {
   EXPECT_TRUE(body["refresh_token"].is_string());
   auto p = Guard(server_, body["access_token"]);
   ASSERT_TRUE(p.has_value()) << p.error().message;
-  EXPECT_EQ(p->subject, "42");
+  EXPECT_EQ(p->subject, std::to_string(kFirstAdministrator));
   EXPECT_EQ(p->client_id, "pub");
   EXPECT_EQ(p->scopes, (std::set<std::string>{"contacts:read", "contacts:write"}));
 }
@@ -203,6 +203,55 @@ TEST_F(TokenEndpoint, RefreshMayNarrowButNotWidenScope_Rfc6749_6) {
                      {"client_id", "pub"}});
   ASSERT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(JsonBody(again)["scope"], "contacts:read contacts:write");
+}
+
+// Tokens carry at most the person's role as it is when they are issued
+// (docs/oauth-authorize.md "People and roles"): a grant that outlived a demotion (say, a
+// code redeemed while the role changed) refreshes to the new role's scopes only, and a
+// disabled person's code or refresh token is refused.
+TEST_F(TokenEndpoint, CodeAndRefreshAreCappedAtThePersonsRoleNow) {
+  auto& users = *server_.app().services().users;
+  auto ana = users.Create("ana@example.com", "correct horse battery", false);  // an editor
+  ASSERT_TRUE(ana);
+  InsertCode(server_, {.code = "c1",
+                       .client_id = "pub",
+                       .user_id = ana->id,
+                       .scope = "contacts:read contacts:write settings:write"});
+  auto first = Redeem("c1");
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(JsonBody(first)["scope"], "contacts:read contacts:write");
+
+  // The role drops underneath the grant (as a concurrent role change could leave it).
+  auto demoted = server_.app().services().db->Write([&](store::Conn& c) {
+    return c.Exec("UPDATE users SET role = 'viewer' WHERE id = ?", {ana->id});
+  });
+  ASSERT_TRUE(demoted);
+  auto refreshed = Post({{"grant_type", "refresh_token"},
+                         {"refresh_token", JsonBody(first)["refresh_token"]},
+                         {"client_id", "pub"}});
+  ASSERT_EQ(refreshed.status, 200) << refreshed.body;
+  auto body = JsonBody(refreshed);
+  EXPECT_EQ(body["scope"], "contacts:read");
+  auto p = Guard(server_, body["access_token"]);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->scopes, std::set<std::string>{"contacts:read"});
+  ExpectError(Post({{"grant_type", "refresh_token"},
+                    {"refresh_token", body["refresh_token"]},
+                    {"client_id", "pub"},
+                    {"scope", "contacts:write"}}),
+              400, "invalid_scope");
+
+  // A disabled person's code and refresh token give nothing.
+  InsertCode(server_, {.code = "c2", .client_id = "pub", .user_id = ana->id});
+  auto disabled = server_.app().services().db->Write([&](store::Conn& c) {
+    return c.Exec("UPDATE users SET disabled_at = 1 WHERE id = ?", {ana->id});
+  });
+  ASSERT_TRUE(disabled);
+  ExpectError(Redeem("c2"), 400, "invalid_grant");
+  ExpectError(Post({{"grant_type", "refresh_token"},
+                    {"refresh_token", body["refresh_token"]},
+                    {"client_id", "pub"}}),
+              400, "invalid_grant");
 }
 
 TEST_F(TokenEndpoint, RefreshTokenOfAnotherClientIsInvalidGrant) {

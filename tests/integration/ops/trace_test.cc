@@ -313,6 +313,13 @@ TEST(TraceContext,
   auto ep = server.app().services().webhook_endpoints->Create(
       {.url = event_receiver.url(), .events = std::vector<std::string>{"contact.tag_added"}});
   ASSERT_TRUE(ep.has_value());
+  // A call_webhook step posts only to an outgoing endpoint's URL (an administrator's); this
+  // one is disabled, so it receives no events of its own.
+  auto step_ep = server.app().services().webhook_endpoints->Create(
+      {.url = step_receiver.url(),
+       .events = std::vector<std::string>{"contact.deleted"},
+       .enabled = false});
+  ASSERT_TRUE(step_ep.has_value());
   int64_t automation = setup.CallToolOk(
       "create_automation",
       {{"name", "Welcome"},

@@ -87,6 +87,50 @@ TEST_F(UsersTest, CountsAdminsAndChangesPasswords) {
             Errc::kNotFound);
 }
 
+TEST_F(UsersTest, DisabledAndDeletedPeopleCannotSignInAndTheLastAdministratorStays) {
+  ASSERT_TRUE(users_->Create("root@example.com", "correct horse", true));
+  ASSERT_TRUE(users_->Create("ann@example.com", "correct horse", Role::kViewer, {}));
+  ASSERT_TRUE(users_->Disable("ann@example.com", {}));
+  auto refused = users_->Verify("ann@example.com", "correct horse");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "invalid email or password");  // nothing revealed
+  ASSERT_TRUE(users_->Enable("ann@example.com", {}));
+  EXPECT_TRUE(users_->Verify("ann@example.com", "correct horse"));
+  ASSERT_TRUE(users_->Delete("ann@example.com", {}));
+  EXPECT_FALSE(users_->Verify("ann@example.com", "correct horse"));
+  EXPECT_FALSE(*users_->FindByEmail("ann@example.com"));
+  auto again = users_->Create("ann@example.com", "another horse", Role::kEditor, {});
+  ASSERT_TRUE(again) << again.error().message;
+
+  for (auto st : {users_->Disable("root@example.com", {}).error(),
+                  users_->Delete("root@example.com", {}).error(),
+                  users_->SetRole("root@example.com", Role::kEditor, {}).error()})
+    EXPECT_EQ(st.code, Errc::kInvalidTransition) << st.message;
+  EXPECT_EQ(*users_->CountAdmins(), 1);
+  ASSERT_TRUE(users_->SetRole("ann@example.com", Role::kAdministrator, {}));
+  EXPECT_TRUE(users_->Disable("root@example.com", {}));
+  EXPECT_EQ(*users_->CountAdmins(), 1);
+}
+
+TEST_F(UsersTest, EachChangeReachesTheAuditHookInItsTransaction) {
+  std::vector<std::string> audited;
+  Users users(*db_, clock_,
+              [&](store::Conn&, const PersonChanger& by, const PersonChange& change) -> Status {
+                if (change.action == "delete_user" && by.subject == "refuse")
+                  return Fail(Errc::kInternal, "audit down");
+                audited.push_back(by.kind + ":" + change.action);
+                return Ok();
+              });
+  ASSERT_TRUE(users.Create("gus@example.com", "correct horse", Role::kEditor, {.kind = "cli"}));
+  ASSERT_TRUE(users.SetPassword("gus@example.com", "another horse", {.kind = "cli"}));
+  ASSERT_TRUE(users.SetRole("gus@example.com", Role::kViewer, {.kind = "cli"}));
+  // An audit row that cannot be written undoes the change.
+  EXPECT_FALSE(users.Delete("gus@example.com", {.kind = "cli", .subject = "refuse"}));
+  EXPECT_TRUE(*users.FindByEmail("gus@example.com"));
+  EXPECT_EQ(audited, (std::vector<std::string>{"cli:create_user", "cli:change_password",
+                                               "cli:change_role"}));
+}
+
 TEST_F(UsersTest, RateLimiterRefusesOverTheLimitUntilTheWindowEnds) {
   RateLimiter limiter(*db_, clock_);
   RateLimit limit{.limit = 3, .window_s = 60};

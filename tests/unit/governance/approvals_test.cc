@@ -14,6 +14,7 @@ using nlohmann::json;
 using testing::CrmFixture;
 
 const std::set<std::string> kScopes = {"contacts:delete", "lists:delete", "tags:delete"};
+constexpr bool kAdministrator = true;  // the deciding person is an administrator
 
 class Approvals : public CrmFixture {
  protected:
@@ -92,7 +93,7 @@ TEST_F(Approvals, DefaultPolicyPendsUntilThePersonApprovesThenRunsOnce) {
   ASSERT_EQ(s->governance.confirmations->PendingApprovals("user-alice")->size(), 1u);
   EXPECT_TRUE(s->governance.confirmations->PendingApprovals("user-bob")->empty());
 
-  ASSERT_TRUE(s->governance.confirmations->Decide(id, person, true));
+  ASSERT_TRUE(s->governance.confirmations->Decide(id, person, true, kAdministrator));
   auto done = s->governance.confirmations->Confirm(alice, kScopes, token);
   ASSERT_TRUE(done.result) << done.result.error().message;
   EXPECT_FALSE(s->contacts->Get(c.id));
@@ -119,7 +120,7 @@ TEST_F(Approvals, DenyIsFinal) {
   auto r = s->governance.confirmations->Confirm(alice, kScopes, preview["confirmation_token"]);
   ASSERT_FALSE(r.result);
   EXPECT_EQ(r.result.error().code, Errc::kApprovalDenied);
-  EXPECT_FALSE(s->governance.confirmations->Decide(id, person, true));
+  EXPECT_FALSE(s->governance.confirmations->Decide(id, person, true, kAdministrator));
   EXPECT_TRUE(s->contacts->Get(c.id));
 }
 
@@ -135,11 +136,52 @@ TEST_F(Approvals, AnotherPersonCannotDecide) {
             Errc::kApprovalPending);
 }
 
+// A person who is no administrator cannot approve their own assistant's action under the
+// default policy (approved_by "administrator"), may still deny it, and an administrator
+// decides it for them.
+TEST_F(Approvals, AnEditorsOwnActionNeedsAnAdministrator) {
+  Contact c = MakeContact("a@example.com");
+  json preview = Preview({c.id});
+  std::string id = preview["approval"]["id"];
+  auto own = s->governance.confirmations->Decide(id, person, true);
+  ASSERT_FALSE(own);
+  EXPECT_EQ(own.error().code, Errc::kPermissionDenied);
+  EXPECT_EQ(s->governance.confirmations->GetApproval(id)->status, "pending");
+  // The administrator sees it among the pending approvals and approves it.
+  auto all = s->governance.confirmations->PendingApprovals("user-bob", kAdministrator);
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].subject, "user-alice");
+  ASSERT_TRUE(s->governance.confirmations->Decide(id, other_person, true, kAdministrator));
+  auto done = s->governance.confirmations->Confirm(alice, kScopes, preview["confirmation_token"]);
+  ASSERT_TRUE(done.result) << done.result.error().message;
+  EXPECT_FALSE(s->contacts->Get(c.id));
+  // Denying one's own request needs no administrator.
+  Contact d = MakeContact("d@example.com");
+  json second = Preview({d.id});
+  EXPECT_TRUE(s->governance.confirmations->Decide(second["approval"]["id"], person, false));
+}
+
+TEST_F(Approvals, PolicyMayLetPeopleApproveTheirOwnActions) {
+  SetApprovalPolicy({{"require_person", {"delete_contacts"}}, {"approved_by", "person"}});
+  Contact c = MakeContact("a@example.com");
+  json preview = Preview({c.id});
+  EXPECT_TRUE(s->governance.confirmations->Decide(preview["approval"]["id"], person, true));
+  // Still nobody else's.
+  Contact d = MakeContact("d@example.com");
+  json second = Preview({d.id});
+  auto st = s->governance.confirmations->Decide(second["approval"]["id"], other_person, true);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, Errc::kPermissionDenied);
+  EXPECT_FALSE(governance::ValidateApprovalPolicy({{"approved_by", "anyone"}}));
+}
+
 TEST_F(Approvals, ExpiresWithThePreview) {
   Contact c = MakeContact("a@example.com");
   json preview = Preview({c.id});
   clock.Advance(601);
-  auto st = s->governance.confirmations->Decide(preview["approval"]["id"], person, true);
+  auto st =
+      s->governance.confirmations->Decide(preview["approval"]["id"], person, true, kAdministrator);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, Errc::kConfirmationExpired);
   EXPECT_EQ(s->governance.confirmations->GetApproval(preview["approval"]["id"])->status, "expired");
@@ -148,7 +190,8 @@ TEST_F(Approvals, ExpiresWithThePreview) {
 TEST_F(Approvals, StalePreviewAfterApprovalIsStillRefused) {
   Contact c = MakeContact("a@example.com");
   json preview = Preview({c.id});
-  ASSERT_TRUE(s->governance.confirmations->Decide(preview["approval"]["id"], person, true));
+  ASSERT_TRUE(
+      s->governance.confirmations->Decide(preview["approval"]["id"], person, true, kAdministrator));
   ContactInput patch;
   patch.first_name = "Changed";
   ASSERT_TRUE(s->contacts->Update(alice, c.id, c.revision, patch));
@@ -169,7 +212,8 @@ TEST_F(Approvals, ApprovingAfterTheRecordsChangedApprovesNothing) {
   ContactInput patch;
   patch.first_name = "Changed";
   ASSERT_TRUE(s->contacts->Update(alice, c.id, c.revision, patch));
-  auto st = s->governance.confirmations->Decide(preview["approval"]["id"], person, true);
+  auto st =
+      s->governance.confirmations->Decide(preview["approval"]["id"], person, true, kAdministrator);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, Errc::kStalePreview);
   EXPECT_EQ(s->governance.confirmations->GetApproval(preview["approval"]["id"])->status, "pending");
