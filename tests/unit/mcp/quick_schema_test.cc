@@ -217,9 +217,10 @@ TEST(QuickSchema, IsUnsureWhereValijsonReadsCStrings) {
     EXPECT_TRUE(compiled) << schema_text;
     if (!compiled) return QuickVerdict::kUnsure;
     const QuickVerdict quick = (*compiled)->QuickCheck(doc);
-    if (quick != QuickVerdict::kUnsure)
+    if (quick != QuickVerdict::kUnsure) {
       EXPECT_EQ(quick == QuickVerdict::kValid, !(*compiled)->ValidateWithValijson(doc).has_value())
           << schema_text << " " << doc.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
     EXPECT_EQ((*compiled)->Validate(doc).has_value(),
               (*compiled)->ValidateWithValijson(doc).has_value())
         << schema_text;
