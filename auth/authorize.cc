@@ -108,9 +108,11 @@ ValidateAuthorizationRequest(const Query& query, const ClientLookup& lookup,
   r.client_id = *client_id;
   r.redirect_uri = redirect_uri;
   r.state = p.Get("state");
+  // RFC 9700 §4.11.2: only a redirect URI an operator vouched for receives errors.
+  r.redirect_errors = client->source == "admin";
   auto fail = [&](std::string error, std::string description) {
     return tl::unexpected(AuthorizeFailure{
-        OAuthError{400, std::move(error), std::move(description)}, true, redirect_uri,
+        OAuthError{400, std::move(error), std::move(description)}, r.redirect_errors, redirect_uri,
         r.state && r.state->size() <= kMaxStateLength ? r.state : std::nullopt});
   };
   for (const auto& [k, v] : p.values)
@@ -296,9 +298,13 @@ http::Response AuthorizationEndpoint::HandleAuthorize(const http::Request& req) 
       {.resource = options_.resource, .default_scopes = DefaultReadScopes()});
   if (!validated) {
     const auto& f = validated.error();
-    if (!f.redirect)
-      return ErrorPage(f.error.error == "server_error" ? 500 : 400, "Cannot authorize",
-                       f.error.description);
+    if (!f.redirect) {
+      if (f.error.error == "server_error")
+        return ErrorPage(500, "Cannot authorize", "Internal error.");
+      return ErrorPage(400, "Cannot authorize",
+                       "The application sent a request this server cannot accept: " +
+                           f.error.description + " (" + f.error.error + ")");
+    }
     AuthorizationRequest target{.redirect_uri = f.redirect_uri, .state = f.state};
     return RedirectError(target, f.error.error, f.error.description, 302);
   }
@@ -307,11 +313,20 @@ http::Response AuthorizationEndpoint::HandleAuthorize(const http::Request& req) 
   if (!session) return ErrorPage(500, "Error", "Internal error.");
 
   if (request.prompt_none) {
-    if (!*session)
-      return RedirectError(request, "login_required", "the person is not signed in", 302);
+    // A silent request that needs the person is redirected only to an operator-made
+    // client; anyone could have registered the others' redirect URIs (RFC 9700 §4.11.2).
+    auto silent_failure = [&](const std::string& error, const std::string& description) {
+      if (request.redirect_errors) return RedirectError(request, error, description, 302);
+      return ErrorPage(400, "Cannot authorize",
+                       "The application asked to be authorized without showing you anything, "
+                       "but " +
+                           description + " (" + error +
+                           "). Go back to the application and sign in.");
+    };
+    if (!*session) return silent_failure("login_required", "you are not signed in");
     auto covered = s_.consents.Covers(request.client_id, (*session)->user_id, request.scopes);
     if (!covered) return ErrorPage(500, "Error", "Internal error.");
-    if (!*covered) return RedirectError(request, "consent_required", "consent is required", 302);
+    if (!*covered) return silent_failure("consent_required", "you have not allowed it yet");
     return Approve(request, std::nullopt, (*session)->user_id, request.scopes, false);
   }
 
@@ -398,31 +413,20 @@ http::Response AuthorizationEndpoint::PostLogin(const http::Request& req) {
 
   std::string email = http::FormValue(form, "email").value_or("");
   std::string password = http::FormValue(form, "password").value_or("");
-  auto norm = NormalizeEmail(email);
-  const std::string ip_bucket = "login:ip:" + req.remote_ip;
-  const std::string account_bucket = "login:account:" + crypto::Sha256Hex(norm ? *norm : email);
-  auto by_ip = s_.limiter.Check(ip_bucket, options_.login_limit_per_ip);
-  auto by_account = s_.limiter.Check(account_bucket, options_.login_limit_per_account);
-  if (!by_ip || !by_account) return ErrorPage(500, "Error", "Internal error.");
-  if (!by_ip->allowed || !by_account->allowed) {
-    int64_t wait = std::max(by_ip->retry_after, by_account->retry_after);
-    int64_t minutes = (wait + 59) / 60;
-    auto r = LoginForm(429, **pending, handle, email,
-                       "Too many failed sign-in attempts. Try again in " + std::to_string(minutes) +
-                           (minutes == 1 ? " minute." : " minutes."));
-    r.Set("Retry-After", std::to_string(wait));
+  auto permit = s_.throttle.Reserve(email, req.remote_ip);
+  if (!permit) return ErrorPage(500, "Error", "Internal error.");
+  if (!permit->allowed) {
+    auto r = LoginForm(429, **pending, handle, email, TooManySignInAttempts(permit->retry_after));
+    r.Set("Retry-After", std::to_string(permit->retry_after));
     return r;
   }
   auto user = s_.users.Verify(email, password);
   if (!user) {
     if (user.error().code != Errc::kUnauthenticated)
       return ErrorPage(500, "Error", "Internal error.");
-    if (!s_.limiter.Hit(ip_bucket, options_.login_limit_per_ip) ||
-        !s_.limiter.Hit(account_bucket, options_.login_limit_per_account))
-      return ErrorPage(500, "Error", "Internal error.");
     return LoginForm(401, **pending, handle, email, "Invalid email or password.");
   }
-  (void)s_.limiter.Reset(account_bucket);
+  if (!s_.throttle.Succeeded(*permit)) return ErrorPage(500, "Error", "Internal error.");
   // A new session on every sign-in: a session id planted before login is never promoted.
   if (auto old = CookieValue(req, cookies_.session)) (void)s_.sessions.Delete(*old);
   auto secret = s_.sessions.Create(user->id);

@@ -9,7 +9,14 @@
 // server's MCP resource (absent: defaulted to it); scope is parsed against the catalogue,
 // and when absent defaults to the client's registered scope or else every *:read scope.
 // Errors found before client_id and redirect_uri are validated are shown on an HTML page
-// (400) and never redirected (RFC 6749 §4.1.2.1).
+// (400) and never redirected (RFC 6749 §4.1.2.1). So are all errors of clients that anyone
+// could have registered (dynamic registration, metadata documents): redirecting them
+// would make this server an open redirector (RFC 9700 §4.11.2), sending a browser to a URI
+// of the requester's choosing without anybody signing in. Only clients an operator
+// created get their errors at their redirect URI. The same holds for prompt=none: a
+// silent request that cannot be answered (no session: login_required; no consent:
+// consent_required) is shown as a page for those clients, and redirected only for
+// operator-made ones; a person who already consented gets the code either way.
 //
 // The pending request lives on the server (table authorization_requests); pages carry an
 // opaque handle, and the request is bound to the browser cookie that started it. Forms
@@ -29,8 +36,8 @@
 #include "auth/clients.h"
 #include "auth/consent.h"
 #include "auth/login_session.h"
-#include "auth/rate_limit.h"
 #include "auth/registration.h"
+#include "auth/sign_in_throttle.h"
 #include "auth/users.h"
 #include "src/core/clock.h"
 #include "src/core/http_types.h"
@@ -48,10 +55,13 @@ struct AuthorizationRequest {
   std::optional<std::string> state;
   std::string code_challenge;  // S256
   bool prompt_none = false;    // OIDC-style prompt=none: fail instead of showing pages
+  // An operator created the client (source "admin"): errors may go to its redirect URI.
+  bool redirect_errors = false;
 };
 
 // Why a request was refused. When `redirect` is false the client or its redirect URI could
-// not be trusted: the error is shown to the person instead.
+// not be trusted (unknown, or registered by anyone): the error is shown to the person
+// instead.
 struct AuthorizeFailure {
   OAuthError error;
   bool redirect = false;
@@ -84,8 +94,6 @@ struct AuthorizeOptions {
   std::vector<std::string> allowed_origins;
   int64_t auth_code_ttl = 60;
   int64_t pending_ttl = 10 * 60;  // how long a person has to sign in and decide
-  RateLimit login_limit_per_ip = {.limit = 10, .window_s = 15 * 60};
-  RateLimit login_limit_per_account = {.limit = 10, .window_s = 15 * 60};
 };
 
 struct AuthorizeServices {
@@ -95,7 +103,7 @@ struct AuthorizeServices {
   Users& users;
   LoginSessions& sessions;
   Consents& consents;
-  RateLimiter& limiter;
+  SignInThrottle& throttle;  // failed sign-ins on the login page
   Random& random;
   const Clock& clock;
 };

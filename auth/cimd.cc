@@ -1,10 +1,14 @@
 #include "auth/cimd.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "auth/redirect_uri.h"
 #include "auth/registration.h"
+#include "src/core/log.h"
 
 namespace crmd::auth {
 namespace {
@@ -22,6 +26,7 @@ Status ValidateCimdUrl(std::string_view url) {
   if (url.size() > kMaxUrlLength) return bad("is too long");
   for (unsigned char c : url)
     if (c <= 0x20 || c >= 0x7f || c == '\\') return bad("contains invalid characters");
+  if (!IsRfc3986Text(url)) return bad("is not a valid URL (RFC 3986)");
   if (url.find('#') != std::string_view::npos) return bad("must not contain a fragment");
   std::string_view rest = url.substr(kHttps.size());
   size_t slash = rest.find('/');
@@ -109,12 +114,18 @@ Result<Client> CimdResolver::Resolve(std::string_view client_id) {
                          .max_response_bytes = options_.max_document_bytes,
                          .allow_private = options_.allow_private});
   if (!res) {
-    if (res.error().code == Errc::kPermissionDenied || res.error().code == Errc::kPayloadTooLarge ||
-        res.error().code == Errc::kInvalidArgument)
-      return Fail(Errc::kInvalidArgument,
-                  "client metadata document could not be fetched: " + res.error().message);
-    return Fail(Errc::kUnavailable, "client metadata document could not be fetched",
-                res.error().detail);
+    if (res.error().code == Errc::kPayloadTooLarge)
+      return Fail(Errc::kInvalidArgument, "client metadata document is too large");
+    if (res.error().code == Errc::kInvalidArgument)
+      return Fail(Errc::kInvalidArgument, "client metadata document URL is not usable");
+    // One answer for a name that does not resolve, one that resolves to a private address,
+    // a refused connection and a timeout: the caller learns nothing about the network
+    // behind this server. The log keeps which it was.
+    spdlog::info(R"("event":"cimd_fetch_failed","code":"{}","reason":"{}")",
+                 ErrcCode(res.error().code), JsonEscape(res.error().message));
+    return Fail(
+        Errc::kUnavailable, "client metadata document could not be fetched",
+        res.error().message + (res.error().detail.empty() ? "" : ": ") + res.error().detail);
   }
   if (res->status != 200)
     return Fail(Errc::kUnavailable,

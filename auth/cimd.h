@@ -49,7 +49,9 @@ class CimdResolver {
   CimdResolver& operator=(const CimdResolver&) = delete;
 
   // The client for an https client_id, from the cache or freshly fetched.
-  // Errors: kInvalidArgument (bad URL or document), kUnavailable (fetch failed),
+  // Errors: kInvalidArgument (bad URL or document), kUnavailable (fetch failed: one
+  // message whatever the reason, so that it does not tell whether a name resolves to a
+  // private address),
   // kPermissionDenied (an operator revoked this client).
   Result<Client> Resolve(std::string_view client_id);
 

@@ -106,6 +106,27 @@ Result<std::vector<Client>> ClientStore::List() {
   return db_.Read([&](store::Conn& c) { return repo::ListClients(c); });
 }
 
+Result<ClientStore::Page> ClientStore::ListPage(std::string_view after, int64_t limit) {
+  // The cursor is "<created_at>:<client_id>" of the last client shown.
+  std::optional<repo::ClientCursor> cursor;
+  if (size_t colon = after.find(':'); colon != std::string_view::npos && colon > 0 && colon <= 18) {
+    std::string_view digits = after.substr(0, colon);
+    if (std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      cursor = repo::ClientCursor{.created_at = std::stoll(std::string(digits)),
+                                  .client_id = std::string(after.substr(colon + 1))};
+  }
+  auto rows = db_.Read([&](store::Conn& c) { return repo::ListClientsPage(c, cursor, limit + 1); });
+  if (!rows) return Fail(rows.error());
+  Page page;
+  page.clients = std::move(*rows);
+  if (static_cast<int64_t>(page.clients.size()) > limit) {
+    page.clients.resize(limit);
+    const Client& last = page.clients.back();
+    page.next = std::to_string(last.created_at) + ":" + last.client_id;
+  }
+  return page;
+}
+
 Result<Client> ClientStore::Authenticate(std::string_view client_id,
                                          std::optional<std::string_view> secret) {
   auto f = FindWithHashes(client_id);

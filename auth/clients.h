@@ -62,6 +62,14 @@ class ClientStore {
   Status SetAllowedScopes(std::string_view client_id, const std::string& scopes);
   Status SetRegistrationTokenHash(std::string_view client_id, const std::string& token_hash);
   Result<std::vector<Client>> List();
+  // One page of at most `limit` clients, oldest first, starting after `after` (a `next`
+  // of an earlier page; "" or anything unreadable: the first page). `next` is set when
+  // more clients follow.
+  struct Page {
+    std::vector<Client> clients;
+    std::optional<std::string> next;
+  };
+  Result<Page> ListPage(std::string_view after, int64_t limit);
 
   // Client authentication at the token endpoint (RFC 6749 §2.3.1): the client when it
   // exists, is not revoked and the secret matches its stored hash (constant time).

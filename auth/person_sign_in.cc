@@ -8,11 +8,11 @@
 
 namespace crmd::auth {
 
-PersonSignIn::PersonSignIn(Users& users, LoginSessions& sessions, RateLimiter& limiter,
+PersonSignIn::PersonSignIn(Users& users, LoginSessions& sessions, SignInThrottle& throttle,
                            Random& random, PersonSignInOptions options)
     : users_(users),
       sessions_(sessions),
-      limiter_(limiter),
+      throttle_(throttle),
       random_(random),
       options_(std::move(options)),
       cookies_(CookieNamesFor(options_.issuer)),
@@ -33,22 +33,16 @@ Result<std::optional<SignedIn>> PersonSignIn::Current(const http::Request& req) 
 SignInAttempt PersonSignIn::SignIn(const http::Request& req, const std::string& email,
                                    const std::string& password) {
   SignInAttempt out;
-  auto norm = NormalizeEmail(email);
-  const std::string ip_bucket = "login:ip:" + req.remote_ip;
-  const std::string account_bucket = "login:account:" + crypto::Sha256Hex(norm ? *norm : email);
-  auto by_ip = limiter_.Check(ip_bucket, options_.limit_per_ip);
-  auto by_account = limiter_.Check(account_bucket, options_.limit_per_account);
-  if (!by_ip || !by_account) {
+  auto permit = throttle_.Reserve(email, req.remote_ip);
+  if (!permit) {
     out.status = 500;
     out.error = "Something went wrong. Try again in a minute.";
     return out;
   }
-  if (!by_ip->allowed || !by_account->allowed) {
+  if (!permit->allowed) {
     out.status = 429;
-    out.retry_after = std::max(by_ip->retry_after, by_account->retry_after);
-    int64_t minutes = (out.retry_after + 59) / 60;
-    out.error = "Too many failed sign-in attempts. Try again in " + std::to_string(minutes) +
-                (minutes == 1 ? " minute." : " minutes.");
+    out.retry_after = permit->retry_after;
+    out.error = TooManySignInAttempts(out.retry_after);
     return out;
   }
   auto user = users_.Verify(email, password);
@@ -58,13 +52,11 @@ SignInAttempt PersonSignIn::SignIn(const http::Request& req, const std::string& 
       out.error = "Something went wrong. Try again in a minute.";
       return out;
     }
-    (void)limiter_.Hit(ip_bucket, options_.limit_per_ip);
-    (void)limiter_.Hit(account_bucket, options_.limit_per_account);
     out.status = 401;
     out.error = "Invalid email or password.";
     return out;
   }
-  (void)limiter_.Reset(account_bucket);
+  (void)throttle_.Succeeded(*permit);
   if (auto old = CookieValue(req, cookies_.session)) (void)sessions_.Delete(*old);
   auto secret = sessions_.Create(user->id);
   if (!secret) {

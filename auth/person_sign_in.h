@@ -1,8 +1,8 @@
 #pragma once
 // Signing a person in outside an authorization request (the console's approval pages):
 // the same accounts (Users), the same login sessions and cookie (LoginSessions,
-// CookieNamesFor), and the same per-IP and per-account rate limits as the OAuth login
-// page (AuthorizeOptions' defaults). A new session on every sign-in, so a session id
+// CookieNamesFor), and the same throttle of failed sign-ins (SignInThrottle) as the OAuth
+// login page. A new session on every sign-in, so a session id
 // planted before login is never promoted. Thread-safe (state is in the database).
 //
 // Login CSRF: the sign-in form carries a token that must equal a cookie set with the form
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "auth/login_session.h"
-#include "auth/rate_limit.h"
+#include "auth/sign_in_throttle.h"
 #include "auth/users.h"
 #include "src/core/http_types.h"
 #include "src/core/random.h"
@@ -45,20 +45,18 @@ struct LoginFormToken {
 struct PersonSignInOptions {
   std::string issuer;
   std::vector<std::string> allowed_origins;
-  RateLimit limit_per_ip = {.limit = 10, .window_s = 15 * 60};
-  RateLimit limit_per_account = {.limit = 10, .window_s = 15 * 60};
 };
 
 class PersonSignIn {
  public:
-  PersonSignIn(Users& users, LoginSessions& sessions, RateLimiter& limiter, Random& random,
+  PersonSignIn(Users& users, LoginSessions& sessions, SignInThrottle& throttle, Random& random,
                PersonSignInOptions options);
   PersonSignIn(const PersonSignIn&) = delete;
   PersonSignIn& operator=(const PersonSignIn&) = delete;
 
   // The person of the request's session cookie (live session, existing user), or nullopt.
   Result<std::optional<SignedIn>> Current(const http::Request& req);
-  // Checks the password (rate-limited) and starts a session.
+  // Checks the password (throttled: SignInThrottle) and starts a session.
   SignInAttempt SignIn(const http::Request& req, const std::string& email,
                        const std::string& password);
   // False when a POST carries a foreign Origin (OriginAllowed, csrf.h).
@@ -73,7 +71,7 @@ class PersonSignIn {
  private:
   Users& users_;
   LoginSessions& sessions_;
-  RateLimiter& limiter_;
+  SignInThrottle& throttle_;
   Random& random_;
   const PersonSignInOptions options_;
   const CookieNames cookies_;

@@ -21,7 +21,7 @@ Status RateLimiter::Reset(std::string_view bucket) {
 Result<RateDecision> RateLimiter::Run(std::string_view bucket, RateLimit limit, bool count) {
   const int64_t now = clock_.NowUnix();
   auto body = [&](store::Conn& c) -> Result<RateDecision> {
-    auto window = repo::CurrentWindow(c, bucket, limit.window_s, now);
+    auto window = repo::CurrentWindow(c, bucket, limit.window_s, now, count);
     if (!window) return Fail(window.error());
     const int64_t start = window->start;
     int64_t n = window->count;

@@ -1,7 +1,9 @@
 #pragma once
 // Fixed-window rate limits kept in the database (table rate_limits), so that every node
 // behind a load balancer counts against the same budget. Used for dynamic client
-// registration per IP and for login failures per IP and per account.
+// registration, per IP and for all addresses together (failed sign-ins have their own
+// throttle, auth/sign_in_throttle.h). Hit locks its bucket while it counts, so parallel
+// hits on several nodes never count from the same value.
 //
 // Thread-safe (all state is in the database).
 #include <cstdint>

@@ -76,11 +76,56 @@ bool IsValidHostName(std::string_view host) {
   return true;
 }
 
+bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
 tl::unexpected<Error> Refuse(std::string why) {
   return Fail(Errc::kInvalidArgument, std::move(why));
 }
 
 }  // namespace
+
+bool IsRfc3986Text(std::string_view uri) {
+  static constexpr std::string_view kAllowed =
+      "-._~"          // unreserved, besides letters and digits
+      ":/?#[]@"       // gen-delims
+      "!$&'()*+,;=";  // sub-delims
+  for (size_t i = 0; i < uri.size(); ++i) {
+    char c = uri[i];
+    if (c == '%') {
+      if (i + 2 >= uri.size() || !IsHex(uri[i + 1]) || !IsHex(uri[i + 2])) return false;
+      i += 2;
+      continue;
+    }
+    if (std::isalnum(static_cast<unsigned char>(c)) || kAllowed.find(c) != std::string_view::npos)
+      continue;
+    return false;
+  }
+  // Brackets belong around an IP literal host only: "scheme://[...]".
+  size_t open = uri.find('[');
+  size_t close = uri.find(']');
+  if (open == std::string_view::npos && close == std::string_view::npos) return true;
+  size_t authority = uri.find("://");
+  if (authority == std::string_view::npos || open != authority + 3 || close < open) return false;
+  return uri.find_first_of("[]", close + 1) == std::string_view::npos &&
+         uri.find('[', open + 1) == std::string_view::npos;
+}
+
+Status ValidateWebUrl(std::string_view url, std::string_view field) {
+  auto refuse = [&](std::string why) {
+    return Fail(Errc::kInvalidArgument, std::string(field) + " " + why);
+  };
+  bool https = url.rfind("https://", 0) == 0;
+  if (!https && url.rfind("http://", 0) != 0) return refuse("must be an http(s) URL");
+  if (url.size() > kMaxRedirectUriLength) return refuse("is too long");
+  if (!IsRfc3986Text(url))
+    return refuse(
+        "is not a valid URL (RFC 3986): it contains characters that must be "
+        "percent-encoded");
+  auto authority = SplitAuthority(url.substr(https ? 6 : 5));
+  if (!authority || !IsValidHostName(authority->host)) return refuse("has no valid host");
+  if (authority->has_userinfo) return refuse("must not contain user information");
+  return Ok();
+}
 
 Result<RedirectUriKind> ValidateRedirectUri(std::string_view uri) {
   if (uri.empty()) return Refuse("redirect_uri is empty");
@@ -95,6 +140,10 @@ Result<RedirectUriKind> ValidateRedirectUri(std::string_view uri) {
     return Refuse("redirect_uri must not contain wildcards");
   if (uri.find('\\') != std::string_view::npos)
     return Refuse("redirect_uri must not contain backslashes");
+  if (!IsRfc3986Text(uri))
+    return Refuse(
+        "redirect_uri is not a valid URI (RFC 3986): characters such as \" < > { } | ^ ` must "
+        "be percent-encoded");
 
   size_t colon = uri.find(':');
   if (colon == std::string_view::npos || colon == 0)

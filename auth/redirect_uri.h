@@ -8,7 +8,9 @@
 //   http://127.0.0.1|[::1]|localhost[:port]/...   native apps on loopback (port may differ)
 //   com.example.app:/cb                           private-use scheme (reverse DNS, §7.1)
 // Refused: fragments, userinfo, wildcards, relative URIs, plain http on other hosts,
-// dangerous schemes (javascript:, data:, file:, ...), whitespace and control characters.
+// dangerous schemes (javascript:, data:, file:, ...), and anything that is not an RFC 3986
+// URI: whitespace, control and non-ASCII characters, characters RFC 3986 has no place
+// for (" < > \ ^ ` { | }), a % not followed by two hex digits, brackets outside the host.
 //
 // Pure functions; thread-safe.
 #include <optional>
@@ -25,6 +27,15 @@ enum class RedirectUriKind { kHttps, kLoopback, kPrivateUse };
 // Checks a redirect URI offered at registration (or in a client metadata document).
 // kInvalidArgument with a client-facing reason when refused.
 Result<RedirectUriKind> ValidateRedirectUri(std::string_view uri);
+
+// True when every character of `uri` may appear in an RFC 3986 URI (§2: unreserved,
+// reserved, and % followed by two hex digits), brackets only around an IP literal host.
+bool IsRfc3986Text(std::string_view uri);
+
+// Checks a web page URL a client registers to be shown to people (client_uri, logo_uri,
+// tos_uri, policy_uri): http or https with a valid host, no user information, RFC 3986
+// characters only. kInvalidArgument with a client-facing reason naming `field`.
+Status ValidateWebUrl(std::string_view url, std::string_view field);
 
 // True when `presented` (from an authorization request) matches the registered URI:
 // identical strings, or both loopback http URIs that differ only in the port.

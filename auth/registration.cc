@@ -159,11 +159,11 @@ OAuthResult<Client> ClientFromMetadata(const json& m) {
     if (!v.is_string()) return MetadataError(std::string(f.name) + " must be a string");
     std::string s = v.get<std::string>();
     if (s.size() > f.max) return MetadataError(std::string(f.name) + " is too long");
-    if (f.is_url && s.rfind("https://", 0) != 0 && s.rfind("http://", 0) != 0)
-      return MetadataError(std::string(f.name) + " must be an http(s) URL");
     for (unsigned char ch : s)
       if (ch < 0x20 || ch == 0x7f)
         return MetadataError(std::string(f.name) + " contains control characters");
+    if (f.is_url)
+      if (auto ok = ValidateWebUrl(s, f.name); !ok) return MetadataError(ok.error().message);
     if (s.empty()) continue;
     accepted[f.name] = s;
   }
@@ -213,6 +213,16 @@ http::Response Registration::HandleRegister(const http::Request& req) {
     return JsonError(400, "invalid_client_metadata", "the request body is not JSON");
   auto client = ClientFromMetadata(body);
   if (!client) return JsonError(400, client.error().error, client.error().description);
+  if (options_.global_limit.limit > 0) {
+    auto global = limiter_.Hit("register:all", options_.global_limit);
+    if (!global) return JsonError(500, "server_error", "internal error");
+    if (!global->allowed) {
+      auto r = JsonError(429, "rate_limited",
+                         "this server accepts no more registrations for now; try again later");
+      r.Set("Retry-After", std::to_string(global->retry_after));
+      return r;
+    }
+  }
 
   const int64_t now = clock_.NowUnix();
   client->client_id = random_.Token(24);

@@ -6,7 +6,9 @@
 // confidential ones (client_secret_basic, the RFC 7591 default, or client_secret_post)
 // get a client_secret shown once. Every successful response carries a fresh
 // registration_access_token (RFC 7592 §3 allows rotation; the previous one stops working).
-// Registration is rate-limited per IP.
+// Registration is rate-limited per IP and, beside that, for every address together (a
+// global cap: many addresses cannot fill the registry either); clients never used for a
+// grant are purged by housekeeping a day after they registered.
 //
 // Thread-safe (state is in the database).
 #include <nlohmann/json_fwd.hpp>
@@ -29,6 +31,8 @@ OAuthResult<Client> ClientFromMetadata(const nlohmann::json& metadata);
 struct RegistrationOptions {
   std::string issuer;                                    // registration_client_uri base
   RateLimit rate_limit = {.limit = 20, .window_s = 60};  // per client IP
+  // Every address together (config registration_limit_per_hour); limit 0: none.
+  RateLimit global_limit = {.limit = 1000, .window_s = 3600};
 };
 
 class Registration {

@@ -59,6 +59,32 @@ Result<std::vector<Client>> ListClients(store::Conn& c) {
   return out;
 }
 
+Result<std::vector<Client>> ListClientsPage(store::Conn& c,
+                                            const std::optional<ClientCursor>& after,
+                                            int64_t limit) {
+  auto rows = after ? c.Query(std::string("SELECT ") + kColumns +
+                                  " FROM oauth_clients WHERE created_at > ? OR (created_at = ? "
+                                  "AND client_id > ?) ORDER BY created_at, client_id LIMIT ?",
+                              {after->created_at, after->created_at, after->client_id, limit})
+                    : c.Query(std::string("SELECT ") + kColumns +
+                                  " FROM oauth_clients ORDER BY created_at, client_id LIMIT ?",
+                              {limit});
+  if (!rows) return Fail(rows.error());
+  std::vector<Client> out;
+  for (const auto& r : *rows) out.push_back(FromRow(r));
+  return out;
+}
+
+Result<int64_t> DeleteUnusedClientsCreatedBy(store::Conn& c, int64_t cutoff) {
+  return c.Exec(
+      "DELETE FROM oauth_clients WHERE source IN ('dcr', 'cimd') AND revoked = 0 AND "
+      "created_at <= ? "
+      "AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.client_id = oauth_clients.client_id) "
+      "AND NOT EXISTS (SELECT 1 FROM consents k WHERE k.client_id = oauth_clients.client_id) "
+      "AND NOT EXISTS (SELECT 1 FROM auth_codes a WHERE a.client_id = oauth_clients.client_id)",
+      {cutoff});
+}
+
 Status InsertClient(store::Conn& c, const Client& client,
                     const std::optional<std::string>& secret_hash,
                     const std::optional<std::string>& registration_token_hash) {

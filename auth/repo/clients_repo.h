@@ -33,6 +33,19 @@ struct ClientWithHashes {
 Result<std::optional<ClientWithHashes>> FindClient(store::Conn& c, std::string_view client_id);
 // Every client, oldest first.
 Result<std::vector<Client>> ListClients(store::Conn& c);
+// One page of clients, oldest first: at most `limit` after the (created_at, client_id)
+// position `after` (nullopt: from the start).
+struct ClientCursor {
+  int64_t created_at = 0;
+  std::string client_id;
+};
+Result<std::vector<Client>> ListClientsPage(store::Conn& c,
+                                            const std::optional<ClientCursor>& after,
+                                            int64_t limit);
+// Deletes the dynamically registered and CIMD clients created at or before `cutoff` that
+// were never used: no grant, no remembered consent, no authorization code, and not
+// revoked (a revoked CIMD row is what keeps its URL out). Housekeeping; answers how many.
+Result<int64_t> DeleteUnusedClientsCreatedBy(store::Conn& c, int64_t cutoff);
 // kAlreadyExists when the client_id is taken.
 Status InsertClient(store::Conn& c, const Client& client,
                     const std::optional<std::string>& secret_hash,

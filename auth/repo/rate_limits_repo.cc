@@ -5,8 +5,16 @@
 namespace crmd::auth::repo {
 
 Result<RateWindow> CurrentWindow(store::Conn& c, std::string_view bucket, int64_t window_s,
-                                 int64_t now) {
-  auto row = c.QueryOne("SELECT window_start, count FROM rate_limits WHERE bucket = ?",
+                                 int64_t now, bool lock) {
+  if (lock) {
+    auto ins = c.Exec(
+        "INSERT INTO rate_limits (bucket, window_start, count) VALUES (?, ?, 0) "
+        "ON CONFLICT (bucket) DO NOTHING",
+        {std::string(bucket), now});
+    if (!ins) return Fail(ins.error());
+  }
+  auto row = c.QueryOne("SELECT r.window_start, r.count FROM rate_limits r WHERE r.bucket = ?" +
+                            (lock ? store::ForUpdateOf(c.dialect(), "r") : std::string()),
                         {std::string(bucket)});
   if (!row) return Fail(row.error());
   if (*row && (*row)->Int(0) + window_s > now) return RateWindow{(*row)->Int(0), (*row)->Int(1)};

@@ -24,8 +24,11 @@ struct RateWindow {
   int64_t count = 0;
 };
 
+// With `lock`, the bucket's row (created empty if missing) stays locked until the
+// transaction ends, so that concurrent counters on other nodes wait instead of both
+// counting from the same value (PostgreSQL; SQLite's single writer holds the database).
 Result<RateWindow> CurrentWindow(store::Conn& c, std::string_view bucket, int64_t window_s,
-                                 int64_t now);
+                                 int64_t now, bool lock = false);
 Status StoreWindow(store::Conn& c, std::string_view bucket, const RateWindow& window);
 Status DeleteBucket(store::Conn& c, std::string_view bucket);
 // Deletes every window that started at or before `cutoff` (housekeeping); answers how many.

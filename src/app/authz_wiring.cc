@@ -9,14 +9,17 @@ Status WireAuthz(App::Services& s) {
       std::make_unique<auth::Users>(*s.db, *s.clock, AuditPeopleChanges(*s.governance->audit));
   s.clients = std::make_unique<auth::ClientStore>(*s.db, *s.clock);
   s.rate_limiter = std::make_unique<auth::RateLimiter>(*s.db, *s.clock);
+  s.sign_in_throttle = std::make_unique<auth::SignInThrottle>(*s.db, *s.clock);
   s.cimd = std::make_unique<auth::CimdResolver>(
       *s.clients, *s.http_client, *s.clock,
       auth::CimdOptions{.allow_private = s.config.allow_private_network_targets});
   s.login_sessions = std::make_unique<auth::LoginSessions>(*s.db, *s.clock, *s.random);
   s.consents = std::make_unique<auth::Consents>(*s.db, *s.clock);
-  s.registration =
-      std::make_unique<auth::Registration>(*s.clients, *s.rate_limiter, *s.random, *s.clock,
-                                           auth::RegistrationOptions{.issuer = s.config.Issuer()});
+  s.registration = std::make_unique<auth::Registration>(
+      *s.clients, *s.rate_limiter, *s.random, *s.clock,
+      auth::RegistrationOptions{
+          .issuer = s.config.Issuer(),
+          .global_limit = {.limit = s.config.registration_limit_per_hour, .window_s = 3600}});
   s.authorization = std::make_unique<auth::AuthorizationEndpoint>(
       auth::AuthorizeServices{.db = *s.db,
                               .clients = *s.clients,
@@ -24,7 +27,7 @@ Status WireAuthz(App::Services& s) {
                               .users = *s.users,
                               .sessions = *s.login_sessions,
                               .consents = *s.consents,
-                              .limiter = *s.rate_limiter,
+                              .throttle = *s.sign_in_throttle,
                               .random = *s.random,
                               .clock = *s.clock},
       auth::AuthorizeOptions{.issuer = s.config.Issuer(),
@@ -43,9 +46,9 @@ Status WireAuthz(App::Services& s) {
                  [&s](const http::Request& r) { return s.authorization->HandleConsent(r); });
 
   // The console's sign-in (the approval pages and the web console): the same accounts,
-  // session cookie and rate limits as the OAuth login page.
+  // session cookie and sign-in throttle as the OAuth login page.
   s.person_sign_in = std::make_unique<auth::PersonSignIn>(
-      *s.users, *s.login_sessions, *s.rate_limiter, *s.random,
+      *s.users, *s.login_sessions, *s.sign_in_throttle, *s.random,
       auth::PersonSignInOptions{.issuer = s.config.Issuer(),
                                 .allowed_origins = s.config.allowed_origins});
   s.grants = std::make_unique<auth::Grants>(*s.db, *s.clock);

@@ -35,6 +35,7 @@ console::ConsolePeople ConsolePeopleOf(App::Services& s) {
             return console::SignInResult{.ok = attempt.user.has_value(),
                                          .status = attempt.status,
                                          .error = attempt.error,
+                                         .retry_after = attempt.retry_after,
                                          .set_cookies = std::move(attempt.set_cookies)};
           },
       .origin_allowed = [sign_in](const http::Request& req) { return sign_in->OriginAllowed(req); },
@@ -51,19 +52,29 @@ console::ConsolePeople ConsolePeopleOf(App::Services& s) {
   };
 }
 
+console::AppClient AppClientOf(const auth::Client& c) {
+  return {.client_id = c.client_id,
+          .name = c.DisplayName(),
+          .source = c.source,
+          .revoked = c.revoked,
+          .created_at = c.created_at};
+}
+
 console::ConnectedAppsSource ConnectedAppsOf(App::Services& s) {
   return console::ConnectedAppsSource{
-      .clients = [&s]() -> Result<std::vector<console::AppClient>> {
-        auto list = s.clients->List();
-        if (!list) return Fail(list.error());
-        std::vector<console::AppClient> out;
-        for (const auto& c : *list)
-          out.push_back({.client_id = c.client_id,
-                         .name = c.DisplayName(),
-                         .source = c.source,
-                         .revoked = c.revoked,
-                         .created_at = c.created_at});
+      .clients_page = [&s](const std::string& after,
+                           int64_t limit) -> Result<console::AppClientPage> {
+        auto page = s.clients->ListPage(after, limit);
+        if (!page) return Fail(page.error());
+        console::AppClientPage out{.next = page->next};
+        for (const auto& c : page->clients) out.clients.push_back(AppClientOf(c));
         return out;
+      },
+      .client = [&s](const std::string& id) -> Result<std::optional<console::AppClient>> {
+        auto found = s.clients->Find(id);
+        if (!found) return Fail(found.error());
+        if (!*found) return std::optional<console::AppClient>();
+        return std::optional<console::AppClient>(AppClientOf(**found));
       },
       .grants = [&s]() -> Result<std::vector<console::AppGrant>> {
         auto list = s.grants->List(std::nullopt);

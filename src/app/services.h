@@ -14,6 +14,7 @@
 #include "auth/person_sign_in.h"
 #include "auth/rate_limit.h"
 #include "auth/registration.h"
+#include "auth/sign_in_throttle.h"
 #include "auth/token_service.h"
 #include "auth/users.h"
 #include "src/app/app.h"
@@ -81,12 +82,14 @@ struct App::Services {
   std::unique_ptr<auth::Users> users;
   std::unique_ptr<auth::ClientStore> clients;
   std::unique_ptr<auth::RateLimiter> rate_limiter;
+  // Failed sign-ins, on the OAuth login page and the console alike.
+  std::unique_ptr<auth::SignInThrottle> sign_in_throttle;
   std::unique_ptr<auth::CimdResolver> cimd;
   std::unique_ptr<auth::LoginSessions> login_sessions;
   std::unique_ptr<auth::Consents> consents;
   std::unique_ptr<auth::Registration> registration;
   std::unique_ptr<auth::AuthorizationEndpoint> authorization;
-  // The console's sign-in (approval pages): same accounts, sessions and rate limits.
+  // The console's sign-in (approval pages): same accounts, sessions and throttle.
   std::unique_ptr<auth::PersonSignIn> person_sign_in;
   // Grants as the console's Connected apps page lists and revokes them.
   std::unique_ptr<auth::Grants> grants;

@@ -25,36 +25,49 @@ ViewList Scopes(const std::string& scope) {
 }
 
 http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
-                        const std::string& notice) {
+                        const std::string& notice, const std::string& after) {
   const PageChrome chrome = ChromeFor(p, "apps");
   auto grants = d.apps.grants();
   if (!grants) return InternalError(grants.error(), chrome);
-  auto list = d.apps.clients();
-  if (!list) return InternalError(list.error(), chrome);
+  // Administrators see the registered clients a page at a time: anyone may register one.
+  AppClientPage page;
+  if (p.is_admin) {
+    auto listed = d.apps.clients_page(after, d.clients_per_page);
+    if (!listed) return InternalError(listed.error(), chrome);
+    page = std::move(*listed);
+  }
+  auto consents = d.apps.consents();
+  if (!consents) return InternalError(consents.error(), chrome);
   // Last activity only of the apps this page shows: an index seek each.
   std::set<std::string> shown;
-  if (p.is_admin)
-    for (const auto& c : *list) shown.insert(c.client_id);
+  for (const auto& c : page.clients) shown.insert(c.client_id);
   for (const auto& g : *grants)
     if (p.is_admin || g.user_email == p.email) shown.insert(g.client_id);
   auto last = d.audit->LastActivityByClient(shown);
   if (!last) return InternalError(last.error(), chrome);
+  // Names of the apps behind the grants and consents shown.
   std::map<std::string, std::string> names;
+  for (const auto& c : page.clients) names[c.client_id] = c.name;
+  std::set<std::string> named = shown;
+  for (const auto& c : *consents)
+    if (p.is_admin || c.user_email == p.email) named.insert(c.client_id);
+  for (const auto& id : named) {
+    if (names.count(id)) continue;
+    auto found = d.apps.client(id);
+    if (!found) return InternalError(found.error(), chrome);
+    if (*found) names[id] = (*found)->name;
+  }
   ViewList clients;
-  {  // names for everyone; the clients table for administrators
-    for (const auto& c : *list) {
-      names[c.client_id] = c.name;
-      if (!p.is_admin) continue;
-      auto seen = last->find(c.client_id);
-      clients.emplace_back(
-          ViewMap{{"client_id", c.client_id},
-                  {"name", c.name},
-                  {"source", c.source},
-                  {"revoked", c.revoked},
-                  {"created_at", FormatRfc3339(c.created_at)},
-                  {"last_activity", seen == last->end() ? std::string("none recorded")
-                                                        : FormatRfc3339(seen->second)}});
-    }
+  for (const auto& c : page.clients) {
+    auto seen = last->find(c.client_id);
+    clients.emplace_back(
+        ViewMap{{"client_id", c.client_id},
+                {"name", c.name},
+                {"source", c.source},
+                {"revoked", c.revoked},
+                {"created_at", FormatRfc3339(c.created_at)},
+                {"last_activity", seen == last->end() ? std::string("none recorded")
+                                                      : FormatRfc3339(seen->second)}});
   }
   ViewList live, ended;
   for (const auto& g : *grants) {
@@ -76,8 +89,6 @@ http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
       live.emplace_back(std::move(node));
     }
   }
-  auto consents = d.apps.consents();
-  if (!consents) return InternalError(consents.error(), chrome);
   ViewList remembered;
   for (const auto& c : *consents) {
     if (!p.is_admin && c.user_email != p.email) continue;
@@ -99,7 +110,9 @@ http::Response AppsPage(const AppsPagesDeps& d, const Person& p, int status,
               {"has_ended", !ended.empty()},
               {"ended", std::move(ended)},
               {"has_clients", !clients.empty()},
-              {"clients", std::move(clients)}};
+              {"clients", std::move(clients)},
+              {"later_page", !after.empty()}};
+  if (page.next) ctx.emplace("next_page", "/console/apps?after=" + http::PercentEncode(*page.next));
   if (!notice.empty()) ctx.emplace("notice", notice);
   return RenderPage(status, "Connected apps", "apps.mustache", ctx, chrome);
 }
@@ -130,11 +143,9 @@ http::Response PostApps(const AppsPagesDeps& d, const http::Request& req, const 
       return MessagePage(403, "Administrators only", "Only an administrator can revoke an app.",
                          chrome, "/console/apps", "Connected apps");
     std::string id = http::FormValue(form, "client_id").value_or("");
-    auto clients = d.apps.clients();
-    if (!clients) return InternalError(clients.error(), chrome);
-    bool known = false;
-    for (const auto& c : *clients) known = known || c.client_id == id;
-    if (!known)
+    auto known = d.apps.client(id);
+    if (!known) return InternalError(known.error(), chrome);
+    if (!*known)
       return MessagePage(404, "Not found", "There is no such app.", chrome, "/console/apps",
                          "Connected apps");
     if (auto st = d.apps.revoke_client(id); !st) return InternalError(st.error(), chrome);
@@ -172,7 +183,8 @@ ConsoleRoutes AppsRoutes(AppsPagesDeps deps) {
     return WithPerson(d->people, r, [&](const Person& p) {
       if (auto refused = OnlyMethods(r, "GET, HEAD, POST", ChromeFor(p, "apps"))) return *refused;
       if (r.method == "POST") return PostApps(*d, r, p);
-      return AppsPage(*d, p, 200, "");
+      return AppsPage(*d, p, 200, "",
+                      http::FormValue(http::ParseForm(r.query), "after").value_or(""));
     });
   });
   return routes;

@@ -1,8 +1,9 @@
 #pragma once
 // The console's "Connected apps": the OAuth clients (assistants) and the grants people
 // gave them, with their scopes and last recorded activity, and revocation.
-//   GET  /console/apps     administrators: every client and grant; other people: the
-//                          grants they gave themselves
+//   GET  /console/apps     administrators: every grant, and the registered clients a
+//                          page at a time (?after=<the page's cursor>, oldest first);
+//                          other people: the grants they gave themselves
 //   POST /console/apps     action=revoke_grant (grant_id): the grant with its access and
 //                          refresh tokens, refused at /mcp at once on this node (a few
 //                          seconds on the others); a person may revoke only their own;
@@ -51,8 +52,17 @@ struct AppConsent {
   int64_t created_at = 0;
 };
 
+// One page of registered clients; `next` is the cursor of the following page, if any.
+struct AppClientPage {
+  std::vector<AppClient> clients;
+  std::optional<std::string> next;
+};
+
 struct ConnectedAppsSource {
-  std::function<Result<std::vector<AppClient>>()> clients;
+  // At most `limit` clients after the cursor `after` ("" for the first page).
+  std::function<Result<AppClientPage>(const std::string& after, int64_t limit)> clients_page;
+  // The client with this id (revoked or not), or nullopt.
+  std::function<Result<std::optional<AppClient>>(const std::string& client_id)> client;
   std::function<Result<std::vector<AppGrant>>()> grants;
   // Both make this node refuse the revoked tokens at once.
   std::function<Status(const std::string& grant_id)> revoke_grant;
@@ -64,6 +74,7 @@ struct ConnectedAppsSource {
 
 struct AppsPagesDeps {
   ConnectedAppsSource apps;
+  int64_t clients_per_page = 50;
   governance::AuditLog* audit = nullptr;  // last recorded activity per client
   ConsolePeople people;
 };

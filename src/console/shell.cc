@@ -224,6 +224,7 @@ http::Response HandleLogin(const ConsolePeople& people, const http::Request& req
   SignInResult result = people.sign_in(req, email, password);
   if (!result.ok) {
     auto r = SignInForm(people, req, result.status, next, email, result.error);
+    if (result.status == 429) r.Set("Retry-After", std::to_string(result.retry_after));
     return r;
   }
   http::Response r = SeeOther(SafeNext(next));

@@ -10,6 +10,7 @@
 //
 // The console knows nothing of auth: the composition root passes the person lookups as
 // functions (ConsolePeople). Everything here is stateless and thread-safe.
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -34,6 +35,7 @@ struct SignInResult {
   bool ok = false;
   int status = 401;                      // when !ok: 401 wrong credentials, 429 rate limited, 500
   std::string error;                     // when !ok: shown above the form
+  int64_t retry_after = 0;               // with 429: seconds, sent as Retry-After
   std::vector<std::string> set_cookies;  // when ok
 };
 

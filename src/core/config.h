@@ -57,6 +57,11 @@ struct Config {
   // Outbound fetches (Client ID Metadata Documents, webhooks): private/loopback targets.
   bool allow_private_network_targets = false;
 
+  // OAuth dynamic client registration from every address together, per hour (each address
+  // alone: 20 a minute); 0: no global cap. Clients never used for a grant are purged a day
+  // after they registered.
+  int registration_limit_per_hour = 1000;
+
   // MCP: sustained tools/call per second per principal (token bucket; <= 0 disables)
   double mcp_calls_per_second = 100;
   double mcp_calls_burst = 1000;

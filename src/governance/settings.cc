@@ -1,6 +1,7 @@
 #include "src/governance/settings.h"
 
 #include "src/core/email_address.h"
+#include "src/core/header_text.h"
 #include "src/governance/approval_policy.h"
 #include "src/governance/audit.h"
 #include "src/governance/settings_repo.h"
@@ -53,6 +54,9 @@ Status ValidateSettingsPatch(const json& patch) {
           return Fail(Errc::kInvalidArgument, "unknown setting: " + key + "." + sub);
         if (!v.is_string() || v.get_ref<const std::string&>().size() > 500)
           return Fail(Errc::kInvalidArgument, key + "." + sub + " must be a string (<= 500)");
+        if (sub == "from_name")
+          if (auto problem = HeaderTextProblem(v.get<std::string>()); !problem.empty())
+            return Fail(Errc::kInvalidArgument, key + "." + sub + " " + problem);
         if ((sub == "from_email" || sub == "reply_to") && !v.get<std::string>().empty() &&
             !NormalizeEmail(v.get<std::string>()))
           return Fail(Errc::kInvalidArgument, key + "." + sub + " is not a valid email address");

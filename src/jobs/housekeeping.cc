@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "auth/repo/authorization_requests_repo.h"
+#include "auth/repo/clients_repo.h"
 #include "auth/repo/codes_repo.h"
 #include "auth/repo/login_sessions_repo.h"
 #include "auth/repo/rate_limits_repo.h"
+#include "auth/repo/sign_in_failures_repo.h"
 #include "auth/repo/tokens_repo.h"
 #include "src/governance/approvals_repo.h"
 #include "src/governance/confirmations_repo.h"
@@ -27,12 +29,19 @@ namespace {
 using Rule = HousekeepingRule;
 
 constexpr int64_t kDay = 24 * 3600;
+// A registered client has this long to be used for a grant before it is purged: a person
+// completes an authorization within minutes of the registration that precedes it.
+constexpr int64_t kUnusedClientLifetime = kDay;
 
 constexpr Rule kRules[] = {
     {"idempotency_keys", &governance::idempotency_repo::DeleteCreatedBefore,
      [](int64_t now, int64_t) { return now - kDay; }},
     {"rate_limits", &auth::repo::DeleteWindowsStartedBy,
      [](int64_t now, int64_t) { return now - 2 * 3600; }},
+    {"sign_in_failures", &auth::repo::DeleteFailureBucketsIdleSince,
+     [](int64_t now, int64_t) { return now - kDay; }},
+    {"oauth_clients_unused", &auth::repo::DeleteUnusedClientsCreatedBy,
+     [](int64_t now, int64_t) { return now - kUnusedClientLifetime; }},
     {"auth_codes", &auth::repo::DeleteCodesExpiredBy,
      [](int64_t now, int64_t) { return now - kDay; }},
     {"access_tokens", &auth::repo::DeleteAccessTokensExpiredBy,

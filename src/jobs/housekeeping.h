@@ -4,6 +4,10 @@
 // its own short transaction and logs what it removed:
 //   idempotency_keys    older than the 24 h replay window
 //   rate_limits         windows that ended over an hour ago
+//   sign_in_failures    no failure for a day (and no wait left)
+//   oauth_clients       registered (dynamically or by metadata document) over a day ago
+//                       and never used: no grant, consent or code; never admin-made or
+//                       revoked ones
 //   auth_codes          expired over a day ago
 //   access_tokens       expired over a day ago (revocation no longer matters)
 //   refresh_tokens      expired over a day ago

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "src/core/header_text.h"
 #include "src/crm/contact_status.h"
 #include "src/mail/merge.h"
 #include "src/marketing/automations_repo.h"
@@ -103,6 +104,12 @@ Result<json> ValidateStep(const json& in, const std::string& where) {
     if (st) st = TakeString(in, "text_body", where, 256 * 1024, false, out);
     if (st) st = TakeString(in, "from_name", where, 200, false, out);
     if (st) st = TakeString(in, "from_email", where, 320, false, out);
+    // The sender's name and the subject go into every message's header as they are.
+    for (const char* key : {"subject", "from_name"}) {
+      if (!st || !out.contains(key)) continue;
+      if (auto problem = HeaderTextProblem(out[key].get<std::string>()); !problem.empty())
+        st = Bad(where + "." + key, problem);
+    }
     if (st && out.value("html_body", "").empty() && out.value("text_body", "").empty()) {
       st = Bad(where, "send_email needs html_body or text_body");
     }

@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "src/core/header_text.h"
 #include "src/crm/contacts_repo.h"
 #include "src/governance/settings.h"
 #include "src/mail/merge.h"
@@ -149,6 +150,10 @@ Status ApplyCampaignFields(const nlohmann::json& j, Campaign& out) {
       return Fail(Errc::kInvalidArgument,
                   std::string(f.key) + ": longer than " + std::to_string(f.max) + " bytes");
     }
+    // The sender's name and the subject go into every message's header as they are.
+    if (f.member == &Campaign::from_name || f.member == &Campaign::subject)
+      if (auto problem = HeaderTextProblem(s); !problem.empty())
+        return Fail(Errc::kInvalidArgument, std::string(f.key) + ": " + problem);
     c.*f.member = std::move(s);
   }
   if (c.name.empty()) return Fail(Errc::kInvalidArgument, "name: must not be empty");

@@ -253,6 +253,7 @@ Page Browser::Fetch(std::string method, std::string url, std::string body) {
     std::string cookie;
     for (const auto& [k, v] : jar_) cookie += (cookie.empty() ? "" : "; ") + k + "=" + v;
     if (!cookie.empty()) headers.emplace_back("Cookie", cookie);
+    for (const auto& h : extra_headers_) headers.push_back(h);
     if (method == "POST") {
       headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
       std::optional<std::string> origin =

@@ -90,6 +90,11 @@ class Browser {
     origin_set_ = true;
   }
   void set_follow_redirects(bool follow) { follow_ = follow; }
+  // Sent with every request, e.g. X-Forwarded-For to play a browser at another address
+  // behind a proxy the server trusts (config trusted_proxies).
+  void set_extra_header(std::string name, std::string value) {
+    extra_headers_.emplace_back(std::move(name), std::move(value));
+  }
 
  private:
   Page Fetch(std::string method, std::string url, std::string body);
@@ -100,6 +105,7 @@ class Browser {
   std::optional<std::string> origin_;
   bool origin_set_ = false;
   bool follow_ = true;
+  http::Headers extra_headers_;
 };
 
 // Signs `email` in on the console's sign-in page the way a person does (the form, its login

@@ -416,6 +416,55 @@ TEST_F(Console, RevokingAConnectedAppRefusesItsTokenAtMcpAtOnce) {
   EXPECT_EQ(reply.status, 401) << reply.raw;
 }
 
+// Anyone may register apps; the administrators' list of them comes a page at a time.
+TEST_F(Console, TheConnectedAppsPageShowsRegisteredAppsAPageAtATime) {
+  auto& s = server_.app().services();
+  const int64_t now = s.clock->NowUnix();
+  for (int i = 0; i < 60; ++i) {
+    auth::Client c;
+    c.client_id = "app-" + std::to_string(100 + i);
+    c.client_name = "Registered " + std::to_string(100 + i);
+    c.token_endpoint_auth_method = "none";
+    c.redirect_uris = {"https://app.example/cb"};
+    c.created_at = c.updated_at = now + i;
+    ASSERT_TRUE(s.clients->Insert(c, std::nullopt, std::string("h")));
+  }
+  auto admin = SignedIn("admin@example.com");
+  auto rows = [](const std::string& html) {
+    std::regex re("<tr data-client-id=\"app-");
+    return std::distance(std::sregex_iterator(html.begin(), html.end(), re),
+                         std::sregex_iterator());
+  };
+  Page first = admin->Get("/console/apps");
+  ASSERT_EQ(first.status, 200);
+  EXPECT_EQ(rows(first.body), 50);
+  EXPECT_NE(first.body.find("app-100"), std::string::npos);
+  EXPECT_EQ(first.body.find("app-150"), std::string::npos);
+  std::smatch more;
+  ASSERT_TRUE(std::regex_search(first.body, more, std::regex("<a href=\"([^\"]+)\" rel=\"next\">")))
+      << first.body;
+  std::string next = more[1];
+  for (const auto& [entity, ch] : std::vector<std::pair<std::string, std::string>>{
+           {"&#x2F;", "/"}, {"&#39;", "'"}, {"&quot;", "\""}, {"&amp;", "&"}})
+    for (size_t at; (at = next.find(entity)) != std::string::npos;)
+      next.replace(at, entity.size(), ch);
+  Page second = admin->Get(next);
+  ASSERT_EQ(second.status, 200) << second.body;
+  EXPECT_EQ(rows(second.body), 10);
+  EXPECT_NE(second.body.find("app-150"), std::string::npos);
+  EXPECT_NE(second.body.find("app-159"), std::string::npos);
+  EXPECT_EQ(second.body.find("app-149\""), std::string::npos);
+  EXPECT_EQ(second.body.find("rel=\"next\""), std::string::npos);
+  // Revoking an app on a later page still works (looked up by id, not by the first page).
+  Page revoked = admin->PostForm(
+      "/console/apps",
+      {{"action", "revoke_client"}, {"client_id", "app-159"}, {"csrf_token", Csrf(*admin)}});
+  EXPECT_EQ(revoked.status, 200) << revoked.body;
+  auto found = s.clients->Find("app-159");
+  ASSERT_TRUE(found && *found);
+  EXPECT_TRUE((*found)->revoked);
+}
+
 TEST_F(Console, ForgettingARememberedConsentEndsTheConnectionAndAsksAgain) {
   OAuthFlowResult flow =
       RunOAuthFlow(server_, {.email = "alice@example.com", .create_user = false});

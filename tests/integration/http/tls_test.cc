@@ -20,6 +20,7 @@
 
 #include "src/http/client.h"
 #include "src/http/server.h"
+#include "src/store/db.h"
 #include "tests/support/crmd_process.h"
 #include "tests/support/test_server.h"
 #include "tests/support/tls_client.h"
@@ -167,15 +168,21 @@ TEST_F(Https, TheFaceSaysHttpsAndSendsHsts_Rfc6797_7_1) {
   EXPECT_EQ(openapi->status, 200);
 
   // An authorization request with prompt=none and nobody signed in redirects back with
-  // the https issuer (RFC 9207).
-  auto reg =
-      c.Request("POST", "/oauth/register", "Content-Type: application/json\r\n",
-                R"({"client_name":"tls test","redirect_uris":["http://127.0.0.1:9/cb"],)"
-                R"("token_endpoint_auth_method":"none","grant_types":["authorization_code"],)"
-                R"("response_types":["code"]})");
-  ASSERT_TRUE(reg.has_value());
-  ASSERT_EQ(reg->status, 201) << reg->body;
-  const std::string client_id = nlohmann::json::parse(reg->body)["client_id"];
+  // the https issuer (RFC 9207). Only an operator-made client has its errors redirected
+  // (RFC 9700 §4.11.2: anyone may register the others), so the operator makes one here.
+  {
+    auto db = store::Open("sqlite:" + dir_.path() + "/crmd.db", 1);
+    ASSERT_TRUE(db) << db.error().message;
+    auto made = (*db)->Write([](store::Conn& conn) {
+      return conn.Exec(
+          "INSERT INTO oauth_clients (client_id, token_endpoint_auth_method, client_name, "
+          "redirect_uris, grant_types, metadata, source, revoked, created_at, updated_at) VALUES "
+          "('tls-operator-app', 'none', 'tls test', '[\"http://127.0.0.1:9/cb\"]', "
+          "'[\"authorization_code\"]', '{}', 'admin', 0, 0, 0)");
+    });
+    ASSERT_TRUE(made) << made.error().message;
+  }
+  const std::string client_id = "tls-operator-app";
   auto authorize = c.Request(
       "GET",
       "/oauth/authorize?response_type=code&client_id=" + client_id +

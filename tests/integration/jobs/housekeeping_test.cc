@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "src/app/services.h"
+#include "tests/support/browser.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/test_server.h"
 
@@ -74,6 +75,37 @@ TEST(Housekeeping, DeletesExpiredRowsAndKeepsLiveOnes) {
   auto again = hk.RunOnce();
   ASSERT_TRUE(again);
   EXPECT_EQ(*again, 0);
+}
+
+// Anyone may register a client; one that never gets a grant is purged a day later, so
+// registrations cannot pile up. Clients in use are kept.
+TEST(Housekeeping, PurgesRegisteredClientsNeverUsedForAGrant) {
+  TestServer server({.configure = [](Config& c) { c.housekeeping_interval_s = 0; }});
+  auto& s = server.app().services();
+  auto used = testing::RunOAuthFlow(server);
+  ASSERT_TRUE(used.ok()) << used.error;
+  auto reg = server.PostJson("/oauth/register", {{"client_name", "Drive-by"},
+                                                 {"redirect_uris", {"https://attacker.example/cb"}},
+                                                 {"token_endpoint_auth_method", "none"}});
+  ASSERT_EQ(reg.status, 201) << reg.body;
+  const std::string unused = testing::JsonBody(reg)["client_id"];
+
+  FakeClock clock(s.clock->NowUnix() + 3600);  // an hour later: still kept
+  Housekeeping hk(*s.db, clock, {.interval_s = 0, .retention_days = 30});
+  ASSERT_TRUE(hk.RunOnce());
+  ASSERT_TRUE(*s.clients->Find(unused));
+  clock.Advance(24 * 3600);  // over a day after it registered
+  ASSERT_TRUE(hk.RunOnce());
+  auto gone = s.clients->Find(unused);
+  ASSERT_TRUE(gone);
+  EXPECT_FALSE(*gone);
+  auto kept = s.clients->Find(used.client_id);
+  ASSERT_TRUE(kept);
+  EXPECT_TRUE(*kept);
+  // The purged client is unknown at the authorization endpoint.
+  auto page = server.Get("/oauth/authorize?response_type=code&client_id=" + unused);
+  EXPECT_EQ(page.status, 400);
+  EXPECT_NE(page.body.find("not registered"), std::string::npos) << page.body;
 }
 
 TEST(Housekeeping, TheBackgroundThreadSweepsOnItsOwn) {

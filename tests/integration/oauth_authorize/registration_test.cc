@@ -105,6 +105,97 @@ TEST(Registration, IsRateLimitedPerAddress) {
   EXPECT_GT(std::stoi(std::string(*r.Header("Retry-After"))), 0);
 }
 
+// RFC 3986 has no place for these characters; a registered URI holding them would be
+// copied into Location headers and pages as it is.
+TEST(Registration, RefusesRedirectUrisThatAreNotRfc3986Uris) {
+  TestServer server;
+  for (const char* uri :
+       {"https://app.example/cb?x=\"><script>alert(1)</script>", "https://app.example/<cb>",
+        "https://app.example/cb?q={x}", "https://app.example/cb|x", "https://app.example/cb^",
+        "https://app.example/`cb`", "https://app.example/cb%zz", "https://app.example/cb%4",
+        "https://app.example/[cb]", "com.example.app:/cb\"x"}) {
+    json m = PublicClient();
+    m["redirect_uris"] = {uri};
+    auto r = server.PostJson("/oauth/register", m);
+    EXPECT_EQ(r.status, 400) << uri;
+    EXPECT_EQ(JsonBody(r)["error"], "invalid_redirect_uri") << uri;
+  }
+  for (const char* uri : {"https://app.example/cb?x=%22%3C", "http://[::1]:4000/cb",
+                          "https://app.example/a-b_c.d~e/!$&'()+,;=:@"}) {
+    json m = PublicClient();
+    m["redirect_uris"] = {uri};
+    EXPECT_EQ(server.PostJson("/oauth/register", m).status, 201) << uri;
+  }
+}
+
+TEST(Registration, RefusesOtherUrlsThatAreNotRfc3986Urls) {
+  // Each registration from its own address: more than one address may send in a minute.
+  TestServer server({.configure = [](Config& c) { c.trusted_proxies = {"127.0.0.1"}; }});
+  int n = 0;
+  auto post = [&](const json& m) {
+    return server.PostJson("/oauth/register", m,
+                           {{"X-Forwarded-For", "192.0.2." + std::to_string(++n)}});
+  };
+  for (const char* field : {"client_uri", "logo_uri", "tos_uri", "policy_uri"}) {
+    for (const char* url :
+         {"https://app.example/\"onmouseover=\"alert(1)", "https://app.example/<x>", "https://",
+          "https://user@app.example/", "https://app.example/a b"}) {
+      json m = PublicClient();
+      m[field] = url;
+      auto r = post(m);
+      EXPECT_EQ(r.status, 400) << field << " " << url;
+      EXPECT_EQ(JsonBody(r)["error"], "invalid_client_metadata") << field << " " << url;
+    }
+    json m = PublicClient();
+    m[field] = "https://app.example/about?lang=en#top";
+    EXPECT_EQ(post(m).status, 201) << field;
+  }
+}
+
+// Many addresses together cannot fill the registry: a global cap beside the per-address one.
+TEST(Registration, HasAGlobalCapBesideThePerAddressLimit) {
+  TestServer server({.configure = [](Config& c) {
+    c.trusted_proxies = {"127.0.0.1"};
+    c.registration_limit_per_hour = 3;
+  }});
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(server
+                  .PostJson("/oauth/register", PublicClient(),
+                            {{"X-Forwarded-For", "203.0.113." + std::to_string(i + 1)}})
+                  .status,
+              201)
+        << i;
+  auto r =
+      server.PostJson("/oauth/register", PublicClient(), {{"X-Forwarded-For", "198.51.100.77"}});
+  EXPECT_EQ(r.status, 429) << r.body;
+  EXPECT_EQ(JsonBody(r)["error"], "rate_limited");
+  ASSERT_TRUE(r.Header("Retry-After").has_value());
+  EXPECT_GT(std::stoi(std::string(*r.Header("Retry-After"))), 0);
+  // A malformed registration is refused for what it is and does not use up the cap.
+  auto bad = server.Send("POST", "/oauth/register", "{not json",
+                         {{"Content-Type", "application/json"}, {"X-Forwarded-For", "192.0.2.9"}});
+  EXPECT_EQ(bad.status, 400);
+}
+
+// A caller must not learn from the error whether a host name resolves to a private address
+// (crmd refuses those) or does not resolve at all.
+TEST(Registration, MetadataDocumentFetchErrorsDoNotTellPrivateFromUnresolvable) {
+  TestServer server({.configure = [](Config& c) { c.allow_private_network_targets = false; }});
+  auto authorize = [&](const std::string& client_id) {
+    return server.Get(
+        "/oauth/authorize?response_type=code&code_challenge_method=S256"
+        "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&client_id=" +
+        http::PercentEncode(client_id));
+  };
+  auto private_host = authorize("https://localhost/client.json");
+  auto no_such_host = authorize("https://no-such-host.invalid/client.json");
+  EXPECT_EQ(private_host.status, 400);
+  EXPECT_EQ(private_host.status, no_such_host.status);
+  EXPECT_EQ(private_host.body, no_such_host.body);
+  EXPECT_EQ(private_host.body.find("not allowed"), std::string::npos) << private_host.body;
+  EXPECT_NE(private_host.body.find("could not be fetched"), std::string::npos) << private_host.body;
+}
+
 class ClientConfiguration : public ::testing::Test {
  protected:
   void SetUp() override {

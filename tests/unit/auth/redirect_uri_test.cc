@@ -114,5 +114,30 @@ TEST(RedirectUriMatch, FindsTheRegisteredUri) {
   EXPECT_FALSE(FindMatchingRedirectUri(registered, "https://b.example.com/cb").has_value());
 }
 
+TEST(RedirectUri, RefusesWhatIsNotAnRfc3986Uri_Rfc3986_2) {
+  for (const char* uri :
+       {"https://app.example/cb?x=\"><script>", "https://app.example/<cb>",
+        "https://app.example/{x}", "https://app.example/a|b", "https://app.example/a^b",
+        "https://app.example/`a`", "https://app.example/%", "https://app.example/%4",
+        "https://app.example/%zz", "https://app.example/[x]", "https://app.example]/cb",
+        "com.example.app:/cb\"x"})
+    EXPECT_FALSE(Accepted(uri)) << uri;
+  EXPECT_TRUE(Accepted("https://app.example/cb?x=%22%3C%3e"));
+  EXPECT_TRUE(Accepted("http://[::1]:4000/cb"));
+  EXPECT_TRUE(Accepted("https://app.example/a-b_c.d~e/!$&'()+,;=:@"));
+}
+
+TEST(WebUrl, NeedsHttpASoundHostAndRfc3986Characters) {
+  EXPECT_TRUE(ValidateWebUrl("https://app.example/about?lang=en#top", "client_uri"));
+  EXPECT_TRUE(ValidateWebUrl("http://app.example", "logo_uri"));
+  for (const char* url :
+       {"https://", "ftp://app.example/", "javascript:alert(1)", "https://user@app.example/",
+        "https://app.example/\"x", "https://app.example/a b", "https://bad host/"}) {
+    auto r = ValidateWebUrl(url, "client_uri");
+    ASSERT_FALSE(r) << url;
+    EXPECT_EQ(r.error().message.rfind("client_uri ", 0), 0u) << r.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace crmd::auth

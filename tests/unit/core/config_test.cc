@@ -65,6 +65,7 @@ TEST(Config, ValidateRefusesNegativeCountsAndNonPositiveTimeoutsNamingTheKey) {
            {"signing_key_rotation", "0"},
            {"form_rate_limit_per_minute", "-1"},
            {"hook_rate_limit_per_minute", "-1"},
+           {"registration_limit_per_hour", "-1"},
            {"webhook_poll_interval_ms", "0"},
            {"webhook_timeout_ms", "-1"},
            {"webhook_backoff_base_s", "0"},
@@ -83,7 +84,7 @@ TEST(Config, ValidateRefusesNegativeCountsAndNonPositiveTimeoutsNamingTheKey) {
   Config zero;
   for (const char* key :
        {"shutdown_grace_s", "form_rate_limit_per_minute", "hook_rate_limit_per_minute",
-        "housekeeping_interval_s", "webhook_lease_grace_s"})
+        "registration_limit_per_hour", "housekeeping_interval_s", "webhook_lease_grace_s"})
     ASSERT_TRUE(zero.Set(key, "0")) << key;
   EXPECT_TRUE(zero.Validate()) << zero.Validate().error().message;
 }
