@@ -321,7 +321,7 @@ http::Response AuthorizationEndpoint::HandleAuthorize(const http::Request& req) 
                        "The application asked to be authorized without showing you anything, "
                        "but " +
                            description + " (" + error +
-                           "). Go back to the application and sign in.");
+                           "). Go back to the application and try again.");
     };
     if (!*session) return silent_failure("login_required", "you are not signed in");
     auto covered = s_.consents.Covers(request.client_id, (*session)->user_id, request.scopes);

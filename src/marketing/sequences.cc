@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "src/core/header_text.h"
 #include "src/mail/merge.h"
 #include "src/marketing/campaigns_repo.h"
 #include "src/marketing/sequence_runs_repo.h"
@@ -169,6 +170,9 @@ Result<json> ValidateSequenceEmails(const json& emails) {
     if (o["html_body"].get<std::string>().empty() && o["text_body"].get<std::string>().empty()) {
       return Fail(Errc::kInvalidArgument, where + ": needs html_body or text_body");
     }
+    // The subject goes into every message's header as it is.
+    if (auto problem = HeaderTextProblem(o["subject"].get<std::string>()); !problem.empty())
+      return Fail(Errc::kInvalidArgument, where + ".subject: " + problem);
     // Merge tags are checked when saved: a typo is an error now, not a blank at send time.
     for (const char* key : {"subject", "html_body", "text_body"}) {
       if (auto t = mail::MergeTemplate::Parse(o[key].get<std::string>()); !t)

@@ -51,6 +51,16 @@ TEST_F(SenderNames, AnEmailStepsSenderNameMustFitAMailHeader) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automations"), 0);
 }
 
+TEST_F(SenderNames, ASequenceEmailsSubjectMustFitAMailHeader) {
+  auto c = Client();
+  json err = ExpectToolError(
+      *c, "create_sequence",
+      {{"name", "Onboarding"}, {"emails", {{{"subject", kBadHeaderText[1]}, {"text_body", "Hi"}}}}},
+      "validation_failed");
+  EXPECT_NE(err.dump().find("subject"), std::string::npos) << err.dump();
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM sequences"), 0);
+}
+
 TEST_F(SenderNames, TheSettingsSenderNameMustFitAMailHeader) {
   auto c = Client("settings:read,settings:write");
   int64_t rev = Call(*c, "get_settings", json::object()).value("revision", int64_t{0});
