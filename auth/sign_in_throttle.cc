@@ -77,9 +77,11 @@ Result<SignInPermit> SignInThrottle::Reserve(std::string_view account, std::stri
 
 Status SignInThrottle::Succeeded(const SignInPermit& permit) {
   if (!permit.allowed) return Ok();
+  // The address first, then the pair: Reserve's lock order, so the two never deadlock.
   return db_.Write([&](store::Conn& c) -> Status {
-    if (auto st = repo::ForgetFailureBucket(c, permit.pair_bucket); !st) return st;
-    return repo::RefundFailure(c, permit.address_bucket, permit.address_window_start);
+    if (auto st = repo::RefundFailure(c, permit.address_bucket, permit.address_window_start); !st)
+      return st;
+    return repo::ForgetFailureBucket(c, permit.pair_bucket);
   });
 }
 

@@ -108,6 +108,23 @@ TEST(Housekeeping, PurgesRegisteredClientsNeverUsedForAGrant) {
   EXPECT_NE(page.body.find("not registered"), std::string::npos) << page.body;
 }
 
+// Failed sign-ins are forgotten a day after the last one, once no wait is left.
+TEST(Housekeeping, ForgetsSignInFailuresADayAfterTheLastOne) {
+  TestServer server({.configure = [](Config& c) { c.housekeeping_interval_s = 0; }});
+  store::Database& db = *server.app().services().db;
+  const int64_t now = 1'800'000'000;
+  const std::string row =
+      "INSERT INTO sign_in_failures (bucket, failures, window_start, blocked_until, updated_at) "
+      "VALUES (?, 7, ?, ?, ?)";
+  Exec(db, row, {"pair:old", now - 3 * 86400, now - 2 * 86400, now - 2 * 86400});
+  Exec(db, row, {"pair:recent", now - 3600, now + 1800, now - 3600});
+  FakeClock clock(now);
+  Housekeeping hk(db, clock, {.interval_s = 0, .retention_days = 30});
+  ASSERT_TRUE(hk.RunOnce());
+  EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM sign_in_failures WHERE bucket = 'pair:old'"), 0);
+  EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM sign_in_failures WHERE bucket = 'pair:recent'"), 1);
+}
+
 TEST(Housekeeping, TheBackgroundThreadSweepsOnItsOwn) {
   TestServer server({.configure = [](Config& c) { c.housekeeping_interval_s = 0; }});
   store::Database& db = *server.app().services().db;
