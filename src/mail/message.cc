@@ -29,33 +29,6 @@ bool IsAtextPhrase(std::string_view s) {
   });
 }
 
-// A plain addr-spec without comments or quoting: local@domain in printable ASCII.
-// left@right with one '@', printable ASCII without the specials of a display form. With
-// `utf8`, well-formed UTF-8 above ASCII too: an internationalized address (RFC 6531/6532),
-// written into the header as it is. Only for From and To, which are also the envelope's
-// sender and recipient: the SMTP transport (libcurl) then asks the relay for SMTPUTF8, and
-// a relay without it refuses the message.
-bool IsPlainAddress(std::string_view a, bool utf8 = false) {
-  size_t at = a.find('@');
-  if (at == 0 || at == a.npos || at + 1 >= a.size() || a.find('@', at + 1) != a.npos) {
-    return false;
-  }
-  static constexpr std::string_view kForbidden = "<>()[]\\,;:\" ";
-  for (size_t i = 0; i < a.size();) {
-    unsigned char c = static_cast<unsigned char>(a[i]);
-    if (c >= 0x80) {
-      size_t n = utf8 ? Utf8Sequence(a, i) : 0;
-      if (n == 0) return false;
-      i += n;
-      continue;
-    }
-    if (c <= 0x20 || c == 0x7f || kForbidden.find(static_cast<char>(c)) != kForbidden.npos)
-      return false;
-    ++i;
-  }
-  return true;
-}
-
 // Fields that RenderMessage writes itself or that a signer or relay adds: never extra.
 bool IsReservedHeader(std::string_view name) {
   static constexpr std::string_view kReserved =
@@ -174,6 +147,33 @@ std::string InsertPreheader(const std::string& html, std::string_view preheader)
 }
 
 }  // namespace
+
+// A plain addr-spec without comments or quoting: local@domain in printable ASCII.
+// left@right with one '@', printable ASCII without the specials of a display form. With
+// `utf8`, well-formed UTF-8 above ASCII too: an internationalized address (RFC 6531/6532),
+// written into the header as it is. Only for From and To, which are also the envelope's
+// sender and recipient: the SMTP transport (libcurl) then asks the relay for SMTPUTF8, and
+// a relay without it refuses the message.
+bool IsPlainAddress(std::string_view a, bool utf8) {
+  size_t at = a.find('@');
+  if (at == 0 || at == a.npos || at + 1 >= a.size() || a.find('@', at + 1) != a.npos) {
+    return false;
+  }
+  static constexpr std::string_view kForbidden = "<>()[]\\,;:\" ";
+  for (size_t i = 0; i < a.size();) {
+    unsigned char c = static_cast<unsigned char>(a[i]);
+    if (c >= 0x80) {
+      size_t n = utf8 ? Utf8Sequence(a, i) : 0;
+      if (n == 0) return false;
+      i += n;
+      continue;
+    }
+    if (c <= 0x20 || c == 0x7f || kForbidden.find(static_cast<char>(c)) != kForbidden.npos)
+      return false;
+    ++i;
+  }
+  return true;
+}
 
 std::string HtmlEscape(std::string_view text) { return text::HtmlEscape(text); }
 

@@ -53,6 +53,12 @@ struct Message {
   std::vector<std::pair<std::string, std::string>> extra_headers;
 };
 
+// A plain addr-spec, what RenderMessage accepts as From and To (with `utf8`) or Reply-To:
+// local@domain with one '@', printable ASCII without the specials of a display form
+// (< > ( ) [ ] \ , ; : " and space); with `utf8`, well-formed UTF-8 above ASCII too
+// (RFC 6531/6532). Services check a sender with it when it is saved.
+bool IsPlainAddress(std::string_view address, bool utf8 = false);
+
 // The whole message (header, blank line, body) with CRLF line endings. The Date header
 // is `clock`'s time now. Fails (kInvalidArgument) on a header-injection attempt (CR or LF
 // in a header value or name, an extra header that is a reserved field), an address that is

@@ -6,6 +6,7 @@
 #include "src/core/header_text.h"
 #include "src/crm/contact_status.h"
 #include "src/mail/merge.h"
+#include "src/mail/message.h"
 #include "src/marketing/automations_repo.h"
 #include "src/marketing/campaigns_repo.h"
 
@@ -110,6 +111,9 @@ Result<json> ValidateStep(const json& in, const std::string& where) {
       if (auto problem = HeaderTextProblem(out[key].get<std::string>()); !problem.empty())
         st = Bad(where + "." + key, problem);
     }
+    if (st && !out.value("from_email", "").empty() &&
+        !mail::IsPlainAddress(out["from_email"].get<std::string>(), /*utf8=*/true))
+      st = Bad(where + ".from_email", "not an email address");
     if (st && out.value("html_body", "").empty() && out.value("text_body", "").empty()) {
       st = Bad(where, "send_email needs html_body or text_body");
     }

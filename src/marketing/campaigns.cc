@@ -7,6 +7,7 @@
 #include "src/crm/contacts_repo.h"
 #include "src/governance/settings.h"
 #include "src/mail/merge.h"
+#include "src/mail/message.h"
 #include "src/marketing/campaign_delivery.h"
 #include "src/marketing/campaign_render.h"
 #include "src/marketing/campaign_sends_repo.h"
@@ -157,7 +158,9 @@ Status ApplyCampaignFields(const nlohmann::json& j, Campaign& out) {
     c.*f.member = std::move(s);
   }
   if (c.name.empty()) return Fail(Errc::kInvalidArgument, "name: must not be empty");
-  if (!c.from_email.empty() && !LooksLikeEmail(c.from_email)) {
+  // Also what a message's From accepts: an address it refuses would fail every message.
+  if (!c.from_email.empty() &&
+      (!LooksLikeEmail(c.from_email) || !mail::IsPlainAddress(c.from_email, /*utf8=*/true))) {
     return Fail(Errc::kInvalidArgument, "from_email: not an email address");
   }
   if (j.contains("send_at")) {

@@ -34,6 +34,10 @@ TEST_F(SenderNames, ACampaignsSenderNameAndSubjectMustFitAMailHeader) {
   ASSERT_GT(id, 0) << made.dump();
   ExpectToolError(*c, "update_campaign", {{"id", id}, {"from_name", kBadHeaderText[0]}},
                   "validation_failed");
+  // A sender address a message's From refuses would fail every message too.
+  for (const char* bad :
+       {"news@shop.example>", "news(team)@shop.example", "news:team@shop.example"})
+    ExpectToolError(*c, "update_campaign", {{"id", id}, {"from_email", bad}}, "validation_failed");
 }
 
 TEST_F(SenderNames, AnEmailStepsSenderNameMustFitAMailHeader) {
@@ -48,6 +52,16 @@ TEST_F(SenderNames, AnEmailStepsSenderNameMustFitAMailHeader) {
                                  {"from_name", kBadHeaderText[0]}}}}},
                              "validation_failed");
   EXPECT_NE(err.dump().find("from_name"), std::string::npos) << err.dump();
+  err = ExpectToolError(*c, "create_automation",
+                        {{"name", "Welcome"},
+                         {"trigger", {{"type", "contact_created"}}},
+                         {"steps",
+                          {{{"type", "send_email"},
+                            {"subject", "Hello"},
+                            {"text_body", "Hi"},
+                            {"from_email", "news@shop.example>"}}}}},
+                        "validation_failed");
+  EXPECT_NE(err.dump().find("from_email"), std::string::npos) << err.dump();
   EXPECT_EQ(Count("SELECT COUNT(*) FROM automations"), 0);
 }
 
