@@ -61,9 +61,14 @@ mcp::ToolOutcome GetContact(marketing::Services& s, const json& args) {
   else
     return FailWith(Error::Invalid("give id or email"));
   if (!r) return FailWith(r.error());
+  // Whether the address is on the suppression list, and why (null: it is not).
+  auto suppression = s.crm.suppressions->Check(r->email);
+  if (!suppression) return FailWith(suppression.error());
   // Written straight to text: the tree ToJson builds cost a fifth of the call.
   std::string text = "{\"contact\":";
   crm::AppendJson(text, *r);
+  text.append(",\"suppression\":");
+  text.append(*suppression ? crm::ToJson(**suppression).dump() : "null");
   text.push_back('}');
   return mcp::ToolOutcome::OkText(std::move(text));
 }

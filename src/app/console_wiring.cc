@@ -7,6 +7,7 @@
 #include "src/console/hooks_pages.h"
 #include "src/console/overview_pages.h"
 #include "src/console/people_pages.h"
+#include "src/console/suppressions_pages.h"
 
 namespace crmd::app {
 
@@ -212,6 +213,8 @@ void WireConsole(App::Services& s) {
       console::HooksRoutes({.hooks = s.incoming_hooks.get(),
                             .people = ConsolePeopleOf(s),
                             .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(console::SuppressionsRoutes(
+      {.suppressions = s.crm->suppressions.get(), .people = ConsolePeopleOf(s)}));
   for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));
   for (auto& [prefix, handler] : routes.prefix) s.router.Prefix(prefix, std::move(handler));
 }

@@ -1,5 +1,7 @@
 // The domain's three rooms, each built on the ones before it: governance, the contact
 // book (with marketing's usage hooks and the system DNS resolver), marketing.
+#include <spdlog/spdlog.h>
+
 #include "src/app/services.h"
 #include "src/app/shared_secrets.h"
 #include "src/app/wiring.h"
@@ -43,14 +45,25 @@ Status BuildDomain(App::Services& s) {
 
   s.resolver = crm::MakeSystemResolver();
   s.marketing_usage = std::make_unique<marketing::MarketingUsage>();
+  // The suppression list keeps addresses as HMACs under this key: every node, and crmctl,
+  // must use the same one, for as long as the entries exist.
+  auto suppression_key = SharedSecret(*s.db, kSuppressionSecret, *s.random, *s.clock);
+  if (!suppression_key) return Fail(suppression_key.error());
   auto crm = crm::MakeServices(*s.governance, {.db = s.db.get(),
                                                .clock = s.clock.get(),
                                                .random = s.random.get(),
                                                .resolver = s.resolver.get(),
                                                .usage = s.marketing_usage.get(),
-                                               .contact_exit = s.marketing_usage.get()});
+                                               .contact_exit = s.marketing_usage.get(),
+                                               .suppression_key = *suppression_key});
   if (!crm) return Fail(crm.error());
   s.crm = std::move(*crm);
+  // Contacts that were unsubscribed, bounced or complained before the list existed
+  // (migration 0071) are entered once; afterwards this finds nothing to do.
+  auto backfilled = s.crm->suppressions->Backfill();
+  if (!backfilled) return Fail(backfilled.error());
+  if (*backfilled > 0)
+    spdlog::info(R"("event":"suppressions_backfilled","entered":{})", *backfilled);
 
   // The mail context campaigns render previews with (and the mail runtime sends with).
   auto secret = SharedSecret(*s.db, "mail_link_tokens_v1", *s.random, *s.clock);

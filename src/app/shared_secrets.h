@@ -13,6 +13,10 @@
 
 namespace crmd::app {
 
+// The name of the suppression list's HMAC key (src/crm/suppression.h): crmd and crmctl
+// must hash addresses with the same key.
+inline constexpr const char* kSuppressionSecret = "suppression_address_v1";
+
 // The raw secret bytes named `name` (a fixed name, never input).
 Result<std::string> SharedSecret(store::Database& db, const std::string& name, Random& random,
                                  const Clock& clock);

@@ -119,19 +119,23 @@ http::Response Confirm(const LinkDeps& d, const http::Request& req) {
                 "<p>Please confirm that you want to receive these emails.</p>"
                 "<form method=\"post\"><button type=\"submit\">Yes, subscribe me</button></form>");
   }
-  auto contact = d.contacts->Get(claims->contact_id);
-  if (!contact)
-    return Page(410, "This link has expired", "<p>This address is no longer on file.</p>");
-  if (contact->status == "pending") {
-    governance::Actor actor{
-        .kind = "system", .subject = "double_opt_in", .request_id = req.request_id};
-    auto moved = d.contacts->SetStatus(actor, claims->contact_id, "subscribed", true, std::nullopt,
-                                       "double opt-in confirmed");
-    if (!moved) return Page(503, "Please try again", "<p>We could not record this just now.</p>");
-  } else if (contact->status != "subscribed") {
-    return Page(
-        409, "This address cannot be subscribed here",
-        "<p>This address unsubscribed or could not be reached. Contact us to subscribe again.</p>");
+  // The person's own confirmation: it also lifts their address's suppression entry.
+  auto confirmed = d.contacts->ConfirmOptIn(claims->contact_id, req.request_id);
+  if (!confirmed) {
+    switch (confirmed.error().code) {
+      case Errc::kNotFound:
+        return Page(410, "This link has expired", "<p>This address is no longer on file.</p>");
+      case Errc::kInvalidTransition:
+      case Errc::kSuppressed:
+        return Page(409, "This address cannot be subscribed here",
+                    "<p>This address unsubscribed or could not be reached. Contact us to "
+                    "subscribe again.</p>");
+      default:
+        spdlog::warn(R"("event":"confirm_failed","detail":"{}")",
+                     JsonEscape(confirmed.error().detail.empty() ? confirmed.error().message
+                                                                 : confirmed.error().detail));
+        return Page(503, "Please try again", "<p>We could not record this just now.</p>");
+    }
   }
   return Page(200, "You are subscribed", "<p>Thank you for confirming.</p>");
 }

@@ -65,6 +65,7 @@ std::optional<int> PersonFacingStatus(const Error& e) {
     case Errc::kRevisionConflict:
     case Errc::kInvalidTransition:
     case Errc::kDependencyBlocked:
+    case Errc::kSuppressed:
       return 409;
     case Errc::kRateLimited:
       return 429;

@@ -26,6 +26,8 @@ const char* ErrcCode(Errc code) {
       return "approval_pending";
     case Errc::kApprovalDenied:
       return "approval_denied";
+    case Errc::kSuppressed:
+      return "suppressed";
     case Errc::kUnauthenticated:
       return "unauthenticated";
     case Errc::kPermissionDenied:

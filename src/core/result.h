@@ -19,6 +19,7 @@ enum class Errc {
   kStalePreview,         // stale_preview
   kApprovalPending,      // approval_pending: the person has not approved yet
   kApprovalDenied,       // approval_denied: the person said no
+  kSuppressed,           // suppressed: the address is on the suppression list
   kUnauthenticated,      // 401
   kPermissionDenied,     // 403
   kRateLimited,          // 429 / rate_limited

@@ -348,6 +348,12 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
   }
   // Without an explicit status, double opt-in decides (docs/crm.md).
   k.status = in.status.value_or(double_opt_in ? "pending" : "subscribed");
+  bool confirm_by_email = !in.status && k.status == "pending";
+  // A suppressed address is never created subscribed nor sent a confirmation, except a
+  // signup of one, which waits for the person's confirmation (docs/crm.md "Suppression
+  // list").
+  auto suppressed = GateSubscribed(c, in, k, "pending", &confirm_by_email);
+  if (!suppressed) return Fail(suppressed.error());
   k.type = in.type.value_or("lead");
   k.source = in.source.value_or(actor.kind);
   if (in.custom_fields) {
@@ -374,8 +380,11 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
     return Fail(st.error());
   // A signup left pending by double opt-in gets its confirmation email, queued in this
   // transaction and sent by the job loop (docs/mail.md, "Double opt-in").
-  if (!in.status && k.status == "pending")
+  if (confirm_by_email)
     if (auto st = optin_emails_repo::Enqueue(c, k.id, now); !st) return Fail(st.error());
+  if (*suppressed && !(*suppressed)->is_domain())  // the entry now points at this contact
+    if (auto st = o_.suppressions->AttachIn(c, k.id, k.email); !st) return Fail(st.error());
+  if (auto st = SuppressForStatusIn(c, actor, k, "create_contact"); !st) return Fail(st.error());
   auto m = AddMembershipsIn(c, *o_.outbox, k, in, now);
   if (!m) return Fail(m.error());
   out.created = out.changed = true;
@@ -441,6 +450,17 @@ Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c,
     status_changed = true;
     k.status = *in.status;
   }
+  // A new address, or a move to subscribed, asks the suppression list: a suppressed address
+  // is never made subscribed (a signup's status stays where it was).
+  if (k.email != before.email || status_changed) {
+    if (k.email != before.email && o_.suppressions) {
+      if (auto st = o_.suppressions->DetachIn(c, k.id); !st) return Fail(st.error());
+      if (auto st = o_.suppressions->AttachIn(c, k.id, k.email); !st) return Fail(st.error());
+    }
+    if (auto gate = GateSubscribed(c, in, k, before.status, nullptr); !gate)
+      return Fail(gate.error());
+    status_changed = k.status != before.status;
+  }
   if (!changes.empty() || status_changed) {
     k.revision = before.revision + 1;
     k.updated_at = now;
@@ -459,6 +479,7 @@ Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c,
       data["to"] = k.status;
       if (auto st = o_.outbox->Append(c, events::kStatusUpdated, k.id, data); !st)
         return Fail(st.error());
+      if (auto st = SuppressForStatusIn(c, actor, k, action); !st) return Fail(st.error());
     }
   }
   auto m = AddMembershipsIn(c, *o_.outbox, k, in, now);

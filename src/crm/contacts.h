@@ -19,6 +19,7 @@
 #include "src/core/clock.h"
 #include "src/core/result.h"
 #include "src/crm/email_validation.h"
+#include "src/crm/suppression.h"
 #include "src/governance/actor.h"
 #include "src/governance/confirmations.h"
 #include "src/store/db.h"
@@ -90,6 +91,10 @@ struct ContactInput {
   std::vector<Ref> tags;   // added (tags named but missing are created)
   std::vector<Ref> lists;  // added (must exist)
   bool consent = false;    // explicit consent, for unsubscribed -> subscribed
+  // The person's own signup (a form): a suppressed address is not refused but left pending
+  // (a new contact gets the double opt-in email), so that only their confirmation lifts
+  // the suppression (docs/crm.md "Suppression list").
+  bool signup = false;
 };
 // Reads the tool/REST JSON shape {email, first_name, ..., tags, lists, consent};
 // kInvalidArgument naming the field.
@@ -139,7 +144,8 @@ struct ContactServiceOptions {
   Outbox* outbox = nullptr;
   governance::AuditLog* audit = nullptr;
   governance::Idempotency* idempotency = nullptr;
-  ContactExit* exit = nullptr;  // may be null: nothing outside crm to close on deletion
+  ContactExit* exit = nullptr;              // may be null: nothing outside crm to close on deletion
+  SuppressionList* suppressions = nullptr;  // may be null: no suppression list (unit tests)
 };
 
 // The data of a contact.* event (outbox and webhooks): id, email, status and type.
@@ -156,6 +162,13 @@ class ContactService {
   Result<Contact> GetByEmail(std::string_view email);  // normalises first
   Result<Contact> GetIn(store::Conn& conn, int64_t id);
   Result<ContactPage> List(const ContactFilter& filter, const std::string& cursor, int limit);
+
+  // The suppression entry that applies to a normalised address (its own, else its
+  // domain's), nullopt when none does: what every path that creates or re-subscribes a
+  // contact asks (SuppressionList::CheckIn), for callers that write contacts themselves
+  // (imports). Inside a caller's transaction.
+  Result<std::optional<Suppression>> SuppressedIn(store::Conn& conn,
+                                                  std::string_view normalized_email);
 
   // Runs the validation service with the mode from settings (may do DNS; call outside a
   // transaction). The verdict is needed by the In-variants.
@@ -184,6 +197,13 @@ class ContactService {
   Result<Contact> SetStatusIn(store::Conn& conn, const governance::Actor& actor, int64_t id,
                               const std::string& status, bool consent,
                               const std::string& reason = "");
+
+  // The person confirmed their double opt-in (the link of the confirmation email): a
+  // pending contact becomes subscribed with consent, and its address's suppression entry,
+  // if any, is lifted (audited). A subscribed contact is answered as it is. kNotFound when
+  // the contact is gone; kInvalidTransition when it is neither pending nor subscribed;
+  // kSuppressed when its domain is suppressed.
+  Result<Contact> ConfirmOptIn(int64_t id, const std::string& request_id);
 
   // Memberships for several contacts; only actual changes emit events and bump revisions.
   Result<std::vector<MembershipChange>> AddTags(const governance::Actor& actor,
@@ -230,6 +250,20 @@ class ContactService {
                                                          bool add);
   // Field checks shared by every write.
   Status CheckInput(const ContactInput& in);
+  // The suppression list's word before `k` is written holding k.email with k.status (a
+  // creation, or an update that changes the address or makes it subscribed): kSuppressed
+  // when that would make a suppressed address subscribed or send it a confirmation email
+  // (*confirm_by_email, creations only; may be null). The person's own signup (in.signup)
+  // of an address whose own entry applies is held instead: k.status becomes `held` and
+  // *confirm_by_email tells whether the confirmation goes out. Answers the entry that
+  // applies (nullopt: none).
+  Result<std::optional<Suppression>> GateSubscribed(store::Conn& c, const ContactInput& in,
+                                                    Contact& k, const std::string& held,
+                                                    bool* confirm_by_email);
+  // After `k` was written with a status that stands for a suppression reason (unsubscribed,
+  // bounced, complained): its address is entered, with `why` as the source.
+  Status SuppressForStatusIn(store::Conn& c, const governance::Actor& actor, const Contact& k,
+                             const std::string& why);
 
   const ContactServiceOptions o_;
   friend class ContactServiceTestPeer;

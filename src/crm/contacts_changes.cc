@@ -58,6 +58,14 @@ Result<Contact> ContactService::SetStatusIn(store::Conn& c, const governance::Ac
   if (!k) return Fail(k.error());
   auto st = CheckTransition({.from = k->status, .to = status, .consent = consent});
   if (!st) return Fail(st.error());
+  if (k->status != status && status == "subscribed") {
+    // Consent given to someone else is not the person's own confirmation: a suppressed
+    // address is made subscribed only after the entry is lifted (ConfirmOptIn, or an
+    // administrator's removal).
+    auto hit = SuppressedIn(c, k->email);
+    if (!hit) return Fail(hit.error());
+    if (*hit) return Fail(SuppressedError(**hit));
+  }
   if (k->status != status) {
     Contact next = *k;
     next.status = status;
@@ -71,6 +79,10 @@ Result<Contact> ContactService::SetStatusIn(store::Conn& c, const governance::Ac
     data["to"] = status;
     if (!reason.empty()) data["reason"] = reason;
     if (auto e = o_.outbox->Append(c, events::kStatusUpdated, id, data); !e) return Fail(e.error());
+    if (auto e =
+            SuppressForStatusIn(c, actor, next, reason.empty() ? "set_contact_status" : reason);
+        !e)
+      return Fail(e.error());
     if (auto a = o_.audit->Record(c, actor,
                                   {.action = "set_contact_status",
                                    .target_type = "contact",
@@ -196,6 +208,10 @@ Result<json> ContactService::DeleteIn(store::Conn& c, const governance::Actor& a
     if (!*k) continue;  // already gone: deletion is idempotent
     if (o_.exit)
       if (auto st = o_.exit->BeforeContactDeleted(c, id); !st) return Fail(st.error());
+    // The contact's data goes; that its address unsubscribed, bounced or complained stays
+    // (normally entered when the status was set; contacts older than the list enter here).
+    if (auto st = SuppressForStatusIn(c, actor, **k, "contact deleted"); !st)
+      return Fail(st.error());
     auto ok = contacts_repo::DeleteContact(c, id);
     if (!ok) return Fail(ok.error());
     if (!*ok) continue;

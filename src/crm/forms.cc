@@ -556,6 +556,7 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
   if (in.custom_fields->empty()) in.custom_fields.reset();
   in.type = form.applies.type;
   in.source = "form:" + std::to_string(form.id);
+  in.signup = true;  // a suppressed address waits for the person's own confirmation
   in.tags.assign(form.applies.tags.begin(), form.applies.tags.end());
   in.lists = std::move(lists);
 
@@ -592,6 +593,9 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
     }
     input.lists = std::move(lists);
     auto r = contacts_->UpsertIn(c, actor, input, verdict);
+    if (!r && r.error().code == Errc::kSuppressed)  // a domain's entry: no confirmation lifts it
+      return Fail(FirstError(
+          {{FieldPath(email_field), "suppressed", "this address cannot be subscribed here"}}));
     if (!r) {
       // A contact-field limit (e.g. first_name over 100 characters) names the form field.
       if (r.error().code == Errc::kInvalidArgument && r.error().detail.empty()) {

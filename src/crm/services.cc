@@ -22,15 +22,18 @@ Services::Services(governance::Services& g, ServicesOptions o)
       outbox(std::make_unique<Outbox>(o.clock)),
       email_validator(
           std::make_unique<EmailValidator>(EmailValidatorOptions{.resolver = o.resolver})),
-      contacts(
-          std::make_unique<ContactService>(ContactServiceOptions{.db = o.db,
-                                                                 .clock = o.clock,
-                                                                 .validator = email_validator.get(),
-                                                                 .settings = g.settings.get(),
-                                                                 .outbox = outbox.get(),
-                                                                 .audit = g.audit.get(),
-                                                                 .idempotency = g.idempotency.get(),
-                                                                 .exit = o.contact_exit})),
+      suppressions(std::make_unique<SuppressionList>(SuppressionListOptions{
+          .db = o.db, .clock = o.clock, .audit = g.audit.get(), .key = o.suppression_key})),
+      contacts(std::make_unique<ContactService>(
+          ContactServiceOptions{.db = o.db,
+                                .clock = o.clock,
+                                .validator = email_validator.get(),
+                                .settings = g.settings.get(),
+                                .outbox = outbox.get(),
+                                .audit = g.audit.get(),
+                                .idempotency = g.idempotency.get(),
+                                .exit = o.contact_exit,
+                                .suppressions = suppressions.get()})),
       lists(MakeGroupService(GroupKind::kList, g, o, outbox.get())),
       tags(MakeGroupService(GroupKind::kTag, g, o, outbox.get())),
       forms(std::make_unique<FormService>(*o.db, *o.clock, *o.random, contacts.get())) {}
@@ -41,6 +44,8 @@ Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
                                                ServicesOptions options) {
   if (!options.db || !options.clock || !options.random)
     return Fail(Error::Internal("crm::Services needs db, clock and random"));
+  if (options.suppression_key.size() < 32)
+    return Fail(Error::Internal("crm::Services needs the suppression list's key (32 bytes)"));
   auto s = std::make_unique<Services>(governance, options);
   for (auto spec :
        {s->contacts->DeleteAction(), s->lists->DeleteAction(), s->tags->DeleteAction()}) {

@@ -17,6 +17,7 @@
 #include "src/crm/lists.h"
 #include "src/crm/outbox.h"
 #include "src/crm/resolver.h"
+#include "src/crm/suppression.h"
 #include "src/crm/tags.h"
 #include "src/crm/usage.h"
 #include "src/governance/services.h"
@@ -34,6 +35,9 @@ struct ServicesOptions {
   // deleted contact leaves. Either may be null (unit tests of the contact book alone).
   UsageSource* usage = nullptr;
   ContactExit* contact_exit = nullptr;
+  // The suppression list's HMAC key: the server secret "suppression_address_v1"
+  // (src/app/shared_secrets.h), the same on every node; at least 32 bytes.
+  std::string suppression_key;
 };
 
 struct Services {
@@ -46,6 +50,7 @@ struct Services {
   const ServicesOptions options;
   const std::unique_ptr<Outbox> outbox;
   const std::unique_ptr<EmailValidator> email_validator;
+  const std::unique_ptr<SuppressionList> suppressions;
   const std::unique_ptr<ContactService> contacts;
   const std::unique_ptr<ListService> lists;
   const std::unique_ptr<TagService> tags;

@@ -205,13 +205,16 @@ Result<std::optional<LeasedStep>> AutomationRuns::RunOne(int64_t run_id, int* ha
       ++counted;
       return std::optional<LeasedStep>{};
     }
-    if (type == "send_email" && r.contact_status != "subscribed") {
-      if (auto s = runs::CountStep(c, r.automation_id, index, "skipped"); !s)
-        return Fail(s.error());
-      if (auto s = Next(c, r, index, now, "skipped: contact is " + r.contact_status, now); !s)
-        return Fail(s.error());
-      ++counted;
-      return std::optional<LeasedStep>{};
+    if (type == "send_email") {
+      auto skip = WhyNotMailed(c, contacts_, r.contact_status, r.email);
+      if (!skip) return Fail(skip.error());
+      if (!skip->empty()) {
+        if (auto s = runs::CountStep(c, r.automation_id, index, "skipped"); !s)
+          return Fail(s.error());
+        if (auto s = Next(c, r, index, now, "skipped: " + *skip, now); !s) return Fail(s.error());
+        ++counted;
+        return std::optional<LeasedStep>{};
+      }
     }
     if (type == "send_email" || type == "call_webhook") {
       // Leased: due again after the lease unless the outcome is recorded first.
@@ -314,9 +317,14 @@ Result<std::vector<seqs::DueEmail>> AutomationRuns::LeaseSequenceEmails(int limi
       const char* counter = nullptr;
       if (e.next_email >= n) {
         counter = "completed";
-      } else if (e.contact_status != "subscribed") {
-        counter = "exited";  // unsubscribed, bounced, complained: the sequence ends
-        end = "contact is " + e.contact_status;
+      } else {
+        // Unsubscribed, bounced, complained or suppressed: the sequence ends.
+        auto skip = WhyNotMailed(c, contacts_, e.contact_status, e.email);
+        if (!skip) return Fail(skip.error());
+        if (!skip->empty()) {
+          counter = "exited";
+          end = std::move(*skip);
+        }
       }
       if (counter) {
         auto moved = seqs::Advance(c, e, e.next_email, e.due_at, e.attempts, end, counter, now);
@@ -381,9 +389,18 @@ Result<std::vector<crm::optin_emails_repo::DueOptin>> AutomationRuns::LeaseOptin
     if (!due) return Fail(due.error());
     std::vector<crm::optin_emails_repo::DueOptin> out;
     for (auto& o : *due) {
+      std::string skip;
       if (o.contact_status != "pending") {
-        auto f = crm::optin_emails_repo::Finish(c, o, "skipped", std::nullopt,
-                                                "contact is " + o.contact_status, now);
+        skip = "contact is " + o.contact_status;
+      } else {
+        // The confirmation is what lifts an address's own entry, so it goes out; a
+        // domain's entry no confirmation lifts.
+        auto hit = contacts_.SuppressedIn(c, o.email);
+        if (!hit) return Fail(hit.error());
+        if (*hit && (*hit)->is_domain()) skip = crm::SuppressedSkip(**hit);
+      }
+      if (!skip.empty()) {
+        auto f = crm::optin_emails_repo::Finish(c, o, "skipped", std::nullopt, skip, now);
         if (!f) return Fail(f.error());
         continue;
       }

@@ -75,10 +75,11 @@ Result<std::vector<send_repo::QueuedRecipient>> CampaignDelivery::Lease(int limi
     out.reserve(leased->size());
     for (auto& r : *leased) {
       // Re-checked at its turn: whoever unsubscribed, bounced or complained since the
-      // activation is never sent to.
-      if (r.contact_status != "subscribed") {
-        auto st = send_repo::MarkSkipped(c, r.campaign_id, r.contact_id,
-                                         "contact is " + r.contact_status, now);
+      // activation, or whose address is suppressed whatever the row says, is never sent to.
+      auto skip = WhyNotMailed(c, contacts_, r.contact_status, r.email);
+      if (!skip) return Fail(skip.error());
+      if (!skip->empty()) {
+        auto st = send_repo::MarkSkipped(c, r.campaign_id, r.contact_id, *skip, now);
         if (!st) return Fail(st.error());
         continue;
       }

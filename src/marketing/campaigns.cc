@@ -363,11 +363,15 @@ Result<governance::Preview> CampaignService::PreviewActivate(store::Conn& c, int
   auto plan = PlanActivation(c, id, clock_.NowUnix());
   if (!plan) return Fail(plan.error());
   const Campaign& k = plan->campaign;
+  auto suppressed = campaigns_repo::CountSuppressedAudience(c, id);
+  if (!suppressed) return Fail(suppressed.error());
   governance::Preview p;
   p.preview = {
       {"campaign",
        {{"id", k.id}, {"name", k.name}, {"subject", k.subject}, {"status", ToString(k.status)}}},
       {"audience_size", plan->audience},
+      // Counted in audience_size, recorded as recipients and skipped at their turn.
+      {"suppressed_recipients", *suppressed},
       {"audience", AudienceJson(k.audience)},
       {"sender", {{"name", k.from_name}, {"email", k.from_email}}},
       {"schedule", plan->next == CampaignStatus::kScheduled

@@ -238,6 +238,20 @@ Result<std::vector<int64_t>> SampleAudience(store::Conn& c, int64_t campaign_id,
   return ids;
 }
 
+Result<int64_t> CountSuppressedAudience(store::Conn& c, int64_t campaign_id) {
+  // Driven by the few contacts a suppression applies to: the live contacts address entries
+  // point at, and the contacts at a suppressed domain (domains are stored as lower-case
+  // letters, digits, dots and hyphens, so LIKE sees no wildcard in them).
+  auto row = c.QueryOne(
+      std::string("SELECT COUNT(*) FROM (") + kAudienceIds +
+          " AND c.id IN (SELECT s.contact_id FROM suppressions s WHERE s.contact_id IS NOT NULL"
+          " UNION SELECT d.id FROM suppressions s JOIN contacts d"
+          " ON d.email LIKE '%@' || s.domain WHERE s.domain IS NOT NULL)) aud",
+      AudienceParams(campaign_id));
+  if (!row) return Fail(row.error());
+  return (*row)->Int(0);
+}
+
 Result<Recorded> RecordRecipients(store::Conn& c, int64_t campaign_id, int64_t now) {
   std::vector<Value> params{campaign_id, now};
   for (auto& v : AudienceParams(campaign_id)) params.push_back(v);

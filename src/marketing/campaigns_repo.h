@@ -28,6 +28,10 @@ Status Remove(store::Conn& c, int64_t id);
 // Subscribed contacts in any included list or tag, minus any excluded list or tag.
 Result<int64_t> CountAudience(store::Conn& c, int64_t campaign_id);
 Result<std::vector<int64_t>> SampleAudience(store::Conn& c, int64_t campaign_id, int n);
+// How many of the audience hold a suppressed address (an address entry pointing at them,
+// or a domain entry for their domain): counted within CountAudience, skipped at their
+// turn. Reads the suppressions table of the contact book (migration 0071).
+Result<int64_t> CountSuppressedAudience(store::Conn& c, int64_t campaign_id);
 // Inserts the resolved audience into campaign_recipients (existing rows kept): how many
 // were added, and how many the campaign has afterwards.
 struct Recorded {

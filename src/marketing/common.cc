@@ -6,6 +6,7 @@
 
 #include "src/core/clock.h"
 #include "src/core/crypto.h"
+#include "src/crm/contacts.h"
 #include "src/governance/idempotency.h"
 
 namespace crmd::marketing {
@@ -140,6 +141,14 @@ Result<std::vector<int64_t>> IdArray(const nlohmann::json& j, const char* key) {
     if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
   }
   return out;
+}
+
+Result<std::string> WhyNotMailed(store::Conn& c, crm::ContactService& contacts,
+                                 const std::string& status, const std::string& email) {
+  if (status != kSubscribedStatus) return "contact is " + status;
+  auto hit = contacts.SuppressedIn(c, email);
+  if (!hit) return Fail(hit.error());
+  return *hit ? crm::SuppressedSkip(**hit) : std::string();
 }
 
 }  // namespace crmd::marketing

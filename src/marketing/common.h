@@ -18,11 +18,20 @@
 namespace crmd::governance {
 class Idempotency;
 }  // namespace crmd::governance
+namespace crmd::crm {
+class ContactService;
+}  // namespace crmd::crm
 
 namespace crmd::marketing {
 
 // The contact status that receives marketing email (campaign audiences).
 inline constexpr const char* kSubscribedStatus = "subscribed";
+
+// Why a contact with this status and (normalised) address gets no marketing email, "" when
+// it gets it: not subscribed, or its address suppressed whatever the status says (every
+// send path asks this at the message's turn; docs/crm.md "Suppression list").
+Result<std::string> WhyNotMailed(store::Conn& c, crm::ContactService& contacts,
+                                 const std::string& status, const std::string& email);
 
 inline constexpr int kDefaultPageSize = 25;
 inline constexpr int kMaxPageSize = 100;

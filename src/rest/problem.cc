@@ -76,6 +76,7 @@ int HttpStatusFor(Errc code) {
     case Errc::kStalePreview:
     case Errc::kApprovalPending:
     case Errc::kApprovalDenied:
+    case Errc::kSuppressed:
       return 409;
     case Errc::kConfirmationInvalid:
     case Errc::kConfirmationExpired:
@@ -160,6 +161,13 @@ http::Response ProblemFromError(const http::Request& req, const Error& error,
           req,
           {.status = 409, .code = "invalid_transition", .detail = m, .errors = std::move(errors)});
     }
+    case Errc::kSuppressed:
+      // The address of the body (POST /contact, an incoming webhook's payload) is the
+      // member that is refused.
+      return Problem(req, {.status = 409,
+                           .code = ErrcCode(error.code),
+                           .detail = m,
+                           .errors = {{"email", ErrcCode(error.code), m}}});
     case Errc::kPermissionDenied:
       if (!meaning.refused_target_code.empty())
         return Problem(

@@ -3,6 +3,7 @@
 // domain_wiring.cc), for tests that drive services without a server: governance, the
 // contact book with marketing's usage hooks, marketing.
 #include <memory>
+#include <string>
 
 #include "src/core/clock.h"
 #include "src/core/random.h"
@@ -33,7 +34,9 @@ inline Result<std::unique_ptr<Domain>> MakeDomain(store::Database& db, Clock& cl
                                               .random = &random,
                                               .resolver = resolver,
                                               .usage = &d->usage,
-                                              .contact_exit = &d->usage});
+                                              .contact_exit = &d->usage,
+                                              // 32 bytes; the server's is a random secret
+                                              .suppression_key = std::string(32, 'k')});
   if (!c) return Fail(c.error());
   d->crm = std::move(*c);
   auto m = marketing::MakeServices(*d->governance, *d->crm);

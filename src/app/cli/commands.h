@@ -23,4 +23,6 @@ int BackupCommand(Context& ctx, const Args& args);    // backup.cc
 int RestoreCommand(Context& ctx, const Args& args);   // backup.cc
 int SettingsCommand(Context& ctx, const Args& args);  // settings.cc
 
+int SuppressionCommand(Context& ctx, const Args& args);  // suppressions.cc
+
 }  // namespace crmd::app::cli

@@ -45,6 +45,11 @@ std::map<std::string, Entry> Commands() {
   c["settings"] = {
       "settings show | settings approval-policy show|set JSON|reset   the settings; who approves",
       cli::SettingsCommand};
+  c["suppression"] = {
+      "suppression add <email|domain> [--reason R] | remove <id> | list [--reason R]\n"
+      "       [--kind address|domain] [--email ADDRESS] | import <file> [--reason R]\n"
+      "       (addresses and domains never mailed nor made subscribed again)",
+      cli::SuppressionCommand};
   c["audit"] = {"audit [--limit N]            newest audit log rows (who changed what)",
                 cli::AuditCommand};
   c["apikey"] = {"apikey create <name> [--admin]|list|enable <id>|disable <id>|delete <id>",

@@ -1,6 +1,7 @@
 #include "src/app/cli/services.h"
 
 #include "src/app/people_audit.h"
+#include "src/app/shared_secrets.h"
 #include "src/marketing/services.h"
 
 namespace crmd::app::cli {
@@ -27,11 +28,14 @@ Status Context::Build() {
   if (!governance) return Fail(governance.error());
   s->governance = std::move(*governance);
   s->users = std::make_unique<auth::Users>(d, s->clock, AuditPeopleChanges(*s->governance->audit));
+  auto suppression_key = SharedSecret(d, kSuppressionSecret, s->random, s->clock);
+  if (!suppression_key) return Fail(suppression_key.error());
   auto crm = crm::MakeServices(*s->governance, {.db = &d,
                                                 .clock = &s->clock,
                                                 .random = &s->random,
                                                 .usage = &s->marketing_usage,
-                                                .contact_exit = &s->marketing_usage});
+                                                .contact_exit = &s->marketing_usage,
+                                                .suppression_key = *suppression_key});
   if (!crm) return Fail(crm.error());
   s->crm = std::move(*crm);
   auto marketing = marketing::MakeServices(*s->governance, *s->crm);

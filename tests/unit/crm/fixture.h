@@ -34,6 +34,9 @@ class FakeUsage final : public UsageSource {
   Result<std::vector<Usage>> TagUsage(store::Conn&, int64_t id) override { return tags[id]; }
 };
 
+// The suppression list's key in tests (32 bytes; the server uses a random shared secret).
+inline const std::string kSuppressionKey(32, 'k');
+
 struct CrmFixture : public ::testing::Test {
   crmd::testing::TempDir dir;
   std::unique_ptr<crmd::testing::ScratchDatabase> scratch;  // SQLite file or PostgreSQL database
@@ -64,7 +67,8 @@ struct CrmFixture : public ::testing::Test {
                                            .clock = &clock,
                                            .random = &random,
                                            .resolver = &resolver,
-                                           .usage = &usage});
+                                           .usage = &usage,
+                                           .suppression_key = kSuppressionKey});
     ASSERT_TRUE(made) << made.error().message;
     s = std::move(*made);
   }
