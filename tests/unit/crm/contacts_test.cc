@@ -177,6 +177,14 @@ TEST_F(Contacts, StatusChangesGoThroughTheMachineAndEmitStatusUpdated) {
   auto back = s->contacts->SetStatus(alice, c.id, "subscribed", false, std::nullopt);
   ASSERT_FALSE(back);
   EXPECT_EQ(back.error().code, Errc::kInvalidTransition);
+  // The unsubscribe put the address on the suppression list: consent given to an assistant
+  // does not lift it; once an administrator removes the entry, consent is enough again.
+  auto consented = s->contacts->SetStatus(alice, c.id, "subscribed", true, std::nullopt);
+  ASSERT_FALSE(consented);
+  EXPECT_EQ(consented.error().code, Errc::kSuppressed);
+  auto entry = s->suppressions->Check("a@example.com");
+  ASSERT_TRUE(entry && *entry);
+  ASSERT_TRUE(s->suppressions->Remove(alice, (*entry)->id));
   EXPECT_TRUE(s->contacts->SetStatus(alice, c.id, "subscribed", true, std::nullopt));
 }
 
