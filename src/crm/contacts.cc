@@ -452,11 +452,11 @@ Result<UpsertResult> ContactService::UpdateExistingIn(store::Conn& c,
   }
   // A new address, or a move to subscribed, asks the suppression list: a suppressed address
   // is never made subscribed (a signup's status stays where it was).
-  if (k.email != before.email || status_changed) {
-    if (k.email != before.email && o_.suppressions) {
-      if (auto st = o_.suppressions->DetachIn(c, k.id); !st) return Fail(st.error());
-      if (auto st = o_.suppressions->AttachIn(c, k.id, k.email); !st) return Fail(st.error());
-    }
+  if (k.email != before.email && o_.suppressions) {
+    if (auto st = o_.suppressions->DetachIn(c, k.id); !st) return Fail(st.error());
+    if (auto st = o_.suppressions->AttachIn(c, k.id, k.email); !st) return Fail(st.error());
+  }
+  if (k.status == "subscribed" && (k.email != before.email || status_changed)) {
     if (auto gate = GateSubscribed(c, in, k, before.status, nullptr); !gate)
       return Fail(gate.error());
     status_changed = k.status != before.status;

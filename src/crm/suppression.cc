@@ -34,7 +34,7 @@ int ReasonStrength(std::string_view reason) {
 std::string CleanSource(std::string_view source, std::string_view normalized_email) {
   std::string out(source);
   if (!normalized_email.empty()) {
-    std::string lower = AsciiLower(out);
+    std::string lower = text::AsciiLower(out);
     for (size_t at = lower.find(normalized_email); at != std::string::npos;
          at = lower.find(normalized_email, at)) {
       out.replace(at, normalized_email.size(), "<address>");
@@ -125,10 +125,10 @@ Error SuppressedError(const Suppression& s) {
 
 SuppressionInput SuppressionInputFromText(std::string_view value, std::string reason,
                                           std::string source) {
-  value = TrimOws(value);
+  value = text::TrimOws(value);
   while (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
          value.back() == value.front())
-    value = TrimOws(value.substr(1, value.size() - 2));
+    value = text::TrimOws(value.substr(1, value.size() - 2));
   SuppressionInput in{.reason = std::move(reason), .source = std::move(source)};
   auto at = value.find('@');
   if (at == std::string_view::npos)
@@ -208,7 +208,7 @@ Result<SuppressionList::Parsed> SuppressionList::Parse(const SuppressionInput& i
     p.entry.source = CleanSource(in.source, p.email);
     return p;
   }
-  auto d = DomainToAscii(TrimOws(in.domain));
+  auto d = DomainToAscii(text::TrimOws(in.domain));
   if (!d || d->find('.') == std::string::npos || d->front() == '.' || d->back() == '.')
     return Fail(Errc::kInvalidArgument, "domain is not a domain name (such as example.org)");
   p.entry.domain = std::move(*d);

@@ -88,7 +88,7 @@ TEST_F(Suppression, AComplainedContactDeletedComesBackThroughNoFace) {
   EXPECT_TRUE(entries[0]["email"].is_null());
   const std::string stored = SuppressionText();
   EXPECT_NE(stored.find("complaint"), std::string::npos);
-  EXPECT_EQ(AsciiLower(stored).find("complainer"), std::string::npos) << stored;
+  EXPECT_EQ(text::AsciiLower(stored).find("complainer"), std::string::npos) << stored;
   // An integration key does not see the list.
   EXPECT_EQ(server_.Get(std::string(kBase) + "/suppressions", Bearer(key)).status, 403);
 
