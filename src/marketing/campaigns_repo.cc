@@ -243,10 +243,10 @@ Result<int64_t> CountSuppressedAudience(store::Conn& c, int64_t campaign_id) {
   // point at, and the contacts at a suppressed domain (domains are stored as lower-case
   // letters, digits, dots and hyphens, so LIKE sees no wildcard in them).
   auto row = c.QueryOne(
-      std::string("SELECT COUNT(*) FROM (") + kAudienceIds +
-          " AND c.id IN (SELECT s.contact_id FROM suppressions s WHERE s.contact_id IS NOT NULL"
-          " UNION SELECT d.id FROM suppressions s JOIN contacts d"
-          " ON d.email LIKE '%@' || s.domain WHERE s.domain IS NOT NULL)) aud",
+      Sql({"SELECT COUNT(*) FROM (", kAudienceIds,
+           " AND c.id IN (SELECT s.contact_id FROM suppressions s WHERE s.contact_id IS NOT NULL"
+           " UNION SELECT d.id FROM suppressions s JOIN contacts d"
+           " ON d.email LIKE '%@' || s.domain WHERE s.domain IS NOT NULL)) aud"}),
       AudienceParams(campaign_id));
   if (!row) return Fail(row.error());
   return (*row)->Int(0);
