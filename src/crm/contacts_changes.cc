@@ -299,7 +299,9 @@ governance::ActionSpec ContactService::DeleteAction() {
                      {"effect",
                       "permanently deletes these contacts with their tag and list memberships; "
                       "their pending campaign sends are skipped and their automation runs and "
-                      "sequence enrolments end (exited); this cannot be undone"}};
+                      "sequence enrolments end (exited); the addresses of those unsubscribed, "
+                      "bounced or complained stay on the suppression list (as keyed hashes); "
+                      "this cannot be undone"}};
         return p;
       },
       .execute = [this](store::Conn& c, const json& args,
