@@ -13,6 +13,7 @@
 #include "src/crm/contacts_repo.h"
 #include "src/crm/forms_repo.h"
 #include "src/crm/groups_repo.h"
+#include "src/crm/list_preferences.h"
 
 namespace crmd::crm {
 namespace {
@@ -602,6 +603,17 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
             return Fail(FirstError({{FieldPath(name), "invalid", m}}));
       }
       return Fail(r.error());
+    }
+    // A list the contact left stays left (UpsertIn added nothing); with double opt-in the
+    // contact may confirm its way back.
+    if (!r->created && preferences_ && !input.lists.empty()) {
+      std::vector<int64_t> ids;
+      for (const auto& l : input.lists) {
+        auto row = groups_repo::FindRefByName(c, GroupKind::kList, std::get<std::string>(l));
+        if (!row) return Fail(row.error());
+        if (*row) ids.push_back((*row)->id);
+      }
+      if (auto p = preferences_->RejoinByFormIn(c, r->contact.id, ids); !p) return Fail(p.error());
     }
     auto n = forms_repo::CountSubmission(c, form.id);
     if (!n) return Fail(n.error());

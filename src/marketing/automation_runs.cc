@@ -381,7 +381,8 @@ Result<std::vector<crm::optin_emails_repo::DueOptin>> AutomationRuns::LeaseOptin
     if (!due) return Fail(due.error());
     std::vector<crm::optin_emails_repo::DueOptin> out;
     for (auto& o : *due) {
-      if (o.contact_status != "pending") {
+      // A pending signup, or a subscribed contact rejoining lists it left.
+      if (o.contact_status != "pending" && !(o.contact_status == "subscribed" && o.rejoin)) {
         auto f = crm::optin_emails_repo::Finish(c, o, "skipped", std::nullopt,
                                                 "contact is " + o.contact_status, now);
         if (!f) return Fail(f.error());
