@@ -228,7 +228,7 @@ http::Response Confirm(const LinkDeps& d, const http::Request& req) {
     if (d.preferences)
       if (auto joined = d.preferences->ConfirmPending(actor, claims->contact_id); !joined)
         return Page(503, "Please try again", "<p>We could not record this just now.</p>");
-  } else if (contact->status != "subscribed") {
+  } else {
     return Page(
         409, "This address cannot be subscribed here",
         "<p>This address unsubscribed or could not be reached. Contact us to subscribe again.</p>");

@@ -12,6 +12,10 @@ ALTER TABLE lists ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE contact_lists ADD COLUMN state TEXT NOT NULL DEFAULT 'subscribed'
   CHECK (state IN ('subscribed', 'unsubscribed', 'pending'));
 ALTER TABLE contact_lists ADD COLUMN updated_at BIGINT;
+-- The list's members by contact, with their state in the index, so that a campaign's
+-- audience and a list filter read the index alone, as before.
+DROP INDEX contact_lists_list;
+CREATE INDEX contact_lists_list ON contact_lists(list_id, contact_id, state);
 
 -- The member counters (migration 0053) count subscribed rows only.
 DROP TRIGGER contacts_counters_groups;
