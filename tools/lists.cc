@@ -6,6 +6,17 @@ namespace crmd::tools {
 
 using nlohmann::json;
 
+namespace {
+
+// "public" (lists only; the tag tools' schemas do not accept it).
+std::optional<bool> OptPublic(const json& args) {
+  auto it = args.find("public");
+  if (it == args.end() || !it->is_boolean()) return std::nullopt;
+  return it->get<bool>();
+}
+
+}  // namespace
+
 Status RegisterListTools(mcp::ToolRegistry& registry, marketing::Services& services) {
   return RegisterGroupTools(registry, services, *services.crm.lists);
 }
@@ -49,7 +60,7 @@ Status RegisterGroupTools(mcp::ToolRegistry& registry, marketing::Services& s,
       {"create_" + noun, [groups, noun](const mcp::ToolContext& ctx, const json& args) {
          std::string name = args.value("name", "");
          auto r = groups->Create(ActorFrom(ctx), name, args.value("description", ""),
-                                 OptString(args, "idempotency_key").value_or(""));
+                                 OptString(args, "idempotency_key").value_or(""), OptPublic(args));
          if (!r) {
            std::optional<int64_t> existing;
            if (r.error().code == Errc::kAlreadyExists) {
@@ -63,7 +74,8 @@ Status RegisterGroupTools(mcp::ToolRegistry& registry, marketing::Services& s,
       {"update_" + noun, [groups, noun](const mcp::ToolContext& ctx, const json& args) {
          int64_t id = args.value("id", int64_t{0});
          auto r = groups->Update(ActorFrom(ctx), id, args.value("expected_revision", int64_t{0}),
-                                 OptString(args, "name"), OptString(args, "description"));
+                                 OptString(args, "name"), OptString(args, "description"),
+                                 OptPublic(args));
          if (!r) {
            json details;
            if (r.error().code == Errc::kRevisionConflict) {

@@ -49,6 +49,7 @@ Status WireMail(App::Services& s) {
     business = doc->document["business"].value("name", "");
   for (auto& [prefix, handler] : console::LinkRoutes({.delivery = s.marketing->delivery.get(),
                                  .contacts = s.crm->contacts.get(),
+                                 .preferences = s.crm->list_preferences.get(),
                                  .tokens = s.link_tokens.get(),
                                  .business_name = business}))
     s.router.Prefix(prefix, std::move(handler));

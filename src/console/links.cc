@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <charconv>
+
 #include "src/core/log.h"
 #include "src/mail/message.h"
 #include "src/marketing/campaign_render.h"
@@ -23,6 +26,9 @@ http::Response Page(int status, const std::string& title, const std::string& bod
       mail::HtmlEscape(title) +
       "</title><style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;"
       "padding:0 1rem;color:#222}button{font-size:1rem;padding:.6rem 1.2rem;cursor:pointer}"
+      ".list{display:flex;gap:.8rem;align-items:flex-start;margin:1rem 0}"
+      ".list input{width:1.3rem;height:1.3rem;margin:.2rem 0}.list p{margin:.2rem 0;color:#555}"
+      ".actions{display:flex;gap:1rem;flex-wrap:wrap;margin-top:1.5rem}"
       "</style></head><body><h1>" +
       mail::HtmlEscape(title) + "</h1>" + body_html + "</body></html>";
   http::Response r = http::Response::Html(status, std::move(html));
@@ -47,23 +53,109 @@ std::string TokenAfter(const http::Request& req, std::string_view prefix) {
   return token;
 }
 
+// The preference page: the contact's public lists, each with a switch, and "Unsubscribe
+// from everything". The form carries a CSRF value bound to the link token (a token of its
+// own purpose whose MAC covers the link token), so that a page elsewhere cannot post it.
+http::Response PreferencePage(const LinkDeps& d, const mail::LinkClaims& claims,
+                              const std::string& token, const std::string& notice) {
+  std::vector<crm::ListPreference> lists;
+  if (d.preferences) {
+    auto got = d.preferences->Get(claims.contact_id);
+    if (!got && got.error().code == Errc::kNotFound)
+      return Page(200, "You are unsubscribed", "<p>This address is no longer on our list.</p>");
+    if (got) lists = std::move(*got);
+  }
+  std::string csrf = d.tokens->Issue(claims.contact_id, kPreferencesCsrfPurpose,
+                                     kPreferencesCsrfTtlSeconds, claims.ref, token);
+  std::string from =
+      d.business_name.empty() ? std::string() : " from " + mail::HtmlEscape(d.business_name);
+  std::string body = notice.empty() ? std::string()
+                                    : "<p role=\"status\" id=\"notice\"><strong>" +
+                                          mail::HtmlEscape(notice) + "</strong></p>";
+  body += "<form method=\"post\"><input type=\"hidden\" name=\"csrf\" value=\"" +
+          mail::HtmlEscape(csrf) + "\">";
+  if (lists.empty()) {
+    body += "<p>Stop receiving these emails" + from + "?</p>";
+  } else {
+    body += "<p>Choose the emails you receive" + from + ":</p>";
+    for (const auto& l : lists) {
+      std::string id = std::to_string(l.list_id);
+      body += "<input type=\"hidden\" name=\"shown\" value=\"" + id +
+              "\"><div class=\"list\"><input type=\"checkbox\" role=\"switch\" name=\"list\" "
+              "id=\"list-" +
+              id + "\" value=\"" + id + "\"" + (l.subscribed ? " checked" : "") +
+              "><div><label for=\"list-" + id + "\"><strong>" + mail::HtmlEscape(l.name) +
+              "</strong></label>" +
+              (l.description.empty() ? "" : "<p>" + mail::HtmlEscape(l.description) + "</p>") +
+              "</div></div>";
+    }
+  }
+  body += "<div class=\"actions\">";
+  if (!lists.empty())
+    body += "<button type=\"submit\" name=\"action\" value=\"save\">Save preferences</button>";
+  body +=
+      "<button type=\"submit\" name=\"action\" value=\"all\">Unsubscribe from "
+      "everything</button></div></form>";
+  return Page(200, lists.empty() ? "Unsubscribe" : "Your email preferences", body);
+}
+
+// Applies the switches of the page: a list switched off is left, one switched on is
+// joined again (only lists that were on the page: "shown").
+http::Response SavePreferences(const LinkDeps& d, const mail::LinkClaims& claims,
+                               const std::string& token, const http::Request& req,
+                               const std::vector<std::pair<std::string, std::string>>& form) {
+  std::vector<crm::ListPreferenceChoice> choices;
+  for (const auto& [name, value] : form) {
+    if (name != "shown") continue;
+    int64_t id = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), id);
+    if (ec != std::errc() || end != value.data() + value.size()) continue;  // not a list id
+    bool on = std::any_of(form.begin(), form.end(),
+                          [&](const auto& f) { return f.first == "list" && f.second == value; });
+    choices.push_back({.list_id = id, .subscribed = on});
+  }
+  governance::Actor actor{
+      .kind = "system", .subject = "preference_page", .request_id = req.request_id};
+  auto changed = d.preferences ? d.preferences->Set(actor, claims.contact_id, choices)
+                               : Result<std::vector<crm::NamedRef>>{};
+  if (!changed) {
+    if (changed.error().code == Errc::kNotFound)
+      return Page(200, "You are unsubscribed", "<p>This address is no longer on our list.</p>");
+    spdlog::warn(R"("event":"preferences_failed","detail":"{}")",
+                 JsonEscape(changed.error().message));
+    return Page(503, "Please try again",
+                "<p>We could not record this just now. Please try again in a minute.</p>");
+  }
+  spdlog::info(R"("event":"preferences_saved","contact_id":{},"changed":{})", claims.contact_id,
+               changed->size());
+  return PreferencePage(d, claims, token, "Your preferences are saved.");
+}
+
 http::Response Unsubscribe(const LinkDeps& d, const http::Request& req) {
   std::string token = TokenAfter(req, kUnsubscribePrefix);
   auto claims = d.tokens->Verify(token, mail::kUnsubscribePurpose);
   if (!claims) return BadLink(claims.error());
   if (req.method == "GET" || req.method == "HEAD") {
     // Never unsubscribe on GET: link scanners and previews follow links.
-    return Page(
-        200, "Unsubscribe",
-        "<p>Stop receiving these emails" +
-            (d.business_name.empty() ? std::string()
-                                     : " from " + mail::HtmlEscape(d.business_name)) +
-            "?</p><form method=\"post\"><button type=\"submit\">Unsubscribe</button></form>");
+    return PreferencePage(d, *claims, token, "");
   }
   if (req.method != "POST") {
     http::Response r = Page(405, "Method not allowed", "<p>Use the button on the page.</p>");
     r.Set("Allow", "GET, HEAD, POST");
     return r;
+  }
+  auto form = http::ParseForm(req.body);
+  // RFC 8058 one-click (a mail client's POST, no page): a global unsubscribe. Anything else
+  // comes from the page and must carry its CSRF value.
+  if (http::FormValue(form, "List-Unsubscribe") != "One-Click") {
+    auto csrf = d.tokens->Verify(http::FormValue(form, "csrf").value_or(""),
+                                 kPreferencesCsrfPurpose, token);
+    if (!csrf || csrf->contact_id != claims->contact_id)
+      return Page(403, "Please open the link again",
+                  "<p>This form is out of date. Open the link in the email again and retry; "
+                  "nothing was changed.</p>");
+    if (http::FormValue(form, "action") != "all")
+      return SavePreferences(d, *claims, token, req, form);
   }
   auto done = d.delivery->Unsubscribe(claims->contact_id, claims->ref, req.request_id);
   if (!done) {
@@ -137,6 +229,12 @@ http::Response Confirm(const LinkDeps& d, const http::Request& req) {
         return Page(503, "Please try again", "<p>We could not record this just now.</p>");
     }
   }
+  // Lists left on the preference page and asked for again through a form: joined now.
+  governance::Actor actor{
+      .kind = "system", .subject = "double_opt_in", .request_id = req.request_id};
+  if (d.preferences)
+    if (auto joined = d.preferences->ConfirmPending(actor, claims->contact_id); !joined)
+      return Page(503, "Please try again", "<p>We could not record this just now.</p>");
   return Page(200, "You are subscribed", "<p>Thank you for confirming.</p>");
 }
 

@@ -1,8 +1,12 @@
 #pragma once
 // The public links inside messages (docs/mail.md), served without any login:
-//   GET  /u/<token>        a small page: "Unsubscribe <address>?" with one button
-//   POST /u/<token>        unsubscribes at once: the page's button, and the RFC 8058
-//                          one-click POST (body List-Unsubscribe=One-Click) of mail clients
+//   GET  /u/<token>        the preference page: the contact's public lists (lists.public),
+//                          each with a switch, and "Unsubscribe from everything"
+//   POST /u/<token>        the page's form (with its CSRF value): saves the switches (a list
+//                          switched off is left, crm::ListPreferences) or, with
+//                          action=all, unsubscribes globally; the RFC 8058 one-click POST
+//                          (body List-Unsubscribe=One-Click) of mail clients unsubscribes
+//                          globally at once, without a CSRF value
 //   GET  /t/o/<token>      open tracking: a 1x1 GIF, the open counted once
 //   GET  /t/c/<token>?u=   click tracking: 302 to u when the token was signed for u
 //   GET  /confirm/<token>  double opt-in: the pending contact becomes subscribed
@@ -17,6 +21,7 @@
 
 #include "src/core/http_types.h"
 #include "src/crm/contacts.h"
+#include "src/crm/list_preferences.h"
 #include "src/mail/unsubscribe.h"
 #include "src/marketing/campaign_delivery.h"
 
@@ -25,6 +30,7 @@ namespace crmd::console {
 struct LinkDeps {
   marketing::CampaignDelivery* delivery = nullptr;
   crm::ContactService* contacts = nullptr;
+  crm::ListPreferences* preferences = nullptr;  // null: the page shows no lists
   const mail::LinkTokens* tokens = nullptr;
   std::string business_name;  // shown on the pages; may be empty
 };
@@ -35,6 +41,11 @@ inline constexpr std::string_view kUnsubscribePrefix = "/u/";
 inline constexpr std::string_view kOpenPrefix = "/t/o/";
 inline constexpr std::string_view kClickPrefix = "/t/c/";
 inline constexpr std::string_view kConfirmPrefix = "/confirm/";
+
+// The preference page's CSRF value: a link token of this purpose, bound to the page's
+// unsubscribe token (its MAC covers it), valid for a day.
+inline constexpr std::string_view kPreferencesCsrfPurpose = "prefs-csrf";
+inline constexpr int64_t kPreferencesCsrfTtlSeconds = 86400;
 inline constexpr std::string_view kLinkPrefixes[] = {kUnsubscribePrefix, kOpenPrefix, kClickPrefix,
                                                      kConfirmPrefix};
 

@@ -77,7 +77,8 @@ Result<std::optional<Contact>> FindContactWithMemberships(store::Conn& c, int64_
            "UNION ALL SELECT 1, t.id, t.name" + nulls +
            " FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = ? " +
            "UNION ALL SELECT 2, l.id, l.name" + nulls +
-           " FROM contact_lists cl JOIN lists l ON l.id = cl.list_id WHERE cl.contact_id = ?";
+           " FROM contact_lists cl JOIN lists l ON l.id = cl.list_id WHERE cl.contact_id = ?"
+           " AND cl.state = 'subscribed'";
   }();
   auto rows = c.Query(kSql, {id, id, id});
   if (!rows) return Fail(rows.error());
@@ -104,7 +105,7 @@ Status LoadMemberships(store::Conn& c, Contact* contact) {
       "WHERE ct.contact_id = ? "
       "UNION ALL "
       "SELECT 1, l.id, l.name FROM contact_lists cl JOIN lists l ON l.id = cl.list_id "
-      "WHERE cl.contact_id = ?",
+      "WHERE cl.contact_id = ? AND cl.state = 'subscribed'",
       {contact->id, contact->id});
   if (!rows) return Fail(rows.error());
   contact->tags.clear();
@@ -213,7 +214,8 @@ Result<bool> AddMembership(store::Conn& c, bool tags, int64_t contact_id, int64_
 
 Result<bool> RemoveMembership(store::Conn& c, bool tags, int64_t contact_id, int64_t group_id) {
   auto n = c.Exec(tags ? "DELETE FROM contact_tags WHERE contact_id = ? AND tag_id = ?"
-                       : "DELETE FROM contact_lists WHERE contact_id = ? AND list_id = ?",
+                       : "DELETE FROM contact_lists WHERE contact_id = ? AND list_id = ? "
+                         "AND state = 'subscribed'",
                   {contact_id, group_id});
   if (!n) return Fail(n.error());
   return *n == 1;
@@ -234,7 +236,9 @@ std::pair<std::string, std::vector<store::Value>> ListContactsSql(const Resolved
     key = "ft.contact_id";
   }
   if (rf.list_id) {
-    sql += " JOIN contact_lists fl ON fl.contact_id = c.id AND fl.list_id = ?";
+    sql +=
+        " JOIN contact_lists fl ON fl.contact_id = c.id AND fl.list_id = ?"
+        " AND fl.state = 'subscribed'";
     params.push_back(*rf.list_id);
     if (!rf.tag_id) key = "fl.contact_id";
   }

@@ -13,6 +13,7 @@
 #include "src/crm/contacts_repo.h"
 #include "src/crm/forms_repo.h"
 #include "src/crm/groups_repo.h"
+#include "src/crm/list_preferences.h"
 
 namespace crmd::crm {
 namespace {
@@ -499,6 +500,24 @@ std::vector<FormError> FormService::CheckSubmission(const Form& form, const json
   return errors;
 }
 
+namespace {
+
+// A list the contact left stays left (UpsertIn added nothing for it); with double opt-in
+// the contact may confirm its way back (list_preferences.h).
+Status AskToRejoinLeftListsIn(store::Conn& c, ListPreferences& preferences, int64_t contact_id,
+                              const std::vector<Ref>& lists) {
+  std::vector<int64_t> ids;
+  for (const auto& l : lists) {
+    auto row = groups_repo::FindRefByName(c, GroupKind::kList, std::get<std::string>(l));
+    if (!row) return Fail(row.error());
+    if (*row) ids.push_back((*row)->id);
+  }
+  if (auto p = preferences.RejoinByFormIn(c, contact_id, ids); !p) return Fail(p.error());
+  return Ok();
+}
+
+}  // namespace
+
 Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const Form& form,
                                          const json& fields) {
   if (!contacts_) return Fail(Errc::kInternal, "form submissions need the contact service");
@@ -607,6 +626,9 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
       }
       return Fail(r.error());
     }
+    if (!r->created && preferences_)
+      if (auto st = AskToRejoinLeftListsIn(c, *preferences_, r->contact.id, input.lists); !st)
+        return Fail(st.error());
     auto n = forms_repo::CountSubmission(c, form.id);
     if (!n) return Fail(n.error());
     if (!*n) return Fail(Errc::kNotFound, "no form with id " + std::to_string(form.id));

@@ -44,6 +44,7 @@
 namespace crmd::crm {
 
 class ContactService;
+class ListPreferences;
 
 inline constexpr const char* kFormInputTypes[] = {"Checkbox", "Dropdown", "Email",   "Input",
                                                   "List",     "Radio",    "Textarea"};
@@ -125,8 +126,11 @@ class FormService {
  public:
   // `contacts` may be null where nothing is submitted (crmctl form). `random` makes the
   // public ids.
-  FormService(store::Database& db, const Clock& clock, Random& random, ContactService* contacts)
-      : db_(db), clock_(clock), random_(random), contacts_(contacts) {}
+  // `preferences` (may be null) lets a submission with double opt-in ask to rejoin lists
+  // the contact left (list_preferences.h).
+  FormService(store::Database& db, const Clock& clock, Random& random, ContactService* contacts,
+              ListPreferences* preferences = nullptr)
+      : db_(db), clock_(clock), random_(random), contacts_(contacts), preferences_(preferences) {}
   FormService(const FormService&) = delete;
   FormService& operator=(const FormService&) = delete;
 
@@ -163,6 +167,7 @@ class FormService {
   const Clock& clock_;
   Random& random_;
   ContactService* const contacts_;
+  ListPreferences* const preferences_;
 };
 
 }  // namespace crmd::crm

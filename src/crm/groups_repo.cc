@@ -10,21 +10,22 @@ struct Tables {
   const char* groups;      // lists | tags
   const char* members;     // contact_lists | contact_tags
   const char* member_key;  // list_id | tag_id
+  const char* is_public;   // lists' public column; tags have none
 };
 const Tables& T(GroupKind k) {
-  static const Tables kList{"lists", "contact_lists", "list_id"};
-  static const Tables kTag{"tags", "contact_tags", "tag_id"};
+  static const Tables kList{"lists", "contact_lists", "list_id", "public"};
+  static const Tables kTag{"tags", "contact_tags", "tag_id", "0"};
   return k == GroupKind::kList ? kList : kTag;
 }
 
 std::string Sql(GroupKind k, std::string_view pattern) {
-  // Substitutes {g} {m} {k} with this kind's table/column names.
+  // Substitutes {g} {m} {k} {p} with this kind's table/column names.
   std::string out;
   const Tables& t = T(k);
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '{' && i + 2 < pattern.size() && pattern[i + 2] == '}') {
       char c = pattern[i + 1];
-      out += c == 'g' ? t.groups : c == 'm' ? t.members : t.member_key;
+      out += c == 'g' ? t.groups : c == 'm' ? t.members : c == 'p' ? t.is_public : t.member_key;
       i += 2;
     } else {
       out.push_back(pattern[i]);
@@ -67,13 +68,14 @@ Result<std::optional<Group>> Find(store::Conn& c, GroupKind kind, int64_t id) {
   auto row = c.QueryOne(
       Sql(kind,
           "SELECT id, name, description, revision, created_at, updated_at, "
-          "(SELECT COALESCE(SUM(n), 0) FROM group_member_counts WHERE kind = ? AND group_id = ?) "
-          "FROM {g} WHERE id = ?"),
+          "(SELECT COALESCE(SUM(n), 0) FROM group_member_counts WHERE kind = ? AND group_id = ?), "
+          "{p} FROM {g} WHERE id = ?"),
       {KindName(kind), id, id});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<Group>{};
   Group g = FromRow(**row);
   g.member_count = (*row)->Int(6);
+  if (kind == GroupKind::kList) g.is_public = (*row)->Int(7) != 0;
   return std::optional<Group>(std::move(g));
 }
 
@@ -84,7 +86,7 @@ Result<std::vector<Group>> ListByName(store::Conn& c, GroupKind kind, const std:
       c.Query(Sql(kind,
                   "SELECT g.id, g.name, g.description, g.revision, g.created_at, g.updated_at, "
                   "(SELECT COALESCE(SUM(m.n), 0) FROM group_member_counts m WHERE m.kind = ? "
-                  "AND m.group_id = g.id) FROM {g} g "
+                  "AND m.group_id = g.id), {p} FROM {g} g "
                   "WHERE g.name > ? AND g.name >= ? AND g.name < ? ORDER BY g.name LIMIT ?"),
               {KindName(kind), after, prefix, prefix + "\xF4\x8F\xBF\xBF", limit});
   if (!rows) return Fail(rows.error());
@@ -92,6 +94,7 @@ Result<std::vector<Group>> ListByName(store::Conn& c, GroupKind kind, const std:
   for (const auto& r : *rows) {
     Group g = FromRow(r);
     g.member_count = r.Int(6);
+    if (kind == GroupKind::kList) g.is_public = r.Int(7) != 0;
     out.push_back(std::move(g));
   }
   return out;
@@ -114,6 +117,12 @@ Result<bool> Update(store::Conn& c, GroupKind kind, int64_t id, const std::strin
                   {name, description, now, id, expected_revision});
   if (!n) return Fail(n.error());
   return *n == 1;
+}
+
+Status SetListPublic(store::Conn& c, int64_t id, bool is_public) {
+  auto n = c.Exec("UPDATE lists SET public = ? WHERE id = ?", {int64_t{is_public ? 1 : 0}, id});
+  if (!n) return Fail(n.error());
+  return Ok();
 }
 
 Result<int64_t> DeleteMemberships(store::Conn& c, GroupKind kind, int64_t id) {

@@ -36,6 +36,8 @@ Result<int64_t> Insert(store::Conn& c, GroupKind kind, const std::string& name,
 // REQUIRES: inside Database::Write.
 Result<bool> Update(store::Conn& c, GroupKind kind, int64_t id, const std::string& name,
                     const std::string& description, int64_t now, int64_t expected_revision);
+// Sets lists.public (shown on the preference page). REQUIRES: inside Database::Write.
+Status SetListPublic(store::Conn& c, int64_t id, bool is_public);
 // Removes every membership of the group; answers how many. REQUIRES: Database::Write.
 Result<int64_t> DeleteMemberships(store::Conn& c, GroupKind kind, int64_t id);
 // Removes the group row. REQUIRES: inside Database::Write.

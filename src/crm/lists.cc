@@ -25,6 +25,12 @@ Status CheckDescription(const std::string& d) {
   return Ok();
 }
 
+Status CheckPublic(GroupKind k, const std::optional<bool>& is_public) {
+  if (is_public && k != GroupKind::kList)
+    return Fail(Errc::kInvalidArgument, "public applies to lists only");
+  return Ok();
+}
+
 std::string EncodeNameCursor(const std::string& name) {
   return crypto::Base64UrlEncode("n:" + name);
 }
@@ -52,6 +58,7 @@ json ToJson(const Group& g) {
             {"revision", g.revision},
             {"created_at", FormatRfc3339(g.created_at)},
             {"updated_at", FormatRfc3339(g.updated_at)}};
+  if (g.is_public) j["public"] = *g.is_public;
   if (g.usage) {
     j["used_by"] = json::array();
     for (const auto& u : *g.usage) j["used_by"].push_back(ToJson(u));
@@ -130,8 +137,10 @@ Result<Group> GroupService::Get(const Ref& ref) {
 
 Result<Group> GroupService::Create(const governance::Actor& actor, const std::string& name,
                                    const std::string& description,
-                                   const std::string& idempotency_key) {
+                                   const std::string& idempotency_key,
+                                   std::optional<bool> is_public) {
   if (auto st = CheckName(name, noun()); !st) return Fail(st.error());
+  if (auto st = CheckPublic(o_.kind, is_public); !st) return Fail(st.error());
   if (auto st = CheckDescription(description); !st) return Fail(st.error());
   std::string scope = governance::IdempotencyScope(actor, std::string("create_") + noun());
   return o_.db->Write([&](store::Conn& c) -> Result<Group> {
@@ -144,6 +153,8 @@ Result<Group> GroupService::Create(const governance::Actor& actor, const std::st
                       std::string("a ") + noun() + " named \"" + name + "\" already exists");
         return Fail(id.error());
       }
+      if (is_public && *is_public)
+        if (auto st = groups_repo::SetListPublic(c, *id, true); !st) return Fail(st.error());
       if (auto st = o_.audit->Record(c, actor,
                                      {.action = std::string("create_") + noun(),
                                       .target_type = noun(),
@@ -162,7 +173,9 @@ Result<Group> GroupService::Create(const governance::Actor& actor, const std::st
 Result<Group> GroupService::Update(const governance::Actor& actor, int64_t id,
                                    int64_t expected_revision,
                                    const std::optional<std::string>& name,
-                                   const std::optional<std::string>& description) {
+                                   const std::optional<std::string>& description,
+                                   std::optional<bool> is_public) {
+  if (auto st = CheckPublic(o_.kind, is_public); !st) return Fail(st.error());
   if (name)
     if (auto st = CheckName(*name, noun()); !st) return Fail(st.error());
   if (description)
@@ -177,7 +190,8 @@ Result<Group> GroupService::Update(const governance::Actor& actor, int64_t id,
                                                "; read it again");
     std::string new_name = name.value_or(cur->name);
     std::string new_desc = description.value_or(cur->description);
-    if (new_name == cur->name && new_desc == cur->description) return cur;
+    bool public_changes = is_public && is_public != cur->is_public;
+    if (new_name == cur->name && new_desc == cur->description && !public_changes) return cur;
     auto n =
         groups_repo::Update(c, o_.kind, id, new_name, new_desc, o_.clock->NowUnix(), cur->revision);
     if (!n) {
@@ -187,6 +201,8 @@ Result<Group> GroupService::Update(const governance::Actor& actor, int64_t id,
       return Fail(n.error());
     }
     if (!*n) return Fail(Errc::kRevisionConflict, "changed meanwhile; read it again");
+    if (public_changes)
+      if (auto st = groups_repo::SetListPublic(c, id, *is_public); !st) return Fail(st.error());
     if (auto st = o_.audit->Record(c, actor,
                                    {.action = std::string("update_") + noun(),
                                     .target_type = noun(),

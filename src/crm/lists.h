@@ -29,6 +29,9 @@ struct Group {
   int64_t created_at = 0;
   int64_t updated_at = 0;
   int64_t member_count = 0;
+  // Lists only: shown, with the description, to its members on the preference page behind
+  // every message's unsubscribe link (docs/mail.md).
+  std::optional<bool> is_public;
   std::optional<std::vector<Usage>> usage;  // filled by Get
 };
 nlohmann::json ToJson(const Group& g);
@@ -72,12 +75,15 @@ class GroupService {
   Result<Group> Get(const Ref& ref);  // with member_count and usage
   // For use inside another service's transaction (Read or Write).
   Result<Group> GetIn(store::Conn& conn, const Ref& ref, bool with_usage);
-  // kAlreadyExists when the name is taken.
+  // kAlreadyExists when the name is taken. `is_public` is for lists only (kInvalidArgument
+  // on a tag).
   Result<Group> Create(const governance::Actor& actor, const std::string& name,
-                       const std::string& description, const std::string& idempotency_key = "");
+                       const std::string& description, const std::string& idempotency_key = "",
+                       std::optional<bool> is_public = std::nullopt);
   Result<Group> Update(const governance::Actor& actor, int64_t id, int64_t expected_revision,
                        const std::optional<std::string>& name,
-                       const std::optional<std::string>& description);
+                       const std::optional<std::string>& description,
+                       std::optional<bool> is_public = std::nullopt);
 
   // The confirmation action "delete_list" / "delete_tag": args {"id": n}.
   governance::ActionSpec DeleteAction();

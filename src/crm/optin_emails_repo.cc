@@ -11,9 +11,22 @@ Status Enqueue(store::Conn& c, int64_t contact_id, int64_t now) {
   return Ok();
 }
 
+Status Rearm(store::Conn& c, int64_t contact_id, int64_t now) {
+  auto r = c.Exec(
+      "INSERT INTO optin_emails (contact_id, status, due_at, attempts, created_at) "
+      "VALUES (?, 'pending', ?, 0, ?) ON CONFLICT (contact_id) DO UPDATE SET status = 'pending', "
+      "due_at = excluded.due_at, attempts = 0, message_id = NULL, reason = NULL, sent_at = NULL "
+      "WHERE optin_emails.status <> 'pending'",
+      {contact_id, now, now});
+  if (!r) return Fail(r.error());
+  return Ok();
+}
+
 Result<std::vector<DueOptin>> Due(store::Conn& c, int64_t now, int limit) {
   auto rows = c.Query(
-      "SELECT o.contact_id, o.due_at, o.attempts, k.email, k.first_name, k.last_name, k.status "
+      "SELECT o.contact_id, o.due_at, o.attempts, k.email, k.first_name, k.last_name, k.status, "
+      "EXISTS (SELECT 1 FROM contact_lists p WHERE p.contact_id = o.contact_id "
+      "AND p.state = 'pending') "
       "FROM optin_emails o JOIN contacts k ON k.id = o.contact_id "
       "WHERE o.status = 'pending' AND o.due_at <= ? ORDER BY o.due_at, o.contact_id LIMIT ?" +
           store::SkipLocked(c.dialect(), "o"),
@@ -27,7 +40,8 @@ Result<std::vector<DueOptin>> Due(store::Conn& c, int64_t now, int limit) {
                    .email = r.Str(3),
                    .first_name = r.Str(4),
                    .last_name = r.Str(5),
-                   .contact_status = r.Str(6)});
+                   .contact_status = r.Str(6),
+                   .rejoin = r.Int(7) != 0});
   return out;
 }
 

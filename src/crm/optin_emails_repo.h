@@ -15,10 +15,14 @@
 namespace crmd::crm::optin_emails_repo {
 
 Status Enqueue(store::Conn& c, int64_t contact_id, int64_t now);
+// Queues the email again for a contact whose earlier one went out (or was skipped): a
+// subscribed contact asking through a form to rejoin lists it left (list_preferences.h).
+Status Rearm(store::Conn& c, int64_t contact_id, int64_t now);
 
 struct DueOptin {
   int64_t contact_id = 0, due_at = 0, attempts = 0;
   std::string email, first_name, last_name, contact_status;
+  bool rejoin = false;  // has memberships waiting for confirmation (state 'pending')
 };
 // Pending rows due at `now`, oldest first (skipping rows another transaction holds).
 Result<std::vector<DueOptin>> Due(store::Conn& c, int64_t now, int limit);

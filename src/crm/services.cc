@@ -36,7 +36,14 @@ Services::Services(governance::Services& g, ServicesOptions o)
                                 .suppressions = suppressions.get()})),
       lists(MakeGroupService(GroupKind::kList, g, o, outbox.get())),
       tags(MakeGroupService(GroupKind::kTag, g, o, outbox.get())),
-      forms(std::make_unique<FormService>(*o.db, *o.clock, *o.random, contacts.get())) {}
+      list_preferences(
+          std::make_unique<ListPreferences>(ListPreferencesOptions{.db = o.db,
+                                                                   .clock = o.clock,
+                                                                   .outbox = outbox.get(),
+                                                                   .audit = g.audit.get(),
+                                                                   .settings = g.settings.get()})),
+      forms(std::make_unique<FormService>(*o.db, *o.clock, *o.random, contacts.get(),
+                                          list_preferences.get())) {}
 
 Services::~Services() = default;
 

@@ -14,6 +14,7 @@
 #include "src/crm/contacts.h"
 #include "src/crm/email_validation.h"
 #include "src/crm/forms.h"
+#include "src/crm/list_preferences.h"
 #include "src/crm/lists.h"
 #include "src/crm/outbox.h"
 #include "src/crm/resolver.h"
@@ -54,6 +55,7 @@ struct Services {
   const std::unique_ptr<ContactService> contacts;
   const std::unique_ptr<ListService> lists;
   const std::unique_ptr<TagService> tags;
+  const std::unique_ptr<ListPreferences> list_preferences;
   const std::unique_ptr<FormService> forms;
 };
 

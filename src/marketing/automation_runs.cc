@@ -390,7 +390,8 @@ Result<std::vector<crm::optin_emails_repo::DueOptin>> AutomationRuns::LeaseOptin
     std::vector<crm::optin_emails_repo::DueOptin> out;
     for (auto& o : *due) {
       std::string skip;
-      if (o.contact_status != "pending") {
+      // A pending signup, or a subscribed contact rejoining lists it left.
+      if (o.contact_status != "pending" && !(o.contact_status == "subscribed" && o.rejoin)) {
         skip = "contact is " + o.contact_status;
       } else {
         // The confirmation is what lifts an address's own entry, so it goes out; a

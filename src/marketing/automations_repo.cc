@@ -45,7 +45,7 @@ std::pair<std::string, Value> TriggerSet(const json& trigger) {
             trigger.value("tag_id", int64_t{0})};
   }
   if (type == "list_added") {
-    return {"SELECT contact_id FROM contact_lists WHERE list_id = ?",
+    return {"SELECT contact_id FROM contact_lists WHERE list_id = ? AND state = 'subscribed'",
             trigger.value("list_id", int64_t{0})};
   }
   if (type == "status_changed") {

@@ -82,14 +82,14 @@ constexpr const char* kAudienceIds =
     "SELECT c.id FROM contacts c WHERE c.status = ? AND c.id IN ("
     "  SELECT cl.contact_id FROM contact_lists cl JOIN campaign_audience a"
     "    ON a.kind = 'list' AND a.mode = 'include' AND a.ref_id = cl.list_id"
-    "    WHERE a.campaign_id = ?"
+    "    WHERE a.campaign_id = ? AND cl.state = 'subscribed'"
     "  UNION"
     "  SELECT ct.contact_id FROM contact_tags ct JOIN campaign_audience a"
     "    ON a.kind = 'tag' AND a.mode = 'include' AND a.ref_id = ct.tag_id"
     "    WHERE a.campaign_id = ?)"
     " AND NOT EXISTS (SELECT 1 FROM contact_lists xl JOIN campaign_audience a"
     "    ON a.kind = 'list' AND a.mode = 'exclude' AND a.ref_id = xl.list_id"
-    "    WHERE a.campaign_id = ? AND xl.contact_id = c.id)"
+    "    WHERE a.campaign_id = ? AND xl.contact_id = c.id AND xl.state = 'subscribed')"
     " AND NOT EXISTS (SELECT 1 FROM contact_tags xt JOIN campaign_audience a"
     "    ON a.kind = 'tag' AND a.mode = 'exclude' AND a.ref_id = xt.tag_id"
     "    WHERE a.campaign_id = ? AND xt.contact_id = c.id)";
@@ -209,13 +209,14 @@ Result<int64_t> CountAudience(store::Conn& c, int64_t campaign_id) {
           std::string("SELECT COUNT(*) FROM contacts c WHERE c.status = ? AND c.id IN ("
                       "  SELECT xl.contact_id FROM contact_lists xl JOIN campaign_audience a"
                       "    ON a.kind = 'list' AND a.mode = 'exclude' AND a.ref_id = xl.list_id"
-                      "    WHERE a.campaign_id = ?"
+                      "    WHERE a.campaign_id = ? AND xl.state = 'subscribed'"
                       "  UNION"
                       "  SELECT xt.contact_id FROM contact_tags xt JOIN campaign_audience a"
                       "    ON a.kind = 'tag' AND a.mode = 'exclude' AND a.ref_id = xt.tag_id"
                       "    WHERE a.campaign_id = ?)"
                       " AND EXISTS (SELECT 1 FROM ") +
-              (list ? "contact_lists m WHERE m.contact_id = c.id AND m.list_id = ?)"
+              (list ? "contact_lists m WHERE m.contact_id = c.id AND m.list_id = ?"
+                      " AND m.state = 'subscribed')"
                     : "contact_tags m WHERE m.contact_id = c.id AND m.tag_id = ?)"),
           {std::string(kSubscribedStatus), campaign_id, campaign_id, group});
       if (!overlap) return Fail(overlap.error());

@@ -92,7 +92,8 @@ Status RebuildCounters(store::Conn& c) {
                           "GROUP BY created_at / 86400, status, source",
                           "INSERT INTO group_member_counts (kind, group_id, status, n) "
                           "SELECT 'list', m.list_id, k.status, COUNT(*) FROM contact_lists m "
-                          "JOIN contacts k ON k.id = m.contact_id GROUP BY m.list_id, k.status",
+                          "JOIN contacts k ON k.id = m.contact_id WHERE m.state = 'subscribed' "
+                          "GROUP BY m.list_id, k.status",
                           "INSERT INTO group_member_counts (kind, group_id, status, n) "
                           "SELECT 'tag', m.tag_id, k.status, COUNT(*) FROM contact_tags m "
                           "JOIN contacts k ON k.id = m.contact_id GROUP BY m.tag_id, k.status"}) {

@@ -352,6 +352,84 @@ step('connect an assistant (OAuth in the browser) and approve a pending deletion
   ok(gone.status === 404, 'the contact is gone', `${gone.status}`);
 });
 
+// The message files crmd writes without a relay (run.sh: --mail_dir=$MAIL_DIR), parsed
+// just enough: the envelope recipient, the subject and the List-Unsubscribe link.
+function mails() {
+  const dir = process.env.MAIL_DIR;
+  if (!dir || !fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.eml')).map((f) => {
+    const text = fs.readFileSync(path.join(dir, f), 'utf8');
+    const head = text.split(/\r?\n\r?\n/)[0].replace(/\r?\n[ \t]+/g, ' ');
+    const field = (name) => { const m = head.match(new RegExp(`^${name}: (.*)$`, 'mi')); return m ? m[1].trim() : ''; };
+    const unsub = field('List-Unsubscribe').match(/<(https?:[^>]+)>/);
+    return { to: field('To'), subject: field('Subject'), unsubscribe: unsub ? unsub[1] : '' };
+  });
+}
+
+// create_campaign + activate_campaign + confirm_action (approved in the console when the
+// approval policy asks for it); waits until the campaign is sent.
+async function sendCampaign(mcp, list, subject) {
+  const made = await mcp.tool('create_campaign', { name: subject, subject, from_email: 'news@example.com',
+    html_body: `<p>${subject}</p><p><a href="{{unsubscribe_url}}">Manage your emails</a></p>`, audience: { lists: [list] } });
+  const id = made.structured && made.structured.campaign && made.structured.campaign.id;
+  const preview = (await mcp.tool('activate_campaign', { id })).structured || {};
+  if (preview.approval_url) {
+    await page.goto(preview.approval_url);
+    await clickAndWait('button.approve');
+  }
+  const done = await mcp.tool('confirm_action', { confirmation_token: preview.confirmation_token });
+  ok(done.structured && done.structured.status === 'done', `campaign "${subject}" activated`, done.text.slice(0, 300));
+  await until(`campaign "${subject}" sent`, async () => {
+    const r = await mcp.tool('get_campaign', { id });
+    return r.structured && r.structured.campaign && r.structured.campaign.status === 'sent';
+  });
+}
+
+step('the preference page: leave one list, stay on another, a campaign to each', async () => {
+  const mcp = new Mcp(state.token);
+  await mcp.initialize();
+  const list = async (name, description) => {
+    const r = await mcp.tool('create_list', { name, description, public: true });
+    ok(r.structured && r.structured.list && r.structured.list.public === true, `public list ${name} created`, r.text.slice(0, 300));
+    return r.structured.list.id;
+  };
+  const weekly = await list('Weekly', 'Our news every Monday');
+  const offers = await list('Offers', 'Discounts, now and then');
+  for (const [email, lists] of [['reader@example.com', ['Weekly', 'Offers']], ['other@example.com', ['Weekly']]]) {
+    const r = await rest('POST', '/contact', state.key, { email, lists });
+    ok(r.status === 200 || r.status === 201, `${email} on ${lists.join(', ')}`, `${r.status} ${r.text.slice(0, 200)}`);
+  }
+  await sendCampaign(mcp, weekly, 'Weekly 1');
+  const first = await until('the message to the reader', async () => mails().find((m) => m.to.includes('reader@example.com')));
+  ok(first.unsubscribe.includes('/u/'), 'the message carries its unsubscribe link', first.unsubscribe);
+
+  await page.goto(first.unsubscribe);
+  ok(await h1() === 'Your email preferences', 'the link opens the preference page', await h1());
+  const body = await page.$eval('body', (b) => b.textContent);
+  ok(body.includes('Our news every Monday') && body.includes('Discounts, now and then'), 'both lists with their descriptions');
+  ok(await page.$eval(`#list-${weekly}`, (e) => e.checked) && await page.$eval(`#list-${offers}`, (e) => e.checked),
+    'both switches on');
+  await shot('11-preferences');
+  await page.click(`label[for="list-${weekly}"]`);
+  await clickAndWait('button[name=action][value=save]');
+  ok((await page.$eval('#notice', (e) => e.textContent)).includes('saved'), 'the page says the choice is saved');
+  ok(!(await page.$eval(`#list-${weekly}`, (e) => e.checked)) && await page.$eval(`#list-${offers}`, (e) => e.checked),
+    'Weekly is off, Offers still on');
+  await shot('12-preferences-saved');
+  const reader = await rest('GET', '/contact/reader%40example.com', state.key);
+  const c = reader.json && (reader.json.contact || reader.json);
+  ok(c && c.status === 'subscribed' && c.lists.map((l) => l.name).join() === 'Offers',
+    'the reader is still subscribed, on Offers only', reader.text.slice(0, 300));
+
+  const before = mails().length;
+  await sendCampaign(mcp, weekly, 'Weekly 2');
+  await sendCampaign(mcp, offers, 'Offers 1');
+  await until('the two new messages', async () => mails().length >= before + 2);
+  const got = mails().filter((m) => m.to.includes('reader@example.com')).map((m) => m.subject).sort();
+  ok(JSON.stringify(got) === JSON.stringify(['Offers 1', 'Weekly 1']), 'the reader gets Offers, not Weekly any more', JSON.stringify(got));
+  ok(mails().some((m) => m.to.includes('other@example.com') && m.subject === 'Weekly 2'), 'Weekly 2 still reaches its other subscriber');
+});
+
 step('revoke the connected app and see its token refused at /mcp', async () => {
   await page.goto(`${BASE}/console/apps`);
   const rows = await page.$$eval('#grants tbody tr', (rs) => rs.map((r) => r.textContent));

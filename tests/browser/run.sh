@@ -51,6 +51,7 @@ PORT=$("$NODE" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",
 export CONSOLE_BASE="http://127.0.0.1:$PORT"
 export CONSOLE_EMAIL=admin@example.com
 export CONSOLE_PASSWORD=browser-correct-horse-battery
+export MAIL_DIR="$TMP/mail"  # the messages crmd writes without a relay (console.mjs reads them)
 DB="sqlite:$TMP/crmd.db"
 if ! "$CRMCTL" --database_url="$DB" user create "$CONSOLE_EMAIL" --admin <<<"$CONSOLE_PASSWORD" >"$TMP/crmctl.log" 2>&1; then
   cat "$TMP/crmctl.log" >&2
@@ -60,7 +61,7 @@ fi
 # Webhook targets and the OAuth callback are on loopback (the test's own receiver).
 "$CRMD" --port="$PORT" --database_url="$DB" --log_level=warn --mcp_validate_output=true \
   --allow_private_network_targets=true --webhook_poll_interval_ms=200 \
-  --mail_dir="$TMP/mail" >"$TMP/crmd.log" 2>&1 &
+  --mail_dir="$MAIL_DIR" --mail_poll_interval_ms=200 >"$TMP/crmd.log" 2>&1 &
 CRMD_PID=$!
 ready=0
 for _ in $(seq 1 100); do

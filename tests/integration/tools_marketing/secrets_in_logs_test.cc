@@ -225,8 +225,16 @@ TEST_F(SecretsInLogs, AFullDayOfUseLeavesNoTokenKeyOrIdInTheLog) {
   secrets["unsubscribe token"] = TokenOf(unsubscribe, "/u/");
   EXPECT_EQ(server_.Get(open).status, 200);
   EXPECT_EQ(server_.Get(click).status, 302);
-  EXPECT_EQ(server_.Get(unsubscribe).status, 200);
-  EXPECT_EQ(server_.PostForm(unsubscribe, "").status, 200);
+  auto prefs = server_.Get(unsubscribe);
+  EXPECT_EQ(prefs.status, 200);
+  // The page's "Unsubscribe from everything", with its CSRF value (itself a link token).
+  const std::string csrf_at = "name=\"csrf\" value=\"";
+  auto at = prefs.body.find(csrf_at);
+  ASSERT_NE(at, std::string::npos) << prefs.body;
+  std::string csrf = prefs.body.substr(at + csrf_at.size());
+  csrf = csrf.substr(0, csrf.find('"'));
+  secrets["preference page csrf value"] = csrf;
+  EXPECT_EQ(server_.PostForm(unsubscribe, "action=all&csrf=" + csrf).status, 200);
   EXPECT_EQ(s.crm->contacts->GetByEmail("reader@example.com")->status, "unsubscribed");
 
   // A shop posts to an incoming webhook.

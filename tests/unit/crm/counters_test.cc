@@ -132,7 +132,8 @@ class Counters : public testing::CrmFixture {
       auto page = svc->List("", "", 100);
       ASSERT_TRUE(page);
       for (const auto& grp : page->items) {
-        int64_t members = ScanOne(list ? "SELECT COUNT(*) FROM contact_lists WHERE list_id = ?"
+        int64_t members = ScanOne(list ? "SELECT COUNT(*) FROM contact_lists WHERE list_id = ? "
+                                         "AND state = 'subscribed'"
                                        : "SELECT COUNT(*) FROM contact_tags WHERE tag_id = ?",
                                   {grp.id});
         EXPECT_EQ(grp.member_count, members) << grp.name;
@@ -178,7 +179,7 @@ TEST_F(Counters, MixedChangesThroughTheServicesKeepEveryReportEqualToAScan) {
   const char* kStatuses[] = {"pending", "subscribed", "unsubscribed", "bounced", "complained"};
   std::vector<int64_t> lists;
   for (const char* name : {"news", "customers", "events"}) {
-    auto l = s->lists->Create(alice, name, "");
+    auto l = s->lists->Create(alice, name, "", "", /*is_public=*/true);
     ASSERT_TRUE(l) << l.error().message;
     lists.push_back(l->id);
   }
@@ -212,7 +213,7 @@ TEST_F(Counters, MixedChangesThroughTheServicesKeepEveryReportEqualToAScan) {
   for (int round = 0; round < 150; ++round) {
     clock.Advance(std::uniform_int_distribution<int64_t>(60, 6 * 3600)(rng));
     int64_t id = contacts[pick(static_cast<int>(contacts.size()))];
-    switch (pick(6)) {
+    switch (pick(7)) {
       case 0: {  // status through the state machine (with consent where it asks for it)
         auto r = s->contacts->SetStatus(alice, id, kStatuses[pick(5)], true, std::nullopt, "test");
         (void)r;  // a transition the state machine refuses changes nothing
@@ -259,6 +260,11 @@ TEST_F(Counters, MixedChangesThroughTheServicesKeepEveryReportEqualToAScan) {
       case 5:
         ASSERT_TRUE(s->contacts->RemoveTags(alice, {id}, {Ref{std::string("vip")}}));
         break;
+      case 6: {  // the preference page: leave a list or join it again
+        ListPreferenceChoice choice{.list_id = lists[pick(3)], .subscribed = pick(2) == 0};
+        ASSERT_TRUE(s->list_preferences->Set(alice, id, {choice}));
+        break;
+      }
     }
   }
   ExpectEveryCounterMatchesScan();
