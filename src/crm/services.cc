@@ -33,7 +33,8 @@ Services::Services(governance::Services& g, ServicesOptions o)
                                                                  .exit = o.contact_exit})),
       lists(MakeGroupService(GroupKind::kList, g, o, outbox.get())),
       tags(MakeGroupService(GroupKind::kTag, g, o, outbox.get())),
-      forms(std::make_unique<FormService>(*o.db, *o.clock, *o.random, contacts.get())) {}
+      forms(std::make_unique<FormService>(*o.db, *o.clock, *o.random, contacts.get())),
+      exporter(std::make_unique<ContactExporter>(*o.db)) {}
 
 Services::~Services() = default;
 

@@ -87,6 +87,7 @@ class RestApi {
 void AddMetaRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminKeyRoutes(RestRouter& router, const RestDeps& deps);
 void AddContactRoutes(RestRouter& router, const RestDeps& deps);
+void AddExportRoutes(RestRouter& router, const RestDeps& deps);  // crm [+ marketing]
 void AddFormRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.endpoints and deps.deliveries.
