@@ -1,6 +1,7 @@
-// CSV exports: GET /contacts/export (the contacts a list_contacts filter selects) and
+// CSV exports: GET /contacts/export (the contacts a list_contacts filter selects; admin
+// API key: an export is the whole list, every person's data at once) and the CSV answer of
 // GET /campaigns/{id}/recipients?format=csv (a campaign's recipients and their final
-// state). Admin API key: an export is the whole list, every person's data at once.
+// state; any key, as the JSON log of that route, src/rest/mail_api.cc).
 //
 // The HTTP layer answers whole bodies, so an export comes in pages: up to `limit` rows
 // (default 10000, at most 100000), and, when there are more, a `Link: <...>; rel="next"`
@@ -89,6 +90,17 @@ http::Response CsvPage(const http::Request& req, std::string csv,
 
 }  // namespace
 
+http::Response CampaignRecipientsCsv(RestContext& ctx, marketing::RecipientsExporter& exporter,
+                                     int64_t campaign_id) {
+  ExportQuery q;
+  auto errors = ReadExportQuery(ctx.req.query, false, q);
+  if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
+  auto page = exporter.Page(campaign_id, q.cursor, q.limit);
+  if (!page) return ProblemFromError(ctx.req, page.error());
+  return CsvPage(ctx.req, std::move(page->csv), page->next_cursor,
+                 "campaign-" + std::to_string(campaign_id) + "-recipients.csv");
+}
+
 void AddExportRoutes(RestRouter& router, const RestDeps& deps) {
   crm::ContactExporter* exporter = deps.crm->exporter.get();
   router.Add({"GET", "/contacts/export", Access::kAdmin, false, [exporter](RestContext& ctx) {
@@ -103,24 +115,6 @@ void AddExportRoutes(RestRouter& router, const RestDeps& deps) {
                 if (!page) return ProblemFromError(ctx.req, page.error());
                 return CsvPage(ctx.req, std::move(page->csv), page->next_cursor, "contacts.csv");
               }});
-  if (!deps.marketing) return;
-  marketing::RecipientsExporter* recipients = deps.marketing->recipients_csv.get();
-  router.Add(
-      {"GET", "/campaigns/{id}/recipients", Access::kAdmin, false, [recipients](RestContext& ctx) {
-         auto id = ParseId(ctx.Param("id"));
-         if (!id) return NotFound(ctx.req, "no such campaign");
-         ExportQuery q;
-         auto errors = ReadExportQuery(ctx.req.query, false, q);
-         if (q.format != "csv")
-           errors.push_back({"format", "invalid_option",
-                             "must be csv (the recipients as JSON are in "
-                             "get_campaign_report)"});
-         if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
-         auto page = recipients->Page(*id, q.cursor, q.limit);
-         if (!page) return ProblemFromError(ctx.req, page.error());
-         return CsvPage(ctx.req, std::move(page->csv), page->next_cursor,
-                        "campaign-" + std::to_string(*id) + "-recipients.csv");
-       }});
 }
 
 }  // namespace crmd::rest

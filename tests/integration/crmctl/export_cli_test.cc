@@ -29,7 +29,7 @@ TEST(CrmctlContactsExport, WritesEverySeededContactAsCsvOnStdout) {
   EXPECT_EQ(all.out.rfind("email,first_name,last_name,phone,status,type,lists,tags", 0), 0u)
       << all.out.substr(0, 200);
   EXPECT_EQ(Records(all.out), 121u);
-  testing::CtlRun subscribed = ExportCtl(db, "contacts export --status=subscribed", false);
+  testing::CtlRun subscribed = ExportCtl(db, "contacts export --status subscribed", false);
   ASSERT_EQ(subscribed.status, 0);
   EXPECT_LT(Records(subscribed.out), 121u);
   EXPECT_GE(Records(subscribed.out), 1u);
@@ -42,13 +42,13 @@ TEST(CrmctlContactsExport, BadOptionsFailWithAMessage) {
   testing::TempDir dir;
   std::string db = dir.path() + "/bad.db";
   ASSERT_EQ(ExportCtl(db, "seed --contacts 3", true).status, 0);
-  testing::CtlRun unknown = ExportCtl(db, "contacts export --colour=red", true);
+  testing::CtlRun unknown = ExportCtl(db, "contacts export --colour red", true);
   EXPECT_EQ(unknown.status, 2) << unknown.out;
   EXPECT_NE(unknown.out.find("--colour"), std::string::npos) << unknown.out;
-  testing::CtlRun status = ExportCtl(db, "contacts export --status=happy", true);
+  testing::CtlRun status = ExportCtl(db, "contacts export --status happy", true);
   EXPECT_EQ(status.status, 1) << status.out;
   EXPECT_NE(status.out.find("status"), std::string::npos) << status.out;
-  testing::CtlRun tag = ExportCtl(db, "contacts export --tag=nope", true);
+  testing::CtlRun tag = ExportCtl(db, "contacts export --tag nope", true);
   EXPECT_EQ(tag.status, 1) << tag.out;
   EXPECT_NE(tag.out.find("not found"), std::string::npos) << tag.out;
 }

@@ -687,7 +687,8 @@ TEST_F(Delivery, RecipientsCsvGivesEveryRecipientsFinalState) {
       path + "?format=csv&limit=1&cursor=" + std::string(*first.Header("Crmd-Next-Cursor")), auth);
   ASSERT_EQ(second.status, 200) << second.body;
   EXPECT_EQ(first.body + second.body, r.body);
-  EXPECT_EQ(server_.Get(path, auth).status, 422);  // format=csv is the only format here
+  EXPECT_EQ(server_.Get(path, auth).status, 200);  // the JSON log, as before
+  EXPECT_EQ(server_.Get(path + "?format=xml", auth).status, 422);
   EXPECT_EQ(server_.Get("/api/crm/v1/campaigns/99999/recipients?format=csv", auth).status, 404);
 }
 
