@@ -611,7 +611,7 @@ TEST_F(Delivery, MergeValuesInLinksAreOnlyWebOrMailUrlsAndAreNeverSigned) {
   // What anyone can put in a custom field through a public form.
   int64_t js = AddContact("js@example.com");
   Exec("UPDATE contacts SET custom_fields = ? WHERE id = ?",
-       {std::string(R"({"site":" JavaScript:alert(document.domain)"})"), js});
+       {std::string(R"j({"site":" JavaScript:alert(document.domain)"})j"), js});
   int64_t web = AddContact("web@example.com");
   Exec("UPDATE contacts SET custom_fields = ? WHERE id = ?",
        {std::string(R"({"site":"https://evil.example/phish"})"), web});
