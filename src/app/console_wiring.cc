@@ -191,6 +191,7 @@ void WireConsole(App::Services& s) {
   routes.Append(console::OverviewRoutes(
       {.reports = s.marketing->reports.get(),
        .audit = s.governance->audit.get(),
+       .exporter = s.crm->exporter.get(),
        .people = ConsolePeopleOf(s),
        .person_label = [&s](const std::string& kind, const std::string& subject) {
          return PersonLabel(*s.users, kind, subject);

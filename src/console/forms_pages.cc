@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/clock.h"
+#include "src/mail/merge.h"
 #include "src/mail/message.h"
 
 namespace crmd::console {
@@ -228,6 +229,8 @@ std::string EmbedCode(const crm::Form& form, const std::string& submit_url) {
       html += "  <h3>" + label + "</h3>\n";
     } else if (t == "Paragraph") {
       html += "  <p>" + label + "</p>\n";
+    } else if ((t == "Image" || t == "Link") && !mail::IsSafeLinkUrl(f.label)) {
+      // a form saved before Link and Image took only http(s) URLs: nothing to embed
     } else if (t == "Image") {
       html += "  <img src=\"" + e(f.label) + "\" alt=\"\">\n";
     } else if (t == "Link") {

@@ -45,7 +45,22 @@ http::Response Overview(const OverviewPagesDeps& d, const Person& p) {
     sections.emplace_back(ViewMap{{"id", key}, {"title", Title(key)}, {"rows", Rows(value)}});
   }
   return RenderPage(200, "Overview", "overview.mustache",
-                    ViewMap{{"sections", std::move(sections)}}, chrome);
+                    ViewMap{{"sections", std::move(sections)},
+                            {"can_export", p.is_admin && d.exporter != nullptr}},
+                    chrome);
+}
+
+http::Response ContactsCsv(const OverviewPagesDeps& d, const Person& p) {
+  std::string csv;
+  auto rows = d.exporter->WriteAll({}, [&](std::string_view bytes) {
+    csv.append(bytes);
+    return true;
+  });
+  if (!rows) return InternalError(rows.error(), ChromeFor(p, "overview"));
+  http::Response r = http::Response::Text(200, std::move(csv), "text/csv; charset=utf-8");
+  r.Set("Content-Disposition", "attachment; filename=\"contacts.csv\"");
+  r.Set("Cache-Control", "no-store");
+  return r;
 }
 
 std::optional<int64_t> Day(const std::string& date) {
@@ -157,6 +172,13 @@ ConsoleRoutes OverviewRoutes(OverviewPagesDeps deps) {
   };
   routes.exact.emplace_back("/console", overview);
   routes.exact.emplace_back("/console/", overview);
+  if (d->exporter)
+    routes.exact.emplace_back("/console/contacts.csv", [d](const http::Request& r) {
+      return WithAdmin(d->people, r, "overview", [&](const Person& p) {
+        if (auto refused = OnlyMethods(r, "GET, HEAD", ChromeFor(p, "overview"))) return *refused;
+        return ContactsCsv(*d, p);
+      });
+    });
   routes.exact.emplace_back("/console/audit", [d](const http::Request& r) {
     return WithAdmin(d->people, r, "audit", [&](const Person& p) {
       if (auto refused = OnlyMethods(r, "GET, HEAD", ChromeFor(p, "audit"))) return *refused;

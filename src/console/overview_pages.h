@@ -9,11 +9,16 @@
 //                                 YYYY-MM-DD, UTC, `to` inclusive), 100 rows a page, newest
 //                                 first; rows link to the same log filtered by their app,
 //                                 user or action
+//   GET /console/contacts.csv     every contact as CSV (administrators; the Export link of
+//                                 the overview), crm::ContactExporter's columns. The whole
+//                                 file is one answer: the listener does not stream bodies,
+//                                 so a very large list is better exported with crmctl
 // Thread-safe; handlers block on the database (worker pool).
 #include <functional>
 #include <string>
 
 #include "src/console/shell.h"
+#include "src/crm/contacts_export.h"
 #include "src/governance/audit.h"
 #include "src/marketing/reports.h"
 
@@ -22,6 +27,7 @@ namespace crmd::console {
 struct OverviewPagesDeps {
   marketing::ReportService* reports = nullptr;
   governance::AuditLog* audit = nullptr;
+  crm::ContactExporter* exporter = nullptr;  // null: no Export link
   ConsolePeople people;
   // How the audit page names an actor who is a person (their email, or "deleted user #N");
   // "" for other actors. May be empty: subjects only.

@@ -331,4 +331,21 @@ Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& 
   return out;
 }
 
+Result<std::vector<MembershipName>> MembershipNamesInRange(store::Conn& c, int64_t from_id,
+                                                           int64_t to_id) {
+  // Both memberships' primary keys start with contact_id: two range scans.
+  auto rows = c.Query(
+      "SELECT ct.contact_id, 0, t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id "
+      "WHERE ct.contact_id >= ? AND ct.contact_id <= ? "
+      "UNION ALL "
+      "SELECT cl.contact_id, 1, l.name FROM contact_lists cl JOIN lists l ON l.id = cl.list_id "
+      "WHERE cl.contact_id >= ? AND cl.contact_id <= ?",
+      {from_id, to_id, from_id, to_id});
+  if (!rows) return Fail(rows.error());
+  std::vector<MembershipName> out;
+  out.reserve(rows->size());
+  for (auto& r : *rows) out.push_back({r.Int(0), r.Int(1) == 1, r.TakeStr(2)});
+  return out;
+}
+
 }  // namespace crmd::crm::contacts_repo

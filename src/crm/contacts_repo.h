@@ -60,4 +60,14 @@ Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& 
 std::pair<std::string, std::vector<store::Value>> ListContactsSql(const ResolvedFilter& f,
                                                                   int64_t after_id, int limit);
 
+// The tag and list names of the contacts with ids in [from_id, to_id] (an export's page),
+// in no particular order: (contact id, is_list, name).
+struct MembershipName {
+  int64_t contact_id = 0;
+  bool list = false;
+  std::string name;
+};
+Result<std::vector<MembershipName>> MembershipNamesInRange(store::Conn& c, int64_t from_id,
+                                                           int64_t to_id);
+
 }  // namespace crmd::crm::contacts_repo

@@ -28,6 +28,46 @@ bool IsContactColumn(const std::string& name) {
   return name == "first_name" || name == "last_name" || name == "phone";
 }
 
+// An absolute http(s) URL without spaces or control characters: what a Link or Image
+// field's URL (its label) may be, so that embed code never carries javascript: or data:.
+bool IsWebUrl(std::string_view u) {
+  auto starts = [&](std::string_view p) {
+    if (u.size() <= p.size()) return false;
+    for (size_t i = 0; i < p.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(u[i])) != p[i]) return false;
+    return true;
+  };
+  return (starts("http://") || starts("https://")) && std::none_of(u.begin(), u.end(), [](char c) {
+           return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f;
+         });
+}
+
+// What a submission without an API key may do to a contact that already exists: fill its
+// empty name and phone and add custom fields it does not have. Everything else (a changed
+// name or field, type, status, tags, lists) is the contact's own to change, not an
+// anonymous visitor's, and is left out.
+ContactInput StrangerFill(const ContactInput& in, const Contact& existing) {
+  ContactInput out;
+  out.email = in.email;
+  auto fill = [](const std::optional<std::string>& v, const std::string& have) {
+    return v && have.empty() && !v->empty() ? v : std::nullopt;
+  };
+  out.first_name = fill(in.first_name, existing.first_name);
+  out.last_name = fill(in.last_name, existing.last_name);
+  out.phone = fill(in.phone, existing.phone);
+  if (in.custom_fields) {
+    nlohmann::json add = nlohmann::json::object();
+    for (const auto& [k, v] : in.custom_fields->items()) {
+      auto have = existing.custom_fields.find(k);
+      bool empty = have == existing.custom_fields.end() || have->is_null() ||
+                   (have->is_string() && have->get_ref<const std::string&>().empty());
+      if (empty && !v.is_null()) add[k] = v;
+    }
+    if (!add.empty()) out.custom_fields = std::move(add);
+  }
+  return out;
+}
+
 // The field name as a JSON member path inside "fields".
 std::string FieldPath(const std::string& name) { return "fields." + name; }
 
@@ -80,6 +120,11 @@ void CheckFields(const json& fields, std::vector<FormError>& errors) {
     }
     if (f.contains("label") && !f["label"].is_string())
       errors.push_back({at + ".label", "invalid_type", "must be a string"});
+    else if ((type == "Link" || type == "Image") && f.contains("label") &&
+             !f["label"].get_ref<const std::string&>().empty() &&
+             !IsWebUrl(f["label"].get_ref<const std::string&>()))
+      errors.push_back(
+          {at + ".label", "invalid_url", type + " fields take an http:// or https:// URL"});
     if (f.contains("required") && !f["required"].is_boolean())
       errors.push_back({at + ".required", "invalid_type", "must be true or false"});
     if (!input && f.value("required", false))
@@ -519,7 +564,7 @@ Status AskToRejoinLeftListsIn(store::Conn& c, ListPreferences& preferences, int6
 }  // namespace
 
 Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const Form& form,
-                                         const json& fields) {
+                                         const json& fields, bool keyed) {
   if (!contacts_) return Fail(Errc::kInternal, "form submissions need the contact service");
   auto errors = CheckSubmission(form, fields);
   // The address is judged with the other fields, so that every field error comes at once;
@@ -593,12 +638,12 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
     // A form never forces a status move the state machine refuses without consent (for
     // example it does not resubscribe an unsubscribed contact); it applies the rest.
     ContactInput input = in;
-    if (form.applies.status) {
-      auto existing = contacts_repo::FindContactByEmail(c, verdict.normalized);
-      if (!existing) return Fail(existing.error());
-      if (!*existing || CheckTransition({(*existing)->status, *form.applies.status, false}))
-        input.status = form.applies.status;
-    }
+    auto existing = contacts_repo::FindContactByEmail(c, verdict.normalized);
+    if (!existing) return Fail(existing.error());
+    if (*existing && !keyed) input = StrangerFill(in, **existing);
+    if (form.applies.status && (keyed || !*existing) &&
+        (!*existing || CheckTransition({(*existing)->status, *form.applies.status, false})))
+      input.status = form.applies.status;
     // A list the form applies may have been deleted since the form was saved: the lead
     // still counts; the missing list is skipped and logged.
     std::vector<Ref> lists;

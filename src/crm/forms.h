@@ -156,9 +156,13 @@ class FormService {
   // Validates the email (outside the transaction), then in ONE transaction: creates or
   // updates the contact, applies the form's status/type/tags/lists (status only where the
   // state machine allows it without consent), and increments generated_contacts.
+  // `keyed`: the caller presented an API key. Without one, a contact that already exists
+  // is not the submitter's to rewrite: only its empty name and phone and its missing
+  // custom fields are filled; its names, fields, type, status, tags and lists stay (see
+  // docs/crm.md, "Forms"). A new contact gets the whole submission either way.
   // kInvalidArgument with FormError-shaped message for field errors (see CheckSubmission).
   Result<SubmitResult> Submit(const governance::Actor& actor, const Form& form,
-                              const nlohmann::json& fields);
+                              const nlohmann::json& fields, bool keyed);
 
  private:
   Status CheckListsExist(store::Conn& c, const Form& f);

@@ -43,7 +43,8 @@ Services::Services(governance::Services& g, ServicesOptions o)
                                                                    .audit = g.audit.get(),
                                                                    .settings = g.settings.get()})),
       forms(std::make_unique<FormService>(*o.db, *o.clock, *o.random, contacts.get(),
-                                          list_preferences.get())) {}
+                                          list_preferences.get())),
+      exporter(std::make_unique<ContactExporter>(*o.db)) {}
 
 Services::~Services() = default;
 

@@ -12,6 +12,7 @@
 #include "src/core/result.h"
 #include "src/crm/contact_exit.h"
 #include "src/crm/contacts.h"
+#include "src/crm/contacts_export.h"
 #include "src/crm/email_validation.h"
 #include "src/crm/forms.h"
 #include "src/crm/list_preferences.h"
@@ -57,6 +58,7 @@ struct Services {
   const std::unique_ptr<TagService> tags;
   const std::unique_ptr<ListPreferences> list_preferences;
   const std::unique_ptr<FormService> forms;
+  const std::unique_ptr<ContactExporter> exporter;
 };
 
 // Builds Services and registers the contact book's confirmation actions (delete_contacts,

@@ -9,6 +9,12 @@
 // a validation error naming the tag and where it is, never a blank at send time. A parsed
 // template is immutable and thread-safe; rendering never fails. Inside a fallback, \" and
 // \\ stand for " and \. There is no other syntax: "{{" always opens a tag.
+//
+// In HTML a value may be a stranger's text (a public form fills custom fields), so a tag
+// inside a URL attribute (href, src, action, formaction, background, poster, xlink:href)
+// whose scheme the template does not fix itself (no ':', '/', '?' or '#' before it in the
+// value) renders only an http:, https: or mailto: value; any other value (javascript:,
+// data:, a relative path) renders as a missing one would (the fallback, or nothing).
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -40,7 +46,25 @@ struct MergeTag {
   size_t offset = 0;  // byte offset of "{{" in the source
   size_t line = 1;    // 1-based line and column (in bytes) of "{{"
   size_t column = 1;
+  size_t end = 0;  // byte offset just past "}}"
+  // HTML only: inside a URL attribute's value, and whether the template leaves that
+  // value's scheme to this tag (see above). `url_prefix` is the literal text of the value
+  // before the tag; `after_tag` says another tag came before it in the value.
+  bool in_url = false;
+  bool scheme_open = false;
+  bool after_tag = false;
+  std::string url_prefix;
 };
+
+// A byte range [begin, end) of rendered HTML that a merge value filled.
+struct MergeSpan {
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+// True when `url`, as a browser reads it (leading spaces and control characters skipped,
+// tabs and line breaks ignored, the scheme in any case), is http:, https: or mailto:.
+bool IsSafeLinkUrl(std::string_view url);
 
 class MergeTemplate {
  public:
@@ -52,8 +76,11 @@ class MergeTemplate {
 
   // Values inserted as they are: for subjects and text parts.
   std::string RenderText(const MergeValues& values) const;
-  // Values HTML-escaped (& < > " '): for HTML parts, including attribute values.
-  std::string RenderHtml(const MergeValues& values) const;
+  // Values HTML-escaped (& < > " '): for HTML parts, including attribute values; URL
+  // attributes take only safe values (above). `filled`, when given, receives the ranges of
+  // the output that values filled inside URL attributes (not fallbacks), so that click
+  // tracking leaves those links alone.
+  std::string RenderHtml(const MergeValues& values, std::vector<MergeSpan>* filled = nullptr) const;
 
   const std::vector<MergeTag>& tags() const { return tags_; }
 
@@ -62,7 +89,7 @@ class MergeTemplate {
   std::vector<std::variant<std::string, MergeTag>> pieces_;
   std::vector<MergeTag> tags_;
 
-  std::string Render(const MergeValues& values, bool html) const;
+  std::string Render(const MergeValues& values, bool html, std::vector<MergeSpan>* filled) const;
 };
 
 }  // namespace crmd::mail

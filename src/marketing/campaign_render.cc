@@ -117,7 +117,12 @@ mail::MergeValues MergeValuesFor(const MailRecipient& to, std::string unsubscrib
 }
 
 std::string TrackClicks(std::string_view html, const MailRecipient& to, int64_t campaign_id,
-                        const MailContext& ctx, std::string_view unsubscribe_url) {
+                        const MailContext& ctx, std::string_view unsubscribe_url,
+                        const std::vector<mail::MergeSpan>& filled) {
+  auto merged = [&](size_t begin, size_t end) {
+    return std::any_of(filled.begin(), filled.end(),
+                       [&](const mail::MergeSpan& s) { return s.begin < end && begin < s.end; });
+  };
   std::string out;
   out.reserve(html.size() + 256);
   size_t pos = 0;
@@ -136,7 +141,8 @@ std::string TrackClicks(std::string_view html, const MailRecipient& to, int64_t 
     std::string url = UnescapeAmp(html.substr(start, end - start));
     out.append(html.substr(pos, start - pos));
     bool web = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
-    if (web && url != unsubscribe_url && url.rfind(ctx.public_base_url + "/u/", 0) != 0) {
+    if (web && url != unsubscribe_url && url.rfind(ctx.public_base_url + "/u/", 0) != 0 &&
+        !merged(start, end)) {
       std::string token =
           ctx.links->Issue(to.contact_id, kClickPurpose, ctx.link_ttl_s, campaign_id, url);
       out += ctx.public_base_url + "/t/c/" + token + "?u=" + http::PercentEncode(url);
@@ -185,9 +191,10 @@ Result<mail::Message> CampaignTemplates::Build(const MailRecipient& to, int64_t 
   m.to = RecipientMailbox(to);
   m.subject = OneLine(subject_.RenderText(values));
   m.preheader = preheader_.RenderText(values);
-  m.html = html_.RenderHtml(values);
+  std::vector<mail::MergeSpan> filled;
+  m.html = html_.RenderHtml(values, &filled);
   if (has_text_) m.text = text_.RenderText(values);
-  if (k.track_clicks) m.html = TrackClicks(m.html, to, k.id, ctx, unsubscribe);
+  if (k.track_clicks) m.html = TrackClicks(m.html, to, k.id, ctx, unsubscribe, filled);
   if (k.track_opens) {
     std::string pixel = "<img src=\"" + ctx.public_base_url + "/t/o/" +
                         ctx.links->Issue(to.contact_id, kOpenPurpose, ctx.link_ttl_s, k.id) +

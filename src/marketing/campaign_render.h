@@ -91,8 +91,11 @@ std::string CampaignSendId(int64_t campaign_id, int64_t round);
 
 // Rewrites every href="http(s)://..." of `html` (except the unsubscribe link) to a signed
 // redirect <base>/t/c/<token>?u=<url>; the token binds the URL, so the redirect goes only
-// where the message pointed.
+// where the message pointed. A link that a merge value filled in part (`filled`, from
+// MergeTemplate::RenderHtml) is left as it is: crmd signs only URLs its sender wrote, never
+// one a stranger put in a custom field (which would make /t/c/ an open redirect).
 std::string TrackClicks(std::string_view html, const MailRecipient& to, int64_t campaign_id,
-                        const MailContext& ctx, std::string_view unsubscribe_url);
+                        const MailContext& ctx, std::string_view unsubscribe_url,
+                        const std::vector<mail::MergeSpan>& filled = {});
 
 }  // namespace crmd::marketing

@@ -45,7 +45,8 @@ Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
                                                       g.idempotency.get(), o.webhook_target_known)),
       sequences(std::make_unique<SequenceService>(*g.options.db, *g.options.clock,
                                                   AuditSinkOf(g.audit.get()), g.idempotency.get())),
-      reports(std::make_unique<ReportService>(*g.options.db, *g.options.clock)) {}
+      reports(std::make_unique<ReportService>(*g.options.db, *g.options.clock)),
+      recipients_csv(std::make_unique<RecipientsExporter>(*g.options.db)) {}
 
 Services::~Services() = default;
 

@@ -17,6 +17,7 @@
 #include "src/marketing/campaign_delivery.h"
 #include "src/marketing/campaign_render.h"
 #include "src/marketing/campaigns.h"
+#include "src/marketing/recipients_export.h"
 #include "src/marketing/reports.h"
 #include "src/marketing/sequences.h"
 
@@ -45,6 +46,7 @@ struct Services {
   const std::unique_ptr<AutomationService> automations;
   const std::unique_ptr<SequenceService> sequences;
   const std::unique_ptr<ReportService> reports;
+  const std::unique_ptr<RecipientsExporter> recipients_csv;
 };
 
 // Builds Services and registers marketing's confirmable actions (activate_campaign,

@@ -12,9 +12,12 @@ void AddMailRoutes(RestRouter& router, const RestDeps& deps) {
   marketing::CampaignDelivery* delivery = deps.marketing->delivery.get();
 
   router.Add(
-      {"GET", "/campaigns/{id}/recipients", Access::kKey, false, [delivery](RestContext& ctx) {
+      {"GET", "/campaigns/{id}/recipients", Access::kKey, false,
+       [delivery, csv = deps.marketing->recipients_csv.get()](RestContext& ctx) {
          auto id = ParseId(ctx.Param("id"));
          if (!id) return NotFound(ctx.req, "no such campaign");
+         auto format = http::FormValue(http::ParseForm(ctx.req.query), "format");
+         if (format == "csv") return CampaignRecipientsCsv(ctx, *csv, *id);
          std::string status, cursor;
          int limit = 100;
          std::vector<FieldError> errors;
@@ -24,6 +27,9 @@ void AddMailRoutes(RestRouter& router, const RestDeps& deps) {
                errors.push_back(
                    {"status", "invalid_option", "must be pending, sent, failed or skipped"});
              status = v;
+           } else if (k == "format") {
+             if (v != "json")
+               errors.push_back({"format", "invalid_option", "must be json (the default) or csv"});
            } else if (k == "cursor") {
              cursor = v;
            } else if (k == "limit") {

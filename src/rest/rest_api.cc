@@ -84,6 +84,7 @@ RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config))
   if (deps_.crm) {
     AddContactRoutes(router_, deps_);
     AddSuppressionRoutes(router_, deps_);
+    AddExportRoutes(router_, deps_);
   }
   if (deps_.forms) {
     AddFormRoutes(router_, deps_);

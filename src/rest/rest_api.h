@@ -29,7 +29,8 @@ struct Services;
 }  // namespace crmd::crm
 namespace crmd::marketing {
 struct Services;
-}
+class RecipientsExporter;
+}  // namespace crmd::marketing
 namespace crmd::webhooks {
 class Endpoints;
 class Deliveries;
@@ -87,6 +88,10 @@ class RestApi {
 void AddMetaRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminKeyRoutes(RestRouter& router, const RestDeps& deps);
 void AddContactRoutes(RestRouter& router, const RestDeps& deps);
+void AddExportRoutes(RestRouter& router, const RestDeps& deps);  // crm
+// The ?format=csv answer of GET /campaigns/{id}/recipients (exports_api.cc).
+http::Response CampaignRecipientsCsv(RestContext& ctx, marketing::RecipientsExporter& exporter,
+                                     int64_t campaign_id);
 void AddFormRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.endpoints and deps.deliveries.

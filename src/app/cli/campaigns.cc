@@ -1,5 +1,6 @@
 // crmctl campaign: a campaign's delivery counts, its per-recipient log, and the resend to
 // the undelivered (shown first; done only with --yes).
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -13,7 +14,8 @@ namespace {
 
 constexpr const char* kUsage =
     "campaign report ID | campaign recipients ID [--status pending|sent|failed|skipped] "
-    "[--limit N] [--cursor C] | campaign activate ID [--yes] | campaign resend ID [--yes]";
+    "[--limit N] [--cursor C] | campaign recipients ID --csv | campaign activate ID [--yes] | "
+    "campaign resend ID [--yes]";
 
 }  // namespace
 
@@ -29,6 +31,14 @@ int CampaignCommand(Context& ctx, const Args& args) {
     auto report = marketing.reports->CampaignReport(*id);
     if (!report) return PrintError(report.error(), "crmctl campaign report");
     PrintJson(*report);
+    return 0;
+  }
+  if (verb == "recipients" && std::find(args.begin(), args.end(), "--csv") != args.end()) {
+    auto rows = marketing.recipients_csv->WriteAll(*id, [](std::string_view bytes) {
+      return std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size();
+    });
+    if (!rows) return PrintError(rows.error(), "crmctl campaign recipients");
+    if (std::fflush(stdout) != 0) return PrintError({Errc::kUnavailable, "could not write", {}});
     return 0;
   }
   if (verb == "recipients") {

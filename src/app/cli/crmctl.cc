@@ -33,9 +33,13 @@ std::map<std::string, Entry> Commands() {
   c["consent"] = {"consent list | revoke <client_id> <user_email>", cli::ConsentCommand};
   c["seed"] = {"seed [--contacts N] [--lists N] [--tags N] [--seed S]  fake contacts, lists, tags",
                cli::SeedCommand};
+  c["contacts"] = {
+      "contacts export [--status S] [--type T] [--source S] [--tag T] [--list L] [--query Q]\n"
+      "       [--created_after TIME] [--created_before TIME]   the contacts as CSV on stdout",
+      cli::ContactsCommand};
   c["campaign"] = {
       "campaign report|recipients|activate|resend ID [--yes]   delivery counts, per-recipient log, "
-      "send",
+      "send\n       campaign recipients ID --csv   every recipient and its final state as CSV",
       cli::CampaignCommand};
   c["backup"] = {
       "backup <file>                online consistent copy of a SQLite database (crmd may run)",

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "src/app/services.h"
+#include "src/crm/services.h"
 #include "tests/support/browser.h"
 #include "tests/support/mcp_client.h"
 #include "tests/support/tokens.h"
@@ -677,6 +678,26 @@ TEST_F(Console, TheIncomingWebhookEditorPreviewsASampleAndTheHookItMakesWorks) {
   EXPECT_NE(list.body.find("<td class=\"num\">1</td>"), std::string::npos);
   auto alice = SignedIn("alice@example.com");
   EXPECT_EQ(alice->Get("/console/hooks").status, 403);
+}
+
+TEST_F(Console, AnAdministratorExportsTheContactsFromTheOverview) {
+  crm::ContactInput in;
+  in.email = "grace@example.com";
+  in.first_name = "=Grace";
+  ASSERT_TRUE(server_.app().services().crm->contacts->Upsert({.kind = "cli"}, in));
+  auto b = SignedIn("admin@example.com");
+  Page home = b->Get("/console");
+  EXPECT_NE(home.body.find("href=\"/console/contacts.csv\""), std::string::npos) << home.body;
+  Page csv = b->Get("/console/contacts.csv");
+  ASSERT_EQ(csv.status, 200) << csv.body;
+  EXPECT_EQ(csv.body.rfind("email,first_name,last_name,phone,status,type,lists,tags\r\n", 0), 0u)
+      << csv.body;
+  EXPECT_NE(csv.body.find("\r\ngrace@example.com,'=Grace,"), std::string::npos) << csv.body;
+  // Not for someone who is not an administrator, and not offered to them.
+  auto alice = SignedIn("alice@example.com");
+  EXPECT_EQ(alice->Get("/console").body.find("/console/contacts.csv"), std::string::npos);
+  EXPECT_EQ(alice->Get("/console/contacts.csv").status, 403);
+  EXPECT_EQ(Browser(server_).Get("/console/contacts.csv").body.find("grace@"), std::string::npos);
 }
 
 }  // namespace

@@ -460,5 +460,70 @@ TEST_F(RestForms, FormDoesNotResubscribeAnUnsubscribedContact) {
   EXPECT_EQ(Generated(), 1);
 }
 
+TEST_F(RestForms, AStrangerFillsOnlyWhatAnExistingContactLacks) {
+  auto& contacts = *server_.app().services().crm->contacts;
+  crm::ContactInput in;
+  in.email = "ada@example.com";
+  in.first_name = "Ada";
+  in.status = "subscribed";
+  in.type = "lead";
+  in.custom_fields = json{{"plan", "free"}};
+  ASSERT_TRUE(contacts.Upsert({.kind = "cli"}, in));
+  json f = GoodFields("ada@example.com");
+  f["first_name"] = "Mallory";
+  f["about"] = "owned";
+  auto r = server_.PostJson(Submit(), {{"fields", f}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(JsonBody(r)["created"]);
+  auto c = contacts.GetByEmail("ada@example.com");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->first_name, "Ada");                // not renamed on a stranger's word
+  EXPECT_EQ(c->custom_fields["plan"], "free");    // nor its fields changed
+  EXPECT_EQ(c->custom_fields["about"], "owned");  // an empty field is filled
+  EXPECT_EQ(c->type, "lead");
+  EXPECT_TRUE(c->tags.empty()) << "the form's tags applied to an existing contact";
+  EXPECT_TRUE(c->lists.empty()) << "the form's lists applied to an existing contact";
+  EXPECT_EQ(Generated(), 1);
+
+  // With an API key the integration is trusted: add-or-update as before.
+  auto keyed = server_.PostJson(Submit(), {{"fields", f}}, Bearer(key_));
+  ASSERT_EQ(keyed.status, 200) << keyed.body;
+  c = contacts.GetByEmail("ada@example.com");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->first_name, "Mallory");
+  EXPECT_EQ(c->custom_fields["plan"], "pro");
+  EXPECT_EQ(c->type, "customer");
+  EXPECT_EQ(c->tags.size(), 2u);
+  EXPECT_EQ(c->lists.size(), 2u);
+}
+
+TEST_F(RestForms, LinkAndImageFieldsTakeOnlyWebUrls) {
+  for (const char* type : {"Link", "Image"}) {
+    for (const char* bad : {"javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,x",
+                            "//evil.example/x", "https://a.example/x y"}) {
+      json def = SignupForm();
+      def["fields"][10] = {{"name", "privacy"}, {"type", type}, {"label", bad}};
+      auto r = server_.PostJson(Url("/admin/forms"), def, Bearer(admin_));
+      EXPECT_EQ(r.status, 422) << type << " " << bad << ": " << r.body;
+      EXPECT_EQ(JsonBody(r)["errors"][0]["field"], "fields[10].label") << r.body;
+      EXPECT_EQ(JsonBody(r)["errors"][0]["code"], "invalid_url") << r.body;
+    }
+    json def = SignupForm();
+    def["fields"][10] = {{"name", "privacy"}, {"type", type}, {"label", "https://a.example/p"}};
+    def["name"] = std::string("ok ") + type;
+    auto ok = server_.PostJson(Url("/admin/forms"), def, Bearer(admin_));
+    EXPECT_EQ(ok.status, 201) << ok.body;
+    // An update is checked the same way.
+    auto patch = server_.Send(
+        "PATCH", Url("/admin/forms/" + std::to_string(JsonBody(ok)["id"].get<int64_t>())),
+        json{{"fields",
+              {{{"name", "email"}, {"type", "Email"}},
+               {{"name", "l"}, {"type", type}, {"label", "javascript:x"}}}}}
+            .dump(),
+        {{"Content-Type", "application/json"}, Bearer(admin_)[0]});
+    EXPECT_EQ(patch.status, 422) << patch.body;
+  }
+}
+
 }  // namespace
 }  // namespace crmd::resttest

@@ -605,6 +605,93 @@ TEST_F(Delivery, TrackedOpensAndClicksCountOnceAndRedirectOnlyWhereTheMessagePoi
   EXPECT_EQ(report["outcomes"]["clicked"], 1);
 }
 
+TEST_F(Delivery, MergeValuesInLinksAreOnlyWebOrMailUrlsAndAreNeverSigned) {
+  auto c = Client();
+  int64_t list = AddList("L");
+  // What anyone can put in a custom field through a public form.
+  int64_t js = AddContact("js@example.com");
+  Exec("UPDATE contacts SET custom_fields = ? WHERE id = ?",
+       {std::string(R"j({"site":" JavaScript:alert(document.domain)"})j"), js});
+  int64_t web = AddContact("web@example.com");
+  Exec("UPDATE contacts SET custom_fields = ? WHERE id = ?",
+       {std::string(R"({"site":"https://evil.example/phish"})"), web});
+  InList(js, list);
+  InList(web, list);
+  int64_t id = NewCampaign(
+      *c, list,
+      {{"track_clicks", true},
+       {"html_body",
+        "<html><body><p><a href=\"{{custom.site | \"https://example.com/\"}}\">Your site</a> "
+        "<img src='{{custom.site}}' alt=''> <a href=\"https://example.com/menu\">Menu</a></p>"
+        "<p><a href=\"{{unsubscribe_url}}\">Unsubscribe</a></p></body></html>"}});
+  Confirm(*c, {{"id", id}});
+  ASSERT_TRUE(WaitStatus(id, "sent")) << CampaignStatus(id);
+  auto got = ByRecipient();
+  ASSERT_EQ(got.size(), 2u);
+  std::string js_html = got["js@example.com"].at(0)["html"];
+  std::string web_html = got["web@example.com"].at(0)["html"];
+  // A javascript: value renders as a missing one: the fallback, and an empty src.
+  EXPECT_EQ(js_html.find("alert"), std::string::npos) << js_html;
+  EXPECT_NE(js_html.find("<img src='' alt=''>"), std::string::npos) << js_html;
+  // A web address from a merge value is sent as it is, not as a crmd-signed redirect.
+  EXPECT_NE(web_html.find("href=\"https://evil.example/phish\""), std::string::npos) << web_html;
+  EXPECT_NE(web_html.find("src='https://evil.example/phish'"), std::string::npos) << web_html;
+  EXPECT_EQ(web_html.find("evil.example%2F"), std::string::npos) << web_html;
+  EXPECT_EQ(web_html.find("evil.example%2f"), std::string::npos) << web_html;
+  // The sender's own link is still tracked.
+  EXPECT_EQ(web_html.find("href=\"https://example.com/menu\""), std::string::npos) << web_html;
+  EXPECT_NE(web_html.find("/t/c/"), std::string::npos) << web_html;
+  // The fallback is the sender's text, so it is tracked like any link the sender wrote.
+  EXPECT_NE(js_html.find("u=https%3A%2F%2Fexample.com%2F\""), std::string::npos) << js_html;
+}
+
+TEST_F(Delivery, RecipientsCsvGivesEveryRecipientsFinalState) {
+  auto c = Client();
+  int64_t list = AddList("L");
+  InList(AddContact("ok@example.com"), list);
+  int64_t bad = AddContact("reject-me@example.com");
+  InList(bad, list);
+  Exec("UPDATE contacts SET first_name = ? WHERE id = ?", {std::string("=1+1"), bad});
+  int64_t id = NewCampaign(*c, list);
+  Confirm(*c, {{"id", id}});
+  ASSERT_TRUE(WaitStatus(id, "sent", 30)) << CampaignStatus(id);
+  auto key = server_.app().services().governance->api_keys->Create("export",
+                                                                   governance::ApiKeyRole::kAdmin);
+  ASSERT_TRUE(key);
+  http::Headers auth = {{"Authorization", "Bearer " + key->secret}};
+  std::string path = "/api/crm/v1/campaigns/" + std::to_string(id) + "/recipients";
+  auto r = server_.Get(path + "?format=csv", auth);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Header("Content-Type").value_or(""), "text/csv; charset=utf-8");
+  const std::string header =
+      "email,first_name,last_name,status,reason,attempts,round,message_id,smtp_code,sent_at,"
+      "opened_at,clicked_at,bounced_at,complained_at,unsubscribed_at\r\n";
+  ASSERT_EQ(r.body.rfind(header, 0), 0u) << r.body;
+  size_t ok = r.body.find("\r\nok@example.com,");
+  size_t rejected = r.body.find("\r\nreject-me@example.com,'=1+1,");
+  ASSERT_NE(ok, std::string::npos) << r.body;
+  ASSERT_NE(rejected, std::string::npos) << r.body;
+  std::string ok_row = r.body.substr(ok + 2, r.body.find("\r\n", ok + 2) - ok - 2);
+  std::string bad_row =
+      r.body.substr(rejected + 2, r.body.find("\r\n", rejected + 2) - rejected - 2);
+  EXPECT_NE(ok_row.find(",sent,"), std::string::npos) << ok_row;
+  EXPECT_NE(ok_row.find("@example.com>"), std::string::npos) << ok_row;  // the Message-ID
+  EXPECT_NE(ok_row.find("Z,"), std::string::npos) << ok_row;             // sent_at
+  EXPECT_NE(bad_row.find(",failed,"), std::string::npos) << bad_row;
+  EXPECT_NE(bad_row.find(",550,"), std::string::npos) << bad_row;
+  // Pages: one row each, the header once.
+  auto first = server_.Get(path + "?format=csv&limit=1", auth);
+  ASSERT_EQ(first.status, 200);
+  ASSERT_TRUE(first.Header("Crmd-Next-Cursor").has_value());
+  auto second = server_.Get(
+      path + "?format=csv&limit=1&cursor=" + std::string(*first.Header("Crmd-Next-Cursor")), auth);
+  ASSERT_EQ(second.status, 200) << second.body;
+  EXPECT_EQ(first.body + second.body, r.body);
+  EXPECT_EQ(server_.Get(path, auth).status, 200);  // the JSON log, as before
+  EXPECT_EQ(server_.Get(path + "?format=xml", auth).status, 422);
+  EXPECT_EQ(server_.Get("/api/crm/v1/campaigns/99999/recipients?format=csv", auth).status, 404);
+}
+
 TEST_F(Delivery, ContentBrokenBehindTheServiceBackPausesTheCampaignInsteadOfSending) {
   auto c = Client();
   int64_t list = AddList("L");

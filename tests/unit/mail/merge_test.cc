@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/mail/message.h"
+
 namespace crmd::mail {
 namespace {
 
@@ -82,6 +84,60 @@ TEST(MergeTemplate, TextWithoutTagsAndSingleBracesIsLiteral) {
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->RenderHtml({}), "a { b } c }} d");
   EXPECT_TRUE(t->tags().empty());
+}
+
+TEST(MergeTemplate, UrlAttributesTakeOnlyWebAndMailValues) {
+  auto t = MergeTemplate::Parse(
+      "<a class=x href=\"{{custom.site}}\">{{custom.site}}</a><img src='{{custom.site | "
+      "\"https://a.example/logo.png\"}}'><a HREF={{custom.site}}>x</a>");
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  for (const char* bad : {"javascript:alert(1)", " JavaScript:alert(1)", "java\tscript:x",
+                          "\x01javascript:x", "data:text/html,x", "vbscript:x", "/relative"}) {
+    std::string html = t->RenderHtml({{"custom.site", bad}});
+    EXPECT_EQ(html.find("href=\"" + HtmlEscape(bad)), std::string::npos) << bad << ": " << html;
+    EXPECT_EQ(html.find("HREF=" + HtmlEscape(bad)), std::string::npos) << bad << ": " << html;
+    EXPECT_NE(html.find("src='https://a.example/logo.png'"), std::string::npos) << html;
+    EXPECT_NE(html.find(">" + HtmlEscape(bad) + "</a>"), std::string::npos) << html;  // text
+  }
+  for (const char* good : {"https://x.example/", "HTTP://x.example", "mailto:a@x.example"}) {
+    std::string html = t->RenderHtml({{"custom.site", good}});
+    EXPECT_NE(html.find("href=\"" + std::string(good) + "\""), std::string::npos) << html;
+    EXPECT_NE(html.find("src='" + std::string(good) + "'"), std::string::npos) << html;
+  }
+  // Text parts are not HTML: values go in as they are.
+  EXPECT_NE(t->RenderText({{"custom.site", "javascript:x"}}).find("href=\"javascript:x\""),
+            std::string::npos);
+}
+
+TEST(MergeTemplate, AUrlWhoseSchemeTheTemplateFixesTakesAnyValue) {
+  auto t = MergeTemplate::Parse(
+      "<a href=\"https://shop.example/?ref={{custom.ref}}\">a</a>"
+      "<a href=\"{{custom.a}}{{custom.b}}\">b</a><p title=\"{{custom.ref}}\">c</p>");
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  std::vector<MergeSpan> filled;
+  std::string html = t->RenderHtml(
+      {{"custom.ref", "javascript:x"}, {"custom.a", "https://a.example"}, {"custom.b", "/p"}},
+      &filled);
+  EXPECT_NE(html.find("ref=javascript:x\""), std::string::npos) << html;
+  EXPECT_NE(html.find("title=\"javascript:x\""), std::string::npos) << html;  // not a URL
+  // After another tag the scheme is still open: the second value must stand on its own.
+  EXPECT_NE(html.find("href=\"https://a.example\">b"), std::string::npos) << html;
+  // The filled ranges are those inside URL attributes, not the title.
+  ASSERT_EQ(filled.size(), 2u);
+  EXPECT_EQ(html.substr(filled[0].begin, filled[0].end - filled[0].begin), "javascript:x");
+  EXPECT_EQ(html.substr(filled[1].begin, filled[1].end - filled[1].begin), "https://a.example");
+}
+
+TEST(MergeTemplate, SafeLinkUrlsAreWebAndMailOnly) {
+  EXPECT_TRUE(IsSafeLinkUrl("https://a.example"));
+  EXPECT_TRUE(IsSafeLinkUrl("  http://a.example"));
+  EXPECT_TRUE(IsSafeLinkUrl("MailTo:a@b.example"));
+  EXPECT_TRUE(IsSafeLinkUrl("ht\ntps://a.example"));  // as a browser reads it
+  EXPECT_FALSE(IsSafeLinkUrl("javascript:alert(1)"));
+  EXPECT_FALSE(IsSafeLinkUrl("jav\ta\nscript:alert(1)"));
+  EXPECT_FALSE(IsSafeLinkUrl("data:text/html;base64,AAAA"));
+  EXPECT_FALSE(IsSafeLinkUrl("//evil.example"));
+  EXPECT_FALSE(IsSafeLinkUrl(""));
 }
 
 }  // namespace
