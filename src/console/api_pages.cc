@@ -11,18 +11,6 @@ namespace {
 
 std::string When(std::optional<int64_t> t) { return t ? FormatRfc3339(*t) : "never"; }
 
-std::optional<int64_t> IdField(const FormFields& form, std::string_view name) {
-  auto v = http::FormValue(form, name);
-  if (!v || v->empty() || v->size() > 18) return std::nullopt;
-  int64_t id = 0;
-  for (char ch : *v) {
-    if (ch < '0' || ch > '9') return std::nullopt;
-    id = id * 10 + (ch - '0');
-  }
-  if (id <= 0) return std::nullopt;
-  return id;
-}
-
 // --- API keys ---
 
 ViewMap KeyNode(const governance::ApiKey& k) {

@@ -12,18 +12,6 @@ const std::vector<std::string>& Roles() {
   return kRoles;
 }
 
-std::optional<int64_t> PersonIdField(const FormFields& form) {
-  auto v = http::FormValue(form, "id");
-  if (!v || v->empty() || v->size() > 18) return std::nullopt;
-  int64_t id = 0;
-  for (char ch : *v) {
-    if (ch < '0' || ch > '9') return std::nullopt;
-    id = id * 10 + (ch - '0');
-  }
-  if (id <= 0) return std::nullopt;
-  return id;
-}
-
 ViewList RoleOptions(const std::string& selected) {
   ViewList out;
   for (const auto& r : Roles()) out.emplace_back(ViewMap{{"name", r}, {"selected", r == selected}});
@@ -97,7 +85,7 @@ http::Response PostPeople(const PeoplePagesDeps& d, const http::Request& req, co
     }
     return SeeOther("/console/people");
   }
-  auto id = PersonIdField(form);
+  auto id = IdField(form, "id");
   if (!id || (action != "role" && action != "disable" && action != "enable" && action != "delete"))
     return MessagePage(400, "Bad request", "Use the buttons on the People page.", chrome,
                        "/console/people", "People");

@@ -51,6 +51,18 @@ http::Response NotFoundPage(const PageChrome& chrome) {
   return MessagePage(404, "Not found", "There is no such page.", chrome, "/console", "Overview");
 }
 
+std::optional<int64_t> IdField(const FormFields& form, std::string_view name) {
+  auto v = http::FormValue(form, name);
+  if (!v || v->empty() || v->size() > 18) return std::nullopt;
+  int64_t id = 0;
+  for (char ch : *v) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    id = id * 10 + (ch - '0');
+  }
+  if (id <= 0) return std::nullopt;
+  return id;
+}
+
 std::optional<int> PersonFacingStatus(const Error& e) {
   switch (e.code) {
     case Errc::kInvalidArgument:

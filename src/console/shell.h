@@ -98,6 +98,8 @@ http::Response WithAdmin(const ConsolePeople& people, const http::Request& req,
 using FormFields = std::vector<std::pair<std::string, std::string>>;
 // A form field's value, "" when the form has none.
 std::string FieldValue(const FormFields& form, const std::string& name);
+// A positive id of at most 18 digits in field `name`, or nullopt.
+std::optional<int64_t> IdField(const FormFields& form, std::string_view name);
 // The non-empty members of a list typed into a field, split at any of `separators`, each
 // trimmed of whitespace.
 std::vector<std::string> SplitList(const std::string& s, std::string_view separators);

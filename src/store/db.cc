@@ -99,8 +99,11 @@ Result<std::optional<int64_t>> NewIdInsert::Run(Conn& c, std::vector<Value> para
   if (!row) return Fail(row.error());
   if (!*row) return Fail(Error::Internal("no next id"));
   const int64_t id = (*row)->Int(0);
-  params.insert(params.begin(), id);
-  auto n = c.Exec(insert_, params);
+  std::vector<Value> with_id;
+  with_id.reserve(params.size() + 1);
+  with_id.emplace_back(id);
+  for (auto& p : params) with_id.push_back(std::move(p));
+  auto n = c.Exec(insert_, with_id);
   if (!n) return Fail(n.error());
   if (*n == 0) return std::optional<int64_t>();
   return std::optional<int64_t>(id);
