@@ -48,7 +48,8 @@ Status BuildDomain(App::Services& s) {
                                                .random = s.random.get(),
                                                .resolver = s.resolver.get(),
                                                .usage = s.marketing_usage.get(),
-                                               .contact_exit = s.marketing_usage.get()});
+                                               .contact_exit = s.marketing_usage.get(),
+                                               .import_max_bytes = s.config.import_max_bytes});
   if (!crm) return Fail(crm.error());
   s.crm = std::move(*crm);
 

@@ -33,7 +33,13 @@ Services::Services(governance::Services& g, ServicesOptions o)
                                                                  .exit = o.contact_exit})),
       lists(MakeGroupService(GroupKind::kList, g, o, outbox.get())),
       tags(MakeGroupService(GroupKind::kTag, g, o, outbox.get())),
-      forms(std::make_unique<FormService>(*o.db, *o.clock, *o.random, contacts.get())) {}
+      forms(std::make_unique<FormService>(*o.db, *o.clock, *o.random, contacts.get())),
+      imports(
+          std::make_unique<ImportService>(ImportServiceOptions{.db = o.db,
+                                                               .clock = o.clock,
+                                                               .contacts = contacts.get(),
+                                                               .settings = g.settings.get(),
+                                                               .max_bytes = o.import_max_bytes})) {}
 
 Services::~Services() = default;
 

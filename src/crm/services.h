@@ -14,6 +14,7 @@
 #include "src/crm/contacts.h"
 #include "src/crm/email_validation.h"
 #include "src/crm/forms.h"
+#include "src/crm/imports.h"
 #include "src/crm/lists.h"
 #include "src/crm/outbox.h"
 #include "src/crm/resolver.h"
@@ -34,6 +35,7 @@ struct ServicesOptions {
   // deleted contact leaves. Either may be null (unit tests of the contact book alone).
   UsageSource* usage = nullptr;
   ContactExit* contact_exit = nullptr;
+  int64_t import_max_bytes = kDefaultImportMaxBytes;  // config import_max_bytes
 };
 
 struct Services {
@@ -50,6 +52,7 @@ struct Services {
   const std::unique_ptr<ListService> lists;
   const std::unique_ptr<TagService> tags;
   const std::unique_ptr<FormService> forms;
+  const std::unique_ptr<ImportService> imports;
 };
 
 // Builds Services and registers the contact book's confirmation actions (delete_contacts,

@@ -82,6 +82,7 @@ RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config))
   AddMetaRoutes(router_, deps_);
   AddAdminKeyRoutes(router_, deps_);
   if (deps_.crm) AddContactRoutes(router_, deps_);
+  if (deps_.crm) AddImportRoutes(router_, deps_);
   if (deps_.forms) {
     AddFormRoutes(router_, deps_);
     AddAdminFormRoutes(router_, deps_);

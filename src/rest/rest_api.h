@@ -87,6 +87,8 @@ class RestApi {
 void AddMetaRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminKeyRoutes(RestRouter& router, const RestDeps& deps);
 void AddContactRoutes(RestRouter& router, const RestDeps& deps);
+// POST /imports, GET /imports/{id}[/errors], DELETE /imports/{id} (crm->imports).
+void AddImportRoutes(RestRouter& router, const RestDeps& deps);
 void AddFormRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.endpoints and deps.deliveries.

@@ -22,5 +22,6 @@ int CampaignCommand(Context& ctx, const Args& args);  // campaigns.cc
 int BackupCommand(Context& ctx, const Args& args);    // backup.cc
 int RestoreCommand(Context& ctx, const Args& args);   // backup.cc
 int SettingsCommand(Context& ctx, const Args& args);  // settings.cc
+int ContactsCommand(Context& ctx, const Args& args);  // contacts.cc
 
 }  // namespace crmd::app::cli

@@ -30,6 +30,11 @@ std::map<std::string, Entry> Commands() {
   c["client"] = {"client list | revoke <client_id> | grant-scopes <client_id> \"<scopes>\"",
                  cli::ClientCommand};
   c["grant"] = {"grant list [--client <client_id>] | revoke <grant_id>", cli::GrantCommand};
+  c["contacts"] = {
+      "contacts import FILE|- [--list=L] [--tag=T] [--status=pending|subscribed] [--consent=NOTE]\n"
+      "       [--existing=update|skip] [--events=true|false] [--dry_run=true|false]\n"
+      "       [--delimiter=comma|semicolon|tab] [--map=column=field,...] | import-errors ID",
+      cli::ContactsCommand};
   c["consent"] = {"consent list | revoke <client_id> <user_email>", cli::ConsentCommand};
   c["seed"] = {"seed [--contacts N] [--lists N] [--tags N] [--seed S]  fake contacts, lists, tags",
                cli::SeedCommand};

@@ -31,7 +31,8 @@ Status Context::Build() {
                                                 .clock = &s->clock,
                                                 .random = &s->random,
                                                 .usage = &s->marketing_usage,
-                                                .contact_exit = &s->marketing_usage});
+                                                .contact_exit = &s->marketing_usage,
+                                                .import_max_bytes = config_.import_max_bytes});
   if (!crm) return Fail(crm.error());
   s->crm = std::move(*crm);
   auto marketing = marketing::MakeServices(*s->governance, *s->crm);
