@@ -101,6 +101,17 @@ int CrmctlMain(int argc, char** argv) {
       return 0;
     }
   }
+  // Only `contacts` takes options of the --name=value shape; for any other command such a
+  // word after the command is a config flag crmd does not know (a typo), refused as one.
+  if (rest[0] != "contacts") {
+    for (size_t i = 1; i < rest.size(); ++i) {
+      if (rest[i].rfind("--", 0) == 0 && rest[i].find('=') != std::string::npos) {
+        std::fprintf(stderr, "crmctl: unknown config key: %s\n",
+                     rest[i].substr(2, rest[i].find('=') - 2).c_str());
+        return 2;
+      }
+    }
+  }
   cli::Context ctx(std::move(*cfg));
   return it->second.run(ctx, Args(rest.begin() + 1, rest.end()));
 }
