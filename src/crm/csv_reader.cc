@@ -15,8 +15,10 @@ CsvReader::CsvReader(ByteSource source, CsvReaderOptions options)
       delimiter_(options.delimiter),
       offset_(options.start_offset),
       line_(options.start_line) {
-  if (options.start_offset == 0 && Fill() && buf_.size() >= 3 &&
-      buf_.compare(0, 3, "\xEF\xBB\xBF") == 0) {
+  if (options.start_offset != 0) return;
+  while (buf_.size() < 3 && Fill()) {
+  }
+  if (buf_.size() >= 3 && buf_.compare(0, 3, "\xEF\xBB\xBF") == 0) {
     pos_ = 3;
     offset_ = 3;
   }

@@ -12,7 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t kImportChunkBytes = 1 << 20;
 constexpr size_t kMaxConsentNote = 1000;
 const char* const kImportFields[] = {"email",  "first_name", "last_name", "phone",
                                      "status", "type",       "tags",      "lists"};

@@ -1,12 +1,14 @@
 // Contact imports: POST /imports (the CSV file as the body, text/csv, options as query
-// parameters) answers 202 and a Location at once; the import runs in the background
-// (src/jobs/import_runner.h). GET /imports/{id} its progress, GET /imports/{id}/errors
-// the rows not applied (CSV), DELETE /imports/{id} cancels. Any enabled API key.
+// parameters; or a multipart/form-data form with the file as its part "file") answers 202 and a
+// Location at once; the import runs in the background (src/jobs/import_runner.h). GET /imports/{id}
+// its progress, GET /imports/{id}/errors the rows not applied (CSV), DELETE /imports/{id} cancels.
+// Any enabled API key.
 #include <cstring>
 
 #include "src/crm/imports.h"
 #include "src/crm/services.h"
 #include "src/rest/helpers.h"
+#include "src/rest/multipart.h"
 #include "src/rest/rest_api.h"
 
 namespace crmd::rest {
@@ -39,19 +41,57 @@ http::Response RefusedImport(const RestContext& ctx, const Error& e, const char*
                             e.message}}});
 }
 
-http::Response CreateImport(crm::ImportService& imports, const Config& config,
-                            const std::string& base, RestContext& ctx) {
+// The file and the options of an upload: the body itself (text/csv, options in the query)
+// or, from a form (multipart/form-data), the part named "file" and the other parts as
+// options besides the query's. A response when it is neither.
+struct ImportUpload {
+  std::string_view file;
+  std::vector<std::pair<std::string, std::string>> params;
+};
+
+std::optional<http::Response> ReadImportUpload(const RestContext& ctx, ImportUpload* up) {
   auto ct = ctx.req.Header("Content-Type");
-  if (!ct || !IsCsvContentType(*ct))
+  up->params = http::ParseForm(ctx.req.query);
+  if (ct && IsCsvContentType(*ct)) {
+    up->file = ctx.req.body;
+    return std::nullopt;
+  }
+  auto boundary = ct ? MultipartBoundary(*ct) : std::nullopt;
+  if (!boundary)
     return Problem(ctx.req, {.status = 415,
                              .code = "unsupported_media_type",
-                             .detail = "send the file as the body, with Content-Type: text/csv"});
+                             .detail = "send the file as the body (Content-Type: text/csv) or as "
+                                       "the part named file of multipart/form-data"});
+  auto parts = ParseMultipartForm(ctx.req.body, *boundary);
+  bool found = false;
+  if (parts) {
+    for (const FormPart& part : *parts) {
+      if (part.name == "file" && !found) {
+        up->file = part.content;
+        found = true;
+      } else if (part.name != "file") {
+        up->params.emplace_back(part.name, std::string(part.content));
+      }
+    }
+  }
+  if (!found)
+    return Problem(ctx.req, {.status = 400,
+                             .code = "malformed_multipart",
+                             .detail = "the form has no part named file, or is not well-formed "
+                                       "multipart/form-data"});
+  return std::nullopt;
+}
+
+http::Response CreateImport(crm::ImportService& imports, const Config& config,
+                            const std::string& base, RestContext& ctx) {
   if (static_cast<int64_t>(ctx.req.body.size()) > config.import_max_bytes)
     return Problem(ctx.req, {.status = 413,
                              .code = "payload_too_large",
                              .detail = "the file is larger than import_max_bytes (" +
                                        std::to_string(config.import_max_bytes) + " bytes)"});
-  auto options = crm::ParseImportOptions(http::ParseForm(ctx.req.query));
+  ImportUpload up;
+  if (auto refused = ReadImportUpload(ctx, &up)) return std::move(*refused);
+  auto options = crm::ParseImportOptions(up.params);
   if (!options) {
     // The option the message starts with ("status must be ...", "status=subscribed needs").
     const std::string& m = options.error().message;
@@ -60,10 +100,9 @@ http::Response CreateImport(crm::ImportService& imports, const Config& config,
     return RefusedImport(ctx, options.error(), field.c_str());
   }
   size_t pos = 0;
-  const std::string& body = ctx.req.body;
   auto job = imports.Create(ImportKeyActor(ctx), *options, [&](char* buf, size_t n) {
-    size_t k = std::min(n, body.size() - pos);
-    std::memcpy(buf, body.data() + pos, k);
+    size_t k = std::min(n, up.file.size() - pos);
+    std::memcpy(buf, up.file.data() + pos, k);
     pos += k;
     return k;
   });

@@ -130,6 +130,33 @@ TEST_F(RestImport, RunsInTheBackgroundReportsProgressAndServesTheErrorFile) {
   EXPECT_EQ(Call("GET", "/imports/999").status, 404);
 }
 
+TEST_F(RestImport, AcceptsTheFileAndOptionsAsAMultipartForm) {
+  CrmdProcess crmd(Config(), dir.path() + "/crmd.log");
+  ASSERT_TRUE(WaitHealthy());
+  std::string form =
+      "--b0undary\r\n"
+      "Content-Disposition: form-data; name=\"tag\"\r\n\r\nfrom-form\r\n"
+      "--b0undary\r\n"
+      "Content-Disposition: form-data; name=\"file\"; filename=\"p.csv\"\r\n"
+      "Content-Type: text/csv\r\n\r\n"
+      "email;first_name\r\nform@example.com;Fay\r\n"
+      "\r\n--b0undary--\r\n";
+  auto posted =
+      Call("POST", "/imports?existing=skip", form, "multipart/form-data; boundary=b0undary");
+  ASSERT_EQ(posted.status, 202) << posted.body;
+  auto j = nlohmann::json::parse(posted.body);
+  EXPECT_EQ(j["options"]["tags"][0], "from-form");
+  EXPECT_EQ(j["options"]["existing"], "skip");
+  auto done = WaitEnded("/imports/" + std::to_string(j["id"].get<int64_t>()), 30);
+  EXPECT_EQ(done["created"], 1) << done.dump();
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE first_name = 'Fay'"), 1);
+  auto no_file = Call("POST", "/imports",
+                      "--b\r\nContent-Disposition: form-data; name=\"tag\"\r\n\r\nx\r\n--b--\r\n",
+                      "multipart/form-data; boundary=b");
+  EXPECT_EQ(no_file.status, 400);
+  EXPECT_EQ(nlohmann::json::parse(no_file.body)["code"], "malformed_multipart");
+}
+
 TEST_F(RestImport, KilledWithSigkillMidImportResumesWithEveryRowOnce) {
   constexpr int kRows = 30000;
   std::string csv = "email,first_name,plan\n";

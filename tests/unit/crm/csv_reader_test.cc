@@ -94,6 +94,16 @@ TEST(CsvReader, SkipsAByteOrderMarkAtTheStartOnly) {
   EXPECT_EQ(recs[0].begin_offset, 3);
 }
 
+TEST(CsvReader, SkipsAByteOrderMarkHandedOverOneByteAtATime) {
+  auto recs = ReadAll(
+      "\xEF\xBB\xBF"
+      "email\nx@example.com\n",
+      {}, 1);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].fields[0], "email");
+  EXPECT_EQ(recs[1].line, 2);
+}
+
 TEST(CsvReader, SemicolonAndTabDelimiters) {
   auto semi = ReadAll("email;name\nx@example.com;\"A;B\"\n", {.delimiter = ';'});
   ASSERT_EQ(semi.size(), 2u);

@@ -116,6 +116,23 @@ TEST_F(ImportFixture, SubscribedNeedsAConsentNoteAndThenCreatesSubscribedContact
   EXPECT_EQ(stored->options.consent, "paper forms 2019");
 }
 
+TEST_F(ImportFixture, PendingSendsTheDoubleOptInEmailOnlyWhenItIsOn) {
+  auto optins = [&] {
+    auto n =
+        db->Read([](store::Conn& c) { return c.QueryOne("SELECT COUNT(*) FROM optin_emails"); });
+    return n && *n ? (**n).Int(0) : -1;
+  };
+  ImportJob off = Run("email\noff@example.com\n");
+  EXPECT_EQ(off.counts.created, 1);
+  EXPECT_EQ(ByEmail("off@example.com").status, "pending");
+  EXPECT_EQ(optins(), 0);
+  UpdateSettings({{"double_opt_in", true}});
+  ImportJob on = Run("email\non@example.com\n");
+  EXPECT_EQ(on.counts.created, 1);
+  EXPECT_EQ(ByEmail("on@example.com").status, "pending");
+  EXPECT_EQ(optins(), 1);
+}
+
 TEST_F(ImportFixture, ExistingSkipListsTagsAndTheMapOption) {
   MakeList("Newsletter");
   MakeContact("kept@example.com", {.first_name = std::string("Kept")});
