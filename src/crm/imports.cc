@@ -269,6 +269,18 @@ Result<std::string> ImportService::ErrorsCsv(int64_t id) {
   });
 }
 
+Status ImportService::MarkFailed(int64_t id, const std::string& owner, const std::string& reason) {
+  int64_t now = o_.clock->NowUnix();
+  return o_.db->Write([&](store::Conn& c) -> Status {
+    auto n = c.Exec(
+        "UPDATE imports SET status = 'failed', error = ?, lease_owner = NULL, lease_until = NULL, "
+        "finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running' AND lease_owner = ?",
+        {reason, now, now, id, owner});
+    if (!n) return Fail(n.error());
+    return Ok();
+  });
+}
+
 Result<std::optional<int64_t>> ImportService::Lease(const std::string& owner, int64_t lease_s) {
   int64_t now = o_.clock->NowUnix();
   return o_.db->Write([&](store::Conn& c) -> Result<std::optional<int64_t>> {

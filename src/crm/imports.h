@@ -125,6 +125,9 @@ class ImportService {
   // One batch of import `id` held by `owner` (lease renewed); true while rows remain.
   // False, doing nothing, when the import is no longer `owner`'s or no longer running.
   Result<bool> RunBatch(int64_t id, const std::string& owner, int64_t lease_s);
+  // Ends import `id`, held by `owner`, as failed with `reason` (a batch that cannot succeed
+  // however often it is tried: what it has committed stays).
+  Status MarkFailed(int64_t id, const std::string& owner, const std::string& reason);
   // Leases import `id` and runs it to its end on this thread, calling `progress` after
   // each batch.
   Result<ImportJob> RunToEnd(int64_t id, const std::string& owner,

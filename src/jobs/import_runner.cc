@@ -35,9 +35,12 @@ bool ImportRunner::RunOnce() {
   while (!Stopping()) {
     auto more = imports_.RunBatch(**id, owner_, options_.lease_s);
     if (!more) {
-      // The batch rolled back whole; the lease runs out and the import is taken again.
       spdlog::warn(R"("event":"import_batch_failed","import_id":{},"code":"{}")", **id,
                    ErrcCode(more.error().code));
+      // The batch rolled back whole. A database that is away comes back: the lease runs
+      // out and the import is taken again. Anything else would fail the same way again.
+      if (more.error().code != Errc::kUnavailable)
+        (void)imports_.MarkFailed(**id, owner_, more.error().message);
       return true;
     }
     if (!*more) break;
