@@ -16,22 +16,44 @@ constexpr size_t kUploadChunkBytes = 1 << 20;
 // The lease an import's creator holds to run it itself (RunToEnd renews it every batch).
 constexpr int64_t kCreatorLeaseS = 300;
 
-// Counts the records of a CSV text fed in pieces, as CsvReader reads them: line breaks
-// outside quotes end a record unless the line is blank.
+// Counts the records of a CSV text fed in pieces the way CsvReader reads them: a quote
+// opens a quoted field only at the start of a field, a doubled quote inside one is text,
+// line breaks outside quotes end a record unless the line is blank.
 struct RecordCounter {
+  char delimiter = ',';
   bool quoted = false;
+  bool closing = false;  // a quote seen inside a quoted field: closes it unless doubled
+  bool field_start = true;
+  bool was_quoted = false;
   bool content = false;
   int64_t records = 0;
   void Feed(std::string_view s) {
     for (char ch : s) {
-      if (ch == '"') {
-        quoted = !quoted;
-        content = true;
-      } else if (!quoted && (ch == '\n' || ch == '\r')) {
+      if (closing) {
+        closing = false;
+        if (ch == '"') continue;
+        quoted = false;
+      }
+      if (quoted) {
+        closing = ch == '"';
+        continue;
+      }
+      if (ch == '\n' || ch == '\r') {
         records += content;
         content = false;
+        field_start = true;
+        was_quoted = false;
+        continue;
+      }
+      content = true;
+      if (ch == delimiter) {
+        field_start = true;
+        was_quoted = false;
+      } else if (ch == '"' && field_start && !was_quoted) {
+        quoted = was_quoted = true;
+        field_start = false;
       } else {
-        content = true;
+        field_start = false;
       }
     }
   }
@@ -77,13 +99,14 @@ Status ImportService::Store(int64_t id, const ByteSource& source, ImportJob* job
       return Fail(Errc::kInvalidArgument, "the file is not UTF-8 text");
     carry = chunk.substr(chunk.size() - tail);
     chunk.resize(chunk.size() - tail);
-    counter.Feed(chunk);
     if (first) {
       std::string_view head = chunk;
       if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
       job->delimiter = std::string(1, job->options.delimiter.value_or(DetectCsvDelimiter(head)));
+      counter.delimiter = job->delimiter[0];
       first = false;
     }
+    counter.Feed(chunk);
     if (chunk.empty()) continue;
     auto st = o_.db->Write(
         [&](store::Conn& c) { return imports_repo::AddChunk(c, id, seq, offset, chunk); });

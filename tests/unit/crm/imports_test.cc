@@ -89,6 +89,18 @@ TEST_F(ImportFixture, EachRowsOutcomeIsCountedAndBadRowsAreReportedWithTheirLine
   EXPECT_NE(errors->find("10,,no email"), std::string::npos) << *errors;
 }
 
+TEST_F(ImportFixture, RowsTotalCountsTheRecordsTheReaderReads) {
+  // A stray quote inside an unquoted field is text; doubled quotes and a line break inside
+  // a quoted field stay in their record; blank lines are no records.
+  auto job = s->imports->Create(
+      cli, {}, Text("email,n\nst\"ray@example.com,\"a\"\"b\"\n\nq@example.com,\"x\r\ny\"\r\n\r\n"));
+  ASSERT_TRUE(job) << job.error().message;
+  EXPECT_EQ(job->rows_total, 2);
+  auto done = s->imports->RunToEnd(job->id, "test", nullptr);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->counts.rows_done, 2);
+}
+
 TEST_F(ImportFixture, NeverMakesAnExistingContactSubscribedAndAnEmptyCellKeepsTheField) {
   Contact u = MakeContact("gone@example.com", {.first_name = std::string("Gone"),
                                                .status = std::string("unsubscribed")});
