@@ -83,8 +83,15 @@ std::optional<std::vector<FormPart>> ParseMultipartForm(std::string_view body,
     FormPart part;
     if (!ReadPartHeaders(body.substr(at, head_end - at + 2), &part)) return std::nullopt;
     size_t content = head_end + 4;
-    size_t next = body.find("\r\n" + delimiter, content);
-    if (next == std::string_view::npos) return std::nullopt;
+    // The next delimiter line: CRLF, "--" boundary, then CRLF or the closing "--" (text
+    // that merely starts like one is content).
+    size_t next = content;
+    for (;; ++next) {
+      next = body.find("\r\n" + delimiter, next);
+      if (next == std::string_view::npos) return std::nullopt;
+      std::string_view after = body.substr(next + 2 + delimiter.size(), 2);
+      if (after == "\r\n" || after == "--") break;
+    }
     part.content = body.substr(content, next - content);
     parts.push_back(std::move(part));
     at = next + 2;
