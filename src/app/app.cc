@@ -72,6 +72,7 @@ Result<uint16_t> App::Start() {
   if (s_->ops_server) s_->ops_server->Run();
   if (s_->webhook_worker) s_->webhook_worker->Start();  // rest: outgoing webhooks
   if (s_->housekeeping) s_->housekeeping->Start();
+  if (s_->import_runner) s_->import_runner->Start();
   if (s_->campaign_sender) s_->campaign_sender->Start();
   if (s_->automation_runner) s_->automation_runner->Start();
   spdlog::info(R"("event":"listening","issuer":"{}")", s_->config.Issuer());
@@ -83,6 +84,7 @@ void App::Stop() {
   if (s_->ops_server) s_->ops_server->Stop();
   if (s_->webhook_worker) s_->webhook_worker->Stop();  // rest: outgoing webhooks
   if (s_->housekeeping) s_->housekeeping->Stop();
+  if (s_->import_runner) s_->import_runner->Stop();
   if (s_->campaign_sender) s_->campaign_sender->Stop();
   if (s_->automation_runner) s_->automation_runner->Stop();
 }

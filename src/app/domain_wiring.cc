@@ -55,7 +55,8 @@ Status BuildDomain(App::Services& s) {
                                                .resolver = s.resolver.get(),
                                                .usage = s.marketing_usage.get(),
                                                .contact_exit = s.marketing_usage.get(),
-                                               .suppression_key = *suppression_key});
+                                               .suppression_key = *suppression_key,
+                                               .import_max_bytes = s.config.import_max_bytes});
   if (!crm) return Fail(crm.error());
   s.crm = std::move(*crm);
   // Contacts that were unsubscribed, bounced or complained before the list existed

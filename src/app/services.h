@@ -32,6 +32,7 @@
 #include "src/jobs/automation_runner.h"
 #include "src/jobs/campaign_sender.h"
 #include "src/jobs/housekeeping.h"
+#include "src/jobs/import_runner.h"
 #include "src/jobs/mail_runtime.h"
 #include "src/mail/unsubscribe.h"
 #include "src/marketing/services.h"
@@ -121,6 +122,8 @@ struct App::Services {
   std::unique_ptr<jobs::AutomationRunner> automation_runner;
   // jobs: the housekeeping sweep (started in App::Start, stopped in App::Stop).
   std::unique_ptr<jobs::Housekeeping> housekeeping;
+  // jobs: contact imports (src/jobs/import_runner.h), started and stopped with the others.
+  std::unique_ptr<jobs::ImportRunner> import_runner;
   // rest: incoming webhooks (POST <rest base>/hooks/<token>), upserting via crm->contacts.
   std::unique_ptr<webhooks::IncomingHooks> incoming_hooks;
 };

@@ -144,6 +144,8 @@ const Key kKeys[] = {
     {"rest_root", &Config::rest_root},
     {"rest_namespace", &Config::rest_namespace},
     {"rest_max_body_bytes", &Config::rest_max_body_bytes},
+    {"import_max_bytes", &Config::import_max_bytes},
+    {"import_lease_s", &Config::import_lease_s},
     {"form_rate_limit_per_minute", &Config::form_rate_limit_per_minute},
     {"hook_rate_limit_per_minute", &Config::hook_rate_limit_per_minute},
     {"registration_limit_per_hour", &Config::registration_limit_per_hour},
@@ -252,6 +254,8 @@ Status Config::Validate() const {
       {"max_header_bytes", static_cast<int64_t>(max_header_bytes), 1},
       {"max_body_bytes", static_cast<int64_t>(max_body_bytes), 1},
       {"rest_max_body_bytes", static_cast<int64_t>(rest_max_body_bytes), 1},
+      {"import_max_bytes", import_max_bytes, 1},
+      {"import_lease_s", import_lease_s, 1},
       {"read_timeout_s", read_timeout_s, 1},
       {"idle_timeout_s", idle_timeout_s, 1},
       {"max_connections", max_connections, 1},
@@ -282,6 +286,16 @@ Status Config::Validate() const {
   return Ok();
 }
 
+namespace {
+
+bool IsUnknownConfigKey(const std::string& key) {
+  Config probe;
+  auto st = probe.Set(key, "");
+  return !st && st.error().code == Errc::kNotFound;
+}
+
+}  // namespace
+
 Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest,
                           std::vector<std::string>* warnings) {
   Config cfg;
@@ -297,6 +311,8 @@ Result<Config> LoadConfig(int argc, char** argv, std::vector<std::string>* rest,
       std::string val = a.substr(a.find('=') + 1);
       if (key == "config")
         config_file = val;
+      else if (rest && !rest->empty() && IsUnknownConfigKey(key))
+        rest->push_back(a);  // after the command word, not a config key: the command's own
       else
         flags.emplace_back(key, val);
     } else if (rest) {

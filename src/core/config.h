@@ -74,8 +74,14 @@ struct Config {
   std::string rest_root = "api";
   std::string rest_namespace = "crm";
   size_t rest_max_body_bytes = 256 * 1024;  // REST bodies over this: 413 problem JSON
-  int form_rate_limit_per_minute = 30;      // keyless submissions per IP per form
-  int hook_rate_limit_per_minute = 120;     // POST /hooks/{token} per client IP (0: no limit)
+  // A contact import's file (POST /api/crm/v1/imports, crmctl contacts import): over this it
+  // is refused at once with 413 problem JSON.
+  int64_t import_max_bytes = 256LL * 1024 * 1024;
+  // How long a node holds an import it runs between batches: a node that died leaves its
+  // import to another (or to itself restarted) after this.
+  int64_t import_lease_s = 60;
+  int form_rate_limit_per_minute = 30;   // keyless submissions per IP per form
+  int hook_rate_limit_per_minute = 120;  // POST /hooks/{token} per client IP (0: no limit)
 
   // Outgoing webhooks (rest helper): worker poll interval, retry schedule, auto-disable.
   int webhook_poll_interval_ms = 1000;

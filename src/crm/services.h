@@ -16,6 +16,7 @@
 #include "src/crm/email_validation.h"
 #include "src/crm/forms.h"
 #include "src/crm/list_preferences.h"
+#include "src/crm/imports.h"
 #include "src/crm/lists.h"
 #include "src/crm/outbox.h"
 #include "src/crm/resolver.h"
@@ -40,6 +41,7 @@ struct ServicesOptions {
   // The suppression list's HMAC key: the server secret "suppression_address_v1"
   // (src/app/shared_secrets.h), the same on every node; at least 32 bytes.
   std::string suppression_key;
+  int64_t import_max_bytes = kDefaultImportMaxBytes;  // config import_max_bytes
 };
 
 struct Services {
@@ -59,6 +61,7 @@ struct Services {
   const std::unique_ptr<ListPreferences> list_preferences;
   const std::unique_ptr<FormService> forms;
   const std::unique_ptr<ContactExporter> exporter;
+  const std::unique_ptr<ImportService> imports;
 };
 
 // Builds Services and registers the contact book's confirmation actions (delete_contacts,

@@ -85,6 +85,7 @@ RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config))
     AddContactRoutes(router_, deps_);
     AddSuppressionRoutes(router_, deps_);
     AddExportRoutes(router_, deps_);
+    AddImportRoutes(router_, deps_);
   }
   if (deps_.forms) {
     AddFormRoutes(router_, deps_);

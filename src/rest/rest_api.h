@@ -92,6 +92,8 @@ void AddExportRoutes(RestRouter& router, const RestDeps& deps);  // crm
 // The ?format=csv answer of GET /campaigns/{id}/recipients (exports_api.cc).
 http::Response CampaignRecipientsCsv(RestContext& ctx, marketing::RecipientsExporter& exporter,
                                      int64_t campaign_id);
+// POST /imports, GET /imports/{id}[/errors], DELETE /imports/{id} (crm->imports).
+void AddImportRoutes(RestRouter& router, const RestDeps& deps);
 void AddFormRoutes(RestRouter& router, const RestDeps& deps);
 void AddAdminFormRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.endpoints and deps.deliveries.

@@ -1,79 +1,95 @@
-// crmctl contacts export: the contacts a list_contacts filter selects, as CSV on stdout
-// (crm::ContactExporter: the columns the import reads, written page by page, so memory
-// holds one page however many contacts there are).
+// crmctl contacts import FILE [--list=..] [--tag=..] [--status=..] [--consent=..]
+// [--existing=..] [--events=..] [--dry_run=..] [--delimiter=..] [--map=..]: a CSV file
+// into the contact book, run here to its end (docs/crm.md, "Import"); and
+// crmctl contacts import-errors ID: the rows an import did not apply, as CSV; and
+// crmctl contacts export (contacts_export.cc).
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "src/app/cli/commands.h"
-#include "src/crm/services.h"
-#include "src/marketing/common.h"
+#include "src/app/cli/contacts.h"
 
 namespace crmd::app::cli {
 namespace {
 
-constexpr const char* kContactsUsage =
-    "contacts export [--status S] [--type lead|customer] [--source S] [--tag ID|NAME] "
-    "[--list ID|NAME] [--query PREFIX] [--created_after TIME] [--created_before TIME] "
-    "> contacts.csv";
 
-crm::Ref RefOf(const std::string& v) {
-  if (auto id = ParseId(v)) return *id;
-  return v;
+// The import options among `args` (from index `from` on): --name=value, or --name alone
+// for true.
+Result<crm::ImportOptions> ImportFlags(const Args& args, size_t from) {
+  std::vector<std::pair<std::string, std::string>> params;
+  for (size_t i = from; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--", 0) != 0)
+      return Fail(Errc::kInvalidArgument,
+                  "unexpected argument " + a + " (options are --name=value)");
+    size_t eq = a.find('=');
+    std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    for (char& ch : name)
+      if (ch == '-') ch = '_';
+    params.emplace_back(name, eq == std::string::npos ? "true" : a.substr(eq + 1));
+  }
+  return crm::ParseImportOptions(params);
 }
 
-// The filter flags; an unknown flag or a bad time is a usage error (nullopt).
-std::optional<crm::ContactFilter> ExportFilter(const Args& args) {
-  crm::ContactFilter f;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    std::string name = a.substr(0, a.find('='));
-    bool known = false;
-    for (const char* flag : {"--status", "--type", "--source", "--tag", "--list", "--query",
-                             "--created_after", "--created_before"})
-      known = known || name == flag;
-    if (!known) {
-      if (i > 1 && a.rfind("--", 0) != 0) continue;  // the value of the flag before
-      std::fprintf(stderr, "crmctl contacts export: unknown option %s\n", a.c_str());
-      return std::nullopt;
-    }
-  }
-  f.status = Flag(args, "status");
-  f.type = Flag(args, "type");
-  f.source = Flag(args, "source");
-  f.query = Flag(args, "query");
-  if (auto t = Flag(args, "tag")) f.tag = RefOf(*t);
-  if (auto l = Flag(args, "list")) f.list = RefOf(*l);
-  for (const char* name : {"created_after", "created_before"}) {
-    auto v = Flag(args, name);
-    if (!v) continue;
-    auto t = marketing::ParseRfc3339(*v);
-    if (!t) {
-      std::fprintf(stderr, "crmctl contacts export: --%s must be an RFC 3339 time\n", name);
-      return std::nullopt;
-    }
-    (std::string(name) == "created_after" ? f.created_from : f.created_to) = *t;
-  }
-  return f;
+void PrintProgress(const crm::ImportJob& j) {
+  if (j.rows_total)
+    std::fprintf(stderr, "\r%lld / %lld rows", static_cast<long long>(j.counts.rows_done),
+                 static_cast<long long>(*j.rows_total));
+  else
+    std::fprintf(stderr, "\r%lld rows", static_cast<long long>(j.counts.rows_done));
+  std::fflush(stderr);
+}
+
+int RunImport(Context& ctx, const Args& a) {
+  auto options = ImportFlags(a, 2);
+  if (!options) return PrintError(options.error());
+  std::unique_ptr<FILE, int (*)(FILE*)> file(
+      a[1] == "-" ? fdopen(dup(0), "rb") : std::fopen(a[1].c_str(), "rb"), &std::fclose);
+  if (!file) return PrintError(Error{Errc::kInvalidArgument, "cannot read " + a[1]});
+  auto s = ctx.services();
+  if (!s) return PrintError(s.error());
+  crm::ImportService& imports = *(*s)->crm->imports;
+  const char* user = std::getenv("USER");
+  governance::Actor actor{.kind = "cli", .subject = user ? user : ""};
+  std::string owner = "crmctl:" + std::to_string(getpid());
+  auto job = imports.Create(
+      actor, *options, [&](char* buf, size_t n) { return std::fread(buf, 1, n, file.get()); },
+      owner);
+  if (!job) return PrintError(job.error());
+  bool tty = isatty(2);
+  auto done = imports.RunToEnd(job->id, owner, [&](const crm::ImportJob& j) {
+    if (tty) PrintProgress(j);
+  });
+  if (tty) std::fprintf(stderr, "\n");
+  if (!done) return PrintError(done.error());
+  PrintJson(crm::ToJson(*done));
+  if (done->counts.invalid + done->counts.suppressed > 0)
+    std::fprintf(stderr, "%lld row(s) not applied: crmctl contacts import-errors %lld\n",
+                 static_cast<long long>(done->counts.invalid + done->counts.suppressed),
+                 static_cast<long long>(done->id));
+  return done->status == "done" ? 0 : 1;
 }
 
 }  // namespace
 
-int ContactsCommand(Context& ctx, const Args& args) {
-  if (args.empty() || args[0] != "export") return Usage(kContactsUsage);
-  auto filter = ExportFilter(args);
-  if (!filter) return Usage(kContactsUsage);
-  auto s = ctx.services();
-  if (!s) return PrintError(s.error());
-  auto rows = (*s)->crm->exporter->WriteAll(*filter, [](std::string_view bytes) {
-    return std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size();
-  });
-  if (!rows) return PrintError(rows.error(), "crmctl contacts export");
-  if (std::fflush(stdout) != 0) {
-    std::fprintf(stderr, "crmctl contacts export: could not write the output\n");
-    return 1;
+int ContactsCommand(Context& ctx, const Args& a) {
+  if (!a.empty() && a[0] == "export") return ExportContacts(ctx, a);
+  if (a.size() >= 2 && a[0] == "import") return RunImport(ctx, a);
+  if (a.size() == 2 && a[0] == "import-errors") {
+    auto id = ParseId(a[1]);
+    if (!id) return Usage(kContactsUsage);
+    auto s = ctx.services();
+    if (!s) return PrintError(s.error());
+    auto csv = (*s)->crm->imports->ErrorsCsv(*id);
+    if (!csv) return PrintError(csv.error());
+    std::fwrite(csv->data(), 1, csv->size(), stdout);
+    return 0;
   }
-  std::fprintf(stderr, "%zu contacts exported\n", *rows);
-  return 0;
+  return Usage(kContactsUsage);
 }
 
 }  // namespace crmd::app::cli

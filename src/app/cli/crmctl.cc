@@ -30,6 +30,11 @@ std::map<std::string, Entry> Commands() {
   c["client"] = {"client list | revoke <client_id> | grant-scopes <client_id> \"<scopes>\"",
                  cli::ClientCommand};
   c["grant"] = {"grant list [--client <client_id>] | revoke <grant_id>", cli::GrantCommand};
+  c["contacts"] = {
+      "contacts import FILE|- [--list=L] [--tag=T] [--status=pending|subscribed] [--consent=NOTE]\n"
+      "       [--existing=update|skip] [--events=true|false] [--dry_run=true|false]\n"
+      "       [--delimiter=comma|semicolon|tab] [--map=column=field,...] | import-errors ID",
+      cli::ContactsCommand};
   c["consent"] = {"consent list | revoke <client_id> <user_email>", cli::ConsentCommand};
   c["seed"] = {"seed [--contacts N] [--lists N] [--tags N] [--seed S]  fake contacts, lists, tags",
                cli::SeedCommand};
@@ -103,6 +108,17 @@ int CrmctlMain(int argc, char** argv) {
     if (rest[i] == "--help" || rest[i] == "-h") {
       std::printf("usage: crmctl [--database_url=URL] [--config=FILE] %s\n", it->second.usage);
       return 0;
+    }
+  }
+  // Only `contacts` takes options of the --name=value shape; for any other command such a
+  // word after the command is a config flag crmd does not know (a typo), refused as one.
+  if (rest[0] != "contacts") {
+    for (size_t i = 1; i < rest.size(); ++i) {
+      if (rest[i].rfind("--", 0) == 0 && rest[i].find('=') != std::string::npos) {
+        std::fprintf(stderr, "crmctl: unknown config key: %s\n",
+                     rest[i].substr(2, rest[i].find('=') - 2).c_str());
+        return 2;
+      }
     }
   }
   cli::Context ctx(std::move(*cfg));

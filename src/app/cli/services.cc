@@ -35,7 +35,8 @@ Status Context::Build() {
                                                 .random = &s->random,
                                                 .usage = &s->marketing_usage,
                                                 .contact_exit = &s->marketing_usage,
-                                                .suppression_key = *suppression_key});
+                                                .suppression_key = *suppression_key,
+                                                .import_max_bytes = config_.import_max_bytes});
   if (!crm) return Fail(crm.error());
   s->crm = std::move(*crm);
   auto marketing = marketing::MakeServices(*s->governance, *s->crm);

@@ -115,12 +115,12 @@ TEST_F(ListPrefs, AFormRejoinsALeftListOnlyThroughTheDoubleOptInConfirmation) {
   governance::Actor visitor{.kind = "form", .subject = "form"};
 
   // Without double opt-in: the left list stays left.
-  ASSERT_TRUE(s->forms->Submit(visitor, *form, {{"email", "ada@example.com"}}));
+  ASSERT_TRUE(s->forms->Submit(visitor, *form, {{"email", "ada@example.com"}}, false));
   EXPECT_EQ(State(ada.id, weekly), "unsubscribed");
 
   // With it: pending, a confirmation email queued; the confirmation joins it again.
   UpdateSettings({{"double_opt_in", true}});
-  ASSERT_TRUE(s->forms->Submit(visitor, *form, {{"email", "ada@example.com"}}));
+  ASSERT_TRUE(s->forms->Submit(visitor, *form, {{"email", "ada@example.com"}}, false));
   EXPECT_EQ(State(ada.id, weekly), "pending");
   EXPECT_TRUE(ListNames(ada.id).empty());
   auto queued = db->Read([&](store::Conn& c) -> Result<int64_t> {

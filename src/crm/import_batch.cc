@@ -1,0 +1,346 @@
+// ImportService's batches: read a batch of records at the committed position, map and
+// validate them outside any transaction (email validation may ask DNS), then apply them,
+// the counts, the error rows and the new position in one transaction that first checks the
+// position is still the one the batch was read at (so no row is ever applied twice).
+#include "src/crm/contacts_repo.h"
+#include "src/crm/import_rules.h"
+#include "src/crm/imports.h"
+#include "src/crm/imports_repo.h"
+#include "src/crm/lists.h"
+#include "src/governance/settings.h"
+
+namespace crmd::crm {
+
+using nlohmann::json;
+
+struct ImportService::Batch {
+  struct Row {
+    int64_t line = 0;
+    std::string email;    // the cell as written (for the errors file)
+    std::string invalid;  // non-empty: why the row cannot be applied
+    ContactInput in;
+    EmailVerdict verdict;
+  };
+  bool mine = false;  // the import is running under this owner's lease
+  imports_repo::StoredImport stored;
+  std::vector<Row> rows;
+  int64_t end_offset = 0, next_line = 0;
+  bool at_end = false;
+};
+
+namespace {
+
+std::string TrimCell(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+std::vector<Ref> SplitRefs(const std::string& cell) {
+  std::vector<Ref> out;
+  size_t start = 0;
+  for (;;) {
+    size_t bar = cell.find('|', start);
+    std::string v = TrimCell(cell.substr(start, bar == std::string::npos ? bar : bar - start));
+    if (!v.empty()) out.push_back(v);
+    if (bar == std::string::npos) return out;
+    start = bar + 1;
+  }
+}
+
+// The row's fields as a ContactInput; an empty cell leaves its field absent.
+std::string MapImportRow(const std::vector<ImportColumn>& cols, const CsvRecord& rec,
+                         ImportService* /*unused*/, ContactInput* in, std::string* email) {
+  if (!rec.error.empty()) return rec.error;
+  for (size_t i = cols.size(); i < rec.fields.size(); ++i)
+    if (!TrimCell(rec.fields[i]).empty())
+      return "the row has " + std::to_string(rec.fields.size()) + " fields, the header " +
+             std::to_string(cols.size());
+  json custom = json::object();
+  for (size_t i = 0; i < cols.size() && i < rec.fields.size(); ++i) {
+    const ImportColumn& col = cols[i];
+    std::string v = TrimCell(rec.fields[i]);
+    if (col.ignored || v.empty()) continue;
+    if (col.custom) {
+      custom[col.field] = v;
+      continue;
+    }
+    const std::string& f = col.field;
+    if (f == "email")
+      *email = v, in->email = v;
+    else if (f == "first_name")
+      in->first_name = v;
+    else if (f == "last_name")
+      in->last_name = v;
+    else if (f == "phone")
+      in->phone = v;
+    else if (f == "status")
+      in->status = v;
+    else if (f == "type")
+      in->type = v;
+    else if (f == "tags")
+      in->tags = SplitRefs(v);
+    else if (f == "lists")
+      in->lists = SplitRefs(v);
+  }
+  if (!in->email) return "no email";
+  if (!custom.empty()) in->custom_fields = std::move(custom);
+  return "";
+}
+
+std::string RefusedReason(const EmailVerdict& v) {
+  if (v.normalized.empty()) return "bad address";
+  std::string reasons;
+  for (const auto& r : v.reasons) reasons += (reasons.empty() ? "" : ", ") + r;
+  return "address refused by email validation (" + reasons + ")";
+}
+
+struct RowOutcome {
+  std::string outcome;  // created | updated | unchanged | skipped | suppressed | invalid
+  std::string reason;
+  int64_t contact_id = 0;
+};
+
+}  // namespace
+
+Result<ImportService::Batch> ImportService::ReadBatch(int64_t id, const std::string& owner) {
+  auto batch = o_.db->Read([&](store::Conn& c) -> Result<Batch> {
+    Batch b;
+    auto s = imports_repo::Find(c, id);
+    if (!s) return Fail(s.error());
+    if (!*s) return Fail(Error::NotFound("import " + std::to_string(id) + " not found"));
+    b.stored = std::move(**s);
+    const ImportJob& j = b.stored.job;
+    if (j.status != "running" || b.stored.lease_owner != owner) return b;
+    b.mine = true;
+    auto cols = MapImportColumns(j.columns, j.options.map);
+    if (!cols) return Fail(cols.error());
+    Status read = Ok();
+    CsvReader reader(imports_repo::FileFrom(c, id, j.position, &read),
+                     {.delimiter = j.delimiter.empty() ? ',' : j.delimiter[0],
+                      .start_offset = j.position,
+                      .start_line = j.line});
+    b.end_offset = j.position;
+    b.next_line = j.line;
+    CsvRecord rec;
+    while (static_cast<int>(b.rows.size()) < o_.batch_rows) {
+      if (!reader.Next(&rec)) {
+        b.at_end = true;
+        break;
+      }
+      Batch::Row row{.line = rec.line};
+      row.invalid = MapImportRow(*cols, rec, this, &row.in, &row.email);
+      b.rows.push_back(std::move(row));
+      b.end_offset = rec.end_offset;
+      b.next_line = rec.next_line;
+    }
+    if (!read) return Fail(read.error());
+    return b;
+  });
+  if (!batch) return batch;
+  for (auto& row : batch->rows)
+    if (row.invalid.empty()) row.verdict = o_.contacts->ValidateEmail(*row.in.email);
+  return batch;
+}
+
+namespace {
+
+struct RowContext {
+  store::Conn& c;
+  ContactService& contacts;
+  const governance::Actor& actor;
+  const ImportJob& job;
+  bool double_opt_in = false;
+  int64_t now = 0;
+};
+
+// The lists of a row (the import's and the row's own) as ids, leaving out those the
+// existing contact left; an unknown list is the row's error.
+Result<std::vector<Ref>> RowLists(RowContext& x, const std::vector<Ref>& row_lists,
+                                  int64_t existing_id) {
+  std::vector<Ref> out;
+  std::vector<Ref> all = x.job.options.lists;
+  all.insert(all.end(), row_lists.begin(), row_lists.end());
+  for (const Ref& ref : all) {
+    auto g = ResolveGroupIn(x.c, GroupKind::kList, ref, false, x.now);
+    if (!g) return Fail(g.error());
+    if (existing_id) {
+      auto left = import_rules::HasLeftListIn(x.c, existing_id, g->id);
+      if (!left) return Fail(left.error());
+      if (*left) continue;
+    }
+    out.push_back(g->id);
+  }
+  return out;
+}
+
+// Prepares `in` for a new contact (status, consent, source) or an existing one (no
+// status change to subscribed); answers an outcome when the row stops here.
+Result<std::optional<RowOutcome>> PrepareRow(RowContext& x, const EmailVerdict& v, ContactInput& in,
+                                             int64_t* existing_id) {
+  auto existing = contacts_repo::FindContactByEmail(x.c, v.normalized);
+  if (!existing) return Fail(existing.error());
+  const ImportOptions& o = x.job.options;
+  if (*existing) {
+    if (!o.update_existing) return RowOutcome{.outcome = "skipped"};
+    // An import never makes anyone subscribed who is not: their own consent does.
+    if (in.status == "subscribed" && (**existing).status != "subscribed") in.status.reset();
+    in.consent = false;
+    in.source.reset();
+    *existing_id = (**existing).id;
+  } else {
+    auto suppressed = x.contacts.SuppressedIn(x.c, v.normalized);
+    if (!suppressed) return Fail(suppressed.error());
+    if (*suppressed)
+      return RowOutcome{.outcome = "suppressed",
+                        .reason = (**suppressed).is_domain() ? "suppressed domain"
+                                                                  : "suppressed address"};
+    std::string status = in.status.value_or(o.status);
+    if (status == "subscribed" && o.consent.empty()) status = "pending";
+    in.consent = status == "subscribed";
+    // Left unset, a pending contact gets the double opt-in email (ContactService).
+    if (status == "pending" && x.double_opt_in)
+      in.status.reset();
+    else
+      in.status = status;
+    in.source = "import:" + std::to_string(x.job.id);
+  }
+  auto lists = RowLists(x, in.lists, *existing_id);
+  if (!lists) return RowOutcome{.outcome = "invalid", .reason = lists.error().message};
+  in.lists = std::move(*lists);
+  std::vector<Ref> tags = o.tags;
+  tags.insert(tags.end(), in.tags.begin(), in.tags.end());
+  in.tags = std::move(tags);
+  return std::optional<RowOutcome>();
+}
+
+Result<RowOutcome> ApplyImportRow(RowContext& x, const std::string& invalid, const EmailVerdict& v,
+                                  ContactInput in) {
+  if (!invalid.empty()) return RowOutcome{.outcome = "invalid", .reason = invalid};
+  if (!v.valid) return RowOutcome{.outcome = "invalid", .reason = RefusedReason(v)};
+  int64_t existing_id = 0;
+  auto stop = PrepareRow(x, v, in, &existing_id);
+  if (!stop) return Fail(stop.error());
+  if (*stop) return std::move(**stop);
+  if (auto sp = x.c.Exec("SAVEPOINT import_row"); !sp) return Fail(sp.error());
+  auto u = x.contacts.UpsertIn(x.c, x.actor, in, v);
+  if (!u) {
+    if (u.error().code == Errc::kInternal || u.error().code == Errc::kUnavailable)
+      return Fail(u.error());
+    if (auto rb = x.c.Exec("ROLLBACK TO SAVEPOINT import_row"); !rb) return Fail(rb.error());
+    if (auto rel = x.c.Exec("RELEASE SAVEPOINT import_row"); !rel) return Fail(rel.error());
+    return RowOutcome{.outcome = "invalid", .reason = u.error().message};
+  }
+  if (auto rel = x.c.Exec("RELEASE SAVEPOINT import_row"); !rel) return Fail(rel.error());
+  return RowOutcome{.outcome = u->created ? "created" : (u->changed ? "updated" : "unchanged"),
+                    .contact_id = u->contact.id};
+}
+
+governance::Actor ImportActor(const json& j) {
+  if (!j.is_object()) return {.kind = "system"};
+  return {.kind = j.value("kind", "system"),
+          .subject = j.value("subject", ""),
+          .client_id = j.value("client_id", ""),
+          .request_id = j.value("request_id", "")};
+}
+
+}  // namespace
+
+Result<bool> ImportService::ApplyBatch(const Batch& b, const std::string& owner, int64_t lease_s) {
+  int64_t now = o_.clock->NowUnix();
+  const ImportJob& job = b.stored.job;
+  return o_.db->Write([&](store::Conn& c) -> Result<bool> {
+    auto s = imports_repo::Find(c, job.id);
+    if (!s) return Fail(s.error());
+    if (!*s || (*s)->job.status != "running" || (*s)->lease_owner != owner ||
+        (*s)->job.position != job.position)
+      return false;  // cancelled, or taken over: the batch is someone else's now
+    RowContext x{.c = c,
+                 .contacts = *o_.contacts,
+                 .actor = ImportActor(b.stored.actor),
+                 .job = job,
+                 .now = now};
+    if (o_.settings) {
+      auto doc = o_.settings->SharedIn(c);
+      if (!doc) return Fail(doc.error());
+      x.double_opt_in = (*doc)->document.value("double_opt_in", false);
+    }
+    auto max_event = c.QueryOne("SELECT COALESCE(MAX(id), 0) FROM outbox_events");
+    if (!max_event) return Fail(max_event.error());
+    if (job.options.dry_run)
+      if (auto sp = c.Exec("SAVEPOINT import_dry_run"); !sp) return Fail(sp.error());
+    ImportCounts n;
+    std::vector<int64_t> touched;
+    std::vector<std::pair<const Batch::Row*, RowOutcome>> errors;
+    for (const auto& row : b.rows) {
+      auto r = ApplyImportRow(x, row.invalid, row.verdict, row.in);
+      if (!r) return Fail(r.error());
+      ++n.rows_done;
+      const std::string& k = r->outcome;
+      ++(k == "created"      ? n.created
+         : k == "updated"    ? n.updated
+         : k == "unchanged"  ? n.unchanged
+         : k == "skipped"    ? n.skipped
+         : k == "suppressed" ? n.suppressed
+                             : n.invalid);
+      if (r->contact_id) touched.push_back(r->contact_id);
+      if (k == "invalid" || k == "suppressed") errors.emplace_back(&row, std::move(*r));
+    }
+    if (!job.options.events && !job.options.dry_run)
+      for (int64_t cid : touched)
+        if (auto d = c.Exec("DELETE FROM outbox_events WHERE id > ? AND contact_id = ?",
+                            {(*max_event)->Int(0), cid});
+            !d)
+          return Fail(d.error());
+    if (job.options.dry_run) {
+      if (auto rb = c.Exec("ROLLBACK TO SAVEPOINT import_dry_run"); !rb) return Fail(rb.error());
+      if (auto rel = c.Exec("RELEASE SAVEPOINT import_dry_run"); !rel) return Fail(rel.error());
+    }
+    for (const auto& [row, r] : errors)
+      if (auto st = imports_repo::AddError(c, job.id, row->line, row->email, r.reason); !st)
+        return Fail(st.error());
+    auto u = c.Exec(
+        "UPDATE imports SET position = ?, line = ?, rows_done = rows_done + ?, "
+        "created = created + ?, updated = updated + ?, unchanged = unchanged + ?, "
+        "skipped = skipped + ?, suppressed = suppressed + ?, invalid = invalid + ?, "
+        "status = ?, lease_until = ?, updated_at = ?, finished_at = ? WHERE id = ?",
+        {b.end_offset, b.next_line, n.rows_done, n.created, n.updated, n.unchanged, n.skipped,
+         n.suppressed, n.invalid, std::string(b.at_end ? "done" : "running"), now + lease_s, now,
+         b.at_end ? store::Value(now) : store::Null(), job.id});
+    if (!u) return Fail(u.error());
+    return !b.at_end;
+  });
+}
+
+Result<bool> ImportService::RunBatch(int64_t id, const std::string& owner, int64_t lease_s) {
+  auto b = ReadBatch(id, owner);
+  if (!b) return Fail(b.error());
+  if (!b->mine) return false;
+  return ApplyBatch(*b, owner, lease_s);
+}
+
+Result<ImportJob> ImportService::RunToEnd(int64_t id, const std::string& owner,
+                                          const std::function<void(const ImportJob&)>& progress) {
+  constexpr int64_t kLeaseS = 300;
+  int64_t now = o_.clock->NowUnix();
+  auto leased = o_.db->Write([&](store::Conn& c) -> Result<int64_t> {
+    return c.Exec(
+        "UPDATE imports SET status = 'running', lease_owner = ?, lease_until = ?, updated_at = ? "
+        "WHERE id = ? AND (status = 'queued' OR (status = 'running' AND (lease_owner = ? OR "
+        "lease_until IS NULL OR lease_until <= ?)))",
+        {owner, now + kLeaseS, now, id, owner, now});
+  });
+  if (!leased) return Fail(leased.error());
+  for (bool more = *leased > 0; more;) {
+    auto r = RunBatch(id, owner, kLeaseS);
+    if (!r) return Fail(r.error());
+    more = *r;
+    if (progress) {
+      auto j = Get(id);
+      if (j) progress(*j);
+    }
+  }
+  return Get(id);
+}
+
+}  // namespace crmd::crm
