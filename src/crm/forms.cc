@@ -547,8 +547,9 @@ std::vector<FormError> FormService::CheckSubmission(const Form& form, const json
 
 namespace {
 
-// A list the contact left stays left (UpsertIn added nothing for it); with double opt-in
-// the contact may confirm its way back (list_preferences.h).
+// A list the contact left stays left (UpsertIn added nothing for it), and a stranger's
+// submission adds no list to an existing contact; with double opt-in the contact may
+// confirm its way onto them (list_preferences.h).
 Status AskToRejoinLeftListsIn(store::Conn& c, ListPreferences& preferences, int64_t contact_id,
                               const std::vector<Ref>& lists) {
   std::vector<int64_t> ids;
@@ -647,7 +648,7 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
     // A list the form applies may have been deleted since the form was saved: the lead
     // still counts; the missing list is skipped and logged.
     std::vector<Ref> lists;
-    for (const auto& l : input.lists) {
+    for (const auto& l : in.lists) {
       auto row = groups_repo::FindRefByName(c, GroupKind::kList, std::get<std::string>(l));
       if (!row) return Fail(row.error());
       if (*row)
@@ -655,7 +656,7 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
       else
         missing_lists.push_back(std::get<std::string>(l));
     }
-    input.lists = std::move(lists);
+    if (keyed || !*existing) input.lists = lists;
     auto r = contacts_->UpsertIn(c, actor, input, verdict);
     if (!r && r.error().code == Errc::kSuppressed)  // a domain's entry: no confirmation lifts it
       return Fail(FirstError(
@@ -671,8 +672,10 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
       }
       return Fail(r.error());
     }
+    // An existing contact joins a list it left, or (asked by a stranger) any list, only
+    // through its own confirmation.
     if (!r->created && preferences_)
-      if (auto st = AskToRejoinLeftListsIn(c, *preferences_, r->contact.id, input.lists); !st)
+      if (auto st = AskToRejoinLeftListsIn(c, *preferences_, r->contact.id, lists); !st)
         return Fail(st.error());
     auto n = forms_repo::CountSubmission(c, form.id);
     if (!n) return Fail(n.error());

@@ -116,10 +116,14 @@ Result<bool> ListPreferences::RejoinByFormIn(store::Conn& c, int64_t contact_id,
   int64_t now = o_.clock->NowUnix();
   bool any = false;
   for (int64_t id : list_ids) {
+    // A list it left, or one it is not on: either waits for the confirmation. A list it
+    // is on (or already waits for) stays as it is.
     auto n = c.Exec(
-        "UPDATE contact_lists SET state = 'pending', updated_at = ? "
-        "WHERE contact_id = ? AND list_id = ? AND state = 'unsubscribed'",
-        {now, contact_id, id});
+        "INSERT INTO contact_lists (contact_id, list_id, created_at, state, updated_at) "
+        "VALUES (?, ?, ?, 'pending', ?) ON CONFLICT (contact_id, list_id) DO UPDATE "
+        "SET state = 'pending', updated_at = excluded.updated_at "
+        "WHERE contact_lists.state = 'unsubscribed'",
+        {contact_id, id, now, now});
     if (!n) return Fail(n.error());
     any = any || *n == 1;
   }

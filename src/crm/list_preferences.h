@@ -65,10 +65,10 @@ class ListPreferences {
                                     const std::vector<ListPreferenceChoice>& choices);
 
   // A form submission by an existing contact for `list_ids`: with double opt-in on, the
-  // lists it had left become 'pending' (still not members) and a confirmation email is
-  // queued; the confirmation (ConfirmPending) joins them. Without double opt-in nothing
-  // changes: a left list stays left. Answers whether any list became pending. For use
-  // inside the form's transaction.
+  // lists it had left and those it is not on become 'pending' (still not members) and a
+  // confirmation email is queued; the confirmation (ConfirmPending) joins them. Without
+  // double opt-in nothing changes: a left list stays left. Answers whether any list became
+  // pending. For use inside the form's transaction.
   Result<bool> RejoinByFormIn(store::Conn& c, int64_t contact_id,
                               const std::vector<int64_t>& list_ids);
 

@@ -138,6 +138,48 @@ TEST_F(ListPrefs, AFormRejoinsALeftListOnlyThroughTheDoubleOptInConfirmation) {
   EXPECT_EQ(ListNames(ada.id), std::vector<std::string>({"Weekly"}));
 }
 
+TEST_F(ListPrefs, AStrangersFormAddsAnExistingContactToAListOnlyThroughItsConfirmation) {
+  int64_t weekly = NewList("Weekly", true);
+  int64_t offers = NewList("Offers", true);
+  ContactInput in;
+  in.lists = {Ref{weekly}};
+  Contact ada = MakeContact("ada@example.com", in);
+  auto form =
+      s->forms->Create({{"name", "offers"},
+                        {"fields", {{{"name", "email"}, {"type", "Email"}, {"required", true}}}},
+                        {"applies", {{"lists", {"Offers"}}}}});
+  ASSERT_TRUE(form) << form.error().message;
+  governance::Actor visitor{.kind = "form", .subject = "form"};
+
+  // Without double opt-in an anonymous submission adds nothing to an existing contact.
+  ASSERT_TRUE(s->forms->Submit(visitor, *form, {{"email", "ada@example.com"}}, false));
+  EXPECT_EQ(State(ada.id, offers), "none");
+  EXPECT_EQ(ListNames(ada.id), std::vector<std::string>({"Weekly"}));
+
+  // With it, the list waits for Ada's confirmation; the list she is on stays as it is.
+  UpdateSettings({{"double_opt_in", true}});
+  ASSERT_TRUE(s->forms->Submit(visitor, *form, {{"email", "ada@example.com"}}, false));
+  EXPECT_EQ(State(ada.id, offers), "pending");
+  EXPECT_EQ(State(ada.id, weekly), "subscribed");
+  EXPECT_EQ(ListNames(ada.id), std::vector<std::string>({"Weekly"}));
+  auto joined = s->list_preferences->ConfirmPending(alice, ada.id);
+  ASSERT_TRUE(joined) << joined.error().message;
+  ASSERT_EQ(joined->size(), 1u);
+  EXPECT_EQ((*joined)[0].name, "Offers");
+  EXPECT_EQ(State(ada.id, offers), "subscribed");
+
+  // A keyed submission (the site's own backend) adds the list at once, as before.
+  UpdateSettings({{"double_opt_in", false}});
+  int64_t news = NewList("News", true);
+  auto keyed_form =
+      s->forms->Create({{"name", "news"},
+                        {"fields", {{{"name", "email"}, {"type", "Email"}, {"required", true}}}},
+                        {"applies", {{"lists", {"News"}}}}});
+  ASSERT_TRUE(keyed_form) << keyed_form.error().message;
+  ASSERT_TRUE(s->forms->Submit(visitor, *keyed_form, {{"email", "ada@example.com"}}, true));
+  EXPECT_EQ(State(ada.id, news), "subscribed");
+}
+
 TEST_F(ListPrefs, PublicIsForListsOnly) {
   auto tag = s->tags->Create(alice, "vip", "", "", true);
   ASSERT_FALSE(tag);
