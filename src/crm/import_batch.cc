@@ -192,9 +192,9 @@ Result<std::optional<RowOutcome>> PrepareRow(RowContext& x, const EmailVerdict& 
     auto suppressed = x.contacts.SuppressedIn(x.c, v.normalized);
     if (!suppressed) return Fail(suppressed.error());
     if (*suppressed)
-      return RowOutcome{.outcome = "suppressed",
-                        .reason = (**suppressed).is_domain() ? "suppressed domain"
-                                                                  : "suppressed address"};
+      return RowOutcome{
+          .outcome = "suppressed",
+          .reason = (**suppressed).is_domain() ? "suppressed domain" : "suppressed address"};
     std::string status = in.status.value_or(o.status);
     if (status == "subscribed" && o.consent.empty()) status = "pending";
     in.consent = status == "subscribed";
