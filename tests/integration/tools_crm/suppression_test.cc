@@ -1,13 +1,14 @@
 // The suppression list end to end on a real crmd (SQLite, and PostgreSQL as pg.*): a
 // contact that complained is deleted, and its address then comes back through REST, an
-// incoming webhook, a form and the assistant's tools. None of them makes it subscribed,
-// the entry keeps no clear-text address, and a campaign whose row says subscribed still
-// skips it.
+// incoming webhook, an import, a form and the assistant's tools. None of them makes it
+// subscribed, the entry keeps no clear-text address, and a campaign whose row says
+// subscribed still skips it.
 #include <chrono>
 #include <thread>
 
 #include "src/app/services.h"
 #include "src/core/text.h"
+#include "src/crm/imports.h"
 #include "src/governance/api_keys.h"
 #include "src/webhooks/incoming.h"
 #include "tests/integration/tools_crm/fixture.h"
@@ -111,6 +112,35 @@ TEST_F(Suppression, AComplainedContactDeletedComesBackThroughNoFace) {
                                  {{"customer", {{"email", kAddress}}}});
   EXPECT_EQ(hooked.status, 409) << hooked.body;
   EXPECT_EQ(JsonBody(hooked).value("code", ""), "suppressed") << hooked.body;
+  EXPECT_EQ(Contacts(kNormalized), 0);
+
+  // An import of the address, subscribed with the operator's consent note: the row is
+  // counted as suppressed and reported, and nothing is created.
+  crm::ImportService& imports = *server_.app().services().crm->imports;
+  auto options = crm::ParseImportOptions(
+      {{"status", "subscribed"}, {"consent", "signed up at the fair"}, {"list", "News"}});
+  ASSERT_TRUE(options) << options.error().message;
+  std::string csv = std::string("email,first_name\r\n") + kAddress + ",Comp\r\n";
+  size_t offset = 0;
+  auto job = imports.Create(
+      governance::Actor{.kind = "cli", .subject = "operator"}, *options,
+      [&](char* buf, size_t n) {
+        size_t k = std::min(n, csv.size() - offset);
+        csv.copy(buf, k, offset);
+        offset += k;
+        return k;
+      },
+      "test-owner");
+  ASSERT_TRUE(job) << job.error().message;
+  auto imported = imports.RunToEnd(job->id, "test-owner", [](const crm::ImportJob&) {});
+  ASSERT_TRUE(imported) << imported.error().message;
+  EXPECT_EQ(imported->status, "done");
+  EXPECT_EQ(imported->counts.suppressed, 1);
+  EXPECT_EQ(imported->counts.created, 0);
+  auto errors = imports.ErrorsCsv(job->id);
+  ASSERT_TRUE(errors) << errors.error().message;
+  EXPECT_NE(errors->find("\n2,"), std::string::npos) << *errors;
+  EXPECT_NE(errors->find(",suppressed address"), std::string::npos) << *errors;
   EXPECT_EQ(Contacts(kNormalized), 0);
 
   // The assistant: create_contact and upsert_contacts_bulk say why.
