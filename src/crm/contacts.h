@@ -169,6 +169,11 @@ class ContactService {
   // (imports). Inside a caller's transaction.
   Result<std::optional<Suppression>> SuppressedIn(store::Conn& conn,
                                                   std::string_view normalized_email);
+  // A bounce or complaint reported for an address no contact holds (it was deleted, or
+  // never imported): the address is entered for `reason` (hard_bounce or complaint) all
+  // the same, so that no later path makes it subscribed. Inside a caller's transaction.
+  Status SuppressAddressIn(store::Conn& conn, std::string_view normalized_email,
+                           std::string_view reason, std::string_view source);
 
   // Runs the validation service with the mode from settings (may do DNS; call outside a
   // transaction). The verdict is needed by the In-variants.

@@ -41,6 +41,12 @@ Status ContactService::SuppressForStatusIn(store::Conn& c, const governance::Act
   return o_.suppressions->EnterIn(c, k.email, reason, source, k.id);
 }
 
+Status ContactService::SuppressAddressIn(store::Conn& c, std::string_view normalized_email,
+                                         std::string_view reason, std::string_view source) {
+  if (!o_.suppressions) return Ok();
+  return o_.suppressions->EnterIn(c, normalized_email, reason, source, std::nullopt);
+}
+
 Result<Contact> ContactService::ConfirmOptIn(int64_t id, const std::string& request_id) {
   const governance::Actor actor{
       .kind = "system", .subject = "double_opt_in", .request_id = request_id};

@@ -146,7 +146,8 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
   }
   runtime_.RelayUp();
   return {.kind = sent.permanent() ? K::kFailed : K::kTemporary,
-          .detail = std::to_string(sent.smtp_code) + " " + sent.detail};
+          .detail = std::to_string(sent.smtp_code) + " " + sent.detail,
+          .recipient_rejected = sent.permanent() && sent.stage == mail::SendStage::kRecipient};
 }
 
 StepOutcome AutomationRunner::SendEmail(mail::Transport& transport, const marketing::LeasedStep& s,

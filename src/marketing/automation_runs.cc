@@ -54,6 +54,21 @@ bool Matches(const json& trigger, const crm::outbox_repo::StoredEvent& ev, const
   return false;
 }
 
+// A hard bounce of an automation's or a sequence's email, as a campaign's is recorded: the
+// contact becomes `bounced` (a complaint is not overwritten; a move the state machine
+// refuses is left alone).
+Status HardBounceIn(store::Conn& c, crm::ContactService& contacts, int64_t contact_id,
+                    const std::string& detail) {
+  static const governance::Actor kMailSystem{.kind = "system", .subject = "mail"};
+  auto k = contacts.GetIn(c, contact_id);
+  if (!k) return k.error().code == Errc::kNotFound ? Ok() : Fail(k.error());
+  if (k->status == "bounced" || k->status == "complained") return Ok();
+  auto moved =
+      contacts.SetStatusIn(c, kMailSystem, contact_id, "bounced", false, "hard bounce: " + detail);
+  if (!moved && moved.error().code != Errc::kInvalidTransition) return Fail(moved.error());
+  return Ok();
+}
+
 bool IsBusinessError(const Error& e) {
   return e.code == Errc::kNotFound || e.code == Errc::kInvalidArgument ||
          e.code == Errc::kInvalidTransition || e.code == Errc::kAlreadyExists;
@@ -278,6 +293,9 @@ Status AutomationRuns::RecordStep(const LeasedStep& s, const StepOutcome& o) {
                 Next(c, r, s.step_index, now, ok ? std::nullopt : std::optional(o.detail), now);
             !st)
           return Fail(st.error());
+        if (o.recipient_rejected)
+          if (auto st = HardBounceIn(c, contacts_, r.contact_id, o.detail); !st)
+            return Fail(st.error());
         return true;
       }
       case K::kTemporary: {
@@ -364,8 +382,13 @@ Status AutomationRuns::RecordSequence(const seqs::DueEmail& e, const StepOutcome
     switch (o.kind) {
       case K::kDone:
         return next("sent", std::nullopt);
-      case K::kFailed:
-        return next("failed", o.detail);
+      case K::kFailed: {
+        auto moved = next("failed", o.detail);
+        if (!moved || !*moved || !o.recipient_rejected) return moved;
+        if (auto st = HardBounceIn(c, contacts_, e.contact_id, o.detail); !st)
+          return Fail(st.error());
+        return true;
+      }
       case K::kTemporary: {
         int64_t attempts = e.attempts + 1;
         if (attempts >= policy_.max_attempts) return next("failed", o.detail);

@@ -61,6 +61,9 @@ struct StepOutcome {
   Kind kind = Kind::kDone;
   std::string detail;
   int64_t retry_at = 0;
+  // kFailed because the relay refused the address itself (5xx at RCPT): the contact
+  // becomes `bounced`, which enters its address on the suppression list.
+  bool recipient_rejected = false;
 };
 
 // The recipient fields of a leased run or sequence row.

@@ -226,7 +226,21 @@ Result<nlohmann::json> CampaignDelivery::Feedback(const governance::Actor& actor
   return db_.Write([&](store::Conn& c) -> Result<nlohmann::json> {
     auto found = crm::contacts_repo::FindContactByEmail(c, *normalised);
     if (!found) return Fail(found.error());
-    if (!*found) return Fail(Error::NotFound("no contact has this email address"));
+    if (!*found) {
+      // Nobody to move: the address is suppressed all the same, and stays so.
+      std::string source = actor.kind;
+      if (!actor.subject.empty()) source += ":" + actor.subject;
+      source += ": " + type + " report for no contact";
+      if (auto s = contacts_.SuppressAddressIn(
+              c, *normalised, type == "bounce" ? "hard_bounce" : "complaint", source);
+          !s)
+        return Fail(s.error());
+      return nlohmann::json{{"contact_id", nullptr},
+                            {"status", nullptr},
+                            {"campaign_id", nullptr},
+                            {"counted", false},
+                            {"suppressed", true}};
+    }
     int64_t contact_id = (*found)->id;
     std::optional<int64_t> campaign_id;
     if (!message_id.empty()) {

@@ -93,7 +93,7 @@ class CampaignDelivery {
                                   const std::string& request_id);
   // A bounce or complaint report from a relay: type "bounce" | "complaint". The campaign
   // is the one of `message_id` when given and known, else the contact's latest.
-  // kNotFound when no contact has that address.
+  // An address no contact has is entered on the suppression list ("suppressed": true).
   Result<nlohmann::json> Feedback(const governance::Actor& actor, const std::string& email,
                                   const std::string& type, const std::string& message_id);
   Status Opened(int64_t contact_id, int64_t campaign_id);

@@ -288,6 +288,34 @@ TEST_F(Runs, SequenceEmailsArriveWithTheirDelaysPauseHoldsThemUnsubscribeEndsThe
 // A contact deleted while a campaign waits to send to it and an automation and a sequence
 // hold it: every report stops counting it as open (the rows go with the contact; the
 // counters the reports read are closed in the deletion's transaction).
+TEST_F(Runs, ASequenceEmailRefusedAtRcptBouncesTheContactAndSuppressesItsAddress) {
+  auto c = Client();
+  int64_t drip = AddList("drip");
+  json made = Call(*c, "create_sequence",
+                   {{"name", "Drip"},
+                    {"list_id", drip},
+                    {"emails", json::array({{{"subject", "S1"}, {"text_body", "one"}},
+                                            {{"subject", "S2"}, {"text_body", "two"}}})}});
+  int64_t id = made["sequence"]["id"];
+  ASSERT_EQ(
+      Call(*c, "set_sequence_status", {{"id", id}, {"status", "active"}})["sequence"]["status"],
+      "active");
+  int64_t gone = Signup({{"email", "reject-me@example.com"}, {"lists", {drip}}});
+  int64_t ada = Signup({{"email", "ada@example.com"}, {"lists", {drip}}});
+  // The relay refuses the address itself (550 at RCPT): a hard bounce, as for a campaign.
+  ASSERT_TRUE(WaitUntil(15, [&] { return ContactStatus(gone) == "bounced"; }))
+      << ContactStatus(gone);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM suppressions WHERE contact_id = ? AND reason = "
+                  "'hard_bounce'",
+                  {gone}),
+            1);
+  // Ada gets both emails; the bounced contact gets no second attempt.
+  ASSERT_TRUE(WaitUntil(15, [&] { return Messages() >= 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(Messages(), 2u);
+  EXPECT_EQ(ContactStatus(ada), "subscribed");
+}
+
 TEST_F(Runs, DeletingAContactClosesWhatItHadOpenInEveryReport) {
   auto c = Client(std::string(kAllMarketingScopes) + ",contacts:read,contacts:delete");
   int64_t vip = AddTag("vip"), drip = AddList("drip");

@@ -538,7 +538,18 @@ TEST_F(Delivery, RelayReportsBounceAndComplaintOverRest) {
   EXPECT_EQ(body["results"][0]["status"], "complained");
   EXPECT_EQ(body["results"][0]["campaign_id"], id);
   EXPECT_EQ(body["results"][1]["status"], "bounced");
-  EXPECT_EQ(body["results"][2]["applied"], false);
+  // An address no contact holds is suppressed all the same.
+  EXPECT_EQ(body["results"][2]["applied"], true) << r.body;
+  EXPECT_EQ(body["results"][2]["suppressed"], true) << r.body;
+  EXPECT_TRUE(body["results"][2]["contact_id"].is_null()) << r.body;
+  auto admin = server_.app().services().governance->api_keys->Create(
+      "admin", governance::ApiKeyRole::kAdmin);
+  ASSERT_TRUE(admin.has_value());
+  auto entry = server_.Get("/api/crm/v1/suppressions?email=nobody@example.com",
+                           {{"Authorization", "Bearer " + admin->secret}});
+  ASSERT_EQ(entry.status, 200) << entry.body;
+  ASSERT_EQ(JsonBody(entry)["suppressions"].size(), 1u) << entry.body;
+  EXPECT_EQ(JsonBody(entry)["suppressions"][0]["reason"], "hard_bounce") << entry.body;
   json report = Report(*c, id);
   EXPECT_EQ(report["outcomes"]["complained"], 1) << report.dump();
   EXPECT_EQ(report["outcomes"]["bounced"], 1);
