@@ -562,6 +562,42 @@ Status AskToRejoinLeftListsIn(store::Conn& c, ListPreferences& preferences, int6
   return Ok();
 }
 
+// The contact a checked submission describes: its Email, name and phone fields, custom
+// fields, the form's lists with the List choices added, and what the form applies.
+// `email_field`: the name of the form's Email field.
+ContactInput SubmissionInput(const Form& form, const json& fields, std::string* email_field) {
+  ContactInput in;
+  in.custom_fields = json::object();
+  std::vector<Ref> lists(form.applies.lists.begin(), form.applies.lists.end());
+  for (const auto& f : form.fields) {
+    if (!f.input()) continue;
+    auto it = fields.find(f.name);
+    if (f.type == "Email") *email_field = f.name;
+    if (it == fields.end() || it->is_null()) continue;
+    if (f.type == "Email") {
+      in.email = it->get<std::string>();
+    } else if (f.type == "List") {
+      for (const auto& v : *it)
+        if (std::find(lists.begin(), lists.end(), Ref(v.get<std::string>())) == lists.end())
+          lists.emplace_back(v.get<std::string>());
+    } else if (IsContactColumn(f.name) && it->is_string()) {
+      std::string v = it->get<std::string>();
+      if (f.name == "first_name") in.first_name = v;
+      if (f.name == "last_name") in.last_name = v;
+      if (f.name == "phone") in.phone = v;
+    } else {
+      (*in.custom_fields)[f.name] = *it;
+    }
+  }
+  if (in.custom_fields->empty()) in.custom_fields.reset();
+  in.type = form.applies.type;
+  in.source = "form:" + std::to_string(form.id);
+  in.signup = true;  // a suppressed address waits for the person's own confirmation
+  in.tags.assign(form.applies.tags.begin(), form.applies.tags.end());
+  in.lists = std::move(lists);
+  return in;
+}
+
 }  // namespace
 
 Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const Form& form,
@@ -591,39 +627,11 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
       return SubmitResult{.discarded = true};
   }
 
-  ContactInput in;
-  in.custom_fields = json::object();
-  std::vector<Ref> lists(form.applies.lists.begin(), form.applies.lists.end());
   std::string email_field;
-  for (const auto& f : form.fields) {
-    if (!f.input()) continue;
-    auto it = fields.find(f.name);
-    if (f.type == "Email") email_field = f.name;
-    if (it == fields.end() || it->is_null()) continue;
-    if (f.type == "Email") {
-      in.email = it->get<std::string>();
-    } else if (f.type == "List") {
-      for (const auto& v : *it)
-        if (std::find(lists.begin(), lists.end(), Ref(v.get<std::string>())) == lists.end())
-          lists.emplace_back(v.get<std::string>());
-    } else if (IsContactColumn(f.name) && it->is_string()) {
-      std::string v = it->get<std::string>();
-      if (f.name == "first_name") in.first_name = v;
-      if (f.name == "last_name") in.last_name = v;
-      if (f.name == "phone") in.phone = v;
-    } else {
-      (*in.custom_fields)[f.name] = *it;
-    }
-  }
+  ContactInput in = SubmissionInput(form, fields, &email_field);
   if (!in.email)
     return Fail(
         FirstError({{FieldPath(email_field), "required", "the email address is required"}}));
-  if (in.custom_fields->empty()) in.custom_fields.reset();
-  in.type = form.applies.type;
-  in.source = "form:" + std::to_string(form.id);
-  in.signup = true;  // a suppressed address waits for the person's own confirmation
-  in.tags.assign(form.applies.tags.begin(), form.applies.tags.end());
-  in.lists = std::move(lists);
 
   EmailVerdict verdict = judged ? std::move(*judged) : contacts_->ValidateEmail(*in.email);
   if (!verdict.valid) {

@@ -3,6 +3,8 @@
 // into the contact book, run here to its end (docs/crm.md, "Import"); and
 // crmctl contacts import-errors ID: the rows an import did not apply, as CSV; and
 // crmctl contacts export (contacts_export.cc).
+#include "src/app/cli/contacts.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,11 +13,9 @@
 #include <string>
 
 #include "src/app/cli/commands.h"
-#include "src/app/cli/contacts.h"
 
 namespace crmd::app::cli {
 namespace {
-
 
 // The import options among `args` (from index `from` on): --name=value, or --name alone
 // for true.
