@@ -75,16 +75,34 @@ std::optional<int64_t> SourceId(const std::string& source, std::string_view pref
   return id;
 }
 
-// The audit row written in the same transaction as an event: the first row about the
-// contact at the event's second or the next (the clock is read once for each).
-const governance::AuditRecord* AuditOf(const Records& r, int64_t at) {
-  for (const auto& a : r.audit)
-    if (a.occurred_at >= at && a.occurred_at <= at + 1) return &a;
+// The audit row written in the same transaction as a status event: at the event's second
+// or the next (the clock is read for each), and saying the same change: the contact's
+// creation (no revision before), set_contact_status with the same from and to, or an
+// update whose status changed. Each row answers one event, taken in order.
+bool SaysChange(const governance::AuditRecord& a, const std::string& type, const json& data) {
+  const json& d = a.entry.details;
+  if (type == "contact.created") return !a.entry.revision_before.has_value();
+  if (a.entry.action == "set_contact_status")
+    return d.is_object() && d.value("from", "") == data.value("from", "") &&
+           d.value("to", "") == data.value("to", "");
+  return d.is_object() && d.value("status_changed", false);
+}
+
+const governance::AuditRecord* AuditOf(const Records& r, const records::ContactEvent& e,
+                                       const json& data, std::vector<bool>& used) {
+  for (size_t i = 0; i < r.audit.size(); ++i) {
+    const auto& a = r.audit[i];
+    if (used[i] || a.occurred_at < e.occurred_at || a.occurred_at > e.occurred_at + 1) continue;
+    if (!SaysChange(a, e.type, data)) continue;
+    used[i] = true;
+    return &a;
+  }
   return nullptr;
 }
 
 json StatusChanges(const Records& r) {
   json out = json::array();
+  std::vector<bool> used(r.audit.size(), false);
   for (const auto& e : r.events) {
     if (e.type != "contact.created" && e.type != "contact.status_updated") continue;
     json data = json::parse(e.data, nullptr, false);
@@ -98,7 +116,7 @@ json StatusChanges(const Records& r) {
       change["to"] = data.value("to", "");
     }
     change["reason"] = data.contains("reason") ? data["reason"] : json(nullptr);
-    const auto* a = AuditOf(r, e.occurred_at);
+    const auto* a = AuditOf(r, e, data, used);
     change["by"] = a ? ActorJson(*a) : json(nullptr);
     out.push_back(std::move(change));
   }
