@@ -1,8 +1,8 @@
 // Contact endpoints: POST /contact (add or update by email), GET /contact/{email},
-// DELETE /contact/delete/{email}. Any enabled API key. GET /contact/{email}/export, with an
-// admin key only (it is everything kept about one person: marketing::ContactHistory). They go
-// through the same ContactService as the tools: email validation, the status machine, outbox events
-// and the audit log.
+// DELETE /contact/delete/{email}, with any enabled API key; they go through the same
+// ContactService as the tools: email validation, the status machine, outbox events and
+// the audit log. GET /contact/{email}/export, with an admin key only: everything kept
+// about one person (marketing::ContactHistory, docs/crm.md "Each person's own data").
 #include <cctype>
 
 #include "src/crm/contacts.h"
