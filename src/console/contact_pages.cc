@@ -60,6 +60,9 @@ std::string Summary(const json& it) {
     std::string s = Str(it, "event");
     if (data.is_object() && data.contains("from") && data.contains("to"))
       s += ": " + Str(data, "from") + " → " + Str(data, "to");
+    for (const char* group : {"list", "tag"})
+      if (data.is_object() && data.contains(group) && data[group].is_object())
+        s += std::string(" ") + group + " " + Str(data[group], "name");
     if (data.is_object() && data.contains("reason")) s += " (" + Str(data, "reason") + ")";
     return s;
   }
@@ -119,6 +122,7 @@ ViewMap ProfileView(const json& doc) {
             {"has_tags", !doc["tags"].empty()},
             {"suppressed", s.is_object()},
             {"confirmed_at", optin.is_object() ? Str(optin, "confirmed_at") : std::string()}};
+  v.emplace("has_confirmed", !std::get<std::string>(v.at("confirmed_at").value()).empty());
   if (s.is_object()) {
     v.emplace("suppression_reason", Str(s, "reason"));
     v.emplace("suppression_source", Str(s, "source"));

@@ -76,6 +76,9 @@ TEST_F(ContactPages, AnAdministratorFindsAContactAndSeesItsProfileSuppressionAnd
   EXPECT_NE(page.body.find("Suppressed: unsubscribed"), std::string::npos);
   EXPECT_EQ(page.body.find("<script>alert"), std::string::npos);
   EXPECT_NE(page.body.find("&lt;script&gt;alert(1)"), std::string::npos);
+  EXPECT_NE(page.body.find("contact.tag_added tag vip"), std::string::npos) << page.body;
+  // Never confirmed through double opt-in: no such line.
+  EXPECT_EQ(page.body.find("Double opt-in confirmed"), std::string::npos);
   // The timeline: newest first, the status change with the assistant that made it.
   size_t status_change = page.body.find("set_contact_status by mcp 7 via assistant-a");
   size_t creation = page.body.find("create_contact by mcp 7 via assistant-a");
