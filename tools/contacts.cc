@@ -69,6 +69,23 @@ mcp::ToolOutcome GetContact(marketing::Services& s, const json& args) {
   crm::AppendJson(text, *r);
   text.append(",\"suppression\":");
   text.append(*suppression ? crm::ToJson(**suppression).dump() : "null");
+  // include ["history"]: a page of the contact's timeline, most recent first.
+  if (args.contains("include") && args["include"].is_array()) {
+    bool history = false;
+    for (const auto& v : args["include"]) history = history || v == "history";
+    if (history) {
+      auto page = s.contact_history->Timeline(
+          r->id, OptString(args, "history_cursor").value_or(""),
+          static_cast<int>(
+              OptInt(args, "history_limit").value_or(marketing::kHistoryDefaultLimit)));
+      if (!page) return FailWith(page.error());
+      text.append(",\"history\":");
+      text.append(
+          json{{"items", std::move(page->items)},
+               {"next_cursor", page->next_cursor ? json(*page->next_cursor) : json(nullptr)}}
+              .dump());
+    }
+  }
   text.push_back('}');
   return mcp::ToolOutcome::OkText(std::move(text));
 }

@@ -3,6 +3,7 @@
 #include "src/console/api_pages.h"
 #include "src/console/approvals.h"
 #include "src/console/apps_pages.h"
+#include "src/console/contact_pages.h"
 #include "src/console/forms_pages.h"
 #include "src/console/hooks_pages.h"
 #include "src/console/overview_pages.h"
@@ -214,6 +215,9 @@ void WireConsole(App::Services& s) {
       console::HooksRoutes({.hooks = s.incoming_hooks.get(),
                             .people = ConsolePeopleOf(s),
                             .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(console::ContactRoutes({.contacts = s.crm->contacts.get(),
+                                        .history = s.marketing->contact_history.get(),
+                                        .people = ConsolePeopleOf(s)}));
   routes.Append(console::SuppressionsRoutes(
       {.suppressions = s.crm->suppressions.get(), .people = ConsolePeopleOf(s)}));
   for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));

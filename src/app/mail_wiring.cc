@@ -1,7 +1,20 @@
 #include "src/app/wiring.h"
 #include "src/console/links.h"
+#include "src/rest/ip_limiter.h"
 
 namespace crmd::app {
+namespace {
+
+// "Download my data" on the preference page: a few a minute for one contact (and for one
+// client address), with REST's sliding per-key limit.
+constexpr int kDataDownloadsPerMinute = 3;
+
+std::function<int(const std::string&)> DataDownloadLimit(const Clock& clock) {
+  auto limiter = std::make_shared<rest::IpLimiter>(kDataDownloadsPerMinute, clock);
+  return [limiter](const std::string& key) { return limiter->Hit(key); };
+}
+
+}  // namespace
 
 Status WireMail(App::Services& s) {
   jobs::MailRuntimeOptions options{
@@ -51,7 +64,9 @@ Status WireMail(App::Services& s) {
                                  .contacts = s.crm->contacts.get(),
                                  .preferences = s.crm->list_preferences.get(),
                                  .tokens = s.link_tokens.get(),
-                                 .business_name = business}))
+                                 .business_name = business,
+                                 .history = s.marketing->contact_history.get(),
+                                 .download_limit = DataDownloadLimit(*s.clock)}))
     s.router.Prefix(prefix, std::move(handler));
   return Ok();
 }

@@ -96,6 +96,12 @@ http::Response PreferencePage(const LinkDeps& d, const mail::LinkClaims& claims,
   body +=
       "<button type=\"submit\" name=\"action\" value=\"all\">Unsubscribe from "
       "everything</button></div></form>";
+  if (d.history)
+    body += "<form method=\"post\"><input type=\"hidden\" name=\"csrf\" value=\"" +
+            mail::HtmlEscape(csrf) +
+            "\"><p>Everything we keep about you, as a JSON file:</p><div class=\"actions\">"
+            "<button type=\"submit\" name=\"action\" value=\"download\">Download my "
+            "data</button></div></form>";
   return Page(200, lists.empty() ? "Unsubscribe" : "Your email preferences", body);
 }
 
@@ -131,6 +137,39 @@ http::Response SavePreferences(const LinkDeps& d, const mail::LinkClaims& claims
   return PreferencePage(d, claims, token, "Your preferences are saved.");
 }
 
+// "Download my data": the contact's own export, as an attachment. Limited per contact and
+// per client address, so that a leaked link cannot be used to load the database.
+http::Response DownloadData(const LinkDeps& d, const mail::LinkClaims& claims,
+                            const http::Request& req) {
+  if (!d.history) return Page(404, "Not available", "<p>This page offers no download.</p>");
+  if (d.download_limit) {
+    int wait = d.download_limit("contact:" + std::to_string(claims.contact_id));
+    if (wait == 0) wait = d.download_limit("ip:" + req.remote_ip);
+    if (wait > 0) {
+      http::Response r = Page(429, "Please wait a moment",
+                              "<p>Your data was downloaded a short while ago. Please try again "
+                              "in a minute.</p>");
+      r.Set("Retry-After", std::to_string(wait));
+      return r;
+    }
+  }
+  auto doc = d.history->Export(claims.contact_id);
+  if (!doc) {
+    if (doc.error().code == Errc::kNotFound)
+      return Page(200, "You are unsubscribed", "<p>This address is no longer on our list.</p>");
+    spdlog::warn(R"("event":"data_download_failed","detail":"{}")",
+                 JsonEscape(doc.error().message));
+    return Page(503, "Please try again", "<p>We could not prepare this just now.</p>");
+  }
+  spdlog::info(R"("event":"data_downloaded","contact_id":{})", claims.contact_id);
+  http::Response r = http::Response::Text(200, doc->dump(2) + "\n", "application/json");
+  r.Set("Content-Disposition", "attachment; filename=\"my-data.json\"");
+  r.Set("Cache-Control", "no-store");
+  r.Set("Referrer-Policy", "no-referrer");
+  r.Set("X-Content-Type-Options", "nosniff");
+  return r;
+}
+
 http::Response Unsubscribe(const LinkDeps& d, const http::Request& req) {
   std::string token = TokenAfter(req, kUnsubscribePrefix);
   auto claims = d.tokens->Verify(token, mail::kUnsubscribePurpose);
@@ -154,6 +193,7 @@ http::Response Unsubscribe(const LinkDeps& d, const http::Request& req) {
       return Page(403, "Please open the link again",
                   "<p>This form is out of date. Open the link in the email again and retry; "
                   "nothing was changed.</p>");
+    if (http::FormValue(form, "action") == "download") return DownloadData(d, *claims, req);
     if (http::FormValue(form, "action") != "all")
       return SavePreferences(d, *claims, token, req, form);
   }

@@ -6,7 +6,9 @@
 //                          switched off is left, crm::ListPreferences) or, with
 //                          action=all, unsubscribes globally; the RFC 8058 one-click POST
 //                          (body List-Unsubscribe=One-Click) of mail clients unsubscribes
-//                          globally at once, without a CSRF value
+//                          globally at once, without a CSRF value; action=download (with the
+//                          CSRF value) answers "Download my data": everything kept about the
+//                          contact as JSON (marketing::ContactHistory), rate limited
 //   GET  /t/o/<token>      open tracking: a 1x1 GIF, the open counted once
 //   GET  /t/c/<token>?u=   click tracking: 302 to u when the token was signed for u
 //   GET  /confirm/<token>  double opt-in: the pending contact becomes subscribed
@@ -24,6 +26,7 @@
 #include "src/crm/list_preferences.h"
 #include "src/mail/unsubscribe.h"
 #include "src/marketing/campaign_delivery.h"
+#include "src/marketing/contact_history.h"
 
 namespace crmd::console {
 
@@ -33,6 +36,11 @@ struct LinkDeps {
   crm::ListPreferences* preferences = nullptr;  // null: the page shows no lists
   const mail::LinkTokens* tokens = nullptr;
   std::string business_name;  // shown on the pages; may be empty
+  // The preference page's "Download my data"; null: the page does not offer it.
+  marketing::ContactHistory* history = nullptr;
+  // Counts one download for a key (the contact, the client address): 0 when allowed, else
+  // the seconds to wait (Retry-After). Empty: no limit.
+  std::function<int(const std::string& key)> download_limit;
 };
 
 // The paths of the links: each prefix is followed by a token, which the access log

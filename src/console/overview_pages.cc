@@ -123,8 +123,15 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
         it = labels.emplace(key, d.person_label(r.actor.kind, r.actor.subject)).first;
       label = it->second;
     }
-    std::string ids;
-    for (auto id : r.entry.target_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    // A contact's id links to its page (contact_pages.h).
+    ViewList targets;
+    const bool contact = r.entry.target_type == "contact";
+    for (size_t i = 0; i < r.entry.target_ids.size(); ++i) {
+      const std::string id = std::to_string(r.entry.target_ids[i]);
+      ViewMap t{{"id", id}, {"comma", i + 1 < r.entry.target_ids.size()}};
+      if (contact) t.emplace("href", "/console/contacts/" + id);
+      targets.emplace_back(std::move(t));
+    }
     std::string details =
         r.entry.details.is_object() && !r.entry.details.empty() ? r.entry.details.dump() : "";
     if (details.size() > 300) details = details.substr(0, 300) + "…";
@@ -142,7 +149,7 @@ http::Response Audit(const OverviewPagesDeps& d, const http::Request& req, const
                 {"action", r.entry.action},
                 {"action_link", link("action", r.entry.action)},
                 {"target_type", r.entry.target_type},
-                {"target_ids", ids},
+                {"targets", std::move(targets)},
                 {"details", details}};
     rows.emplace_back(std::move(row));
   }

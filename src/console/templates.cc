@@ -21,6 +21,7 @@ constexpr NavEntry kNav[] = {
     {"apps", "/console/apps", "Connected apps", false},
     {"api", "/console/api-keys", "Webhook & API", true},
     {"forms", "/console/forms", "Forms", true},
+    {"contacts", "/console/contacts", "Contacts", true},
     {"suppressions", "/console/suppressions", "Suppressions", true},
     {"people", "/console/people", "People", true},
     {"audit", "/console/audit", "Audit", true},

@@ -58,6 +58,20 @@ Result<std::vector<AuditRecord>> Find(store::Conn& c, const AuditFilter& f) {
   return Records(*rows);
 }
 
+Result<std::vector<AuditRecord>> AboutTarget(store::Conn& c, const std::string& target_type,
+                                             int64_t id) {
+  // target_ids is the JSON array Insert writes (nlohmann's dump: no spaces), so the id is
+  // the whole array, its first, last or a middle element.
+  const std::string n = std::to_string(id);
+  auto rows =
+      c.Query(std::string(kColumns) +
+                  "WHERE target_type = ? AND (target_ids = ? OR target_ids LIKE ? OR "
+                  "target_ids LIKE ? OR target_ids LIKE ?) ORDER BY id",
+              {target_type, "[" + n + "]", "[" + n + ",%", "%," + n + "]", "%," + n + ",%"});
+  if (!rows) return Fail(rows.error());
+  return Records(*rows);
+}
+
 const char* const kLastActivitySql =
     "SELECT occurred_at FROM audit_log WHERE client_id = ? ORDER BY id DESC LIMIT 1";
 

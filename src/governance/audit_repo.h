@@ -22,6 +22,11 @@ Status Insert(store::Conn& c, int64_t occurred_at, const Actor& actor, const Aud
 Result<std::vector<AuditRecord>> Recent(store::Conn& c, int limit);
 // At most filter.limit records matching `filter`, newest first. REQUIRES: inside Read/Write.
 Result<std::vector<AuditRecord>> Find(store::Conn& c, const AuditFilter& filter);
+// Every record whose target is `target_type` and whose target ids include `id`, oldest
+// first. There is no index on the target (migration 0055): it reads the whole log, for one
+// person's export or history on request. REQUIRES: inside Read/Write.
+Result<std::vector<AuditRecord>> AboutTarget(store::Conn& c, const std::string& target_type,
+                                             int64_t id);
 // The SQL and parameters Find runs, and the query LastActivityByClient runs for each client
 // (for EXPLAIN QUERY PLAN tests).
 std::pair<std::string, std::vector<store::Value>> FindSql(const AuditFilter& filter);

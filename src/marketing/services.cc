@@ -46,7 +46,13 @@ Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
       sequences(std::make_unique<SequenceService>(*g.options.db, *g.options.clock,
                                                   AuditSinkOf(g.audit.get()), g.idempotency.get())),
       reports(std::make_unique<ReportService>(*g.options.db, *g.options.clock)),
-      recipients_csv(std::make_unique<RecipientsExporter>(*g.options.db)) {}
+      recipients_csv(std::make_unique<RecipientsExporter>(*g.options.db)),
+      contact_history(std::make_unique<ContactHistory>(
+          ContactHistoryOptions{.db = g.options.db,
+                                .clock = g.options.clock,
+                                .contacts = c.contacts.get(),
+                                .suppressions = c.suppressions.get(),
+                                .imports = c.imports.get()})) {}
 
 Services::~Services() = default;
 

@@ -17,6 +17,7 @@
 #include "src/marketing/campaign_delivery.h"
 #include "src/marketing/campaign_render.h"
 #include "src/marketing/campaigns.h"
+#include "src/marketing/contact_history.h"
 #include "src/marketing/recipients_export.h"
 #include "src/marketing/reports.h"
 #include "src/marketing/sequences.h"
@@ -47,6 +48,8 @@ struct Services {
   const std::unique_ptr<SequenceService> sequences;
   const std::unique_ptr<ReportService> reports;
   const std::unique_ptr<RecipientsExporter> recipients_csv;
+  // One person's data and history, from the contact book and marketing's rows.
+  const std::unique_ptr<ContactHistory> contact_history;
 };
 
 // Builds Services and registers marketing's confirmable actions (activate_campaign,

@@ -1,11 +1,13 @@
 // Contact endpoints: POST /contact (add or update by email), GET /contact/{email},
-// DELETE /contact/delete/{email}. Any enabled API key. They go through the same
+// DELETE /contact/delete/{email}, with any enabled API key; they go through the same
 // ContactService as the tools: email validation, the status machine, outbox events and
-// the audit log.
+// the audit log. GET /contact/{email}/export, with an admin key only: everything kept
+// about one person (marketing::ContactHistory, docs/crm.md "Each person's own data").
 #include <cctype>
 
 #include "src/crm/contacts.h"
 #include "src/crm/services.h"
+#include "src/marketing/services.h"
 #include "src/rest/helpers.h"
 #include "src/rest/rest_api.h"
 
@@ -77,6 +79,20 @@ void AddContactRoutes(RestRouter& router, const RestDeps& deps) {
                 if (!c) return ProblemFromError(ctx.req, c.error(), ByEmail(*email));
                 return Reply(200, {{"contact", crm::ToJson(*c)}});
               }});
+
+  if (deps.marketing) {
+    marketing::ContactHistory* history = deps.marketing->contact_history.get();
+    router.Add(
+        {"GET", "/contact/{email}/export", Access::kAdmin, false, [history](RestContext& ctx) {
+           auto email = EmailParam(ctx);
+           if (!email) return NotFound(ctx.req, "no contact with that email");
+           auto doc = history->ExportByEmail(*email);
+           if (!doc) return ProblemFromError(ctx.req, doc.error(), ByEmail(*email));
+           http::Response r = Reply(200, *doc);
+           r.Set("Content-Disposition", "attachment; filename=\"contact-export.json\"");
+           return r;
+         }});
+  }
 
   router.Add(
       {"DELETE", "/contact/delete/{email}", Access::kKey, false, [contacts](RestContext& ctx) {

@@ -430,6 +430,22 @@ step('the preference page: leave one list, stay on another, a campaign to each',
   ok(mails().some((m) => m.to.includes('other@example.com') && m.subject === 'Weekly 2'), 'Weekly 2 still reaches its other subscriber');
 });
 
+step("the reader's contact page: lists with their states and the timeline", async () => {
+  await page.goto(`${BASE}/console/contacts`);
+  await page.type('#contact-q', 'reader@example.com');
+  await clickAndWait('form.filters button[type=submit]');
+  ok((await h1()) === 'Contact reader@example.com', 'an exact address opens the contact page', await h1());
+  state.readerPage = page.url();
+  const lists = await page.$$eval('#lists tbody tr', (rs) => rs.map((r) => r.textContent));
+  ok(lists.some((r) => r.includes('Weekly') && r.includes('unsubscribed')) &&
+     lists.some((r) => r.includes('Offers') && r.includes('subscribed')),
+  'Weekly left on the preference page, Offers kept', lists.join(' | '));
+  const timeline = await page.$$eval('#timeline tbody tr', (rs) => rs.map((r) => r.textContent));
+  ok(timeline.some((r) => r.includes('set_list_preferences')) && timeline.some((r) => r.includes('campaign Offers 1')),
+    'the timeline shows the preference change and the messages', timeline.slice(0, 8).join(' | '));
+  await shot('13-contact');
+});
+
 step('revoke the connected app and see its token refused at /mcp', async () => {
   await page.goto(`${BASE}/console/apps`);
   const rows = await page.$$eval('#grants tbody tr', (rs) => rs.map((r) => r.textContent));
@@ -453,7 +469,8 @@ step('the audit log, filtered', async () => {
 
 step('readable at 360 px and usable with the keyboard', async () => {
   await page.setViewport({ width: 360, height: 740 });
-  for (const p of ['/console', '/console/api-keys', '/console/webhooks', '/console/hooks', '/console/forms', '/console/apps', '/console/audit']) {
+  for (const p of ['/console', '/console/api-keys', '/console/webhooks', '/console/hooks', '/console/forms', '/console/apps', '/console/audit',
+    '/console/contacts', state.readerPage.slice(BASE.length)]) {
     await page.goto(`${BASE}${p}`);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     ok(width <= 360, `${p} fits 360 px without sideways scrolling`, `${width}px`);

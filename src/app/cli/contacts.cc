@@ -2,7 +2,9 @@
 // [--existing=..] [--events=..] [--dry_run=..] [--delimiter=..] [--map=..]: a CSV file
 // into the contact book, run here to its end (docs/crm.md, "Import"); and
 // crmctl contacts import-errors ID: the rows an import did not apply, as CSV; and
-// crmctl contacts export (contacts_export.cc).
+// crmctl contacts export (contacts_export.cc); and
+// crmctl contacts show EMAIL [--all]: the contact as get_contact answers it, or with --all
+// everything kept about the person (marketing::ContactHistory, as REST's export).
 #include "src/app/cli/contacts.h"
 
 #include <unistd.h>
@@ -74,10 +76,40 @@ int RunImport(Context& ctx, const Args& a) {
   return done->status == "done" ? 0 : 1;
 }
 
+int ShowContact(Context& ctx, const Args& a) {
+  bool all = false;
+  std::string email;
+  for (size_t i = 1; i < a.size(); ++i) {
+    if (a[i] == "--all")
+      all = true;
+    else if (a[i].rfind("--", 0) == 0 || !email.empty())
+      return Usage(kContactsUsage);
+    else
+      email = a[i];
+  }
+  if (email.empty()) return Usage(kContactsUsage);
+  auto s = ctx.services();
+  if (!s) return PrintError(s.error());
+  if (all) {
+    auto doc = (*s)->marketing->contact_history->ExportByEmail(email);
+    if (!doc) return PrintError(doc.error());
+    PrintJson(*doc);
+    return 0;
+  }
+  auto k = (*s)->crm->contacts->GetByEmail(email);
+  if (!k) return PrintError(k.error());
+  auto suppression = (*s)->crm->suppressions->Check(k->email);
+  if (!suppression) return PrintError(suppression.error());
+  PrintJson({{"contact", crm::ToJson(*k)},
+             {"suppression", *suppression ? crm::ToJson(**suppression) : nlohmann::json(nullptr)}});
+  return 0;
+}
+
 }  // namespace
 
 int ContactsCommand(Context& ctx, const Args& a) {
   if (!a.empty() && a[0] == "export") return ExportContacts(ctx, a);
+  if (!a.empty() && a[0] == "show") return ShowContact(ctx, a);
   if (a.size() >= 2 && a[0] == "import") return RunImport(ctx, a);
   if (a.size() == 2 && a[0] == "import-errors") {
     auto id = ParseId(a[1]);

@@ -1,4 +1,4 @@
-// crmctl contacts: import (contacts.cc) and export (contacts_export.cc).
+// crmctl contacts: import and show (contacts.cc), export (contacts_export.cc).
 #pragma once
 
 #include "src/app/cli/commands.h"
@@ -10,6 +10,7 @@ inline constexpr const char* kContactsUsage =
     "[--consent=NOTE] [--existing=update|skip] [--events=true|false] [--dry_run=true|false] "
     "[--delimiter=comma|semicolon|tab] [--map=column=field,...]\n"
     "       contacts import-errors ID\n"
+    "       contacts show EMAIL [--all]\n"
     "       contacts export [--status S] [--type lead|customer] [--source S] [--tag ID|NAME] "
     "[--list ID|NAME] [--query PREFIX] [--created_after TIME] [--created_before TIME] "
     "> contacts.csv";

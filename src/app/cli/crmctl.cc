@@ -33,7 +33,8 @@ std::map<std::string, Entry> Commands() {
   c["contacts"] = {
       "contacts import FILE|- [--list=L] [--tag=T] [--status=pending|subscribed] [--consent=NOTE]\n"
       "       [--existing=update|skip] [--events=true|false] [--dry_run=true|false]\n"
-      "       [--delimiter=comma|semicolon|tab] [--map=column=field,...] | import-errors ID",
+      "       [--delimiter=comma|semicolon|tab] [--map=column=field,...] | import-errors ID\n"
+      "       | export [--status S] ... > contacts.csv | show EMAIL [--all]",
       cli::ContactsCommand};
   c["consent"] = {"consent list | revoke <client_id> <user_email>", cli::ConsentCommand};
   c["seed"] = {"seed [--contacts N] [--lists N] [--tags N] [--seed S]  fake contacts, lists, tags",
