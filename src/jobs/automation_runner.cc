@@ -136,7 +136,7 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
   }
   if (sent.ok()) {
     runtime_.RelayUp();
-    return {.kind = K::kDone};
+    return {.kind = K::kDone, .message_id = message->message_id};
   }
   if (!sent.permanent() &&
       (sent.stage == mail::SendStage::kConnection || sent.stage == mail::SendStage::kSender)) {
@@ -147,7 +147,8 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
   runtime_.RelayUp();
   return {.kind = sent.permanent() ? K::kFailed : K::kTemporary,
           .detail = std::to_string(sent.smtp_code) + " " + sent.detail,
-          .recipient_rejected = sent.permanent() && sent.stage == mail::SendStage::kRecipient};
+          .recipient_rejected = sent.permanent() && sent.stage == mail::SendStage::kRecipient,
+          .message_id = message->message_id};
 }
 
 StepOutcome AutomationRunner::SendEmail(mail::Transport& transport, const marketing::LeasedStep& s,

@@ -69,6 +69,22 @@ Status HardBounceIn(store::Conn& c, crm::ContactService& contacts, int64_t conta
   return Ok();
 }
 
+// An email that went out (or was refused for good), kept as the contact's message; once,
+// as the outcome it belongs to is recorded once.
+Status KeepMessageIn(store::Conn& c, int64_t contact_id, const char* source, int64_t owner_id,
+                     int64_t step, const nlohmann::json& email, const StepOutcome& o, int64_t now) {
+  if (o.message_id.empty()) return Ok();
+  const bool sent = o.kind == StepOutcome::Kind::kDone;
+  auto n = c.Exec(
+      "INSERT INTO run_messages (contact_id, source, owner_id, step, subject, message_id, "
+      "outcome, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      {contact_id, std::string(source), owner_id, step, email.value("subject", ""), o.message_id,
+       std::string(sent ? "sent" : "failed"), sent ? store::Value(nullptr) : store::Value(o.detail),
+       now});
+  if (!n) return Fail(n.error());
+  return Ok();
+}
+
 bool IsBusinessError(const Error& e) {
   return e.code == Errc::kNotFound || e.code == Errc::kInvalidArgument ||
          e.code == Errc::kInvalidTransition || e.code == Errc::kAlreadyExists;
@@ -293,6 +309,10 @@ Status AutomationRuns::RecordStep(const LeasedStep& s, const StepOutcome& o) {
                 Next(c, r, s.step_index, now, ok ? std::nullopt : std::optional(o.detail), now);
             !st)
           return Fail(st.error());
+        if (auto st = KeepMessageIn(c, r.contact_id, "automation", r.automation_id, s.step_index,
+                                    s.step, o, now);
+            !st)
+          return Fail(st.error());
         if (o.recipient_rejected)
           if (auto st = HardBounceIn(c, contacts_, r.contact_id, o.detail); !st)
             return Fail(st.error());
@@ -381,10 +401,15 @@ Status AutomationRuns::RecordSequence(const seqs::DueEmail& e, const StepOutcome
     };
     switch (o.kind) {
       case K::kDone:
-        return next("sent", std::nullopt);
       case K::kFailed: {
-        auto moved = next("failed", o.detail);
-        if (!moved || !*moved || !o.recipient_rejected) return moved;
+        const bool sent = o.kind == K::kDone;
+        auto moved = sent ? next("sent", std::nullopt) : next("failed", o.detail);
+        if (!moved || !*moved) return moved;
+        if (auto st = KeepMessageIn(c, e.contact_id, "sequence", e.sequence_id, e.next_email,
+                                    e.emails[e.next_email], o, now);
+            !st)
+          return Fail(st.error());
+        if (!o.recipient_rejected) return true;
         if (auto st = HardBounceIn(c, contacts_, e.contact_id, o.detail); !st)
           return Fail(st.error());
         return true;

@@ -64,6 +64,9 @@ struct StepOutcome {
   // kFailed because the relay refused the address itself (5xx at RCPT): the contact
   // becomes `bounced`, which enters its address on the suppression list.
   bool recipient_rejected = false;
+  // An email step's message (kDone or kFailed at the relay): its Message-ID, kept with the
+  // outcome in the contact's messages (run_messages). Empty for a webhook step.
+  std::string message_id;
 };
 
 // The recipient fields of a leased run or sequence row.

@@ -26,6 +26,7 @@ struct Records {
   std::optional<records::OptinEmail> optin;
   std::vector<governance::AuditRecord> audit;
   std::vector<sends::CampaignMessage> messages;
+  std::vector<sends::RunMessage> run_messages;
   std::vector<sends::Enrolment> automations;
   std::vector<sends::Enrolment> sequences;
 };
@@ -48,6 +49,7 @@ Result<Records> ReadRecords(const ContactHistoryOptions& o, int64_t id) {
           Into(records::ContactEvents(c, id), r.events), Into(records::Optin(c, id), r.optin),
           Into(governance::audit_repo::AboutTarget(c, "contact", id), r.audit),
           Into(sends::CampaignMessages(c, id), r.messages),
+          Into(sends::RunMessages(c, id), r.run_messages),
           Into(sends::AutomationRuns(c, id), r.automations),
           Into(sends::SequenceRuns(c, id), r.sequences)})
       if (!st) return Fail(st.error());
@@ -183,6 +185,18 @@ json CampaignMessageJson(const sends::CampaignMessage& m) {
           {"unsubscribed_at", Time(m.unsubscribed_at)}};
 }
 
+json RunMessageJson(const sends::RunMessage& m) {
+  return {{"source", m.source},
+          {m.source == "automation" ? "automation_id" : "sequence_id", m.owner_id},
+          {m.source == "automation" ? "automation_name" : "sequence_name", m.owner_name},
+          {m.source == "automation" ? "step" : "email", m.step},
+          {"subject", m.subject},
+          {"message_id", Text(m.message_id)},
+          {"status", m.outcome},
+          {"reason", Text(m.detail)},
+          {"sent_at", FormatRfc3339(m.at)}};
+}
+
 json OptinMessageJson(const records::OptinEmail& e) {
   return {{"source", "double_opt_in"},
           {"message_id", Text(e.message_id)},
@@ -237,6 +251,7 @@ json Document(const ContactHistoryOptions& o, const Records& r, const json& supp
   json messages = json::array(), automations = json::array(), sequences = json::array(),
        events = json::array(), audit = json::array();
   for (const auto& m : r.messages) messages.push_back(CampaignMessageJson(m));
+  for (const auto& m : r.run_messages) messages.push_back(RunMessageJson(m));
   if (r.optin) messages.push_back(OptinMessageJson(*r.optin));
   for (const auto& e : r.automations) automations.push_back(EnrolmentJson(e, true));
   for (const auto& e : r.sequences) sequences.push_back(EnrolmentJson(e, false));
@@ -299,6 +314,11 @@ std::vector<Entry> Entries(const Records& r) {
     json msg = OptinMessageJson(*r.optin);
     msg.erase("sent_at");
     AddEntry(out, r.optin->sent_at.value_or(r.optin->created_at), 6, 0, "message", std::move(msg));
+  }
+  for (const auto& m : r.run_messages) {
+    json msg = RunMessageJson(m);
+    msg.erase("sent_at");
+    AddEntry(out, m.at, 9, m.id, "message", std::move(msg));
   }
   for (const auto& e : r.automations)
     AddEntry(out, e.enrolled_at, 7, e.id, "automation", EnrolmentJson(e, true));

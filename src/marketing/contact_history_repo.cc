@@ -29,6 +29,30 @@ Result<std::vector<CampaignMessage>> CampaignMessages(store::Conn& c, int64_t co
   return out;
 }
 
+Result<std::vector<RunMessage>> RunMessages(store::Conn& c, int64_t contact_id) {
+  auto rows = c.Query(
+      "SELECT m.id, m.source, m.owner_id, COALESCE(a.name, q.name, ''), m.step, m.subject, "
+      "m.message_id, m.outcome, m.detail, m.created_at FROM run_messages m "
+      "LEFT JOIN automations a ON m.source = 'automation' AND a.id = m.owner_id "
+      "LEFT JOIN sequences q ON m.source = 'sequence' AND q.id = m.owner_id "
+      "WHERE m.contact_id = ? ORDER BY m.id",
+      {contact_id});
+  if (!rows) return Fail(rows.error());
+  std::vector<RunMessage> out;
+  for (const auto& r : *rows)
+    out.push_back({.id = r.Int(0),
+                   .source = r.Str(1),
+                   .owner_id = r.Int(2),
+                   .owner_name = r.Str(3),
+                   .step = r.Int(4),
+                   .subject = r.Str(5),
+                   .message_id = r.OptStr(6),
+                   .outcome = r.Str(7),
+                   .detail = r.OptStr(8),
+                   .at = r.Int(9)});
+  return out;
+}
+
 Result<std::vector<Enrolment>> AutomationRuns(store::Conn& c, int64_t contact_id) {
   auto rows = c.Query(
       "SELECT r.id, r.automation_id, a.name, r.status, r.current_step, r.steps, r.last_error, "

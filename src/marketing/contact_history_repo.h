@@ -1,9 +1,10 @@
 #pragma once
 // SQL that reads what marketing keeps about one contact, for the export of a person's
 // data and their history (ContactHistory): the campaign messages (campaign_recipients,
-// with each message's Message-ID, outcome, first open and first click), and the
-// automation and sequence enrolments. Only reads; portable SQL, bound parameters.
-// Stateless; any thread, with its own Conn. REQUIRES: inside Database::Read or Write.
+// with each message's Message-ID, outcome, first open and first click), the automation and
+// sequence emails (run_messages), and the automation and sequence enrolments. Only reads; portable
+// SQL, bound parameters. Stateless; any thread, with its own Conn. REQUIRES: inside Database::Read
+// or Write.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,6 +29,23 @@ struct CampaignMessage {
 };
 // Oldest campaign first.
 Result<std::vector<CampaignMessage>> CampaignMessages(store::Conn& c, int64_t contact_id);
+
+// An email an automation's step or a sequence sent to the contact, or that the relay
+// refused for good (run_messages).
+struct RunMessage {
+  int64_t id = 0;
+  std::string source;  // automation | sequence
+  int64_t owner_id = 0;
+  std::string owner_name;  // "" when the automation or sequence was deleted since
+  int64_t step = 0;
+  std::string subject;
+  std::optional<std::string> message_id;
+  std::string outcome;  // sent | failed
+  std::optional<std::string> detail;
+  int64_t at = 0;
+};
+// Oldest first.
+Result<std::vector<RunMessage>> RunMessages(store::Conn& c, int64_t contact_id);
 
 // An enrolment in an automation (automation_runs) or a sequence (sequence_runs).
 struct Enrolment {

@@ -4,6 +4,7 @@
 // parsed back with Python's email package. docs/marketing.md, docs/mail.md.
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "src/governance/api_keys.h"
@@ -314,6 +315,35 @@ TEST_F(Runs, ASequenceEmailRefusedAtRcptBouncesTheContactAndSuppressesItsAddress
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_EQ(Messages(), 2u);
   EXPECT_EQ(ContactStatus(ada), "subscribed");
+
+  // Each email is the contact's own message in its data export: Ada's two as sent with
+  // the Message-IDs she got, the refused one as failed with the relay's answer.
+  auto admin = server_.app().services().governance->api_keys->Create(
+      "admin", governance::ApiKeyRole::kAdmin);
+  ASSERT_TRUE(admin.has_value());
+  auto exported = [&](const std::string& email) {
+    auto r = server_.Get("/api/crm/v1/contact/" + email + "/export",
+                         {{"Authorization", "Bearer " + admin->secret}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    json messages = json::array();
+    for (const auto& m : json::parse(r.body, nullptr, false).value("messages", json::array()))
+      if (m.value("source", "") == "sequence") messages.push_back(m);
+    return messages;
+  };
+  json mine = exported("ada@example.com");
+  ASSERT_EQ(mine.size(), 2u) << mine.dump();
+  std::set<std::string> got = {Parsed(1)["message-id"], Parsed(2)["message-id"]};
+  for (const auto& m : mine) {
+    EXPECT_EQ(m["status"], "sent") << m.dump();
+    EXPECT_EQ(m["sequence_id"], id) << m.dump();
+    EXPECT_EQ(got.count(m.value("message_id", "")), 1u) << m.dump();
+  }
+  EXPECT_EQ(mine[0]["subject"], "S1");
+  EXPECT_EQ(mine[1]["subject"], "S2");
+  json refused = exported("reject-me@example.com");
+  ASSERT_EQ(refused.size(), 1u) << refused.dump();
+  EXPECT_EQ(refused[0]["status"], "failed");
+  EXPECT_NE(refused[0].value("reason", "").find("550"), std::string::npos) << refused.dump();
 }
 
 TEST_F(Runs, DeletingAContactClosesWhatItHadOpenInEveryReport) {
