@@ -3,6 +3,7 @@
 // the counts, the error rows and the new position in one transaction that first checks the
 // position is still the one the batch was read at (so no row is ever applied twice).
 #include "src/crm/contacts_repo.h"
+#include "src/crm/csv_export.h"
 #include "src/crm/import_rules.h"
 #include "src/crm/imports.h"
 #include "src/crm/imports_repo.h"
@@ -59,7 +60,8 @@ std::string MapImportRow(const std::vector<ImportColumn>& cols, const CsvRecord&
   json custom = json::object();
   for (size_t i = 0; i < cols.size() && i < rec.fields.size(); ++i) {
     const ImportColumn& col = cols[i];
-    std::string v = TrimCell(rec.fields[i]);
+    // The apostrophe an export puts before a formula-like cell is not part of the value.
+    std::string v(RemoveFormulaGuard(TrimCell(rec.fields[i])));
     if (col.ignored || v.empty()) continue;
     if (col.custom) {
       custom[col.field] = v;
@@ -192,9 +194,9 @@ Result<std::optional<RowOutcome>> PrepareRow(RowContext& x, const EmailVerdict& 
     auto suppressed = x.contacts.SuppressedIn(x.c, v.normalized);
     if (!suppressed) return Fail(suppressed.error());
     if (*suppressed)
-      return RowOutcome{.outcome = "suppressed",
-                        .reason = (**suppressed).is_domain() ? "suppressed domain"
-                                                                  : "suppressed address"};
+      return RowOutcome{
+          .outcome = "suppressed",
+          .reason = (**suppressed).is_domain() ? "suppressed domain" : "suppressed address"};
     std::string status = in.status.value_or(o.status);
     if (status == "subscribed" && o.consent.empty()) status = "pending";
     in.consent = status == "subscribed";
