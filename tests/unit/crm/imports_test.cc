@@ -3,6 +3,7 @@
 #include "src/crm/imports.h"
 
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "src/crm/contacts_export.h"
@@ -250,6 +251,64 @@ TEST_F(ImportFixture, ALostWorkersImportResumesAtItsLastBatchWithNoRowTwice) {
   });
   ASSERT_TRUE(created_events);
   EXPECT_EQ((*created_events)->Int(0), 7);
+}
+
+TEST_F(ImportFixture, ABatchKeepsEveryRuleForNewAndExistingAddressesAndCountsEachEventOnce) {
+  MakeList("Newsletter");
+  // One contact left the list; suppressed: one address and one domain.
+  Contact left = MakeContact("left@example.com", {.lists = {std::string("Newsletter")}});
+  ASSERT_TRUE(db->Write([&](store::Conn& c) -> Status {
+    auto n =
+        c.Exec("UPDATE contact_lists SET state = 'unsubscribed' WHERE contact_id = ?", {left.id});
+    if (!n) return Fail(n.error());
+    return Ok();
+  }));
+  ASSERT_TRUE(s->suppressions->Add(cli, {.email = "gone@example.com", .source = "test"}));
+  ASSERT_TRUE(s->suppressions->Add(cli, {.domain = "blocked.example", .source = "test"}));
+  int64_t before = LastEventId();
+  // All in one batch: new addresses (one twice), suppressed ones, an existing contact that
+  // left the list, a tag that does not exist yet and then does.
+  ImportJob j =
+      Run("email,first_name,tags\n"
+          "a@example.com,A,fresh\n"      // created; the tag "fresh" is made
+          "b@example.com,B,fresh|vip\n"  // created
+          "a@example.com,Again,\n"       // the same address again: updated
+          "gone@example.com,G,\n"        // suppressed address
+          "x@blocked.example,X,\n"       // suppressed domain
+          "left@example.com,Left,\n"     // updated, not put back on the list
+          "c@example.com,C,\n",          // created
+          Options({{"list", "Newsletter"}, {"tag", "imported"}}));
+  EXPECT_EQ(j.counts.rows_done, 7);
+  EXPECT_EQ(j.counts.created, 3);
+  EXPECT_EQ(j.counts.updated, 2);
+  EXPECT_EQ(j.counts.suppressed, 2);
+  EXPECT_EQ(j.counts.invalid, 0);
+  EXPECT_FALSE(s->contacts->GetByEmail("gone@example.com"));
+  EXPECT_FALSE(s->contacts->GetByEmail("x@blocked.example"));
+  Contact a = ByEmail("a@example.com");
+  EXPECT_EQ(a.first_name, "Again");
+  EXPECT_EQ(a.status, "pending");
+  EXPECT_EQ(a.source, "import:" + std::to_string(j.id));
+  ASSERT_EQ(a.lists.size(), 1u);
+  std::vector<std::string> b_tags;
+  for (const auto& t : ByEmail("b@example.com").tags) b_tags.push_back(t.name);
+  EXPECT_EQ(b_tags, (std::vector<std::string>{"fresh", "imported", "vip"}));
+  Contact l = ByEmail("left@example.com");
+  EXPECT_EQ(l.first_name, "Left");
+  EXPECT_TRUE(l.lists.empty());
+  // Each event once: three contacts created, their list joins and tags added; the second
+  // row of `a` changes only its name, `left` its name and the import's tag.
+  std::map<std::string, int> by_type;
+  for (const auto& e : Events(before)) ++by_type[e.event_type];
+  EXPECT_EQ(by_type["contact.created"], 3);
+  EXPECT_EQ(by_type["contact.updated"], 2);
+  EXPECT_EQ(by_type["contact.list_added"], 3);
+  EXPECT_EQ(by_type["contact.tag_added"], 2 + 3 + 1 + 1);  // a: 2, b: 3, left: 1, c: 1
+  auto errors = s->imports->ErrorsCsv(j.id);
+  ASSERT_TRUE(errors);
+  EXPECT_EQ(*errors,
+            "line,email,reason\r\n5,gone@example.com,suppressed address\r\n"
+            "6,x@blocked.example,suppressed domain\r\n");
 }
 
 // A second, empty contact book beside the fixture's, on the same engine.
