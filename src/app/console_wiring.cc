@@ -3,6 +3,7 @@
 #include "src/console/api_pages.h"
 #include "src/console/approvals.h"
 #include "src/console/apps_pages.h"
+#include "src/console/contacts_pages.h"
 #include "src/console/forms_pages.h"
 #include "src/console/hooks_pages.h"
 #include "src/console/overview_pages.h"
@@ -27,7 +28,8 @@ console::ConsolePeople ConsolePeopleOf(App::Services& s) {
             console::Person{.subject = std::to_string((*who)->user.id),
                             .email = (*who)->user.email,
                             .csrf_token = (*who)->session.csrf_token,
-                            .is_admin = (*who)->user.is_admin});
+                            .is_admin = (*who)->user.is_admin,
+                            .can_edit = (*who)->user.role != auth::Role::kViewer});
       },
       .sign_in =
           [sign_in](const http::Request& req, const std::string& email,
@@ -214,6 +216,9 @@ void WireConsole(App::Services& s) {
       console::HooksRoutes({.hooks = s.incoming_hooks.get(),
                             .people = ConsolePeopleOf(s),
                             .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(console::ContactsRoutes({.imports = s.crm->imports.get(),
+                                         .can_export = s.crm->exporter != nullptr,
+                                         .people = ConsolePeopleOf(s)}));
   routes.Append(console::SuppressionsRoutes(
       {.suppressions = s.crm->suppressions.get(), .people = ConsolePeopleOf(s)}));
   for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));

@@ -19,6 +19,7 @@ constexpr NavEntry kNav[] = {
     {"overview", "/console", "Overview", false},
     {"approvals", "/console/approvals", "Approvals", false},
     {"apps", "/console/apps", "Connected apps", false},
+    {"contacts", "/console/contacts", "Contacts", false},
     {"api", "/console/api-keys", "Webhook & API", true},
     {"forms", "/console/forms", "Forms", true},
     {"suppressions", "/console/suppressions", "Suppressions", true},
@@ -101,6 +102,7 @@ http::Response RenderPage(int status, const std::string& title, const std::strin
       page.emplace("csrf_token", chrome.csrf_token);
       page.emplace("nav", Nav(chrome));
     }
+    if (chrome.refresh_s > 0) page.emplace("refresh", std::to_string(chrome.refresh_s));
     html = RenderMustache(*layout, page);
   } else {
     status = 500;

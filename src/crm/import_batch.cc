@@ -1,11 +1,12 @@
-// ImportService's batches: read a batch of records at the committed position, map and
-// validate them outside any transaction (email validation may ask DNS), then apply them,
-// the counts, the error rows and the new position in one transaction that first checks the
-// position is still the one the batch was read at (so no row is ever applied twice). A
-// batch looks up which of its addresses are contacts already in a few statements; a new
-// address whose lists and tags exist is created without a savepoint (nothing is written
-// before a refusal), every other row goes through ContactService::UpsertIn in a savepoint
-// of its own.
+// ImportService's preview (the first records of a file as they will be mapped) and its
+// batches: read a batch of records at the committed position, map and validate them outside
+// any transaction (email validation may ask DNS), then apply them, the counts, the error
+// rows and the new position in one transaction that first checks the position is still the
+// one the batch was read at (so no row is ever applied twice). A batch looks up which of
+// its addresses are contacts already in a few statements; a new address whose lists and
+// tags exist is created without a savepoint (nothing is written before a refusal), every
+// other row goes through ContactService::UpsertIn in a savepoint of its own.
+#include <cstring>
 #include <map>
 #include <unordered_set>
 
@@ -111,6 +112,50 @@ struct RowOutcome {
 };
 
 }  // namespace
+
+Result<ImportPreview> ImportService::Preview(const ImportOptions& options, std::string_view file,
+                                             int max_rows) {
+  std::string_view head = file.substr(0, 64 * 1024);
+  if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
+  ImportPreview out;
+  out.delimiter = std::string(1, options.delimiter.value_or(DetectCsvDelimiter(head)));
+  size_t pos = 0;
+  CsvReader reader(
+      [&](char* buf, size_t n) {
+        size_t k = std::min(n, file.size() - pos);
+        std::memcpy(buf, file.data() + pos, k);
+        pos += k;
+        return k;
+      },
+      {.delimiter = out.delimiter[0]});
+  CsvRecord rec;
+  if (!reader.Next(&rec)) return Fail(Errc::kInvalidArgument, "the file is empty (no header row)");
+  if (!rec.error.empty()) return Fail(Errc::kInvalidArgument, "header row: " + rec.error);
+  out.columns = rec.fields;
+  auto cols = MapImportColumns(out.columns, options.map);
+  if (!cols) return Fail(cols.error());
+  out.mapping = *cols;
+  int64_t end = rec.end_offset;
+  while (static_cast<int>(out.rows.size()) < max_rows && reader.Next(&rec)) {
+    ImportPreview::Row row{.line = rec.line};
+    ContactInput in;
+    std::string email;
+    row.problem = MapImportRow(*cols, rec, this, &in, &email);
+    if (row.problem.empty()) {
+      EmailVerdict v = o_.contacts->ValidateEmail(email);
+      if (!v.valid) row.problem = RefusedReason(v);
+    }
+    for (size_t i = 0; i < cols->size(); ++i)
+      row.cells.push_back(i < rec.fields.size()
+                              ? std::string(RemoveFormulaGuard(TrimCell(rec.fields[i])))
+                              : std::string());
+    out.rows.push_back(std::move(row));
+    end = rec.end_offset;
+  }
+  if (!IsValidUtf8(file.substr(0, static_cast<size_t>(end))))
+    return Fail(Errc::kInvalidArgument, "the file is not UTF-8 text");
+  return out;
+}
 
 Result<ImportService::Batch> ImportService::ReadBatch(int64_t id, const std::string& owner) {
   auto batch = o_.db->Read([&](store::Conn& c) -> Result<Batch> {
