@@ -29,7 +29,9 @@ say() { echo "[importbench] $*"; }
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 rate() { python3 -c "print(round($1 / $2))"; }
 
-# Runs a command with stdout to a file; prints "<seconds> <peak RSS KiB>" of that command.
+# Runs a command with stdout to a file; prints "<seconds> <peak RSS KiB> <CPU seconds>" of
+# that command (CPU: user + system; on a shared machine the wall time also counts the
+# time the process waited for a core).
 measure() {
   python3 - "$@" <<'PY'
 import resource, subprocess, sys, time
@@ -40,9 +42,12 @@ with open(out, "wb") as f:
 dt = time.monotonic() - t
 if r.returncode != 0:
     sys.exit(f"{cmd[0]} exited with {r.returncode}")
-print(f"{dt:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{dt:.3f} {u.ru_maxrss} {u.ru_utime + u.ru_stime:.2f}")
 PY
 }
+# CPU seconds (user + system) a running process has used so far.
+cpu_of() { python3 -c "import os,sys;f=open(f'/proc/{sys.argv[1]}/stat').read().rsplit(')',1)[1].split();print((int(f[11])+int(f[12]))/os.sysconf('SC_CLK_TCK'))" "$1"; }
 
 CSV="$TMP/contacts.csv"
 python3 - "$CSV" "$N" <<'PY'
@@ -58,9 +63,9 @@ PY
 say "$N rows, $(du -m "$CSV" | cut -f1) MiB"
 
 # --- baseline: the engine's own import into a bare table
-read -r BASE_S BASE_KB < <(measure "$TMP/baseline.out" sqlite3 "$TMP/bare.db" ".import --csv $CSV bare")
+read -r BASE_S BASE_KB BASE_CPU < <(measure "$TMP/baseline.out" sqlite3 "$TMP/bare.db" ".import --csv $CSV bare")
 BASE_ROWS=$(sqlite3 "$TMP/bare.db" "SELECT count(*) FROM bare")
-say "baseline sqlite3 .import: $BASE_ROWS rows in $BASE_S s: $(rate "$BASE_ROWS" "$BASE_S") rows/s, peak RSS $((BASE_KB / 1024)) MiB"
+say "baseline sqlite3 .import: $BASE_ROWS rows in $BASE_S s ($BASE_CPU s CPU): $(rate "$BASE_ROWS" "$BASE_S") rows/s, peak RSS $((BASE_KB / 1024)) MiB"
 
 check_counts() {  # <import JSON file> <label>
   python3 - "$1" "$2" "$N" <<'PY'
@@ -75,11 +80,11 @@ PY
 # --- crmctl contacts import into a fresh database
 DB="$TMP/crmd.db"
 "$CRMCTL" --database_url="sqlite:$DB" migrate >/dev/null 2>&1 || true
-read -r CTL_S CTL_KB < <(measure "$TMP/crmctl.json" "$CRMCTL" --database_url="sqlite:$DB" contacts import "$CSV")
+read -r CTL_S CTL_KB CTL_CPU < <(measure "$TMP/crmctl.json" "$CRMCTL" --database_url="sqlite:$DB" contacts import "$CSV")
 check_counts "$TMP/crmctl.json" crmctl
 CTL_ROWS=$(sqlite3 "$DB" "SELECT count(*) FROM contacts")
-say "crmctl contacts import: $CTL_ROWS contacts in $CTL_S s: $(rate "$CTL_ROWS" "$CTL_S") rows/s, peak RSS $((CTL_KB / 1024)) MiB ($(du -m "$DB" | cut -f1) MiB database)"
-RESULT="RESULT rows=$N baseline_s=$BASE_S baseline_rows_per_s=$(rate "$BASE_ROWS" "$BASE_S") crmctl_s=$CTL_S crmctl_rows_per_s=$(rate "$CTL_ROWS" "$CTL_S") crmctl_peak_rss_mib=$((CTL_KB / 1024))"
+say "crmctl contacts import: $CTL_ROWS contacts in $CTL_S s ($CTL_CPU s CPU): $(rate "$CTL_ROWS" "$CTL_S") rows/s, peak RSS $((CTL_KB / 1024)) MiB ($(du -m "$DB" | cut -f1) MiB database)"
+RESULT="RESULT rows=$N baseline_s=$BASE_S baseline_cpu_s=$BASE_CPU baseline_rows_per_s=$(rate "$BASE_ROWS" "$BASE_S") crmctl_s=$CTL_S crmctl_cpu_s=$CTL_CPU crmctl_rows_per_s=$(rate "$CTL_ROWS" "$CTL_S") crmctl_peak_rss_mib=$((CTL_KB / 1024))"
 
 # --- REST: the same file posted to crmd
 if [[ -z ${IMPORT_SKIP_REST:-} ]]; then
@@ -92,6 +97,7 @@ if [[ -z ${IMPORT_SKIP_REST:-} ]]; then
   PIDS+=($CRMD_PID)
   for _ in $(seq 100); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
   BEFORE_KB=$(awk '/VmRSS/ {print $2}' "/proc/$CRMD_PID/status")
+  CPU0=$(cpu_of "$CRMD_PID")
   t0=$(date +%s.%N)
   curl -fsS -D "$TMP/headers" -o /dev/null -H "Authorization: Bearer $KEY" -H "Content-Type: text/csv" \
     --data-binary "@$CSV" "http://127.0.0.1:$PORT/api/crm/v1/imports"
@@ -104,8 +110,9 @@ if [[ -z ${IMPORT_SKIP_REST:-} ]]; then
   done
   REST_S=$(python3 -c "print(round($(date +%s.%N) - $t0, 3))")
   REST_KB=$(awk '/VmHWM/ {print $2}' "/proc/$CRMD_PID/status")
+  REST_CPU=$(python3 -c "print(round($(cpu_of "$CRMD_PID") - $CPU0, 2))")
   check_counts "$TMP/rest.json" rest
-  say "REST POST /imports: $N rows in $REST_S s: $(rate "$N" "$REST_S") rows/s, crmd RSS $((BEFORE_KB / 1024)) MiB before, peak $((REST_KB / 1024)) MiB"
-  RESULT+=" rest_s=$REST_S rest_rows_per_s=$(rate "$N" "$REST_S") crmd_peak_rss_mib=$((REST_KB / 1024))"
+  say "REST POST /imports: $N rows in $REST_S s (crmd $REST_CPU s CPU): $(rate "$N" "$REST_S") rows/s, crmd RSS $((BEFORE_KB / 1024)) MiB before, peak $((REST_KB / 1024)) MiB"
+  RESULT+=" rest_s=$REST_S rest_cpu_s=$REST_CPU rest_rows_per_s=$(rate "$N" "$REST_S") crmd_peak_rss_mib=$((REST_KB / 1024))"
 fi
 echo "$RESULT"
