@@ -4,6 +4,7 @@
 #include "src/console/approvals.h"
 #include "src/console/apps_pages.h"
 #include "src/console/contact_pages.h"
+#include "src/console/contacts_pages.h"
 #include "src/console/forms_pages.h"
 #include "src/console/hooks_pages.h"
 #include "src/console/overview_pages.h"
@@ -28,7 +29,8 @@ console::ConsolePeople ConsolePeopleOf(App::Services& s) {
             console::Person{.subject = std::to_string((*who)->user.id),
                             .email = (*who)->user.email,
                             .csrf_token = (*who)->session.csrf_token,
-                            .is_admin = (*who)->user.is_admin});
+                            .is_admin = (*who)->user.is_admin,
+                            .can_edit = (*who)->user.role != auth::Role::kViewer});
       },
       .sign_in =
           [sign_in](const http::Request& req, const std::string& email,
@@ -218,6 +220,9 @@ void WireConsole(App::Services& s) {
   routes.Append(console::ContactRoutes({.contacts = s.crm->contacts.get(),
                                         .history = s.marketing->contact_history.get(),
                                         .people = ConsolePeopleOf(s)}));
+  routes.Append(console::ContactsRoutes({.imports = s.crm->imports.get(),
+                                         .can_export = s.crm->exporter != nullptr,
+                                         .people = ConsolePeopleOf(s)}));
   routes.Append(console::SuppressionsRoutes(
       {.suppressions = s.crm->suppressions.get(), .people = ConsolePeopleOf(s)}));
   for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));

@@ -50,13 +50,32 @@ http::Response Overview(const OverviewPagesDeps& d, const Person& p) {
                     chrome);
 }
 
-http::Response ContactsCsv(const OverviewPagesDeps& d, const Person& p) {
+// A tag or list named by its id (digits) or its name.
+crm::Ref FilterRef(const std::string& v) {
+  if (!v.empty() && v.size() < 18 && v.find_first_not_of("0123456789") == std::string::npos)
+    return static_cast<int64_t>(std::stoll(v));
+  return v;
+}
+
+// The export's filters from the Contacts page's form (status, type, tag, list); an empty
+// field filters nothing.
+crm::ContactFilter ExportFilter(const http::Request& req) {
+  auto q = http::ParseForm(req.query);
+  crm::ContactFilter f;
+  if (auto v = FieldValue(q, "status"); !v.empty()) f.status = v;
+  if (auto v = FieldValue(q, "type"); !v.empty()) f.type = v;
+  if (auto v = FieldValue(q, "tag"); !v.empty()) f.tag = FilterRef(v);
+  if (auto v = FieldValue(q, "list"); !v.empty()) f.list = FilterRef(v);
+  return f;
+}
+
+http::Response ContactsCsv(const OverviewPagesDeps& d, const http::Request& req, const Person& p) {
   std::string csv;
-  auto rows = d.exporter->WriteAll({}, [&](std::string_view bytes) {
+  auto rows = d.exporter->WriteAll(ExportFilter(req), [&](std::string_view bytes) {
     csv.append(bytes);
     return true;
   });
-  if (!rows) return InternalError(rows.error(), ChromeFor(p, "overview"));
+  if (!rows) return ServiceErrorPage(rows.error(), ChromeFor(p, "contacts"), "/console/contacts");
   http::Response r = http::Response::Text(200, std::move(csv), "text/csv; charset=utf-8");
   r.Set("Content-Disposition", "attachment; filename=\"contacts.csv\"");
   r.Set("Cache-Control", "no-store");
@@ -183,7 +202,7 @@ ConsoleRoutes OverviewRoutes(OverviewPagesDeps deps) {
     routes.exact.emplace_back("/console/contacts.csv", [d](const http::Request& r) {
       return WithAdmin(d->people, r, "overview", [&](const Person& p) {
         if (auto refused = OnlyMethods(r, "GET, HEAD", ChromeFor(p, "overview"))) return *refused;
-        return ContactsCsv(*d, p);
+        return ContactsCsv(*d, r, p);
       });
     });
   routes.exact.emplace_back("/console/audit", [d](const http::Request& r) {

@@ -9,10 +9,13 @@
 //                                 YYYY-MM-DD, UTC, `to` inclusive), 100 rows a page, newest
 //                                 first; rows link to the same log filtered by their app,
 //                                 user or action
-//   GET /console/contacts.csv     every contact as CSV (administrators; the Export link of
-//                                 the overview), crm::ContactExporter's columns. The whole
-//                                 file is one answer: the listener does not stream bodies,
-//                                 so a very large list is better exported with crmctl
+//   GET /console/contacts.csv     the contacts as CSV (administrators; the Export link of
+//                                 the overview, the export form of the Contacts page with
+//                                 its filters status, type, tag and list, each optional:
+//                                 a tag or list by id or name), crm::ContactExporter's
+//                                 columns. The whole file is one answer: the listener
+//                                 does not stream bodies, so a very large list is better
+//                                 exported with crmctl
 // Thread-safe; handlers block on the database (worker pool).
 #include <functional>
 #include <string>

@@ -189,6 +189,19 @@ http::Response WithAdmin(const ConsolePeople& people, const http::Request& req,
   });
 }
 
+http::Response WithEditor(const ConsolePeople& people, const http::Request& req,
+                          const std::string& section,
+                          const std::function<http::Response(const Person&)>& then) {
+  return WithPerson(people, req, [&](const Person& p) {
+    if (!p.can_edit)
+      return MessagePage(403, "Editors only",
+                         "Your role lets you read the contact book, not change it. Ask an "
+                         "administrator for the editor role.",
+                         ChromeFor(p, section), "/console", "Overview");
+    return then(p);
+  });
+}
+
 std::optional<http::Response> RefuseForgedPost(const ConsolePeople& people,
                                                const http::Request& req, const Person& p,
                                                const FormFields& form) {

@@ -2,7 +2,8 @@
 // The console's shell: who is signed in, and the rules every console page follows.
 //  - A visitor without a session who asks for any /console page (GET) is sent to
 //    /console/login?next=<page>; a POST without a session gets a 403 page.
-//  - Administrators' pages (Webhook & API, Audit) answer 403 to other people.
+//  - Administrators' pages (Webhook & API, Audit) answer 403 to other people; editors'
+//    pages (the contact import) answer 403 to viewers.
 //  - Every POST must come from crmd's own origin (Origin header) and carry the session's
 //    CSRF token (csrf_token field, compared in constant time); otherwise 403, nothing done.
 //  - Errors are HTML pages in the console's layout (400, 403, 404, 405, 409, 500); a 500
@@ -29,6 +30,7 @@ struct Person {
   std::string email;
   std::string csrf_token;  // the login session's form token
   bool is_admin = false;
+  bool can_edit = false;  // an editor or an administrator (a viewer only reads)
 };
 
 struct SignInResult {
@@ -94,6 +96,11 @@ http::Response WithPerson(const ConsolePeople& people, const http::Request& req,
 http::Response WithAdmin(const ConsolePeople& people, const http::Request& req,
                          const std::string& section,
                          const std::function<http::Response(const Person&)>& then);
+
+// The same, and 403 for a viewer (editors' pages: the contact import).
+http::Response WithEditor(const ConsolePeople& people, const http::Request& req,
+                          const std::string& section,
+                          const std::function<http::Response(const Person&)>& then);
 
 using FormFields = std::vector<std::pair<std::string, std::string>>;
 // A form field's value, "" when the form has none.

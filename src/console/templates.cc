@@ -19,6 +19,7 @@ constexpr NavEntry kNav[] = {
     {"overview", "/console", "Overview", false},
     {"approvals", "/console/approvals", "Approvals", false},
     {"apps", "/console/apps", "Connected apps", false},
+    {"transfer", "/console/contacts/transfer", "Import & export", false},
     {"api", "/console/api-keys", "Webhook & API", true},
     {"forms", "/console/forms", "Forms", true},
     {"contacts", "/console/contacts", "Contacts", true},
@@ -102,6 +103,7 @@ http::Response RenderPage(int status, const std::string& title, const std::strin
       page.emplace("csrf_token", chrome.csrf_token);
       page.emplace("nav", Nav(chrome));
     }
+    if (chrome.refresh_s > 0) page.emplace("refresh", std::to_string(chrome.refresh_s));
     html = RenderMustache(*layout, page);
   } else {
     status = 500;

@@ -65,6 +65,7 @@ struct PageChrome {
   std::string csrf_token;  // the session's form token, for the sign-out form
   bool is_admin = false;   // shows the administrators' sections
   std::string section;     // the navigation entry marked as the current page
+  int refresh_s = 0;       // > 0: the page reloads itself after that many seconds
 };
 
 // A short hash of console.css and console.js: the layout links them with ?v=<it>, so they

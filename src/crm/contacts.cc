@@ -331,9 +331,30 @@ Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const governance::
   return UpdateExistingIn(c, actor, std::move(**existing), in, "", "upsert_contact");
 }
 
+Result<int64_t> ContactService::CreateForImportIn(store::Conn& c, const governance::Actor& actor,
+                                                  const ContactInput& in,
+                                                  const EmailVerdict& verdict, bool double_opt_in) {
+  if (auto st = RequireValid(verdict); !st) return Fail(st.error());
+  if (auto st = CheckInput(in); !st) return Fail(st.error());
+  bool inserted = false;
+  auto r = InsertNewIn(c, actor, in, verdict,
+                       {.inserted = &inserted,
+                        .read_back = false,
+                        .unsuppressed = true,
+                        .double_opt_in = double_opt_in});
+  if (!r) {
+    // After the insert only crmd's own failures remain (the groups are ids that exist).
+    if (inserted && r.error().code != Errc::kInternal && r.error().code != Errc::kUnavailable)
+      return Fail(Error::Internal("import row failed after its insert: " + r.error().message));
+    return Fail(r.error());
+  }
+  return r->contact.id;
+}
+
 Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governance::Actor& actor,
                                                  const ContactInput& in,
-                                                 const EmailVerdict& verdict, bool* inserted) {
+                                                 const EmailVerdict& verdict,
+                                                 const NewContactWay& way) {
   int64_t now = o_.clock->NowUnix();
   UpsertResult out;
   Contact k;
@@ -341,8 +362,8 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
   k.first_name = in.first_name.value_or("");
   k.last_name = in.last_name.value_or("");
   k.phone = in.phone.value_or("");
-  bool double_opt_in = false;
-  if (o_.settings) {
+  bool double_opt_in = way.double_opt_in.value_or(false);
+  if (o_.settings && !way.double_opt_in) {
     auto s = o_.settings->SharedIn(c);
     if (s) double_opt_in = (*s)->document.value("double_opt_in", false);
   }
@@ -352,7 +373,8 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
   // A suppressed address is never created subscribed nor sent a confirmation, except a
   // signup of one, which waits for the person's confirmation (docs/crm.md "Suppression
   // list").
-  auto suppressed = GateSubscribed(c, in, k, "pending", &confirm_by_email);
+  auto suppressed = way.unsuppressed ? Result<std::optional<Suppression>>(std::nullopt)
+                                     : GateSubscribed(c, in, k, "pending", &confirm_by_email);
   if (!suppressed) return Fail(suppressed.error());
   k.type = in.type.value_or("lead");
   k.source = in.source.value_or(actor.kind);
@@ -370,7 +392,7 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
     return Fail(id.error());
   }
   k.id = *id;
-  if (inserted) *inserted = true;
+  if (way.inserted) *way.inserted = true;
   // The compact contact with its source, written straight to its bytes (the same as
   // ToJson(k, true) with "source" added, dumped; in the writer's turn, docs/performance.md).
   std::string data;
@@ -395,7 +417,7 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
                                   .revision_after = k.revision});
       !st)
     return Fail(st.error());
-  if (in.tags.empty() && in.lists.empty()) {
+  if (!way.read_back || (in.tags.empty() && in.lists.empty())) {
     // Nothing in this transaction changed the row since it was inserted as `k`.
     out.contact = std::move(k);
     return out;
@@ -530,7 +552,7 @@ Result<Contact> ContactService::Create(const governance::Actor& actor, const Con
                                                std::to_string((**taken).id) + ")"};
       };
       if (auto st = CheckInput(in); !st) return Fail(refused(st.error()));
-      auto r = InsertNewIn(c, actor, in, v, &inserted);
+      auto r = InsertNewIn(c, actor, in, v, {.inserted = &inserted});
       if (!r) return Fail(refused(r.error()));
       made = std::move(r->contact);
       return nlohmann::json{{"contact_id", made->id}};

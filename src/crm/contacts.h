@@ -151,6 +151,19 @@ struct ContactServiceOptions {
 // The data of a contact.* event (outbox and webhooks): id, email, status and type.
 nlohmann::json ContactEventData(const Contact& c);
 
+// How ContactService::InsertNewIn runs (private to the contact book). `inserted`, when
+// given, says whether the contact's row went in before a failure (so the error came after
+// it). `read_back` false: the answer's contact is as inserted, without its memberships.
+// `unsuppressed`: the caller found in this transaction that no suppression entry applies
+// to the address (not asked again). `double_opt_in`: the settings' value, when the caller
+// read it in this transaction.
+struct NewContactWay {
+  bool* inserted = nullptr;
+  bool read_back = true;
+  bool unsuppressed = false;
+  std::optional<bool> double_opt_in;
+};
+
 class ContactService {
  public:
   explicit ContactService(ContactServiceOptions options);
@@ -187,6 +200,15 @@ class ContactService {
   Result<UpsertResult> Upsert(const governance::Actor& actor, const ContactInput& in);
   Result<UpsertResult> UpsertIn(store::Conn& conn, const governance::Actor& actor,
                                 const ContactInput& in, const EmailVerdict& verdict);
+  // A new contact for an import (import_batch.cc) that has found in this transaction no
+  // contact holding the address and no suppression entry applying to it (SuppressedIn),
+  // read the settings' double_opt_in, and resolved the row's tags and lists to ids of groups
+  // that exist: what UpsertIn does for a new address, without asking any of that again or
+  // reading the contact back. A refusal of the input (kInvalidArgument) comes before
+  // anything is written, so the caller needs no savepoint. Answers the contact's id.
+  Result<int64_t> CreateForImportIn(store::Conn& conn, const governance::Actor& actor,
+                                    const ContactInput& in, const EmailVerdict& verdict,
+                                    bool double_opt_in);
   // Up to kMaxBulkItems in ONE transaction; each item in a savepoint, so one failure
   // leaves the others applied.
   Result<std::vector<BulkItemResult>> UpsertBulk(const governance::Actor& actor,
@@ -238,12 +260,11 @@ class ContactService {
 
  private:
   // The insert half of UpsertIn/Create: the contact, its event, memberships, audit.
-  // kAlreadyExists when the email is taken (nothing written). `inserted`, when given, says
-  // whether the contact's row went in before a failure (so the error came after it).
+  // kAlreadyExists when the email is taken (nothing written).
   // REQUIRES: `verdict` valid (RequireValid) and `in` checked (CheckInput).
   Result<UpsertResult> InsertNewIn(store::Conn& c, const governance::Actor& actor,
                                    const ContactInput& in, const EmailVerdict& verdict,
-                                   bool* inserted = nullptr);
+                                   const NewContactWay& way = {});
   // The update half of UpsertIn/Update: fields, status (state machine), memberships,
   // events, audit. `new_email` (normalised, validated) replaces the email when non-empty.
   Result<UpsertResult> UpdateExistingIn(store::Conn& c, const governance::Actor& actor,

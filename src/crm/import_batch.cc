@@ -1,8 +1,17 @@
-// ImportService's batches: read a batch of records at the committed position, map and
-// validate them outside any transaction (email validation may ask DNS), then apply them,
-// the counts, the error rows and the new position in one transaction that first checks the
-// position is still the one the batch was read at (so no row is ever applied twice).
+// ImportService's preview (the first records of a file as they will be mapped) and its
+// batches: read a batch of records at the committed position, map and validate them outside
+// any transaction (email validation may ask DNS), then apply them, the counts, the error
+// rows and the new position in one transaction that first checks the position is still the
+// one the batch was read at (so no row is ever applied twice). A batch looks up which of
+// its addresses are contacts already in a few statements; a new address whose lists and
+// tags exist is created without a savepoint (nothing is written before a refusal), every
+// other row goes through ContactService::UpsertIn in a savepoint of its own.
+#include <cstring>
+#include <map>
+#include <unordered_set>
+
 #include "src/crm/contacts_repo.h"
+#include "src/crm/csv_export.h"
 #include "src/crm/import_rules.h"
 #include "src/crm/imports.h"
 #include "src/crm/imports_repo.h"
@@ -59,7 +68,8 @@ std::string MapImportRow(const std::vector<ImportColumn>& cols, const CsvRecord&
   json custom = json::object();
   for (size_t i = 0; i < cols.size() && i < rec.fields.size(); ++i) {
     const ImportColumn& col = cols[i];
-    std::string v = TrimCell(rec.fields[i]);
+    // The apostrophe an export puts before a formula-like cell is not part of the value.
+    std::string v(RemoveFormulaGuard(TrimCell(rec.fields[i])));
     if (col.ignored || v.empty()) continue;
     if (col.custom) {
       custom[col.field] = v;
@@ -103,6 +113,50 @@ struct RowOutcome {
 
 }  // namespace
 
+Result<ImportPreview> ImportService::Preview(const ImportOptions& options, std::string_view file,
+                                             int max_rows) {
+  std::string_view head = file.substr(0, 64 * 1024);
+  if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
+  ImportPreview out;
+  out.delimiter = std::string(1, options.delimiter.value_or(DetectCsvDelimiter(head)));
+  size_t pos = 0;
+  CsvReader reader(
+      [&](char* buf, size_t n) {
+        size_t k = std::min(n, file.size() - pos);
+        std::memcpy(buf, file.data() + pos, k);
+        pos += k;
+        return k;
+      },
+      {.delimiter = out.delimiter[0]});
+  CsvRecord rec;
+  if (!reader.Next(&rec)) return Fail(Errc::kInvalidArgument, "the file is empty (no header row)");
+  if (!rec.error.empty()) return Fail(Errc::kInvalidArgument, "header row: " + rec.error);
+  out.columns = rec.fields;
+  auto cols = MapImportColumns(out.columns, options.map);
+  if (!cols) return Fail(cols.error());
+  out.mapping = *cols;
+  int64_t end = rec.end_offset;
+  while (static_cast<int>(out.rows.size()) < max_rows && reader.Next(&rec)) {
+    ImportPreview::Row row{.line = rec.line};
+    ContactInput in;
+    std::string email;
+    row.problem = MapImportRow(*cols, rec, this, &in, &email);
+    if (row.problem.empty()) {
+      EmailVerdict v = o_.contacts->ValidateEmail(email);
+      if (!v.valid) row.problem = RefusedReason(v);
+    }
+    for (size_t i = 0; i < cols->size(); ++i)
+      row.cells.push_back(i < rec.fields.size()
+                              ? std::string(RemoveFormulaGuard(TrimCell(rec.fields[i])))
+                              : std::string());
+    out.rows.push_back(std::move(row));
+    end = rec.end_offset;
+  }
+  if (!IsValidUtf8(file.substr(0, static_cast<size_t>(end))))
+    return Fail(Errc::kInvalidArgument, "the file is not UTF-8 text");
+  return out;
+}
+
 Result<ImportService::Batch> ImportService::ReadBatch(int64_t id, const std::string& owner) {
   auto batch = o_.db->Read([&](store::Conn& c) -> Result<Batch> {
     Batch b;
@@ -145,14 +199,64 @@ Result<ImportService::Batch> ImportService::ReadBatch(int64_t id, const std::str
 
 namespace {
 
+// What a batch learns once and every row asks: which addresses are contacts already (read
+// for the whole batch in a few statements, then kept up to date as rows create contacts),
+// and the ids of the lists and tags rows name.
+struct BatchKnowledge {
+  std::unordered_set<std::string> existing;          // normalised addresses held by a contact
+  std::map<std::string, int64_t> list_ids, tag_ids;  // by the ref as a row wrote it
+};
+
 struct RowContext {
   store::Conn& c;
   ContactService& contacts;
   const governance::Actor& actor;
   const ImportJob& job;
+  BatchKnowledge& known;
   bool double_opt_in = false;
   int64_t now = 0;
 };
+
+std::string RefKey(const Ref& ref) {
+  if (const auto* id = std::get_if<int64_t>(&ref)) return "#" + std::to_string(*id);
+  return "=" + std::get<std::string>(ref);
+}
+
+// The addresses among `emails` that contacts hold, in statements of up to 200 addresses.
+Status FindExistingIn(store::Conn& c, const std::vector<std::string>& emails,
+                      std::unordered_set<std::string>* out) {
+  constexpr size_t kPerStatement = 200;
+  for (size_t at = 0; at < emails.size(); at += kPerStatement) {
+    size_t n = std::min(kPerStatement, emails.size() - at);
+    std::string sql = "SELECT email FROM contacts WHERE email IN (?";
+    std::vector<store::Value> params{emails[at]};
+    for (size_t i = 1; i < n; ++i) {
+      sql += ", ?";
+      params.emplace_back(emails[at + i]);
+    }
+    auto rows = c.Query(sql + ")", params);
+    if (!rows) return Fail(rows.error());
+    for (const auto& r : *rows) out->insert(r.Str(0));
+  }
+  return Ok();
+}
+
+// The id of a group a row names, from the batch's cache or the database; nullopt for a tag
+// that does not exist yet (the row then goes the careful way, which creates it). An
+// unknown list is the row's error.
+Result<std::optional<int64_t>> KnownGroupIn(RowContext& x, GroupKind kind, const Ref& ref) {
+  auto& cache = kind == GroupKind::kList ? x.known.list_ids : x.known.tag_ids;
+  std::string key = RefKey(ref);
+  if (auto it = cache.find(key); it != cache.end()) return std::optional<int64_t>(it->second);
+  auto g = ResolveGroupIn(x.c, kind, ref, false, x.now);
+  if (!g) {
+    if (g.error().code == Errc::kNotFound && kind == GroupKind::kTag)
+      return std::optional<int64_t>();
+    return Fail(g.error());
+  }
+  cache.emplace(key, g->id);
+  return std::optional<int64_t>(g->id);
+}
 
 // The lists of a row (the import's and the row's own) as ids, leaving out those the
 // existing contact left; an unknown list is the row's error.
@@ -162,32 +266,37 @@ Result<std::vector<Ref>> RowLists(RowContext& x, const std::vector<Ref>& row_lis
   std::vector<Ref> all = x.job.options.lists;
   all.insert(all.end(), row_lists.begin(), row_lists.end());
   for (const Ref& ref : all) {
-    auto g = ResolveGroupIn(x.c, GroupKind::kList, ref, false, x.now);
-    if (!g) return Fail(g.error());
+    auto id = KnownGroupIn(x, GroupKind::kList, ref);
+    if (!id) return Fail(id.error());
     if (existing_id) {
-      auto left = import_rules::HasLeftListIn(x.c, existing_id, g->id);
+      auto left = import_rules::HasLeftListIn(x.c, existing_id, **id);
       if (!left) return Fail(left.error());
       if (*left) continue;
     }
-    out.push_back(g->id);
+    out.push_back(**id);
   }
   return out;
 }
 
 // Prepares `in` for a new contact (status, consent, source) or an existing one (no
-// status change to subscribed); answers an outcome when the row stops here.
+// status change to subscribed); answers an outcome when the row stops here. Only an
+// address the batch knows a contact holds is looked up.
 Result<std::optional<RowOutcome>> PrepareRow(RowContext& x, const EmailVerdict& v, ContactInput& in,
                                              int64_t* existing_id) {
-  auto existing = contacts_repo::FindContactByEmail(x.c, v.normalized);
-  if (!existing) return Fail(existing.error());
+  std::optional<Contact> existing;
+  if (x.known.existing.count(v.normalized)) {
+    auto found = contacts_repo::FindContactByEmail(x.c, v.normalized);
+    if (!found) return Fail(found.error());
+    existing = std::move(*found);
+  }
   const ImportOptions& o = x.job.options;
-  if (*existing) {
+  if (existing) {
     if (!o.update_existing) return RowOutcome{.outcome = "skipped"};
     // An import never makes anyone subscribed who is not: their own consent does.
-    if (in.status == "subscribed" && (**existing).status != "subscribed") in.status.reset();
+    if (in.status == "subscribed" && existing->status != "subscribed") in.status.reset();
     in.consent = false;
     in.source.reset();
-    *existing_id = (**existing).id;
+    *existing_id = existing->id;
   } else {
     auto suppressed = x.contacts.SuppressedIn(x.c, v.normalized);
     if (!suppressed) return Fail(suppressed.error());
@@ -214,6 +323,29 @@ Result<std::optional<RowOutcome>> PrepareRow(RowContext& x, const EmailVerdict& 
   return std::optional<RowOutcome>();
 }
 
+// A new address whose tags all exist: created without a savepoint, since a refusal comes
+// before anything is written (ContactService::CreateForImportIn). nullopt when a tag is
+// missing (the row goes the careful way).
+Result<std::optional<RowOutcome>> CreateNewRow(RowContext& x, const EmailVerdict& v,
+                                               ContactInput& in) {
+  std::vector<Ref> tag_ids;
+  for (const Ref& ref : in.tags) {
+    auto id = KnownGroupIn(x, GroupKind::kTag, ref);
+    if (!id) return Fail(id.error());
+    if (!*id) return std::optional<RowOutcome>();
+    tag_ids.push_back(**id);
+  }
+  in.tags = std::move(tag_ids);
+  auto id = x.contacts.CreateForImportIn(x.c, x.actor, in, v, x.double_opt_in);
+  if (!id) {
+    if (id.error().code == Errc::kInternal || id.error().code == Errc::kUnavailable)
+      return Fail(id.error());
+    return RowOutcome{.outcome = "invalid", .reason = id.error().message};
+  }
+  x.known.existing.insert(v.normalized);
+  return RowOutcome{.outcome = "created", .contact_id = *id};
+}
+
 Result<RowOutcome> ApplyImportRow(RowContext& x, const std::string& invalid, const EmailVerdict& v,
                                   ContactInput in) {
   if (!invalid.empty()) return RowOutcome{.outcome = "invalid", .reason = invalid};
@@ -222,6 +354,11 @@ Result<RowOutcome> ApplyImportRow(RowContext& x, const std::string& invalid, con
   auto stop = PrepareRow(x, v, in, &existing_id);
   if (!stop) return Fail(stop.error());
   if (*stop) return std::move(**stop);
+  if (!existing_id) {
+    auto created = CreateNewRow(x, v, in);
+    if (!created) return Fail(created.error());
+    if (*created) return std::move(**created);
+  }
   if (auto sp = x.c.Exec("SAVEPOINT import_row"); !sp) return Fail(sp.error());
   auto u = x.contacts.UpsertIn(x.c, x.actor, in, v);
   if (!u) {
@@ -232,6 +369,7 @@ Result<RowOutcome> ApplyImportRow(RowContext& x, const std::string& invalid, con
     return RowOutcome{.outcome = "invalid", .reason = u.error().message};
   }
   if (auto rel = x.c.Exec("RELEASE SAVEPOINT import_row"); !rel) return Fail(rel.error());
+  x.known.existing.insert(v.normalized);
   return RowOutcome{.outcome = u->created ? "created" : (u->changed ? "updated" : "unchanged"),
                     .contact_id = u->contact.id};
 }
@@ -255,11 +393,14 @@ Result<bool> ImportService::ApplyBatch(const Batch& b, const std::string& owner,
     if (!*s || (*s)->job.status != "running" || (*s)->lease_owner != owner ||
         (*s)->job.position != job.position)
       return false;  // cancelled, or taken over: the batch is someone else's now
-    RowContext x{.c = c,
-                 .contacts = *o_.contacts,
-                 .actor = ImportActor(b.stored.actor),
-                 .job = job,
-                 .now = now};
+    BatchKnowledge known;
+    std::vector<std::string> emails;
+    for (const auto& row : b.rows)
+      if (row.invalid.empty() && row.verdict.valid) emails.push_back(row.verdict.normalized);
+    if (auto st = FindExistingIn(c, emails, &known.existing); !st) return Fail(st.error());
+    const governance::Actor actor = ImportActor(b.stored.actor);
+    RowContext x{
+        .c = c, .contacts = *o_.contacts, .actor = actor, .job = job, .known = known, .now = now};
     if (o_.settings) {
       auto doc = o_.settings->SharedIn(c);
       if (!doc) return Fail(doc.error());

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -91,6 +92,23 @@ Result<std::vector<ImportColumn>> MapImportColumns(
     const std::vector<std::string>& header,
     const std::vector<std::pair<std::string, std::string>>& map);
 
+// What the first records of a file would become, before anything is kept (the console's
+// preview): the header's cells, how each maps, and up to `max_rows` records as mapped
+// (each cell as the import reads it) with the reason a record would not be applied ("" when
+// it would, as far as the file alone tells: suppression and existing contacts are the
+// run's to find).
+struct ImportPreview {
+  struct Row {
+    int64_t line = 0;
+    std::vector<std::string> cells;  // one per header column
+    std::string problem;
+  };
+  std::string delimiter;
+  std::vector<std::string> columns;
+  std::vector<ImportColumn> mapping;
+  std::vector<Row> rows;
+};
+
 struct ImportServiceOptions {
   store::Database* db = nullptr;
   Clock* clock = nullptr;
@@ -113,6 +131,11 @@ class ImportService {
   Result<ImportJob> Create(const governance::Actor& actor, const ImportOptions& options,
                            const ByteSource& source, const std::string& lease_owner = "");
   Result<ImportJob> Get(int64_t id);
+  // The first `max_rows` records of `file` under `options` (ImportPreview). Refused as
+  // Create refuses the file: kInvalidArgument when it is not UTF-8 (in the part read), is
+  // empty or has no email column, or `map` names a column it does not have.
+  Result<ImportPreview> Preview(const ImportOptions& options, std::string_view file,
+                                int max_rows = 10);
   // Stops a queued or running import after its current batch (rows committed stay).
   // kInvalidTransition when it has already ended.
   Result<ImportJob> Cancel(const governance::Actor& actor, int64_t id);

@@ -5,10 +5,10 @@
 // Any enabled API key.
 #include <cstring>
 
+#include "src/core/multipart.h"
 #include "src/crm/imports.h"
 #include "src/crm/services.h"
 #include "src/rest/helpers.h"
-#include "src/rest/multipart.h"
 #include "src/rest/rest_api.h"
 
 namespace crmd::rest {
@@ -56,16 +56,16 @@ std::optional<http::Response> ReadImportUpload(const RestContext& ctx, ImportUpl
     up->file = ctx.req.body;
     return std::nullopt;
   }
-  auto boundary = ct ? MultipartBoundary(*ct) : std::nullopt;
+  auto boundary = ct ? http::MultipartBoundary(*ct) : std::nullopt;
   if (!boundary)
     return Problem(ctx.req, {.status = 415,
                              .code = "unsupported_media_type",
                              .detail = "send the file as the body (Content-Type: text/csv) or as "
                                        "the part named file of multipart/form-data"});
-  auto parts = ParseMultipartForm(ctx.req.body, *boundary);
+  auto parts = http::ParseMultipartForm(ctx.req.body, *boundary);
   bool found = false;
   if (parts) {
-    for (const FormPart& part : *parts) {
+    for (const http::FormPart& part : *parts) {
       if (part.name == "file" && !found) {
         up->file = part.content;
         found = true;

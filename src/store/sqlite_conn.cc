@@ -192,6 +192,18 @@ std::string InsertTarget(std::string_view sql) {
 }  // namespace
 
 bool SqliteConn::MaySeeGatheredRows(std::string_view sql) const {
+  if (may_see_tables_ != deferred_tables_.size()) {
+    may_see_.clear();
+    may_see_tables_ = deferred_tables_.size();
+  }
+  if (auto it = may_see_.find(sql); it != may_see_.end()) return it->second;
+  const bool may = ReadMaySeeGatheredRows(sql);
+  constexpr size_t kMaxRemembered = 4096;  // statement texts are few; a bound all the same
+  if (may_see_.size() < kMaxRemembered) may_see_.emplace(std::string(sql), may);
+  return may;
+}
+
+bool SqliteConn::ReadMaySeeGatheredRows(std::string_view sql) const {
   const std::string word = FirstWord(sql);
   if (word == "UPDATE" || word == "DELETE" || word == "REPLACE") return true;
   if (word == "INSERT" && (ContainsWord(sql, "REPLACE") || ContainsWord(sql, "UPDATE")))

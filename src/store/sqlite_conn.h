@@ -131,6 +131,7 @@ class SqliteConn final : public Conn {
   // adds. Plain INSERTs and SELECTs of other tables pass, so a batch of creates still
   // gathers.
   bool MaySeeGatheredRows(std::string_view sql) const;
+  bool ReadMaySeeGatheredRows(std::string_view sql) const;
   // The statement failed: if SQLite rolled the transaction back, what it gathered is gone.
   void AfterFailure() {
     if ((!deferred_.empty() || !savepoints_.empty()) && sqlite3_get_autocommit(db_)) {
@@ -247,6 +248,11 @@ class SqliteConn final : public Conn {
   std::vector<Deferred> deferred_;
   // The tables deferred_'s statements write (INSERT INTO <table>), for MaySeeGatheredRows.
   std::vector<std::string> deferred_tables_;
+  // MaySeeGatheredRows's answers by statement text while deferred_tables_ holds
+  // `may_see_tables_` tables (it only grows): a statement's words are read once, not at
+  // every run (a batch of creates runs the same few statements thousands of times).
+  mutable std::unordered_map<std::string, bool, SqlHash, std::equal_to<>> may_see_;
+  mutable size_t may_see_tables_ = 0;
   // The open savepoints, innermost last, each with deferred_ as it was when it began (a
   // ROLLBACK TO it puts that back).
   struct Savepoint {

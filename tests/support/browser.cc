@@ -236,6 +236,21 @@ Page Browser::PostForm(const std::string& url,
   return Fetch("POST", Absolute(url), EncodeForm(fields));
 }
 
+Page Browser::PostMultipart(const std::string& url,
+                            const std::vector<std::pair<std::string, std::string>>& fields,
+                            const std::string& file_field, const std::string& file_name,
+                            const std::string& content) {
+  const std::string boundary = "----crmdTestBoundary7MA4YWxkTrZu0gW";
+  std::string body;
+  for (const auto& [name, value] : fields)
+    body += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + name + "\"\r\n\r\n" +
+            value + "\r\n";
+  body += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + file_field +
+          "\"; filename=\"" + file_name + "\"\r\nContent-Type: text/csv\r\n\r\n" + content +
+          "\r\n--" + boundary + "--\r\n";
+  return Fetch("POST", Absolute(url), body, "multipart/form-data; boundary=" + boundary);
+}
+
 Page Browser::Submit(const Form& form,
                      const std::optional<std::pair<std::string, std::string>>& button) {
   std::string body = EncodeForm(form.Fields(button));
@@ -246,7 +261,8 @@ Page Browser::Submit(const Form& form,
   return Fetch("POST", form.action, body);
 }
 
-Page Browser::Fetch(std::string method, std::string url, std::string body) {
+Page Browser::Fetch(std::string method, std::string url, std::string body,
+                    std::string content_type) {
   Page page;
   for (int hop = 0; hop < 10; ++hop) {
     http::Headers headers;
@@ -255,7 +271,7 @@ Page Browser::Fetch(std::string method, std::string url, std::string body) {
     if (!cookie.empty()) headers.emplace_back("Cookie", cookie);
     for (const auto& h : extra_headers_) headers.push_back(h);
     if (method == "POST") {
-      headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+      headers.emplace_back("Content-Type", content_type);
       std::optional<std::string> origin =
           origin_set_ ? origin_ : std::optional(Origin(server_.base_url()));
       if (origin) headers.emplace_back("Origin", *origin);

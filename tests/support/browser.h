@@ -81,6 +81,13 @@ class Browser {
   Page PostForm(const std::string& url_or_path,
                 const std::vector<std::pair<std::string, std::string>>& fields);
 
+  // A multipart/form-data POST (a form with enctype="multipart/form-data"): `fields`, then
+  // the file `content` as the part `file_field` named `file_name`.
+  Page PostMultipart(const std::string& url_or_path,
+                     const std::vector<std::pair<std::string, std::string>>& fields,
+                     const std::string& file_field, const std::string& file_name,
+                     const std::string& content);
+
   std::optional<std::string> Cookie(const std::string& name) const;
   void SetCookie(const std::string& name, const std::string& value) { jar_[name] = value; }
   void ClearCookies() { jar_.clear(); }
@@ -97,7 +104,8 @@ class Browser {
   }
 
  private:
-  Page Fetch(std::string method, std::string url, std::string body);
+  Page Fetch(std::string method, std::string url, std::string body,
+             std::string content_type = "application/x-www-form-urlencoded");
   std::string Absolute(const std::string& url_or_path) const;
 
   TestServer& server_;

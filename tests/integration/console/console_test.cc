@@ -10,8 +10,10 @@
 // refused at /mcp at once).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "src/app/services.h"
@@ -78,6 +80,10 @@ const std::vector<std::string> kPages = {
     "/console/webhooks/deliveries?endpoint_id=1",
     "/console/webhooks/delivery?id=1",
     "/console/audit?action=create_contact",
+    "/console/contacts",
+    "/console/contacts/transfer",
+    "/console/contacts/import?id=1",
+    "/console/contacts/import-errors?id=1",
     "/console/no-such-page",
 };
 
@@ -698,6 +704,108 @@ TEST_F(Console, AnAdministratorExportsTheContactsFromTheOverview) {
   EXPECT_EQ(alice->Get("/console").body.find("/console/contacts.csv"), std::string::npos);
   EXPECT_EQ(alice->Get("/console/contacts.csv").status, 403);
   EXPECT_EQ(Browser(server_).Get("/console/contacts.csv").body.find("grace@"), std::string::npos);
+}
+
+TEST_F(Console, TheContactsPagePreviewsImportsAndExportsForTheRightRoles) {
+  auto b = SignedIn("admin@example.com");
+  Page page = b->Get("/console/contacts/transfer");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_NE(page.body.find(
+                "href=\"&#x2F;console&#x2F;contacts&#x2F;transfer\" aria-current=\"page\""),
+            std::string::npos);
+  EXPECT_NE(page.body.find("enctype=\"multipart/form-data\" id=\"import-form\""),
+            std::string::npos);
+  EXPECT_NE(page.body.find("id=\"export-form\""), std::string::npos);
+  const std::string token = Csrf(*b);
+  const std::string csv =
+      "E-mail,Vorname,plan\r\nann@example.com,Ann,gold\r\nnope,X,\r\n\"=cmd@x\",Bo,\r\n";
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"csrf_token", token}, {"tag", "console"}, {"map", "E-mail=email,Vorname=first_name"}};
+
+  // The preview: the mapping and the first rows, nothing kept.
+  auto preview_fields = fields;
+  preview_fields.emplace_back("action", "preview");
+  Page preview = b->PostMultipart("/console/contacts/import", preview_fields, "file", "p.csv", csv);
+  ASSERT_EQ(preview.status, 200) << preview.body;
+  EXPECT_NE(preview.body.find("Vorname<br><small>first_name</small>"), std::string::npos)
+      << preview.body;
+  EXPECT_NE(preview.body.find("plan<br><small>custom field plan</small>"), std::string::npos);
+  EXPECT_NE(preview.body.find("<td>ann@example.com</td><td>Ann</td><td>gold</td><td>yes</td>"),
+            std::string::npos);
+  EXPECT_NE(preview.body.find("no: bad address"), std::string::npos);
+  EXPECT_NE(preview.body.find("value=\"E-mail=email,Vorname=first_name\""), std::string::npos);
+  auto& contacts = *server_.app().services().crm->contacts;
+  EXPECT_FALSE(contacts.GetByEmail("ann@example.com"));
+
+  // A forged upload (no CSRF token) changes nothing; a file that is not UTF-8 is refused.
+  Page forged =
+      b->PostMultipart("/console/contacts/import", {{"action", "import"}}, "file", "p.csv", csv);
+  EXPECT_EQ(forged.status, 403);
+  Page latin1 =
+      b->PostMultipart("/console/contacts/import", {{"csrf_token", token}, {"action", "import"}},
+                       "file", "l.csv", "email,name\nrene@example.com,Ren\xE9\n");
+  EXPECT_EQ(latin1.status, 422);
+  EXPECT_NE(latin1.body.find("the file is not UTF-8 text"), std::string::npos) << latin1.body;
+
+  // The import: queued, run by crmd's import loop, its page polls until it is done.
+  auto import_fields = fields;
+  import_fields.emplace_back("action", "import");
+  Page progress = b->PostMultipart("/console/contacts/import", import_fields, "file", "p.csv", csv);
+  ASSERT_EQ(progress.status, 200) << progress.body;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(progress.url, m, std::regex("import\\?id=([0-9]+)$")))
+      << progress.url;
+  const std::string id = m[1];
+  for (int i = 0; i < 200 && progress.body.find(">done<") == std::string::npos; ++i) {
+    EXPECT_NE(progress.body.find("<meta http-equiv=\"refresh\" content=\"2\">"), std::string::npos);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    progress = b->Get("/console/contacts/import?id=" + id);
+  }
+  ASSERT_NE(progress.body.find("id=\"import-status\">done<"), std::string::npos) << progress.body;
+  EXPECT_EQ(progress.body.find("http-equiv=\"refresh\""), std::string::npos);
+  EXPECT_NE(progress.body.find("<progress id=\"import-progress\" max=\"100\" value=\"100\">"),
+            std::string::npos)
+      << progress.body;
+  auto ann = contacts.GetByEmail("ann@example.com");
+  ASSERT_TRUE(ann);
+  EXPECT_EQ(ann->first_name, "Ann");
+  EXPECT_EQ(ann->custom_fields["plan"], "gold");
+  ASSERT_EQ(ann->tags.size(), 1u);
+  EXPECT_EQ(ann->tags[0].name, "console");
+  ASSERT_NE(progress.body.find("href=\"/console/contacts/import-errors?id=" + id + "\""),
+            std::string::npos);
+  Page errors = b->Get("/console/contacts/import-errors?id=" + id);
+  EXPECT_EQ(errors.status, 200);
+  EXPECT_EQ(errors.body, "line,email,reason\r\n3,nope,bad address\r\n4,'=cmd@x,bad address\r\n");
+
+  // The export honours the Contacts page's filters.
+  Page tagged = b->Get("/console/contacts.csv?status=&type=&list=&tag=console");
+  EXPECT_EQ(tagged.status, 200);
+  EXPECT_NE(tagged.body.find("\r\nann@example.com,Ann,"), std::string::npos) << tagged.body;
+  Page none = b->Get("/console/contacts.csv?status=unsubscribed&tag=console");
+  EXPECT_EQ(none.body.find("ann@"), std::string::npos) << none.body;
+  EXPECT_EQ(b->Get("/console/contacts.csv?tag=no-such-tag").status, 404);
+
+  // An editor imports but is not offered the export; a viewer does neither.
+  auto alice = SignedIn("alice@example.com");
+  Page for_editor = alice->Get("/console/contacts/transfer");
+  EXPECT_NE(for_editor.body.find("id=\"import-form\""), std::string::npos);
+  EXPECT_EQ(for_editor.body.find("id=\"export-form\""), std::string::npos);
+  EXPECT_EQ(alice->Get("/console/contacts/import?id=" + id).status, 200);
+  auto& users = *server_.app().services().users;
+  ASSERT_TRUE(users.Create("val@example.com", kPassword, auth::Role::kViewer, {}));
+  auto val = SignedIn("val@example.com");
+  Page for_viewer = val->Get("/console/contacts/transfer");
+  EXPECT_EQ(for_viewer.status, 200);
+  EXPECT_EQ(for_viewer.body.find("id=\"import-form\""), std::string::npos);
+  EXPECT_EQ(val->Get("/console/contacts/import?id=" + id).status, 403);
+  EXPECT_EQ(val->Get("/console/contacts/import-errors?id=" + id).status, 403);
+  EXPECT_EQ(val->PostMultipart("/console/contacts/import",
+                               {{"csrf_token", Csrf(*val)}, {"action", "import"}}, "file", "v.csv",
+                               "email\nval-import@example.com\n")
+                .status,
+            403);
+  EXPECT_FALSE(contacts.GetByEmail("val-import@example.com"));
 }
 
 }  // namespace

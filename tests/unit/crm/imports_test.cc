@@ -3,8 +3,10 @@
 #include "src/crm/imports.h"
 
 #include <cstring>
+#include <map>
 #include <memory>
 
+#include "src/crm/contacts_export.h"
 #include "src/crm/lists.h"
 #include "tests/unit/crm/fixture.h"
 
@@ -249,6 +251,165 @@ TEST_F(ImportFixture, ALostWorkersImportResumesAtItsLastBatchWithNoRowTwice) {
   });
   ASSERT_TRUE(created_events);
   EXPECT_EQ((*created_events)->Int(0), 7);
+}
+
+TEST_F(ImportFixture, ABatchKeepsEveryRuleForNewAndExistingAddressesAndCountsEachEventOnce) {
+  MakeList("Newsletter");
+  // One contact left the list; suppressed: one address and one domain.
+  Contact left = MakeContact("left@example.com", {.lists = {std::string("Newsletter")}});
+  ASSERT_TRUE(db->Write([&](store::Conn& c) -> Status {
+    auto n =
+        c.Exec("UPDATE contact_lists SET state = 'unsubscribed' WHERE contact_id = ?", {left.id});
+    if (!n) return Fail(n.error());
+    return Ok();
+  }));
+  ASSERT_TRUE(s->suppressions->Add(cli, {.email = "gone@example.com", .source = "test"}));
+  ASSERT_TRUE(s->suppressions->Add(cli, {.domain = "blocked.example", .source = "test"}));
+  int64_t before = LastEventId();
+  // All in one batch: new addresses (one twice), suppressed ones, an existing contact that
+  // left the list, a tag that does not exist yet and then does.
+  ImportJob j =
+      Run("email,first_name,tags\n"
+          "a@example.com,A,fresh\n"      // created; the tag "fresh" is made
+          "b@example.com,B,fresh|vip\n"  // created
+          "a@example.com,Again,\n"       // the same address again: updated
+          "gone@example.com,G,\n"        // suppressed address
+          "x@blocked.example,X,\n"       // suppressed domain
+          "left@example.com,Left,\n"     // updated, not put back on the list
+          "c@example.com,C,\n",          // created
+          Options({{"list", "Newsletter"}, {"tag", "imported"}}));
+  EXPECT_EQ(j.counts.rows_done, 7);
+  EXPECT_EQ(j.counts.created, 3);
+  EXPECT_EQ(j.counts.updated, 2);
+  EXPECT_EQ(j.counts.suppressed, 2);
+  EXPECT_EQ(j.counts.invalid, 0);
+  EXPECT_FALSE(s->contacts->GetByEmail("gone@example.com"));
+  EXPECT_FALSE(s->contacts->GetByEmail("x@blocked.example"));
+  Contact a = ByEmail("a@example.com");
+  EXPECT_EQ(a.first_name, "Again");
+  EXPECT_EQ(a.status, "pending");
+  EXPECT_EQ(a.source, "import:" + std::to_string(j.id));
+  ASSERT_EQ(a.lists.size(), 1u);
+  std::vector<std::string> b_tags;
+  for (const auto& t : ByEmail("b@example.com").tags) b_tags.push_back(t.name);
+  EXPECT_EQ(b_tags, (std::vector<std::string>{"fresh", "imported", "vip"}));
+  Contact l = ByEmail("left@example.com");
+  EXPECT_EQ(l.first_name, "Left");
+  EXPECT_TRUE(l.lists.empty());
+  // Each event once: three contacts created, their list joins and tags added; the second
+  // row of `a` changes only its name, `left` its name and the import's tag.
+  std::map<std::string, int> by_type;
+  for (const auto& e : Events(before)) ++by_type[e.event_type];
+  EXPECT_EQ(by_type["contact.created"], 3);
+  EXPECT_EQ(by_type["contact.updated"], 2);
+  EXPECT_EQ(by_type["contact.list_added"], 3);
+  EXPECT_EQ(by_type["contact.tag_added"], 2 + 3 + 1 + 1);  // a: 2, b: 3, left: 1, c: 1
+  auto errors = s->imports->ErrorsCsv(j.id);
+  ASSERT_TRUE(errors);
+  EXPECT_EQ(*errors,
+            "line,email,reason\r\n5,gone@example.com,suppressed address\r\n"
+            "6,x@blocked.example,suppressed domain\r\n");
+}
+
+// A second, empty contact book beside the fixture's, on the same engine.
+struct EmptyBook {
+  std::unique_ptr<crmd::testing::ScratchDatabase> scratch;
+  std::unique_ptr<store::Database> db;
+  std::unique_ptr<governance::Services> governance;
+  std::unique_ptr<Services> s;
+
+  EmptyBook(CrmFixture& f, const std::string& path) {
+    scratch = std::make_unique<crmd::testing::ScratchDatabase>(path, false, /*migrated=*/true);
+    auto opened = store::Open(scratch->url(), 2);
+    EXPECT_TRUE(opened);
+    if (!opened) return;
+    db = std::move(*opened);
+    auto rules = governance::MakeServices({.db = db.get(), .clock = &f.clock, .random = &f.random});
+    EXPECT_TRUE(rules);
+    if (!rules) return;
+    governance = std::move(*rules);
+    auto made = MakeServices(*governance, {.db = db.get(),
+                                           .clock = &f.clock,
+                                           .random = &f.random,
+                                           .resolver = &f.resolver,
+                                           .usage = &f.usage,
+                                           .suppression_key = testing::kSuppressionKey});
+    EXPECT_TRUE(made);
+    if (made) s = std::move(*made);
+  }
+};
+
+std::string ExportAll(ContactExporter& exporter) {
+  std::string out;
+  auto n = exporter.WriteAll({}, [&](std::string_view bytes) {
+    out.append(bytes);
+    return true;
+  });
+  EXPECT_TRUE(n) << (n ? "" : n.error().message);
+  return out;
+}
+
+TEST_F(ImportFixture, AnExportImportsIntoAnEmptyBookAsTheSameContacts) {
+  MakeList("Newsletter");
+  MakeList("Press");
+  const std::vector<std::pair<std::string, ContactInput>> people = {
+      {"ada@example.com",
+       {.first_name = std::string("Ada"),
+        .last_name = std::string("Lovelace"),
+        .phone = std::string("+44 20 7946 0000"),
+        .status = std::string("subscribed"),
+        .type = std::string("customer"),
+        .custom_fields = nlohmann::json{{"plan", "pro"}, {"seats", "12"}},
+        .tags = {std::string("vip"), std::string("press")},
+        .lists = {std::string("Newsletter"), std::string("Press")}}},
+      {"pat@example.com", {.status = std::string("pending"), .tags = {std::string("vip")}}},
+      {"una@example.com",
+       {.first_name = std::string("Una, \"the\"\nsecond"),
+        .status = std::string("unsubscribed"),
+        .custom_fields = nlohmann::json{{"plan", "free"}}}},
+      {"bo@example.com",
+       {.first_name = std::string("=1+2"),
+        .status = std::string("bounced"),
+        .lists = {std::string("Press")}}},
+      {"cy@example.com", {.status = std::string("complained"), .type = std::string("lead")}},
+  };
+  for (const auto& [email, in] : people) MakeContact(email, in);
+  const std::string exported = ExportAll(*s->exporter);
+
+  EmptyBook empty(*this, dir.path() + "/empty.db");
+  ASSERT_TRUE(empty.s);
+  // Lists are not rows of the file: the operator makes them (by name) before importing.
+  for (const char* name : {"Newsletter", "Press"})
+    ASSERT_TRUE(empty.s->lists->Create(alice, name, ""));
+  auto job = empty.s->imports->Create(
+      cli, Options({{"status", "subscribed"}, {"consent", "carried over from the old book"}}),
+      Text(exported), "test");
+  ASSERT_TRUE(job) << job.error().message;
+  auto done = empty.s->imports->RunToEnd(job->id, "test", nullptr);
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_EQ(done->counts.created, static_cast<int64_t>(people.size()));
+  EXPECT_EQ(done->counts.rows_done, static_cast<int64_t>(people.size()));
+
+  for (const auto& [email, in] : people) {
+    Contact a = ByEmail(email);
+    auto b = empty.s->contacts->GetByEmail(email);
+    ASSERT_TRUE(b) << email;
+    EXPECT_EQ(b->first_name, a.first_name) << email;
+    EXPECT_EQ(b->last_name, a.last_name) << email;
+    EXPECT_EQ(b->phone, a.phone) << email;
+    EXPECT_EQ(b->status, a.status) << email;
+    EXPECT_EQ(b->type, a.type) << email;
+    EXPECT_EQ(b->custom_fields, a.custom_fields) << email;
+    auto names = [](const std::vector<NamedRef>& refs) {
+      std::vector<std::string> out;
+      for (const auto& r : refs) out.push_back(r.name);
+      return out;
+    };
+    EXPECT_EQ(names(b->tags), names(a.tags)) << email;
+    EXPECT_EQ(names(b->lists), names(a.lists)) << email;
+  }
+  // And the new book exports the same file, byte for byte.
+  EXPECT_EQ(ExportAll(*empty.s->exporter), exported);
 }
 
 TEST_F(ImportFixture, CancelStopsAQueuedImport) {

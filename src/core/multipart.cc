@@ -1,8 +1,8 @@
-#include "src/rest/multipart.h"
+#include "src/core/multipart.h"
 
 #include <cctype>
 
-namespace crmd::rest {
+namespace crmd::http {
 namespace {
 
 std::string LowerAsciiCopy(std::string_view s) {
@@ -98,4 +98,4 @@ std::optional<std::vector<FormPart>> ParseMultipartForm(std::string_view body,
   }
 }
 
-}  // namespace crmd::rest
+}  // namespace crmd::http

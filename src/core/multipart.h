@@ -1,6 +1,6 @@
 #pragma once
-// multipart/form-data (RFC 7578) as an import upload sends it: each part's name, its file
-// name when it has one, and its content, viewed in the request body (which must outlive
+// multipart/form-data (RFC 7578) as an import upload sends it (REST, console): each part's name,
+// its file name when it has one, and its content, viewed in the request body (which must outlive
 // them). Only what a browser's or curl's form post carries: a boundary parameter, parts
 // delimited by CRLF "--" boundary, a Content-Disposition of form-data per part.
 #include <optional>
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace crmd::rest {
+namespace crmd::http {
 
 struct FormPart {
   std::string name;
@@ -23,4 +23,4 @@ std::optional<std::string> MultipartBoundary(std::string_view content_type);
 std::optional<std::vector<FormPart>> ParseMultipartForm(std::string_view body,
                                                         std::string_view boundary);
 
-}  // namespace crmd::rest
+}  // namespace crmd::http

@@ -1,9 +1,9 @@
 // multipart/form-data as an import upload sends it (RFC 7578).
-#include "src/rest/multipart.h"
+#include "src/core/multipart.h"
 
 #include <gtest/gtest.h>
 
-namespace crmd::rest {
+namespace crmd::http {
 namespace {
 
 TEST(Multipart, BoundaryFromTheContentType_Rfc7578_4_1) {
@@ -42,4 +42,4 @@ TEST(Multipart, RefusesABodyWithoutItsClosingBoundaryOrADisposition) {
 }
 
 }  // namespace
-}  // namespace crmd::rest
+}  // namespace crmd::http
