@@ -79,6 +79,9 @@ Status BuildDomain(App::Services& s) {
   auto marketing = marketing::MakeServices(*s.governance, *s.crm,
                                            {.mail = &s.mail_context,
                                             .send_policy = {.lease_s = s.config.mail_lease_s},
+                                            .receiver_policy =
+                                                {.window_s = s.config.mail_receiver_window_s,
+                                                 .retention_s = s.config.mail_receiver_retention_s},
                                             .webhook_target_known = WebhookTargetKnown()});
   if (!marketing) return Fail(marketing.error());
   s.marketing = std::move(*marketing);
