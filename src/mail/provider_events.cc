@@ -129,9 +129,8 @@ Result<ProviderEvent> ParseMailgun(const json& body) {
   const json& e = body["event-data"];
   std::string type = StringAt(e, "event");
   if (type.empty()) return Fail(Errc::kInvalidArgument, "event-data.event: is required");
-  ProviderEvent out{.event_id = IdOf(e, "id"),
-                    .provider_type = type,
-                    .email = StringAt(e, "recipient")};
+  ProviderEvent out{
+      .event_id = IdOf(e, "id"), .provider_type = type, .email = StringAt(e, "recipient")};
   if (e.contains("message") && e["message"].is_object() && e["message"].contains("headers"))
     out.message_id = StringAt(e["message"]["headers"], "message-id");
   if (type == "delivered")
@@ -151,9 +150,8 @@ Result<ProviderEvent> ParsePostmark(const json& body) {
   if (!body.is_object()) return Fail(Errc::kInvalidArgument, "body: must be an object");
   std::string record = StringAt(body, "RecordType");
   if (record.empty()) return Fail(Errc::kInvalidArgument, "RecordType: is required (a string)");
-  ProviderEvent out{.event_id = IdOf(body, "ID"),
-                    .provider_type = record,
-                    .message_id = PostmarkMessageId(body)};
+  ProviderEvent out{
+      .event_id = IdOf(body, "ID"), .provider_type = record, .message_id = PostmarkMessageId(body)};
   if (record == "Bounce") {
     out.provider_type = StringAt(body, "Type");
     out.kind = PostmarkBounceKind(out.provider_type);

@@ -78,8 +78,8 @@ Result<MailReceiverInput> MailReceiverInputFromJson(std::string_view provider, c
                  (provider == "postmark" && (k == "username" || k == "password")) ||
                  (provider == "sendgrid" && k == "public_key");
     if (!takes)
-      return Fail(Errc::kInvalidArgument, k + ": is not a setting of a " + std::string(provider) +
-                                              " receiver");
+      return Fail(Errc::kInvalidArgument,
+                  k + ": is not a setting of a " + std::string(provider) + " receiver");
     if (k == "enabled") {
       if (!v.is_boolean()) return Fail(Errc::kInvalidArgument, "enabled: must be a boolean");
       in.enabled = v.get<bool>();
@@ -195,7 +195,8 @@ Result<json> MailReceivers::ReceivePostmark(const ReceiverRequest& req) {
   if (!stored) return Fail(stored.error());
   auto creds = req.authorization ? BasicCredentials(*req.authorization) : std::nullopt;
   // Both compared every time, in constant time, so neither answers sooner than the other.
-  bool user_ok = creds && crypto::ConstantTimeEqual(creds->first, stored->row.username.value_or(""));
+  bool user_ok =
+      creds && crypto::ConstantTimeEqual(creds->first, stored->row.username.value_or(""));
   bool password_ok =
       creds && crypto::VerifySecret(creds->second, stored->row.password_hash.value_or(""));
   if (!user_ok || !password_ok) return Fail(Errc::kUnauthenticated, kReceiverRefused);

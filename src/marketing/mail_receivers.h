@@ -64,13 +64,13 @@ Result<MailReceiverInput> MailReceiverInputFromJson(std::string_view provider,
                                                     const nlohmann::json& j);
 
 struct ReceiverPolicy {
-  int64_t window_s = 300;          // how far a signed timestamp may be from now
+  int64_t window_s = 300;           // how far a signed timestamp may be from now
   int64_t retention_s = 7 * 86400;  // how long processed event ids are remembered
 };
 
 struct ReceiverRequest {
-  std::string_view raw_body;             // what a signature covers
-  const nlohmann::json* body = nullptr;  // the parsed JSON body
+  std::string_view raw_body;                         // what a signature covers
+  const nlohmann::json* body = nullptr;              // the parsed JSON body
   std::optional<std::string_view> authorization;     // Authorization header
   std::optional<std::string_view> signature_header;  // SendGrid's signature header
   std::optional<std::string_view> timestamp_header;  // SendGrid's timestamp header
@@ -95,7 +95,7 @@ class MailReceivers {
   Result<MailReceiver> Configure(const std::string& provider, const MailReceiverInput& in);
   Result<std::vector<MailReceiver>> List();
   Result<MailReceiver> Get(const std::string& provider);  // kNotFound
-  Status Delete(const std::string& provider);              // kNotFound
+  Status Delete(const std::string& provider);             // kNotFound
 
   // {"received": n, "duplicate": bool, "results": [...]}: see the header comment.
   Result<nlohmann::json> ReceiveMailgun(const ReceiverRequest& req);

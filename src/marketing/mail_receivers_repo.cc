@@ -22,8 +22,7 @@ Row ReceiverFromRow(const store::Row& r) {
 }  // namespace
 
 Result<std::vector<Row>> List(store::Conn& c) {
-  auto rows =
-      c.Query(std::string("SELECT ") + kColumns + " FROM mail_receivers ORDER BY provider");
+  auto rows = c.Query(std::string("SELECT ") + kColumns + " FROM mail_receivers ORDER BY provider");
   if (!rows) return Fail(rows.error());
   std::vector<Row> out;
   for (const auto& r : *rows) out.push_back(ReceiverFromRow(r));
@@ -31,8 +30,8 @@ Result<std::vector<Row>> List(store::Conn& c) {
 }
 
 Result<std::optional<Row>> Find(store::Conn& c, const std::string& provider) {
-  auto row = c.QueryOne(std::string("SELECT ") + kColumns + " FROM mail_receivers WHERE provider = ?",
-                        {provider});
+  auto row = c.QueryOne(
+      std::string("SELECT ") + kColumns + " FROM mail_receivers WHERE provider = ?", {provider});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<Row>();
   return std::optional<Row>(ReceiverFromRow(**row));
@@ -66,8 +65,8 @@ Status CountReceived(store::Conn& c, const std::string& provider, int64_t now) {
   return Ok();
 }
 
-Result<bool> MarkProcessed(store::Conn& c, const std::string& provider,
-                           const std::string& event_id, int64_t now) {
+Result<bool> MarkProcessed(store::Conn& c, const std::string& provider, const std::string& event_id,
+                           int64_t now) {
   auto n = c.Exec(
       "INSERT INTO mail_receiver_events (provider, event_id, received_at) VALUES (?, ?, ?) "
       "ON CONFLICT (provider, event_id) DO NOTHING",
@@ -89,8 +88,8 @@ Result<int64_t> CountSoftBounce(store::Conn& c, int64_t contact_id, int64_t now)
       "last_at = excluded.last_at",
       {contact_id, now});
   if (!n) return Fail(n.error());
-  auto row = c.QueryOne("SELECT bounces FROM contact_soft_bounces WHERE contact_id = ?",
-                        {contact_id});
+  auto row =
+      c.QueryOne("SELECT bounces FROM contact_soft_bounces WHERE contact_id = ?", {contact_id});
   if (!row) return Fail(row.error());
   return *row ? (*row)->Int(0) : int64_t{0};
 }

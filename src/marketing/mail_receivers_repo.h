@@ -31,8 +31,8 @@ Result<bool> Delete(store::Conn& c, const std::string& provider);
 Status CountReceived(store::Conn& c, const std::string& provider, int64_t now);
 
 // Records an event id (or a single-use token key) as processed; false when it already was.
-Result<bool> MarkProcessed(store::Conn& c, const std::string& provider,
-                           const std::string& event_id, int64_t now);
+Result<bool> MarkProcessed(store::Conn& c, const std::string& provider, const std::string& event_id,
+                           int64_t now);
 // Forgets processed ids received before `before`.
 Status Prune(store::Conn& c, int64_t before);
 

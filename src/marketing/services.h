@@ -28,7 +28,7 @@ struct ServicesOptions {
   // This site's mail context (links, default sender), for the activation preview's
   // rendered message; null: previews without one (crmctl). Must outlive the services.
   const MailContext* mail = nullptr;
-  SendPolicy send_policy;  // the send queue's leases and retries
+  SendPolicy send_policy;          // the send queue's leases and retries
   ReceiverPolicy receiver_policy;  // provider event receivers: signed-time window, retention
   // Whether a call_webhook step's URL is an outgoing webhook endpoint's (AutomationService);
   // empty: not checked when saved.

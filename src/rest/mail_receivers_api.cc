@@ -13,8 +13,8 @@
 namespace crmd::rest {
 namespace {
 
-using ProviderReceiveFn = Result<nlohmann::json> (marketing::MailReceivers::*)(
-    const marketing::ReceiverRequest&);
+using ProviderReceiveFn =
+    Result<nlohmann::json> (marketing::MailReceivers::*)(const marketing::ReceiverRequest&);
 
 RestRoute ProviderReceiverRoute(marketing::MailReceivers* receivers, const char* provider,
                                 ProviderReceiveFn receive) {
