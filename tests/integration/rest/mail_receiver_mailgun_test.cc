@@ -14,12 +14,12 @@ namespace {
 using crmd::testing::JsonBody;
 using nlohmann::json;
 
-const std::string kSigningKey = "key-3ax6xnjp29jd6fds4gc373sgvjxteol0";
-const std::string kPath = Url("/mail/events/mailgun");
+const std::string kMailgunSigningKey = "key-3ax6xnjp29jd6fds4gc373sgvjxteol0";
+const std::string kMailgunPath = Url("/mail/events/mailgun");
 
 struct Mailgun : ReceiverFixture {
   Mailgun() {
-    auto r = Configure("mailgun", {{"signing_key", kSigningKey}});
+    auto r = Configure("mailgun", {{"signing_key", kMailgunSigningKey}});
     EXPECT_EQ(r.status, 200) << r.body;
   }
 
@@ -51,7 +51,7 @@ struct Mailgun : ReceiverFixture {
   }
 
   static json Signed(const json& event_data, int64_t timestamp, const std::string& token,
-                     const std::string& key = kSigningKey) {
+                     const std::string& key = kMailgunSigningKey) {
     std::string ts = std::to_string(timestamp);
     return {{"signature",
              {{"timestamp", ts},
@@ -60,10 +60,10 @@ struct Mailgun : ReceiverFixture {
             {"event-data", event_data}};
   }
 
-  http::ClientResponse Post(const json& body) { return server.PostJson(kPath, body); }
+  http::ClientResponse Post(const json& body) { return server.PostJson(kMailgunPath, body); }
 };
 
-std::string Token(int n) {
+std::string MailgunToken(int n) {
   std::string t = "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0";
   return t.substr(0, t.size() - 4) + std::to_string(1000 + n);
 }
@@ -76,8 +76,9 @@ TEST(MailgunReceiver, SignedEventsAreAppliedToContactsAndTheSuppressionList) {
   int64_t soft = f.Subscriber("soft@example.com");
   int64_t now = f.Now();
 
-  auto r = f.Post(Mailgun::Signed(
-      Mailgun::EventData("failed", "Hard@Example.com", "evt-hard", "permanent"), now, Token(1)));
+  auto r = f.Post(
+      Mailgun::Signed(Mailgun::EventData("failed", "Hard@Example.com", "evt-hard", "permanent"),
+                      now, MailgunToken(1)));
   ASSERT_EQ(r.status, 200) << r.body;
   json body = JsonBody(r);
   EXPECT_EQ(body["results"][0]["type"], "hard_bounce") << r.body;
@@ -87,19 +88,20 @@ TEST(MailgunReceiver, SignedEventsAreAppliedToContactsAndTheSuppressionList) {
   EXPECT_EQ(f.SuppressedFor("hard@example.com"), "hard_bounce");
 
   r = f.Post(Mailgun::Signed(Mailgun::EventData("complained", "spam@example.com", "evt-spam"), now,
-                             Token(2)));
+                             MailgunToken(2)));
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(f.StatusOf("spam@example.com"), "complained");
   EXPECT_EQ(f.SuppressedFor("spam@example.com"), "complaint");
 
   r = f.Post(Mailgun::Signed(Mailgun::EventData("unsubscribed", "leaver@example.com", "evt-unsub"),
-                             now, Token(3)));
+                             now, MailgunToken(3)));
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(f.StatusOf("leaver@example.com"), "unsubscribed");
 
   // A temporary failure is counted for the contact and changes nothing else.
-  r = f.Post(Mailgun::Signed(
-      Mailgun::EventData("failed", "soft@example.com", "evt-soft", "temporary"), now, Token(4)));
+  r = f.Post(
+      Mailgun::Signed(Mailgun::EventData("failed", "soft@example.com", "evt-soft", "temporary"),
+                      now, MailgunToken(4)));
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(JsonBody(r)["results"][0]["type"], "soft_bounce") << r.body;
   EXPECT_EQ(JsonBody(r)["results"][0]["soft_bounces"], 1) << r.body;
@@ -109,15 +111,16 @@ TEST(MailgunReceiver, SignedEventsAreAppliedToContactsAndTheSuppressionList) {
 
   // Delivered: accepted, nothing to apply.
   r = f.Post(Mailgun::Signed(Mailgun::EventData("delivered", "soft@example.com", "evt-ok"), now,
-                             Token(5)));
+                             MailgunToken(5)));
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(JsonBody(r)["results"][0]["type"], "delivered");
   EXPECT_EQ(JsonBody(r)["results"][0]["applied"], false);
   EXPECT_EQ(f.StatusOf("soft@example.com"), "subscribed");
 
   // A hard bounce for an address no contact holds: suppressed all the same.
-  r = f.Post(Mailgun::Signed(
-      Mailgun::EventData("failed", "gone@example.com", "evt-gone", "permanent"), now, Token(6)));
+  r = f.Post(
+      Mailgun::Signed(Mailgun::EventData("failed", "gone@example.com", "evt-gone", "permanent"),
+                      now, MailgunToken(6)));
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(JsonBody(r)["results"][0]["suppressed"], true) << r.body;
   EXPECT_EQ(f.SuppressedFor("gone@example.com"), "hard_bounce");
@@ -135,17 +138,18 @@ TEST(MailgunReceiver, UnsignedOrWronglySignedIsRefusedWithProblemJsonAndNothingR
   int64_t suppressions = f.Suppressions();
 
   json unsigned_body = {{"event-data", event}};
-  json wrong_key = Mailgun::Signed(event, now, Token(1), "key-not-the-configured-one-at-all");
-  json tampered = Mailgun::Signed(event, now, Token(2));
-  tampered["signature"]["token"] = Token(3);  // the signature covers the token
-  json no_signature_value = Mailgun::Signed(event, now, Token(4));
+  json wrong_key =
+      Mailgun::Signed(event, now, MailgunToken(1), "key-not-the-configured-one-at-all");
+  json tampered = Mailgun::Signed(event, now, MailgunToken(2));
+  tampered["signature"]["token"] = MailgunToken(3);  // the signature covers the token
+  json no_signature_value = Mailgun::Signed(event, now, MailgunToken(4));
   no_signature_value["signature"].erase("signature");
   for (const json& body : {unsigned_body, wrong_key, tampered, no_signature_value}) {
     auto r = f.Post(body);
     EXPECT_EQ(r.status, 401) << r.body;
     EXPECT_TRUE(IsProblem(r)) << r.body;
     EXPECT_EQ(JsonBody(r).value("code", ""), "invalid_signature") << r.body;
-    EXPECT_EQ(r.body.find(kSigningKey), std::string::npos);
+    EXPECT_EQ(r.body.find(kMailgunSigningKey), std::string::npos);
   }
   EXPECT_EQ(f.StatusOf("hard@example.com"), "subscribed");
   EXPECT_EQ(f.ProcessedEvents(), 0);
@@ -154,7 +158,7 @@ TEST(MailgunReceiver, UnsignedOrWronglySignedIsRefusedWithProblemJsonAndNothingR
 
   // A disabled receiver refuses its own correctly signed events.
   ASSERT_EQ(f.Configure("mailgun", {{"enabled", false}}).status, 200);
-  auto r = f.Post(Mailgun::Signed(event, now, Token(5)));
+  auto r = f.Post(Mailgun::Signed(event, now, MailgunToken(5)));
   EXPECT_EQ(r.status, 401) << r.body;
   EXPECT_EQ(f.StatusOf("hard@example.com"), "subscribed");
   EXPECT_EQ(f.ProcessedEvents(), 0);
@@ -164,8 +168,9 @@ TEST(MailgunReceiver, AReplayIsAnsweredAndAppliedOnce) {
   Mailgun f;
   int64_t soft = f.Subscriber("soft@example.com");
   int64_t now = f.Now();
-  json body = Mailgun::Signed(
-      Mailgun::EventData("failed", "soft@example.com", "evt-soft", "temporary"), now, Token(1));
+  json body =
+      Mailgun::Signed(Mailgun::EventData("failed", "soft@example.com", "evt-soft", "temporary"),
+                      now, MailgunToken(1));
 
   auto first = f.Post(body);
   ASSERT_EQ(first.status, 200) << first.body;
@@ -177,8 +182,9 @@ TEST(MailgunReceiver, AReplayIsAnsweredAndAppliedOnce) {
   EXPECT_EQ(f.SoftBounces(soft), 1);
 
   // The same event id under a fresh token (a provider's retry): not applied again.
-  auto retry = f.Post(Mailgun::Signed(
-      Mailgun::EventData("failed", "soft@example.com", "evt-soft", "temporary"), now, Token(2)));
+  auto retry = f.Post(
+      Mailgun::Signed(Mailgun::EventData("failed", "soft@example.com", "evt-soft", "temporary"),
+                      now, MailgunToken(2)));
   ASSERT_EQ(retry.status, 200) << retry.body;
   EXPECT_EQ(JsonBody(retry)["results"][0]["duplicate"], true) << retry.body;
   EXPECT_EQ(JsonBody(retry)["results"][0]["applied"], false) << retry.body;
@@ -192,7 +198,7 @@ TEST(MailgunReceiver, AStaleOrFutureTimestampIsRefused) {
   f.Subscriber("hard@example.com");
   json event = Mailgun::EventData("failed", "hard@example.com", "evt-1", "permanent");
   for (int64_t at : {f.Now() - 3600, f.Now() + 3600}) {
-    auto r = f.Post(Mailgun::Signed(event, at, Token(static_cast<int>(at % 1000))));
+    auto r = f.Post(Mailgun::Signed(event, at, MailgunToken(static_cast<int>(at % 1000))));
     EXPECT_EQ(r.status, 401) << r.body;
     EXPECT_TRUE(IsProblem(r));
   }
@@ -204,23 +210,23 @@ TEST(MailgunReceiver, AdminRoutesConfigureWithoutEverShowingTheKey) {
   ReceiverFixture f;
   // Not configured: refused like a bad signature.
   auto r = f.server.PostJson(
-      kPath,
-      Mailgun::Signed(Mailgun::EventData("delivered", "a@example.com", "e"), f.Now(), Token(1)));
+      kMailgunPath, Mailgun::Signed(Mailgun::EventData("delivered", "a@example.com", "e"), f.Now(),
+                                    MailgunToken(1)));
   EXPECT_EQ(r.status, 401) << r.body;
 
   EXPECT_EQ(f.Configure("mailgun", {{"signing_key", "short"}}).status, 422);
   EXPECT_EQ(f.Configure("mailgun", json::object()).status, 422);  // a new one needs its key
   EXPECT_EQ(f.Configure("mailgun", {{"password", "x"}}).status, 422);
-  EXPECT_EQ(f.Configure("ses-nope", {{"signing_key", kSigningKey}}).status, 404);
-  auto made = f.Configure("mailgun", {{"signing_key", kSigningKey}});
+  EXPECT_EQ(f.Configure("ses-nope", {{"signing_key", kMailgunSigningKey}}).status, 404);
+  auto made = f.Configure("mailgun", {{"signing_key", kMailgunSigningKey}});
   ASSERT_EQ(made.status, 200) << made.body;
   EXPECT_EQ(JsonBody(made)["has_signing_key"], true);
-  EXPECT_EQ(made.body.find(kSigningKey), std::string::npos);
+  EXPECT_EQ(made.body.find(kMailgunSigningKey), std::string::npos);
 
   auto list = f.server.Get(Url("/admin/mail-receivers"), Bearer(f.admin));
   ASSERT_EQ(list.status, 200) << list.body;
   EXPECT_EQ(JsonBody(list)["mail_receivers"].size(), 1u);
-  EXPECT_EQ(list.body.find(kSigningKey), std::string::npos);
+  EXPECT_EQ(list.body.find(kMailgunSigningKey), std::string::npos);
   // An integration key may not.
   EXPECT_EQ(f.server.Get(Url("/admin/mail-receivers"), Bearer(f.key)).status, 403);
 
