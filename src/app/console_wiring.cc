@@ -5,6 +5,7 @@
 #include "src/console/apps_pages.h"
 #include "src/console/forms_pages.h"
 #include "src/console/hooks_pages.h"
+#include "src/console/mail_receivers_pages.h"
 #include "src/console/overview_pages.h"
 #include "src/console/people_pages.h"
 #include "src/console/suppressions_pages.h"
@@ -216,6 +217,10 @@ void WireConsole(App::Services& s) {
                             .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
   routes.Append(console::SuppressionsRoutes(
       {.suppressions = s.crm->suppressions.get(), .people = ConsolePeopleOf(s)}));
+  routes.Append(
+      console::MailReceiversRoutes({.receivers = s.marketing->receivers.get(),
+                                    .people = ConsolePeopleOf(s),
+                                    .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
   for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));
   for (auto& [prefix, handler] : routes.prefix) s.router.Prefix(prefix, std::move(handler));
 }

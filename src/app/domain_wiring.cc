@@ -82,6 +82,7 @@ Status BuildDomain(App::Services& s) {
        .send_policy = {.lease_s = s.config.mail_lease_s},
        .receiver_policy = {.window_s = s.config.mail_receiver_window_s,
                            .retention_s = s.config.mail_receiver_retention_s},
+       .http = s.http_client.get(),
        .webhook_target_known = WebhookTargetKnown()});
   if (!marketing) return Fail(marketing.error());
   s.marketing = std::move(*marketing);

@@ -8,6 +8,7 @@
 // OpenSSL; a malformed signature is simply not valid.
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +73,33 @@ bool VerifySendGrid(std::string_view public_key, std::string_view timestamp,
 // delivered; bounce (type "blocked": soft), deferred (soft); spamreport; unsubscribe and
 // group_unsubscribe; the rest ignored. Event id sg_event_id; Message-ID "smtp-id".
 Result<std::vector<ProviderEvent>> ParseSendGrid(const nlohmann::json& body);
+
+// ---- Amazon SES through SNS: an SNS HTTP(S) message whose Message is an SES notification.
+struct SnsMessage {
+  std::string type;  // Notification | SubscriptionConfirmation | UnsubscribeConfirmation
+  std::string message_id, topic_arn, message, timestamp;
+  std::optional<std::string> subject;  // Notification only, when present
+  std::string subscribe_url, token;    // the confirmations
+  std::string signature_version;       // "1" (SHA1withRSA) or "2" (SHA256withRSA)
+  std::string signature;               // base64
+  std::string signing_cert_url;
+};
+// The members SNS signs must be there as strings; kInvalidArgument otherwise.
+Result<SnsMessage> ParseSns(const nlohmann::json& body);
+// What SNS signs: "Key\nvalue\n" for each signed key of the message's type, in order.
+std::string SnsStringToSign(const SnsMessage& m);
+// Whether `url` is https on an SNS host (sns.<region>.amazonaws.com, or .com.cn), with no
+// user, port or other host: the only place a signing certificate or a subscription
+// confirmation is fetched from.
+bool IsSnsUrl(std::string_view url);
+// Whether `m` is signed by the certificate `cert_pem` (PEM X.509), as its signature
+// version says.
+bool VerifySns(std::string_view cert_pem, const SnsMessage& m);
+// The SES notification in a Notification's Message (notificationType, or eventType for
+// event publishing): Bounce (Permanent: hard; Transient, Undetermined: soft), Complaint,
+// Delivery; one event per recipient, id "<SNS MessageId>/<n>", Message-ID from
+// mail.commonHeaders.messageId or the Message-ID header; the rest ignored.
+Result<std::vector<ProviderEvent>> ParseSes(const SnsMessage& m);
 
 // A decimal unix timestamp; nullopt-like failure as kInvalidArgument.
 Result<int64_t> ParseUnixSeconds(std::string_view text);

@@ -1,6 +1,7 @@
 #include "src/marketing/mail_receivers.h"
 
 #include <cstdlib>
+#include <regex>
 
 #include "src/core/crypto.h"
 #include "src/core/email_address.h"
@@ -27,7 +28,8 @@ MailReceiver ReceiverOfRow(const repo::Row& r) {
                       .received_count = r.received_count,
                       .created_at = r.created_at,
                       .updated_at = r.updated_at,
-                      .last_received_at = r.last_received_at};
+                      .last_received_at = r.last_received_at,
+                      .topic_arn = r.topic_arn};
 }
 
 Status CheckReceiverSecret(const char* field, const std::string& v) {
@@ -52,6 +54,12 @@ std::optional<std::pair<std::string, std::string>> BasicCredentials(std::string_
   return std::make_pair(decoded->substr(0, colon), decoded->substr(colon + 1));
 }
 
+bool IsTopicArn(const std::string& arn) {
+  static const std::regex kArn(
+      R"(arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?)");
+  return std::regex_match(arn, kArn);
+}
+
 }  // namespace
 
 json ToJson(const MailReceiver& r) {
@@ -63,6 +71,7 @@ json ToJson(const MailReceiver& r) {
             {"last_received_at", TimeJson(r.last_received_at)}};
   if (r.provider == "mailgun") j["has_signing_key"] = r.has_signing_key;
   if (r.provider == "sendgrid") j["has_public_key"] = r.has_signing_key;
+  if (r.provider == "ses") j["topic_arn"] = r.topic_arn ? json(*r.topic_arn) : json(nullptr);
   if (r.provider == "postmark") {
     j["username"] = r.username ? json(*r.username) : json(nullptr);
     j["has_password"] = r.has_password;
@@ -76,7 +85,8 @@ Result<MailReceiverInput> MailReceiverInputFromJson(std::string_view provider, c
   for (const auto& [k, v] : j.items()) {
     bool takes = k == "enabled" || (provider == "mailgun" && k == "signing_key") ||
                  (provider == "postmark" && (k == "username" || k == "password")) ||
-                 (provider == "sendgrid" && k == "public_key");
+                 (provider == "sendgrid" && k == "public_key") ||
+                 (provider == "ses" && k == "topic_arn");
     if (!takes)
       return Fail(Errc::kInvalidArgument,
                   k + ": is not a setting of a " + std::string(provider) + " receiver");
@@ -91,18 +101,19 @@ Result<MailReceiverInput> MailReceiverInputFromJson(std::string_view provider, c
     if (k == "username") in.username = s;
     if (k == "password") in.password = s;
     if (k == "public_key") in.public_key = s;
+    if (k == "topic_arn") in.topic_arn = s;
   }
   return in;
 }
 
 bool MailReceivers::KnownProvider(std::string_view p) {
-  return p == "mailgun" || p == "postmark" || p == "sendgrid";
+  return p == "mailgun" || p == "postmark" || p == "sendgrid" || p == "ses";
 }
 
 Result<MailReceiver> MailReceivers::Configure(const std::string& provider,
                                               const MailReceiverInput& in) {
   if (!KnownProvider(provider))
-    return Fail(Errc::kInvalidArgument, "provider: must be mailgun, postmark or sendgrid");
+    return Fail(Errc::kInvalidArgument, "provider: must be mailgun, postmark, sendgrid or ses");
   if (in.signing_key)
     if (auto s = CheckReceiverSecret("signing_key", *in.signing_key); !s) return Fail(s.error());
   if (in.password)
@@ -112,6 +123,9 @@ Result<MailReceiver> MailReceivers::Configure(const std::string& provider,
     return Fail(Errc::kInvalidArgument, "username: 1 to 200 characters, no colon");
   if (in.public_key)
     if (auto s = mail::CheckSendGridKey(*in.public_key); !s) return Fail(s.error());
+  if (in.topic_arn && !IsTopicArn(*in.topic_arn))
+    return Fail(Errc::kInvalidArgument,
+                "topic_arn: must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)");
   int64_t now = clock_.NowUnix();
   auto saved = db_.Write([&](store::Conn& c) -> Result<repo::Row> {
     auto found = repo::Find(c, provider);
@@ -121,12 +135,15 @@ Result<MailReceiver> MailReceivers::Configure(const std::string& provider,
     if (in.public_key) r.signing_key = *in.public_key;
     if (in.username) r.username = *in.username;
     if (in.password) r.password_hash = crypto::HashSecret(*in.password);
+    if (in.topic_arn) r.topic_arn = *in.topic_arn;
     if (in.enabled) r.enabled = *in.enabled;
     r.updated_at = now;
     if (provider == "mailgun" && !r.signing_key)
       return Fail(Errc::kInvalidArgument, "signing_key: is required");
     if (provider == "sendgrid" && !r.signing_key)
       return Fail(Errc::kInvalidArgument, "public_key: is required");
+    if (provider == "ses" && !r.topic_arn)
+      return Fail(Errc::kInvalidArgument, "topic_arn: is required");
     if (provider == "postmark" && !r.username)
       return Fail(Errc::kInvalidArgument, "username: is required");
     if (provider == "postmark" && !r.password_hash)
@@ -288,6 +305,52 @@ Result<json> MailReceivers::ApplyOne(store::Conn& c, const std::string& provider
   out.update(*applied);
   out["applied"] = true;
   return out;
+}
+
+Result<std::string> MailReceivers::SnsCertificate(const std::string& url) {
+  {
+    std::lock_guard<std::mutex> lock(certs_mu_);
+    if (auto it = certs_.find(url); it != certs_.end()) return it->second;
+  }
+  if (!http_) return Fail(Errc::kUnavailable, "no HTTP client to fetch the SNS certificate");
+  auto got = http_->Send({.url = url, .max_response_bytes = 64 * 1024});
+  if (!got || got->status != 200 ||
+      got->body.find("-----BEGIN CERTIFICATE-----") == std::string::npos)
+    return Fail(Errc::kUnavailable, "the SNS signing certificate could not be fetched");
+  std::lock_guard<std::mutex> lock(certs_mu_);
+  if (certs_.size() >= 32) certs_.clear();  // SNS rotates rarely; a bound all the same
+  certs_[url] = got->body;
+  return got->body;
+}
+
+Result<json> MailReceivers::ConfirmSnsSubscription(const std::string& subscribe_url) {
+  if (!http_) return Fail(Errc::kUnavailable, "no HTTP client to confirm the subscription");
+  auto got = http_->Send({.url = subscribe_url, .max_response_bytes = 64 * 1024});
+  if (!got || got->status != 200)
+    return Fail(Errc::kUnavailable, "the SNS subscription could not be confirmed");
+  return json{{"confirmed", true}};
+}
+
+Result<json> MailReceivers::ReceiveSes(const ReceiverRequest& req) {
+  auto stored = Authenticating("ses");
+  if (!stored) return Fail(stored.error());
+  auto m = mail::ParseSns(*req.body);
+  // Only a message of the configured topic whose certificate is Amazon's own is looked at.
+  if (!m || m->topic_arn != stored->row.topic_arn.value_or("") ||
+      !mail::IsSnsUrl(m->signing_cert_url))
+    return Fail(Errc::kUnauthenticated, kReceiverRefused);
+  auto cert = SnsCertificate(m->signing_cert_url);
+  if (!cert) return Fail(cert.error());
+  if (!mail::VerifySns(*cert, *m)) return Fail(Errc::kUnauthenticated, kReceiverRefused);
+  if (m->type == "SubscriptionConfirmation") {
+    if (!mail::IsSnsUrl(m->subscribe_url)) return Fail(Errc::kUnauthenticated, kReceiverRefused);
+    return ConfirmSnsSubscription(m->subscribe_url);
+  }
+  if (m->type != "Notification")
+    return json{{"received", 0}, {"duplicate", false}, {"results", json::array()}};
+  auto events = mail::ParseSes(*m);
+  if (!events) return Fail(events.error());
+  return Apply("ses", "", *events, req.request_id);
 }
 
 }  // namespace crmd::marketing

@@ -6,7 +6,8 @@
 // One receiver per provider, configured by an administrator (crmctl, REST):
 //  - mailgun: the webhook signing key (an HMAC key, kept as given: verification needs it);
 //  - postmark: a basic-auth user name and password (only the password's SHA-256 is kept);
-//  - sendgrid: the Event Webhook's verification key (a public key).
+//  - sendgrid: the Event Webhook's verification key (a public key);
+//  - ses: the SNS topic ARN whose messages it takes (SNS signs with Amazon's certificate).
 // No API answer ever includes a key or password.
 //
 // Receive*() checks authenticity first and refuses with kUnauthenticated, having written
@@ -21,6 +22,8 @@
 //
 // Thread-safe: no state of its own beyond the injected services.
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -28,6 +31,7 @@
 #include <vector>
 
 #include "src/core/clock.h"
+#include "src/core/http_client.h"
 #include "src/core/result.h"
 #include "src/mail/provider_events.h"
 #include "src/store/db.h"
@@ -37,7 +41,7 @@ namespace crmd::marketing {
 class CampaignDelivery;
 
 struct MailReceiver {
-  std::string provider;  // mailgun | postmark | sendgrid
+  std::string provider;  // mailgun | postmark | sendgrid | ses
   bool has_signing_key = false;
   std::optional<std::string> username;
   bool has_password = false;
@@ -46,6 +50,7 @@ struct MailReceiver {
   int64_t created_at = 0;
   int64_t updated_at = 0;
   std::optional<int64_t> last_received_at;
+  std::optional<std::string> topic_arn;  // ses
 };
 // {"provider", "enabled", "has_signing_key" | "username"/"has_password" | "has_public_key",
 // "received_count", "created_at", "updated_at", "last_received_at"}: never a secret.
@@ -56,9 +61,11 @@ struct MailReceiverInput {
   std::optional<std::string> username;     // postmark
   std::optional<std::string> password;     // postmark, at least 16 characters
   std::optional<std::string> public_key;   // sendgrid, base64 DER EC P-256
+  std::optional<std::string> topic_arn;    // ses, arn:aws:sns:<region>:<account>:<topic>
   std::optional<bool> enabled;
 };
-// Reads {"signing_key", "username", "password", "public_key", "enabled"}, the members the
+// Reads {"signing_key", "username", "password", "public_key", "topic_arn", "enabled"}, the
+// members the
 // provider takes; kInvalidArgument "<field>: ..." otherwise.
 Result<MailReceiverInput> MailReceiverInputFromJson(std::string_view provider,
                                                     const nlohmann::json& j);
@@ -82,9 +89,11 @@ class MailReceivers {
   static constexpr size_t kMinSecret = 16;
   static constexpr size_t kMaxSecret = 512;
 
+  // `http` fetches SNS signing certificates and confirms SNS subscriptions (only ever on an
+  // SNS host); null: the SES receiver answers 503 to everything signed.
   MailReceivers(store::Database& db, const Clock& clock, CampaignDelivery& delivery,
-                ReceiverPolicy policy)
-      : db_(db), clock_(clock), delivery_(delivery), policy_(policy) {}
+                ReceiverPolicy policy, http::HttpClient* http = nullptr)
+      : db_(db), clock_(clock), delivery_(delivery), policy_(policy), http_(http) {}
   MailReceivers(const MailReceivers&) = delete;
   MailReceivers& operator=(const MailReceivers&) = delete;
 
@@ -101,6 +110,12 @@ class MailReceivers {
   Result<nlohmann::json> ReceiveMailgun(const ReceiverRequest& req);
   Result<nlohmann::json> ReceivePostmark(const ReceiverRequest& req);
   Result<nlohmann::json> ReceiveSendGrid(const ReceiverRequest& req);
+  // SNS: the topic must be the configured one, SigningCertURL on an SNS host, the message
+  // signed by that certificate (fetched once per URL and kept for this process). A
+  // SubscriptionConfirmation is confirmed by GET of its SubscribeURL (an SNS host too):
+  // {"confirmed": true}; kUnavailable when the certificate or the confirmation cannot be
+  // fetched (SNS retries).
+  Result<nlohmann::json> ReceiveSes(const ReceiverRequest& req);
 
  private:
   struct Stored;
@@ -111,11 +126,16 @@ class MailReceivers {
   Result<nlohmann::json> ApplyOne(store::Conn& c, const std::string& provider,
                                   const mail::ProviderEvent& e, const std::string& request_id);
   Status CheckTimestamp(std::string_view timestamp) const;
+  Result<std::string> SnsCertificate(const std::string& url);
+  Result<nlohmann::json> ConfirmSnsSubscription(const std::string& subscribe_url);
 
   store::Database& db_;
   const Clock& clock_;
   CampaignDelivery& delivery_;
   const ReceiverPolicy policy_;
+  http::HttpClient* const http_;
+  std::mutex certs_mu_;
+  std::map<std::string, std::string> certs_;  // SigningCertURL -> PEM; guarded by certs_mu_
 };
 
 }  // namespace crmd::marketing

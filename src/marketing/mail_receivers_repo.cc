@@ -5,7 +5,7 @@ namespace {
 
 constexpr const char* kColumns =
     "provider, signing_key, username, password_hash, enabled, received_count, created_at, "
-    "updated_at, last_received_at";
+    "updated_at, last_received_at, topic_arn";
 
 Row ReceiverFromRow(const store::Row& r) {
   return Row{.provider = r.Str(0),
@@ -16,7 +16,8 @@ Row ReceiverFromRow(const store::Row& r) {
              .received_count = r.Int(5),
              .created_at = r.Int(6),
              .updated_at = r.Int(7),
-             .last_received_at = r.OptInt(8)};
+             .last_received_at = r.OptInt(8),
+             .topic_arn = r.OptStr(9)};
 }
 
 }  // namespace
@@ -39,13 +40,13 @@ Result<std::optional<Row>> Find(store::Conn& c, const std::string& provider) {
 
 Status Save(store::Conn& c, const Row& r) {
   auto n = c.Exec(
-      "INSERT INTO mail_receivers (provider, signing_key, username, password_hash, enabled, "
-      "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (provider) DO UPDATE SET "
-      "signing_key = excluded.signing_key, username = excluded.username, "
-      "password_hash = excluded.password_hash, enabled = excluded.enabled, "
-      "updated_at = excluded.updated_at",
+      "INSERT INTO mail_receivers (provider, signing_key, username, password_hash, topic_arn, "
+      "enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (provider) "
+      "DO UPDATE SET signing_key = excluded.signing_key, username = excluded.username, "
+      "password_hash = excluded.password_hash, topic_arn = excluded.topic_arn, "
+      "enabled = excluded.enabled, updated_at = excluded.updated_at",
       {r.provider, store::Opt(r.signing_key), store::Opt(r.username), store::Opt(r.password_hash),
-       int64_t{r.enabled ? 1 : 0}, r.created_at, r.updated_at});
+       store::Opt(r.topic_arn), int64_t{r.enabled ? 1 : 0}, r.created_at, r.updated_at});
   if (!n) return Fail(n.error());
   return Ok();
 }

@@ -21,6 +21,7 @@ struct Row {
   int64_t created_at = 0;
   int64_t updated_at = 0;
   std::optional<int64_t> last_received_at;
+  std::optional<std::string> topic_arn;  // SES: the SNS topic taken
 };
 
 Result<std::vector<Row>> List(store::Conn& c);

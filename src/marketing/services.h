@@ -30,6 +30,9 @@ struct ServicesOptions {
   const MailContext* mail = nullptr;
   SendPolicy send_policy;          // the send queue's leases and retries
   ReceiverPolicy receiver_policy;  // provider event receivers: signed-time window, retention
+  // Fetches SNS signing certificates and confirms SNS subscriptions (the SES receiver);
+  // null: that receiver answers 503. Must outlive the services.
+  http::HttpClient* http = nullptr;
   // Whether a call_webhook step's URL is an outgoing webhook endpoint's (AutomationService);
   // empty: not checked when saved.
   WebhookTargetKnown webhook_target_known;

@@ -3,11 +3,13 @@
 -- signing_key is the Mailgun webhook signing key: an HMAC key, which verification needs
 -- in clear, kept like an incoming webhook's hmac_secret and never answered by any API.
 -- password_hash is the hex SHA-256 of a basic-auth password (Postmark), never the password.
+-- topic_arn is the one SNS topic whose signed messages the SES receiver takes.
 CREATE TABLE mail_receivers (
-  provider          TEXT PRIMARY KEY CHECK (provider IN ('mailgun', 'postmark', 'sendgrid')),
+  provider          TEXT PRIMARY KEY CHECK (provider IN ('mailgun', 'postmark', 'sendgrid', 'ses')),
   signing_key       TEXT,
   username          TEXT,
   password_hash     TEXT,
+  topic_arn         TEXT,
   enabled           INTEGER NOT NULL DEFAULT 1,
   received_count    BIGINT NOT NULL DEFAULT 0,
   created_at        BIGINT NOT NULL,

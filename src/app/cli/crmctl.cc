@@ -75,8 +75,9 @@ std::map<std::string, Entry> Commands() {
       "enable <id> | disable <id> | delete <id>   (incoming webhooks)",
       cli::HookCommand};
   c["mail"] = {
-      "mail receiver set <mailgun|postmark|sendgrid> [--signing-key-file F] [--username U]\n"
-      "       [--password-file F] [--public-key-file F] [--enable|--disable] | list |\n"
+      "mail receiver set <mailgun|postmark|sendgrid|ses> [--signing-key-file F] [--username U]\n"
+      "       [--password-file F] [--public-key-file F] [--topic-arn ARN] [--enable|--disable] |\n"
+      "       list |\n"
       "       show|enable|disable|delete <provider>   (provider event receivers)",
       cli::MailCommand};
   c["copy"] = {

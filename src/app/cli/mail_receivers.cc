@@ -14,10 +14,10 @@ namespace crmd::app::cli {
 namespace {
 
 constexpr const char* kReceiverUsage =
-    "mail receiver set <mailgun|postmark|sendgrid> [--signing-key-file F] [--username U]\n"
-    "       [--password-file F] [--public-key-file F] [--enable|--disable]   (F: a file, or -\n"
-    "       for stdin) | list | show <provider> | enable <provider> | disable <provider> |\n"
-    "       delete <provider>";
+    "mail receiver set <mailgun|postmark|sendgrid|ses> [--signing-key-file F] [--username U]\n"
+    "       [--password-file F] [--public-key-file F] [--topic-arn ARN] [--enable|--disable]\n"
+    "       (F: a file, or - for stdin) | list | show <provider> | enable <provider> |\n"
+    "       disable <provider> | delete <provider>";
 
 // A secret from a file or stdin, without surrounding whitespace (a trailing newline).
 Result<std::string> ReadSecretFile(const std::string& path) {
@@ -48,6 +48,10 @@ Result<marketing::MailReceiverInput> SetOptions(const Args& rest) {
     const std::string& v = rest[++i];
     if (o == "--username") {
       in.username = v;
+      continue;
+    }
+    if (o == "--topic-arn") {
+      in.topic_arn = v;
       continue;
     }
     std::optional<std::string>* target = o == "--signing-key-file"  ? &in.signing_key
@@ -81,7 +85,7 @@ int MailCommand(Context& ctx, const Args& args) {
   if (args.size() < 3) return Usage(kReceiverUsage);
   const std::string& provider = args[2];
   if (!marketing::MailReceivers::KnownProvider(provider))
-    return PrintError(Error::Invalid("provider must be mailgun, postmark or sendgrid"));
+    return PrintError(Error::Invalid("provider must be mailgun, postmark, sendgrid or ses"));
   Result<marketing::MailReceiver> done = Fail(Errc::kInvalidArgument, "");
   if (verb == "set") {
     auto in = SetOptions(Args(args.begin() + 3, args.end()));
