@@ -158,6 +158,77 @@ TEST(SendGrid, MapsEventsAndRefusesMalformedBatches) {
   EXPECT_FALSE(one({{"event", "bounce"}}).has_value());
 }
 
+TEST(Sns, TheStringToSignFollowsTheDocumentedKeyOrder) {
+  SnsMessage n{.type = "Notification",
+               .message_id = "22b80b92",
+               .topic_arn = "arn:aws:sns:us-west-2:123456789012:MyTopic",
+               .message = "Hello world!",
+               .timestamp = "2012-05-02T00:54:06.655Z",
+               .subject = "My First Message"};
+  EXPECT_EQ(SnsStringToSign(n),
+            "Message\nHello world!\nMessageId\n22b80b92\nSubject\nMy First Message\n"
+            "Timestamp\n2012-05-02T00:54:06.655Z\nTopicArn\n"
+            "arn:aws:sns:us-west-2:123456789012:MyTopic\nType\nNotification\n");
+  n.subject.reset();  // no Subject: no Subject key at all
+  EXPECT_EQ(SnsStringToSign(n).find("Subject"), std::string::npos);
+  SnsMessage c{.type = "SubscriptionConfirmation",
+               .message_id = "1",
+               .topic_arn = "t",
+               .message = "m",
+               .timestamp = "ts",
+               .subscribe_url = "https://sns.us-west-2.amazonaws.com/?x",
+               .token = "tok"};
+  EXPECT_EQ(SnsStringToSign(c),
+            "Message\nm\nMessageId\n1\nSubscribeURL\nhttps://sns.us-west-2.amazonaws.com/"
+            "?x\nTimestamp\nts\nToken\ntok\nTopicArn\nt\nType\nSubscriptionConfirmation\n");
+}
+
+TEST(Sns, OnlyHttpsUrlsOnAnSnsHostAreFetched) {
+  for (const char* ok : {"https://sns.us-east-1.amazonaws.com/SimpleNotificationService-x.pem",
+                         "https://sns.cn-north-1.amazonaws.com.cn/x.pem",
+                         "https://sns.us-west-2.amazonaws.com/?Action=ConfirmSubscription"})
+    EXPECT_TRUE(IsSnsUrl(ok)) << ok;
+  for (const char* bad :
+       {"http://sns.us-east-1.amazonaws.com/x.pem",
+        "https://sns.us-east-1.amazonaws.com.evil.example/x.pem",
+        "https://evil.example/sns.us-east-1.amazonaws.com/x.pem",
+        "https://user@sns.us-east-1.amazonaws.com/x.pem",
+        "https://sns.us-east-1.amazonaws.com:8443/x.pem",
+        "https://s3.us-east-1.amazonaws.com/x.pem", "https://sns.us-east-1.amazonaws.com",
+        "https://SNS.us-east-1.amazonaws.com/x", ""})
+    EXPECT_FALSE(IsSnsUrl(bad)) << bad;
+}
+
+TEST(Sns, ParsesTheSesNotificationInsideOneEventPerRecipient) {
+  SnsMessage m{.type = "Notification", .message_id = "M"};
+  m.message = json{{"notificationType", "Bounce"},
+                   {"bounce",
+                    {{"bounceType", "Permanent"},
+                     {"bouncedRecipients",
+                      {{{"emailAddress", "a@example.com"}}, {{"emailAddress", "b@example.com"}}}}}},
+                   {"mail", {{"headers", {{{"name", "message-id"}, {"value", "<x@y>"}}}}}}}
+                  .dump();
+  auto events = ParseSes(m);
+  ASSERT_TRUE(events.has_value()) << events.error().message;
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[1].event_id, "M/1");
+  EXPECT_EQ((*events)[1].email, "b@example.com");
+  EXPECT_EQ((*events)[0].kind, ProviderEventKind::kHardBounce);
+  EXPECT_EQ((*events)[0].message_id, "<x@y>");
+  m.message = json{{"eventType", "Bounce"},
+                   {"bounce",
+                    {{"bounceType", "Undetermined"},
+                     {"bouncedRecipients", {{{"emailAddress", "a@example.com"}}}}}}}
+                  .dump();
+  EXPECT_EQ((*ParseSes(m))[0].kind, ProviderEventKind::kSoftBounce);
+  m.message = json{{"notificationType", "Complaint"},
+                   {"complaint", {{"complainedRecipients", {{{"emailAddress", "a@example.com"}}}}}}}
+                  .dump();
+  EXPECT_EQ((*ParseSes(m))[0].kind, ProviderEventKind::kComplaint);
+  m.message = "not json";
+  EXPECT_FALSE(ParseSes(m).has_value());
+}
+
 TEST(ProviderEvents, UnixSecondsAreDecimalDigitsOnly) {
   EXPECT_EQ(ParseUnixSeconds("1529006854").value_or(0), 1529006854);
   for (const char* bad : {"", "-1", "0", "12a", " 12", "1.5", "9999999999999"})
