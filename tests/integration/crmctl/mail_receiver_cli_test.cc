@@ -77,6 +77,13 @@ TEST(CrmctlMailReceiver, SetListShowDisableDeleteWithoutEverPrintingASecret) {
   EXPECT_NE(ReceiverCtl(db, "mail receiver set ses --signing-key-file " + key_file).status, 0);
   EXPECT_EQ(StoredReceiver(db, "mailgun").at(0), key);
 
+  auto ses = ReceiverCtl(
+      db, "mail receiver set ses --topic-arn arn:aws:sns:us-east-1:123456789012:ses-events", false);
+  ASSERT_EQ(ses.status, 0) << ses.out;
+  EXPECT_EQ(nlohmann::json::parse(ses.out)["topic_arn"],
+            "arn:aws:sns:us-east-1:123456789012:ses-events");
+  EXPECT_NE(ReceiverCtl(db, "mail receiver set ses --topic-arn not-an-arn").status, 0);
+
   EXPECT_EQ(ReceiverCtl(db, "mail receiver delete mailgun").status, 0);
   EXPECT_NE(ReceiverCtl(db, "mail receiver show mailgun").status, 0);
 }
