@@ -273,7 +273,7 @@ Result<json> MailReceivers::ApplyOne(store::Conn& c, const std::string& provider
   json out = {{"event_id", e.event_id}, {"type", mail::ToString(e.kind)}, {"duplicate", false}};
   if (e.kind == K::kDelivered || e.kind == K::kIgnored) {
     out["applied"] = false;
-    out["reason"] = "accepted; crmd keeps no record of this event";
+    out["reason"] = "accepted; crmd applies nothing for this event";
     return out;
   }
   auto normalised = NormalizeEmail(e.email);
