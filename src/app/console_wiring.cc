@@ -7,6 +7,7 @@
 #include "src/console/contacts_pages.h"
 #include "src/console/forms_pages.h"
 #include "src/console/hooks_pages.h"
+#include "src/console/mail_receivers_pages.h"
 #include "src/console/overview_pages.h"
 #include "src/console/people_pages.h"
 #include "src/console/suppressions_pages.h"
@@ -225,6 +226,10 @@ void WireConsole(App::Services& s) {
                                          .people = ConsolePeopleOf(s)}));
   routes.Append(console::SuppressionsRoutes(
       {.suppressions = s.crm->suppressions.get(), .people = ConsolePeopleOf(s)}));
+  routes.Append(
+      console::MailReceiversRoutes({.receivers = s.marketing->receivers.get(),
+                                    .people = ConsolePeopleOf(s),
+                                    .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
   for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));
   for (auto& [prefix, handler] : routes.prefix) s.router.Prefix(prefix, std::move(handler));
 }

@@ -76,10 +76,14 @@ Status BuildDomain(App::Services& s) {
                     .default_sender = {"", from},
                     .links = s.link_tokens.get()};
 
-  auto marketing = marketing::MakeServices(*s.governance, *s.crm,
-                                           {.mail = &s.mail_context,
-                                            .send_policy = {.lease_s = s.config.mail_lease_s},
-                                            .webhook_target_known = WebhookTargetKnown()});
+  auto marketing = marketing::MakeServices(
+      *s.governance, *s.crm,
+      {.mail = &s.mail_context,
+       .send_policy = {.lease_s = s.config.mail_lease_s},
+       .receiver_policy = {.window_s = s.config.mail_receiver_window_s,
+                           .retention_s = s.config.mail_receiver_retention_s},
+       .http = s.http_client.get(),
+       .webhook_target_known = WebhookTargetKnown()});
   if (!marketing) return Fail(marketing.error());
   s.marketing = std::move(*marketing);
   return Ok();

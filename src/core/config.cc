@@ -129,6 +129,8 @@ const Key kKeys[] = {
     {"mail_poll_interval_ms", &Config::mail_poll_interval_ms},
     {"mail_lease_s", &Config::mail_lease_s},
     {"mail_rate_per_second", &Config::mail_rate_per_second},
+    {"mail_receiver_window_s", &Config::mail_receiver_window_s},
+    {"mail_receiver_retention_s", &Config::mail_receiver_retention_s},
     {"dkim_private_key_file", &Config::dkim_private_key_file},
     {"dkim_selector", &Config::dkim_selector},
     {"dkim_domain", &Config::dkim_domain},
@@ -231,6 +233,9 @@ Status Config::Validate() const {
   if (mail_concurrency < 1 || mail_concurrency > 64)
     return Fail(Errc::kInvalidArgument, "mail_concurrency must be between 1 and 64");
   if (mail_lease_s < 10) return Fail(Errc::kInvalidArgument, "mail_lease_s must be >= 10");
+  if (mail_receiver_window_s < 1 || mail_receiver_retention_s < mail_receiver_window_s)
+    return Fail(Errc::kInvalidArgument,
+                "mail_receiver_window_s must be >= 1 and mail_receiver_retention_s >= it");
   if (!smtp_url.empty() && smtp_url.rfind("smtp://", 0) != 0 && smtp_url.rfind("smtps://", 0) != 0)
     return Fail(Errc::kInvalidArgument, "smtp_url must start with smtp:// or smtps://");
   {

@@ -110,6 +110,11 @@ struct Config {
   std::string mail_dir = "var/mail";  // where the file transport writes
   int mail_poll_interval_ms = 1000;   // send queue and automation steps poll
   int64_t mail_lease_s = 120;  // a recipient or step being worked on: retried elsewhere after
+  // Provider event receivers (docs/mail.md): how far a signed timestamp may be from now,
+  // and how long processed event ids are remembered (at least the window, so a replayed
+  // token is never forgotten while its timestamp still passes).
+  int64_t mail_receiver_window_s = 300;
+  int64_t mail_receiver_retention_s = 604800;
   std::string dkim_private_key_file;  // PEM, RSA; DKIM is on when all three are set
   std::string dkim_selector;
   std::string dkim_domain;

@@ -222,57 +222,76 @@ Result<nlohmann::json> CampaignDelivery::Feedback(const governance::Actor& actor
     return Fail(Errc::kInvalidArgument, "type must be bounce or complaint");
   auto normalised = NormalizeEmail(email);
   if (!normalised) return Fail(Errc::kInvalidArgument, "email: not an email address");
-  int64_t now = clock_.NowUnix();
   return db_.Write([&](store::Conn& c) -> Result<nlohmann::json> {
-    auto found = crm::contacts_repo::FindContactByEmail(c, *normalised);
-    if (!found) return Fail(found.error());
-    if (!*found) {
-      // Nobody to move: the address is suppressed all the same, and stays so.
-      std::string source = actor.kind;
-      if (!actor.subject.empty()) source += ":" + actor.subject;
-      source += ": " + type + " report for no contact";
-      if (auto s = contacts_.SuppressAddressIn(
-              c, *normalised, type == "bounce" ? "hard_bounce" : "complaint", source);
-          !s)
-        return Fail(s.error());
-      return nlohmann::json{{"contact_id", nullptr},
-                            {"status", nullptr},
-                            {"campaign_id", nullptr},
-                            {"counted", false},
-                            {"suppressed", true}};
-    }
-    int64_t contact_id = (*found)->id;
-    std::optional<int64_t> campaign_id;
-    if (!message_id.empty()) {
-      std::string mid = message_id;
-      if (mid.front() != '<') mid = "<" + mid + ">";
-      auto found = send_repo::FindByMessageId(c, mid);
-      if (!found) return Fail(found.error());
-      if (*found && (*found)->second == contact_id) campaign_id = (*found)->first;
-    }
-    if (!campaign_id) {
-      auto last = send_repo::LastCampaignFor(c, contact_id);
-      if (!last) return Fail(last.error());
-      campaign_id = *last;
-    }
-    bool bounce = type == "bounce";
-    bool counted = false;
-    if (campaign_id) {
-      auto e =
-          send_repo::MarkEvent(c, *campaign_id, contact_id, bounce ? "bounced" : "complained", now);
-      if (!e) return Fail(e.error());
-      counted = *e;
-    }
-    if (auto s = Bounce(c, actor, contact_id, bounce ? "bounced" : "complained",
-                        bounce ? "bounce report" : "complaint report");
-        !s)
-      return Fail(s.error());
-    return nlohmann::json{
-        {"contact_id", contact_id},
-        {"status", ContactStatus(c, contact_id)},
-        {"campaign_id", campaign_id ? nlohmann::json(*campaign_id) : nlohmann::json(nullptr)},
-        {"counted", counted}};
+    return FeedbackIn(c, actor, *normalised, type, message_id);
   });
+}
+
+Result<std::optional<int64_t>> CampaignDelivery::CampaignOf(store::Conn& c, int64_t contact_id,
+                                                            const std::string& message_id) {
+  if (!message_id.empty()) {
+    std::string mid = message_id;
+    if (mid.front() != '<') mid = "<" + mid + ">";
+    auto found = send_repo::FindByMessageId(c, mid);
+    if (!found) return Fail(found.error());
+    if (*found && (*found)->second == contact_id) return std::optional<int64_t>((*found)->first);
+  }
+  return send_repo::LastCampaignFor(c, contact_id);
+}
+
+Result<nlohmann::json> CampaignDelivery::FeedbackIn(store::Conn& c, const governance::Actor& actor,
+                                                    const std::string& normalised,
+                                                    const std::string& type,
+                                                    const std::string& message_id) {
+  int64_t now = clock_.NowUnix();
+  auto found = crm::contacts_repo::FindContactByEmail(c, normalised);
+  if (!found) return Fail(found.error());
+  if (!*found) {
+    // Nobody to move: the address is suppressed all the same, and stays so.
+    std::string source = actor.kind;
+    if (!actor.subject.empty()) source += ":" + actor.subject;
+    source += ": " + type + " report for no contact";
+    const char* reason = type == "bounce"        ? "hard_bounce"
+                         : type == "unsubscribe" ? "unsubscribed"
+                                                 : "complaint";
+    if (auto s = contacts_.SuppressAddressIn(c, normalised, reason, source); !s)
+      return Fail(s.error());
+    return nlohmann::json{{"contact_id", nullptr},
+                          {"status", nullptr},
+                          {"campaign_id", nullptr},
+                          {"counted", false},
+                          {"suppressed", true}};
+  }
+  int64_t contact_id = (*found)->id;
+  auto campaign_id = CampaignOf(c, contact_id, message_id);
+  if (!campaign_id) return Fail(campaign_id.error());
+  const char* event = type == "bounce"        ? "bounced"
+                      : type == "unsubscribe" ? "unsubscribed"
+                                              : "complained";
+  bool counted = false;
+  if (*campaign_id) {
+    auto e = send_repo::MarkEvent(c, **campaign_id, contact_id, event, now);
+    if (!e) return Fail(e.error());
+    counted = *e;
+  }
+  if (type == "unsubscribe") {
+    // As the unsubscribe link: only a subscribed or pending contact moves.
+    std::string status = (*found)->status;
+    if (status == "subscribed" || status == "pending") {
+      auto moved = contacts_.SetStatusIn(c, actor, contact_id, "unsubscribed", false,
+                                         "unsubscribed at the mail provider");
+      if (!moved) return Fail(moved.error());
+    }
+  } else if (auto s = Bounce(c, actor, contact_id, event,
+                             type == "bounce" ? "bounce report" : "complaint report");
+             !s) {
+    return Fail(s.error());
+  }
+  return nlohmann::json{
+      {"contact_id", contact_id},
+      {"status", ContactStatus(c, contact_id)},
+      {"campaign_id", *campaign_id ? nlohmann::json(**campaign_id) : nlohmann::json(nullptr)},
+      {"counted", counted}};
 }
 
 Status CampaignDelivery::Opened(int64_t contact_id, int64_t campaign_id) {

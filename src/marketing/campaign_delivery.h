@@ -96,6 +96,12 @@ class CampaignDelivery {
   // An address no contact has is entered on the suppression list ("suppressed": true).
   Result<nlohmann::json> Feedback(const governance::Actor& actor, const std::string& email,
                                   const std::string& type, const std::string& message_id);
+  // Feedback in the caller's transaction, for an address already normalised; type also
+  // "unsubscribe": the contact moves to unsubscribed as by the unsubscribe link (an
+  // address no contact has is suppressed as unsubscribed).
+  Result<nlohmann::json> FeedbackIn(store::Conn& c, const governance::Actor& actor,
+                                    const std::string& normalised, const std::string& type,
+                                    const std::string& message_id);
   Status Opened(int64_t contact_id, int64_t campaign_id);
   Status Clicked(int64_t contact_id, int64_t campaign_id);
 
@@ -112,6 +118,9 @@ class CampaignDelivery {
   static Status OnActivated(store::Conn& c, int64_t campaign_id, int64_t added);
 
  private:
+  // The campaign of `message_id` when it was sent to this contact, else the contact's latest.
+  static Result<std::optional<int64_t>> CampaignOf(store::Conn& c, int64_t contact_id,
+                                                   const std::string& message_id);
   Status Bounce(store::Conn& c, const governance::Actor& actor, int64_t contact_id,
                 const char* status, const std::string& reason);
 

@@ -40,6 +40,8 @@ Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
                                                   o.mail, o.mail ? g.settings.get() : nullptr)),
       delivery(std::make_unique<CampaignDelivery>(*g.options.db, *g.options.clock, *c.contacts,
                                                   o.send_policy)),
+      receivers(std::make_unique<MailReceivers>(*g.options.db, *g.options.clock, *delivery,
+                                                o.receiver_policy, o.http)),
       automations(std::make_unique<AutomationService>(*g.options.db, *g.options.clock,
                                                       AuditSinkOf(g.audit.get()),
                                                       g.idempotency.get(), o.webhook_target_known)),

@@ -18,6 +18,7 @@
 #include "src/marketing/campaign_render.h"
 #include "src/marketing/campaigns.h"
 #include "src/marketing/contact_history.h"
+#include "src/marketing/mail_receivers.h"
 #include "src/marketing/recipients_export.h"
 #include "src/marketing/reports.h"
 #include "src/marketing/sequences.h"
@@ -28,7 +29,11 @@ struct ServicesOptions {
   // This site's mail context (links, default sender), for the activation preview's
   // rendered message; null: previews without one (crmctl). Must outlive the services.
   const MailContext* mail = nullptr;
-  SendPolicy send_policy;  // the send queue's leases and retries
+  SendPolicy send_policy;          // the send queue's leases and retries
+  ReceiverPolicy receiver_policy;  // provider event receivers: signed-time window, retention
+  // Fetches SNS signing certificates and confirms SNS subscriptions (the SES receiver);
+  // null: that receiver answers 503. Must outlive the services.
+  http::HttpClient* http = nullptr;
   // Whether a call_webhook step's URL is an outgoing webhook endpoint's (AutomationService);
   // empty: not checked when saved.
   WebhookTargetKnown webhook_target_known;
@@ -44,6 +49,7 @@ struct Services {
   crm::Services& crm;
   const std::unique_ptr<CampaignService> campaigns;
   const std::unique_ptr<CampaignDelivery> delivery;  // the send queue and delivery events
+  const std::unique_ptr<MailReceivers> receivers;    // provider event receivers
   const std::unique_ptr<AutomationService> automations;
   const std::unique_ptr<SequenceService> sequences;
   const std::unique_ptr<ReportService> reports;

@@ -93,7 +93,10 @@ RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config))
   }
   if (deps_.endpoints && deps_.deliveries) AddAdminWebhookRoutes(router_, deps_);
   if (deps_.incoming) AddIncomingHookRoutes(router_, deps_);
-  if (deps_.marketing) AddMailRoutes(router_, deps_);
+  if (deps_.marketing) {
+    AddMailRoutes(router_, deps_);
+    AddMailReceiverRoutes(router_, deps_);
+  }
 }
 
 RestApi::~RestApi() = default;
@@ -225,7 +228,7 @@ http::Response RestApi::Route(const http::Request& req, const RestRoute& route,
       return Problem(req, {.status = 400, .code = code, .detail = parsed.detail});
     }
     ctx.body = std::move(parsed.value);
-    if (!ctx.body.is_object())
+    if (!ctx.body.is_object() && !(route.json_array && ctx.body.is_array()))
       return Problem(
           req,
           {.status = 400, .code = "malformed_json", .detail = "the body must be a JSON object"});

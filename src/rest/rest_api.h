@@ -101,6 +101,9 @@ void AddAdminWebhookRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.incoming. POST /hooks/{token} and /admin/incoming-hooks[/{id}].
 void AddIncomingHookRoutes(RestRouter& router, const RestDeps& deps);
 void AddMailRoutes(RestRouter& router, const RestDeps& deps);  // marketing->delivery
+// POST /mail/events/{mailgun,postmark,sendgrid} and /admin/mail-receivers[/{provider}]
+// (marketing->receivers).
+void AddMailReceiverRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.crm. /suppressions[/{id}] (admin keys).
 void AddSuppressionRoutes(RestRouter& router, const RestDeps& deps);
 // The full receiving URL of an incoming webhook: <issuer><rest base>/hooks/<token>.

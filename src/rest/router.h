@@ -50,6 +50,8 @@ struct RestRoute {
   // secret): an Idempotency-Key replay answers the stored body without them, and they are
   // never stored.
   std::vector<std::string> secret_members;
+  // json_body routes: an array is a body too (a provider that posts a batch of events).
+  bool json_array = false;
   // false: Idempotency-Key is ignored here, because the path holds a secret (an incoming
   // hook's token) that the idempotency store would keep in its scope.
   bool idempotency = true;

@@ -25,5 +25,6 @@ int SettingsCommand(Context& ctx, const Args& args);  // settings.cc
 int ContactsCommand(Context& ctx, const Args& args);  // contacts.cc
 
 int SuppressionCommand(Context& ctx, const Args& args);  // suppressions.cc
+int MailCommand(Context& ctx, const Args& args);         // mail_receivers.cc
 
 }  // namespace crmd::app::cli

@@ -75,6 +75,12 @@ std::map<std::string, Entry> Commands() {
       "hook create <name> <mapping JSON> [<applies JSON>] [--hmac-secret S] | list | "
       "enable <id> | disable <id> | delete <id>   (incoming webhooks)",
       cli::HookCommand};
+  c["mail"] = {
+      "mail receiver set <mailgun|postmark|sendgrid|ses> [--signing-key-file F] [--username U]\n"
+      "       [--password-file F] [--public-key-file F] [--topic-arn ARN] [--enable|--disable] |\n"
+      "       list |\n"
+      "       show|enable|disable|delete <provider>   (provider event receivers)",
+      cli::MailCommand};
   c["copy"] = {
       "copy --from sqlite:PATH --to DATABASE_URL [--batch N] [--resync] [--verify-only]  "
       "move the site to another database (resumable, verified)",

@@ -18,6 +18,7 @@
 
 #include "src/app/services.h"
 #include "src/crm/services.h"
+#include "src/marketing/services.h"
 #include "tests/support/browser.h"
 #include "tests/support/mcp_client.h"
 #include "tests/support/tokens.h"
@@ -84,6 +85,7 @@ const std::vector<std::string> kPages = {
     "/console/contacts/transfer",
     "/console/contacts/import?id=1",
     "/console/contacts/import-errors?id=1",
+    "/console/mail-receivers",
     "/console/no-such-page",
 };
 
@@ -684,6 +686,37 @@ TEST_F(Console, TheIncomingWebhookEditorPreviewsASampleAndTheHookItMakesWorks) {
   EXPECT_NE(list.body.find("<td class=\"num\">1</td>"), std::string::npos);
   auto alice = SignedIn("alice@example.com");
   EXPECT_EQ(alice->Get("/console/hooks").status, 403);
+}
+
+TEST_F(Console, TheMailReceiversPageListsReceiversWithoutTheirKeysToAdministratorsOnly) {
+  auto b = SignedIn("admin@example.com");
+  Page empty = b->Get("/console/mail-receivers");
+  ASSERT_EQ(empty.status, 200) << empty.body;
+  EXPECT_NE(empty.body.find("No provider event receiver is configured"), std::string::npos);
+
+  const std::string key = "key-console-0123456789abcdef";
+  auto& receivers = *server_.app().services().marketing->receivers;
+  ASSERT_TRUE(receivers.Configure("mailgun", {.signing_key = key}));
+  ASSERT_TRUE(receivers.Configure(
+      "postmark", {.username = "pm-user", .password = "pm-password-0123456789", .enabled = false}));
+  Page page = b->Get("/console/mail-receivers");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_NE(page.body.find("data-provider=\"mailgun\""), std::string::npos) << page.body;
+  // The URL to give the provider, HTML-escaped as every value on a page is.
+  std::string url = server_.base_url() + "/api/crm/v1/mail/events/mailgun";
+  for (size_t at = 0; (at = url.find('/', at)) != std::string::npos; at += 6)
+    url.replace(at, 1, "&#x2F;");
+  EXPECT_NE(page.body.find(url), std::string::npos) << page.body;
+  EXPECT_NE(page.body.find("basic auth as pm-user"), std::string::npos) << page.body;
+  EXPECT_NE(page.body.find("disabled"), std::string::npos) << page.body;
+  EXPECT_EQ(page.body.find(key), std::string::npos);
+  EXPECT_EQ(page.body.find("pm-password-0123456789"), std::string::npos);
+  EXPECT_EQ(b->PostForm("/console/mail-receivers", {{"csrf_token", Csrf(*b)}}).status, 405);
+
+  auto alice = SignedIn("alice@example.com");
+  Page refused = alice->Get("/console/mail-receivers");
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(refused.body.find("mailgun"), std::string::npos);
 }
 
 TEST_F(Console, AnAdministratorExportsTheContactsFromTheOverview) {

@@ -2,8 +2,10 @@
 // route is documented and every documented operation is served.
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <set>
 
+#include "src/core/crypto.h"
 #include "src/crm/services.h"
 #include "src/mcp/json_schema.h"
 #include "src/rest/rest_api.h"
@@ -147,7 +149,30 @@ TEST(RestOpenApi, LiveAnswersMatchTheirDocumentedSchemas) {
       Bearer(admin));
   c.Check("/admin/incoming-hooks", "post", incoming);
   c.Check("/admin/incoming-hooks", "get", server.Get(url("/admin/incoming-hooks"), Bearer(admin)));
-  EXPECT_EQ(c.checked, 21);
+
+  const std::string signing_key = "key-openapi-conformance-0123456789";
+  auto put_headers = Bearer(admin);
+  put_headers.emplace_back("Content-Type", "application/json");
+  c.Check("/admin/mail-receivers/{provider}", "put",
+          server.Send("PUT", url("/admin/mail-receivers/mailgun"),
+                      nlohmann::json{{"signing_key", signing_key}}.dump(), put_headers));
+  c.Check("/admin/mail-receivers", "get", server.Get(url("/admin/mail-receivers"), Bearer(admin)));
+  nlohmann::json event = {{"event", "failed"},
+                          {"id", "evt-openapi"},
+                          {"severity", "permanent"},
+                          {"recipient", "weekly@example.com"}};
+  c.Check("/mail/events/mailgun", "post",
+          server.PostJson(url("/mail/events/mailgun"), {{"event-data", event}}));
+  const std::string ts = std::to_string(std::time(nullptr)), token = "openapi-token-0123456789";
+  c.Check(
+      "/mail/events/mailgun", "post",
+      server.PostJson(url("/mail/events/mailgun"),
+                      {{"signature",
+                        {{"timestamp", ts},
+                         {"token", token},
+                         {"signature", crypto::Hex(crypto::HmacSha256(signing_key, ts + token))}}},
+                       {"event-data", event}}));
+  EXPECT_EQ(c.checked, 25);
 }
 
 }  // namespace

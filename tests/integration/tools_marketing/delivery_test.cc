@@ -5,11 +5,14 @@
 // one-click unsubscribe from the parsed header, bounces at RCPT, temporary failures,
 // resend to the undelivered, pause and resume, skip of the unsubscribed, relay reports.
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <set>
 #include <thread>
 
+#include "src/core/crypto.h"
 #include "src/governance/api_keys.h"
+#include "src/marketing/services.h"
 #include "tests/integration/tools_marketing/fixture.h"
 #include "tests/unit/mail/dkim_keys.h"
 #include "tests/unit/mail/python.h"
@@ -576,6 +579,44 @@ TEST_F(Delivery, RelayReportsBounceAndComplaintOverRest) {
   json lj = JsonBody(log);
   EXPECT_EQ(lj["counts"]["sent"], 2);
   EXPECT_EQ(lj["recipients"].size(), 2u);
+}
+
+// A provider's signed event names the message by its Message-ID as the provider writes it
+// (Mailgun: without angle brackets), and the campaign of that message is the one counted,
+// not the contact's latest.
+TEST_F(Delivery, ASignedProviderEventCountsForTheCampaignOfItsMessageId) {
+  auto c = Client();
+  int64_t list = AddList("L");
+  InList(AddContact("p@example.com"), list);
+  int64_t first = NewCampaign(*c, list);
+  Confirm(*c, {{"id", first}});
+  ASSERT_TRUE(WaitStatus(first, "sent"));
+  std::string mid = ByRecipient()["p@example.com"].at(0)["message-id"];
+  int64_t second = NewCampaign(*c, list);
+  Confirm(*c, {{"id", second}});
+  ASSERT_TRUE(WaitStatus(second, "sent"));
+  ASSERT_EQ(mid.front(), '<');
+
+  const std::string signing_key = "key-delivery-test-0123456789abcdef";
+  auto configured = server_.app().services().marketing->receivers->Configure(
+      "mailgun", {.signing_key = signing_key});
+  ASSERT_TRUE(configured.has_value()) << configured.error().message;
+  const std::string ts = std::to_string(std::time(nullptr)), token = "delivery-test-token-0001";
+  json body = {{"signature",
+                {{"timestamp", ts},
+                 {"token", token},
+                 {"signature", crypto::Hex(crypto::HmacSha256(signing_key, ts + token))}}},
+               {"event-data",
+                {{"event", "complained"},
+                 {"id", "evt-delivery-1"},
+                 {"recipient", "p@example.com"},
+                 {"message", {{"headers", {{"message-id", mid.substr(1, mid.size() - 2)}}}}}}}};
+  auto r = server_.PostJson("/api/crm/v1/mail/events/mailgun", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(JsonBody(r)["results"][0]["campaign_id"], first) << r.body;
+  EXPECT_EQ(JsonBody(r)["results"][0]["status"], "complained") << r.body;
+  EXPECT_EQ(Report(*c, first)["outcomes"]["complained"], 1);
+  EXPECT_EQ(Report(*c, second)["outcomes"]["complained"], 0);
 }
 
 TEST_F(Delivery, TrackedOpensAndClicksCountOnceAndRedirectOnlyWhereTheMessagePointed) {
