@@ -252,7 +252,10 @@ http::Response Confirm(const LinkDeps& d, const http::Request& req) {
                 "<form method=\"post\"><button type=\"submit\">Yes, subscribe me</button></form>");
   }
   // The person's own confirmation: it also lifts their address's suppression entry.
-  auto confirmed = d.contacts->ConfirmOptIn(claims->contact_id, req.request_id);
+  auto confirmed =
+      d.contacts->ConfirmOptIn(claims->contact_id, req.request_id,
+                               {.ip_address = req.remote_ip,
+                                .user_agent = std::string(req.Header("User-Agent").value_or(""))});
   if (!confirmed) {
     switch (confirmed.error().code) {
       case Errc::kNotFound:

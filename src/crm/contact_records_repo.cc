@@ -58,4 +58,39 @@ Result<std::optional<OptinEmail>> Optin(store::Conn& c, int64_t contact_id) {
                                               .sent_at = r.OptInt(4)});
 }
 
+Result<std::vector<ConsentRecord>> ConsentRecords(store::Conn& c, int64_t contact_id) {
+  auto rows = c.Query(
+      "SELECT id, kind, form_id, ip_address, user_agent, created_at FROM consent_records "
+      "WHERE contact_id = ? ORDER BY id",
+      {contact_id});
+  if (!rows) return Fail(rows.error());
+  std::vector<ConsentRecord> out;
+  for (const auto& r : *rows)
+    out.push_back({.id = r.Int(0),
+                   .kind = r.Str(1),
+                   .form_id = r.OptInt(2),
+                   .ip_address = r.Str(3),
+                   .user_agent = r.Str(4),
+                   .at = r.Int(5)});
+  return out;
+}
+
+Status AddConsentRecord(store::Conn& c, int64_t contact_id, std::string_view kind,
+                        std::optional<int64_t> form_id, std::string_view ip_address,
+                        std::string_view user_agent, int64_t now) {
+  constexpr size_t kMaxUserAgent = 512;
+  std::string ua(user_agent.substr(0, kMaxUserAgent));
+  if (user_agent.size() > kMaxUserAgent) {  // no cut UTF-8 sequence at the end
+    while (!ua.empty() && (static_cast<unsigned char>(ua.back()) & 0xC0) == 0x80) ua.pop_back();
+    if (!ua.empty() && static_cast<unsigned char>(ua.back()) >= 0xC0) ua.pop_back();
+  }
+  auto n = c.Exec(
+      "INSERT INTO consent_records (contact_id, kind, form_id, ip_address, user_agent, "
+      "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      {contact_id, std::string(kind), form_id ? store::Value(*form_id) : store::Value(nullptr),
+       std::string(ip_address), std::move(ua), now});
+  if (!n) return Fail(n.error());
+  return Ok();
+}
+
 }  // namespace crmd::crm::contact_records_repo

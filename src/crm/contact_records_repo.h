@@ -1,9 +1,9 @@
 #pragma once
 // SQL that reads what the contact book keeps about one contact, for the export of a
 // person's data and their history (marketing::ContactHistory): the memberships with their
-// states and times, the contact's events in the outbox, and the double opt-in email. Only
-// reads; portable SQL with bound parameters. Stateless; any thread, with its own Conn.
-// REQUIRES: inside Database::Read or Write.
+// states and times, the contact's events in the outbox, the double opt-in email, and the
+// consent evidence (the one table written here). Portable SQL with bound parameters. Stateless; any
+// thread, with its own Conn. REQUIRES: inside Database::Read or Write.
 //
 // The outbox has no index by contact (migration 0055 dropped it so that writes stay
 // cheap), so ContactEvents reads the whole table: an answer for one person on request,
@@ -53,5 +53,21 @@ struct OptinEmail {
   std::optional<int64_t> sent_at;
 };
 Result<std::optional<OptinEmail>> Optin(store::Conn& c, int64_t contact_id);
+
+// The evidence of the person's own consent (consent_records, migration 0077).
+struct ConsentRecord {
+  int64_t id = 0;
+  std::string kind;  // form_submission | optin_confirmation
+  std::optional<int64_t> form_id;
+  std::string ip_address, user_agent;
+  int64_t at = 0;
+};
+// Oldest first.
+Result<std::vector<ConsentRecord>> ConsentRecords(store::Conn& c, int64_t contact_id);
+// The one write here: a submission or a confirmation click, kept as it came (the user
+// agent cut to 512 bytes).
+Status AddConsentRecord(store::Conn& c, int64_t contact_id, std::string_view kind,
+                        std::optional<int64_t> form_id, std::string_view ip_address,
+                        std::string_view user_agent, int64_t now);
 
 }  // namespace crmd::crm::contact_records_repo

@@ -164,6 +164,13 @@ struct NewContactWay {
   std::optional<bool> double_opt_in;
 };
 
+// Where a person's own act came from (a form submission, a confirmation click): kept as
+// consent evidence (contact_records_repo::AddConsentRecord).
+struct ConsentOrigin {
+  std::string ip_address;
+  std::string user_agent;
+};
+
 class ContactService {
  public:
   explicit ContactService(ContactServiceOptions options);
@@ -230,7 +237,8 @@ class ContactService {
   // if any, is lifted (audited). A subscribed contact is answered as it is. kNotFound when
   // the contact is gone; kInvalidTransition when it is neither pending nor subscribed;
   // kSuppressed when its domain is suppressed.
-  Result<Contact> ConfirmOptIn(int64_t id, const std::string& request_id);
+  Result<Contact> ConfirmOptIn(int64_t id, const std::string& request_id,
+                               const ConsentOrigin& origin = {});
 
   // Memberships for several contacts; only actual changes emit events and bump revisions.
   Result<std::vector<MembershipChange>> AddTags(const governance::Actor& actor,

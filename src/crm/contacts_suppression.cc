@@ -1,6 +1,7 @@
 // ContactService and the suppression list (docs/crm.md "Suppression list"): the gate on
 // every write that would make a suppressed address subscribed, the entries a status makes,
 // and the double opt-in confirmation that lifts one.
+#include "src/crm/contact_records_repo.h"
 #include "src/crm/contacts.h"
 #include "src/crm/contacts_repo.h"
 
@@ -47,7 +48,8 @@ Status ContactService::SuppressAddressIn(store::Conn& c, std::string_view normal
   return o_.suppressions->EnterIn(c, normalized_email, reason, source, std::nullopt);
 }
 
-Result<Contact> ContactService::ConfirmOptIn(int64_t id, const std::string& request_id) {
+Result<Contact> ContactService::ConfirmOptIn(int64_t id, const std::string& request_id,
+                                             const ConsentOrigin& origin) {
   const governance::Actor actor{
       .kind = "system", .subject = "double_opt_in", .request_id = request_id};
   return o_.db->Write([&](store::Conn& c) -> Result<Contact> {
@@ -61,6 +63,11 @@ Result<Contact> ContactService::ConfirmOptIn(int64_t id, const std::string& requ
     if (o_.suppressions)
       if (auto st = o_.suppressions->LiftIn(c, actor, (*k)->email, id); !st)
         return Fail(st.error());
+    if (auto st = contact_records_repo::AddConsentRecord(c, id, "optin_confirmation", std::nullopt,
+                                                         origin.ip_address, origin.user_agent,
+                                                         o_.clock->NowUnix());
+        !st)
+      return Fail(st.error());
     return SetStatusIn(c, actor, id, "subscribed", true, "double opt-in confirmed");
   });
 }

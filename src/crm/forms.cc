@@ -8,6 +8,7 @@
 
 #include "src/core/crypto.h"
 #include "src/core/log.h"
+#include "src/crm/contact_records_repo.h"
 #include "src/crm/contact_status.h"
 #include "src/crm/contacts.h"
 #include "src/crm/contacts_repo.h"
@@ -601,7 +602,8 @@ ContactInput SubmissionInput(const Form& form, const json& fields, std::string* 
 }  // namespace
 
 Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const Form& form,
-                                         const json& fields, bool keyed) {
+                                         const json& fields, bool keyed,
+                                         const ConsentOrigin& origin) {
   if (!contacts_) return Fail(Errc::kInternal, "form submissions need the contact service");
   auto errors = CheckSubmission(form, fields);
   // The address is judged with the other fields, so that every field error comes at once;
@@ -685,6 +687,11 @@ Result<SubmitResult> FormService::Submit(const governance::Actor& actor, const F
     if (!r->created && preferences_)
       if (auto st = AskToRejoinLeftListsIn(c, *preferences_, r->contact.id, lists); !st)
         return Fail(st.error());
+    if (auto st = contact_records_repo::AddConsentRecord(c, r->contact.id, "form_submission",
+                                                         form.id, origin.ip_address,
+                                                         origin.user_agent, clock_.NowUnix());
+        !st)
+      return Fail(st.error());
     auto n = forms_repo::CountSubmission(c, form.id);
     if (!n) return Fail(n.error());
     if (!*n) return Fail(Errc::kNotFound, "no form with id " + std::to_string(form.id));

@@ -161,8 +161,10 @@ class FormService {
   // custom fields are filled; its names, fields, type, status, tags and lists stay (see
   // docs/crm.md, "Forms"). A new contact gets the whole submission either way.
   // kInvalidArgument with FormError-shaped message for field errors (see CheckSubmission).
+  // `origin`: the submitting client, kept as the contact's consent evidence.
   Result<SubmitResult> Submit(const governance::Actor& actor, const Form& form,
-                              const nlohmann::json& fields, bool keyed);
+                              const nlohmann::json& fields, bool keyed,
+                              const ConsentOrigin& origin = {});
 
  private:
   Status CheckListsExist(store::Conn& c, const Form& f);

@@ -24,6 +24,7 @@ struct Records {
   std::vector<records::TagMembership> tags;
   std::vector<records::ContactEvent> events;
   std::optional<records::OptinEmail> optin;
+  std::vector<records::ConsentRecord> consents;
   std::vector<governance::AuditRecord> audit;
   std::vector<sends::CampaignMessage> messages;
   std::vector<sends::RunMessage> run_messages;
@@ -47,6 +48,7 @@ Result<Records> ReadRecords(const ContactHistoryOptions& o, int64_t id) {
     for (Status st :
          {Into(records::Lists(c, id), r.lists), Into(records::Tags(c, id), r.tags),
           Into(records::ContactEvents(c, id), r.events), Into(records::Optin(c, id), r.optin),
+          Into(records::ConsentRecords(c, id), r.consents),
           Into(governance::audit_repo::AboutTarget(c, "contact", id), r.audit),
           Into(sends::CampaignMessages(c, id), r.messages),
           Into(sends::RunMessages(c, id), r.run_messages),
@@ -138,13 +140,21 @@ json ConfirmedAt(const Records& r) {
 
 json Consent(const ContactHistoryOptions& o, const Records& r) {
   const crm::Contact& k = r.contact;
-  json c = {{"source", k.source},
-            {"form_id", nullptr},
-            {"import_id", nullptr},
-            {"import_consent", nullptr},
-            {"ip_address", nullptr},
-            {"user_agent", nullptr},
-            {"not_recorded", json::array({"ip_address", "user_agent"})}};
+  json c = {{"source", k.source},        {"form_id", nullptr},    {"import_id", nullptr},
+            {"import_consent", nullptr}, {"ip_address", nullptr}, {"user_agent", nullptr},
+            {"records", json::array()}};
+  // The address and user agent of the latest form submission; every record listed.
+  for (const auto& e : r.consents) {
+    c["records"].push_back({{"kind", e.kind},
+                            {"form_id", e.form_id ? json(*e.form_id) : json(nullptr)},
+                            {"ip_address", e.ip_address},
+                            {"user_agent", e.user_agent},
+                            {"at", FormatRfc3339(e.at)}});
+    if (e.kind == "form_submission") {
+      c["ip_address"] = e.ip_address;
+      c["user_agent"] = e.user_agent;
+    }
+  }
   if (auto form = SourceId(k.source, "form:")) c["form_id"] = *form;
   if (auto import = SourceId(k.source, "import:")) {
     c["import_id"] = *import;
@@ -164,6 +174,15 @@ json Consent(const ContactHistoryOptions& o, const Records& r) {
     optin["confirmed_at"] = confirmed;
   } else if (!optin.is_null()) {
     optin["confirmed_at"] = nullptr;
+  }
+  if (!optin.is_null()) {
+    optin["confirmed_ip_address"] = nullptr;
+    optin["confirmed_user_agent"] = nullptr;
+    for (const auto& e : r.consents)
+      if (e.kind == "optin_confirmation") {
+        optin["confirmed_ip_address"] = e.ip_address;
+        optin["confirmed_user_agent"] = e.user_agent;
+      }
   }
   c["double_opt_in"] = std::move(optin);
   return c;

@@ -135,7 +135,10 @@ void AddFormRoutes(RestRouter& router, const RestDeps& deps) {
                     .subject = ctx.key ? std::to_string(ctx.key->id) : std::to_string(form.id),
                     .client_id = "",
                     .request_id = ctx.req.request_id};
-                auto r = forms->Submit(actor, form, ctx.body["fields"], ctx.key.has_value());
+                auto r = forms->Submit(
+                    actor, form, ctx.body["fields"], ctx.key.has_value(),
+                    {.ip_address = ctx.req.remote_ip,
+                     .user_agent = std::string(ctx.req.Header("User-Agent").value_or(""))});
                 if (!r) return ProblemFromError(ctx.req, r.error());
                 if (r->discarded) return Reply(200, {{"contact_id", nullptr}, {"created", false}});
                 return Reply(r->created ? 201 : 200,

@@ -7,6 +7,8 @@
 #include <regex>
 #include <set>
 
+#include "src/app/services.h"
+#include "src/crm/services.h"
 #include "src/governance/api_keys.h"
 #include "src/governance/settings.h"
 #include "tests/integration/tools_marketing/fixture.h"
@@ -120,7 +122,8 @@ class ContactExport : public ExportSinkFirst, public MarketingTools {
     json optin = Message(1);
     EXPECT_EQ(optin.value("subject", ""), "Please confirm your subscription");
     optin_message_id_ = optin.value("message-id", "");
-    auto confirmed = server_.PostForm(LinkPath(optin.value("text", ""), "/confirm/"), "");
+    auto confirmed = server_.PostForm(LinkPath(optin.value("text", ""), "/confirm/"), "",
+                                      {{"User-Agent", "MailReader/1.0"}});
     EXPECT_EQ(confirmed.status, 200) << confirmed.body;
     EXPECT_EQ(Status(id), "subscribed");
     return {id, import_id};
@@ -192,8 +195,12 @@ TEST_F(ContactExport, RestExportShowsImportConsentConfirmationMessagesOpensClick
   EXPECT_EQ(consent["source"], "import:" + std::to_string(import_id));
   EXPECT_EQ(consent["import_id"], import_id);
   EXPECT_EQ(consent["import_consent"], "signed at the fair");
-  EXPECT_TRUE(consent["ip_address"].is_null());
-  EXPECT_EQ(consent["not_recorded"], json::array({"ip_address", "user_agent"}));
+  EXPECT_TRUE(consent["ip_address"].is_null());  // imported: no form submission
+  // The confirmation click, with the client that made it.
+  EXPECT_EQ(consent["double_opt_in"]["confirmed_ip_address"], "127.0.0.1") << consent.dump();
+  EXPECT_EQ(consent["double_opt_in"]["confirmed_user_agent"], "MailReader/1.0") << consent.dump();
+  ASSERT_EQ(consent["records"].size(), 1u) << consent.dump();
+  EXPECT_EQ(consent["records"][0]["kind"], "optin_confirmation");
   EXPECT_EQ(consent["double_opt_in"]["email_status"], "sent");
   EXPECT_EQ(consent["double_opt_in"]["message_id"], optin_message_id_);
   EXPECT_TRUE(consent["double_opt_in"]["confirmed_at"].is_string()) << consent.dump();
@@ -229,6 +236,28 @@ TEST_F(ContactExport, RestExportShowsImportConsentConfirmationMessagesOpensClick
   auto missing = server_.Get("/api/crm/v1/contact/nobody%40example.com/export", admin_);
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(missing.Header("Content-Type").value_or(""), "application/problem+json");
+}
+
+TEST_F(ContactExport, AFormSubmissionIsKeptWithTheClientsAddressAndUserAgent) {
+  auto form = server_.app().services().crm->forms->Create(
+      {{"name", "Footer"},
+       {"fields", {{{"name", "email"}, {"type", "Email"}, {"required", true}}}},
+       {"allowed_origins", {"*"}}});
+  ASSERT_TRUE(form) << form.error().message;
+  const std::string long_agent = "Browser/2.0 " + std::string(600, 'x');
+  auto submitted =
+      server_.PostJson("/api/crm/v1/form/submit/" + form->public_id,
+                       {{"fields", {{"email", "finn@example.com"}}}}, {{"User-Agent", long_agent}});
+  ASSERT_EQ(submitted.status, 201) << submitted.body;
+  auto r = server_.Get("/api/crm/v1/contact/finn%40example.com/export", admin_);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json consent = JsonBody(r)["consent"];
+  EXPECT_EQ(consent["form_id"], form->id) << consent.dump();
+  EXPECT_EQ(consent["ip_address"], "127.0.0.1") << consent.dump();
+  EXPECT_EQ(consent["user_agent"], long_agent.substr(0, 512)) << consent.dump();
+  ASSERT_EQ(consent["records"].size(), 1u) << consent.dump();
+  EXPECT_EQ(consent["records"][0]["kind"], "form_submission");
+  EXPECT_EQ(consent["records"][0]["form_id"], form->id);
 }
 
 TEST_F(ContactExport, GetContactHistoryPagesTheTimelineMostRecentFirst) {
