@@ -8,7 +8,7 @@
 namespace crmd::console {
 namespace {
 
-constexpr const char* kContactsPath = "/console/contacts/transfer";
+constexpr const char* kTransferPath = "/console/contacts/transfer";
 constexpr const char* kImportPath = "/console/contacts/import";
 // The options of the import form, in the order ParseImportOptions reads them.
 constexpr const char* kImportFormOptions[] = {
@@ -147,7 +147,7 @@ http::Response PostUpload(const ContactsPagesDeps& d, const http::Request& req, 
   const std::string action = FieldValue(f.fields, "action");
   if (action != "preview" && action != "import")
     return MessagePage(400, "Bad request", "Use the buttons on the Contacts page.",
-                       ChromeFor(p, "transfer"), kContactsPath, "Import and export");
+                       ChromeFor(p, "transfer"), kTransferPath, "Import and export");
   if (!f.has_file) return ContactsPage(d, p, 422, f.fields, "Choose a CSV file to import.");
   auto options = crm::ParseImportOptions(ImportParams(f.fields));
   if (!options) return RefusedUpload(d, p, f, options.error());
@@ -177,17 +177,17 @@ http::Response PostImport(const ContactsPagesDeps& d, const http::Request& req, 
   auto id = IdField(form, "id");
   if (FieldValue(form, "action") != "cancel" || !id)
     return MessagePage(400, "Bad request", "Use the buttons on the Contacts page.",
-                       ChromeFor(p, "transfer"), kContactsPath, "Import and export");
+                       ChromeFor(p, "transfer"), kTransferPath, "Import and export");
   auto cancelled = d.imports->Cancel(PersonActor(p, req), *id);
   if (!cancelled)
-    return ServiceErrorPage(cancelled.error(), ChromeFor(p, "transfer"), kContactsPath);
+    return ServiceErrorPage(cancelled.error(), ChromeFor(p, "transfer"), kTransferPath);
   return SeeOther(std::string(kImportPath) + "?id=" + std::to_string(*id));
 }
 
 http::Response ImportPage(const ContactsPagesDeps& d, const Person& p, int64_t id) {
   PageChrome chrome = ChromeFor(p, "transfer");
   auto job = d.imports->Get(id);
-  if (!job) return ServiceErrorPage(job.error(), chrome, kContactsPath);
+  if (!job) return ServiceErrorPage(job.error(), chrome, kTransferPath);
   const crm::ImportCounts& n = job->counts;
   const bool active =
       job->status == "queued" || job->status == "running" || job->status == "uploading";
@@ -217,7 +217,7 @@ http::Response ImportPage(const ContactsPagesDeps& d, const Person& p, int64_t i
 
 http::Response ErrorsFile(const ContactsPagesDeps& d, const Person& p, int64_t id) {
   auto csv = d.imports->ErrorsCsv(id);
-  if (!csv) return ServiceErrorPage(csv.error(), ChromeFor(p, "transfer"), kContactsPath);
+  if (!csv) return ServiceErrorPage(csv.error(), ChromeFor(p, "transfer"), kTransferPath);
   http::Response r = http::Response::Text(200, std::move(*csv), "text/csv; charset=utf-8");
   r.Set("Content-Disposition",
         "attachment; filename=\"import-" + std::to_string(id) + "-errors.csv\"");
@@ -230,7 +230,7 @@ http::Response ErrorsFile(const ContactsPagesDeps& d, const Person& p, int64_t i
 ConsoleRoutes ContactsRoutes(ContactsPagesDeps deps) {
   auto d = std::make_shared<ContactsPagesDeps>(std::move(deps));
   ConsoleRoutes routes;
-  routes.exact.emplace_back(kContactsPath, [d](const http::Request& r) {
+  routes.exact.emplace_back(kTransferPath, [d](const http::Request& r) {
     return WithPerson(d->people, r, [&](const Person& p) {
       if (auto refused = OnlyMethods(r, "GET, HEAD", ChromeFor(p, "transfer"))) return *refused;
       return ContactsPage(*d, p);
