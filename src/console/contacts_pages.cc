@@ -126,7 +126,8 @@ http::Response ContactsPage(const ContactsPagesDeps& d, const Person& p, int sta
                                        {"complained", "complained"}})}};
   if (!error.empty()) ctx.emplace("error", error);
   if (preview) ctx.emplace("preview", PreviewView(*preview));
-  return RenderPage(status, "Import and export", "contacts_transfer.mustache", ctx, ChromeFor(p, "transfer"));
+  return RenderPage(status, "Import and export", "contacts_transfer.mustache", ctx,
+                    ChromeFor(p, "transfer"));
 }
 
 governance::Actor PersonActor(const Person& p, const http::Request& req) {

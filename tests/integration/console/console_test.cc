@@ -743,9 +743,9 @@ TEST_F(Console, TheContactsPagePreviewsImportsAndExportsForTheRightRoles) {
   auto b = SignedIn("admin@example.com");
   Page page = b->Get("/console/contacts/transfer");
   ASSERT_EQ(page.status, 200) << page.body;
-  EXPECT_NE(page.body.find(
-                "href=\"&#x2F;console&#x2F;contacts&#x2F;transfer\" aria-current=\"page\""),
-            std::string::npos);
+  EXPECT_NE(
+      page.body.find("href=\"&#x2F;console&#x2F;contacts&#x2F;transfer\" aria-current=\"page\""),
+      std::string::npos);
   EXPECT_NE(page.body.find("enctype=\"multipart/form-data\" id=\"import-form\""),
             std::string::npos);
   EXPECT_NE(page.body.find("id=\"export-form\""), std::string::npos);
