@@ -17,6 +17,7 @@ const json& DefaultSettings() {
       {"double_opt_in", false},
       {"email_validation_mode", "syntax"},
       {"confirmation_ttl_seconds", 600},
+      {"soft_bounce_limit", {{"count", 3}, {"days", 7}}},
       {"approval_policy", DefaultApprovalPolicy()},
   };
   return kDefaults;
@@ -45,6 +46,20 @@ Status ValidateSettingsPatch(const json& patch) {
     if (!d.contains(key)) return Fail(Errc::kInvalidArgument, "unknown setting: " + key);
     if (key == "approval_policy") {
       if (auto st = ValidateApprovalPolicy(value); !st) return st;
+      continue;
+    }
+    if (key == "soft_bounce_limit") {
+      if (!value.is_object())
+        return Fail(Errc::kInvalidArgument, "soft_bounce_limit must be an object {count, days}");
+      for (const auto& [sub, v] : value.items()) {
+        if (sub != "count" && sub != "days")
+          return Fail(Errc::kInvalidArgument, "soft_bounce_limit." + sub + " is not a setting");
+        const int64_t max = sub == "count" ? 100 : 365;
+        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > max)
+          return Fail(
+              Errc::kInvalidArgument,
+              "soft_bounce_limit." + sub + " must be an integer from 1 to " + std::to_string(max));
+      }
       continue;
     }
     if (d[key].is_object()) {

@@ -267,6 +267,17 @@ Result<json> MailReceivers::Apply(const std::string& provider, const std::string
   });
 }
 
+Result<MailReceivers::SoftBounceLimit> MailReceivers::SoftBounceLimitIn(store::Conn& c) {
+  SoftBounceLimit limit;
+  if (!settings_) return limit;
+  auto s = settings_->SharedIn(c);
+  if (!s) return Fail(s.error());
+  const json v = (*s)->document.value("soft_bounce_limit", json::object());
+  limit.count = v.value("count", limit.count);
+  limit.days = v.value("days", limit.days);
+  return limit;
+}
+
 Result<json> MailReceivers::ApplyOne(store::Conn& c, const std::string& provider,
                                      const mail::ProviderEvent& e, const std::string& request_id) {
   using K = mail::ProviderEventKind;
@@ -290,13 +301,23 @@ Result<json> MailReceivers::ApplyOne(store::Conn& c, const std::string& provider
       out["reason"] = "no contact has this address";
       return out;
     }
-    auto n = repo::CountSoftBounce(c, (*found)->id, clock_.NowUnix());
+    auto limit = SoftBounceLimitIn(c);
+    if (!limit) return Fail(limit.error());
+    auto n = repo::CountSoftBounce(c, (*found)->id, clock_.NowUnix(), limit->days * 86400);
     if (!n) return Fail(n.error());
     out["contact_id"] = (*found)->id;
     out["soft_bounces"] = *n;
-    return out;
+    if (*n < limit->count) return out;
   }
   governance::Actor actor{.kind = "mail_receiver", .subject = provider, .request_id = request_id};
+  if (e.kind == K::kSoftBounce) {
+    // Enough soft bounces within the window: the address is as good as gone.
+    auto applied = delivery_.FeedbackIn(c, actor, *normalised, "bounce", e.message_id);
+    if (!applied) return Fail(applied.error());
+    out.update(*applied);
+    out["hard_bounce"] = true;
+    return out;
+  }
   const char* type = e.kind == K::kHardBounce  ? "bounce"
                      : e.kind == K::kComplaint ? "complaint"
                                                : "unsubscribe";

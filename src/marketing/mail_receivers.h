@@ -33,6 +33,7 @@
 #include "src/core/clock.h"
 #include "src/core/http_client.h"
 #include "src/core/result.h"
+#include "src/governance/settings.h"
 #include "src/mail/provider_events.h"
 #include "src/store/db.h"
 
@@ -91,9 +92,16 @@ class MailReceivers {
 
   // `http` fetches SNS signing certificates and confirms SNS subscriptions (only ever on an
   // SNS host); null: the SES receiver answers 503 to everything signed.
+  // `settings` (may be null: the defaults) gives soft_bounce_limit.
   MailReceivers(store::Database& db, const Clock& clock, CampaignDelivery& delivery,
-                ReceiverPolicy policy, http::HttpClient* http = nullptr)
-      : db_(db), clock_(clock), delivery_(delivery), policy_(policy), http_(http) {}
+                ReceiverPolicy policy, http::HttpClient* http = nullptr,
+                governance::SettingsService* settings = nullptr)
+      : db_(db),
+        clock_(clock),
+        delivery_(delivery),
+        policy_(policy),
+        http_(http),
+        settings_(settings) {}
   MailReceivers(const MailReceivers&) = delete;
   MailReceivers& operator=(const MailReceivers&) = delete;
 
@@ -118,6 +126,12 @@ class MailReceivers {
   Result<nlohmann::json> ReceiveSes(const ReceiverRequest& req);
 
  private:
+  // settings soft_bounce_limit: `count` soft bounces within `days` make a hard bounce.
+  struct SoftBounceLimit {
+    int64_t count = 3;
+    int64_t days = 7;
+  };
+  Result<SoftBounceLimit> SoftBounceLimitIn(store::Conn& c);
   struct Stored;
   Result<Stored> Authenticating(const std::string& provider);
   Result<nlohmann::json> Apply(const std::string& provider, const std::string& once_key,
@@ -134,6 +148,7 @@ class MailReceivers {
   CampaignDelivery& delivery_;
   const ReceiverPolicy policy_;
   http::HttpClient* const http_;
+  governance::SettingsService* const settings_;
   std::mutex certs_mu_;
   std::map<std::string, std::string> certs_;  // SigningCertURL -> PEM; guarded by certs_mu_
 };

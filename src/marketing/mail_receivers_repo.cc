@@ -82,12 +82,17 @@ Status Prune(store::Conn& c, int64_t before) {
   return Ok();
 }
 
-Result<int64_t> CountSoftBounce(store::Conn& c, int64_t contact_id, int64_t now) {
+Result<int64_t> CountSoftBounce(store::Conn& c, int64_t contact_id, int64_t now, int64_t window_s) {
+  const int64_t window_from = now - window_s;
   auto n = c.Exec(
-      "INSERT INTO contact_soft_bounces (contact_id, bounces, last_at) VALUES (?, 1, ?) "
-      "ON CONFLICT (contact_id) DO UPDATE SET bounces = contact_soft_bounces.bounces + 1, "
+      "INSERT INTO contact_soft_bounces (contact_id, bounces, last_at, window_start) "
+      "VALUES (?, 1, ?, ?) ON CONFLICT (contact_id) DO UPDATE SET "
+      "bounces = CASE WHEN contact_soft_bounces.window_start < ? THEN 1 "
+      "ELSE contact_soft_bounces.bounces + 1 END, "
+      "window_start = CASE WHEN contact_soft_bounces.window_start < ? "
+      "THEN excluded.window_start ELSE contact_soft_bounces.window_start END, "
       "last_at = excluded.last_at",
-      {contact_id, now});
+      {contact_id, now, now, window_from, window_from});
   if (!n) return Fail(n.error());
   auto row =
       c.QueryOne("SELECT bounces FROM contact_soft_bounces WHERE contact_id = ?", {contact_id});

@@ -37,7 +37,8 @@ Result<bool> MarkProcessed(store::Conn& c, const std::string& provider, const st
 // Forgets processed ids received before `before`.
 Status Prune(store::Conn& c, int64_t before);
 
-// Counts one soft bounce for the contact; answers its count so far.
-Result<int64_t> CountSoftBounce(store::Conn& c, int64_t contact_id, int64_t now);
+// Counts one soft bounce for the contact; answers its count within the window: a soft
+// bounce more than `window_s` after the window's first starts a new one at 1.
+Result<int64_t> CountSoftBounce(store::Conn& c, int64_t contact_id, int64_t now, int64_t window_s);
 
 }  // namespace crmd::marketing::mail_receivers_repo

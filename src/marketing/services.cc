@@ -41,7 +41,7 @@ Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
       delivery(std::make_unique<CampaignDelivery>(*g.options.db, *g.options.clock, *c.contacts,
                                                   o.send_policy)),
       receivers(std::make_unique<MailReceivers>(*g.options.db, *g.options.clock, *delivery,
-                                                o.receiver_policy, o.http)),
+                                                o.receiver_policy, o.http, g.settings.get())),
       automations(std::make_unique<AutomationService>(*g.options.db, *g.options.clock,
                                                       AuditSinkOf(g.audit.get()),
                                                       g.idempotency.get(), o.webhook_target_known)),

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "src/core/crypto.h"
+#include "src/governance/settings.h"
 #include "tests/integration/rest/mail_receivers_fixture.h"
 
 namespace crmd::resttest {
@@ -128,6 +129,38 @@ TEST(MailgunReceiver, SignedEventsAreAppliedToContactsAndTheSuppressionList) {
   auto listed = f.server.Get(Url("/admin/mail-receivers/mailgun"), Bearer(f.admin));
   ASSERT_EQ(listed.status, 200) << listed.body;
   EXPECT_EQ(JsonBody(listed)["received_count"], 6) << listed.body;
+}
+
+TEST(MailgunReceiver, SoftBouncesUpToTheSettingsLimitMakeAHardBounce) {
+  Mailgun f;
+  int64_t soft = f.Subscriber("soft@example.com");
+  auto& settings = *f.server.app().services().governance->settings;
+  auto doc = settings.Get();
+  ASSERT_TRUE(doc) << doc.error().message;
+  // A value outside its range is refused, naming it.
+  auto bad = settings.Update({.kind = "cli", .subject = "test"}, doc->revision,
+                             {{"soft_bounce_limit", {{"count", 0}}}});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("soft_bounce_limit.count"), std::string::npos);
+  ASSERT_TRUE(settings.Update({.kind = "cli", .subject = "test"}, doc->revision,
+                              {{"soft_bounce_limit", {{"count", 2}, {"days", 7}}}}));
+  int64_t now = f.Now();
+  auto r = f.Post(
+      Mailgun::Signed(Mailgun::EventData("failed", "soft@example.com", "evt-s1", "temporary"), now,
+                      MailgunToken(11)));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(JsonBody(r)["results"][0]["soft_bounces"], 1) << r.body;
+  EXPECT_EQ(f.StatusOf("soft@example.com"), "subscribed");
+  // The second within the window: the address is treated as gone for good.
+  r = f.Post(
+      Mailgun::Signed(Mailgun::EventData("failed", "soft@example.com", "evt-s2", "temporary"), now,
+                      MailgunToken(12)));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(JsonBody(r)["results"][0]["soft_bounces"], 2) << r.body;
+  EXPECT_EQ(JsonBody(r)["results"][0]["hard_bounce"], true) << r.body;
+  EXPECT_EQ(f.StatusOf("soft@example.com"), "bounced");
+  EXPECT_EQ(f.SuppressedFor("soft@example.com"), "hard_bounce");
+  EXPECT_EQ(f.SoftBounces(soft), 2);
 }
 
 TEST(MailgunReceiver, UnsignedOrWronglySignedIsRefusedWithProblemJsonAndNothingRecorded) {
