@@ -9,18 +9,36 @@
 #include "src/core/json_parse.h"
 #include "src/marketing/services.h"
 #include "src/rest/helpers.h"
+#include "src/rest/ip_limiter.h"
 #include "src/rest/rest_api.h"
 
 namespace crmd::rest {
 namespace {
 
+// Requests a minute one client address may send to one provider's receiver, before the
+// signature is checked (each costs a database read): generous, since providers send in
+// bursts from few addresses.
+constexpr int kReceiverRequestsPerMinute = 1200;
+
+// 429 with Retry-After once `ip` has sent its minute's share to `provider`.
+std::optional<http::Response> Throttled(IpLimiter& limiter, const RestContext& ctx,
+                                        std::string_view provider) {
+  int wait = limiter.Hit(ctx.req.remote_ip + "|" + std::string(provider));
+  if (!wait) return std::nullopt;
+  return Problem(ctx.req, {.status = 429,
+                           .code = "rate_limited",
+                           .detail = "too many requests from this address; try again later",
+                           .retry_after_s = wait});
+}
+
 using ProviderReceiveFn =
     Result<nlohmann::json> (marketing::MailReceivers::*)(const marketing::ReceiverRequest&);
 
 RestRoute ProviderReceiverRoute(marketing::MailReceivers* receivers, const char* provider,
-                                ProviderReceiveFn receive) {
+                                ProviderReceiveFn receive, std::shared_ptr<IpLimiter> limiter) {
   RestRoute route{"POST", std::string("/mail/events/") + provider, Access::kPublic, true,
-                  [receivers, receive](RestContext& ctx) {
+                  [receivers, receive, limiter, provider](RestContext& ctx) {
+                    if (auto refused = Throttled(*limiter, ctx, provider)) return *refused;
                     auto done = (receivers->*receive)(
                         {.raw_body = ctx.req.body,
                          .body = &ctx.body,
@@ -42,9 +60,12 @@ RestRoute ProviderReceiverRoute(marketing::MailReceivers* receivers, const char*
 
 // SNS posts its JSON as text/plain, so this route reads the body itself: the same size
 // limit and strict parse as every JSON route, whatever the content type says.
-RestRoute SesReceiverRoute(marketing::MailReceivers* receivers, const Config* config) {
+RestRoute SesReceiverRoute(marketing::MailReceivers* receivers, const Config* config,
+                           std::shared_ptr<IpLimiter> limiter) {
   RestRoute route{
-      "POST", "/mail/events/ses", Access::kPublic, false, [receivers, config](RestContext& ctx) {
+      "POST", "/mail/events/ses", Access::kPublic, false,
+      [receivers, config, limiter](RestContext& ctx) {
+        if (auto refused = Throttled(*limiter, ctx, "ses")) return *refused;
         if (ctx.req.body.size() > config->rest_max_body_bytes)
           return Problem(ctx.req,
                          {.status = 413,
@@ -79,10 +100,11 @@ std::optional<std::string> ProviderParam(const RestContext& ctx) {
 void AddMailReceiverRoutes(RestRouter& router, const RestDeps& deps) {
   marketing::MailReceivers* receivers = deps.marketing->receivers.get();
   using M = marketing::MailReceivers;
-  router.Add(ProviderReceiverRoute(receivers, "mailgun", &M::ReceiveMailgun));
-  router.Add(ProviderReceiverRoute(receivers, "postmark", &M::ReceivePostmark));
-  router.Add(ProviderReceiverRoute(receivers, "sendgrid", &M::ReceiveSendGrid));
-  router.Add(SesReceiverRoute(receivers, deps.config));
+  auto limiter = std::make_shared<IpLimiter>(kReceiverRequestsPerMinute, *deps.clock);
+  router.Add(ProviderReceiverRoute(receivers, "mailgun", &M::ReceiveMailgun, limiter));
+  router.Add(ProviderReceiverRoute(receivers, "postmark", &M::ReceivePostmark, limiter));
+  router.Add(ProviderReceiverRoute(receivers, "sendgrid", &M::ReceiveSendGrid, limiter));
+  router.Add(SesReceiverRoute(receivers, deps.config, limiter));
 
   router.Add({"GET", "/admin/mail-receivers", Access::kAdmin, false, [receivers](RestContext& ctx) {
                 auto list = receivers->List();

@@ -163,6 +163,24 @@ TEST(MailgunReceiver, SoftBouncesUpToTheSettingsLimitMakeAHardBounce) {
   EXPECT_EQ(f.SoftBounces(soft), 2);
 }
 
+TEST(MailgunReceiver, OneClientAddressIsLimitedPerMinuteBeforeTheSignatureIsChecked) {
+  Mailgun f;
+  json event = Mailgun::EventData("failed", "x@example.com", "evt-flood", "permanent");
+  int refused = 0, limited = 0;
+  for (int i = 0; i < 1201; ++i) {
+    auto r = f.Post({{"event-data", event}});
+    if (r.status == 401) ++refused;
+    if (r.status == 429) {
+      ++limited;
+      EXPECT_TRUE(r.Header("Retry-After").has_value());
+      EXPECT_EQ(JsonBody(r).value("code", ""), "rate_limited") << r.body;
+    }
+  }
+  EXPECT_EQ(refused, 1200);
+  EXPECT_EQ(limited, 1);
+  EXPECT_EQ(f.ProcessedEvents(), 0);
+}
+
 TEST(MailgunReceiver, UnsignedOrWronglySignedIsRefusedWithProblemJsonAndNothingRecorded) {
   Mailgun f;
   f.Subscriber("hard@example.com");
