@@ -286,20 +286,57 @@ Status RequireValid(const EmailVerdict& v) {
 
 // Applies memberships of `in` to a contact and emits their events. Answers whether
 // anything changed.
+// ContactEventData(k) with the group as "tag" or "list", dumped: the bytes
+// Outbox::Append writes for it (its keys in the order nlohmann's object sorts them).
+static std::string MembershipEventJson(const Contact& k, bool tag, const NamedRef& g) {
+  std::string out;
+  out.reserve(128 + k.email.size() + g.name.size());
+  auto group = [&] {
+    out.append(tag ? ",\"tag\":{\"id\":" : ",\"list\":{\"id\":");
+    AppendJsonInt(out, g.id);
+    out.append(",\"name\":");
+    AppendJsonString(out, g.name);
+    out.push_back('}');
+  };
+  out.append("{\"email\":");
+  AppendJsonString(out, k.email);
+  out.append(",\"id\":");
+  AppendJsonInt(out, k.id);
+  if (!tag) group();
+  out.append(",\"status\":");
+  AppendJsonString(out, k.status);
+  if (tag) group();
+  out.append(",\"type\":");
+  AppendJsonString(out, k.type);
+  out.push_back('}');
+  return out;
+}
+
+// The group a membership names: from `known` when it names it by an id known there, else
+// resolved (a missing tag is created).
+static Result<NamedRef> MembershipGroupIn(store::Conn& c, bool tags, const Ref& ref,
+                                          const KnownGroups* known, int64_t now) {
+  if (const auto* id = std::get_if<int64_t>(&ref); id && known) {
+    const auto& names = tags ? known->tags : known->lists;
+    if (auto it = names.find(*id); it != names.end()) return NamedRef{*id, it->second};
+  }
+  return ResolveGroupIn(c, tags ? GroupKind::kTag : GroupKind::kList, ref, tags, now);
+}
+
 static Result<bool> AddMembershipsIn(store::Conn& c, Outbox& outbox, const Contact& k,
-                                     const ContactInput& in, int64_t now) {
+                                     const ContactInput& in, int64_t now,
+                                     const KnownGroups* known = nullptr) {
   bool changed = false;
   for (bool tags : {true, false}) {
     for (const Ref& ref : tags ? in.tags : in.lists) {
-      auto g = ResolveGroupIn(c, tags ? GroupKind::kTag : GroupKind::kList, ref, tags, now);
+      auto g = MembershipGroupIn(c, tags, ref, known, now);
       if (!g) return Fail(g.error());
       auto added = contacts_repo::AddMembership(c, tags, k.id, g->id, now);
       if (!added) return Fail(added.error());
       if (!*added) continue;
       changed = true;
-      json data = ContactEventData(k);
-      data[tags ? "tag" : "list"] = RefJson(*g);
-      if (auto st = outbox.Append(c, tags ? events::kTagAdded : events::kListAdded, k.id, data);
+      if (auto st = outbox.AppendSerialized(c, tags ? events::kTagAdded : events::kListAdded, k.id,
+                                            MembershipEventJson(k, tags, *g));
           !st)
         return Fail(st.error());
     }
@@ -333,7 +370,8 @@ Result<UpsertResult> ContactService::UpsertIn(store::Conn& c, const governance::
 
 Result<int64_t> ContactService::CreateForImportIn(store::Conn& c, const governance::Actor& actor,
                                                   const ContactInput& in,
-                                                  const EmailVerdict& verdict, bool double_opt_in) {
+                                                  const EmailVerdict& verdict, bool double_opt_in,
+                                                  const KnownGroups& groups) {
   if (auto st = RequireValid(verdict); !st) return Fail(st.error());
   if (auto st = CheckInput(in); !st) return Fail(st.error());
   bool inserted = false;
@@ -341,7 +379,8 @@ Result<int64_t> ContactService::CreateForImportIn(store::Conn& c, const governan
                        {.inserted = &inserted,
                         .read_back = false,
                         .unsuppressed = true,
-                        .double_opt_in = double_opt_in});
+                        .double_opt_in = double_opt_in,
+                        .groups = &groups});
   if (!r) {
     // After the insert only crmd's own failures remain (the groups are ids that exist).
     if (inserted && r.error().code != Errc::kInternal && r.error().code != Errc::kUnavailable)
@@ -407,7 +446,7 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
   if (*suppressed && !(*suppressed)->is_domain())  // the entry now points at this contact
     if (auto st = o_.suppressions->AttachIn(c, k.id, k.email); !st) return Fail(st.error());
   if (auto st = SuppressForStatusIn(c, actor, k, "create_contact"); !st) return Fail(st.error());
-  auto m = AddMembershipsIn(c, *o_.outbox, k, in, now);
+  auto m = AddMembershipsIn(c, *o_.outbox, k, in, now, way.groups);
   if (!m) return Fail(m.error());
   out.created = out.changed = true;
   if (auto st = o_.audit->Record(c, actor,

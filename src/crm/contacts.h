@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -156,12 +158,17 @@ nlohmann::json ContactEventData(const Contact& c);
 // it). `read_back` false: the answer's contact is as inserted, without its memberships.
 // `unsuppressed`: the caller found in this transaction that no suppression entry applies
 // to the address (not asked again). `double_opt_in`: the settings' value, when the caller
-// read it in this transaction.
+// read it in this transaction. `groups`: the names of the groups the input's tags and
+// lists name by id (an import's batch knows them), so they are not read again.
+struct KnownGroups {
+  std::unordered_map<int64_t, std::string> tags, lists;
+};
 struct NewContactWay {
   bool* inserted = nullptr;
   bool read_back = true;
   bool unsuppressed = false;
   std::optional<bool> double_opt_in;
+  const KnownGroups* groups = nullptr;
 };
 
 // Where a person's own act came from (a form submission, a confirmation click): kept as
@@ -189,6 +196,10 @@ class ContactService {
   // (imports). Inside a caller's transaction.
   Result<std::optional<Suppression>> SuppressedIn(store::Conn& conn,
                                                   std::string_view normalized_email);
+  // Of many normalised addresses, those an entry applies to, in a few statements (an
+  // import's batch; SuppressionList::SuppressedAmongIn).
+  Result<std::unordered_set<std::string>> SuppressedAmongIn(
+      store::Conn& conn, const std::vector<std::string>& normalized_emails);
   // A bounce or complaint reported for an address no contact holds (it was deleted, or
   // never imported): the address is entered for `reason` (hard_bounce or complaint) all
   // the same, so that no later path makes it subscribed. Inside a caller's transaction.
@@ -213,9 +224,10 @@ class ContactService {
   // that exist: what UpsertIn does for a new address, without asking any of that again or
   // reading the contact back. A refusal of the input (kInvalidArgument) comes before
   // anything is written, so the caller needs no savepoint. Answers the contact's id.
+  // `groups` names the groups of the row's tags and lists.
   Result<int64_t> CreateForImportIn(store::Conn& conn, const governance::Actor& actor,
                                     const ContactInput& in, const EmailVerdict& verdict,
-                                    bool double_opt_in);
+                                    bool double_opt_in, const KnownGroups& groups);
   // Up to kMaxBulkItems in ONE transaction; each item in a savepoint, so one failure
   // leaves the others applied.
   Result<std::vector<BulkItemResult>> UpsertBulk(const governance::Actor& actor,

@@ -13,6 +13,12 @@ Result<std::optional<Suppression>> ContactService::SuppressedIn(store::Conn& con
   return o_.suppressions->CheckIn(conn, normalized_email);
 }
 
+Result<std::unordered_set<std::string>> ContactService::SuppressedAmongIn(
+    store::Conn& conn, const std::vector<std::string>& normalized_emails) {
+  if (!o_.suppressions) return std::unordered_set<std::string>{};
+  return o_.suppressions->SuppressedAmongIn(conn, normalized_emails);
+}
+
 Result<std::optional<Suppression>> ContactService::GateSubscribed(store::Conn& c,
                                                                   const ContactInput& in,
                                                                   Contact& k,

@@ -204,7 +204,9 @@ namespace {
 // and the ids of the lists and tags rows name.
 struct BatchKnowledge {
   std::unordered_set<std::string> existing;          // normalised addresses held by a contact
+  std::unordered_set<std::string> suppressed;        // those of the others an entry applies to
   std::map<std::string, int64_t> list_ids, tag_ids;  // by the ref as a row wrote it
+  KnownGroups groups;                                // their names, by id
 };
 
 struct RowContext {
@@ -255,6 +257,7 @@ Result<std::optional<int64_t>> KnownGroupIn(RowContext& x, GroupKind kind, const
     return Fail(g.error());
   }
   cache.emplace(key, g->id);
+  (kind == GroupKind::kList ? x.known.groups.lists : x.known.groups.tags)[g->id] = g->name;
   return std::optional<int64_t>(g->id);
 }
 
@@ -298,7 +301,10 @@ Result<std::optional<RowOutcome>> PrepareRow(RowContext& x, const EmailVerdict& 
     in.source.reset();
     *existing_id = existing->id;
   } else {
-    auto suppressed = x.contacts.SuppressedIn(x.c, v.normalized);
+    // Only an address the batch's lookup named is looked up again, for its entry.
+    auto suppressed = x.known.suppressed.count(v.normalized)
+                          ? x.contacts.SuppressedIn(x.c, v.normalized)
+                          : Result<std::optional<Suppression>>(std::nullopt);
     if (!suppressed) return Fail(suppressed.error());
     if (*suppressed)
       return RowOutcome{
@@ -336,7 +342,7 @@ Result<std::optional<RowOutcome>> CreateNewRow(RowContext& x, const EmailVerdict
     tag_ids.push_back(**id);
   }
   in.tags = std::move(tag_ids);
-  auto id = x.contacts.CreateForImportIn(x.c, x.actor, in, v, x.double_opt_in);
+  auto id = x.contacts.CreateForImportIn(x.c, x.actor, in, v, x.double_opt_in, x.known.groups);
   if (!id) {
     if (id.error().code == Errc::kInternal || id.error().code == Errc::kUnavailable)
       return Fail(id.error());
@@ -398,6 +404,10 @@ Result<bool> ImportService::ApplyBatch(const Batch& b, const std::string& owner,
     for (const auto& row : b.rows)
       if (row.invalid.empty() && row.verdict.valid) emails.push_back(row.verdict.normalized);
     if (auto st = FindExistingIn(c, emails, &known.existing); !st) return Fail(st.error());
+    std::erase_if(emails, [&](const std::string& e) { return known.existing.count(e) > 0; });
+    auto suppressed = o_.contacts->SuppressedAmongIn(c, emails);
+    if (!suppressed) return Fail(suppressed.error());
+    known.suppressed = std::move(*suppressed);
     const governance::Actor actor = ImportActor(b.stored.actor);
     RowContext x{
         .c = c, .contacts = *o_.contacts, .actor = actor, .job = job, .known = known, .now = now};

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "src/core/clock.h"
@@ -129,6 +130,10 @@ class SuppressionList {
   Result<std::optional<Suppression>> Check(std::string_view email);
   // The same inside a caller's transaction. REQUIRES: `normalized_email` is normalised.
   Result<std::optional<Suppression>> CheckIn(store::Conn& c, std::string_view normalized_email);
+  // Of many normalised addresses, those an entry applies to (their own or their domain's),
+  // in a few statements: an import asks once for a batch, then CheckIn for the few hits.
+  Result<std::unordered_set<std::string>> SuppressedAmongIn(
+      store::Conn& c, const std::vector<std::string>& normalized_emails);
 
   Result<Suppression> Get(int64_t id);
   // Keyset pages by id (cursor: next_cursor of the previous page); limit 1..500.

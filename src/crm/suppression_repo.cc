@@ -1,5 +1,7 @@
 #include "src/crm/suppression_repo.h"
 
+#include <algorithm>
+
 namespace crmd::crm::suppression_repo {
 namespace {
 
@@ -44,6 +46,32 @@ Result<std::optional<Suppression>> FindMatch(store::Conn& c, const std::string& 
   if (!rows) return Fail(rows.error());
   if (rows->empty()) return std::optional<Suppression>{};
   return std::optional<Suppression>(SuppressionFromRow(rows->front()));
+}
+
+Result<std::unordered_set<std::string>> MatchingKeys(store::Conn& c,
+                                                     const std::vector<std::string>& address_hashes,
+                                                     const std::vector<std::string>& domains) {
+  std::unordered_set<std::string> out;
+  constexpr size_t kPerStatement = 200;
+  auto look = [&](const char* column, const std::vector<std::string>& keys) -> Status {
+    for (size_t at = 0; at < keys.size(); at += kPerStatement) {
+      size_t n = std::min(kPerStatement, keys.size() - at);
+      std::string sql =
+          std::string("SELECT ") + column + " FROM suppressions WHERE " + column + " IN (?";
+      std::vector<Value> params{keys[at]};
+      for (size_t i = 1; i < n; ++i) {
+        sql += ", ?";
+        params.emplace_back(keys[at + i]);
+      }
+      auto rows = c.Query(sql + ")", params);
+      if (!rows) return Fail(rows.error());
+      for (const auto& r : *rows) out.insert(r.Str(0));
+    }
+    return Ok();
+  };
+  if (auto st = look("address_hash", address_hashes); !st) return Fail(st.error());
+  if (auto st = look("domain", domains); !st) return Fail(st.error());
+  return out;
 }
 
 Result<std::optional<int64_t>> Insert(store::Conn& c, const Suppression& s) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "src/core/result.h"
@@ -20,6 +21,11 @@ Result<std::optional<Suppression>> Find(store::Conn& c, int64_t id);
 // The entry of the address hash, else the entry of the domain (either may be empty).
 Result<std::optional<Suppression>> FindMatch(store::Conn& c, const std::string& address_hash,
                                              const std::string& domain);
+// Of the keys given, those an entry has: address hashes and domains, in one set (a hash
+// is 64 hex digits, never a domain). Statements of up to 200 keys of each kind.
+Result<std::unordered_set<std::string>> MatchingKeys(store::Conn& c,
+                                                     const std::vector<std::string>& address_hashes,
+                                                     const std::vector<std::string>& domains);
 // The new entry's id; nullopt when the address or domain already has one (nothing written).
 // `s.address_hash` or `s.domain` is set, not both.
 Result<std::optional<int64_t>> Insert(store::Conn& c, const Suppression& s);
