@@ -69,6 +69,11 @@ Status WireTransport(App::Services& s) {
           .worker_threads = s.config.worker_threads,
           .max_header_bytes = s.config.max_header_bytes,
           .max_body_bytes = s.config.max_body_bytes,
+          // A CSV upload to REST imports is stored as it arrives, never held whole.
+          .stream_body =
+              [&s](std::string_view method, std::string_view path, std::string_view type) {
+                return rest::StreamsRequestBody(s.config, method, path, type);
+              },
           .read_timeout_s = s.config.read_timeout_s,
           .idle_timeout_s = s.config.idle_timeout_s,
           .max_connections = s.config.max_connections,

@@ -70,13 +70,11 @@ crm::ContactFilter ExportFilter(const http::Request& req) {
 }
 
 http::Response ContactsCsv(const OverviewPagesDeps& d, const http::Request& req, const Person& p) {
-  std::string csv;
-  auto rows = d.exporter->WriteAll(ExportFilter(req), [&](std::string_view bytes) {
-    csv.append(bytes);
-    return true;
-  });
-  if (!rows) return ServiceErrorPage(rows.error(), ChromeFor(p, "contacts"), "/console/contacts");
-  http::Response r = http::Response::Text(200, std::move(csv), "text/csv; charset=utf-8");
+  auto stream = d.exporter->Stream(ExportFilter(req));
+  if (!stream)
+    return ServiceErrorPage(stream.error(), ChromeFor(p, "contacts"), "/console/contacts");
+  http::Response r = http::Response::Text(200, "", "text/csv; charset=utf-8");
+  r.stream = std::move(*stream);
   r.Set("Content-Disposition", "attachment; filename=\"contacts.csv\"");
   r.Set("Cache-Control", "no-store");
   return r;

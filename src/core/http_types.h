@@ -4,6 +4,7 @@
 // worker pool, never on an I/O thread).
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -17,6 +18,26 @@ namespace crmd::http {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+// A request's content handed to the handler as it arrives instead of read whole first
+// (ServerOptions::stream_body): Read copies up to n bytes into buf and answers how many, 0
+// once all `length` bytes (its Content-Length) have been read, kFailed when the rest cannot
+// be read (the client went away or stalled past read_timeout_s, the server is stopping),
+// after which what was read must not be taken for the whole. Read blocks; only the
+// handler's thread calls it, and only while the handler runs.
+struct BodyStream {
+  static constexpr size_t kFailed = static_cast<size_t>(-1);
+  uint64_t length = 0;
+  std::function<size_t(char* buf, size_t n)> read;
+};
+
+// The next piece of an answer streamed after its header section (Response::stream).
+enum class StreamStep {
+  kMore,    // `out` holds a piece; ask again
+  kEnd,     // `out` holds the last piece (maybe none)
+  kFailed,  // the answer cannot be finished: the connection closes without its end, so
+            // the client sees an incomplete answer, never a short one taken for whole
+};
+
 // Case-insensitive ASCII comparison, for header names.
 bool IEquals(std::string_view a, std::string_view b);
 
@@ -27,6 +48,8 @@ struct Request {
   std::string query;   // after '?', without it; may be empty
   Headers headers;     // as received; Host is the host the request named (docs/http.md)
   std::string body;
+  // Set instead of `body` for a request the server streams (ServerOptions::stream_body).
+  std::shared_ptr<BodyStream> body_stream;
   // The client's address: the TCP peer, or the client a trusted proxy forwarded
   // (config trusted_proxies). Rate limits and logs key on it.
   std::string remote_ip;
@@ -46,6 +69,11 @@ struct Response {
   int status = 200;
   Headers headers;
   std::string body;
+  // Set instead of `body` for an answer too large to hold: called on the worker pool after
+  // the header section is written, each call appending the next piece to `out` (chunked
+  // transfer coding; to an HTTP/1.0 client the connection's end marks the end). Not
+  // called for HEAD.
+  std::function<StreamStep(std::string& out)> stream;
 
   Response& Set(std::string name, std::string value);
   std::optional<std::string_view> Header(std::string_view name) const;

@@ -1,11 +1,15 @@
 #include "src/crm/contacts_export.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "src/core/crypto.h"
+#include "src/core/log.h"
 #include "src/crm/contact_status.h"
 #include "src/crm/contacts_repo.h"
 #include "src/crm/csv_export.h"
@@ -159,6 +163,33 @@ Result<ContactExportPage> ContactExporter::Page(const ContactFilter& filter,
   });
   if (!done) return Fail(done.error());
   return page;
+}
+
+Result<std::function<http::StreamStep(std::string&)>> ContactExporter::Stream(
+    const ContactFilter& filter) {
+  auto first = Page(filter, "");
+  if (!first) return Fail(first.error());
+  struct State {
+    ContactExporter& exporter;
+    ContactFilter filter;
+    std::optional<ContactExportPage> page;
+  };
+  auto state = std::make_shared<State>(
+      State{.exporter = *this, .filter = filter, .page = std::move(*first)});
+  return [state](std::string& out) {
+    if (!state->page) return http::StreamStep::kEnd;
+    out = std::move(state->page->csv);
+    std::optional<std::string> cursor = std::move(state->page->next_cursor);
+    state->page.reset();
+    if (!cursor) return http::StreamStep::kEnd;
+    auto next = state->exporter.Page(state->filter, *cursor);
+    if (!next) {
+      spdlog::error(R"("event":"export_failed","error":"{}")", JsonEscape(next.error().message));
+      return http::StreamStep::kFailed;
+    }
+    state->page = std::move(*next);
+    return http::StreamStep::kMore;
+  };
 }
 
 Result<size_t> ContactExporter::WriteAll(const ContactFilter& filter,

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/core/http_types.h"
 #include "src/core/result.h"
 #include "src/crm/contacts.h"
 #include "src/store/db.h"
@@ -58,6 +59,11 @@ class ContactExporter {
   Result<size_t> WriteAll(const ContactFilter& filter,
                           const std::function<bool(std::string_view)>& write,
                           int page_rows = kDefaultPageRows);
+
+  // The whole export as the pieces of a streamed answer (http::Response::stream), a page
+  // each: the first page is read here, so a bad filter is this call's error; the others
+  // as the listener asks for them (a page that cannot be read fails the answer).
+  Result<std::function<http::StreamStep(std::string&)>> Stream(const ContactFilter& filter);
 
  private:
   store::Database& db_;

@@ -23,8 +23,10 @@ namespace crmd::crm {
 
 inline constexpr size_t kMaxCsvRecordBytes = 1 << 20;
 
-// Fills `buf` with up to `n` bytes and answers how many (0 at the end of the input).
+// Fills `buf` with up to `n` bytes and answers how many (0 at the end of the input), or
+// kByteSourceFailed when the input cannot be read to its end (an upload cut short).
 using ByteSource = std::function<size_t(char* buf, size_t n)>;
+inline constexpr size_t kByteSourceFailed = static_cast<size_t>(-1);
 
 struct CsvRecord {
   std::vector<std::string> fields;

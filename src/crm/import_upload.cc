@@ -60,13 +60,16 @@ struct RecordCounter {
   int64_t Finish() const { return records + content; }
 };
 
-// Reads up to `want` bytes from `source` onto `out`; false when the input has ended.
-bool ReadUpTo(const ByteSource& source, std::string& out, size_t want) {
+// Reads up to `want` bytes from `source` onto `out`; false when the input has ended. A
+// source that fails is an error: what came before it is not the whole file.
+Result<bool> ReadUpTo(const ByteSource& source, std::string& out, size_t want) {
   size_t have = out.size();
   out.resize(have + want);
   size_t got = 0;
   while (got < want) {
     size_t n = source(out.data() + have + got, want - got);
+    if (n == kByteSourceFailed)
+      return Fail(Errc::kUnavailable, "the upload ended before the whole file arrived");
     if (n == 0) {
       out.resize(have + got);
       return false;
@@ -87,7 +90,9 @@ Status ImportService::Store(int64_t id, const ByteSource& source, ImportJob* job
     std::string chunk = std::move(carry);
     carry.clear();
     size_t before = chunk.size();
-    more = ReadUpTo(source, chunk, kUploadChunkBytes);
+    auto read = ReadUpTo(source, chunk, kUploadChunkBytes);
+    if (!read) return Fail(read.error());
+    more = *read;
     total += static_cast<int64_t>(chunk.size() - before);
     if (total > o_.max_bytes)
       return Fail(Errc::kPayloadTooLarge, "the file is larger than import_max_bytes (" +

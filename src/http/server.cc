@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "src/http/forwarding.h"
 #include "src/http/request_checks.h"
 #include "src/http/server_text.h"
+#include "src/http/streaming.h"
 #include "src/http/tls_contexts.h"
 
 namespace crmd::http {
@@ -353,6 +355,11 @@ class Server::Impl {
         co_return;
       }
       Request req = HeaderSection(in, buffer);
+      const bool streamed = Streams(in, req);
+      if (!streamed && in.plain && in.plain->content_length > options_.max_body_bytes) {
+        co_await WriteParseError(stream, bhttp::error::body_limit, remote);
+        co_return;
+      }
 
       SetBusy(conn, true);
       struct Busy {
@@ -361,7 +368,15 @@ class Server::Impl {
         ~Busy() { self->SetBusy(conn, false); }
       } busy{this, conn};
 
-      if (!co_await ReadBody(stream, buffer, deadline, remote, in, req)) co_return;
+      std::optional<StreamedContent<Stream>> content;
+      if (streamed) {
+        if (!co_await Continue(stream, buffer, in)) co_return;
+        content.emplace(stream, buffer, deadline, std::chrono::seconds(options_.read_timeout_s),
+                        in.plain->content_length);
+        req.body_stream = content->Source();
+      } else if (!co_await ReadBody(stream, buffer, deadline, remote, in, req)) {
+        co_return;
+      }
       Complete(req, in, remote, tls);
 
       auto started = std::chrono::steady_clock::now();
@@ -377,10 +392,15 @@ class Server::Impl {
         // the trace (MCP _meta), and the access log line below names the final one.
         res = co_await OnWorker(req, log_context);
       }
-
-      const bool close = !in.keep_alive || stopping_;
+      // Content the handler left unread ends the connection: it cannot carry another
+      // request.
+      if (content) content->Close();
+      const bool close = !in.keep_alive || stopping_ || (content && !content->Complete()) ||
+                         (res.stream && in.facts.version < 11);
       const bool written =
-          co_await WriteAnswer(stream, deadline, req, res, in.facts.version, close);
+          res.stream ? co_await WriteStreamed(stream, deadline, req, res, in.facts.version, close,
+                                              log_context)
+                     : co_await WriteAnswer(stream, deadline, req, res, in.facts.version, close);
       LogRequest(req, res, in.client, remote, started, std::move(log_context));
       if (!written || close) co_return;
     }
@@ -427,7 +447,8 @@ class Server::Impl {
   beast::error_code ParseHead(beast::flat_buffer& buffer, Incoming& in) {
     const std::string_view block_text(static_cast<const char*>(buffer.data().data()),
                                       in.block.size);
-    in.plain = ParsePlainHead(block_text, options_.max_body_bytes);
+    // Any Content-Length: Serve holds it to max_body_bytes unless the handler streams it.
+    in.plain = ParsePlainHead(block_text, std::numeric_limits<size_t>::max());
     if (in.plain) {
       in.facts = std::move(in.plain->head);
       in.keep_alive = in.plain->keep_alive;
@@ -491,6 +512,27 @@ class Server::Impl {
     return req;
   }
 
+  // Whether the handler reads this request's content as it arrives
+  // (ServerOptions::stream_body) rather than the listener reading it whole.
+  bool Streams(const Incoming& in, const Request& req) const {
+    if (!in.plain || in.plain->content_length == 0 || !options_.stream_body) return false;
+    std::string_view target = in.checked.target;
+    std::string_view path = target.substr(0, target.find('?'));
+    return options_.stream_body(req.method, path, req.Header("Content-Type").value_or(""));
+  }
+
+  // RFC 9110 §10.1.1: 100 Continue only to HTTP/1.1 (CheckRequestHead ignores Expect in
+  // 1.0), only after the header checks passed, and only when content is still to come.
+  template <typename Stream>
+  awaitable<bool> Continue(Stream& stream, beast::flat_buffer& buffer, Incoming& in) {
+    const bool content_here =
+        in.plain ? buffer.size() >= in.plain->content_length : in.parser->is_done();
+    if (!in.checked.expect_continue || content_here) co_return true;
+    bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
+    auto [ec, n] = co_await bhttp::async_write(stream, cont, kTuple);
+    co_return !ec;
+  }
+
   // 5. The content. For a plain head exactly Content-Length bytes (0 without the field;
   //    RFC 9112 §6.3), what follows belongs to the next request; otherwise Beast reads it,
   //    chunked included. A 100 Continue goes first when the client waits for it. False:
@@ -498,14 +540,7 @@ class Server::Impl {
   template <typename Stream>
   awaitable<bool> ReadBody(Stream& stream, beast::flat_buffer& buffer, ConnectionDeadline& deadline,
                            const std::string& remote, Incoming& in, Request& req) {
-    // RFC 9110 §10.1.1: 100 only to HTTP/1.1 (CheckRequestHead ignores Expect in 1.0),
-    // only after the header checks passed, and only when content is still to come.
-    const bool content_here =
-        in.plain ? buffer.size() >= in.plain->content_length : in.parser->is_done();
-    if (in.checked.expect_continue && !content_here) {
-      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
-      co_await bhttp::async_write(stream, cont, kTuple);
-    }
+    co_await Continue(stream, buffer, in);
     if (in.plain) {
       const size_t length = in.plain->content_length;
       if (buffer.size() < length) {
@@ -587,6 +622,81 @@ class Server::Impl {
     if (!ec && wire.content_follows)
       std::tie(ec, n) = co_await asio::async_write(stream, asio::buffer(res.body), kTuple);
     co_return !ec;
+  }
+
+  // 7b. A streamed answer (Response::stream): the head, then the pieces the handler's
+  //     producer makes on the worker pool, each written as a chunk (to HTTP/1.0, as it is;
+  //     the connection's close ends it). False: the write failed or the producer did, and
+  //     the connection ends without the answer's end.
+  template <typename Stream>
+  awaitable<bool> WriteStreamed(Stream& stream, ConnectionDeadline& deadline, const Request& req,
+                                Response& res, unsigned version, bool close,
+                                const LogContext& log_context) {
+    thread_local HttpDateCache dates;
+    const std::string_view date = dates.At(std::chrono::system_clock::now());
+    const bool chunked = version >= 11;
+    ResponseFraming framing{.reason = {},
+                            .date = date,
+                            .request_id = req.request_id,
+                            .tls = req.tls,
+                            .close = close,
+                            .http10_keep_alive = false,
+                            .head = req.method == "HEAD",
+                            .streamed = true,
+                            .chunked = chunked};
+    auto wire = FrameAnswer(res, framing, ReasonPhrase);
+    deadline.Set(std::chrono::seconds(options_.read_timeout_s));
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(wire.bytes), kTuple);
+    if (ec) co_return false;
+    if (wire.replaced) {
+      spdlog::error(R"("event":"invalid_response_field","request_id":"{}")", req.request_id);
+      co_return true;  // FrameAnswer made it a whole 500
+    }
+    if (framing.head || NoContent(res.status)) co_return true;
+    for (StreamStep step = StreamStep::kMore; step == StreamStep::kMore;) {
+      std::string piece;
+      step = co_await OnWorkerPiece(res.stream, piece, log_context);
+      if (step == StreamStep::kFailed) {
+        spdlog::warn(R"("event":"stream_failed","request_id":"{}")", req.request_id);
+        co_return false;
+      }
+      std::string bytes = chunked ? ChunkBytes(piece, step == StreamStep::kEnd) : std::move(piece);
+      if (bytes.empty()) continue;
+      deadline.Set(std::chrono::seconds(options_.read_timeout_s));
+      std::tie(ec, n) = co_await asio::async_write(stream, asio::buffer(bytes), kTuple);
+      if (ec) co_return false;
+    }
+    co_return true;
+  }
+
+  // The next piece of a streamed answer, made on the worker pool; a producer that throws
+  // has failed.
+  auto OnWorkerPiece(const std::function<StreamStep(std::string&)>& producer, std::string& piece,
+                     const LogContext& log_context) {
+    return asio::async_initiate<decltype(use_awaitable), void(StreamStep)>(
+        [this, &producer, &piece, &log_context](auto handler) {
+          auto work = asio::make_work_guard(asio::get_associated_executor(handler));
+          workers_.Post([&producer, &piece, &log_context, handler = std::move(handler),
+                         work = std::move(work)]() mutable {
+            StreamStep step = StreamStep::kFailed;
+            {
+              LogScope scope(LogContext(log_context));
+              try {
+                step = producer(piece);
+              } catch (const std::exception& e) {
+                spdlog::error(R"("event":"unhandled_exception","what":"{}")", JsonEscape(e.what()));
+              } catch (...) {
+                spdlog::error(R"("event":"unhandled_exception")");
+              }
+            }
+            auto executor = work.get_executor();
+            asio::post(executor, [handler = std::move(handler), step]() mutable {
+              std::move(handler)(step);
+            });
+            work.reset();
+          });
+        },
+        use_awaitable);
   }
 
   // 8. The access log line. Its fields (escaped path, peer) cost allocations on every

@@ -10,8 +10,10 @@
 //
 // Thread-safe: Start/Stop/Wait may be called from any thread.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/core/http_types.h"
@@ -31,6 +33,13 @@ struct ServerOptions {
   int worker_threads = 2;
   size_t max_header_bytes = 16 * 1024;
   size_t max_body_bytes = 1024 * 1024;
+  // Requests whose content the handler reads as it arrives (Request::body_stream) instead
+  // of the listener reading it whole first, asked of a request with a Content-Length (a
+  // chunked one is read whole) with its method, path and Content-Type (empty when absent).
+  // max_body_bytes does not apply to them: the handler holds the length to its own limit
+  // (BodyStream::length) before it reads. Unset: none.
+  std::function<bool(std::string_view method, std::string_view path, std::string_view content_type)>
+      stream_body;
   int read_timeout_s = 30;
   int idle_timeout_s = 60;
   int max_connections = 10000;

@@ -1,6 +1,7 @@
 #include "src/http/server_text.h"
 
 #include <array>
+#include <cstdio>
 
 #include "src/core/clock.h"
 #include "src/core/log.h"
@@ -115,8 +116,24 @@ std::optional<std::string> ResponseHead(const Response& res, const ResponseFrami
     AppendField(out, "Connection", "close");
   else if (f.http10_keep_alive)
     AppendField(out, "Connection", "keep-alive");
-  if (!NoContent(res.status)) AppendField(out, "Content-Length", std::to_string(res.body.size()));
+  if (f.streamed) {
+    if (f.chunked && !NoContent(res.status)) AppendField(out, "Transfer-Encoding", "chunked");
+  } else if (!NoContent(res.status)) {
+    AppendField(out, "Content-Length", std::to_string(res.body.size()));
+  }
   out.append("\r\n");
+  return out;
+}
+
+std::string ChunkBytes(std::string_view piece, bool last) {
+  std::string out;
+  if (!piece.empty()) {
+    char size[20];
+    int n = std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+    out.reserve(piece.size() + static_cast<size_t>(n) + 7);
+    out.append(size, static_cast<size_t>(n)).append(piece).append("\r\n");
+  }
+  if (last) out.append("0\r\n\r\n");
   return out;
 }
 
@@ -132,7 +149,7 @@ AnswerBytes FrameAnswer(Response& res, ResponseFraming framing,
     out.replaced = true;
   }
   out.bytes = std::move(*head);
-  if (!framing.head && !NoContent(res.status)) {
+  if (!framing.head && !framing.streamed && !NoContent(res.status)) {
     constexpr size_t kCopyLimit = 64 * 1024;
     if (res.body.size() <= kCopyLimit)
       out.bytes.append(res.body);

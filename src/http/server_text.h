@@ -44,7 +44,16 @@ struct ResponseFraming {
   bool close = false;              // the connection closes after this answer
   bool http10_keep_alive = false;  // an HTTP/1.0 client keeps the connection: say so
   bool head = false;               // an answer to HEAD: the GET answer's head, no content
+  // A streamed answer (Response::stream): no Content-Length, but Transfer-Encoding:
+  // chunked, or, to an HTTP/1.0 client (`close` then set), nothing: the close ends it.
+  bool streamed = false;
+  bool chunked = false;
 };
+
+// One piece of a chunked answer as it goes on the wire (RFC 9112 §7.1): its size in hex,
+// CRLF, the piece, CRLF; `last` adds the last chunk and the end of the (empty) trailer.
+// An empty piece that is not the last writes nothing (an empty chunk would end the answer).
+std::string ChunkBytes(std::string_view piece, bool last);
 
 // The status line and header section of `res` as an HTTP/1.1 answer (RFC 9112 §4, §5),
 // ending with the empty line; the content, `res.body`, is sent after it unless

@@ -3,11 +3,12 @@
 // GET /campaigns/{id}/recipients?format=csv (a campaign's recipients and their final
 // state; any key, as the JSON log of that route, src/rest/mail_api.cc).
 //
-// The HTTP layer answers whole bodies, so an export comes in pages: up to `limit` rows
-// (default 10000, at most 100000), and, when there are more, a `Link: <...>; rel="next"`
-// header with a cursor (also in `Crmd-Next-Cursor`). Only the first page has the header
-// row, so the pages' bodies concatenated are one CSV file (crmctl does this). Memory holds
-// one page however large the list.
+// A contacts export without `limit` or `cursor` is the whole file in one answer, streamed
+// (chunked) a page of rows at a time as it is read. With `limit` (at most 100000; the
+// campaign recipients' CSV always, default 10000) it comes in pages: up to `limit` rows
+// and, when there are more, a `Link: <...>; rel="next"` header with a cursor (also in
+// `Crmd-Next-Cursor`). Only the first page has the header row, so the pages' bodies
+// concatenated are one CSV file. Memory holds one page however large the list.
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct ExportQuery {
   crm::ContactFilter filter;
   std::string cursor;
   int limit = kDefaultExportRows;
+  bool paged = false;  // limit or cursor given
   std::string format;
 };
 
@@ -41,7 +43,9 @@ std::vector<FieldError> ReadExportQuery(const std::string& query, bool contacts,
   for (const auto& [k, v] : http::ParseForm(query)) {
     if (k == "cursor") {
       q.cursor = v;
+      q.paged = true;
     } else if (k == "limit") {
+      q.paged = true;
       auto n = ParseId(v);
       if (!n || *n > 100000)
         errors.push_back({k, "invalid", "must be a whole number from 1 to 100000"});
@@ -88,6 +92,26 @@ http::Response CsvPage(const http::Request& req, std::string csv,
   return r;
 }
 
+// A refused filter (a tag or list that does not exist is the parameter's error).
+http::Response RefusedExport(const http::Request& req, const Error& e) {
+  if (e.code == Errc::kNotFound)
+    return Invalid(req,
+                   {{e.message.rfind("tag", 0) == 0 ? "tag" : "list", "not_found", e.message}});
+  return ProblemFromError(req, e);
+}
+
+// The whole contacts export in one answer, streamed a page at a time as it is read.
+http::Response StreamedContacts(const http::Request& req, crm::ContactExporter& exporter,
+                                const crm::ContactFilter& filter) {
+  auto stream = exporter.Stream(filter);
+  if (!stream) return RefusedExport(req, stream.error());
+  http::Response r = http::Response::Text(200, "", "text/csv; charset=utf-8");
+  r.Set("Content-Disposition", "attachment; filename=\"contacts.csv\"");
+  r.Set("Cache-Control", "no-store");
+  r.stream = std::move(*stream);
+  return r;
+}
+
 }  // namespace
 
 http::Response CampaignRecipientsCsv(RestContext& ctx, marketing::RecipientsExporter& exporter,
@@ -107,12 +131,9 @@ void AddExportRoutes(RestRouter& router, const RestDeps& deps) {
                 ExportQuery q;
                 auto errors = ReadExportQuery(ctx.req.query, true, q);
                 if (!errors.empty()) return Invalid(ctx.req, std::move(errors));
+                if (!q.paged) return StreamedContacts(ctx.req, *exporter, q.filter);
                 auto page = exporter->Page(q.filter, q.cursor, q.limit);
-                if (!page && page.error().code == Errc::kNotFound)
-                  return Invalid(ctx.req,
-                                 {{page.error().message.rfind("tag", 0) == 0 ? "tag" : "list",
-                                   "not_found", page.error().message}});
-                if (!page) return ProblemFromError(ctx.req, page.error());
+                if (!page) return RefusedExport(ctx.req, page.error());
                 return CsvPage(ctx.req, std::move(page->csv), page->next_cursor, "contacts.csv");
               }});
 }

@@ -29,6 +29,23 @@ bool IsCsvContentType(std::string_view ct) {
   return lower == "text/csv" || lower == "application/csv";
 }
 
+// The upload's bytes as the import reads them: the streamed body, or a file held whole (a
+// multipart form's part). A streamed body that ends before its length is a failed read.
+crm::ByteSource UploadSource(const RestContext& ctx, std::string_view file, size_t& pos) {
+  if (const auto& body = ctx.req.body_stream) {
+    return [body](char* buf, size_t n) {
+      size_t k = body->read(buf, n);
+      return k == http::BodyStream::kFailed ? crm::kByteSourceFailed : k;
+    };
+  }
+  return [file, &pos](char* buf, size_t n) {
+    size_t k = std::min(n, file.size() - pos);
+    std::memcpy(buf, file.data() + pos, k);
+    pos += k;
+    return k;
+  };
+}
+
 // A refused file or option: 422 naming the reason, as a field error on "file" (what is
 // wrong with the body) or on the option the message is about.
 http::Response RefusedImport(const RestContext& ctx, const Error& e, const char* field) {
@@ -53,7 +70,7 @@ std::optional<http::Response> ReadImportUpload(const RestContext& ctx, ImportUpl
   auto ct = ctx.req.Header("Content-Type");
   up->params = http::ParseForm(ctx.req.query);
   if (ct && IsCsvContentType(*ct)) {
-    up->file = ctx.req.body;
+    up->file = ctx.req.body;  // empty when streamed (UploadSource)
     return std::nullopt;
   }
   auto boundary = ct ? http::MultipartBoundary(*ct) : std::nullopt;
@@ -84,7 +101,8 @@ std::optional<http::Response> ReadImportUpload(const RestContext& ctx, ImportUpl
 
 http::Response CreateImport(crm::ImportService& imports, const Config& config,
                             const std::string& base, RestContext& ctx) {
-  if (static_cast<int64_t>(ctx.req.body.size()) > config.import_max_bytes)
+  const uint64_t length = ctx.req.body_stream ? ctx.req.body_stream->length : ctx.req.body.size();
+  if (length > static_cast<uint64_t>(config.import_max_bytes))
     return Problem(ctx.req, {.status = 413,
                              .code = "payload_too_large",
                              .detail = "the file is larger than import_max_bytes (" +
@@ -100,12 +118,7 @@ http::Response CreateImport(crm::ImportService& imports, const Config& config,
     return RefusedImport(ctx, options.error(), field.c_str());
   }
   size_t pos = 0;
-  auto job = imports.Create(ImportKeyActor(ctx), *options, [&](char* buf, size_t n) {
-    size_t k = std::min(n, up.file.size() - pos);
-    std::memcpy(buf, up.file.data() + pos, k);
-    pos += k;
-    return k;
-  });
+  auto job = imports.Create(ImportKeyActor(ctx), *options, UploadSource(ctx, up.file, pos));
   if (!job) {
     bool about_list = job.error().message.rfind("list:", 0) == 0;
     return RefusedImport(ctx, job.error(), about_list ? "list" : "file");
@@ -116,6 +129,13 @@ http::Response CreateImport(crm::ImportService& imports, const Config& config,
 }
 
 }  // namespace
+
+bool StreamsRequestBody(const Config& config, std::string_view method, std::string_view path,
+                        std::string_view content_type) {
+  // Asked of every request with content (each tool call): the cheap tests first.
+  return method == "POST" && path.ends_with("/imports") && IsCsvContentType(content_type) &&
+         path == RestBasePath(config) + "/imports";
+}
 
 void AddImportRoutes(RestRouter& router, const RestDeps& deps) {
   crm::ImportService* imports = deps.crm->imports.get();

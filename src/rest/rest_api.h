@@ -57,6 +57,11 @@ struct RestDeps {
 
 // "/api/crm/v1" from the config (no trailing slash).
 std::string RestBasePath(const Config& config);
+// The REST requests whose content the listener streams to the handler
+// (http::ServerOptions::stream_body): a CSV file sent as the body of POST .../imports, held
+// to import_max_bytes instead of max_body_bytes and stored as it arrives.
+bool StreamsRequestBody(const Config& config, std::string_view method, std::string_view path,
+                        std::string_view content_type);
 
 class RestApi {
  public:

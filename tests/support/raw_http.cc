@@ -84,6 +84,23 @@ std::optional<RawResponse> RawConnection::Read(std::chrono::milliseconds timeout
   size_t sp = r.head.find(' ');
   r.version = r.head.substr(0, sp);
   r.status = sp == std::string::npos ? 0 : std::atoi(r.head.c_str() + sp + 1);
+  if (auto te = r.Header("Transfer-Encoding"); te && http::IEquals(*te, "chunked")) {
+    size_t at = end + 4;
+    for (;;) {
+      size_t eol;
+      while ((eol = buffered_.find("\r\n", at)) == std::string::npos)
+        if (!fill()) return std::nullopt;
+      size_t size = std::strtoul(buffered_.c_str() + at, nullptr, 16);
+      while (buffered_.size() < eol + 2 + size + 2)
+        if (!fill()) return std::nullopt;
+      at = eol + 2 + size + 2;
+      if (size == 0) break;  // the last chunk, and an empty trailer section
+      r.body.append(buffered_, eol + 2, size);
+      ++r.chunks;
+    }
+    buffered_.erase(0, at);
+    return r;
+  }
   size_t length = 0;
   if (auto cl = r.Header("Content-Length")) length = std::strtoul(cl->c_str(), nullptr, 10);
   while (buffered_.size() < end + 4 + length)
@@ -91,6 +108,20 @@ std::optional<RawResponse> RawConnection::Read(std::chrono::milliseconds timeout
   r.body = buffered_.substr(end + 4, length);
   buffered_.erase(0, end + 4 + length);
   return r;
+}
+
+std::string RawConnection::ReadToClose(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  std::string out = std::move(buffered_);
+  buffered_.clear();
+  for (;;) {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, RemainingMs(deadline)) <= 0) return out;
+    char buf[4096];
+    ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+  }
 }
 
 bool RawConnection::Closed(std::chrono::milliseconds timeout) {

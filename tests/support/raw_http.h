@@ -13,8 +13,9 @@ namespace crmd::testing {
 struct RawResponse {
   std::string version;  // "HTTP/1.1"
   int status = 0;
-  std::string head;  // status line and fields, as received
-  std::string body;
+  std::string head;   // status line and fields, as received
+  std::string body;   // a chunked body decoded
+  size_t chunks = 0;  // the chunks of a chunked body (the last, empty one not counted)
 
   // First field with this name (case-insensitive).
   std::optional<std::string> Header(std::string_view name) const;
@@ -32,7 +33,11 @@ class RawConnection {
   void Send(std::string_view bytes);
   // Reads one response (a 1xx too), framed by Content-Length; nullopt on EOF, reset or
   // timeout before it is complete.
+  // A chunked one (Transfer-Encoding: chunked) is read to its last chunk and decoded;
+  // nullopt when the connection ends before it.
   std::optional<RawResponse> Read(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  // Every byte until the server closes the connection (what Read left unread first).
+  std::string ReadToClose(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   // True when the server has closed the connection: nothing is left unread, and a further
   // request on it gets end-of-stream or a reset instead of an answer.
   bool Closed(std::chrono::milliseconds timeout = std::chrono::seconds(5));

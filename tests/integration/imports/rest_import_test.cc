@@ -14,6 +14,7 @@
 #include "src/store/db.h"
 #include "tests/integration/crmctl/run_crmctl.h"
 #include "tests/support/crmd_process.h"
+#include "tests/support/raw_http.h"
 #include "tests/support/test_database.h"
 #include "tests/support/test_server.h"
 
@@ -101,6 +102,38 @@ TEST_F(RestImport, RefusesBadFilesAtOnceWithProblemJsonNamingTheReason) {
   auto json = Call("POST", "/imports", "{}", "application/json");
   EXPECT_EQ(json.status, 415);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM imports"), 0);
+}
+
+// A CSV body is stored as it arrives: a file far over max_body_bytes imports whole (held to
+// import_max_bytes instead), while the same file in a multipart form is still refused.
+TEST_F(RestImport, AFileOverMaxBodyBytesIsStreamedIntoTheImport) {
+  std::vector<std::string> config = Config({"--max_body_bytes=65536"});
+  CrmdProcess crmd(config, dir.path() + "/crmd.log");
+  ASSERT_TRUE(WaitHealthy());
+  std::string file = "email,first_name,note\n";
+  const std::string note(200, 'n');
+  constexpr int kRows = 3000;
+  for (int i = 0; i < kRows; ++i)
+    file += "big" + std::to_string(i) + "@example.com,Row" + std::to_string(i) + "," + note + "\n";
+  ASSERT_GT(file.size(), 600'000u);
+  auto posted = Call("POST", "/imports?events=false", file);
+  ASSERT_EQ(posted.status, 202) << posted.body;
+  auto job = WaitEnded(std::string(posted.Header("Location").value_or("")).substr(11), 120);
+  EXPECT_EQ(job["status"], "done") << job.dump();
+  EXPECT_EQ(job["bytes_total"], file.size());
+  EXPECT_EQ(job["rows_total"], kRows);
+  EXPECT_EQ(job["created"], kRows);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM contacts WHERE email LIKE 'big%'"), kRows);
+
+  // A multipart form is read whole, so max_body_bytes holds: refused before its content.
+  testing::RawConnection raw(port);
+  raw.Send("POST /api/crm/v1/imports HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + key +
+           "\r\nContent-Type: multipart/form-data; boundary=b\r\nExpect: 100-continue\r\n" +
+           "Content-Length: " + std::to_string(file.size()) + "\r\n\r\n");
+  auto refused = raw.Read();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 413) << refused->body;
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM imports"), 1);
 }
 
 TEST_F(RestImport, RunsInTheBackgroundReportsProgressAndServesTheErrorFile) {

@@ -5,8 +5,10 @@
 
 #include <map>
 
+#include "src/crm/seed.h"
 #include "src/crm/services.h"
 #include "tests/integration/rest/rest_fixture.h"
+#include "tests/support/raw_http.h"
 
 namespace crmd::resttest {
 namespace {
@@ -229,6 +231,37 @@ TEST_F(RestExport, PagesFollowTheNextLinkAndConcatenateToTheWholeFile) {
   }
   EXPECT_EQ(pages, 4);  // 10 contacts, 3 a page
   EXPECT_EQ(joined, whole);
+}
+
+// Without limit or cursor the whole export is one answer, streamed in chunks as its pages
+// are read: the same bytes as the pages following their links.
+TEST_F(RestExport, WithoutALimitTheWholeFileIsOneStreamedAnswer) {
+  auto seeded =
+      crm::Seed(*server_.app().services().db, {.contacts = 12000, .batch = 2000, .seed = 7});
+  ASSERT_TRUE(seeded) << seeded.error().message;
+  std::string paged;
+  std::string next = Url("/contacts/export?limit=100000");
+  for (int pages = 0; !next.empty() && pages < 5; ++pages) {
+    auto r = server_.Get(next, Bearer(admin_));
+    ASSERT_EQ(r.status, 200) << r.body;
+    paged += r.body;
+    next.clear();
+    if (auto link = r.Header("Link")) next = std::string(link->substr(1, link->find('>') - 1));
+  }
+  ASSERT_GT(paged.size(), 0u);
+
+  testing::RawConnection c(testing::PortOf(server_.base_url()));
+  c.Send("GET /api/crm/v1/contacts/export HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+         admin_ + "\r\n\r\n");
+  auto r = c.Read(std::chrono::seconds(60));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->Header("Transfer-Encoding").value_or(""), "chunked");
+  EXPECT_FALSE(r->Header("Link"));
+  EXPECT_EQ(r->Header("Content-Type").value_or(""), "text/csv; charset=utf-8");
+  EXPECT_GE(r->chunks, 3u);  // 12,003 rows in pages of 5,000
+  EXPECT_EQ(r->body, paged);
+  EXPECT_EQ(ParseCsv(r->body).size(), 12004u);  // the header row and every contact
 }
 
 }  // namespace
