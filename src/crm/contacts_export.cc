@@ -20,9 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-// The pages of the first pass, which only collects custom field keys.
-constexpr int kKeyScanRows = 10000;
-
 const Error kBadExportCursor{
     Errc::kInvalidArgument, "cursor is not valid; pass next_cursor unchanged", {}};
 
@@ -125,20 +122,13 @@ Result<ContactExportPage> ContactExporter::Page(const ContactFilter& filter,
     at = std::move(*decoded);
   } else {
     // First pass: the custom field keys of every selected contact, for the header.
-    std::set<std::string> keys;
-    for (int64_t after = 0;;) {
-      auto rows = db_.Read([&](store::Conn& c) -> Result<std::vector<Contact>> {
-        auto rf = Resolve(c, filter);
-        if (!rf) return Fail(rf.error());
-        return contacts_repo::ListContacts(c, *rf, after, kKeyScanRows);
-      });
-      if (!rows) return Fail(rows.error());
-      for (const auto& k : *rows)
-        for (const auto& [key, v] : k.custom_fields.items()) keys.insert(key);
-      if (rows->size() < static_cast<size_t>(kKeyScanRows)) break;
-      after = rows->back().id;
-    }
-    at.keys.assign(keys.begin(), keys.end());
+    auto keys = db_.Read([&](store::Conn& c) -> Result<std::set<std::string>> {
+      auto rf = Resolve(c, filter);
+      if (!rf) return Fail(rf.error());
+      return contacts_repo::CustomFieldKeys(c, *rf);
+    });
+    if (!keys) return Fail(keys.error());
+    at.keys.assign(keys->begin(), keys->end());
     page.csv = HeaderRow(at.keys);
   }
   auto done = db_.Read([&](store::Conn& c) -> Status {

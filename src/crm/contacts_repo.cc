@@ -1,6 +1,7 @@
 #include "src/crm/contacts_repo.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "src/core/text.h"
 
@@ -328,6 +329,28 @@ Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& 
   std::vector<Contact> out;
   out.reserve(rows->size());
   for (auto& r : *rows) out.push_back(FromRow(r));
+  return out;
+}
+
+Result<std::set<std::string>> CustomFieldKeys(store::Conn& c, const ResolvedFilter& f) {
+  ResolvedFilter rf = f;
+  if (f.filter->query) {
+    auto common = QueryIsCommon(c, *f.filter->query);
+    if (!common) return Fail(common.error());
+    rf.query_is_common = *common;
+  }
+  auto [inner, params] = ListContactsSql(rf, 0, std::numeric_limits<int>::max());
+  const bool pg = c.dialect() == store::Dialect::kPostgres;
+  std::string sql = pg ? "SELECT DISTINCT k FROM (" + inner +
+                             ") s, jsonb_object_keys(s.custom_fields::jsonb) k "
+                             "WHERE s.custom_fields <> '{}'"
+                       : "SELECT DISTINCT j.key FROM (" + inner +
+                             ") s, json_each(s.custom_fields) j "
+                             "WHERE s.custom_fields <> '{}'";
+  auto rows = c.Query(sql, params);
+  if (!rows) return Fail(rows.error());
+  std::set<std::string> out;
+  for (const auto& r : *rows) out.insert(r.Str(0));
   return out;
 }
 

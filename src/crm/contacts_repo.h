@@ -6,6 +6,7 @@
 // REQUIRES: lookups inside Database::Read or Write; every write inside Database::Write.
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,11 @@ Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& 
 // The SQL and parameters ListContacts runs (for EXPLAIN QUERY PLAN tests).
 std::pair<std::string, std::vector<store::Value>> ListContactsSql(const ResolvedFilter& f,
                                                                   int64_t after_id, int limit);
+
+// The custom field keys of every contact `f` selects, read by the engine from the stored
+// JSON (json_each, jsonb_object_keys) in one statement: an export's header, without
+// decoding each contact here.
+Result<std::set<std::string>> CustomFieldKeys(store::Conn& c, const ResolvedFilter& f);
 
 // The tag and list names of the contacts with ids in [from_id, to_id] (an export's page),
 // in no particular order: (contact id, is_list, name).

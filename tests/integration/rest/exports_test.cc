@@ -176,6 +176,17 @@ TEST_F(RestExport, FiltersAreThoseOfListContacts) {
   EXPECT_EQ(only("query=mal"), (std::vector<std::string>{"mallory@example.com"}));
   EXPECT_EQ(only("created_after=2000-01-01T00:00:00Z").size(), 3u);
   EXPECT_TRUE(only("created_before=2000-01-01").empty());
+  // The custom columns are those of the contacts the filter selects.
+  auto header = [&](const std::string& query) { return ParseCsv(Export(query).body).at(0); };
+  const std::vector<std::string> fixed(std::begin(crm::kExportColumns),
+                                       std::end(crm::kExportColumns));
+  EXPECT_EQ(header("status=unsubscribed"), fixed);
+  auto vip = fixed;
+  vip.insert(vip.end(), {"active", "company", "seats"});
+  EXPECT_EQ(header("tag=vip"), vip);
+  auto mallory = fixed;
+  mallory.insert(mallory.end(), {"company", "note"});
+  EXPECT_EQ(header("query=mal"), mallory);
   // The header row is there even when nothing matches.
   auto none = Export("status=complained");
   EXPECT_EQ(ParseCsv(none.body).size(), 1u) << none.body;
