@@ -243,6 +243,7 @@ step('build a form and submit its embed code from a page on another origin', asy
   await page.type('#honeypot', 'website');
   await clickAndWait('#builder button[type=submit]');
   ok((await h1()).startsWith('Form: Shop footer'), 'the form page', await h1());
+  state.formPage = page.url();
   await shot('05-form-embed-code');
   embedPage = await page.$eval('#embed', (t) => t.value);
   ok(embedPage.includes('data-crmd-form') && embedPage.includes('/form/submit/frm_'), 'the embed code posts to the submit endpoint, naming the form by its public id');
@@ -470,7 +471,7 @@ step('the audit log, filtered', async () => {
 step('readable at 360 px and usable with the keyboard', async () => {
   await page.setViewport({ width: 360, height: 740 });
   for (const p of ['/console', '/console/api-keys', '/console/webhooks', '/console/hooks', '/console/forms', '/console/apps', '/console/audit',
-    '/console/contacts', state.readerPage.slice(BASE.length)]) {
+    '/console/contacts', state.readerPage.slice(BASE.length), state.formPage.slice(BASE.length)]) {
     await page.goto(`${BASE}${p}`);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     ok(width <= 360, `${p} fits 360 px without sideways scrolling`, `${width}px`);
@@ -485,8 +486,8 @@ step('readable at 360 px and usable with the keyboard', async () => {
   await page.setViewport({ width: 1280, height: 900 });
 });
 
-step('sign out', async () => {
-  await clickAndWait('#signout button[type=submit]');
+step('sign out, with one click on the header\'s Sign out', async () => {
+  await clickAndWait('header.top form.who button[type=submit]');
   ok(page.url().startsWith(`${BASE}/console/login`), 'signed out, at the sign-in page', page.url());
   await page.goto(`${BASE}/console/apps`);
   ok(page.url().startsWith(`${BASE}/console/login`), 'the console asks to sign in again');
