@@ -266,6 +266,31 @@ TEST_F(ModernEndpointTest, HeaderMismatchIs32020_StreamableHttp_ServerValidation
 }
 
 TEST_F(ModernEndpointTest,
+// The header names 2026-07-28 and _meta a session-based revision: the two disagree, which
+// is HeaderMismatch (-32020, HTTP 400) with the request's id, not the session path's
+// refusal of an unsupported MCP-Protocol-Version (-32000).
+TEST_F(ModernEndpointTest,
+       A2026HeaderOverA2025MetaIsHeaderMismatch_StreamableHttp_ProtocolVersionHeader) {
+  json meta = Meta();
+  meta[kMetaProtocolVersion] = "2025-11-25";
+  for (const char* method : {"tools/list", "tools/call"}) {
+    json params{{"_meta", meta}};
+    if (std::string(method) == "tools/call") {
+      params["name"] = "whoami";
+      params["arguments"] = json::object();
+    }
+    auto res = Send(Body(method, params, 11));
+    EXPECT_EQ(res.status, 400) << method << ": " << res.body;
+    json body = Checked(res, "HeaderMismatchError");
+    EXPECT_EQ(body["id"], 11) << res.body;
+    EXPECT_EQ(body["error"]["code"], -32020) << res.body;
+    EXPECT_EQ(body["error"]["message"],
+              "Header mismatch: MCP-Protocol-Version header '2026-07-28' does not match "
+              "_meta.io.modelcontextprotocol/protocolVersion '2025-11-25'")
+        << res.body;
+  }
+}
+
        Base64EncodedMcpNameIsDecodedBeforeComparing_StreamableHttp_ValueEncoding) {
   json call =
       Body("tools/call", {{"name", "whoami"}, {"arguments", json::object()}, {"_meta", Meta()}});
