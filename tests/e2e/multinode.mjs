@@ -59,7 +59,8 @@ function toolResult(r) {
   const result = r.json?.result;
   if (!result) return { error: r.json?.error ?? r.text, isError: true };
   const text = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('');
-  let data; try { data = result.structuredContent ?? JSON.parse(text); } catch { data = text; }
+  // Errors carry their JSON only in the text, as line 3 of its untrusted-data block.
+  let data; try { data = result.structuredContent ?? JSON.parse(text.split('\n')[2]); } catch { data = text; }
   return { isError: !!result.isError, data };
 }
 const tool = async (base, token, sid, name, args) =>

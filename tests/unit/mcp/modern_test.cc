@@ -7,6 +7,7 @@
 
 #include "src/core/json_write.h"
 #include "src/core/random.h"
+#include "src/mcp/data_block.h"
 #include "src/mcp/endpoint.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/mcp_client.h"
@@ -142,7 +143,7 @@ TEST_F(ModernEndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwo
   ASSERT_EQ(res.status, 200) << res.body;
   json body = Checked(res, "CallToolResultResponse");
   EXPECT_EQ(res.body, body.dump());
-  EXPECT_EQ(json::parse(body["result"]["content"][0]["text"].get<std::string>()),
+  EXPECT_EQ(ParseDataText(body["result"]["content"][0]["text"].get<std::string>()).value_or(json()),
             body["result"]["structuredContent"]);
   EXPECT_EQ(body["result"]["structuredContent"], json({{"subject", "alice"}}));
 }
@@ -170,7 +171,7 @@ TEST_F(ModernEndpointTest, TextResultAnswerIsTheWholeDocumentSerialisedAndValid)
   json body = Checked(res, "CallToolResultResponse");
   EXPECT_EQ(res.body, body.dump());
   EXPECT_EQ(body["result"]["structuredContent"], tree);
-  EXPECT_EQ(body["result"]["content"][0]["text"], DumpJson(tree));
+  EXPECT_EQ(body["result"]["content"][0]["text"], DataText(DumpJson(tree)));
   EXPECT_EQ(body["result"]["resultType"], "complete");
 }
 
@@ -265,7 +266,6 @@ TEST_F(ModernEndpointTest, HeaderMismatchIs32020_StreamableHttp_ServerValidation
   }
 }
 
-TEST_F(ModernEndpointTest,
 // The header names 2026-07-28 and _meta a session-based revision: the two disagree, which
 // is HeaderMismatch (-32020, HTTP 400) with the request's id, not the session path's
 // refusal of an unsupported MCP-Protocol-Version (-32000).
@@ -291,6 +291,7 @@ TEST_F(ModernEndpointTest,
   }
 }
 
+TEST_F(ModernEndpointTest,
        Base64EncodedMcpNameIsDecodedBeforeComparing_StreamableHttp_ValueEncoding) {
   json call =
       Body("tools/call", {{"name", "whoami"}, {"arguments", json::object()}, {"_meta", Meta()}});
