@@ -1,5 +1,7 @@
 #include "src/governance/confirmations.h"
 
+#include <optional>
+
 #include "src/core/crypto.h"
 #include "src/governance/approval_policy.h"
 #include "src/governance/approvals_repo.h"
@@ -238,11 +240,15 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
       return Fail(Errc::kConfirmationExpired,
                   "this confirmation token has expired; call the tool again for a new preview");
     if (status != "pending" && status != "approved") return invalid();
+    // The person's decision, read here and acted on below: a denial ends it at once, a
+    // pending approval only once the preview is known to be current (TOOLS.md
+    // "Confirmation" 5: rule 2 comes first, whatever the policy).
+    std::optional<approvals_repo::ApprovalRow> approval;
     if (x.requires_approval) {
-      auto approval = approvals_repo::FindByConfirmation(c, id);
-      if (!approval) return Fail(approval.error());
-      if (!*approval) return invalid();
-      const approvals_repo::ApprovalRow& a = **approval;
+      auto found = approvals_repo::FindByConfirmation(c, id);
+      if (!found) return Fail(found.error());
+      if (!*found) return invalid();
+      const approvals_repo::ApprovalRow& a = **found;
       // The approval must be the one made for exactly this preview.
       if (a.args_hash != x.args_hash || a.revisions != x.revisions || a.client_id != x.client_id ||
           a.subject != x.subject)
@@ -251,13 +257,7 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
         return Fail(Errc::kApprovalDenied,
                     "the user denied this action on the approval page; do not retry it unless "
                     "the user asks again");
-      if (a.status != "approved") {
-        details = {{"approval_id", a.id}, {"approval_url", ApprovalUrl(a.id)}};
-        return Fail(Errc::kApprovalPending,
-                    "this action is waiting for the user's approval: show the user "
-                    "approval_url, ask them to sign in and approve, then call confirm_action "
-                    "again with the same token");
-      }
+      approval = std::move(**found);
     }
     auto it = actions_.find(x.action);
     if (it == actions_.end()) return invalid();
@@ -292,6 +292,13 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
       if (!issued) return Fail(issued.error());
       stale = true;
       return issued->ToReply(spec.name, p->preview);  // committed, then reported as an error
+    }
+    if (approval && approval->status != "approved") {
+      details = {{"approval_id", approval->id}, {"approval_url", ApprovalUrl(approval->id)}};
+      return Fail(Errc::kApprovalPending,
+                  "this action is waiting for the user's approval: show the user "
+                  "approval_url, ask them to sign in and approve, then call confirm_action "
+                  "again with the same token");
     }
 
     // Single use, guaranteed by the database in the action's own transaction.
@@ -434,7 +441,8 @@ Status ConfirmationService::DecideUncounted(const std::string& approval_id, cons
       if (json::parse(row.revisions, nullptr, false) != RevisionsJson(p->revisions))
         return Fail(Errc::kStalePreview,
                     "the records changed since this request was made; nothing was approved. "
-                    "Ask the assistant for a fresh preview");
+                    "The assistant is given a fresh preview when it next confirms: approve "
+                    "that one instead");
     }
     const std::string status = approve ? "approved" : "denied";
     auto done = approvals_repo::Decide(c, row.id, row.subject, status,

@@ -23,7 +23,10 @@
 // grant's user decided on the approval page (Decide(), through the console, with the
 // person's own login or an administrator's: the OAuth token can never approve),
 // approval_denied after Deny,
-// and after Approve performs the action once, still re-checking revisions.
+// and after Approve performs the action once, still re-checking revisions. The preview is
+// checked first (TOOLS.md "Confirmation" 5, rule 2 before the person): a stale preview is
+// stale_preview with a fresh preview, token and approval whether the approval is pending,
+// approved, or was refused by the page because the records had moved.
 //
 // Thread-safe after all actions are registered. REQUIRES: RegisterAction only during
 // start-up, before requests are served.
@@ -139,11 +142,13 @@ class ConfirmationService {
 
   // Step 2. `scopes` are the caller's granted scopes. On success:
   //   {"status":"done","action":..,"result":<Execute's json>}
-  // Failures: confirmation_invalid (unknown, used, other client/subject),
-  // approval_pending (details {"approval_id","approval_url"}), approval_denied,
-  // confirmation_expired, kPermissionDenied with details
-  // {"required_scope":..}, stale_preview with details {"preview":..,
-  // "confirmation_token":..,"expires_at":..}, dependency_blocked with {"blockers":..}.
+  // Failures, in this order: confirmation_invalid (unknown, used, other client/subject),
+  // confirmation_expired, approval_denied, kPermissionDenied, then the preview again
+  // (stale_preview, dependency_blocked), and only for a current preview approval_pending
+  // (details {"approval_id","approval_url"}). Details: kPermissionDenied
+  // {"required_scope":..}, stale_preview {"preview":..,"confirmation_token":..,
+  // "expires_at":.., and when the fresh preview needs the person "approval_url"}
+  // (none when a previewed record is gone), dependency_blocked {"blockers":..}.
   ConfirmOutcome Confirm(const Actor& actor, const std::set<std::string>& scopes,
                          const std::string& token);
 

@@ -6,6 +6,7 @@
 
 #include "src/core/json_write.h"
 #include "src/core/log.h"
+#include "src/mcp/data_block.h"
 #include "src/mcp/endpoint.h"
 #include "src/mcp/jsonrpc.h"
 
@@ -83,10 +84,11 @@ void McpEndpoint::LogToolCall(const http::Request& req, const Principal& princip
         outcome = 1;
         // The error body travels in the text block (see ToolResult).
         const auto& content = out.result["content"];
-        if (content.is_array() && !content.empty() && content[0].contains("text")) {
-          auto body = nlohmann::json::parse(content[0]["text"].get<std::string>(), nullptr, false);
-          if (body.is_object() && body.contains("error") && body["error"].is_object())
-            code = body["error"].value("code", "");
+        if (content.is_array() && !content.empty() && content[0].contains("text") &&
+            content[0]["text"].is_string()) {
+          auto body = ParseDataText(content[0]["text"].get_ref<const std::string&>());
+          if (body && body->is_object() && body->contains("error") && (*body)["error"].is_object())
+            code = (*body)["error"].value("code", "");
         }
       }
       break;
@@ -122,10 +124,10 @@ void McpEndpoint::LogToolCall(const http::Request& req, const Principal& princip
       JsonEscape(principal.subject), kOutcomes[outcome], code, duration_us);
 }
 
-// The answer to a tools/call whose outcome is a result. When the result's text block is
-// its structured content serialised (CallOutcome::text_is_structured), the writer copies
-// that text where the structured content goes instead of serialising the tree a second
-// time (the same bytes: src/core/json_write.h). When the structured content exists only
+// The answer to a tools/call whose outcome is a result. When the structured content's
+// serialisation is at hand (CallOutcome::text_is_structured), the writer copies it where
+// the structured content goes instead of serialising the tree a second time (the same
+// bytes: src/core/json_write.h). When the structured content exists only
 // as text (CallOutcome::structured_in_text), the tree holds the other members, and the
 // writer writes the text block and the structured content from the text.
 http::Response ToolCallAnswer(const json& id, json result, const CallOutcome& out) {
@@ -150,7 +152,7 @@ http::Response ToolCallAnswer(const json& id, json result, const CallOutcome& ou
     auto content = [&] {
       member("content");
       body.append("[{\"text\":");
-      AppendJsonString(body, text);
+      AppendJsonString(body, DataText(text));
       body.append(",\"type\":\"text\"}]");
     };
     auto structured = [&] {
@@ -181,18 +183,12 @@ http::Response ToolCallAnswer(const json& id, json result, const CallOutcome& ou
   if (out.text_is_structured) {
     const json& r = doc["result"];
     auto structured = r.find("structuredContent");
-    auto content = r.find("content");
-    if (structured != r.end() && content != r.end() && content->is_array() && !content->empty() &&
-        (*content)[0].is_object()) {
-      auto text = (*content)[0].find("text");
-      if (text != (*content)[0].end() && text->is_string()) {
-        return http::Response::Text(
-            200,
-            DumpJson(
-                doc, json::error_handler_t::replace,
-                JsonSerialized{.node = &*structured, .text = text->get_ref<const std::string&>()}),
-            "application/json");
-      }
+    if (structured != r.end()) {
+      return http::Response::Text(
+          200,
+          DumpJson(doc, json::error_handler_t::replace,
+                   JsonSerialized{.node = &*structured, .text = out.structured_text}),
+          "application/json");
     }
   }
   return http::Response::Json(200, doc);

@@ -185,12 +185,16 @@ http::Response McpEndpoint::Post(const http::Request& req, const Principal& prin
       !(meta_version && !IsSupportedProtocolVersion(*meta_version))) {
     return Initialize(m.id, m.params, principal);
   }
-  // The era is chosen per request: _meta naming a version that is not session-based (or,
-  // without one, a header naming a stateless version) is a 2026-07-28 request.
-  if (meta_version) {
-    if (!IsSupportedProtocolVersion(*meta_version)) return PostModern(req, m, principal);
-  } else if (auto header = req.Header("MCP-Protocol-Version");
-             header && IsModernProtocolVersion(text::TrimOws(*header))) {
+  // The era is chosen per request: _meta naming a version that is not session-based, or a
+  // header naming a stateless version, makes a 2026-07-28 request. A header naming
+  // 2026-07-28 over a body whose _meta names a session-based version is one too: the
+  // stateless path answers that the two disagree (HeaderMismatch, -32020), as the header's
+  // revision requires (basic/transports/streamable-http "Protocol Version Header"),
+  // rather than the session path refusing a version it does not speak.
+  if (meta_version && !IsSupportedProtocolVersion(*meta_version))
+    return PostModern(req, m, principal);
+  if (auto header = req.Header("MCP-Protocol-Version");
+      header && IsModernProtocolVersion(text::TrimOws(*header))) {
     return PostModern(req, m, principal);
   }
 

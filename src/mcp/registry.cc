@@ -8,6 +8,7 @@
 #include "src/core/embedded.h"
 #include "src/core/json_write.h"
 #include "src/core/log.h"
+#include "src/mcp/data_block.h"
 #include "src/mcp/json_schema.h"
 #include "src/mcp/modern.h"
 
@@ -91,8 +92,15 @@ std::optional<std::string> DecodeCursor(const std::string& cursor) {
 json ToolResult(json structured, bool is_error) {
   // A string that is not UTF-8 (not from a client: their JSON is checked) is written with
   // U+FFFD, as the answer's writer does (http::Response::Json): a tool's result is always
-  // answered, and its text stays the serialisation of its structured content.
-  json text{{"type", "text"}, {"text", DumpJson(structured, json::error_handler_t::replace)}};
+  // answered, and its text is the serialisation of its structured content.
+  std::string serialised = DumpJson(structured, json::error_handler_t::replace);
+  return ToolResult(std::move(structured), serialised, is_error);
+}
+
+json ToolResult(json structured, std::string_view serialised, bool is_error) {
+  // The text is the same JSON inside the untrusted-data block (data_block.h): an assistant
+  // reading it is told which words are crmd's and which are data.
+  json text{{"type", "text"}, {"text", DataText(serialised)}};
   json result = json::object();
   result["content"] = json::array({std::move(text)});
   // Errors travel as text only: clients (the official TypeScript SDK among them) check any
@@ -321,7 +329,8 @@ CallOutcome ToolRegistry::Invoke(const Tool& tool, const ToolContext& ctx, const
     o.structured_in_text = true;
     return o;
   }
-  o.result = ToolResult(std::move(out.structured), false);
+  o.structured_text = DumpJson(out.structured, json::error_handler_t::replace);
+  o.result = ToolResult(std::move(out.structured), o.structured_text, false);
   o.text_is_structured = true;
   return o;
 }

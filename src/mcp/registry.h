@@ -47,12 +47,14 @@ struct CallOutcome {
   enum class Kind { kResult, kRpcError, kInsufficientScope, kInputRequired, kMissingCapability };
   Kind kind = Kind::kResult;
   nlohmann::json result;  // kResult: a CallToolResult
-  // kResult: result's content[0].text is DumpJson(result.structuredContent) (ToolResult of
-  // a tool's success), so the answer's writer copies it instead of serialising the tree.
+  // kResult: `structured_text` is DumpJson(result.structuredContent) (a tool's success,
+  // whose content[0].text is DataText of it), so the answer's writer copies it instead of
+  // serialising the tree a second time.
   bool text_is_structured = false;
   // kResult (materialize_text_results off): `result` has neither content nor
-  // structuredContent; both are `structured_text`, a JSON object's serialisation, which the
-  // answer's writer puts in the text block of content[0] and copies as structuredContent.
+  // structuredContent; both come from `structured_text`, a JSON object's serialisation,
+  // which the answer's writer puts in the text block of content[0] (as DataText) and
+  // copies as structuredContent.
   bool structured_in_text = false;
   std::string structured_text;
   jsonrpc::RpcError rpc_error;           // kRpcError (the caller sets the id)
@@ -110,8 +112,12 @@ class ToolRegistry {
 };
 
 // Helpers for tool results (also used by tests).
-// A CallToolResult carrying `structured` as structuredContent and as a text block.
+// A CallToolResult carrying `structured` as structuredContent and, inside the
+// untrusted-data block (data_block.h), as its text block. Errors carry the text only.
 nlohmann::json ToolResult(nlohmann::json structured, bool is_error);
+// The same when the serialisation is at hand. REQUIRES: `serialised` is
+// DumpJson(structured, replace).
+nlohmann::json ToolResult(nlohmann::json structured, std::string_view serialised, bool is_error);
 // The structured error body {"error": {"code", "message", "details"?}}.
 nlohmann::json ToolErrorBody(const std::string& code, const std::string& message,
                              const nlohmann::json& details = nullptr);

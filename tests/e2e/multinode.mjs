@@ -5,6 +5,8 @@
 //   - an MCP session made on one node serves on the other (sessions are rows)
 //   - a deletion previewed on node A is confirmed on node B
 //   - two concurrent confirms of one preview, one per node: exactly one succeeds
+//   - under the person's approval, a preview made stale on the other node is answered
+//     stale_preview with a fresh preview, before any approval and after the page refused
 //   - 1,000 contact creations spread over both nodes, node B killed with SIGKILL in the
 //     middle: every acknowledged write is there, exactly 1,000 contact.created events are
 //     in the outbox and every one reaches the webhook receiver (duplicates carry the same
@@ -15,6 +17,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { connectWithOAuth, log } from './lib/oauth.mjs';
 import { Checks, call } from './lib/assert.mjs';
+import { approveInBrowser } from './lib/browser.mjs';
 
 const LB = process.env.LB_URL, A = process.env.NODE_A, B = process.env.NODE_B;
 const PID_B = Number(process.env.PID_B), RECEIVER_PORT = Number(process.env.RECEIVER_PORT);
@@ -59,7 +62,8 @@ function toolResult(r) {
   const result = r.json?.result;
   if (!result) return { error: r.json?.error ?? r.text, isError: true };
   const text = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('');
-  let data; try { data = result.structuredContent ?? JSON.parse(text); } catch { data = text; }
+  // Errors carry their JSON only in the text, as line 3 of its untrusted-data block.
+  let data; try { data = result.structuredContent ?? JSON.parse(text.split('\n')[2]); } catch { data = text; }
   return { isError: !!result.isError, data };
 }
 const tool = async (base, token, sid, name, args) =>
@@ -123,6 +127,47 @@ await checks.step('two concurrent confirms, one per node: exactly one succeeds',
       tool(A, token, sidA, 'confirm_action', { confirmation_token: confirmation }),
       tool(B, token, sidB, 'confirm_action', { confirmation_token: confirmation })]);
     checks.equal([x, y].filter((r) => !r.isError).length, 1, `round ${round}: exactly one confirm succeeded`);
+  }
+});
+
+// 2b. Human approval across nodes (TOOLS.md "Confirmation" 5, rule 2 first): the operator
+// turns the default policy on for this step; a preview made on A and made stale on B is
+// stale_preview with a fresh preview and approval page, whether or not the person already
+// tried to approve it (through the balancer); the fresh one, approved, is done on B.
+const crmctl = (...args) =>
+  execFileSync(process.env.CRMCTL, [`--database_url=${DATABASE_URL}`, ...args]).toString();
+const person = { email: process.env.E2E_EMAIL, password: process.env.E2E_PASSWORD };
+await checks.step('a preview made stale on the other node under approval is stale_preview', async () => {
+  crmctl('settings', 'approval-policy', 'reset');
+  try {
+    for (const pageFirst of [false, true]) {
+      const what = pageFirst ? 'after the page refused' : 'before any approval';
+      const made = await tool(A, token, sidA, 'create_contact', { email: `stale-${pageFirst}@multinode.example` });
+      const id = made.data?.contact?.id;
+      const preview = await tool(A, token, sidA, 'delete_contacts', { ids: [id] });
+      checks.equal(preview.data?.approval_required, true, `${what}: the preview on A needs the person`);
+      const got = await tool(B, token, sidB, 'get_contact', { id });
+      const edited = await tool(B, token, sidB, 'update_contact',
+        { id, expected_revision: got.data?.contact?.revision, first_name: 'Edited on B' });
+      checks.ok(!edited.isError, `${what}: the contact edited on B`, edited);
+      if (pageFirst) {
+        const refused = await approveInBrowser(preview.data.approval_url, person)
+          .then((p) => p.status, (e) => Number(/HTTP (\d{3})/.exec(e.message)?.[1] ?? 0));
+        checks.equal(refused, 409, `${what}: the approval page refuses the stale preview`);
+      }
+      const stale = await tool(A, token, sidA, 'confirm_action',
+        { confirmation_token: preview.data?.confirmation_token });
+      checks.equal(stale.data?.error?.code, 'stale_preview', `${what}: confirm on A answers stale_preview`);
+      const fresh = stale.data?.error?.details ?? {};
+      checks.ok(fresh.confirmation_token && fresh.approval_url && fresh.approval_url !== preview.data.approval_url,
+        `${what}: with a fresh token and approval page`, fresh);
+      const approved = await approveInBrowser(fresh.approval_url, person);
+      checks.ok(approved.status === 200 && /Approved/.test(approved.text), `${what}: the person approves the fresh preview`, approved.status);
+      const done = await tool(B, token, sidB, 'confirm_action', { confirmation_token: fresh.confirmation_token });
+      checks.equal(done.data?.status, 'done', `${what}: confirm on B performs it`);
+    }
+  } finally {
+    crmctl('settings', 'approval-policy', 'set', '{"require_person":[]}');
   }
 });
 

@@ -38,8 +38,8 @@ DB="${ADMIN%/postgres}/crmd"
 export E2E_EMAIL=e2e@example.com E2E_PASSWORD=e2e-correct-horse-battery
 "$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" --role administrator <<<"$E2E_PASSWORD" >"$TMP/crmctl.log" 2>&1 \
   || { cat "$TMP/crmctl.log" >&2; say "crmctl user create failed"; exit 1; }
-# This suite is about nodes sharing one database, not human approval (e2e.sh covers that):
-# the operator lets the assistant confirm alone.
+# This suite is about nodes sharing one database; human approval is e2e.sh's, and only one
+# step of multinode.mjs turns it on: the operator lets the assistant confirm alone.
 "$CRMCTL" --database_url="$DB" settings approval-policy set '{"require_person":[]}' >"$TMP/policy.log" 2>&1 \
   || { cat "$TMP/policy.log" >&2; say "crmctl settings approval-policy failed"; exit 1; }
 
@@ -129,7 +129,7 @@ CONF
 for _ in $(seq 1 50); do curl -fsS -o /dev/null "$LB/healthz" 2>/dev/null && break; sleep 0.1; done
 
 say "nodes a=:$PORT_A b=:$PORT_B behind nginx $LB"
-LB_URL="$LB" NODE_A="http://127.0.0.1:$PORT_A" NODE_B="http://127.0.0.1:$PORT_B" PID_B="$PID_B" \
+CRMCTL="$CRMCTL" LB_URL="$LB" NODE_A="http://127.0.0.1:$PORT_A" NODE_B="http://127.0.0.1:$PORT_B" PID_B="$PID_B" \
   RECEIVER_PORT="$RECEIVER_PORT" DATABASE_URL="$DB" MAIL_DIR="$MAIL_DIR" \
   "$NODE" "$E2E_DIR/multinode.mjs"
 rc=$?

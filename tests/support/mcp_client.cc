@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "src/core/http_types.h"
+#include "src/mcp/data_block.h"
 #include "src/mcp/json_schema.h"
 
 namespace crmd::testing {
@@ -412,7 +413,10 @@ const json& McpReply::structured() const {
   if (is_tool_error() && !result().contains("structuredContent")) {
     if (error_structured_.is_null()) {
       const auto& content = result().at("content");
-      error_structured_ = json::parse(content.at(0).at("text").get<std::string>());
+      // Inside the untrusted-data block (src/mcp/data_block.h); null when it is not one.
+      auto parsed = mcp::ParseDataText(content.at(0).at("text").get<std::string>());
+      EXPECT_TRUE(parsed) << "a tool error's text is not an untrusted-data block";
+      if (parsed) error_structured_ = std::move(*parsed);
     }
     return error_structured_;
   }

@@ -45,13 +45,23 @@ export function resultText(result) {
   return (result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 }
 
+// The JSON of a tool result's text: crmd writes it as line 3 of an untrusted-data block
+// (docs/mcp.md "Tool results as text"). Throws when the text is not one.
+export function resultData(result) {
+  const lines = resultText(result).split('\n');
+  if (lines.length !== 4 || lines[1] !== '```untrusted-data' || lines[3] !== '```') {
+    throw new Error(`not an untrusted-data block: ${lines[0]?.slice(0, 80)}`);
+  }
+  return JSON.parse(lines[2]);
+}
+
 // Calls a tool; returns structuredContent (or the parsed text block). Throws with the
 // tool's own error text when isError is set, so a failing step says why.
 export async function call(client, name, args = {}) {
   const result = await client.callTool({ name, arguments: args });
   if (result.isError) throw new Error(`${name} returned isError: ${resultText(result).slice(0, 800)}`);
   if (result.structuredContent !== undefined) return result.structuredContent;
-  try { return JSON.parse(resultText(result)); } catch { return result; }
+  try { return resultData(result); } catch { return result; }
 }
 
 // Calls a tool expecting isError; returns the error text and structuredContent.

@@ -173,6 +173,27 @@ TEST_F(McpModernTest, AVersionHeaderThatDiffersFromTheBodyIsAMismatchEvenForAnUn
   EXPECT_EQ(unknown.error()["code"], -32022) << unknown.raw;
 }
 
+TEST_F(McpModernTest, A2026HeaderOverA2025BodyIsHeaderMismatch_StreamableHttp_ServerValidation) {
+  // The reverse of the case above: the header asks for 2026-07-28 while _meta names
+  // 2025-11-25. Still -32020 (HTTP 400), with the request's id and both values named.
+  McpClient c(server_, McpClientOptions{.token = MintTestToken(server_)});
+  c.UseModern({.version = "2025-11-25"});
+  for (const char* method : {"tools/list", "server/discover"}) {
+    auto r = c.ModernRequest(method, json::object(), {{"MCP-Protocol-Version", "2026-07-28"}});
+    EXPECT_EQ(r.status, 400) << r.raw;
+    EXPECT_EQ(r.error()["code"], -32020) << r.raw;
+    EXPECT_TRUE(r.body.contains("id")) << r.raw;
+    const std::string message = r.error().value("message", "");
+    EXPECT_EQ(message.rfind("Header mismatch: ", 0), 0u) << message;
+    EXPECT_NE(message.find("'2026-07-28'"), std::string::npos) << message;
+    EXPECT_NE(message.find("'2025-11-25'"), std::string::npos) << message;
+  }
+  json call{{"name", "list_contacts"}, {"arguments", json::object()}};
+  auto r = c.ModernRequest("tools/call", call, {{"MCP-Protocol-Version", "2026-07-28"}});
+  EXPECT_EQ(r.status, 400) << r.raw;
+  EXPECT_EQ(r.error()["code"], -32020) << r.raw;
+}
+
 TEST_F(McpModernTest, InputResponsesWithoutRequestStateAreIgnored_Mrtr_IgnoreUnrecognised) {
   auto c = Modern();
   json args{{"item", "4 tags"}};

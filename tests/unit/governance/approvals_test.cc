@@ -217,6 +217,42 @@ TEST_F(Approvals, ApprovingAfterTheRecordsChangedApprovesNothing) {
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, Errc::kStalePreview);
   EXPECT_EQ(s->governance.confirmations->GetApproval(preview["approval"]["id"])->status, "pending");
+  // The assistant is told at its next confirm (rule 2 first): stale_preview with a fresh
+  // preview, token and approval; the refused approval is replaced.
+  auto r = s->governance.confirmations->Confirm(alice, kScopes, preview["confirmation_token"]);
+  ASSERT_FALSE(r.result);
+  EXPECT_EQ(r.result.error().code, Errc::kStalePreview);
+  ASSERT_TRUE(r.error_details.contains("approval")) << r.error_details.dump();
+  EXPECT_NE(r.error_details["approval"]["id"], preview["approval"]["id"]);
+  EXPECT_EQ(s->governance.confirmations->GetApproval(preview["approval"]["id"])->status,
+            "superseded");
+  EXPECT_EQ(r.error_details["preview"]["contacts"][0]["first_name"], "Changed");
+}
+
+// Before anyone approved, a stale preview is stale_preview, not approval_pending: the
+// person is never asked to approve what can no longer happen as shown.
+TEST_F(Approvals, AStalePreviewWhileApprovalIsPendingIsStalePreview) {
+  Contact c = MakeContact("a@example.com");
+  json preview = Preview({c.id});
+  std::string token = preview["confirmation_token"];
+  EXPECT_EQ(s->governance.confirmations->Confirm(alice, kScopes, token).result.error().code,
+            Errc::kApprovalPending);
+  ContactInput patch;
+  patch.first_name = "Changed";
+  ASSERT_TRUE(s->contacts->Update(alice, c.id, c.revision, patch));
+  auto r = s->governance.confirmations->Confirm(alice, kScopes, token);
+  ASSERT_FALSE(r.result);
+  EXPECT_EQ(r.result.error().code, Errc::kStalePreview);
+  ASSERT_TRUE(r.error_details["confirmation_token"].is_string()) << r.error_details.dump();
+  std::string fresh_id = r.error_details["approval"]["id"];
+  EXPECT_EQ(s->governance.confirmations->Confirm(alice, kScopes, token).result.error().code,
+            Errc::kConfirmationInvalid);
+  auto fresh_token = r.error_details["confirmation_token"].get<std::string>();
+  EXPECT_EQ(s->governance.confirmations->Confirm(alice, kScopes, fresh_token).result.error().code,
+            Errc::kApprovalPending);
+  ASSERT_TRUE(s->governance.confirmations->Decide(fresh_id, person, true, kAdministrator));
+  EXPECT_TRUE(s->governance.confirmations->Confirm(alice, kScopes, fresh_token).result);
+  EXPECT_FALSE(s->contacts->Get(c.id));
 }
 
 TEST_F(Approvals, ThresholdLetsTheAssistantConfirmASmallDeletion) {

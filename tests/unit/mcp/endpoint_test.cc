@@ -4,6 +4,7 @@
 
 #include "src/core/json_write.h"
 #include "src/core/random.h"
+#include "src/mcp/data_block.h"
 #include "src/mcp/origin.h"
 #include "tests/support/fake_clock.h"
 #include "tests/unit/mcp/tool_error.h"
@@ -237,7 +238,7 @@ TEST_F(EndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwoCopies
   EXPECT_EQ(res.body, body.dump()) << "not the whole document serialised";
   const json& result = body["result"];
   EXPECT_EQ(result["isError"], false);
-  EXPECT_EQ(json::parse(result["content"][0]["text"].get<std::string>()),
+  EXPECT_EQ(ParseDataText(result["content"][0]["text"].get<std::string>()).value_or(json()),
             result["structuredContent"]);
   EXPECT_EQ(result["structuredContent"]["quote"], "say \"hi\"\\ \n\t\x01");
   EXPECT_EQ(result["structuredContent"]["accents"], "Grüße, 東京 😀");
@@ -291,7 +292,7 @@ TEST_F(EndpointTest, TextResultAnswerIsTheDocumentATreeWouldGiveWithBothCopiesEq
     EXPECT_EQ(body["result"].size(), 3u) << res.body;  // content, isError, structuredContent
     EXPECT_EQ(body["result"]["isError"], false);
     EXPECT_EQ(body["result"]["structuredContent"], tree);
-    EXPECT_EQ(body["result"]["content"][0]["text"], DumpJson(tree));
+    EXPECT_EQ(body["result"]["content"][0]["text"], DataText(DumpJson(tree)));
     EXPECT_EQ(body["result"]["content"][0]["type"], "text");
   }
 }

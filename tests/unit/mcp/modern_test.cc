@@ -7,6 +7,7 @@
 
 #include "src/core/json_write.h"
 #include "src/core/random.h"
+#include "src/mcp/data_block.h"
 #include "src/mcp/endpoint.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/mcp_client.h"
@@ -142,7 +143,7 @@ TEST_F(ModernEndpointTest, ToolResultAnswerIsTheWholeDocumentSerialisedAndItsTwo
   ASSERT_EQ(res.status, 200) << res.body;
   json body = Checked(res, "CallToolResultResponse");
   EXPECT_EQ(res.body, body.dump());
-  EXPECT_EQ(json::parse(body["result"]["content"][0]["text"].get<std::string>()),
+  EXPECT_EQ(ParseDataText(body["result"]["content"][0]["text"].get<std::string>()).value_or(json()),
             body["result"]["structuredContent"]);
   EXPECT_EQ(body["result"]["structuredContent"], json({{"subject", "alice"}}));
 }
@@ -170,7 +171,7 @@ TEST_F(ModernEndpointTest, TextResultAnswerIsTheWholeDocumentSerialisedAndValid)
   json body = Checked(res, "CallToolResultResponse");
   EXPECT_EQ(res.body, body.dump());
   EXPECT_EQ(body["result"]["structuredContent"], tree);
-  EXPECT_EQ(body["result"]["content"][0]["text"], DumpJson(tree));
+  EXPECT_EQ(body["result"]["content"][0]["text"], DataText(DumpJson(tree)));
   EXPECT_EQ(body["result"]["resultType"], "complete");
 }
 
@@ -262,6 +263,31 @@ TEST_F(ModernEndpointTest, HeaderMismatchIs32020_StreamableHttp_ServerValidation
     auto res = Send(call, c.headers);
     EXPECT_EQ(res.status, 400) << c.what;
     EXPECT_EQ(Checked(res, "HeaderMismatchError")["error"]["code"], -32020) << c.what;
+  }
+}
+
+// The header names 2026-07-28 and _meta a session-based revision: the two disagree, which
+// is HeaderMismatch (-32020, HTTP 400) with the request's id, not the session path's
+// refusal of an unsupported MCP-Protocol-Version (-32000).
+TEST_F(ModernEndpointTest,
+       A2026HeaderOverA2025MetaIsHeaderMismatch_StreamableHttp_ProtocolVersionHeader) {
+  json meta = Meta();
+  meta[kMetaProtocolVersion] = "2025-11-25";
+  for (const char* method : {"tools/list", "tools/call"}) {
+    json params{{"_meta", meta}};
+    if (std::string(method) == "tools/call") {
+      params["name"] = "whoami";
+      params["arguments"] = json::object();
+    }
+    auto res = Send(Body(method, params, 11));
+    EXPECT_EQ(res.status, 400) << method << ": " << res.body;
+    json body = Checked(res, "HeaderMismatchError");
+    EXPECT_EQ(body["id"], 11) << res.body;
+    EXPECT_EQ(body["error"]["code"], -32020) << res.body;
+    EXPECT_EQ(body["error"]["message"],
+              "Header mismatch: MCP-Protocol-Version header '2026-07-28' does not match "
+              "_meta.io.modelcontextprotocol/protocolVersion '2025-11-25'")
+        << res.body;
   }
 }
 

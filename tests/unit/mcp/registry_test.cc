@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "src/mcp/data_block.h"
 #include "src/mcp/json_schema.h"
 #include "tests/unit/mcp/tool_error.h"
 
@@ -74,7 +75,7 @@ TEST_F(RegistryTest, SuccessCarriesStructuredContentAndTextBlock_McpTools_Struct
   EXPECT_EQ(o.result["structuredContent"]["email"], "a@b.c");
   ASSERT_EQ(o.result["content"].size(), 1u);
   EXPECT_EQ(o.result["content"][0]["type"], "text");
-  EXPECT_EQ(json::parse(o.result["content"][0]["text"].get<std::string>()),
+  EXPECT_EQ(mcp::ParseDataText(o.result["content"][0]["text"].get<std::string>()).value_or(json()),
             o.result["structuredContent"]);
 }
 
@@ -232,7 +233,7 @@ TEST_F(RegistryTest, ResultGivenAsTextIsATreeOrStaysTextForTheAnswer) {
       EXPECT_EQ(o.structured_in_text, !materialize);
       EXPECT_EQ(o.text_is_structured, materialize);
       if (materialize) {
-        EXPECT_EQ(o.result["content"][0]["text"], R"({"email":"t@x.y"})");
+        EXPECT_EQ(o.result["content"][0]["text"], DataText(R"({"email":"t@x.y"})"));
         EXPECT_EQ(o.result["structuredContent"], json({{"email", "t@x.y"}}));
       } else {
         // The text alone: the endpoint writes content and structuredContent from it.

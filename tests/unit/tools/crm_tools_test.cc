@@ -8,6 +8,7 @@
 #include "src/core/embedded.h"
 #include "src/governance/approval_policy.h"
 #include "src/marketing/services.h"
+#include "src/mcp/data_block.h"
 #include "src/mcp/registry.h"
 #include "tests/unit/crm/fixture.h"
 #include "tools/confirm.h"
@@ -88,7 +89,9 @@ class Tools : public testing::CrmFixture {
     EXPECT_TRUE(o.result.value("isError", false)) << name << ": " << o.result.dump();
     // Tool errors travel in the text block only (no structuredContent).
     EXPECT_FALSE(o.result.contains("structuredContent")) << name;
-    return json::parse(o.result["content"][0]["text"].get<std::string>())["error"];
+    auto body = mcp::ParseDataText(o.result["content"][0]["text"].get<std::string>());
+    EXPECT_TRUE(body) << name << ": " << o.result.dump();
+    return body ? (*body)["error"] : json();
   }
 };
 
