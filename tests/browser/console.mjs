@@ -487,7 +487,7 @@ step('readable at 360 px and usable with the keyboard', async () => {
 });
 
 step('sign out, with one click on the header\'s Sign out', async () => {
-  await clickAndWait('header.top form.who button[type=submit]');
+  await clickAndWait('header.top button[form=signout]');
   ok(page.url().startsWith(`${BASE}/console/login`), 'signed out, at the sign-in page', page.url());
   await page.goto(`${BASE}/console/apps`);
   ok(page.url().startsWith(`${BASE}/console/login`), 'the console asks to sign in again');
