@@ -380,7 +380,8 @@ Result<int64_t> ContactService::CreateForImportIn(store::Conn& c, const governan
                         .read_back = false,
                         .unsuppressed = true,
                         .double_opt_in = double_opt_in,
-                        .groups = &groups});
+                        .groups = &groups,
+                        .audit = false});
   if (!r) {
     // After the insert only crmd's own failures remain (the groups are ids that exist).
     if (inserted && r.error().code != Errc::kInternal && r.error().code != Errc::kUnavailable)
@@ -388,6 +389,17 @@ Result<int64_t> ContactService::CreateForImportIn(store::Conn& c, const governan
     return Fail(r.error());
   }
   return r->contact.id;
+}
+
+Status ContactService::AuditImportIn(store::Conn& c, const governance::Actor& actor,
+                                     int64_t import_id, const std::vector<int64_t>& created) {
+  if (created.empty()) return Ok();
+  return o_.audit->Record(c, actor,
+                          {.action = "import_contacts",
+                           .target_type = "contact",
+                           .target_ids = created,
+                           .revision_after = 1,
+                           .details = {{"import_id", import_id}}});
 }
 
 Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governance::Actor& actor,
@@ -449,13 +461,14 @@ Result<UpsertResult> ContactService::InsertNewIn(store::Conn& c, const governanc
   auto m = AddMembershipsIn(c, *o_.outbox, k, in, now, way.groups);
   if (!m) return Fail(m.error());
   out.created = out.changed = true;
-  if (auto st = o_.audit->Record(c, actor,
-                                 {.action = "create_contact",
-                                  .target_type = "contact",
-                                  .target_ids = {k.id},
-                                  .revision_after = k.revision});
-      !st)
-    return Fail(st.error());
+  if (way.audit)
+    if (auto st = o_.audit->Record(c, actor,
+                                   {.action = "create_contact",
+                                    .target_type = "contact",
+                                    .target_ids = {k.id},
+                                    .revision_after = k.revision});
+        !st)
+      return Fail(st.error());
   if (!way.read_back || (in.tags.empty() && in.lists.empty())) {
     // Nothing in this transaction changed the row since it was inserted as `k`.
     out.contact = std::move(k);

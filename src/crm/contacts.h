@@ -169,6 +169,7 @@ struct NewContactWay {
   bool unsuppressed = false;
   std::optional<bool> double_opt_in;
   const KnownGroups* groups = nullptr;
+  bool audit = true;  // false: the caller records the creation (an import, once a batch)
 };
 
 // Where a person's own act came from (a form submission, a confirmation click): kept as
@@ -224,10 +225,15 @@ class ContactService {
   // that exist: what UpsertIn does for a new address, without asking any of that again or
   // reading the contact back. A refusal of the input (kInvalidArgument) comes before
   // anything is written, so the caller needs no savepoint. Answers the contact's id.
-  // `groups` names the groups of the row's tags and lists.
+  // `groups` names the groups of the row's tags and lists. No audit row: the import
+  // records its batch's creations in one (AuditImportIn).
   Result<int64_t> CreateForImportIn(store::Conn& conn, const governance::Actor& actor,
                                     const ContactInput& in, const EmailVerdict& verdict,
                                     bool double_opt_in, const KnownGroups& groups);
+  // The audit row of the contacts an import's batch created with CreateForImportIn:
+  // action import_contacts, their ids as its targets, `import_id` in its details.
+  Status AuditImportIn(store::Conn& conn, const governance::Actor& actor, int64_t import_id,
+                       const std::vector<int64_t>& created);
   // Up to kMaxBulkItems in ONE transaction; each item in a savepoint, so one failure
   // leaves the others applied.
   Result<std::vector<BulkItemResult>> UpsertBulk(const governance::Actor& actor,

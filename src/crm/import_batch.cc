@@ -170,7 +170,7 @@ Result<ImportService::Batch> ImportService::ReadBatch(int64_t id, const std::str
     auto cols = MapImportColumns(j.columns, j.options.map);
     if (!cols) return Fail(cols.error());
     Status read = Ok();
-    CsvReader reader(imports_repo::FileFrom(c, id, j.position, &read),
+    CsvReader reader(imports_repo::FileFrom(c, id, j.position, &read, &chunks_),
                      {.delimiter = j.delimiter.empty() ? ',' : j.delimiter[0],
                       .start_offset = j.position,
                       .start_line = j.line});
@@ -207,6 +207,7 @@ struct BatchKnowledge {
   std::unordered_set<std::string> suppressed;        // those of the others an entry applies to
   std::map<std::string, int64_t> list_ids, tag_ids;  // by the ref as a row wrote it
   KnownGroups groups;                                // their names, by id
+  std::vector<int64_t> created_quietly;              // by CreateForImportIn: audited once
 };
 
 struct RowContext {
@@ -349,6 +350,7 @@ Result<std::optional<RowOutcome>> CreateNewRow(RowContext& x, const EmailVerdict
     return RowOutcome{.outcome = "invalid", .reason = id.error().message};
   }
   x.known.existing.insert(v.normalized);
+  x.known.created_quietly.push_back(*id);
   return RowOutcome{.outcome = "created", .contact_id = *id};
 }
 
@@ -437,6 +439,8 @@ Result<bool> ImportService::ApplyBatch(const Batch& b, const std::string& owner,
       if (r->contact_id) touched.push_back(r->contact_id);
       if (k == "invalid" || k == "suppressed") errors.emplace_back(&row, std::move(*r));
     }
+    if (auto st = o_.contacts->AuditImportIn(c, actor, job.id, known.created_quietly); !st)
+      return Fail(st.error());
     if (!job.options.events && !job.options.dry_run)
       for (int64_t cid : touched)
         if (auto d = c.Exec("DELETE FROM outbox_events WHERE id > ? AND contact_id = ?",

@@ -301,4 +301,24 @@ Result<std::optional<int64_t>> ImportService::Lease(const std::string& owner, in
   });
 }
 
+ImportChunkCache::Chunk ImportChunkCache::Holding(int64_t id, int64_t offset) {
+  std::lock_guard lock(mu_);
+  if (id_ != id || chunk_.seq < 0 || offset < chunk_.start ||
+      offset >= chunk_.start + static_cast<int64_t>(chunk_.data->size()))
+    return {};
+  return chunk_;
+}
+
+ImportChunkCache::Chunk ImportChunkCache::Numbered(int64_t id, int64_t seq) {
+  std::lock_guard lock(mu_);
+  if (id_ != id || chunk_.seq != seq) return {};
+  return chunk_;
+}
+
+void ImportChunkCache::Keep(int64_t id, Chunk chunk) {
+  std::lock_guard lock(mu_);
+  id_ = id;
+  chunk_ = std::move(chunk);
+}
+
 }  // namespace crmd::crm

@@ -75,39 +75,57 @@ Status Delete(store::Conn& c, int64_t id) {
 namespace {
 
 struct ChunkCursor {
-  int64_t seq = -1;  // -1: not found yet
-  std::string data;
+  ImportChunkCache::Chunk chunk;  // seq -1: not found yet
   size_t pos = 0;
+  size_t size() const { return chunk.data ? chunk.data->size() : 0; }
 };
+
+// The chunk holding `offset` (cur->chunk.seq < 0) or the one after cur's, from the cache
+// or the database; seq stays -1 past the file's end.
+Result<ImportChunkCache::Chunk> NextChunk(store::Conn& c, int64_t id, int64_t offset,
+                                          const ChunkCursor& cur, ImportChunkCache* cache) {
+  const bool first = cur.chunk.seq < 0;
+  if (cache) {
+    auto held = first ? cache->Holding(id, offset) : cache->Numbered(id, cur.chunk.seq + 1);
+    if (held.seq >= 0) return held;
+  }
+  Result<std::optional<store::Row>> row =
+      first
+          ? c.QueryOne(
+                "SELECT seq, start, data FROM import_chunks WHERE import_id = ? AND "
+                "start <= ? ORDER BY seq DESC LIMIT 1",
+                {id, offset})
+          : c.QueryOne("SELECT seq, start, data FROM import_chunks WHERE import_id = ? AND seq = ?",
+                       {id, cur.chunk.seq + 1});
+  if (!row) return Fail(row.error());
+  if (!*row) return ImportChunkCache::Chunk{};
+  ImportChunkCache::Chunk chunk{.seq = (*row)->Int(0),
+                                .start = (*row)->Int(1),
+                                .data = std::make_shared<const std::string>((*row)->TakeStr(2))};
+  if (cache) cache->Keep(id, chunk);
+  return chunk;
+}
 
 }  // namespace
 
-ByteSource FileFrom(store::Conn& c, int64_t id, int64_t offset, Status* status) {
+ByteSource FileFrom(store::Conn& c, int64_t id, int64_t offset, Status* status,
+                    ImportChunkCache* cache) {
   auto cur = std::make_shared<ChunkCursor>();
-  return [&c, id, offset, status, cur](char* buf, size_t n) -> size_t {
+  return [&c, id, offset, status, cur, cache](char* buf, size_t n) -> size_t {
     if (!*status) return 0;
-    while (cur->pos >= cur->data.size()) {
-      Result<std::optional<store::Row>> row =
-          cur->seq < 0 ? c.QueryOne(
-                             "SELECT seq, start, data FROM import_chunks WHERE import_id = ? AND "
-                             "start <= ? ORDER BY seq DESC LIMIT 1",
-                             {id, offset})
-                       : c.QueryOne(
-                             "SELECT seq, start, data FROM import_chunks WHERE import_id = ? AND "
-                             "seq = ?",
-                             {id, cur->seq + 1});
-      if (!row) {
-        *status = Fail(row.error());
+    while (cur->pos >= cur->size()) {
+      const bool first = cur->chunk.seq < 0;
+      auto next = NextChunk(c, id, offset, *cur, cache);
+      if (!next) {
+        *status = Fail(next.error());
         return 0;
       }
-      if (!*row) return 0;
-      bool first = cur->seq < 0;
-      cur->seq = (*row)->Int(0);
-      cur->data = (*row)->TakeStr(2);
-      cur->pos = first ? static_cast<size_t>(offset - (*row)->Int(1)) : 0;
+      if (next->seq < 0) return 0;
+      cur->chunk = std::move(*next);
+      cur->pos = first ? static_cast<size_t>(offset - cur->chunk.start) : 0;
     }
-    size_t k = std::min(n, cur->data.size() - cur->pos);
-    std::memcpy(buf, cur->data.data() + cur->pos, k);
+    size_t k = std::min(n, cur->size() - cur->pos);
+    std::memcpy(buf, cur->chunk.data->data() + cur->pos, k);
     cur->pos += k;
     return k;
   };

@@ -28,7 +28,9 @@ Status AddChunk(store::Conn& c, int64_t id, int64_t seq, int64_t start, const st
 Status Delete(store::Conn& c, int64_t id);
 // The file of import `id` from byte `offset` on, read chunk by chunk through `c`. A failed
 // read ends the input and leaves its error in *status.
-ByteSource FileFrom(store::Conn& c, int64_t id, int64_t offset, Status* status);
+// With a `cache`, a chunk it holds is not read again, and each chunk read is kept there.
+ByteSource FileFrom(store::Conn& c, int64_t id, int64_t offset, Status* status,
+                    ImportChunkCache* cache = nullptr);
 Status AddError(store::Conn& c, int64_t id, int64_t line, const std::string& email,
                 const std::string& reason);
 
