@@ -8,8 +8,8 @@
 #     needs to read and print them;
 #   - crmctl: `crmctl contacts export > file`, rows per second and its peak resident set
 #     (ru_maxrss), to show that memory stays one page whatever N is;
-#   - rest: crmd answering GET /contacts/export page after page (limit=100000, following
-#     Crmd-Next-Cursor with curl), rows per second and crmd's peak resident set (VmHWM).
+#   - rest: crmd answering GET /contacts/export without limit (the whole file, streamed),
+#     rows per second and crmd's peak resident set (VmHWM).
 # Each export's row count is checked against N. Usage:
 #   bench/export/contacts.sh <build dir> [N]
 set -euo pipefail
@@ -73,7 +73,7 @@ CTL_ROWS=$(rows "$TMP/crmctl.csv")
 say "crmctl contacts export: $CTL_ROWS rows in $CTL_S s: $(rate "$CTL_ROWS" "$CTL_S") rows/s, peak RSS $((CTL_KB / 1024)) MiB"
 say "header: $(head -1 "$TMP/crmctl.csv" | tr -d '\r')"
 
-# --- REST, page by page
+# --- REST: the whole file in one streamed answer (no limit: chunked, a page at a time)
 KEY=$("$CRMCTL" --database_url="sqlite:$DB" apikey create bench --admin 2>/dev/null | python3 -c "import json,sys;print(json.load(sys.stdin)['key'])")
 PORT=$(free_port)
 "$CRMD" --port="$PORT" --database_url="sqlite:$DB" --log_level=warn --housekeeping_interval_s=0 >"$TMP/crmd.log" 2>&1 &
@@ -82,20 +82,12 @@ PIDS+=($CRMD_PID)
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
 BEFORE_KB=$(awk '/VmRSS/ {print $2}' "/proc/$CRMD_PID/status")
 t0=$(date +%s.%N)
-cursor=""
-: >"$TMP/rest.csv"
-while :; do
-  url="http://127.0.0.1:$PORT/api/crm/v1/contacts/export?limit=100000"
-  [[ -n $cursor ]] && url+="&cursor=$cursor"
-  curl -fsS -D "$TMP/headers" -H "Authorization: Bearer $KEY" "$url" >>"$TMP/rest.csv"
-  cursor=$(awk -F': ' 'tolower($1) == "crmd-next-cursor" {print $2}' "$TMP/headers" | tr -d '\r')
-  [[ -z $cursor ]] && break
-done
+curl -fsS -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT/api/crm/v1/contacts/export" >"$TMP/rest.csv"
 REST_S=$(python3 -c "print(round($(date +%s.%N) - $t0, 3))")
 REST_KB=$(awk '/VmHWM/ {print $2}' "/proc/$CRMD_PID/status")
 REST_ROWS=$(rows "$TMP/rest.csv")
 say "REST GET /contacts/export: $REST_ROWS rows in $REST_S s: $(rate "$REST_ROWS" "$REST_S") rows/s, crmd RSS $((BEFORE_KB / 1024)) MiB before, peak $((REST_KB / 1024)) MiB"
-cmp -s "$TMP/rest.csv" "$TMP/crmctl.csv" && say "the REST pages concatenated are the crmctl file, byte for byte"
+cmp -s "$TMP/rest.csv" "$TMP/crmctl.csv" && say "the streamed answer is the crmctl file, byte for byte"
 
 echo "RESULT contacts=$N baseline_s=$BASE_S baseline_rows_per_s=$(rate "$BASE_ROWS" "$BASE_S") baseline_peak_rss_mib=$((BASE_KB / 1024)) crmctl_s=$CTL_S crmctl_rows_per_s=$(rate "$CTL_ROWS" "$CTL_S") crmctl_peak_rss_mib=$((CTL_KB / 1024)) rest_s=$REST_S rest_rows_per_s=$(rate "$REST_ROWS" "$REST_S") crmd_peak_rss_mib=$((REST_KB / 1024))"
 [[ $BASE_ROWS -eq $N && $CTL_ROWS -eq $N && $REST_ROWS -eq $N ]]
