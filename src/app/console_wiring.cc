@@ -11,6 +11,7 @@
 #include "src/console/overview_pages.h"
 #include "src/console/people_pages.h"
 #include "src/console/suppressions_pages.h"
+#include "src/console/templates_pages.h"
 
 namespace crmd::app {
 
@@ -230,6 +231,11 @@ void WireConsole(App::Services& s) {
       console::MailReceiversRoutes({.receivers = s.marketing->receivers.get(),
                                     .people = ConsolePeopleOf(s),
                                     .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(console::TemplatesRoutes({.templates = s.marketing->templates.get(),
+                                          .contacts = s.crm->contacts.get(),
+                                          .settings = s.governance->settings.get(),
+                                          .mail = &s.mail_context,
+                                          .people = ConsolePeopleOf(s)}));
   for (auto& [path, handler] : routes.exact) s.router.Exact(path, std::move(handler));
   for (auto& [prefix, handler] : routes.prefix) s.router.Prefix(prefix, std::move(handler));
 }

@@ -56,7 +56,8 @@ Status WireMail(App::Services& s) {
       jobs::AutomationRunnerOptions{.poll_interval_ms = s.config.mail_poll_interval_ms,
                                     .allow_private = s.config.allow_private_network_targets,
                                     .webhook_timeout_ms = s.config.webhook_timeout_ms,
-                                    .metrics = s.metrics.get()});
+                                    .metrics = s.metrics.get(),
+                                    .templates = s.marketing->templates.get()});
   std::string business;
   if (auto doc = s.governance->settings->Get(); doc && doc->document.contains("business"))
     business = doc->document["business"].value("name", "");

@@ -22,6 +22,7 @@ constexpr NavEntry kNav[] = {
     {"transfer", "/console/contacts/transfer", "Import & export", false},
     {"api", "/console/api-keys", "Webhook & API", true},
     {"forms", "/console/forms", "Forms", true},
+    {"templates", "/console/templates", "Templates", false},
     {"contacts", "/console/contacts", "Contacts", true},
     {"suppressions", "/console/suppressions", "Suppressions", true},
     {"people", "/console/people", "People", true},

@@ -14,6 +14,8 @@ const json& DefaultSettings() {
   static const json kDefaults = {
       {"business", {{"name", ""}, {"address", ""}, {"website", ""}, {"phone", ""}}},
       {"sender", {{"from_name", ""}, {"from_email", ""}, {"reply_to", ""}}},
+      // The sender's postal address, in every template's footer ({{company_address}}).
+      {"company_address", ""},
       {"double_opt_in", false},
       {"email_validation_mode", "syntax"},
       {"confirmation_ttl_seconds", 600},
@@ -78,6 +80,10 @@ Status ValidateSettingsPatch(const json& patch) {
       }
       continue;
     }
+    if (key == "company_address" &&
+        (!value.is_string() || value.get_ref<const std::string&>().size() > 1000))
+      return Fail(Errc::kInvalidArgument,
+                  "company_address must be a string of at most 1000 bytes (a postal address)");
     if (key == "double_opt_in" && !value.is_boolean())
       return Fail(Errc::kInvalidArgument, "double_opt_in must be a boolean");
     if (key == "email_validation_mode" &&

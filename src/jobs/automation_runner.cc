@@ -79,9 +79,19 @@ void AutomationRunner::Loop() {
 
 marketing::MailContext AutomationRunner::Context() const {
   marketing::MailContext ctx = runtime_.context();
-  if (auto doc = settings_.Get(); doc)
-    ctx.default_sender = marketing::DefaultSender(doc->document, ctx.default_sender);
+  if (auto doc = settings_.Get(); doc) marketing::ApplySettings(ctx, doc->document);
   return ctx;
+}
+
+Result<std::optional<marketing::EmailTemplate>> AutomationRunner::LayoutOf(
+    const nlohmann::json& item) const {
+  auto id = marketing::TemplateIdOf(item, "template_id");
+  if (!id) return Fail(id.error());
+  if (!*id) return std::optional<marketing::EmailTemplate>{};
+  if (!options_.templates) return Fail(Errc::kUnavailable, "templates are not available here");
+  auto t = options_.templates->Get(**id);
+  if (!t) return Fail(t.error());
+  return std::optional<marketing::EmailTemplate>(std::move(*t));
 }
 
 int AutomationRunner::RunOnce(mail::Transport& transport) {
@@ -154,13 +164,17 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
 StepOutcome AutomationRunner::SendEmail(mail::Transport& transport, const marketing::LeasedStep& s,
                                         const marketing::MailContext& ctx) {
   const auto& step = s.step;
+  auto layout = LayoutOf(step);
+  if (!layout)
+    return {.kind = K::kFailed, .detail = "message could not be built: " + layout.error().message};
   marketing::SimpleEmail e{
       .subject = step.value("subject", ""),
       .html_body = step.value("html_body", ""),
       .text_body = step.value("text_body", ""),
       .from = {step.value("from_name", ""), step.value("from_email", "")},
       .send_id = RunSendId(s.run, s.step_index),
-      .extra_headers = {{"X-Crmd-Automation", std::to_string(s.run.automation_id)}}};
+      .extra_headers = {{"X-Crmd-Automation", std::to_string(s.run.automation_id)}},
+      .layout = *layout ? &**layout : nullptr};
   return Deliver(transport, marketing::BuildSimpleMessage(e, marketing::RecipientOf(s.run), ctx),
                  s.run.due_at);
 }
@@ -267,20 +281,25 @@ int AutomationRunner::RunSequences(mail::Transport& transport, const marketing::
     StepOutcome o{.kind = K::kNotAttempted};
     if (!Stopping()) {
       const auto& email = e.emails[e.next_email];
+      auto layout = LayoutOf(email);
       marketing::SimpleEmail m{
           .subject = email.value("subject", ""),
           .html_body = email.value("html_body", ""),
           .text_body = email.value("text_body", ""),
           .send_id = "q" + std::to_string(e.sequence_id) + "r" + std::to_string(e.run_id) + "e" +
                      std::to_string(e.next_email),
-          .extra_headers = {{"X-Crmd-Sequence", std::to_string(e.sequence_id)}}};
+          .extra_headers = {{"X-Crmd-Sequence", std::to_string(e.sequence_id)}},
+          .layout = layout && *layout ? &**layout : nullptr};
       marketing::MailRecipient to{.contact_id = e.contact_id,
                                   .email = e.email,
                                   .first_name = e.first_name,
                                   .last_name = e.last_name,
                                   .phone = e.phone,
                                   .custom_fields_json = e.custom_fields_json};
-      o = Deliver(transport, marketing::BuildSimpleMessage(m, to, ctx), e.due_at);
+      o = Deliver(transport,
+                  layout ? marketing::BuildSimpleMessage(m, to, ctx)
+                         : Result<mail::Message>(Fail(layout.error())),
+                  e.due_at);
     }
     spdlog::info(
         R"("event":"sequence_email","sequence_id":{},"run_id":{},"contact_id":{},"email":{},"outcome":"{}")",

@@ -28,6 +28,7 @@
 #include "src/governance/settings.h"
 #include "src/jobs/mail_runtime.h"
 #include "src/marketing/automation_runs.h"
+#include "src/marketing/templates.h"
 
 namespace crmd::jobs {
 
@@ -39,6 +40,9 @@ struct AutomationRunnerOptions {
   int64_t confirm_link_ttl_s = 7 * 24 * 3600;  // double opt-in links
   // crmd_mail_messages_total{source,outcome} (GET /metrics); null: not counted.
   metrics::Registry* metrics = nullptr;
+  // The templates that send_email steps and sequence emails name (template_id); null: such
+  // a message fails. Must outlive the runner.
+  const marketing::TemplateService* templates = nullptr;
 };
 
 // The Standard Webhooks secret ("whsec_...") to sign a call_webhook step's request to
@@ -71,6 +75,8 @@ class AutomationRunner {
  private:
   void Loop();
   marketing::MailContext Context() const;
+  // The template a step or sequence email names (nullopt: none).
+  Result<std::optional<marketing::EmailTemplate>> LayoutOf(const nlohmann::json& item) const;
   marketing::StepOutcome SendEmail(mail::Transport& transport, const marketing::LeasedStep& s,
                                    const marketing::MailContext& ctx);
   marketing::StepOutcome CallWebhook(const marketing::LeasedStep& s);

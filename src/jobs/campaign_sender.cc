@@ -85,7 +85,13 @@ std::shared_ptr<const marketing::CampaignTemplates> CampaignSender::TemplatesFor
   {
     std::lock_guard lock(cache_mu_);
     auto it = templates_.find(campaign_id);
-    if (it != templates_.end() && it->second->campaign().revision == k->revision) return it->second;
+    // A campaign's revision, and its template's: an edited template is parsed again.
+    auto layout_revision = [](const marketing::Campaign& c) {
+      return c.layout ? c.layout->revision : int64_t{0};
+    };
+    if (it != templates_.end() && it->second->campaign().revision == k->revision &&
+        layout_revision(it->second->campaign()) == layout_revision(*k))
+      return it->second;
   }
   auto parsed = marketing::CampaignTemplates::Parse(*k);
   if (!parsed) {
@@ -169,8 +175,7 @@ int CampaignSender::RunOnce(mail::Transport& transport) {
   }
   if (leased->empty()) return 0;
   marketing::MailContext ctx = runtime_.context();
-  if (auto doc = settings_.Get(); doc)
-    ctx.default_sender = marketing::DefaultSender(doc->document, ctx.default_sender);
+  if (auto doc = settings_.Get(); doc) marketing::ApplySettings(ctx, doc->document);
   std::map<int64_t, std::shared_ptr<const marketing::CampaignTemplates>> templates;
   int handled = 0;
   for (size_t i = 0; i < leased->size(); ++i) {

@@ -100,8 +100,9 @@ std::string Where(const MergeTag& t) {
 }  // namespace
 
 MergeSchema DefaultMergeSchema() {
-  return {.fields = {"email", "first_name", "last_name", "phone", "unsubscribe_url"},
-          .custom_fields = true};
+  return {
+      .fields = {"email", "first_name", "last_name", "phone", "unsubscribe_url", "company_address"},
+      .custom_fields = true};
 }
 
 Result<MergeTemplate> MergeTemplate::Parse(std::string_view src, const MergeSchema& schema) {

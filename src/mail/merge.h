@@ -33,9 +33,11 @@ struct MergeSchema {
   bool custom_fields = true;
 };
 
-// The contact fields of crm (docs/crm.md) and the per-recipient links a send adds.
-// mail knows nothing of contacts: this is vocabulary only, and callers may pass their own.
-MergeSchema DefaultMergeSchema();  // email, first_name, last_name, phone, unsubscribe_url
+// The contact fields of crm (docs/crm.md), the per-recipient links a send adds and the
+// sender's postal address (settings company_address). mail knows nothing of contacts:
+// this is vocabulary only, and callers may pass their own.
+MergeSchema DefaultMergeSchema();  // email, first_name, last_name, phone, unsubscribe_url,
+                                   // company_address
 
 // Values by tag name ("first_name", "custom.plan"). A missing name renders as its fallback.
 using MergeValues = std::map<std::string, std::string, std::less<>>;

@@ -9,6 +9,7 @@
 #include "src/mail/message.h"
 #include "src/marketing/automations_repo.h"
 #include "src/marketing/campaigns_repo.h"
+#include "src/marketing/templates.h"
 
 namespace crmd::marketing {
 namespace {
@@ -98,13 +99,18 @@ Result<json> ValidateStep(const json& in, const std::string& where) {
     st = CheckKnownKeys(in, where, {"status"});
     if (st) st = TakeStatus(in, where, out);
   } else if (type == "send_email") {
-    st =
-        CheckKnownKeys(in, where, {"subject", "html_body", "text_body", "from_name", "from_email"});
+    st = CheckKnownKeys(
+        in, where, {"subject", "html_body", "text_body", "from_name", "from_email", "template_id"});
     if (st) st = TakeString(in, "subject", where, 300, true, out);
     if (st) st = TakeString(in, "html_body", where, 512 * 1024, false, out);
     if (st) st = TakeString(in, "text_body", where, 256 * 1024, false, out);
     if (st) st = TakeString(in, "from_name", where, 200, false, out);
     if (st) st = TakeString(in, "from_email", where, 320, false, out);
+    if (st) {  // the template itself is checked by the service (it needs the database)
+      auto id = TemplateIdOf(in, where + ".template_id");
+      if (!id) st = Fail(id.error());
+      if (st && *id) out["template_id"] = **id;
+    }
     // The sender's name and the subject go into every message's header as they are.
     for (const char* key : {"subject", "from_name"}) {
       if (!st || !out.contains(key)) continue;

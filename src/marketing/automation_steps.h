@@ -5,7 +5,7 @@
 //   add_tag       {tag_id}      remove_tag  {tag_id}
 //   add_list      {list_id}     remove_list {list_id}
 //   set_status    {status}                  a contact status
-//   send_email    {subject, html_body | text_body, from_name?, from_email?}
+//   send_email    {subject, html_body | text_body, from_name?, from_email?, template_id?}
 //   call_webhook  {url}                     http(s) URL
 // Triggers: contact_created, tag_added/tag_removed {tag_id}, list_added/list_removed
 // {list_id}, status_changed {status}, form_submitted {form_id?}.

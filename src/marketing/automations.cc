@@ -7,6 +7,7 @@
 #include "src/marketing/automation_runs_repo.h"
 #include "src/marketing/automation_steps.h"
 #include "src/marketing/automations_repo.h"
+#include "src/marketing/templates.h"
 
 namespace crmd::marketing {
 namespace {
@@ -142,6 +143,7 @@ Result<Automation> AutomationService::CreateIn(store::Conn& c, const governance:
   Automation a;
   if (auto s = ApplyFields(fields, a); !s) return Fail(s.error());
   if (auto s = CheckWebhookTargets(c, a.steps); !s) return Fail(s.error());
+  if (auto s = CheckTemplateRefs(c, a.steps, "steps"); !s) return Fail(s.error());
   a.created_at = a.updated_at = clock_.NowUnix();
   if (auto s = CheckRefsExist(c, CollectRefs(a.trigger, a.steps), a.trigger); !s) {
     return Fail(s.error());
@@ -170,8 +172,10 @@ Result<Automation> AutomationService::Update(const governance::Actor& actor, int
     // An active automation may be edited: each run keeps the steps copied at its
     // enrolment, so the edit applies to new enrolments only.
     if (auto s = ApplyFields(fields, *a); !s) return Fail(s.error());
-    if (fields.contains("steps"))
+    if (fields.contains("steps")) {
       if (auto s = CheckWebhookTargets(c, a->steps); !s) return Fail(s.error());
+      if (auto s = CheckTemplateRefs(c, a->steps, "steps"); !s) return Fail(s.error());
+    }
     if (a->status == AutomationStatus::kActive && a->steps.empty()) {
       return Fail(Errc::kInvalidArgument, "steps: an active automation needs at least one step");
     }

@@ -75,6 +75,21 @@ mail::Mailbox DefaultSender(const nlohmann::json& settings, const mail::Mailbox&
   return configured;
 }
 
+std::string CompanyAddress(const nlohmann::json& settings) {
+  if (!settings.is_object()) return {};
+  if (auto it = settings.find("company_address");
+      it != settings.end() && it->is_string() && !it->get_ref<const std::string&>().empty())
+    return it->get<std::string>();
+  if (auto it = settings.find("business"); it != settings.end() && it->is_object())
+    return it->value("address", "");
+  return {};
+}
+
+void ApplySettings(MailContext& ctx, const nlohmann::json& settings) {
+  ctx.default_sender = DefaultSender(settings, ctx.default_sender);
+  ctx.company_address = CompanyAddress(settings);
+}
+
 nlohmann::json MessagePreviewJson(const mail::Message& m) {
   constexpr size_t kMaxHtml = 64 * 1024;
   nlohmann::json j = {{"from", {{"name", m.from.name}, {"email", m.from.address}}},
@@ -113,6 +128,13 @@ mail::MergeValues MergeValuesFor(const MailRecipient& to, std::string unsubscrib
         v["custom." + key] = value.dump();
     }
   }
+  return v;
+}
+
+mail::MergeValues MergeValuesFor(const MailRecipient& to, std::string unsubscribe_url,
+                                 const MailContext& ctx) {
+  mail::MergeValues v = MergeValuesFor(to, std::move(unsubscribe_url));
+  v["company_address"] = ctx.company_address;
   return v;
 }
 
@@ -168,15 +190,14 @@ Result<CampaignTemplates> CampaignTemplates::Parse(const Campaign& campaign) {
   };
   if (auto s = parse("subject", campaign.subject, t.subject_); !s) return Fail(s.error());
   if (auto s = parse("preheader", campaign.preheader, t.preheader_); !s) return Fail(s.error());
-  // A text-only campaign still gets an HTML part: its text, escaped, in <pre>-like lines.
-  std::string html = campaign.html_body;
-  if (html.empty()) {
-    html = "<div style=\"white-space:pre-wrap\">" + mail::HtmlEscape(campaign.text_body) + "</div>";
-  }
-  if (auto s = parse("html_body", html, t.html_); !s) return Fail(s.error());
-  t.has_text_ = !campaign.text_body.empty();
+  // The body in its template's slot; a text-only campaign still gets an HTML part.
+  auto bodies = WrapInLayout(campaign.layout ? &*campaign.layout : nullptr, campaign.html_body,
+                             campaign.text_body);
+  if (!bodies) return Fail(bodies.error());
+  if (auto s = parse("html_body", bodies->html, t.html_); !s) return Fail(s.error());
+  t.has_text_ = bodies->text.has_value();
   if (t.has_text_)
-    if (auto s = parse("text_body", campaign.text_body, t.text_); !s) return Fail(s.error());
+    if (auto s = parse("text_body", *bodies->text, t.text_); !s) return Fail(s.error());
   return t;
 }
 
@@ -184,7 +205,7 @@ Result<mail::Message> CampaignTemplates::Build(const MailRecipient& to, int64_t 
                                                const MailContext& ctx) const {
   const Campaign& k = campaign_;
   std::string unsubscribe = UnsubscribeUrl(ctx, to.contact_id, k.id);
-  mail::MergeValues values = MergeValuesFor(to, unsubscribe);
+  mail::MergeValues values = MergeValuesFor(to, unsubscribe, ctx);
   mail::Message m;
   m.from = k.from_email.empty() ? ctx.default_sender : mail::Mailbox{k.from_name, k.from_email};
   if (m.from.name.empty() && k.from_email.empty()) m.from.name = ctx.default_sender.name;
@@ -217,7 +238,7 @@ Result<mail::Message> CampaignTemplates::Build(const MailRecipient& to, int64_t 
 Result<mail::Message> BuildSimpleMessage(const SimpleEmail& e, const MailRecipient& to,
                                          const MailContext& ctx) {
   std::string unsubscribe = e.unsubscribe ? UnsubscribeUrl(ctx, to.contact_id, 0) : "";
-  mail::MergeValues values = MergeValuesFor(to, unsubscribe);
+  mail::MergeValues values = MergeValuesFor(to, unsubscribe, ctx);
   auto render = [&](const char* field, const std::string& source, bool html,
                     std::string& out) -> Status {
     if (!e.merge) {
@@ -236,13 +257,12 @@ Result<mail::Message> BuildSimpleMessage(const SimpleEmail& e, const MailRecipie
   m.to = RecipientMailbox(to);
   if (auto s = render("subject", e.subject, false, m.subject); !s) return Fail(s.error());
   m.subject = OneLine(m.subject);
-  std::string html = e.html_body;
-  if (html.empty())
-    html = "<div style=\"white-space:pre-wrap\">" + mail::HtmlEscape(e.text_body) + "</div>";
-  if (auto s = render("html_body", html, true, m.html); !s) return Fail(s.error());
-  if (!e.text_body.empty()) {
+  auto bodies = WrapInLayout(e.merge ? e.layout : nullptr, e.html_body, e.text_body);
+  if (!bodies) return Fail(bodies.error());
+  if (auto s = render("html_body", bodies->html, true, m.html); !s) return Fail(s.error());
+  if (bodies->text) {
     std::string text;
-    if (auto s = render("text_body", e.text_body, false, text); !s) return Fail(s.error());
+    if (auto s = render("text_body", *bodies->text, false, text); !s) return Fail(s.error());
     m.text = std::move(text);
   }
   m.message_id = mail::MakeMessageId(e.send_id, to.email,

@@ -26,11 +26,16 @@ struct MailContext {
   mail::Mailbox default_sender;  // settings' sender, else mail_from
   const mail::LinkTokens* links = nullptr;
   int64_t link_ttl_s = 400 * 24 * 3600;  // unsubscribe links work for more than a year
+  std::string company_address;           // {{company_address}}: settings' postal address
 };
 
 // The sender of a message without its own: settings' sender (from_email, from_name) when
 // set, else `configured` (mail_from).
 mail::Mailbox DefaultSender(const nlohmann::json& settings, const mail::Mailbox& configured);
+// The sender's postal address: settings company_address, else business.address.
+std::string CompanyAddress(const nlohmann::json& settings);
+// What a message takes from the settings document: the default sender and the address.
+void ApplySettings(MailContext& ctx, const nlohmann::json& settings);
 
 // The recipient's fields a message may use.
 struct MailRecipient {
@@ -73,7 +78,8 @@ struct SimpleEmail {
   std::string send_id;  // e.g. "a3r17s2": automation 3, run 17, step 2
   bool unsubscribe = true;
   std::vector<std::pair<std::string, std::string>> extra_headers;
-  bool merge = true;  // false: subject and bodies are final text, not templates
+  bool merge = true;                      // false: subject and bodies are final text, not templates
+  const EmailTemplate* layout = nullptr;  // the template the bodies fill (merge only)
 };
 // Fails (kInvalidArgument naming the field) when a merge tag is unknown or malformed.
 Result<mail::Message> BuildSimpleMessage(const SimpleEmail& e, const MailRecipient& to,
@@ -85,6 +91,9 @@ nlohmann::json MessagePreviewJson(const mail::Message& m);
 
 // Merge values of a recipient (email, names, phone, custom.<key>, unsubscribe_url).
 mail::MergeValues MergeValuesFor(const MailRecipient& to, std::string unsubscribe_url);
+// The same with what the server adds (company_address).
+mail::MergeValues MergeValuesFor(const MailRecipient& to, std::string unsubscribe_url,
+                                 const MailContext& ctx);
 
 // The Message-ID's send id for a campaign round: "c<id>r<round>".
 std::string CampaignSendId(int64_t campaign_id, int64_t round);

@@ -81,6 +81,20 @@ Status CheckReferences(store::Conn& c, const Audience& a) {
 
 std::string CampaignRevisionKey(int64_t id) { return "campaign:" + std::to_string(id); }
 
+// The campaign's template, held until the transaction ends, and its body checked inside it
+// (merge tags of the whole, as the sender will parse it).
+Status CheckTemplate(store::Conn& c, Campaign& k) {
+  if (!k.template_id) {
+    k.layout.reset();
+    return Ok();
+  }
+  auto t = UsableTemplate(c, *k.template_id, "template_id");
+  if (!t) return Fail(t.error());
+  k.layout = std::move(*t);
+  if (auto parsed = CampaignTemplates::Parse(k); !parsed) return Fail(parsed.error());
+  return Ok();
+}
+
 }  // namespace
 
 const char* ToString(CampaignStatus s) { return kStatusNames.Name(s); }
@@ -122,6 +136,7 @@ nlohmann::json ToJson(const Campaign& c, bool full) {
                       {"audience_size", c.audience_size},
                       {"revision", c.revision},
                       {"updated_at", TimeJson(c.updated_at)}};
+  j["template_id"] = c.template_id ? nlohmann::json(*c.template_id) : nlohmann::json(nullptr);
   if (full) {
     j["preheader"] = c.preheader;
     j["from_name"] = c.from_name;
@@ -172,6 +187,12 @@ Status ApplyCampaignFields(const nlohmann::json& j, Campaign& out) {
       if (!t) return Fail(Errc::kInvalidArgument, "send_at: not an RFC 3339 date-time");
       c.send_at = *t;
     }
+  }
+  if (j.contains("template_id")) {
+    auto id = TemplateIdOf(j, "template_id");
+    if (!id) return Fail(id.error());
+    if (*id != c.template_id) c.layout.reset();  // the service loads the new one
+    c.template_id = *id;
   }
   for (auto [key, dst] :
        {std::pair{"track_opens", &c.track_opens}, std::pair{"track_clicks", &c.track_clicks}}) {
@@ -256,6 +277,7 @@ Result<Campaign> CampaignService::CreateIn(store::Conn& c, const governance::Act
   if (auto s = ApplyCampaignFields(fields, k); !s) return Fail(s.error());
   k.created_at = k.updated_at = clock_.NowUnix();
   if (auto s = CheckReferences(c, k.audience); !s) return Fail(s.error());
+  if (auto s = CheckTemplate(c, k); !s) return Fail(s.error());
   auto id = campaigns_repo::Insert(c, k);
   if (!id) return Fail(id.error());
   k.id = *id;
@@ -288,6 +310,7 @@ Result<Campaign> CampaignService::Update(const governance::Actor& actor, int64_t
     }
     if (auto s = ApplyCampaignFields(fields, k); !s) return Fail(s.error());
     if (auto s = CheckReferences(c, k.audience); !s) return Fail(s.error());
+    if (auto s = CheckTemplate(c, k); !s) return Fail(s.error());
     k.updated_at = clock_.NowUnix();
     if (auto s = campaigns_repo::Save(c, k, expected_revision); !s) return Fail(s.error());
     if (auto s = rows_.Audit(c, actor, "update_campaign", k, expected_revision); !s)
@@ -394,7 +417,7 @@ Result<governance::Preview> CampaignService::PreviewActivate(store::Conn& c, int
         MailContext ctx = *mail_;
         if (settings_) {
           auto doc = settings_->GetIn(c);
-          if (doc) ctx.default_sender = DefaultSender(doc->document, ctx.default_sender);
+          if (doc) ApplySettings(ctx, doc->document);
         }
         MailRecipient to{.contact_id = 0,
                          .email = (*contact)->email,

@@ -27,6 +27,7 @@
 #include "src/governance/confirmations.h"
 #include "src/marketing/aggregate.h"
 #include "src/marketing/common.h"
+#include "src/marketing/templates.h"
 #include "src/store/db.h"
 
 namespace crmd::governance {
@@ -65,7 +66,9 @@ struct Campaign {
   bool track_opens = false;   // a 1x1 image per message (docs/mail.md)
   bool track_clicks = false;  // links through a signed redirect
   int64_t send_round = 1;     // bumped by each resend of the undelivered; part of Message-IDs
-  std::optional<int64_t> finished_at;  // when the last recipient reached a final state
+  std::optional<int64_t> template_id;   // the layout its body fills (templates.h)
+  std::optional<EmailTemplate> layout;  // that template, as loaded with the campaign
+  std::optional<int64_t> finished_at;   // when the last recipient reached a final state
   int64_t revision = 1;
   int64_t created_at = 0, updated_at = 0;
 };
@@ -74,7 +77,8 @@ struct Campaign {
 nlohmann::json ToJson(const Campaign& c, bool full);
 
 // Applies the fields present in `j` (tool arguments) onto `c`. Checks shapes and lengths;
-// references to lists and tags are checked by the service (they need the database).
+// references to lists, tags and the template are checked by the service (they need the
+// database).
 Status ApplyCampaignFields(const nlohmann::json& j, Campaign& c);
 // What activation requires of the content: subject, sender address, a body, an audience.
 Status CheckReadyToSend(const Campaign& c);

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "src/marketing/templates_repo.h"
+
 namespace crmd::marketing::campaigns_repo {
 namespace {
 
@@ -12,7 +14,7 @@ using store::Value;
 constexpr const char* kCampaignColumns =
     "id, name, subject, preheader, from_name, from_email, html_body, text_body, send_at, "
     "status, audience_size, activated_at, revision, created_at, updated_at, track_opens, "
-    "track_clicks, send_round, finished_at";
+    "track_clicks, send_round, finished_at, template_id";
 
 Campaign CampaignFromRow(const store::Row& r) {
   Campaign c;
@@ -35,6 +37,7 @@ Campaign CampaignFromRow(const store::Row& r) {
   c.track_clicks = r.Int(16) != 0;
   c.send_round = r.Int(17);
   c.finished_at = r.OptInt(18);
+  c.template_id = r.OptInt(19);
   return c;
 }
 
@@ -111,13 +114,13 @@ std::string Sql(std::initializer_list<std::string_view> pieces) {
 Result<int64_t> Insert(store::Conn& c, const Campaign& k) {
   auto id = c.InsertReturningId(
       "INSERT INTO campaigns (id, name, subject, preheader, from_name, from_email, html_body, "
-      "text_body, send_at, status, revision, created_at, updated_at, track_opens, track_clicks) "
-      "VALUES (" +
+      "text_body, send_at, status, revision, created_at, updated_at, track_opens, track_clicks, "
+      "template_id) VALUES (" +
           store::NextIdSql("campaigns") +
-          ", ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?) RETURNING id",
+          ", ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?) RETURNING id",
       {k.name, k.subject, k.preheader, k.from_name, k.from_email, k.html_body, k.text_body,
        store::Opt(k.send_at), std::string(ToString(k.status)), k.created_at, k.updated_at,
-       int64_t{k.track_opens}, int64_t{k.track_clicks}});
+       int64_t{k.track_opens}, int64_t{k.track_clicks}, store::Opt(k.template_id)});
   if (!id) return Fail(id.error());
   Campaign saved = k;
   saved.id = *id;
@@ -131,6 +134,14 @@ Result<std::optional<Campaign>> Load(store::Conn& c, int64_t id) {
   if (!*row) return std::optional<Campaign>{};
   Campaign k = CampaignFromRow(**row);
   if (auto s = LoadAudience(c, k); !s) return Fail(s.error());
+  if (k.template_id) {
+    auto t = templates_repo::Find(c, *k.template_id);
+    if (!t) return Fail(t.error());
+    if (*t) {
+      ResolveBuiltin(**t);
+      k.layout = std::move(**t);
+    }
+  }
   return std::optional<Campaign>(std::move(k));
 }
 
@@ -138,12 +149,13 @@ Status Save(store::Conn& c, Campaign& k, int64_t expected_revision) {
   auto n = c.Exec(
       "UPDATE campaigns SET name = ?, subject = ?, preheader = ?, from_name = ?, from_email = ?, "
       "html_body = ?, text_body = ?, send_at = ?, status = ?, audience_size = ?, activated_at = ?, "
-      "track_opens = ?, track_clicks = ?, send_round = ?, finished_at = ?, "
+      "track_opens = ?, track_clicks = ?, send_round = ?, finished_at = ?, template_id = ?, "
       "revision = revision + 1, updated_at = ? WHERE id = ? AND revision = ?",
       {k.name, k.subject, k.preheader, k.from_name, k.from_email, k.html_body, k.text_body,
        store::Opt(k.send_at), std::string(ToString(k.status)), k.audience_size,
        store::Opt(k.activated_at), int64_t{k.track_opens}, int64_t{k.track_clicks}, k.send_round,
-       store::Opt(k.finished_at), k.updated_at, k.id, expected_revision});
+       store::Opt(k.finished_at), store::Opt(k.template_id), k.updated_at, k.id,
+       expected_revision});
   if (!n) return Fail(n.error());
   if (*n == 0) return Fail(Errc::kRevisionConflict, "the campaign was changed by someone else");
   k.revision = expected_revision + 1;

@@ -8,6 +8,7 @@
 #include "src/marketing/campaigns_repo.h"
 #include "src/marketing/sequence_runs_repo.h"
 #include "src/marketing/sequences_repo.h"
+#include "src/marketing/templates.h"
 
 namespace crmd::marketing {
 namespace {
@@ -192,9 +193,12 @@ Result<json> ValidateSequenceEmails(const json& emails) {
       delay = v.get<int64_t>() * unit;
     }
     o["delay_seconds"] = delay;
+    auto template_id = TemplateIdOf(e, where + ".template_id");
+    if (!template_id) return Fail(template_id.error());
+    if (*template_id) o["template_id"] = **template_id;
     for (const auto& [k, v] : e.items()) {
       if (k != "subject" && k != "html_body" && k != "text_body" && k != "delay_days" &&
-          k != "delay_seconds") {
+          k != "delay_seconds" && k != "template_id") {
         return Fail(Errc::kInvalidArgument, where + "." + k + ": unknown field");
       }
     }
@@ -226,6 +230,7 @@ Result<Sequence> SequenceService::CreateIn(store::Conn& c, const governance::Act
   Sequence s;
   if (auto st = ApplySequenceFields(fields, s); !st) return Fail(st.error());
   if (auto st = CheckList(c, s); !st) return Fail(st.error());
+  if (auto st = CheckTemplateRefs(c, s.emails, "emails"); !st) return Fail(st.error());
   s.created_at = s.updated_at = clock_.NowUnix();
   auto id = sequences_repo::Insert(c, s);
   if (!id) return Fail(id.error());
@@ -255,6 +260,8 @@ Result<Sequence> SequenceService::Update(const governance::Actor& actor, int64_t
     }
     if (auto st = ApplySequenceFields(fields, *s); !st) return Fail(st.error());
     if (auto st = CheckList(c, *s); !st) return Fail(st.error());
+    if (fields.contains("emails"))
+      if (auto st = CheckTemplateRefs(c, s->emails, "emails"); !st) return Fail(st.error());
     const int64_t now = clock_.NowUnix();
     if (!enrol->empty()) {
       if (s->emails.empty())

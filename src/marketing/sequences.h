@@ -42,7 +42,8 @@ bool CanTransition(SequenceStatus from, SequenceStatus to);
 struct Sequence {
   int64_t id = 0;
   std::string name, description;
-  // [{subject, html_body, text_body, delay_seconds}], validated by ValidateSequenceEmails.
+  // [{subject, html_body, text_body, delay_seconds, template_id?}], validated by
+  // ValidateSequenceEmails.
   nlohmann::json emails = nlohmann::json::array();
   SequenceStatus status = SequenceStatus::kDraft;
   std::optional<int64_t> list_id;       // contacts added to this list are enrolled

@@ -47,6 +47,8 @@ Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
                                                       g.idempotency.get(), o.webhook_target_known)),
       sequences(std::make_unique<SequenceService>(*g.options.db, *g.options.clock,
                                                   AuditSinkOf(g.audit.get()), g.idempotency.get())),
+      templates(std::make_unique<TemplateService>(*g.options.db, *g.options.clock,
+                                                  AuditSinkOf(g.audit.get()))),
       reports(std::make_unique<ReportService>(*g.options.db, *g.options.clock)),
       recipients_csv(std::make_unique<RecipientsExporter>(*g.options.db)),
       contact_history(std::make_unique<ContactHistory>(

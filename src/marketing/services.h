@@ -22,6 +22,7 @@
 #include "src/marketing/recipients_export.h"
 #include "src/marketing/reports.h"
 #include "src/marketing/sequences.h"
+#include "src/marketing/templates.h"
 
 namespace crmd::marketing {
 
@@ -52,6 +53,7 @@ struct Services {
   const std::unique_ptr<MailReceivers> receivers;    // provider event receivers
   const std::unique_ptr<AutomationService> automations;
   const std::unique_ptr<SequenceService> sequences;
+  const std::unique_ptr<TemplateService> templates;  // email layouts (templates.h)
   const std::unique_ptr<ReportService> reports;
   const std::unique_ptr<RecipientsExporter> recipients_csv;
   // One person's data and history, from the contact book and marketing's rows.

@@ -96,6 +96,7 @@ RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config))
   if (deps_.marketing) {
     AddMailRoutes(router_, deps_);
     AddMailReceiverRoutes(router_, deps_);
+    AddTemplateRoutes(router_, deps_);
   }
 }
 

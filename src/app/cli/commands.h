@@ -26,5 +26,6 @@ int ContactsCommand(Context& ctx, const Args& args);  // contacts.cc
 
 int SuppressionCommand(Context& ctx, const Args& args);  // suppressions.cc
 int MailCommand(Context& ctx, const Args& args);         // mail_receivers.cc
+int TemplateCommand(Context& ctx, const Args& args);     // templates.cc
 
 }  // namespace crmd::app::cli

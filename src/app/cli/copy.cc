@@ -50,8 +50,8 @@ int CopyCommand(Context& ctx, const Args& args) {
       **source, **destination,
       {.batch = *batch,
        .max_rows = *max_rows,
-       // The settings document row is created by the migrations; the source's replaces it.
-       .seeded_tables = {"settings"},
+       // Rows the migrations create (settings, the built-in template); the source's replace them.
+       .seeded_tables = {"settings", "email_templates"},
        .derived_tables = {marketing::reporting_repo::kCounterTables.begin(),
                           marketing::reporting_repo::kCounterTables.end()},
        .verify_only = has("--verify-only"),

@@ -53,7 +53,8 @@ std::map<std::string, Entry> Commands() {
   c["restore"] = {"restore <file> --yes         put a backup back (stop crmd first)",
                   cli::RestoreCommand};
   c["settings"] = {
-      "settings show | settings approval-policy show|set JSON|reset   the settings; who approves",
+      "settings show | settings approval-policy show|set JSON|reset   the settings; who approves\n"
+      "       settings company-address [TEXT]   the postal address in email footers",
       cli::SettingsCommand};
   c["suppression"] = {
       "suppression add <email|domain> [--reason R] | remove <id> | list [--reason R]\n"
@@ -66,6 +67,11 @@ std::map<std::string, Entry> Commands() {
                  cli::ApiKeyCommand};
   c["form"] = {"form create <file.json> | update <id> <file.json> | list | get <id> | delete <id>",
                cli::FormCommand};
+  c["template"] = {
+      "template list | show <id> | create --name N --html FILE [--text FILE] |\n"
+      "       update <id> --revision R [--name N] [--html FILE] [--text FILE] | delete <id>\n"
+      "       (email templates: layouts with a {{content}} slot)",
+      cli::TemplateCommand};
   c["webhook"] = {
       "webhook create <url> <event,...|all> | list | enable <id> | disable <id> | "
       "delete <id> | deliveries [<endpoint_id>] | attempts <delivery_id> | "

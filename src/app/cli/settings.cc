@@ -2,6 +2,7 @@
 // approval_policy (docs/mcp.md "Human approval").
 #include "src/governance/settings.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "src/app/cli/commands.h"
@@ -13,7 +14,21 @@ namespace {
 
 constexpr const char* kUsage =
     "settings show | settings approval-policy show | settings approval-policy set JSON | "
-    "settings approval-policy reset";
+    "settings approval-policy reset | settings company-address [TEXT]";
+
+// settings company-address [TEXT]: shows, or sets, the postal address of email footers.
+int CompanyAddress(governance::SettingsService& settings, const governance::SettingsDoc& cur,
+                   const Args& args) {
+  if (args.size() == 1) {
+    std::printf("%s\n", cur.document.value("company_address", "").c_str());
+    return 0;
+  }
+  governance::Actor actor{.kind = "cli", .subject = "crmctl"};
+  auto next = settings.Update(actor, cur.revision, {{"company_address", args[1]}});
+  if (!next) return PrintError(next.error(), "crmctl settings company-address");
+  std::printf("%s\n", next->document.value("company_address", "").c_str());
+  return 0;
+}
 
 }  // namespace
 
@@ -28,6 +43,7 @@ int SettingsCommand(Context& ctx, const Args& args) {
     PrintJson(governance::ToJson(*cur));
     return 0;
   }
+  if (args[0] == "company-address" && args.size() <= 2) return CompanyAddress(settings, *cur, args);
   if (args[0] != "approval-policy" || args.size() < 2) return Usage(kUsage);
   const std::string& verb = args[1];
   if (verb == "show" && args.size() == 2) {

@@ -67,3 +67,18 @@ document.addEventListener("click", (event) => {
     timer = setTimeout(refresh, 300);
   });
 })();
+
+// The template editor's live preview: after a pause in typing, the editor's Preview button
+// is pressed, which posts the typed template to /console/templates/preview into the
+// preview frame (the same request the button makes without this script).
+(() => {
+  const form = document.getElementById("template-editor");
+  if (!form || !form.requestSubmit) return;
+  const button = form.querySelector("button[data-preview]");
+  if (!button) return;
+  let timer = null;
+  form.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => form.requestSubmit(button), 600);
+  });
+})();
