@@ -1,7 +1,6 @@
 #include "src/crm/contacts_repo.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "src/core/text.h"
 
@@ -223,9 +222,12 @@ Result<bool> RemoveMembership(store::Conn& c, bool tags, int64_t contact_id, int
 }
 
 std::pair<std::string, std::vector<store::Value>> ListContactsSql(const ResolvedFilter& rf,
-                                                                  int64_t after_id, int limit) {
+                                                                  int64_t after_id, int limit,
+                                                                  std::string_view columns,
+                                                                  bool ordered) {
   const ContactFilter& f = *rf.filter;
-  std::string sql = std::string("SELECT ") + kColumns + " FROM contacts c";
+  std::string sql =
+      "SELECT " + std::string(columns.empty() ? kColumns : columns) + " FROM contacts c";
   std::vector<store::Value> params;
   // A membership filter drives the scan: its (group, contact) index is walked in contact
   // order, so ORDER BY that column LIMIT n stops after n rows. Ordering by c.id instead
@@ -292,7 +294,9 @@ std::pair<std::string, std::vector<store::Value>> ListContactsSql(const Resolved
       params.push_back(PrefixEnd(q));
     }
   }
-  sql += where + " ORDER BY " + key + " LIMIT ?";
+  sql += where;
+  if (!ordered) return {sql, params};
+  sql += " ORDER BY " + key + " LIMIT ?";
   params.push_back(static_cast<int64_t>(limit));
   return {sql, params};
 }
@@ -339,7 +343,9 @@ Result<std::set<std::string>> CustomFieldKeys(store::Conn& c, const ResolvedFilt
     if (!common) return Fail(common.error());
     rf.query_is_common = *common;
   }
-  auto [inner, params] = ListContactsSql(rf, 0, std::numeric_limits<int>::max());
+  // Unordered and unlimited, the subquery is read as it comes (SQLite flattens it into the
+  // join); ordered and limited it was materialised whole first (140 MiB at 1,000,000).
+  auto [inner, params] = ListContactsSql(rf, 0, 0, "c.custom_fields AS custom_fields", false);
   const bool pg = c.dialect() == store::Dialect::kPostgres;
   std::string sql = pg ? "SELECT DISTINCT k FROM (" + inner +
                              ") s, jsonb_object_keys(s.custom_fields::jsonb) k "

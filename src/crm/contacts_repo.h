@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/core/result.h"
@@ -57,9 +58,13 @@ Result<bool> QueryIsCommon(store::Conn& c, const std::string& query);
 // Keyset page: ids > after_id, ascending, at most `limit` rows (compact contacts).
 Result<std::vector<Contact>> ListContacts(store::Conn& c, const ResolvedFilter& f, int64_t after_id,
                                           int limit);
-// The SQL and parameters ListContacts runs (for EXPLAIN QUERY PLAN tests).
+// The SQL and parameters ListContacts runs (for EXPLAIN QUERY PLAN tests). `columns`
+// replaces its select list; unordered, without ORDER BY and LIMIT (`limit` unused): the
+// rows in any order, which a query around it can read as they come.
 std::pair<std::string, std::vector<store::Value>> ListContactsSql(const ResolvedFilter& f,
-                                                                  int64_t after_id, int limit);
+                                                                  int64_t after_id, int limit,
+                                                                  std::string_view columns = {},
+                                                                  bool ordered = true);
 
 // The custom field keys of every contact `f` selects, read by the engine from the stored
 // JSON (json_each, jsonb_object_keys) in one statement: an export's header, without
