@@ -192,7 +192,13 @@ console::PeopleSource PeopleSourceOf(App::Services& s) {
 void WireConsole(App::Services& s) {
   console::ConsoleRoutes routes = console::SessionRoutes(ConsolePeopleOf(s));
   routes.Append(console::ApprovalRoutes(
-      {.confirmations = s.governance->confirmations.get(), .people = ConsolePeopleOf(s)}));
+      {.confirmations = s.governance->confirmations.get(),
+       .people = ConsolePeopleOf(s),
+       .app_name = [&s](const std::string& client_id) -> std::optional<std::string> {
+         auto c = s.clients->Find(client_id);
+         if (!c || !*c) return std::nullopt;
+         return (*c)->client_name;
+       }}));
   routes.Append(console::OverviewRoutes(
       {.reports = s.marketing->reports.get(),
        .audit = s.governance->audit.get(),

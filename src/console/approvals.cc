@@ -108,10 +108,14 @@ http::Response Message(int status, const std::string& title, const std::string& 
                      link_text);
 }
 
-ViewMap ApprovalNode(const governance::ApprovalInfo& a) {
+ViewMap ApprovalNode(const ApprovalPagesDeps& d, const governance::ApprovalInfo& a) {
+  std::optional<std::string> name = d.app_name ? d.app_name(a.client_id) : std::nullopt;
   return ViewMap{{"id", a.id},
                  {"action_title", ActionTitle(a.action)},
                  {"client_id", a.client_id},
+                 {"app_name", name ? *name : a.client_id},
+                 {"has_app_name", name.has_value()},
+                 {"summary", PreviewSummary(a.preview)},
                  {"expires_at", FormatRfc3339(a.expires_at)}};
 }
 
@@ -127,15 +131,16 @@ http::Response HandleList(const ApprovalPagesDeps& d, const http::Request& req, 
     return Message(500, "Error", "Something went wrong. Try again in a minute.", &p);
   }
   ViewList list;
-  for (const auto& a : *items) list.emplace_back(ApprovalNode(a));
+  for (const auto& a : *items) list.emplace_back(ApprovalNode(d, a));
   bool any = !list.empty();
   return RenderPage(200, "Pending approvals", "approvals.mustache",
                     ViewMap{{"has_items", any}, {"items", std::move(list)}},
                     ChromeFor(p, "approvals"));
 }
 
-http::Response ShowApproval(const governance::ApprovalInfo& a, const Person& p, int status = 200) {
-  ViewMap ctx = ApprovalNode(a);
+http::Response ShowApproval(const ApprovalPagesDeps& d, const governance::ApprovalInfo& a,
+                            const Person& p, int status = 200) {
+  ViewMap ctx = ApprovalNode(d, a);
   ctx.emplace("status", a.status);
   ctx.emplace("status_text", StatusText(a.status));
   ctx.emplace("created_at", FormatRfc3339(a.created_at));
@@ -165,7 +170,7 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
   // The grant's user or an administrator: another person sees nothing of it.
   if (a->subject != p.subject && !p.is_admin)
     return Message(403, "Not yours", "This approval belongs to another user.", &p);
-  if (req.method != "POST") return ShowApproval(*a, p);
+  if (req.method != "POST") return ShowApproval(d, *a, p);
 
   if (!d.people.origin_allowed(req))
     return Message(403, "Forbidden", "This form was sent from another site.", &p);
@@ -224,6 +229,48 @@ std::vector<PreviewRow> PreviewRows(const nlohmann::json& preview) {
   std::vector<PreviewRow> rows;
   if (preview.is_object()) AddRows(rows, "", preview, 0);
   return rows;
+}
+
+namespace {
+
+// A record of the preview by its name, email, title or subject; empty when it has none.
+std::string RecordName(const json& x) {
+  if (!x.is_object()) return x.is_null() ? "" : Scalar(x);
+  for (const char* key : {"name", "email", "title", "subject"})
+    if (x.contains(key) && x[key].is_string() && !x[key].get<std::string>().empty())
+      return x[key].get<std::string>();
+  return "";
+}
+
+std::string Spaced(std::string key) {
+  for (char& ch : key)
+    if (ch == '_') ch = ' ';
+  return key;
+}
+
+}  // namespace
+
+std::string PreviewSummary(const json& preview) {
+  if (!preview.is_object()) return "";
+  constexpr size_t kShown = 3;
+  // The records acted on: the first list of them (what uses a record is not one of them).
+  for (const auto& [k, v] : preview.items()) {
+    if (!v.is_array() || v.empty() || k == "used_by") continue;
+    std::string noun = Spaced(k);
+    if (v.size() == 1 && noun.size() > 1 && noun.back() == 's') noun.pop_back();
+    std::string out = std::to_string(v.size()) + " " + noun + ": ";
+    for (size_t i = 0; i < v.size() && i < kShown; ++i) {
+      std::string name = RecordName(v[i]);
+      out += (i ? ", " : "") + (name.empty() ? Item(v[i]) : name);
+    }
+    if (v.size() > kShown) out += " and " + std::to_string(v.size() - kShown) + " more";
+    return out;
+  }
+  // Else the one record acted on, by its name.
+  for (const auto& [k, v] : preview.items())
+    if (v.is_object())
+      if (std::string name = RecordName(v); !name.empty()) return Spaced(k) + " " + name;
+  return "";
 }
 
 ConsoleRoutes ApprovalRoutes(ApprovalPagesDeps deps) {

@@ -28,7 +28,15 @@ namespace crmd::console {
 struct ApprovalPagesDeps {
   governance::ConfirmationService* confirmations = nullptr;
   ConsolePeople people;
+  // The name an app registered (client_name), or nullopt when the client is unknown or
+  // has none; the pages then show its client id. Unset: ids only.
+  std::function<std::optional<std::string>(const std::string& client_id)> app_name;
 };
+
+// What the list says of a request besides its action: how many records, and the first
+// few by name or email ("3 contacts: a@x.com, b@x.com, c@x.com and 1 more"); empty when
+// the preview lists none. Exposed for tests.
+std::string PreviewSummary(const nlohmann::json& preview);
 
 // The approval page's path is this prefix and the approval id, which the access log
 // redacts (http::ServerOptions::secret_path_prefixes).

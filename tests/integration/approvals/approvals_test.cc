@@ -203,6 +203,23 @@ TEST_P(OneDeletion, AnExpiredApprovalCanNeitherBeDecidedNorConfirmed) {
   EXPECT_NE(alice->Get(p.url).body.find("expired"), std::string::npos);
 }
 
+// The list names the app by the name it registered, the action and which records, so
+// that a person with several requests can tell them apart without opening each.
+TEST_P(OneDeletion, TheListNamesTheAppTheActionAndTheRecords) {
+  auth::Client app{.client_id = "assistant", .client_name = std::string("Newsletter <Helper>")};
+  ASSERT_TRUE(server_.app().services().clients->Insert(app, std::nullopt, std::nullopt));
+  auto c = Assistant(GetParam());
+  Pending p = PreviewDeletion(*c, "listed@example.com");
+  std::string list = Person("alice@example.com")->Get("/console/approvals").body;
+  EXPECT_NE(list.find("Newsletter &lt;Helper&gt; asks to permanently delete contacts"),
+            std::string::npos)
+      << list;
+  EXPECT_NE(list.find("listed@example.com"), std::string::npos) << list;
+  EXPECT_EQ(list.find("Newsletter <Helper>"), std::string::npos);  // escaped
+  EXPECT_NE(Person("alice@example.com")->Get(p.url).body.find("Newsletter &lt;Helper&gt;"),
+            std::string::npos);
+}
+
 TEST_P(OneDeletion, AnotherUsersApprovalIsRefused) {
   auto c = Assistant(GetParam());
   Pending p = PreviewDeletion(*c);

@@ -28,6 +28,21 @@ TEST(PreviewRows, CountsNamesAndDependantsBecomeRows) {
   EXPECT_EQ(rows[3].items[0], "Launch (kind: campaign, status: draft)");
 }
 
+TEST(PreviewSummary, CountsTheRecordsAndNamesTheFirstThree) {
+  json many = {{"action", "delete_contacts"},
+               {"contacts",
+                {{{"id", 1}, {"email", "a@example.com"}},
+                 {{"id", 2}, {"email", "b@example.com"}},
+                 {{"id", 3}, {"email", "c@example.com"}},
+                 {{"id", 4}, {"email", "d@example.com"}}}}};
+  EXPECT_EQ(PreviewSummary(many),
+            "4 contacts: a@example.com, b@example.com, c@example.com and 1 more");
+  json used = {{"list", {{"id", 3}, {"name", "News"}}},
+               {"used_by", {{{"kind", "campaign"}, {"name", "Launch"}}}}};
+  EXPECT_EQ(PreviewSummary(used), "list News");
+  EXPECT_EQ(PreviewSummary(json{{"campaign", {{"id", 1}}}}), "");
+}
+
 TEST(ConsoleTemplates, AreEmbeddedAndEscapeEveryValue) {
   for (const char* name : {"layout.mustache", "approval.mustache", "approvals.mustache",
                            "sign_in.mustache", "message.mustache", "console.css", "console.js",
