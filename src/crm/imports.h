@@ -117,7 +117,7 @@ struct ImportServiceOptions {
   ContactService* contacts = nullptr;
   governance::SettingsService* settings = nullptr;  // may be null: double opt-in off
   int64_t max_bytes = kDefaultImportMaxBytes;
-  int batch_rows = 500;
+  int batch_rows = 1000;
 };
 
 // The chunk of an import's file read last (import_chunks; a chunk never changes once
