@@ -36,11 +36,16 @@ std::string StatusText(const std::string& status) {
   return status;
 }
 
-std::string Label(std::string key) {
+std::string Spaced(std::string key) {
   for (char& ch : key)
     if (ch == '_') ch = ' ';
-  if (!key.empty() && key[0] >= 'a' && key[0] <= 'z') key[0] = static_cast<char>(key[0] - 32);
   return key;
+}
+
+std::string Label(const std::string& key) {
+  std::string out = Spaced(key);
+  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 32);
+  return out;
 }
 
 std::string Scalar(const json& v) {
@@ -51,15 +56,18 @@ std::string Scalar(const json& v) {
 }
 
 // One record of a list in the preview: its name (or email), id and a few scalar facts.
+// A record of the preview by its name, email, title or subject; empty when it has none.
+std::string RecordName(const json& x) {
+  if (!x.is_object()) return x.is_null() ? "" : Scalar(x);
+  for (const char* key : {"name", "email", "title", "subject"})
+    if (x.contains(key) && x[key].is_string() && !x[key].get<std::string>().empty())
+      return x[key].get<std::string>();
+  return "";
+}
+
 std::string Item(const json& v) {
   if (!v.is_object()) return Scalar(v);
-  std::string head;
-  for (const char* k : {"name", "email", "title", "subject"}) {
-    if (v.contains(k) && v[k].is_string() && !v[k].get<std::string>().empty()) {
-      head = v[k].get<std::string>();
-      break;
-    }
-  }
+  std::string head = RecordName(v);
   std::string rest;
   for (const auto& [k, x] : v.items()) {
     if (k == "name" || k == "email" || k == "title" || k == "subject" || x.is_structured())
@@ -230,25 +238,6 @@ std::vector<PreviewRow> PreviewRows(const nlohmann::json& preview) {
   if (preview.is_object()) AddRows(rows, "", preview, 0);
   return rows;
 }
-
-namespace {
-
-// A record of the preview by its name, email, title or subject; empty when it has none.
-std::string RecordName(const json& x) {
-  if (!x.is_object()) return x.is_null() ? "" : Scalar(x);
-  for (const char* key : {"name", "email", "title", "subject"})
-    if (x.contains(key) && x[key].is_string() && !x[key].get<std::string>().empty())
-      return x[key].get<std::string>();
-  return "";
-}
-
-std::string Spaced(std::string key) {
-  for (char& ch : key)
-    if (ch == '_') ch = ' ';
-  return key;
-}
-
-}  // namespace
 
 std::string PreviewSummary(const json& preview) {
   if (!preview.is_object()) return "";

@@ -155,19 +155,21 @@ Result<std::unordered_set<std::string>> SuppressionList::SuppressedAmongIn(
     store::Conn& c, const std::vector<std::string>& normalized_emails) {
   std::vector<std::string> hashes, domains;
   hashes.reserve(normalized_emails.size());
+  domains.reserve(normalized_emails.size());
   for (const auto& e : normalized_emails) {
     hashes.push_back(AddressHash(e));
     domains.push_back(DomainOf(e));
   }
-  std::sort(domains.begin(), domains.end());
-  domains.erase(std::unique(domains.begin(), domains.end()), domains.end());
-  auto keys = suppression_repo::MatchingKeys(c, hashes, domains);
+  std::vector<std::string> distinct_domains = domains;
+  std::sort(distinct_domains.begin(), distinct_domains.end());
+  distinct_domains.erase(std::unique(distinct_domains.begin(), distinct_domains.end()),
+                         distinct_domains.end());
+  auto keys = suppression_repo::MatchingKeys(c, hashes, distinct_domains);
   if (!keys) return Fail(keys.error());
   std::unordered_set<std::string> out;
   if (keys->empty()) return out;
   for (size_t i = 0; i < normalized_emails.size(); ++i)
-    if (keys->count(hashes[i]) || keys->count(DomainOf(normalized_emails[i])))
-      out.insert(normalized_emails[i]);
+    if (keys->count(hashes[i]) || keys->count(domains[i])) out.insert(normalized_emails[i]);
   return out;
 }
 
