@@ -13,37 +13,10 @@
 # Each export's row count is checked against N. Usage:
 #   bench/export/contacts.sh <build dir> [N]
 set -euo pipefail
-BUILD=$(realpath "${1:?usage: contacts.sh <build dir> [N]}")
-N=${2:-1000000}
-CRMD="$BUILD/src/app/crmd"
-CRMCTL="$BUILD/src/app/crmctl"
-command -v sqlite3 >/dev/null || { echo "needs the sqlite3 shell" >&2; exit 2; }
-command -v curl >/dev/null || { echo "needs curl" >&2; exit 2; }
+source "$(dirname "$0")/../lib/csv_bench.sh" exportbench "$@"
 
-TMP=$(mktemp -d /tmp/crmd-exportbench.XXXXXX)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; [[ -n ${KEEP:-} ]] && echo "kept $TMP" || rm -rf "$TMP"; }
-trap cleanup EXIT
-say() { echo "[exportbench] $*"; }
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-
-# Runs a command with stdout to a file; prints "<seconds> <peak RSS KiB>" of that command.
-measure() {
-  python3 - "$@" <<'PY'
-import resource, subprocess, sys, time
-out, cmd = sys.argv[1], sys.argv[2:]
-t = time.monotonic()
-with open(out, "wb") as f:
-    r = subprocess.run(cmd, stdout=f, stderr=subprocess.DEVNULL)
-dt = time.monotonic() - t
-if r.returncode != 0:
-    sys.exit(f"{cmd[0]} exited with {r.returncode}")
-print(f"{dt:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
-PY
-}
 # Records (CRLF or LF terminated) minus the header.
 rows() { python3 -c "import sys,csv;r=csv.reader(open(sys.argv[1],newline=''));next(r);print(sum(1 for _ in r))" "$1"; }
-rate() { python3 -c "print(round($1 / $2))"; }
 
 DB="$TMP/crmd.db"
 t0=$(date +%s.%N)
@@ -63,12 +36,12 @@ SELECT c.email, c.first_name, c.last_name, c.phone, c.status, c.type,
   json_extract(c.custom_fields, '$.plan') AS plan, json_extract(c.custom_fields, '$.seats') AS seats
 FROM contacts c ORDER BY c.id;
 SQL
-read -r BASE_S BASE_KB < <(measure "$TMP/baseline.csv" sqlite3 -init "$TMP/baseline.sql" "$DB" ".quit")
+read -r BASE_S BASE_KB _ < <(measure "$TMP/baseline.csv" sqlite3 -init "$TMP/baseline.sql" "$DB" ".quit")
 BASE_ROWS=$(rows "$TMP/baseline.csv")
 say "baseline sqlite3 -csv: $BASE_ROWS rows in $BASE_S s: $(rate "$BASE_ROWS" "$BASE_S") rows/s, peak RSS $((BASE_KB / 1024)) MiB"
 
 # --- crmctl contacts export
-read -r CTL_S CTL_KB < <(measure "$TMP/crmctl.csv" "$CRMCTL" --database_url="sqlite:$DB" contacts export)
+read -r CTL_S CTL_KB _ < <(measure "$TMP/crmctl.csv" "$CRMCTL" --database_url="sqlite:$DB" contacts export)
 CTL_ROWS=$(rows "$TMP/crmctl.csv")
 say "crmctl contacts export: $CTL_ROWS rows in $CTL_S s: $(rate "$CTL_ROWS" "$CTL_S") rows/s, peak RSS $((CTL_KB / 1024)) MiB"
 say "header: $(head -1 "$TMP/crmctl.csv" | tr -d '\r')"
