@@ -66,7 +66,7 @@ mcp::Sessions::Lookup DbSessions::Find(const std::string& id, const std::string&
     if (it != cache_.end() && now - it->second.checked_at < options_.recheck_s) hit = it->second;
   }
   if (!hit) {
-    auto row = db_.Read([&](store::Conn& c) {
+    auto row = db_.ReadStatement([&](store::Conn& c) {
       return c.QueryOne(
           "SELECT owner, protocol_version, initialized, last_used_at, url_elicitation FROM "
           "mcp_sessions "

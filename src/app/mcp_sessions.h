@@ -4,8 +4,11 @@
 // the only place its SQL lives.
 //
 // Each node keeps a bounded cache of the sessions it has seen. A cached session is
-// trusted for `recheck_s` (default 5 s) and then read again, so a session ended on one
-// node is refused by every other node within that time. The idle timer is written back
+// trusted for `recheck_s` and then read again. With several nodes on one database
+// (PostgreSQL) `recheck_s` is 0: every request reads its session's row, one statement in
+// one round trip, so a session ended on one node is answered 404 by every node at once
+// (the MCP transport's MUST). On SQLite, one node, the cache is trusted for 5 s, since
+// only this node ends sessions and it forgets them as it does. The idle timer is written back
 // at most every `touch_every_s` (default 60 s): a session may outlive its idle TTL by that
 // much. Creation enforces the per-owner cap (the owner's oldest sessions are ended) and
 // the global cap in the same transaction.
@@ -25,7 +28,7 @@ namespace crmd::app {
 
 struct DbSessionsOptions {
   mcp::SessionStoreOptions limits;
-  int64_t recheck_s = 5;
+  int64_t recheck_s = 5;  // 0: read the row on every request
   int64_t touch_every_s = 60;
   size_t max_cached = 100000;
 };

@@ -79,8 +79,11 @@ void CreateMcpRegistry(App::Services& s) {
 Status AddMcpRoutes(App::Services& s) {
   auto state_key = SharedSecret(*s.db, "mcp_request_state_v1", *s.random, *s.clock);
   if (!state_key) return Fail(state_key.error());
-  // Sessions live in the database so that every node answers every session.
-  s.mcp_sessions = std::make_unique<DbSessions>(DbSessionsOptions{}, *s.db, *s.clock, *s.random);
+  // Sessions live in the database so that every node answers every session; on a shared
+  // database each request reads its session, so one ended anywhere is gone everywhere.
+  const bool shared = s.db->dialect() == store::Dialect::kPostgres;
+  s.mcp_sessions = std::make_unique<DbSessions>(DbSessionsOptions{.recheck_s = shared ? 0 : 5},
+                                                *s.db, *s.clock, *s.random);
   s.mcp = std::make_unique<mcp::McpEndpoint>(
       mcp::McpEndpointOptions{
           .server_name = "crmd",
