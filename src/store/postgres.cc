@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "src/core/worker_pool.h"
@@ -92,6 +93,8 @@ constexpr Oid kInt8 = 20, kInt2 = 21, kInt4 = 23, kOid = 26, kBool = 16, kFloat4
 // One key for every crmd node on the database: pg_advisory_xact_lock(kWriteLockKey)
 // serialises write transactions cluster-wide (see postgres.h).
 constexpr int64_t kWriteLockKey = 0x63726d6457;  // "crmdW"
+constexpr const char* kWriteLockKeyText = "427121534039";
+static_assert(kWriteLockKey == 427121534039);  // kWriteLockKeyText, as sent
 
 bool IsConnectionLoss(const char* sqlstate) {
   // Class 08: connection exception; 57P01..57P03: admin shutdown, crash shutdown,
@@ -125,6 +128,7 @@ class PgConn final : public Conn {
   }
 
   Status ExecScript(std::string_view sql) override {
+    if (auto st = BeginNow(); !st) return st;
     std::string s(sql);
     PGresult* res = PQexec(conn_, s.c_str());
     Status st = Check(res, "script");
@@ -151,10 +155,43 @@ class PgConn final : public Conn {
   void ResetTxState() {
     failed_in_tx_ = false;
     last_sqlstate_.clear();
+    deferred_begin_ = nullptr;
+    began_ = false;
+  }
+  // The transaction's BEGIN (and for a write the write lock) is not sent yet: it goes to
+  // the server in one pipeline with the first statement (ExecFirst), so a transaction of
+  // one statement costs one round trip before its COMMIT, not three. `begin` is a literal.
+  void DeferBegin(const char* begin, bool lock) {
+    ResetTxState();
+    deferred_begin_ = begin;
+    deferred_lock_ = lock;
+  }
+  // Whether the server has begun the transaction (a callback that ran no statement never
+  // made it begin: there is nothing to commit or roll back).
+  bool began() const { return began_; }
+  // A read's COMMIT, sent without waiting for its answer: the connection's next user reads
+  // that answer first (Settle), by when it has arrived. A read-only transaction has nothing
+  // to make durable, and its result is already in the caller's hands.
+  void SendCommit() {
+    if (PQsendQuery(conn_, "COMMIT") == 1)
+      commit_in_flight_ = true;
+    else
+      broken_ = true;
+  }
+  // Reads the answer of a COMMIT sent by SendCommit; a connection whose answer is not a
+  // plain success is treated as broken (replaced before use).
+  void Settle() {
+    if (!commit_in_flight_) return;
+    commit_in_flight_ = false;
+    while (PGresult* res = PQgetResult(conn_)) {
+      if (PQresultStatus(res) != PGRES_COMMAND_OK) broken_ = true;
+      PQclear(res);
+    }
   }
   // A serialization failure or deadlock: the transaction may simply be run again.
   bool retryable() const { return last_sqlstate_ == "40001" || last_sqlstate_ == "40P01"; }
   bool Reset() {
+    commit_in_flight_ = false;
     PQreset(conn_);
     cache_.clear();  // prepared statements die with the session
     broken_ = PQstatus(conn_) != CONNECTION_OK;
@@ -282,10 +319,13 @@ class PgConn final : public Conn {
         continue;  // NULL
       values[i] = storage[i].c_str();
     }
+    Status st = Ok();
     PGresult* res =
-        PQexecPrepared(conn_, (*prepared)->name.c_str(), static_cast<int>(params.size()),
-                       values.empty() ? nullptr : values.data(), nullptr, nullptr, 0);
-    Status st = Check(res, "exec");
+        deferred_begin_
+            ? ExecFirst(**prepared, values, &st)
+            : PQexecPrepared(conn_, (*prepared)->name.c_str(), static_cast<int>(params.size()),
+                             values.empty() ? nullptr : values.data(), nullptr, nullptr, 0);
+    if (st) st = Check(res, "exec");
     if (!st) {
       PQclear(res);
       auto e = st.error();
@@ -317,12 +357,79 @@ class PgConn final : public Conn {
     return Ok();
   }
 
+  // The deferred BEGIN, then the write lock when asked for, then the statement, in one
+  // pipeline (one round trip). Answers the statement's result; nullptr with `st` set when
+  // the BEGIN or the lock failed or the connection was lost on the way.
+  PGresult* ExecFirst(const Prepared& p, const std::vector<const char*>& values, Status* st) {
+    const char* begin = std::exchange(deferred_begin_, nullptr);
+    const int commands = deferred_lock_ ? 3 : 2;
+    const char* key = kWriteLockKeyText;
+    bool ok =
+        PQenterPipelineMode(conn_) == 1 &&
+        PQsendQueryParams(conn_, begin, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+        (!deferred_lock_ || PQsendQueryParams(conn_, "SELECT pg_advisory_xact_lock($1::int8)", 1,
+                                              nullptr, &key, nullptr, nullptr, 0) == 1) &&
+        PQsendQueryPrepared(conn_, p.name.c_str(), static_cast<int>(values.size()),
+                            values.empty() ? nullptr : values.data(), nullptr, nullptr, 0) == 1 &&
+        PQpipelineSync(conn_) == 1;
+    PGresult* results[3] = {};
+    for (int i = 0; ok && i < commands; ++i) {
+      results[i] = PQgetResult(conn_);
+      PGresult* end = results[i] ? PQgetResult(conn_) : nullptr;  // each command ends in NULL
+      ok = results[i] && !end;
+      PQclear(end);
+    }
+    PGresult* sync = ok ? PQgetResult(conn_) : nullptr;
+    ok =
+        ok && sync && PQresultStatus(sync) == PGRES_PIPELINE_SYNC && PQexitPipelineMode(conn_) == 1;
+    PQclear(sync);
+    if (!ok) {
+      for (PGresult* r : results) PQclear(r);
+      broken_ = true;  // replaced before its next use
+      *st = Fail(Errc::kUnavailable, "database unavailable",
+                 std::string("begin: ") + PQerrorMessage(conn_));
+      return nullptr;
+    }
+    *st = Check(results[0], "begin");
+    began_ = static_cast<bool>(*st);
+    if (*st && deferred_lock_) *st = Check(results[1], "write lock");
+    for (int i = 0; i < commands - 1; ++i) PQclear(results[i]);
+    if (!*st) {
+      PQclear(results[commands - 1]);
+      return nullptr;
+    }
+    return results[commands - 1];
+  }
+
+  // The deferred BEGIN (and lock) on their own, before a statement that cannot go in a
+  // pipeline (ExecScript: savepoints, migrations).
+  Status BeginNow() {
+    const char* begin = std::exchange(deferred_begin_, nullptr);
+    if (!begin) return Ok();
+    PGresult* res = PQexec(conn_, begin);
+    Status st = Check(res, "begin");
+    PQclear(res);
+    began_ = static_cast<bool>(st);
+    if (st && deferred_lock_) {
+      const char* key = kWriteLockKeyText;
+      res = PQexecParams(conn_, "SELECT pg_advisory_xact_lock($1::int8)", 1, nullptr, &key, nullptr,
+                         nullptr, 0);
+      st = Check(res, "write lock");
+      PQclear(res);
+    }
+    return st;
+  }
+
   PGconn* const conn_;
   std::unordered_map<std::string, Prepared> cache_;
   int64_t counter_ = 0;
   bool broken_ = false;
   bool failed_in_tx_ = false;
   std::string last_sqlstate_;
+  const char* deferred_begin_ = nullptr;  // DeferBegin's statement, until sent
+  bool deferred_lock_ = false;
+  bool began_ = false;
+  bool commit_in_flight_ = false;
 };
 
 Result<std::unique_ptr<PgConn>> Connect(const std::string& url) {
@@ -391,45 +498,44 @@ class PostgresDatabase final : public Database {
       auto conn = Acquire();
       if (!conn) return Fail(conn.error());
       PgConn& c = **conn;
-      c.ResetTxState();
-      Status st = c.ExecScript(begin);
-      if (st && write) {
-        auto lock = c.Query("SELECT pg_advisory_xact_lock(?)", {kWriteLockKey});
-        if (!lock) st = Fail(lock.error());
-      }
+      // BEGIN and the write lock go with the callback's first statement.
+      c.DeferBegin(begin, write);
+      Status st = fn(c);
       if (!st) {
-        // Nothing ran yet: a lost connection is replaced and the transaction retried once.
-        bool lost = c.broken();
-        if (!lost) c.Rollback();
+        // Lost before the transaction began (with its first statement): nothing ran, so
+        // the connection is replaced and the transaction retried once. A serialization
+        // failure or deadlock is retried on a fresh snapshot.
+        const bool lost_at_start = c.broken() && !c.began() && attempt == 0;
+        const bool retry = lost_at_start || (c.retryable() && attempt < kMaxAttempts - 1);
+        if (!c.broken() && c.began()) c.Rollback();
         Release(std::move(*conn));
-        if (lost && attempt == 0) continue;
-        return st;
+        if (!retry) return st;
+        if (!lost_at_start) std::this_thread::sleep_for(std::chrono::milliseconds(2 << attempt));
+        continue;
       }
-      st = fn(c);
-      if (!st) {
-        bool retry = c.retryable() && attempt < kMaxAttempts - 1;
-        if (!c.broken()) c.Rollback();
-        Release(std::move(*conn));
-        if (retry) {
-          // Another transaction (an operator's, or a future engine without the write
-          // lock) won a conflict: run the callback again on a fresh snapshot.
-          std::this_thread::sleep_for(std::chrono::milliseconds(2 << attempt));
-          continue;
-        }
-        return st;
-      }
-      if (c.failed_in_tx()) {
-        // A statement failed and the callback went on: PostgreSQL has aborted the
-        // transaction (SQLite would not have), so nothing is committed.
-        c.Rollback();
-        Release(std::move(*conn));
-        return Fail(Errc::kInternal, "internal error", "a statement failed inside the transaction");
-      }
-      st = c.Commit();
-      if (!st && !c.broken()) c.Rollback();
+      st = Finish(c, write);
       Release(std::move(*conn));
       return st;
     }
+  }
+
+  // Ends a transaction whose callback succeeded: nothing to do when it ran no statement; a
+  // read's COMMIT is sent without waiting (PgConn::SendCommit), a write's is waited for.
+  static Status Finish(PgConn& c, bool write) {
+    if (!c.began()) return Ok();
+    if (c.failed_in_tx()) {
+      // A statement failed and the callback went on: PostgreSQL has aborted the
+      // transaction (SQLite would not have), so nothing is committed.
+      c.Rollback();
+      return Fail(Errc::kInternal, "internal error", "a statement failed inside the transaction");
+    }
+    if (!write) {
+      c.SendCommit();
+      return Ok();
+    }
+    Status st = c.Commit();
+    if (!st && !c.broken()) c.Rollback();
+    return st;
   }
 
   Result<std::unique_ptr<PgConn>> Acquire() {
@@ -440,6 +546,7 @@ class PostgresDatabase final : public Database {
           auto c = std::move(idle_.back());
           idle_.pop_back();
           lock.unlock();
+          c->Settle();  // a read's COMMIT sent by the last user
           if (c->broken() && !c->Reset()) {
             lock.lock();
             --open_;

@@ -17,9 +17,14 @@
 //   REPEATABLE READ would be wrong (its snapshot is taken before the lock is granted).
 // - Read() runs REPEATABLE READ READ ONLY: one consistent snapshot for the callback, like
 //   a SQLite read transaction, and never blocks or is blocked by writers.
-// - A connection lost before the transaction did anything is replaced and the
-//   transaction retried once; lost during or at COMMIT, the caller gets kUnavailable
-//   (the outcome is unknown, as with any database).
+// - Round trips: a transaction's BEGIN (and a write's lock) go to the server in one libpq
+//   pipeline with its first statement; a read's COMMIT is sent without waiting, and its
+//   answer is read by the connection's next user. A read of one statement costs one round
+//   trip (ReadStatement: no transaction at all), a read of n statements n, a write of n
+//   statements n + 1 (its COMMIT is waited for: that is the durability acknowledgement).
+// - A connection lost before the transaction began (at its first statement) is replaced
+//   and the transaction retried once; lost later or at COMMIT, the caller gets
+//   kUnavailable (the outcome is unknown, as with any database).
 //
 // Thread-safe.
 #include <memory>

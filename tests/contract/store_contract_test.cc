@@ -292,6 +292,78 @@ TEST_F(StoreContract, ConnectionLostMidTransactionIsUnavailableAndTheNextTransac
   EXPECT_EQ(*Count(), 6);
 }
 
+TEST_F(StoreContract, ATransactionThatRunsNoStatementSucceedsAndChangesNothing) {
+  int calls = 0;
+  EXPECT_TRUE(db_->Write([&](Conn&) -> Status {
+    ++calls;
+    return Ok();
+  }));
+  EXPECT_TRUE(db_->Read([&](Conn&) -> Status {
+    ++calls;
+    return Ok();
+  }));
+  EXPECT_EQ(calls, 2);
+  auto refused = db_->Write([](Conn&) -> Status { return Fail(Errc::kNotFound, "no"); });
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Errc::kNotFound);
+  EXPECT_EQ(*Count(), 0);
+}
+
+TEST_F(StoreContract, ReadsAndWritesTakingTurnsOnOneConnectionSeeEveryEarlierCommit) {
+  // One connection: each read's end (on PostgreSQL a COMMIT answered while the next
+  // transaction starts) must leave it ready for the next, and each transaction must see
+  // everything committed before it.
+  auto one = Open(scratch_->url(), 1);
+  ASSERT_TRUE(one) << one.error().detail;
+  for (int64_t i = 1; i <= 30; ++i) {
+    auto w = (*one)->Write([i](Conn& c) {
+      return c.Exec("INSERT INTO kv (id, name) VALUES (?, ?)", {i, "k" + std::to_string(i)});
+    });
+    ASSERT_TRUE(w) << w.error().detail;
+    auto seen = (*one)->Read([](Conn& c) -> Result<std::pair<int64_t, int64_t>> {
+      auto n = c.QueryOne("SELECT COUNT(*) FROM kv");
+      if (!n) return Fail(n.error());
+      auto top = c.QueryOne("SELECT MAX(id) FROM kv");
+      if (!top) return Fail(top.error());
+      return std::make_pair((*n)->Int(0), (*top)->Int(0));
+    });
+    ASSERT_TRUE(seen) << seen.error().detail;
+    EXPECT_EQ(seen->first, i);
+    EXPECT_EQ(seen->second, i);
+  }
+}
+
+TEST_F(StoreContract, AConnectionEndedBetweenTransactionsIsReplacedUnnoticed) {
+  if (!scratch_->postgres()) {
+    GTEST_SKIP() << "SQLite is in-process: there is no connection to lose; the pg. run checks this";
+  }
+  auto one = Open(scratch_->url(), 1);
+  ASSERT_TRUE(one) << one.error().detail;
+  for (bool after_read : {true, false}) {
+    // The pool's only connection ends a transaction (a read leaves its COMMIT's answer to
+    // be read by the next user), then the server ends that session.
+    auto backend = [](Conn& c) -> Result<int64_t> {
+      auto row = c.QueryOne("SELECT pg_backend_pid()");
+      if (!row) return Fail(row.error());
+      return (*row)->Int(0);
+    };
+    auto pid = after_read ? (*one)->Read(backend) : (*one)->Write(backend);
+    ASSERT_TRUE(pid) << pid.error().detail;
+    auto killed = db_->Write([&](Conn& c) {
+      return c.Query("SELECT pg_terminate_backend(CAST(? AS INTEGER))", {*pid});
+    });
+    ASSERT_TRUE(killed) << killed.error().detail;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Nothing had begun on the dead connection: the next transaction runs on a new one.
+    auto w = (*one)->Write([&](Conn& c) {
+      return c.Exec("INSERT INTO kv (id, name) VALUES (?, ?)",
+                    {int64_t{after_read ? 1 : 2}, after_read ? "after read" : "after write"});
+    });
+    ASSERT_TRUE(w) << w.error().detail;
+  }
+  EXPECT_EQ(*Count(), 2);
+}
+
 TEST_F(StoreContract, OnlySerializationFailuresAreRetried) {
   int calls = 0;
   auto bad = db_->Write([&](Conn& c) -> Result<int64_t> {
