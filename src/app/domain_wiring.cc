@@ -35,6 +35,7 @@ marketing::WebhookTargetKnown WebhookTargetKnown() {
 
 Status BuildDomain(App::Services& s) {
   auto governance = governance::MakeServices({.db = s.db.get(),
+                                              .read_db = s.read_db.get(),
                                               .clock = s.clock.get(),
                                               .random = s.random.get(),
                                               // Approval links point at this server's console.
@@ -50,6 +51,7 @@ Status BuildDomain(App::Services& s) {
   auto suppression_key = SharedSecret(*s.db, kSuppressionSecret, *s.random, *s.clock);
   if (!suppression_key) return Fail(suppression_key.error());
   auto crm = crm::MakeServices(*s.governance, {.db = s.db.get(),
+                                               .read_db = s.read_db.get(),
                                                .clock = s.clock.get(),
                                                .random = s.random.get(),
                                                .resolver = s.resolver.get(),

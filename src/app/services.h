@@ -56,6 +56,10 @@ struct App::Services {
   std::unique_ptr<Clock> clock;
   std::unique_ptr<Random> random;
   std::unique_ptr<store::Database> db;
+  // database_read_url's standby behind a router (src/store/replica.h), or null; handed to
+  // the services whose reads tolerate lag (reports, exports). Declared after `db`, which
+  // it refers to, so destroyed before it.
+  std::unique_ptr<store::Database> read_db;
   std::unique_ptr<http::HttpClient> http_client;
   std::unique_ptr<http::Server> server;
   Router router;

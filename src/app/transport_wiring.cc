@@ -11,6 +11,7 @@
 #include "src/core/worker_pool.h"
 #include "src/http/allowed_hosts.h"
 #include "src/http/forwarding.h"
+#include "src/store/replica.h"
 
 namespace crmd::app {
 // Database connections a node opens at most: one per handler thread that may hold one at
@@ -58,6 +59,16 @@ Status WireTransport(App::Services& s) {
           "SQLite: one group commit (a batch of concurrent writes in one transaction), its "
           "fsync included; writes per commit = write transactions / this count."),
   });
+
+  if (!s.config.database_read_url.empty()) {
+    auto routed = store::OpenReplicaRouted(
+        s.config.database_read_url, *s.db, DbPoolSize(s.config),
+        &s.metrics->Counter("crmd_db_read_replica_fallbacks_total",
+                            "Reads the standby (database_read_url) could not serve, run on the "
+                            "primary instead."));
+    if (!routed) return Fail(routed.error());
+    s.read_db = std::move(*routed);
+  }
 
   s.server = std::make_unique<http::Server>(
       http::ServerOptions{

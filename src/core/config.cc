@@ -115,6 +115,7 @@ const Key kKeys[] = {
     {"io_threads", &Config::io_threads},
     {"worker_threads", &Config::worker_threads},
     {"database_url", &Config::database_url},
+    {"database_read_url", &Config::database_read_url},
     {"access_token_ttl", &Config::access_token_ttl},
     {"refresh_token_ttl", &Config::refresh_token_ttl},
     {"auth_code_ttl", &Config::auth_code_ttl},

@@ -31,6 +31,9 @@ struct Config {
 
   // Storage
   std::string database_url = "sqlite:crmd.db";  // or postgres://...
+  // Optional hot standby of a PostgreSQL database_url for reads that tolerate lag (reports,
+  // the dashboard, exports; src/store/replica.h). Empty: every read goes to database_url.
+  std::string database_read_url;
 
   // Tokens (seconds)
   int64_t access_token_ttl = 3600;

@@ -44,7 +44,7 @@ Services::Services(governance::Services& g, ServicesOptions o)
                                                                    .settings = g.settings.get()})),
       forms(std::make_unique<FormService>(*o.db, *o.clock, *o.random, contacts.get(),
                                           list_preferences.get())),
-      exporter(std::make_unique<ContactExporter>(*o.db)),
+      exporter(std::make_unique<ContactExporter>(o.read_db ? *o.read_db : *o.db)),
       imports(
           std::make_unique<ImportService>(ImportServiceOptions{.db = o.db,
                                                                .clock = o.clock,

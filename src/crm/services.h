@@ -30,6 +30,9 @@ namespace crmd::crm {
 
 struct ServicesOptions {
   store::Database* db = nullptr;
+  // Reads that tolerate lag (the export): a standby behind a router
+  // (src/store/replica.h); null: db.
+  store::Database* read_db = nullptr;
   Clock* clock = nullptr;
   Random* random = nullptr;
   Resolver* resolver = nullptr;  // nullptr -> DNS mode behaves like syntax mode

@@ -21,6 +21,10 @@ namespace crmd::governance {
 
 struct ServicesOptions {
   store::Database* db = nullptr;
+  // Reads that tolerate lag (reports, exports): a standby behind a router
+  // (src/store/replica.h); null: db.
+  store::Database* read_db = nullptr;
+  store::Database& LagTolerantDb() const { return read_db ? *read_db : *db; }
   Clock* clock = nullptr;
   Random* random = nullptr;
   // The approval page's URL is approval_url_base + "/console/approvals/" + id (the issuer).

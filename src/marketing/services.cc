@@ -49,8 +49,8 @@ Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
                                                   AuditSinkOf(g.audit.get()), g.idempotency.get())),
       templates(std::make_unique<TemplateService>(*g.options.db, *g.options.clock,
                                                   AuditSinkOf(g.audit.get()))),
-      reports(std::make_unique<ReportService>(*g.options.db, *g.options.clock)),
-      recipients_csv(std::make_unique<RecipientsExporter>(*g.options.db)),
+      reports(std::make_unique<ReportService>(g.options.LagTolerantDb(), *g.options.clock)),
+      recipients_csv(std::make_unique<RecipientsExporter>(g.options.LagTolerantDb())),
       contact_history(std::make_unique<ContactHistory>(
           ContactHistoryOptions{.db = g.options.db,
                                 .clock = g.options.clock,

@@ -282,6 +282,48 @@ await checks.step('a 300-recipient campaign is sent by both nodes, once per reci
   log(`messages per node: ${JSON.stringify(Object.fromEntries(helos))}`);
 });
 
+// 4b. The standby (database_read_url): the dashboard is read there, a tool that follows a
+// write reads the primary, and a standby that is gone moves reads to the primary.
+const psqlOn = (url, sql) => execFileSync('psql', [url, '-qAtc', sql]).toString().trim();
+// What get_dashboard's contacts.total sums, read on the primary.
+const primaryTotal = () => Number(psql("SELECT COALESCE(SUM(n), 0) FROM contact_totals WHERE dim = 'status'"));
+const dashboardTotal = async () => (await call(client, 'get_dashboard', {})).contacts.total;
+async function waitForTotal(want, ms) {
+  const t0 = Date.now();
+  let total = await dashboardTotal();
+  while (total !== want && Date.now() - t0 < ms) { await sleep(100); total = await dashboardTotal(); }
+  return total;
+}
+await checks.step('reads that tolerate lag come from the standby, the rest from the primary', async () => {
+  const before = primaryTotal();
+  checks.equal(await waitForTotal(before, 10_000), before, 'the dashboard counts what the primary holds once the standby caught up');
+  psqlOn(process.env.STANDBY_URL, 'SELECT pg_wal_replay_pause()');
+  try {
+    const made = await call(client, 'create_contact', { email: 'standby@multinode.example' });
+    const id = made.contact?.id ?? made.id;
+    const got = await call(client, 'get_contact', { id });
+    checks.equal(got.contact?.email ?? got.email, 'standby@multinode.example', 'get_contact after create_contact reads the primary');
+    await sleep(300);
+    checks.equal(await dashboardTotal(), before, 'the dashboard, read on the paused standby, does not count it yet');
+  } finally {
+    psqlOn(process.env.STANDBY_URL, 'SELECT pg_wal_replay_resume()');
+  }
+  checks.equal(await waitForTotal(before + 1, 10_000), before + 1, 'once replay resumes, the dashboard counts it');
+});
+await checks.step('a standby that is gone: reads move to the primary, counted in /metrics', async () => {
+  execFileSync(process.env.PG_SH, ['stop', process.env.STANDBY_DIR]);
+  const want = primaryTotal();
+  for (let i = 0; i < 4; i++)  // both nodes, through the balancer
+    checks.equal(await dashboardTotal(), want, `get_dashboard answers from the primary (${i + 1})`);
+  let fallbacks = 0;
+  for (const base of [A, B]) {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const m = text.match(/^crmd_db_read_replica_fallbacks_total(?:\{[^}]*\})? (\d+)/m);
+    fallbacks += m ? Number(m[1]) : 0;
+  }
+  checks.ok(fallbacks >= 4, `crmd_db_read_replica_fallbacks_total counts the moved reads (${fallbacks})`);
+});
+
 // 4. 1,000 creations over both nodes, node B killed in the middle.
 const N = 1000;
 const acknowledged = new Map();  // email -> contact id

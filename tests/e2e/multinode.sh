@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Two crmd nodes on one PostgreSQL behind a real load balancer (nginx, round robin, no
+# Two crmd nodes on one PostgreSQL, with a streaming hot standby for the reads that
+# tolerate lag, behind a real load balancer (nginx, round robin, no
 # sticky sessions), driven by the official MCP TypeScript SDK client (multinode.mjs):
 #   tests/e2e/multinode.sh <crmd> <crmctl>          (ctest: multinode, labels postgres;multinode)
 # Starts its own PostgreSQL (tests/support/pg.sh), the two nodes, nginx and, inside
@@ -24,6 +25,7 @@ cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
   [[ -f $TMP/nginx.pid ]] && kill "$(cat "$TMP/nginx.pid")" 2>/dev/null
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  "$ROOT/tests/support/pg.sh" stop "$TMP/pg-standby" >/dev/null 2>&1
   "$ROOT/tests/support/pg.sh" stop "$TMP/pg" >/dev/null 2>&1
   if [[ ${E2E_KEEP:-0} == 1 ]]; then say "kept $TMP"; else rm -rf "$TMP"; fi
 }
@@ -34,6 +36,12 @@ say "starting PostgreSQL"
 ADMIN=$("$ROOT/tests/support/pg.sh" start "$TMP/pg") || { say "PostgreSQL did not start"; exit 1; }
 psql "$ADMIN" -qc "CREATE DATABASE crmd" || exit 1
 DB="${ADMIN%/postgres}/crmd"
+# A streaming hot standby of it: both nodes send the reads that tolerate lag there
+# (database_read_url: reports, the dashboard, exports).
+say "starting a hot standby"
+STANDBY_ADMIN=$("$ROOT/tests/support/pg.sh" replica "$TMP/pg-standby" "$TMP/pg") || { say "the standby did not start"; exit 1; }
+DB_READ="${STANDBY_ADMIN%/postgres}/crmd"
+for _ in $(seq 1 100); do psql "$DB_READ" -qAtc "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
 
 export E2E_EMAIL=e2e@example.com E2E_PASSWORD=e2e-correct-horse-battery
 "$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" --role administrator <<<"$E2E_PASSWORD" >"$TMP/crmctl.log" 2>&1 \
@@ -58,7 +66,7 @@ LB="http://127.0.0.1:$LB_PORT"
   || { cat "$TMP/webhook.log" >&2; say "crmctl webhook create failed"; exit 1; }
 
 start_node() {  # name port
-  "$CRMD" --port="$2" --database_url="$DB" --public_base_url="$LB" --log_level=warn \
+  "$CRMD" --port="$2" --database_url="$DB" --database_read_url="$DB_READ" --public_base_url="$LB" --log_level=warn \
     --allow_private_network_targets=true --mcp_calls_per_second=0 --webhook_lease_grace_s=1 \
     --webhook_poll_interval_ms=200 --smtp_url="smtp://127.0.0.1:$SMTP_PORT/node-$1" \
     --mail_rate_per_second=100 --mail_poll_interval_ms=100 >"$TMP/crmd-$1.log" 2>&1 &
@@ -131,6 +139,7 @@ for _ in $(seq 1 50); do curl -fsS -o /dev/null "$LB/healthz" 2>/dev/null && bre
 say "nodes a=:$PORT_A b=:$PORT_B behind nginx $LB"
 CRMCTL="$CRMCTL" LB_URL="$LB" NODE_A="http://127.0.0.1:$PORT_A" NODE_B="http://127.0.0.1:$PORT_B" PID_B="$PID_B" \
   RECEIVER_PORT="$RECEIVER_PORT" DATABASE_URL="$DB" MAIL_DIR="$MAIL_DIR" \
+  STANDBY_URL="$DB_READ" STANDBY_DIR="$TMP/pg-standby" PG_SH="$ROOT/tests/support/pg.sh" \
   "$NODE" "$E2E_DIR/multinode.mjs"
 rc=$?
 if [[ $rc != 0 ]]; then
