@@ -87,6 +87,7 @@ function draw(body) {
   const figures = [];
   const figure = (id, label, v) => figures.push(
     el('div', { class: 'figure' }, el('b', { id }, String(v)), el('span', { class: 'muted' }, label)));
+  const details = facts(p);
   if (p.count !== undefined) figure('count', 'records', p.count);
   if (p.audience_size !== undefined) figure('audience-size', 'recipients', p.audience_size);
   if (p.suppressed_recipients) figure('suppressed', 'suppressed, skipped', p.suppressed_recipients);
@@ -98,7 +99,7 @@ function draw(body) {
     Array.isArray(p.recipient_sample) && p.recipient_sample.length
       ? [el('h2', {}, `Some of the ${p.audience_size} recipients`),
         people(p.recipient_sample, 'recipients')] : null,
-    el('h2', {}, 'Details'), facts(p),
+    details ? [el('h2', {}, 'Details'), details] : null,
     p.sample_message ? message(p.sample_message) : null,
     approval(body),
     el('p', { class: 'muted' }, body.expires_at ? `This preview expires at ${body.expires_at}.` : ''));
