@@ -33,9 +33,9 @@ Result<std::string> DbSessions::Create(const std::string& owner, mcp::SessionInf
       return Fail(Errc::kUnavailable, "too many sessions");
     auto ins = c.Exec(
         "INSERT INTO mcp_sessions (id_hash, owner, protocol_version, initialized, url_elicitation, "
-        "created_at, last_used_at) VALUES (?, ?, ?, 0, ?, ?, ?)",
+        "ui_extension, created_at, last_used_at) VALUES (?, ?, ?, 0, ?, ?, ?, ?)",
         {crypto::HashSecret(id), owner, info.protocol_version,
-         int64_t{info.url_elicitation ? 1 : 0}, now, now});
+         int64_t{info.url_elicitation ? 1 : 0}, int64_t{info.ui_extension ? 1 : 0}, now, now});
     if (!ins) return Fail(ins.error());
     return Ok();
   });
@@ -49,7 +49,8 @@ Result<std::string> DbSessions::Create(const std::string& owner, mcp::SessionInf
   cache_[id] = Cached{.owner = owner,
                       .info = {.protocol_version = std::move(info.protocol_version),
                                .initialized = false,
-                               .url_elicitation = info.url_elicitation},
+                               .url_elicitation = info.url_elicitation,
+                               .ui_extension = info.ui_extension},
                       .checked_at = now,
                       .touched_at = now,
                       .used_at = now};
@@ -68,7 +69,8 @@ mcp::Sessions::Lookup DbSessions::Find(const std::string& id, const std::string&
   if (!hit) {
     auto row = db_.ReadStatement([&](store::Conn& c) {
       return c.QueryOne(
-          "SELECT owner, protocol_version, initialized, last_used_at, url_elicitation FROM "
+          "SELECT owner, protocol_version, initialized, last_used_at, url_elicitation, "
+          "ui_extension FROM "
           "mcp_sessions "
           "WHERE id_hash = ?",
           {crypto::HashSecret(id)});
@@ -84,7 +86,8 @@ mcp::Sessions::Lookup DbSessions::Find(const std::string& id, const std::string&
     hit = Cached{.owner = (*row)->Str(0),
                  .info = {.protocol_version = (*row)->Str(1),
                           .initialized = (*row)->Int(2) != 0,
-                          .url_elicitation = (*row)->Int(4) != 0},
+                          .url_elicitation = (*row)->Int(4) != 0,
+                          .ui_extension = (*row)->Int(5) != 0},
                  .checked_at = now,
                  .touched_at = (*row)->Int(3),
                  .used_at = (*row)->Int(3)};

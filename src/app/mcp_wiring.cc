@@ -13,6 +13,7 @@
 #include "tools/sequences.h"
 #include "tools/settings.h"
 #include "tools/tags.h"
+#include "tools/views.h"
 
 namespace crmd::app {
 
@@ -74,6 +75,7 @@ void CreateMcpRegistry(App::Services& s) {
       // A tool's result given as text (get_contact) is written to the answer as it is.
       .materialize_text_results = false,
   });
+  s.mcp_views = std::make_unique<mcp::UiResources>();
 }
 
 Status AddMcpRoutes(App::Services& s) {
@@ -99,6 +101,7 @@ Status AddMcpRoutes(App::Services& s) {
           // also after a restart.
           .request_state_keys = {{.id = "s1", .secret = std::move(*state_key)}},
           .metrics = s.metrics.get(),
+          .ui = s.mcp_views.get(),
       },
       *s.tools, *s.clock, *s.random);
   auto policy = std::make_shared<mcp::OriginPolicy>(
@@ -131,6 +134,8 @@ Status RegisterTools(App::Services& s) {
         tools::RegisterAutomationTools, tools::RegisterSequenceTools, tools::RegisterReportTools}) {
     if (auto st = reg(*s.tools, *s.marketing); !st) return st;
   }
+  // The views only point at tools, so a client that never declares MCP Apps sees none.
+  if (s.config.mcp_apps) return tools::RegisterViews(*s.mcp_views);
   return Ok();
 }
 

@@ -76,7 +76,8 @@ struct App::Services {
   // mcp: the tool registry (tools register into it in app.cc's "tools" section) and the
   // /mcp endpoint serving it.
   std::unique_ptr<mcp::ToolRegistry> tools;
-  std::unique_ptr<DbSessions> mcp_sessions;  // the endpoint's sessions, in the database
+  std::unique_ptr<mcp::UiResources> mcp_views;  // MCP Apps views (tools/views.h)
+  std::unique_ptr<DbSessions> mcp_sessions;     // the endpoint's sessions, in the database
   std::unique_ptr<mcp::McpEndpoint> mcp;
 
   // auth, token side: access-token minting/verification, signing keys, bearer guard.

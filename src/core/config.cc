@@ -112,6 +112,7 @@ const Key kKeys[] = {
     {"tls_key_file", &Config::tls_key_file},
     {"allow_insecure_http", &Config::allow_insecure_http},
     {"mcp_validate_output", &Config::mcp_validate_output},
+    {"mcp_apps", &Config::mcp_apps},
     {"io_threads", &Config::io_threads},
     {"worker_threads", &Config::worker_threads},
     {"database_url", &Config::database_url},

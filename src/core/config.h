@@ -72,6 +72,9 @@ struct Config {
   // third of a simple call's CPU; the test servers and the e2e suite turn it on, so a
   // result that breaks its schema fails the tests rather than an assistant.
   bool mcp_validate_output = false;
+  // MCP Apps: the views (ui://crmd/confirm, dashboard, contact) offered to clients that
+  // declare the extension io.modelcontextprotocol/ui. Off: no client is offered them.
+  bool mcp_apps = true;
 
   // REST
   std::string rest_root = "api";

@@ -380,6 +380,23 @@ Result<ActivationPlan> PlanActivation(store::Conn& c, int64_t id, int64_t now) {
   return plan;
 }
 
+constexpr int kRecipientSample = 5;
+
+// id, email and names of each contact, in the order given.
+Result<nlohmann::json> RecipientSampleJson(store::Conn& c, const std::vector<int64_t>& ids) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int64_t contact_id : ids) {
+    auto contact = crm::contacts_repo::FindContact(c, contact_id);
+    if (!contact) return Fail(contact.error());
+    if (!*contact) continue;
+    out.push_back({{"id", (*contact)->id},
+                   {"email", (*contact)->email},
+                   {"first_name", (*contact)->first_name},
+                   {"last_name", (*contact)->last_name}});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<governance::Preview> CampaignService::PreviewActivate(store::Conn& c, int64_t id) const {
@@ -402,12 +419,17 @@ Result<governance::Preview> CampaignService::PreviewActivate(store::Conn& c, int
                        : nlohmann::json{{"mode", "immediately"}, {"send_at", nullptr}}},
       {"new_status", ToString(plan->next)},
   };
+  // A few of the people it goes to, as the person deciding sees them (the approval page,
+  // the assistant's confirm view); the first also gets the sample message.
+  auto sample = campaigns_repo::SampleAudience(c, id, kRecipientSample);
+  if (!sample) return Fail(sample.error());
+  auto recipients = RecipientSampleJson(c, *sample);
+  if (!recipients) return Fail(recipients.error());
+  p.preview["recipient_sample"] = std::move(*recipients);
   if (mail_ && mail_->links) {
     // The message as the first recipient will get it (what is confirmed is what is sent),
     // except that its links are signed for no contact (id 0): whoever reviews the preview
     // can follow them, and neither unsubscribes that person nor counts an open or a click.
-    auto sample = campaigns_repo::SampleAudience(c, id, 1);
-    if (!sample) return Fail(sample.error());
     if (!sample->empty()) {
       auto contact = crm::contacts_repo::FindContact(c, sample->front());
       if (!contact) return Fail(contact.error());

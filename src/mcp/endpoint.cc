@@ -106,6 +106,7 @@ void McpEndpoint::CountMethod(const jsonrpc::Message* m) const {
                                                 "notifications/cancelled",
                                                 "server/discover",
                                                 "resources/list",
+                                                "resources/read",
                                                 "prompts/list"};
   std::string_view method = "invalid";
   if (m && m->kind == jsonrpc::Kind::kResponse) {

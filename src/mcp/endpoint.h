@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "src/core/metrics.h"
 #include "src/core/principal.h"
 #include "src/core/random.h"
+#include "src/mcp/apps.h"
 #include "src/mcp/jsonrpc.h"
 #include "src/mcp/rate_limiter.h"
 #include "src/mcp/registry.h"
@@ -81,6 +83,9 @@ struct McpEndpointOptions {
   // crmd_mcp_tool_call_duration_seconds{tool}, crmd_errors_total{face="mcp",code}
   // (GET /metrics). Null: not recorded. Must outlive the endpoint.
   metrics::Registry* metrics = nullptr;
+  // MCP Apps views, offered to the clients that declare the extension (src/mcp/apps.h).
+  // Null or empty: the extension is never declared. Must outlive the endpoint.
+  const UiResources* ui = nullptr;
 };
 
 class McpEndpoint {
@@ -115,6 +120,14 @@ class McpEndpoint {
   http::Response CallToolModern(const http::Request& req, const jsonrpc::Message& m,
                                 const Principal& principal,
                                 const nlohmann::json& client_capabilities);
+  // MCP Apps (apps_answers.cc): whether this request's client sees the views, the
+  // server's capabilities for it, and resources/list|read.
+  bool OffersUi(bool client_declared) const {
+    return client_declared && options_.ui && !options_.ui->empty();
+  }
+  nlohmann::json ServerCapabilities(bool ui) const;
+  // nullopt when `m` is not a resources method.
+  std::optional<http::Response> ResourcesAnswer(const jsonrpc::Message& m, bool modern) const;
   // resultType "complete" and the server's identity in _meta.
   nlohmann::json Complete(nlohmann::json result) const;
   nlohmann::json ServerInfo() const;

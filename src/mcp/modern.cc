@@ -208,10 +208,12 @@ http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::
   }
   // io.modelcontextprotocol/logLevel is read and ignored: crmd declares no logging
   // capability in either era and never sends notifications/message.
+  // MCP Apps per request: only a request whose client declares the extension sees it.
+  const bool ui = OffersUi(DeclaresUiExtension(meta.meta->client_capabilities));
 
   if (m.method == "server/discover") {
     json result{{"supportedVersions", AllProtocolVersions()},
-                {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                {"capabilities", ServerCapabilities(ui)},
                 {"ttlMs", options_.list_ttl_ms},
                 {"cacheScope", "public"}};
     if (!options_.instructions.empty()) result["instructions"] = options_.instructions;
@@ -224,12 +226,16 @@ http::Response McpEndpoint::PostModern(const http::Request& req, const jsonrpc::
       return http::Response::Json(200, jsonrpc::MakeError(*list.error));
     }
     // Every caller sees every tool (scopes guard calling, not listing), in name order.
+    if (ui) options_.ui->AnnotateTools(list.result);
     list.result["ttlMs"] = options_.list_ttl_ms;
     list.result["cacheScope"] = "public";
     return http::Response::Json(200, jsonrpc::MakeResult(m.id, Complete(std::move(list.result))));
   }
   if (m.method == "tools/call")
     return CallToolModern(req, m, principal, meta.meta->client_capabilities);
+  if (ui) {
+    if (auto answer = ResourcesAnswer(m, true)) return std::move(*answer);
+  }
   // basic/transports/streamable-http: an RPC method the server does not implement is 404
   // with -32601 (ping, logging/setLevel, resources/*, prompts/*, subscriptions/listen).
   return RpcErrorResponse(404, jsonrpc::kMethodNotFound, "Method not found: " + m.method, m.id);

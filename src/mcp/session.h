@@ -35,6 +35,9 @@ struct SessionInfo {
   // The client declared URL-mode elicitation at initialize (capabilities.elicitation.url):
   // a request that needs the person may answer URLElicitationRequiredError (-32042).
   bool url_elicitation = false;
+  // The client declared MCP Apps (capabilities.extensions["io.modelcontextprotocol/ui"]) and
+  // crmd offers it: the session sees the views (src/mcp/apps.h).
+  bool ui_extension = false;
 };
 
 // Thread-safe in every implementation.

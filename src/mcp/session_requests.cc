@@ -55,7 +55,11 @@ http::Response McpEndpoint::PostInSession(const http::Request& req, const jsonrp
       list.error->id = m.id;
       return http::Response::Json(200, jsonrpc::MakeError(*list.error));
     }
+    if (session_info.ui_extension) options_.ui->AnnotateTools(list.result);
     return http::Response::Json(200, jsonrpc::MakeResult(m.id, std::move(list.result)));
+  }
+  if (session_info.ui_extension) {
+    if (auto answer = ResourcesAnswer(m, false)) return std::move(*answer);
   }
   if (m.method == "tools/call") {
     const Stopwatch started;
@@ -95,21 +99,24 @@ http::Response McpEndpoint::Initialize(const json& id, const json& params,
   // capabilities.elicitation.url declares URL mode (an empty elicitation object is form
   // only): remembered with the session for URLElicitationRequiredError.
   bool url_elicitation = false;
+  bool ui = false;
   if (auto caps = params.find("capabilities"); caps != params.end() && caps->is_object()) {
     if (auto e = caps->find("elicitation"); e != caps->end() && e->is_object()) {
       auto u = e->find("url");
       url_elicitation = u != e->end() && u->is_object();
     }
+    ui = OffersUi(DeclaresUiExtension(*caps));
   }
   auto session = sessions_->Create(
       SessionStore::OwnerKey(principal.client_id, principal.subject),
-      SessionInfo{.protocol_version = version, .url_elicitation = url_elicitation});
+      SessionInfo{
+          .protocol_version = version, .url_elicitation = url_elicitation, .ui_extension = ui});
   if (!session) {
     return RpcErrorResponse(503, kTransportError, "Service Unavailable: too many sessions", id);
   }
   json result{
       {"protocolVersion", version},
-      {"capabilities", {{"tools", {{"listChanged", false}}}}},
+      {"capabilities", ServerCapabilities(ui)},
       {"serverInfo",
        {{"name", options_.server_name},
         {"title", options_.server_title},

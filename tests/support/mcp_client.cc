@@ -89,6 +89,8 @@ std::optional<std::string> ResultTypeFor(const std::string& method) {
   if (method == "tools/list") return "ListToolsResult";
   if (method == "tools/call") return "CallToolResult";
   if (method == "ping") return "EmptyResult";
+  if (method == "resources/list") return "ListResourcesResult";
+  if (method == "resources/read") return "ReadResourceResult";
   return std::nullopt;
 }
 
@@ -97,6 +99,8 @@ std::optional<std::string> ModernResponseTypeFor(const std::string& method) {
   if (method == "server/discover") return "DiscoverResultResponse";
   if (method == "tools/list") return "ListToolsResultResponse";
   if (method == "tools/call") return "CallToolResultResponse";
+  if (method == "resources/list") return "ListResourcesResultResponse";
+  if (method == "resources/read") return "ReadResourceResultResponse";
   return std::nullopt;
 }
 
@@ -105,6 +109,8 @@ std::optional<std::string> ModernRequestTypeFor(const std::string& method) {
   if (method == "server/discover") return "DiscoverRequest";
   if (method == "tools/list") return "ListToolsRequest";
   if (method == "tools/call") return "CallToolRequest";
+  if (method == "resources/list") return "ListResourcesRequest";
+  if (method == "resources/read") return "ReadResourceRequest";
   return std::nullopt;
 }
 
@@ -202,6 +208,8 @@ McpReply McpClient::Rpc(const std::string& method, const json& params, bool noti
     http::Headers mirrored{{"MCP-Protocol-Version", modern_->version}, {"Mcp-Method", method}};
     if (sent.contains("name") && sent["name"].is_string())
       mirrored.emplace_back("Mcp-Name", sent["name"].get<std::string>());
+    else if (method == "resources/read" && sent.contains("uri") && sent["uri"].is_string())
+      mirrored.emplace_back("Mcp-Name", sent["uri"].get<std::string>());
     for (auto& [k, v] : mirrored) {
       bool overridden = false;
       for (const auto& [ek, ev] : extra) overridden = overridden || http::IEquals(ek, k);
