@@ -1,3 +1,4 @@
+#include "src/app/shared_secrets.h"
 #include "src/app/wiring.h"
 #include "src/console/links.h"
 #include "src/rest/ip_limiter.h"
@@ -27,6 +28,12 @@ Status WireMail(App::Services& s) {
     options.dkim = mail::DkimOptions{.private_key_file = s.config.dkim_private_key_file,
                                      .selector = s.config.dkim_selector,
                                      .domain = s.config.dkim_domain};
+  }
+  if (!s.config.bounce_domain.empty()) {
+    // One secret for every node: a return path made on one is read back on any other.
+    auto secret = SharedSecret(*s.db, "bounce_verp_v1", *s.random, *s.clock);
+    if (!secret) return Fail(secret.error());
+    options.verp.emplace(std::move(*secret), s.config.bounce_domain);
   }
   auto runtime = jobs::MailRuntime::Create(std::move(options), *s.clock);
   if (!runtime) return Fail(runtime.error());

@@ -131,6 +131,7 @@ const Key kKeys[] = {
     {"mail_rate_per_second", &Config::mail_rate_per_second},
     {"mail_receiver_window_s", &Config::mail_receiver_window_s},
     {"mail_receiver_retention_s", &Config::mail_receiver_retention_s},
+    {"bounce_domain", &Config::bounce_domain},
     {"dkim_private_key_file", &Config::dkim_private_key_file},
     {"dkim_selector", &Config::dkim_selector},
     {"dkim_domain", &Config::dkim_domain},
@@ -218,6 +219,14 @@ bool IsLoopbackAddress(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
 }
 
+Status Config::CheckBounceMailbox() const {
+  if (!bounce_domain.empty() &&
+      (bounce_domain.find_first_of("@ /:<>") != std::string::npos || bounce_domain.size() > 253))
+    return Fail(Errc::kInvalidArgument,
+                "bounce_domain must be a host name, e.g. bounces.example.com");
+  return Ok();
+}
+
 Status Config::Validate() const {
   if (Tls() == false && (!tls_cert_file.empty() || !tls_key_file.empty()))
     return Fail(Errc::kInvalidArgument, "tls_cert_file and tls_key_file must be set together");
@@ -244,6 +253,7 @@ Status Config::Validate() const {
       return Fail(Errc::kInvalidArgument,
                   "dkim_private_key_file, dkim_selector and dkim_domain must be set together");
   }
+  if (auto st = CheckBounceMailbox(); !st) return st;
   if (access_token_ttl < 60) return Fail(Errc::kInvalidArgument, "access_token_ttl must be >= 60");
   // Durations, sizes and intervals that 0 or less would break (a 0 s read timeout, a poll
   // loop that never sleeps) must be >= 1; counts and limits where 0 means "none" or

@@ -115,6 +115,9 @@ struct Config {
   // token is never forgotten while its timestamp still passes).
   int64_t mail_receiver_window_s = 300;
   int64_t mail_receiver_retention_s = 604800;
+  // VERP (docs/mail.md): messages go out with the envelope sender
+  // bounce+<token>@bounce_domain when it is set.
+  std::string bounce_domain;
   std::string dkim_private_key_file;  // PEM, RSA; DKIM is on when all three are set
   std::string dkim_selector;
   std::string dkim_domain;
@@ -146,6 +149,8 @@ struct Config {
   static std::vector<std::string_view> Keys();
   // Checks cross-field rules (plain HTTP only on loopback unless overridden, ...).
   Status Validate() const;
+  // bounce_domain a host name.
+  Status CheckBounceMailbox() const;
 };
 
 // Loads from file, environment and argv (flags not of the form --key=value are returned
