@@ -15,6 +15,21 @@ std::function<int(const std::string&)> DataDownloadLimit(const Clock& clock) {
   return [limiter](const std::string& key) { return limiter->Hit(key); };
 }
 
+// The bounce mailbox: reports that come back to the VERP return paths, applied through the
+// provider receivers' path; polled by one node at a time when a mailbox URL is set.
+void WireBounceMailbox(App::Services& s) {
+  const auto& verp = s.mail_runtime->options().verp;
+  if (!verp) return;
+  s.bounce_mailbox =
+      std::make_unique<marketing::BounceMailbox>(*s.db, *s.clock, *s.marketing->receivers, *verp);
+  if (s.config.bounce_mailbox_url.empty()) return;
+  s.bounce_poller = std::make_unique<jobs::BouncePoller>(
+      *s.db, *s.bounce_mailbox, *s.clock,
+      jobs::BouncePollerOptions{.mailbox_url = s.config.bounce_mailbox_url,
+                                .poll_seconds = s.config.bounce_poll_seconds,
+                                .metrics = s.metrics.get()});
+}
+
 }  // namespace
 
 Status WireMail(App::Services& s) {
@@ -38,6 +53,7 @@ Status WireMail(App::Services& s) {
   auto runtime = jobs::MailRuntime::Create(std::move(options), *s.clock);
   if (!runtime) return Fail(runtime.error());
   s.mail_runtime = std::move(*runtime);
+  WireBounceMailbox(s);
   s.campaign_sender = std::make_unique<jobs::CampaignSender>(
       *s.marketing->delivery, *s.marketing->campaigns, *s.governance->settings, *s.mail_runtime,
       *s.clock,
