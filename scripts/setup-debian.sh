@@ -19,6 +19,10 @@ fi
 # Tests only: the SMTP server and the independent DKIM verifier that tests/unit/mail drives
 # through Debian's /usr/bin/python3.
 $APT python3-aiosmtpd python3-dkim
+# Tests only: the IMAP and POP3 server of the bounce mailbox tests, started by the tests on
+# loopback with their own configuration (tests/integration/tools_marketing/dovecot.h); the
+# package's own service is not used.
+$APT dovecot-imapd dovecot-pop3d
 # Benchmarks only (bench/mail/campaign.sh): Postfix's smtp-sink and smtp-source. Postfix's
 # own service is not used. Set CRMD_BENCH=1 to install it.
 if [[ ${CRMD_BENCH:-0} == 1 ]] && ! command -v smtp-sink >/dev/null 2>&1 && [[ ! -x /usr/sbin/smtp-sink ]]; then

@@ -75,6 +75,7 @@ Result<uint16_t> App::Start() {
   if (s_->import_runner) s_->import_runner->Start();
   if (s_->campaign_sender) s_->campaign_sender->Start();
   if (s_->automation_runner) s_->automation_runner->Start();
+  if (s_->bounce_poller) s_->bounce_poller->Start();
   spdlog::info(R"("event":"listening","issuer":"{}")", s_->config.Issuer());
   return s_->config.port;
 }
@@ -87,6 +88,7 @@ void App::Stop() {
   if (s_->import_runner) s_->import_runner->Stop();
   if (s_->campaign_sender) s_->campaign_sender->Stop();
   if (s_->automation_runner) s_->automation_runner->Stop();
+  if (s_->bounce_poller) s_->bounce_poller->Stop();
 }
 void App::Wait() { s_->server->Wait(); }
 void App::StopOnSignals() { s_->server->StopOnSignals(); }

@@ -1,3 +1,4 @@
+#include "src/app/shared_secrets.h"
 #include "src/app/wiring.h"
 #include "src/console/links.h"
 #include "src/rest/ip_limiter.h"
@@ -14,6 +15,21 @@ std::function<int(const std::string&)> DataDownloadLimit(const Clock& clock) {
   return [limiter](const std::string& key) { return limiter->Hit(key); };
 }
 
+// The bounce mailbox: reports that come back to the VERP return paths, applied through the
+// provider receivers' path; polled by one node at a time when a mailbox URL is set.
+void WireBounceMailbox(App::Services& s) {
+  const auto& verp = s.mail_runtime->options().verp;
+  if (!verp) return;
+  s.bounce_mailbox =
+      std::make_unique<marketing::BounceMailbox>(*s.db, *s.clock, *s.marketing->receivers, *verp);
+  if (s.config.bounce_mailbox_url.empty()) return;
+  s.bounce_poller = std::make_unique<jobs::BouncePoller>(
+      *s.db, *s.bounce_mailbox, *s.clock,
+      jobs::BouncePollerOptions{.mailbox_url = s.config.bounce_mailbox_url,
+                                .poll_seconds = s.config.bounce_poll_seconds,
+                                .metrics = s.metrics.get()});
+}
+
 }  // namespace
 
 Status WireMail(App::Services& s) {
@@ -28,9 +44,16 @@ Status WireMail(App::Services& s) {
                                      .selector = s.config.dkim_selector,
                                      .domain = s.config.dkim_domain};
   }
+  if (!s.config.bounce_domain.empty()) {
+    // One secret for every node: a return path made on one is read back on any other.
+    auto secret = SharedSecret(*s.db, "bounce_verp_v1", *s.random, *s.clock);
+    if (!secret) return Fail(secret.error());
+    options.verp.emplace(std::move(*secret), s.config.bounce_domain);
+  }
   auto runtime = jobs::MailRuntime::Create(std::move(options), *s.clock);
   if (!runtime) return Fail(runtime.error());
   s.mail_runtime = std::move(*runtime);
+  WireBounceMailbox(s);
   s.campaign_sender = std::make_unique<jobs::CampaignSender>(
       *s.marketing->delivery, *s.marketing->campaigns, *s.governance->settings, *s.mail_runtime,
       *s.clock,

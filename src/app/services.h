@@ -30,6 +30,7 @@
 #include "src/governance/services.h"
 #include "src/http/server.h"
 #include "src/jobs/automation_runner.h"
+#include "src/jobs/bounce_poller.h"
 #include "src/jobs/campaign_sender.h"
 #include "src/jobs/housekeeping.h"
 #include "src/jobs/import_runner.h"
@@ -122,6 +123,10 @@ struct App::Services {
   // every node shares; the sender threads run between App::Start and App::Stop.
   std::unique_ptr<jobs::MailRuntime> mail_runtime;
   std::unique_ptr<jobs::CampaignSender> campaign_sender;
+  // jobs: the bounce mailbox (docs/mail.md): what comes back to the VERP return paths
+  // (bounce_domain set), polled when bounce_mailbox_url is set.
+  std::unique_ptr<marketing::BounceMailbox> bounce_mailbox;
+  std::unique_ptr<jobs::BouncePoller> bounce_poller;
   // jobs: automations, sequences and double opt-in (src/jobs/automation_runner.h).
   std::unique_ptr<marketing::AutomationRuns> automation_runs;
   std::unique_ptr<jobs::AutomationRunner> automation_runner;

@@ -91,16 +91,19 @@ ViewMap EndpointNode(const webhooks::Endpoint& e) {
   return m;
 }
 
+// The 8 contact events, then the opt-in email.* events.
 ViewList EventOptions(const std::vector<std::string>& checked) {
   ViewList out;
-  for (const auto& ev : crm::events::kAll) {
+  auto add = [&](const crm::events::EventType& ev) {
     std::string name(ev.name);
     bool on = std::find(checked.begin(), checked.end(), name) != checked.end();
     out.emplace_back(ViewMap{{"name", name},
                              {"display_name", std::string(ev.display_name)},
                              {"id", "event-" + std::to_string(out.size())},
                              {"checked", on}});
-  }
+  };
+  for (const auto& ev : crm::events::kAll) add(ev);
+  for (const auto& ev : crm::events::kEmail) add(ev);
   return out;
 }
 

@@ -133,6 +133,9 @@ const Key kKeys[] = {
     {"mail_rate_per_second", &Config::mail_rate_per_second},
     {"mail_receiver_window_s", &Config::mail_receiver_window_s},
     {"mail_receiver_retention_s", &Config::mail_receiver_retention_s},
+    {"bounce_domain", &Config::bounce_domain},
+    {"bounce_mailbox_url", &Config::bounce_mailbox_url},
+    {"bounce_poll_seconds", &Config::bounce_poll_seconds},
     {"dkim_private_key_file", &Config::dkim_private_key_file},
     {"dkim_selector", &Config::dkim_selector},
     {"dkim_domain", &Config::dkim_domain},
@@ -220,6 +223,23 @@ bool IsLoopbackAddress(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
 }
 
+Status Config::CheckBounceMailbox() const {
+  if (!bounce_domain.empty() &&
+      (bounce_domain.find_first_of("@ /:<>") != std::string::npos || bounce_domain.size() > 253))
+    return Fail(Errc::kInvalidArgument,
+                "bounce_domain must be a host name, e.g. bounces.example.com");
+  if (bounce_mailbox_url.empty()) return Ok();
+  bool known = false;
+  for (const char* scheme : {"imap://", "imaps://", "pop3://", "pop3s://"})
+    known = known || bounce_mailbox_url.rfind(scheme, 0) == 0;
+  if (!known)
+    return Fail(Errc::kInvalidArgument,
+                "bounce_mailbox_url must start with imap://, imaps://, pop3:// or pop3s://");
+  if (bounce_domain.empty())
+    return Fail(Errc::kInvalidArgument, "bounce_mailbox_url needs bounce_domain (VERP)");
+  return Ok();
+}
+
 Status Config::Validate() const {
   if (Tls() == false && (!tls_cert_file.empty() || !tls_key_file.empty()))
     return Fail(Errc::kInvalidArgument, "tls_cert_file and tls_key_file must be set together");
@@ -246,6 +266,7 @@ Status Config::Validate() const {
       return Fail(Errc::kInvalidArgument,
                   "dkim_private_key_file, dkim_selector and dkim_domain must be set together");
   }
+  if (auto st = CheckBounceMailbox(); !st) return st;
   if (access_token_ttl < 60) return Fail(Errc::kInvalidArgument, "access_token_ttl must be >= 60");
   // Durations, sizes and intervals that 0 or less would break (a 0 s read timeout, a poll
   // loop that never sleeps) must be >= 1; counts and limits where 0 means "none" or
@@ -279,6 +300,7 @@ Status Config::Validate() const {
       {"webhook_disable_after_s", webhook_disable_after_s, 0},
       {"webhook_disable_after_failures", webhook_disable_after_failures, 0},
       {"mail_poll_interval_ms", mail_poll_interval_ms, 1},
+      {"bounce_poll_seconds", bounce_poll_seconds, 1},
       {"housekeeping_interval_s", housekeeping_interval_s, 0},
       {"retention_days", retention_days, 0},
   };

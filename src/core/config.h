@@ -121,6 +121,13 @@ struct Config {
   // token is never forgotten while its timestamp still passes).
   int64_t mail_receiver_window_s = 300;
   int64_t mail_receiver_retention_s = 604800;
+  // Bounce mailbox (docs/mail.md): messages go out with the envelope sender
+  // bounce+<token>@bounce_domain when it is set; bounce_mailbox_url (imap://, imaps://,
+  // pop3://, pop3s://, with user and password) is polled every bounce_poll_seconds for the
+  // DSNs and feedback reports that come back. The URL's password is never logged.
+  std::string bounce_domain;
+  std::string bounce_mailbox_url;
+  int64_t bounce_poll_seconds = 60;
   std::string dkim_private_key_file;  // PEM, RSA; DKIM is on when all three are set
   std::string dkim_selector;
   std::string dkim_domain;
@@ -152,6 +159,9 @@ struct Config {
   static std::vector<std::string_view> Keys();
   // Checks cross-field rules (plain HTTP only on loopback unless overridden, ...).
   Status Validate() const;
+  // bounce_domain a host name; bounce_mailbox_url imap(s):// or pop3(s):// and only with a
+  // bounce_domain (without VERP nothing that comes back could be attributed).
+  Status CheckBounceMailbox() const;
 };
 
 // Loads from file, environment and argv (flags not of the form --key=value are returned

@@ -32,8 +32,9 @@ Result<std::vector<TagMembership>> Tags(store::Conn& c, int64_t contact_id) {
 
 Result<std::vector<ContactEvent>> ContactEvents(store::Conn& c, int64_t contact_id) {
   auto rows = c.Query(
+      // The email.* events repeat what the messages and their engagement already show.
       "SELECT id, event_type, data, occurred_at FROM outbox_events WHERE contact_id = ? "
-      "ORDER BY id",
+      "AND event_type NOT LIKE 'email.%' ORDER BY id",
       {contact_id});
   if (!rows) return Fail(rows.error());
   std::vector<ContactEvent> out;

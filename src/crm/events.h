@@ -1,5 +1,7 @@
 #pragma once
-// The 8 contact event types (the product's webhook triggers) and their display names.
+// The 8 contact event types (the product's webhook triggers) and their display names, and
+// the opt-in email outcome events (docs/webhooks.md): an endpoint gets an email event only
+// when it lists it; "all" and the console's defaults stay the 8 contact events.
 #include <string_view>
 
 namespace crmd::crm::events {
@@ -25,7 +27,26 @@ inline constexpr EventType kAll[] = {
     {kListRemoved, "Remove List"},       {kStatusUpdated, "Update Contact Status"},
 };
 
+// What became of an email crmd sent (campaign, sequence or automation step): appended
+// where the outcome is recorded, in its transaction (src/marketing/email_events.h).
+inline constexpr std::string_view kEmailSent = "email.sent";
+inline constexpr std::string_view kEmailBounced = "email.bounced";
+inline constexpr std::string_view kEmailComplained = "email.complained";
+inline constexpr std::string_view kEmailOpened = "email.opened";
+inline constexpr std::string_view kEmailClicked = "email.clicked";
+inline constexpr std::string_view kEmailUnsubscribed = "email.unsubscribed";
+inline constexpr EventType kEmail[] = {
+    {kEmailSent, "Email Sent"},
+    {kEmailBounced, "Email Bounced"},
+    {kEmailComplained, "Email Complained"},
+    {kEmailOpened, "Email Opened"},
+    {kEmailClicked, "Email Clicked"},
+    {kEmailUnsubscribed, "Email Unsubscribed"},
+};
+
+// A contact event or an email event.
 bool IsKnown(std::string_view name);
+bool IsEmail(std::string_view name);
 // "" when unknown.
 std::string_view DisplayName(std::string_view name);
 

@@ -26,7 +26,7 @@ class Outbox {
  public:
   explicit Outbox(Clock* clock) : clock_(clock) {}
   // For use inside another service's transaction (REQUIRES: Database::Write).
-  // REQUIRES: event_type is one of events::kAll.
+  // REQUIRES: event_type is one of events::kAll or events::kEmail.
   // The event records the trace of the thread's log scope (src/core/log.h), if any.
   Status Append(store::Conn& conn, std::string_view event_type, int64_t contact_id,
                 const nlohmann::json& data);

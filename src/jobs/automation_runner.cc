@@ -115,7 +115,8 @@ int AutomationRunner::RunOnce(mail::Transport& transport) {
 }
 
 StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
-                                      const Result<mail::Message>& message, int64_t lease_until) {
+                                      const Result<mail::Message>& message, int64_t lease_until,
+                                      const mail::VerpRef& ref) {
   if (!message)
     return {.kind = K::kFailed, .detail = "message could not be built: " + message.error().message};
   auto bytes = runtime_.Render(*message);
@@ -129,7 +130,8 @@ StepOutcome AutomationRunner::Deliver(mail::Transport& transport,
     runtime_.ReturnTurn();
     return {.kind = K::kNotAttempted};
   }
-  mail::Envelope envelope{.mail_from = message->from.address, .recipients = {message->to.address}};
+  mail::Envelope envelope{.mail_from = runtime_.EnvelopeSender(ref, message->from.address),
+                          .recipients = {message->to.address}};
   mail::SendResult sent = transport.Send(envelope, *bytes);
   if (options_.metrics) {
     const char* outcome = sent.ok() ? "sent"
@@ -176,7 +178,8 @@ StepOutcome AutomationRunner::SendEmail(mail::Transport& transport, const market
       .extra_headers = {{"X-Crmd-Automation", std::to_string(s.run.automation_id)}},
       .layout = *layout ? &**layout : nullptr};
   return Deliver(transport, marketing::BuildSimpleMessage(e, marketing::RecipientOf(s.run), ctx),
-                 s.run.due_at);
+                 s.run.due_at,
+                 {.kind = 'a', .owner_id = s.run.automation_id, .contact_id = s.run.contact_id});
 }
 
 StepOutcome AutomationRunner::CallWebhook(const marketing::LeasedStep& s) {
@@ -299,7 +302,7 @@ int AutomationRunner::RunSequences(mail::Transport& transport, const marketing::
       o = Deliver(transport,
                   layout ? marketing::BuildSimpleMessage(m, to, ctx)
                          : Result<mail::Message>(Fail(layout.error())),
-                  e.due_at);
+                  e.due_at, {.kind = 's', .owner_id = e.sequence_id, .contact_id = e.contact_id});
     }
     spdlog::info(
         R"("event":"sequence_email","sequence_id":{},"run_id":{},"contact_id":{},"email":{},"outcome":"{}")",
@@ -349,7 +352,7 @@ int AutomationRunner::RunOptins(mail::Transport& transport, const marketing::Mai
                                   .last_name = e.last_name};
       auto built = marketing::BuildSimpleMessage(m, to, ctx);
       if (built) message_id = built->message_id;
-      o = Deliver(transport, built, e.due_at);
+      o = Deliver(transport, built, e.due_at, {.kind = 'o', .contact_id = e.contact_id});
     }
     if (auto st = runs_.RecordOptin(e, o, message_id); !st) Warn("optin_record_failed", st.error());
     ++handled;

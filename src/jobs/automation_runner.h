@@ -82,9 +82,10 @@ class AutomationRunner {
   marketing::StepOutcome CallWebhook(const marketing::LeasedStep& s);
   // Renders and sends at the node's rate; maps the SMTP result onto a step outcome. Not
   // attempted (given back) once less than half of the lease that ends at `lease_until` is
-  // left: another worker may lease it again by the time the message is out.
+  // left: another worker may lease it again by the time the message is out. `ref` names
+  // the message in its VERP return path.
   marketing::StepOutcome Deliver(mail::Transport& transport, const Result<mail::Message>& message,
-                                 int64_t lease_until);
+                                 int64_t lease_until, const mail::VerpRef& ref);
   int RunSteps(mail::Transport& transport, const marketing::MailContext& ctx);
   int RunSequences(mail::Transport& transport, const marketing::MailContext& ctx);
   int RunOptins(mail::Transport& transport, const marketing::MailContext& ctx);

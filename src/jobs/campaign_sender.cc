@@ -131,7 +131,10 @@ SendReport CampaignSender::SendOne(mail::Transport& transport,
     report.reason = "message could not be built: " + message.error().message;
     return report;
   }
-  mail::Envelope envelope{.mail_from = message->from.address, .recipients = {r.email}};
+  mail::Envelope envelope{.mail_from = runtime_.EnvelopeSender(
+                              {.kind = 'c', .owner_id = r.campaign_id, .contact_id = r.contact_id},
+                              message->from.address),
+                          .recipients = {r.email}};
   mail::SendResult sent = transport.Send(envelope, *bytes);
   report.smtp_code = sent.smtp_code;
   report.reason = sent.detail;

@@ -17,6 +17,7 @@
 #include "src/core/result.h"
 #include "src/mail/dkim.h"
 #include "src/mail/transport.h"
+#include "src/mail/verp.h"
 #include "src/marketing/campaign_render.h"
 
 namespace crmd::jobs {
@@ -28,6 +29,8 @@ struct MailRuntimeOptions {
   std::optional<mail::DkimOptions> dkim;
   marketing::MailContext context;    // links, default sender (mail_from)
   int64_t relay_backoff_max_s = 60;  // longest pause while the relay is down
+  // VERP return paths (bounce_domain set): the envelope sender of every message.
+  std::optional<mail::VerpAddresses> verp;
 };
 
 class MailRuntime {
@@ -39,6 +42,12 @@ class MailRuntime {
   // A new transport for one sending thread.
   std::unique_ptr<mail::Transport> NewTransport() const;
   bool writes_files() const { return options_.smtp_url.empty(); }
+
+  // The envelope sender (SMTP MAIL FROM) of a message from `from`: its VERP return path
+  // for `ref` when bounce_domain is set, else `from` itself.
+  std::string EnvelopeSender(const mail::VerpRef& ref, const std::string& from) const {
+    return options_.verp ? options_.verp->ReturnPath(ref) : from;
+  }
 
   // RFC 5322 bytes of `m`, DKIM-signed when a key is configured.
   Result<std::string> Render(const mail::Message& m) const;

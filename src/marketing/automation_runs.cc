@@ -4,8 +4,10 @@
 
 #include "src/core/log.h"
 #include "src/crm/contacts.h"
+#include "src/crm/contacts_repo.h"
 #include "src/crm/events.h"
 #include "src/crm/outbox_repo.h"
+#include "src/marketing/email_events.h"
 #include "src/marketing/sequences_repo.h"
 
 namespace crmd::marketing {
@@ -69,6 +71,24 @@ Status HardBounceIn(store::Conn& c, crm::ContactService& contacts, int64_t conta
   return Ok();
 }
 
+// The email.sent or email.bounced event of an automation's or a sequence's message.
+Status MessageEventIn(store::Conn& c, int64_t contact_id, const char* source, int64_t owner_id,
+                      const StepOutcome& o, int64_t now) {
+  const bool sent = o.kind == StepOutcome::Kind::kDone;
+  if (!sent && !o.recipient_rejected) return Ok();
+  auto k = crm::contacts_repo::FindContact(c, contact_id);
+  if (!k) return Fail(k.error());
+  if (!*k) return Ok();
+  EmailEvent e{.type = sent ? crm::events::kEmailSent : crm::events::kEmailBounced,
+               .contact_id = contact_id,
+               .email = (*k)->email,
+               .source = source,
+               .source_id = owner_id,
+               .message_id = o.message_id};
+  if (!sent) e.detail = {{"bounce", "hard"}, {"via", "smtp"}, {"reason", o.detail}};
+  return AppendEmailEvent(c, now, e);
+}
+
 // An email that went out (or was refused for good), kept as the contact's message; once,
 // as the outcome it belongs to is recorded once.
 Status KeepMessageIn(store::Conn& c, int64_t contact_id, const char* source, int64_t owner_id,
@@ -82,7 +102,7 @@ Status KeepMessageIn(store::Conn& c, int64_t contact_id, const char* source, int
        std::string(sent ? "sent" : "failed"), sent ? store::Value(nullptr) : store::Value(o.detail),
        now});
   if (!n) return Fail(n.error());
-  return Ok();
+  return MessageEventIn(c, contact_id, source, owner_id, o, now);
 }
 
 bool IsBusinessError(const Error& e) {

@@ -9,8 +9,10 @@
 #include "src/crm/contacts.h"
 #include "src/crm/contacts_repo.h"
 #include "src/crm/email_validation.h"
+#include "src/crm/events.h"
 #include "src/marketing/campaigns_repo.h"
 #include "src/marketing/common.h"
+#include "src/marketing/email_events.h"
 
 namespace crmd::marketing {
 
@@ -105,8 +107,19 @@ Status CampaignDelivery::Record(const send_repo::QueuedRecipient& r, const SendR
   auto done = db_.Write([&](store::Conn& c) -> Result<bool> {
     using K = SendReport::Kind;
     switch (report.kind) {
-      case K::kSent:
-        return send_repo::MarkSent(c, r.campaign_id, r.contact_id, report.message_id, now);
+      case K::kSent: {
+        auto marked = send_repo::MarkSent(c, r.campaign_id, r.contact_id, report.message_id, now);
+        if (!marked || !*marked) return marked;
+        if (auto e = AppendEmailEvent(c, now,
+                                      {.type = crm::events::kEmailSent,
+                                       .contact_id = r.contact_id,
+                                       .email = r.email,
+                                       .source_id = r.campaign_id,
+                                       .message_id = report.message_id});
+            !e)
+          return Fail(e.error());
+        return true;
+      }
       case K::kRejected:
         return send_repo::MarkFailed(c, r.campaign_id, r.contact_id, report.reason,
                                      report.smtp_code, now);
@@ -116,6 +129,17 @@ Status CampaignDelivery::Record(const send_repo::QueuedRecipient& r, const SendR
         if (!marked) return Fail(marked.error());
         if (!*marked) return false;
         if (auto e = send_repo::MarkEvent(c, r.campaign_id, r.contact_id, "bounced", now); !e)
+          return Fail(e.error());
+        if (auto e = AppendEmailEvent(c, now,
+                                      {.type = crm::events::kEmailBounced,
+                                       .contact_id = r.contact_id,
+                                       .email = r.email,
+                                       .source_id = r.campaign_id,
+                                       .detail = {{"bounce", "hard"},
+                                                  {"via", "smtp"},
+                                                  {"smtp_code", report.smtp_code},
+                                                  {"reason", report.reason}}});
+            !e)
           return Fail(e.error());
         if (auto s = Bounce(c, kSystem, r.contact_id, "bounced", "hard bounce: " + report.reason);
             !s)
@@ -208,9 +232,15 @@ Result<std::string> CampaignDelivery::Unsubscribe(int64_t contact_id, int64_t ca
                           : "unsubscribe link");
       if (!moved) return Fail(moved.error());
     }
-    if (campaign_id > 0)
-      if (auto e = send_repo::MarkEvent(c, campaign_id, contact_id, "unsubscribed", now); !e)
-        return Fail(e.error());
+    if (campaign_id > 0) {
+      auto first = send_repo::MarkEvent(c, campaign_id, contact_id, "unsubscribed", now);
+      if (!first) return Fail(first.error());
+      if (*first)
+        if (auto e = AppendCampaignEmailEvent(c, now, crm::events::kEmailUnsubscribed, campaign_id,
+                                              contact_id, {{"via", "link"}});
+            !e)
+          return Fail(e.error());
+    }
     return email;
   });
 }
@@ -274,6 +304,10 @@ Result<nlohmann::json> CampaignDelivery::FeedbackIn(store::Conn& c, const govern
     if (!e) return Fail(e.error());
     counted = *e;
   }
+  if (auto s = FeedbackEvent(c, actor, contact_id, normalised, type, message_id, *campaign_id,
+                             counted, now);
+      !s)
+    return Fail(s.error());
   if (type == "unsubscribe") {
     // As the unsubscribe link: only a subscribed or pending contact moves.
     std::string status = (*found)->status;
@@ -294,22 +328,64 @@ Result<nlohmann::json> CampaignDelivery::FeedbackIn(store::Conn& c, const govern
       {"counted", counted}};
 }
 
+Status CampaignDelivery::FeedbackEvent(store::Conn& c, const governance::Actor& actor,
+                                       int64_t contact_id, const std::string& email,
+                                       const std::string& type, const std::string& message_id,
+                                       std::optional<int64_t> campaign_id, bool counted,
+                                       int64_t now) {
+  // Once per campaign recipient, as the report counts; a report of no campaign's message
+  // (a sequence's, an automation's, or one no longer known) each time it is applied.
+  if (campaign_id && !counted) return Ok();
+  std::string_view event = type == "bounce"        ? crm::events::kEmailBounced
+                           : type == "unsubscribe" ? crm::events::kEmailUnsubscribed
+                                                   : crm::events::kEmailComplained;
+  std::string via = actor.subject.empty() ? actor.kind : actor.subject;
+  nlohmann::json detail = {{"via", via}};
+  if (type == "bounce") detail["bounce"] = "hard";
+  if (campaign_id) return AppendCampaignEmailEvent(c, now, event, *campaign_id, contact_id, detail);
+  return AppendEmailEvent(
+      c, now,
+      {.type = event,
+       .contact_id = contact_id,
+       .email = email,
+       .source = "unknown",
+       .message_id = message_id.empty() ? std::nullopt : std::optional<std::string>(message_id),
+       .detail = std::move(detail)});
+}
+
 Status CampaignDelivery::Opened(int64_t contact_id, int64_t campaign_id) {
   int64_t now = clock_.NowUnix();
-  auto r = db_.Write([&](store::Conn& c) {
-    return send_repo::MarkEvent(c, campaign_id, contact_id, "opened", now);
+  auto r = db_.Write([&](store::Conn& c) -> Result<bool> {
+    auto first = send_repo::MarkEvent(c, campaign_id, contact_id, "opened", now);
+    if (!first || !*first) return first;
+    if (auto e =
+            AppendCampaignEmailEvent(c, now, crm::events::kEmailOpened, campaign_id, contact_id);
+        !e)
+      return Fail(e.error());
+    return true;
   });
   if (!r) return Fail(r.error());
   return Ok();
 }
 
-Status CampaignDelivery::Clicked(int64_t contact_id, int64_t campaign_id) {
+Status CampaignDelivery::Clicked(int64_t contact_id, int64_t campaign_id, const std::string& url) {
   int64_t now = clock_.NowUnix();
   auto r = db_.Write([&](store::Conn& c) -> Result<bool> {
     // A click is also an open (the image may have been blocked).
-    if (auto o = send_repo::MarkEvent(c, campaign_id, contact_id, "opened", now); !o)
-      return Fail(o.error());
-    return send_repo::MarkEvent(c, campaign_id, contact_id, "clicked", now);
+    auto opened = send_repo::MarkEvent(c, campaign_id, contact_id, "opened", now);
+    if (!opened) return Fail(opened.error());
+    if (*opened)
+      if (auto e =
+              AppendCampaignEmailEvent(c, now, crm::events::kEmailOpened, campaign_id, contact_id);
+          !e)
+        return Fail(e.error());
+    auto clicked = send_repo::MarkEvent(c, campaign_id, contact_id, "clicked", now);
+    if (!clicked || !*clicked) return clicked;
+    if (auto e = AppendCampaignEmailEvent(c, now, crm::events::kEmailClicked, campaign_id,
+                                          contact_id, {{"url", url}});
+        !e)
+      return Fail(e.error());
+    return true;
   });
   if (!r) return Fail(r.error());
   return Ok();

@@ -103,7 +103,8 @@ class CampaignDelivery {
                                     const std::string& normalised, const std::string& type,
                                     const std::string& message_id);
   Status Opened(int64_t contact_id, int64_t campaign_id);
-  Status Clicked(int64_t contact_id, int64_t campaign_id);
+  // `url`: the link's target, in the email.clicked event.
+  Status Clicked(int64_t contact_id, int64_t campaign_id, const std::string& url = {});
 
   // Confirmable "resend to the undelivered" (activate_campaign with resend=undelivered):
   // a sent or paused campaign's failed recipients who are still subscribed go out again in
@@ -123,6 +124,11 @@ class CampaignDelivery {
                                                    const std::string& message_id);
   Status Bounce(store::Conn& c, const governance::Actor& actor, int64_t contact_id,
                 const char* status, const std::string& reason);
+  // The email.* event of a report FeedbackIn applied to a contact (email_events.h).
+  Status FeedbackEvent(store::Conn& c, const governance::Actor& actor, int64_t contact_id,
+                       const std::string& email, const std::string& type,
+                       const std::string& message_id, std::optional<int64_t> campaign_id,
+                       bool counted, int64_t now);
 
   store::Database& db_;
   const Clock& clock_;

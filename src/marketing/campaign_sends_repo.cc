@@ -280,6 +280,18 @@ Result<std::optional<std::pair<int64_t, int64_t>>> FindByMessageId(store::Conn& 
   return std::optional<std::pair<int64_t, int64_t>>(std::pair{(*row)->Int(0), (*row)->Int(1)});
 }
 
+Result<std::optional<SentMessage>> MessageOf(store::Conn& c, int64_t campaign_id,
+                                             int64_t contact_id) {
+  auto row = c.QueryOne(
+      "SELECT ct.email, r.message_id FROM campaign_recipients r JOIN contacts ct ON ct.id = "
+      "r.contact_id WHERE r.campaign_id = ? AND r.contact_id = ?",
+      {campaign_id, contact_id});
+  if (!row) return Fail(row.error());
+  if (!*row) return std::optional<SentMessage>();
+  return std::optional<SentMessage>(
+      SentMessage{.email = (*row)->Str(0), .message_id = (*row)->OptStr(1)});
+}
+
 Result<Stats> LoadStats(store::Conn& c, int64_t campaign_id) {
   auto row = c.QueryOne(
       "SELECT queued, sent, failed, skipped, bounced, complained, unsubscribed, opened, "

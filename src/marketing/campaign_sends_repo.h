@@ -87,6 +87,15 @@ Result<std::optional<int64_t>> LastCampaignFor(store::Conn& c, int64_t contact_i
 Result<std::optional<std::pair<int64_t, int64_t>>> FindByMessageId(store::Conn& c,
                                                                    const std::string& message_id);
 
+// The address (the contact's now) and the Message-ID of one recipient; nullopt when the
+// row or the contact is gone.
+struct SentMessage {
+  std::string email;
+  std::optional<std::string> message_id;
+};
+Result<std::optional<SentMessage>> MessageOf(store::Conn& c, int64_t campaign_id,
+                                             int64_t contact_id);
+
 struct Stats {
   int64_t queued = 0, sent = 0, failed = 0, skipped = 0, bounced = 0, complained = 0,
           unsubscribed = 0, opened = 0, clicked = 0;

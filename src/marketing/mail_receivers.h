@@ -124,6 +124,14 @@ class MailReceivers {
   // {"confirmed": true}; kUnavailable when the certificate or the confirmation cannot be
   // fetched (SNS retries).
   Result<nlohmann::json> ReceiveSes(const ReceiverRequest& req);
+  // Reports read from the bounce mailbox (bounce_mailbox.h), already attributed to their
+  // message by its VERP return path: applied as a receiver's events are, once per
+  // event_id (the report's Message-ID), under the source "mailbox".
+  Result<nlohmann::json> ApplyFromMailbox(const std::vector<mail::ProviderEvent>& events,
+                                          const std::string& request_id) {
+    return Apply(kMailboxSource, "", events, request_id);
+  }
+  static constexpr const char* kMailboxSource = "mailbox";
 
  private:
   // settings soft_bounce_limit: `count` soft bounces within `days` make a hard bounce.

@@ -1,8 +1,8 @@
 #pragma once
-// Outgoing webhook endpoints: a target URL, a Standard Webhooks signing secret, the subset
-// of the 8 contact events it wants, and an enabled flag (also cleared automatically when
-// it has had no success for days, or on a 410 Gone; see deliveries.h). Enabling and
-// disabling are written to the audit log; enabling makes the kept backlog due at once,
+// Outgoing webhook endpoints: a target URL, a Standard Webhooks signing secret, the events
+// it wants (of the 8 contact events and the opt-in email.* events), and an enabled flag (also
+// cleared automatically when it has had no success for days, or on a 410 Gone; see deliveries.h).
+// Enabling and disabling are written to the audit log; enabling makes the kept backlog due at once,
 // with a fresh retry window.
 //
 // Targets on loopback, private, link-local or otherwise internal addresses are refused
@@ -31,7 +31,7 @@ inline constexpr const char* kOperatorDisabled = "disabled by an operator";
 struct Endpoint {
   int64_t id = 0;
   std::string url;
-  std::vector<std::string> events;  // subset of crm::events::kAll
+  std::vector<std::string> events;  // of crm::events::kAll and kEmail
   std::string description;
   bool enabled = true;
   int64_t consecutive_failures = 0;

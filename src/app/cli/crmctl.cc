@@ -85,7 +85,8 @@ std::map<std::string, Entry> Commands() {
       "mail receiver set <mailgun|postmark|sendgrid|ses> [--signing-key-file F] [--username U]\n"
       "       [--password-file F] [--public-key-file F] [--topic-arn ARN] [--enable|--disable] |\n"
       "       list |\n"
-      "       show|enable|disable|delete <provider>   (provider event receivers)",
+      "       show|enable|disable|delete <provider>   (provider event receivers) |\n"
+      "       mail mailbox [--limit N]   (the bounce mailbox: mails it could not attribute)",
       cli::MailCommand};
   c["copy"] = {
       "copy --from sqlite:PATH --to DATABASE_URL [--batch N] [--resync] [--verify-only]  "

@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "src/app/cli/commands.h"
+#include "src/mail/mailbox_client.h"
+#include "src/marketing/bounce_mailbox.h"
 
 namespace crmd::app::cli {
 namespace {
@@ -17,7 +19,8 @@ constexpr const char* kReceiverUsage =
     "mail receiver set <mailgun|postmark|sendgrid|ses> [--signing-key-file F] [--username U]\n"
     "       [--password-file F] [--public-key-file F] [--topic-arn ARN] [--enable|--disable]\n"
     "       (F: a file, or - for stdin) | list | show <provider> | enable <provider> |\n"
-    "       disable <provider> | delete <provider>";
+    "       disable <provider> | delete <provider> |\n"
+    "       mailbox [--limit N]   (the bounce mailbox and the mails it could not attribute)";
 
 // A secret from a file or stdin, without surrounding whitespace (a trailing newline).
 Result<std::string> ReadSecretFile(const std::string& path) {
@@ -68,10 +71,47 @@ Result<marketing::MailReceiverInput> SetOptions(const Args& rest) {
 
 }  // namespace
 
+// crmctl mail mailbox: the configuration (the URL without its password) and the mails left
+// in the bounce mailbox because they could not be attributed, newest first.
+int MailboxCommand(Context& ctx, Services& s, const Args& args) {
+  int limit = 50;
+  if (args.size() == 3 && args[1] == "--limit") {
+    auto n = ParseId(args[2]);
+    if (!n || *n > 1000) return PrintError(Error::Invalid("--limit must be 1 to 1000"));
+    limit = static_cast<int>(*n);
+  } else if (args.size() != 1) {
+    return Usage(kReceiverUsage);
+  }
+  auto rows = s.db->Read([&](store::Conn& c) -> Result<nlohmann::json> {
+    auto n = marketing::bounce_mailbox_repo::Count(c);
+    if (!n) return Fail(n.error());
+    auto list = marketing::bounce_mailbox_repo::List(c, limit);
+    if (!list) return Fail(list.error());
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& u : *list) items.push_back(marketing::ToJson(u));
+    return nlohmann::json{{"unattributed_count", *n}, {"unattributed", std::move(items)}};
+  });
+  if (!rows) return PrintError(rows.error());
+  const Config& cfg = ctx.config();
+  nlohmann::json out = {
+      {"bounce_domain",
+       cfg.bounce_domain.empty() ? nlohmann::json() : nlohmann::json(cfg.bounce_domain)},
+      {"mailbox", cfg.bounce_mailbox_url.empty()
+                      ? nlohmann::json()
+                      : nlohmann::json(mail::RedactedMailboxUrl(cfg.bounce_mailbox_url))},
+      {"poll_seconds", cfg.bounce_poll_seconds}};
+  out.update(*rows);
+  PrintJson(out);
+  return 0;
+}
+
 int MailCommand(Context& ctx, const Args& args) {
-  if (args.size() < 2 || args[0] != "receiver") return Usage(kReceiverUsage);
+  if (args.empty() || (args[0] != "receiver" && args[0] != "mailbox") ||
+      (args[0] == "receiver" && args.size() < 2))
+    return Usage(kReceiverUsage);
   auto s = ctx.services();
   if (!s) return PrintError(s.error());
+  if (args[0] == "mailbox") return MailboxCommand(ctx, **s, args);
   marketing::MailReceivers& receivers = *(*s)->marketing->receivers;
   const std::string& verb = args[1];
   if (verb == "list" && args.size() == 2) {
