@@ -4,8 +4,12 @@
 // crmd's poll turns them into a hard bounce and a complaint of the right contact and
 // campaign. A mail it cannot attribute, and one with a forged return path, stay in the
 // mailbox and are counted; a report seen again is not counted again.
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "src/marketing/services.h"
@@ -222,6 +226,49 @@ class BounceMailboxPop3 : public BounceMailbox {
 };
 
 TEST_F(BounceMailboxPop3, Pop3MailboxWorksTheSame) { RunsTheWholeStory(); }
+
+// Every line crmd logs while it lives.
+struct MailboxLogCapture {
+  MailboxLogCapture() : previous(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(lines)));
+    spdlog::set_level(spdlog::level::info);
+  }
+  ~MailboxLogCapture() {
+    spdlog::set_default_logger(previous);
+    spdlog::set_level(spdlog::level::warn);
+  }
+  std::string Text() {
+    spdlog::default_logger()->flush();
+    return lines.str();
+  }
+  std::ostringstream lines;
+  std::shared_ptr<spdlog::logger> previous;
+};
+
+TEST(BounceMailboxPoll, AMailboxThatRefusesTheLoginIsLoggedWithoutItsPassword) {
+  MailboxLogCapture log;
+  Dovecot dovecot;
+  ASSERT_TRUE(dovecot.running()) << dovecot.Log();
+  const std::string wrong = "wrong-pass-987654321";
+  std::string url = dovecot.ImapUrl();
+  url.replace(url.find(dovecot.password()), dovecot.password().size(), wrong);
+  TestServer server({.configure = [&](Config& c) {
+    c.bounce_domain = kBounceDomain;
+    c.bounce_mailbox_url = url;
+    c.bounce_poll_seconds = 1;
+  }});
+  ASSERT_TRUE(WaitUntil(
+      [&] { return log.Text().find("bounce_mailbox_poll_failed") != std::string::npos; }, 20))
+      << log.Text();
+  const std::string text = log.Text();
+  EXPECT_EQ(text.find(wrong), std::string::npos);
+  EXPECT_NE(text.find("imap://127.0.0.1:"), std::string::npos) << text;
+  auto metrics = server.Get("/metrics");
+  EXPECT_NE(metrics.body.find("crmd_bounce_mailbox_polls_total{outcome=\"unavailable\"}"),
+            std::string::npos);
+  EXPECT_EQ(metrics.body.find(wrong), std::string::npos);
+}
 
 }  // namespace
 }  // namespace crmd::testing
