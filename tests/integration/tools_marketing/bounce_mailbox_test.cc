@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "src/app/services.h"
 #include "src/marketing/services.h"
 #include "tests/integration/crmctl/run_crmctl.h"
 #include "tests/integration/tools_marketing/dovecot.h"
@@ -208,6 +209,14 @@ void BounceMailbox::RunsTheWholeStory() {
   EXPECT_EQ(shown["unattributed"].size(), 2u);
   EXPECT_EQ(ctl.out.find(dovecot.password()), std::string::npos) << ctl.out;
   EXPECT_NE(ctl.out.find("imap://127.0.0.1:"), std::string::npos) << ctl.out;
+
+  // Another node on the same database polls only once this one's lease has run out.
+  auto& services = server_.app().services();
+  jobs::BouncePoller other(*services.db, *services.bounce_mailbox, *services.clock,
+                           {.mailbox_url = dovecot.ImapUrl()});
+  auto skipped = other.RunOnce();
+  ASSERT_TRUE(skipped.has_value()) << skipped.error().message;
+  EXPECT_EQ(skipped->applied + skipped->duplicate + skipped->unattributed + skipped->errors, 0);
 
   // The same DSN again (a retry of the reporting server): deleted, not counted twice.
   ASSERT_TRUE(
