@@ -17,6 +17,7 @@
 #include "tests/integration/crmctl/run_crmctl.h"
 #include "tests/integration/tools_marketing/dovecot.h"
 #include "tests/integration/tools_marketing/fixture.h"
+#include "tests/support/browser.h"
 #include "tests/support/wait.h"
 #include "tests/unit/mail/python.h"
 
@@ -27,6 +28,7 @@ using mail::testing::SmtpSink;
 using nlohmann::json;
 
 constexpr const char* kBounceDomain = "bounces.example.com";
+constexpr const char* kAdminPassword = "console admin password 42";
 
 struct SinkAndMailbox {
   SmtpSink sink;
@@ -209,6 +211,18 @@ void BounceMailbox::RunsTheWholeStory() {
   EXPECT_EQ(shown["unattributed"].size(), 2u);
   EXPECT_EQ(ctl.out.find(dovecot.password()), std::string::npos) << ctl.out;
   EXPECT_NE(ctl.out.find("imap://127.0.0.1:"), std::string::npos) << ctl.out;
+
+  // And an administrator on the console's Mail receivers page.
+  ASSERT_TRUE(server_.app().services().users->Create("admin@example.com", kAdminPassword, true));
+  Browser browser(server_);
+  ASSERT_EQ(SignInToConsole(browser, "admin@example.com", kAdminPassword).status, 200);
+  Page page = browser.Get("/console/mail-receivers");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_NE(page.body.find("<strong id=\"unattributed-count\">2</strong>"), std::string::npos)
+      << page.body;
+  EXPECT_NE(page.body.find("Out of office"), std::string::npos) << page.body;
+  EXPECT_NE(page.body.find("ooo-1@example.org"), std::string::npos) << page.body;
+  EXPECT_EQ(page.body.find(dovecot.password()), std::string::npos);
 
   // Another node on the same database polls only once this one's lease has run out.
   auto& services = server_.app().services();
