@@ -12,6 +12,7 @@
 #include "src/console/people_pages.h"
 #include "src/console/suppressions_pages.h"
 #include "src/console/templates_pages.h"
+#include "src/mail/mailbox_client.h"
 
 namespace crmd::app {
 
@@ -233,10 +234,15 @@ void WireConsole(App::Services& s) {
                                          .people = ConsolePeopleOf(s)}));
   routes.Append(console::SuppressionsRoutes(
       {.suppressions = s.crm->suppressions.get(), .people = ConsolePeopleOf(s)}));
-  routes.Append(
-      console::MailReceiversRoutes({.receivers = s.marketing->receivers.get(),
-                                    .people = ConsolePeopleOf(s),
-                                    .rest_base_url = s.config.Issuer() + s.rest_api->base_path()}));
+  routes.Append(console::MailReceiversRoutes(
+      {.receivers = s.marketing->receivers.get(),
+       .people = ConsolePeopleOf(s),
+       .rest_base_url = s.config.Issuer() + s.rest_api->base_path(),
+       .bounce_mailbox = s.bounce_mailbox.get(),
+       .bounce_domain = s.config.bounce_domain,
+       .bounce_mailbox_url = s.config.bounce_mailbox_url.empty()
+                                 ? ""
+                                 : mail::RedactedMailboxUrl(s.config.bounce_mailbox_url)}));
   routes.Append(console::TemplatesRoutes({.templates = s.marketing->templates.get(),
                                           .contacts = s.crm->contacts.get(),
                                           .settings = s.governance->settings.get(),

@@ -115,6 +115,11 @@ void AddCollectors(App::Services& s) {
                             : Result<webhooks::endpoints_repo::StateCounts>(Fail(queues.error()));
     m.Gauge("crmd_db_up", "1 when the database answered this scrape's queries.")
         .Set(endpoints ? 1 : 0);
+    if (s.bounce_mailbox && endpoints)
+      if (auto n = s.bounce_mailbox->UnattributedCount())
+        m.Gauge("crmd_bounce_mailbox_unattributed",
+                "Mails of the bounce mailbox crmd could not attribute (left there; docs/mail.md).")
+            .Set(*n);
     if (level) {
       m.Gauge("crmd_schema_migrations",
               "Schema migration level: this binary's (expected), the database's (applied), and how "

@@ -15,6 +15,30 @@ std::string CredentialsText(const marketing::MailReceiver& r) {
   return r.has_signing_key ? "signing key set" : "no key";
 }
 
+// The bounce mailbox section: off, or its setup and the newest unattributed mails.
+Result<ViewMap> BounceMailboxView(const MailReceiversPagesDeps& d) {
+  ViewMap m{{"bounce_on", d.bounce_mailbox != nullptr}};
+  if (!d.bounce_mailbox) return m;
+  auto count = d.bounce_mailbox->UnattributedCount();
+  if (!count) return Fail(count.error());
+  auto left = d.bounce_mailbox->Unattributed(50);
+  if (!left) return Fail(left.error());
+  ViewList rows;
+  for (const auto& u : *left)
+    rows.emplace_back(ViewMap{{"report_id", u.report_id},
+                              {"subject", u.subject},
+                              {"from", u.sender},
+                              {"reason", u.reason},
+                              {"last_seen_at", FormatRfc3339(u.last_seen_at)}});
+  m.emplace("bounce_domain", d.bounce_domain);
+  m.emplace("bounce_url", d.bounce_mailbox_url.empty() ? "not polled (bounce_mailbox_url)"
+                                                       : d.bounce_mailbox_url);
+  m.emplace("unattributed_count", std::to_string(*count));
+  m.emplace("has_unattributed", !rows.empty());
+  m.emplace("unattributed", std::move(rows));
+  return m;
+}
+
 http::Response MailReceiversPage(const MailReceiversPagesDeps& d, const Person& p) {
   const PageChrome chrome = ChromeFor(p, "suppressions");
   auto list = d.receivers->List();
@@ -28,7 +52,10 @@ http::Response MailReceiversPage(const MailReceiversPagesDeps& d, const Person& 
         {"url", d.rest_base_url + "/mail/events/" + r.provider},
         {"received", std::to_string(r.received_count)},
         {"last_received_at", r.last_received_at ? FormatRfc3339(*r.last_received_at) : "never"}});
+  auto bounce = BounceMailboxView(d);
+  if (!bounce) return ServiceErrorPage(bounce.error(), chrome, kMailReceiversPath);
   ViewMap ctx{{"has_rows", !rows.empty()}, {"rows", std::move(rows)}};
+  ctx.merge(*bounce);
   return RenderPage(200, "Mail receivers", "mail_receivers.mustache", ctx, chrome);
 }
 

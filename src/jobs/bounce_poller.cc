@@ -24,18 +24,7 @@ BouncePoller::BouncePoller(store::Database& db, marketing::BounceMailbox& mailbo
       mailbox_(mailbox),
       clock_(clock),
       options_(std::move(options)),
-      node_id_(PollerNodeId()) {
-  if (options_.metrics) {
-    options_.metrics->AddCollector([this] {
-      auto n = mailbox_.UnattributedCount();
-      if (n)
-        options_.metrics
-            ->Gauge("crmd_bounce_mailbox_unattributed",
-                    "Mails of the bounce mailbox crmd could not attribute (left there)")
-            .Set(*n);
-    });
-  }
-}
+      node_id_(PollerNodeId()) {}
 
 void BouncePoller::Count(const char* name, const char* outcome) {
   if (!options_.metrics) return;

@@ -7,8 +7,8 @@
 // deletion was lost is only deleted the next time) and leaves the rest.
 //
 // Metrics: crmd_bounce_mailbox_mails_total{outcome} (applied, duplicate, unattributed,
-// error), crmd_bounce_mailbox_unattributed (mails left, as recorded) and
-// crmd_bounce_mailbox_polls_total{outcome} (ok, unavailable).
+// error) and crmd_bounce_mailbox_polls_total{outcome} (ok, unavailable); the composition
+// root's collector reads crmd_bounce_mailbox_unattributed (mails left, as recorded).
 // Thread-safe: Start/Stop/RunOnce from any thread.
 #include <condition_variable>
 #include <cstdint>

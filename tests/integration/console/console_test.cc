@@ -693,6 +693,9 @@ TEST_F(Console, TheMailReceiversPageListsReceiversWithoutTheirKeysToAdministrato
   Page empty = b->Get("/console/mail-receivers");
   ASSERT_EQ(empty.status, 200) << empty.body;
   EXPECT_NE(empty.body.find("No provider event receiver is configured"), std::string::npos);
+  // Without bounce_domain the bounce mailbox section says it is off and how to turn it on.
+  EXPECT_NE(empty.body.find("<h2>Bounce mailbox</h2>\n<p>Off."), std::string::npos) << empty.body;
+  EXPECT_EQ(empty.body.find("unattributed-count"), std::string::npos);
 
   const std::string key = "key-console-0123456789abcdef";
   auto& receivers = *server_.app().services().marketing->receivers;

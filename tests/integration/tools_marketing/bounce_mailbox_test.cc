@@ -4,14 +4,20 @@
 // crmd's poll turns them into a hard bounce and a complaint of the right contact and
 // campaign. A mail it cannot attribute, and one with a forged return path, stay in the
 // mailbox and are counted; a report seen again is not counted again.
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <regex>
+#include <sstream>
 #include <thread>
 
+#include "src/app/services.h"
 #include "src/marketing/services.h"
 #include "tests/integration/crmctl/run_crmctl.h"
 #include "tests/integration/tools_marketing/dovecot.h"
 #include "tests/integration/tools_marketing/fixture.h"
+#include "tests/support/browser.h"
 #include "tests/support/wait.h"
 #include "tests/unit/mail/python.h"
 
@@ -22,6 +28,7 @@ using mail::testing::SmtpSink;
 using nlohmann::json;
 
 constexpr const char* kBounceDomain = "bounces.example.com";
+constexpr const char* kAdminPassword = "console admin password 42";
 
 struct SinkAndMailbox {
   SmtpSink sink;
@@ -205,6 +212,26 @@ void BounceMailbox::RunsTheWholeStory() {
   EXPECT_EQ(ctl.out.find(dovecot.password()), std::string::npos) << ctl.out;
   EXPECT_NE(ctl.out.find("imap://127.0.0.1:"), std::string::npos) << ctl.out;
 
+  // And an administrator on the console's Mail receivers page.
+  ASSERT_TRUE(server_.app().services().users->Create("admin@example.com", kAdminPassword, true));
+  Browser browser(server_);
+  ASSERT_EQ(SignInToConsole(browser, "admin@example.com", kAdminPassword).status, 200);
+  Page page = browser.Get("/console/mail-receivers");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_NE(page.body.find("<strong id=\"unattributed-count\">2</strong>"), std::string::npos)
+      << page.body;
+  EXPECT_NE(page.body.find("Out of office"), std::string::npos) << page.body;
+  EXPECT_NE(page.body.find("ooo-1@example.org"), std::string::npos) << page.body;
+  EXPECT_EQ(page.body.find(dovecot.password()), std::string::npos);
+
+  // Another node on the same database polls only once this one's lease has run out.
+  auto& services = server_.app().services();
+  jobs::BouncePoller other(*services.db, *services.bounce_mailbox, *services.clock,
+                           {.mailbox_url = dovecot.ImapUrl()});
+  auto skipped = other.RunOnce();
+  ASSERT_TRUE(skipped.has_value()) << skipped.error().message;
+  EXPECT_EQ(skipped->applied + skipped->duplicate + skipped->unattributed + skipped->errors, 0);
+
   // The same DSN again (a retry of the reporting server): deleted, not counted twice.
   ASSERT_TRUE(
       dovecot.Append(Dsn("dsn-1", ada_path, "ada@example.com", sent["ada@example.com"].second)));
@@ -222,6 +249,49 @@ class BounceMailboxPop3 : public BounceMailbox {
 };
 
 TEST_F(BounceMailboxPop3, Pop3MailboxWorksTheSame) { RunsTheWholeStory(); }
+
+// Every line crmd logs while it lives.
+struct MailboxLogCapture {
+  MailboxLogCapture() : previous(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(lines)));
+    spdlog::set_level(spdlog::level::info);
+  }
+  ~MailboxLogCapture() {
+    spdlog::set_default_logger(previous);
+    spdlog::set_level(spdlog::level::warn);
+  }
+  std::string Text() {
+    spdlog::default_logger()->flush();
+    return lines.str();
+  }
+  std::ostringstream lines;
+  std::shared_ptr<spdlog::logger> previous;
+};
+
+TEST(BounceMailboxPoll, AMailboxThatRefusesTheLoginIsLoggedWithoutItsPassword) {
+  MailboxLogCapture log;
+  Dovecot dovecot;
+  ASSERT_TRUE(dovecot.running()) << dovecot.Log();
+  const std::string wrong = "wrong-pass-987654321";
+  std::string url = dovecot.ImapUrl();
+  url.replace(url.find(dovecot.password()), dovecot.password().size(), wrong);
+  TestServer server({.configure = [&](Config& c) {
+    c.bounce_domain = kBounceDomain;
+    c.bounce_mailbox_url = url;
+    c.bounce_poll_seconds = 1;
+  }});
+  ASSERT_TRUE(WaitUntil(
+      [&] { return log.Text().find("bounce_mailbox_poll_failed") != std::string::npos; }, 20))
+      << log.Text();
+  const std::string text = log.Text();
+  EXPECT_EQ(text.find(wrong), std::string::npos);
+  EXPECT_NE(text.find("imap://127.0.0.1:"), std::string::npos) << text;
+  auto metrics = server.Get("/metrics");
+  EXPECT_NE(metrics.body.find("crmd_bounce_mailbox_polls_total{outcome=\"unavailable\"}"),
+            std::string::npos);
+  EXPECT_EQ(metrics.body.find(wrong), std::string::npos);
+}
 
 }  // namespace
 }  // namespace crmd::testing

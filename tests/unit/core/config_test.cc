@@ -139,5 +139,31 @@ TEST(Config, WebhookBackoffMaxIsNotBelowItsBase) {
   EXPECT_TRUE(c.Validate()) << c.Validate().error().message;
 }
 
+TEST(Config, BounceMailboxIsImapOrPop3AndNeedsABounceDomain) {
+  Config c;
+  ASSERT_TRUE(c.Set("bounce_mailbox_url", "imaps://u:p@mail.example.com/INBOX"));
+  auto refused = c.Validate();
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("bounce_domain"), std::string::npos);
+  ASSERT_TRUE(c.Set("bounce_domain", "bounces.example.com"));
+  EXPECT_TRUE(c.Validate()) << c.Validate().error().message;
+  for (const char* ok : {"imap://u:p@h/INBOX", "pop3s://u:p@h/", "pop3://u:p@h:1100/"}) {
+    ASSERT_TRUE(c.Set("bounce_mailbox_url", ok));
+    EXPECT_TRUE(c.Validate()) << ok;
+  }
+  ASSERT_TRUE(c.Set("bounce_mailbox_url", "https://u:p@h/INBOX"));
+  refused = c.Validate();
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("bounce_mailbox_url"), std::string::npos);
+  // The message never repeats the URL (it holds a password).
+  EXPECT_EQ(refused.error().message.find("u:p@"), std::string::npos);
+  ASSERT_TRUE(c.Set("bounce_mailbox_url", ""));
+  ASSERT_TRUE(c.Set("bounce_domain", "bounce@example.com"));
+  EXPECT_FALSE(c.Validate());
+  ASSERT_TRUE(c.Set("bounce_domain", "bounces.example.com"));
+  ASSERT_TRUE(c.Set("bounce_poll_seconds", "0"));
+  EXPECT_FALSE(c.Validate());
+}
+
 }  // namespace
 }  // namespace crmd
