@@ -231,7 +231,7 @@ http::Response Click(const LinkDeps& d, const http::Request& req) {
   if (!claims && claims.error().code != Errc::kConfirmationExpired) return BadLink(claims.error());
   if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0)
     return Page(400, "This link is not valid", "<p>The link is incomplete.</p>");
-  if (claims && claims->ref > 0) (void)d.delivery->Clicked(claims->contact_id, claims->ref);
+  if (claims && claims->ref > 0) (void)d.delivery->Clicked(claims->contact_id, claims->ref, *url);
   http::Response r = http::Response::Empty(302);
   r.Set("Location", *url);
   r.Set("Cache-Control", "no-store");

@@ -9,6 +9,7 @@
 #include "src/crm/contacts.h"
 #include "src/crm/contacts_repo.h"
 #include "src/crm/email_validation.h"
+#include "src/marketing/campaign_activity.h"
 #include "src/marketing/campaigns_repo.h"
 #include "src/marketing/common.h"
 
@@ -303,12 +304,13 @@ Status CampaignDelivery::Opened(int64_t contact_id, int64_t campaign_id) {
   return Ok();
 }
 
-Status CampaignDelivery::Clicked(int64_t contact_id, int64_t campaign_id) {
+Status CampaignDelivery::Clicked(int64_t contact_id, int64_t campaign_id, const std::string& url) {
   int64_t now = clock_.NowUnix();
   auto r = db_.Write([&](store::Conn& c) -> Result<bool> {
     // A click is also an open (the image may have been blocked).
     if (auto o = send_repo::MarkEvent(c, campaign_id, contact_id, "opened", now); !o)
       return Fail(o.error());
+    if (auto l = RecordLinkClick(c, campaign_id, contact_id, url, now); !l) return Fail(l.error());
     return send_repo::MarkEvent(c, campaign_id, contact_id, "clicked", now);
   });
   if (!r) return Fail(r.error());
