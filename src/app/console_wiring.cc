@@ -245,6 +245,8 @@ void WireConsole(App::Services& s) {
                                          .reports = s.marketing->reports.get(),
                                          .confirmations = s.governance->confirmations.get(),
                                          .contacts = s.crm->contacts.get(),
+                                         .lists = s.crm->lists.get(),
+                                         .tags = s.crm->tags.get(),
                                          .settings = s.governance->settings.get(),
                                          .mail = &s.mail_context,
                                          .clock = s.clock.get(),

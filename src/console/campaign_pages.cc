@@ -76,22 +76,27 @@ http::Response CampaignListPage(const CampaignPagesDeps& d, const http::Request&
   return RenderPage(200, "Campaigns", "campaigns.mustache", ctx, chrome);
 }
 
-std::string CampaignAudienceText(const marketing::Audience& a) {
-  auto ids = [](const char* what, const std::vector<int64_t>& v) {
+// "lists News, #7; not tags bounced" (a group that is gone by its id).
+std::string CampaignAudienceText(const CampaignPagesDeps& d, const marketing::Audience& a) {
+  auto names = [](crm::GroupService* groups, const char* what, const std::vector<int64_t>& ids) {
     std::string s;
-    for (int64_t id : v)
-      s += (s.empty() ? std::string(what) + " " : ", ") + "#" + std::to_string(id);
+    for (int64_t id : ids) {
+      std::string name = "#" + std::to_string(id);
+      if (groups)
+        if (auto g = groups->Get(crm::Ref{id})) name = g->name;
+      s += (s.empty() ? std::string(what) + " " : ", ") + name;
+    }
     return s;
   };
   std::string out;
   for (const std::string& part :
-       {ids("lists", a.lists), ids("tags", a.tags), ids("not lists", a.exclude_lists),
-        ids("not tags", a.exclude_tags)})
+       {names(d.lists, "lists", a.lists), names(d.tags, "tags", a.tags),
+        names(d.lists, "not lists", a.exclude_lists), names(d.tags, "not tags", a.exclude_tags)})
     if (!part.empty()) out += (out.empty() ? "" : "; ") + part;
   return out.empty() ? "none yet" : out;
 }
 
-ViewList CampaignFacts(const marketing::Campaign& k) {
+ViewList CampaignFacts(const CampaignPagesDeps& d, const marketing::Campaign& k) {
   std::vector<std::pair<std::string, std::string>> facts = {
       {"Status", marketing::ToString(k.status)},
       {"Subject", k.subject.empty() ? "(none yet)" : k.subject},
@@ -99,7 +104,7 @@ ViewList CampaignFacts(const marketing::Campaign& k) {
        k.from_email.empty()
            ? "the site's sender"
            : (k.from_name.empty() ? k.from_email : k.from_name + " <" + k.from_email + ">")},
-      {"Audience", CampaignAudienceText(k.audience)},
+      {"Audience", CampaignAudienceText(d, k.audience)},
       {"Template", k.template_id
                        ? (k.layout ? k.layout->name : "#" + std::to_string(*k.template_id))
                        : "none (the body as it is)"},
@@ -145,7 +150,7 @@ http::Response CampaignPage(const CampaignPagesDeps& d, const http::Request& req
   ViewMap ctx{
       {"id", std::to_string(k->id)},
       {"revision", std::to_string(k->revision)},
-      {"facts", CampaignFacts(*k)},
+      {"facts", CampaignFacts(d, *k)},
       {"contact", contact},
       {"contact_q", http::PercentEncode(contact)},
       {"preview_for", contact.empty() ? std::string("the first contact of the book") : contact},
@@ -216,6 +221,7 @@ http::Response CampaignMessagePreview(const CampaignPagesDeps& d, const http::Re
           404, "<p>No contact has the address " + mail::HtmlEscape(email) + ".</p>");
     return CampaignPreviewAnswer(500, "<p>The preview could not be made.</p>");
   }
+  k->track_opens = false;  // no tracking image in a preview: nobody opened anything
   auto templates = marketing::CampaignTemplates::Parse(*k);
   if (!templates)
     return CampaignPreviewAnswer(422, "<p>This campaign cannot be rendered: " +

@@ -26,6 +26,7 @@
 #include "src/console/shell.h"
 #include "src/core/clock.h"
 #include "src/crm/contacts.h"
+#include "src/crm/lists.h"
 #include "src/governance/confirmations.h"
 #include "src/governance/settings.h"
 #include "src/marketing/campaign_render.h"
@@ -38,7 +39,9 @@ struct CampaignPagesDeps {
   marketing::CampaignService* campaigns = nullptr;
   marketing::ReportService* reports = nullptr;
   governance::ConfirmationService* confirmations = nullptr;
-  crm::ContactService* contacts = nullptr;          // the preview's contact
+  crm::ContactService* contacts = nullptr;  // the preview's contact
+  crm::GroupService* lists = nullptr;       // the audience's names (null: ids)
+  crm::GroupService* tags = nullptr;
   governance::SettingsService* settings = nullptr;  // sender and company_address
   const marketing::MailContext* mail = nullptr;     // links of the preview (for nobody)
   const Clock* clock = nullptr;

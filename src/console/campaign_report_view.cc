@@ -61,7 +61,9 @@ std::string ReportBucketLabel(int64_t start, int64_t width) {
 void AddReportTimeline(ViewMap& ctx, const marketing::CampaignActivity& a) {
   std::vector<std::string> labels;
   std::vector<ChartSeries> series;
-  for (const char* name : kReportSeriesNames) series.push_back({.name = name});
+  for (const char* name : kReportSeriesNames) series.push_back({.name = name, .values = {0}});
+  // The chart's points are the buckets' ends, from zero at the first one's start.
+  if (!a.buckets.empty()) labels.push_back(ReportBucketLabel(a.buckets.front().start, a.bucket_s));
   int64_t run[5] = {0, 0, 0, 0, 0};
   ViewList rows;
   for (const auto& b : a.buckets) {
@@ -72,8 +74,9 @@ void AddReportTimeline(ViewMap& ctx, const marketing::CampaignActivity& a) {
       series[i].values.push_back(run[i]);
       cells.emplace_back(std::to_string(v[i]));
     }
-    labels.push_back(ReportBucketLabel(b.start, a.bucket_s));
-    rows.emplace_back(ViewMap{{"at", labels.back()}, {"values", std::move(cells)}});
+    labels.push_back(ReportBucketLabel(b.start + a.bucket_s, a.bucket_s));
+    rows.emplace_back(
+        ViewMap{{"at", ReportBucketLabel(b.start, a.bucket_s)}, {"values", std::move(cells)}});
   }
   const bool hours = a.bucket_s < 86400;
   const std::string unit = hours ? "hour" : (a.bucket_s == 86400 ? "day" : "period");

@@ -118,7 +118,8 @@ std::string LineChartSvg(const std::string& title, const std::vector<std::string
   int64_t max = 0;
   for (const auto& s : series)
     for (int64_t v : s.values) max = std::max(max, v);
-  const int64_t top = NiceCeiling(std::max<int64_t>(max, 4));
+  // Four gridlines at round numbers: a round step, four of them.
+  const int64_t top = 4 * NiceCeiling((std::max<int64_t>(max, 1) + 3) / 4);
   const int plot_w = kSvgWidth - kSvgLeft - kSvgRight,
             plot_h = kSvgLineHeight - kSvgTop - kSvgBottom;
   std::string names;
