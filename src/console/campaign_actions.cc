@@ -70,6 +70,7 @@ ViewList PresendChecks(const json& preview) {
   for (const json& c : preview["checks"])
     out.emplace_back(ViewMap{{"severity", ActionStr(c, "severity")},
                              {"message", ActionStr(c, "message")},
+                             {"has_detail", !ActionStr(c, "detail").empty()},
                              {"detail", ActionStr(c, "detail")}});
   return out;
 }

@@ -227,21 +227,32 @@ step('create a webhook and see a delivery in the log', async () => {
 step('build a form and submit its embed code from a page on another origin', async () => {
   await page.goto(`${BASE}/console/forms`);
   await page.type('#form-name', 'Shop footer');
-  // Row 1 is the Email field already; add a first name, a plan and a paragraph.
-  await page.select('#f1_type', 'Input');
-  await page.type('#f1_name', 'first_name');
-  await page.type('#f1_label', 'First name');
-  await page.select('#f2_type', 'Dropdown');
-  await page.type('#f2_name', 'plan');
-  await page.type('#f2_label', 'Plan');
-  await page.type('#f2_options', 'free, pro');
-  await page.select('#f3_type', 'Paragraph');
-  await page.type('#f3_label', 'We write once a week.');
+  // Row 1 is the Email field already and row 2 an empty one; add two more with the
+  // builder's button, fill them, move the paragraph up and watch the preview follow.
+  await clickAndWait('#add-field');
+  await clickAndWait('#add-field');
+  ok(await page.$$eval('.field-row', (r) => r.length) === 4, 'Add a field adds rows');
+  await page.select('#f1_type', 'Paragraph');
+  await page.type('#f1_label', 'We write once a week.');
+  await page.select('#f2_type', 'Input');
+  await page.type('#f2_name', 'first_name');
+  await page.type('#f2_label', 'First name');
+  await page.select('#f3_type', 'Dropdown');
+  await page.type('#f3_name', 'plan');
+  await page.type('#f3_label', 'Plan');
+  await page.type('#f3_options', 'free, pro');
+  await until('the preview to show the plan', async () =>
+    (await page.$eval('#form-preview', (e) => e.textContent)).includes('Plan'), 10000);
+  ok((await page.$eval('#form-preview', (e) => e.innerHTML)).includes('<option>pro</option>'), 'the preview shows the form as a visitor sees it, as typed');
+  await clickAndWait('button[name=builder][value="down:1"]');
+  ok(await page.$eval('#f1_name', (e) => e.value) === 'first_name' && await page.$eval('#f2_label', (e) => e.value) === 'We write once a week.',
+    'Down moves the paragraph below the first name');
+  await shot('05a-form-builder');
   await page.select('#applies-status', 'subscribed');
   await page.type('#applies-tags', 'shop');
   await page.type('#allowed-origins', RECEIVER);
   await page.type('#honeypot', 'website');
-  await clickAndWait('#builder button[type=submit]');
+  await clickAndWait('#builder button[name=action][value=create]');
   ok((await h1()).startsWith('Form: Shop footer'), 'the form page', await h1());
   state.formPage = page.url();
   await shot('05-form-embed-code');
