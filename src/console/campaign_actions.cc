@@ -44,9 +44,11 @@ ViewList CampaignPreviewFacts(const json& preview) {
     rows.emplace_back("Of them suppressed (skipped at their turn)",
                       ActionNum(preview, "suppressed_recipients"));
   }
-  if (preview.contains("sender"))
-    rows.emplace_back("From", ActionStr(preview["sender"], "name") + " <" +
-                                  ActionStr(preview["sender"], "email") + ">");
+  if (preview.contains("sender")) {
+    const std::string name = ActionStr(preview["sender"], "name");
+    const std::string email = ActionStr(preview["sender"], "email");
+    rows.emplace_back("From", name.empty() ? email : name + " <" + email + ">");
+  }
   if (preview.contains("schedule"))
     rows.emplace_back("When", ActionStr(preview["schedule"], "mode") == "scheduled"
                                   ? "at " + ActionStr(preview["schedule"], "send_at")
