@@ -288,7 +288,8 @@ TEST_F(CampaignPages, AnEditorsActivationWaitsForAnAdministratorOnTheApprovalPag
   // The administrator approves it on the approval page; the editor's confirm then sends.
   Page approval_page = admin_->Get("/console/approvals/" + approval);
   ASSERT_EQ(approval_page.status, 200) << approval_page.body;
-  EXPECT_NE(approval_page.body.find("console"), std::string::npos);
+  EXPECT_NE(approval_page.body.find("A person in the console (their own action"), std::string::npos)
+      << approval_page.body;
   Page approved =
       admin_->PostForm("/console/approvals/" + approval,
                        {{"csrf_token", CampaignCsrf(approval_page.body)}, {"decision", "approve"}});
