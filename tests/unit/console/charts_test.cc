@@ -20,9 +20,9 @@ TEST(ConsoleCharts, NiceCeilingIsOneTwoOrFiveTimesAPowerOfTen) {
 }
 
 TEST(ConsoleCharts, ALineChartHasItsTitleRoundGridlinesAndEscapedLabels) {
-  std::string svg = LineChartSvg("Sent <all>", {"a<b", "c", "d&e"},
-                                 {{.name = "Sent", .values = {0, 3, 6}},
-                                  {.name = "Opened \"x\"", .values = {0, 1, 2}}});
+  std::string svg = LineChartSvg(
+      "Sent <all>", {"a<b", "c", "d&e"},
+      {{.name = "Sent", .values = {0, 3, 6}}, {.name = "Opened \"x\"", .values = {0, 1, 2}}});
   EXPECT_EQ(svg.rfind("<svg class=\"chart\" role=\"img\"", 0), 0u) << svg;
   EXPECT_NE(svg.find("<title>Sent &lt;all&gt;</title>"), std::string::npos);
   EXPECT_NE(svg.find(">a&lt;b</text>"), std::string::npos);
