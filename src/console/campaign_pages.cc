@@ -36,7 +36,7 @@ ViewList CampaignStatusOptions(const std::string& current) {
 
 ViewMap CampaignRow(const CampaignPagesDeps& d, const marketing::Campaign& k) {
   json outcomes = json::object();
-  if (auto r = d.reports->CampaignReport(k.id)) outcomes = (*r)["outcomes"];
+  if (auto r = d.reports->CampaignOutcomes(k.id)) outcomes = std::move(*r);
   const int64_t queued = CampaignInt(outcomes, "queued");
   const int64_t done = queued - CampaignInt(outcomes, "pending");
   return ViewMap{{"id", std::to_string(k.id)},

@@ -91,7 +91,7 @@ Status RecordLinkClick(store::Conn& c, int64_t campaign_id, int64_t contact_id,
       c.QueryOne("SELECT 1 FROM campaign_recipients WHERE campaign_id = ? AND contact_id = ?",
                  {campaign_id, contact_id});
   if (!recipient) return Fail(recipient.error());
-  if (!*recipient || url.empty()) return Ok();
+  if (!*recipient || url.empty() || url.size() > kMaxCountedUrl) return Ok();
   auto n = c.Exec(
       "INSERT INTO campaign_link_clicks (campaign_id, url, clicks, last_at) VALUES (?, ?, 1, ?) "
       "ON CONFLICT (campaign_id, url) DO UPDATE SET clicks = campaign_link_clicks.clicks + 1, "

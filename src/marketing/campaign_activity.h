@@ -35,6 +35,8 @@ struct CampaignActivity {
 
 inline constexpr int64_t kMaxActivityBuckets = 400;
 inline constexpr int64_t kMaxReportLinks = 20;
+// Longer URLs are not counted per link (an index key must stay small on both engines).
+inline constexpr size_t kMaxCountedUrl = 2000;
 
 // The activity of campaign `id` up to `until` (unix seconds; the buckets stop at the last
 // event when that is later). Empty buckets when nothing was sent yet. Delivered counts a
@@ -42,7 +44,8 @@ inline constexpr int64_t kMaxReportLinks = 20;
 Result<CampaignActivity> LoadCampaignActivity(store::Conn& c, int64_t id, int64_t until);
 
 // One more click on `url` in campaign `campaign_id`'s report, when the contact is one of
-// its recipients (a click through a forwarded message of another campaign is not).
+// its recipients (a click through a forwarded message of another campaign is not) and the
+// URL is at most kMaxCountedUrl bytes.
 Status RecordLinkClick(store::Conn& c, int64_t campaign_id, int64_t contact_id,
                        const std::string& url, int64_t now);
 

@@ -123,6 +123,14 @@ Result<json> ReportService::CampaignReport(int64_t id) const {
   });
 }
 
+Result<json> ReportService::CampaignOutcomes(int64_t id) const {
+  return db_.Read([&](store::Conn& c) -> Result<json> {
+    auto st = campaign_sends_repo::LoadStats(c, id);
+    if (!st) return Fail(st.error());
+    return ToJson(*st);
+  });
+}
+
 Result<CampaignActivity> ReportService::CampaignActivityReport(int64_t id, int64_t until) const {
   return db_.Read([&](store::Conn& c) -> Result<marketing::CampaignActivity> {
     auto k = campaigns_repo::Load(c, id);

@@ -39,6 +39,9 @@ class ReportService {
   Result<nlohmann::json> ContactsReport(const ContactsReportRequest& req) const;
   // Audience and recipient outcomes of one campaign.
   Result<nlohmann::json> CampaignReport(int64_t campaign_id) const;
+  // The recipient outcome counters of one campaign (CampaignReport's "outcomes": queued,
+  // pending, sent, failed, ...), without resolving its audience: for lists of campaigns.
+  Result<nlohmann::json> CampaignOutcomes(int64_t campaign_id) const;
   // Campaign `id`'s activity over time and per link (campaign_activity.h), up to `until`.
   Result<CampaignActivity> CampaignActivityReport(int64_t campaign_id, int64_t until) const;
   // Enrolments, completions and per-step drop-off of one automation.
