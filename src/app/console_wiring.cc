@@ -3,9 +3,12 @@
 #include "src/console/api_pages.h"
 #include "src/console/approvals.h"
 #include "src/console/apps_pages.h"
+#include "src/console/automation_pages.h"
+#include "src/console/campaign_pages.h"
 #include "src/console/contact_pages.h"
 #include "src/console/contacts_pages.h"
 #include "src/console/forms_pages.h"
+#include "src/console/groups_pages.h"
 #include "src/console/hooks_pages.h"
 #include "src/console/mail_receivers_pages.h"
 #include "src/console/overview_pages.h"
@@ -33,7 +36,8 @@ console::ConsolePeople ConsolePeopleOf(App::Services& s) {
                             .email = (*who)->user.email,
                             .csrf_token = (*who)->session.csrf_token,
                             .is_admin = (*who)->user.is_admin,
-                            .can_edit = (*who)->user.role != auth::Role::kViewer});
+                            .can_edit = (*who)->user.role != auth::Role::kViewer,
+                            .scopes = auth::ScopeCeiling((*who)->user.role)});
       },
       .sign_in =
           [sign_in](const http::Request& req, const std::string& email,
@@ -243,6 +247,25 @@ void WireConsole(App::Services& s) {
        .bounce_mailbox_url = s.config.bounce_mailbox_url.empty()
                                  ? ""
                                  : mail::RedactedMailboxUrl(s.config.bounce_mailbox_url)}));
+  routes.Append(console::CampaignRoutes({.campaigns = s.marketing->campaigns.get(),
+                                         .reports = s.marketing->reports.get(),
+                                         .confirmations = s.governance->confirmations.get(),
+                                         .contacts = s.crm->contacts.get(),
+                                         .lists = s.crm->lists.get(),
+                                         .tags = s.crm->tags.get(),
+                                         .settings = s.governance->settings.get(),
+                                         .mail = &s.mail_context,
+                                         .clock = s.clock.get(),
+                                         .people = ConsolePeopleOf(s)}));
+  routes.Append(console::AutomationRoutes({.automations = s.marketing->automations.get(),
+                                           .sequences = s.marketing->sequences.get(),
+                                           .reports = s.marketing->reports.get(),
+                                           .confirmations = s.governance->confirmations.get(),
+                                           .people = ConsolePeopleOf(s)}));
+  routes.Append(console::GroupsRoutes({.lists = s.crm->lists.get(),
+                                       .tags = s.crm->tags.get(),
+                                       .confirmations = s.governance->confirmations.get(),
+                                       .people = ConsolePeopleOf(s)}));
   routes.Append(console::TemplatesRoutes({.templates = s.marketing->templates.get(),
                                           .contacts = s.crm->contacts.get(),
                                           .settings = s.governance->settings.get(),

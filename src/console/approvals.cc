@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "src/console/confirm_flow.h"
 #include "src/console/templates.h"
 #include "src/core/clock.h"
 #include "src/core/crypto.h"
@@ -117,12 +118,17 @@ http::Response Message(int status, const std::string& title, const std::string& 
 }
 
 ViewMap ApprovalNode(const ApprovalPagesDeps& d, const governance::ApprovalInfo& a) {
-  std::optional<std::string> name = d.app_name ? d.app_name(a.client_id) : std::nullopt;
+  // A person's own action in the console (confirm_flow.h) names no app.
+  const bool from_console = a.client_id == kConsoleClientId;
+  std::optional<std::string> name =
+      d.app_name && !from_console ? d.app_name(a.client_id) : std::nullopt;
+  if (from_console) name = "Someone in the console";
   return ViewMap{{"id", a.id},
+                 {"from_console", from_console},
                  {"action_title", ActionTitle(a.action)},
                  {"client_id", a.client_id},
                  {"app_name", name ? *name : a.client_id},
-                 {"has_app_name", name.has_value()},
+                 {"has_app_name", name.has_value() && !from_console},
                  {"summary", PreviewSummary(a.preview)},
                  {"expires_at", FormatRfc3339(a.expires_at)}};
 }

@@ -1,9 +1,13 @@
 #include "src/console/forms_pages.h"
 
+#include <cstdio>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "src/console/form_builder.h"
 #include "src/core/clock.h"
+#include "src/crm/forms.h"
 #include "src/mail/merge.h"
 #include "src/mail/message.h"
 
@@ -12,28 +16,12 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kBuilderRows = 8;
-constexpr const char* kTypes[] = {"Email", "Input",   "Textarea",  "Dropdown", "Radio", "Checkbox",
-                                  "List",  "Heading", "Paragraph", "Image",    "Link"};
 constexpr const char* kStatuses[] = {"", "pending", "subscribed", "unsubscribed"};
 
 // The builder's inputs as the definition FormService checks; `error` set when the display
 // rules are not JSON.
-json Definition(const FormFields& in, std::string* error) {
-  json fields = json::array();
-  for (int i = 0; i < kBuilderRows; ++i) {
-    std::string p = "f" + std::to_string(i) + "_";
-    std::string type = FieldValue(in, p + "type"), name = FieldValue(in, p + "name");
-    std::string label = FieldValue(in, p + "label");
-    if (type.empty() || (name.empty() && label.empty())) continue;
-    json f{{"type", type}};
-    if (!name.empty()) f["name"] = name;
-    if (!label.empty()) f["label"] = label;
-    if (FieldValue(in, p + "required") == "on") f["required"] = true;
-    auto options = SplitList(FieldValue(in, p + "options"), ",\n");
-    if (!options.empty()) f["options"] = options;
-    fields.push_back(std::move(f));
-  }
+json Definition(const FormFields& in, std::string* error, std::vector<int>* row_of = nullptr) {
+  json fields = BuilderFieldsJson(ReadBuilderRows(in), row_of);
   json applies = json::object();
   if (!FieldValue(in, "applies_status").empty())
     applies["status"] = FieldValue(in, "applies_status");
@@ -60,30 +48,17 @@ json Definition(const FormFields& in, std::string* error) {
   return def;
 }
 
-ViewMap BuilderNode(const FormFields& in) {
-  ViewList rows;
-  for (int i = 0; i < kBuilderRows; ++i) {
-    std::string p = "f" + std::to_string(i) + "_";
-    std::string chosen = FieldValue(in, p + "type");
-    if (in.empty() && i == 0) chosen = "Email";
-    ViewList types;
-    for (const char* t : kTypes)
-      types.emplace_back(ViewMap{{"type", std::string(t)}, {"selected", chosen == t}});
-    rows.emplace_back(ViewMap{
-        {"i", std::to_string(i)},
-        {"n", std::to_string(i + 1)},
-        {"types", std::move(types)},
-        {"name", in.empty() && i == 0 ? std::string("email") : FieldValue(in, p + "name")},
-        {"label", in.empty() && i == 0 ? std::string("Email") : FieldValue(in, p + "label")},
-        {"required", (in.empty() && i == 0) || FieldValue(in, p + "required") == "on"},
-        {"options", FieldValue(in, p + "options")}});
-  }
+ViewMap BuilderNode(const FormFields& in, const std::vector<BuilderRow>& rows,
+                    const std::map<int, std::string>& row_errors) {
+  ViewList rows_view = BuilderRowsView(rows, row_errors);
   ViewList statuses;
   for (const char* s : kStatuses)
     statuses.emplace_back(ViewMap{{"status", std::string(s)},
                                   {"label", std::string(*s ? s : "(leave as it is)")},
                                   {"selected", FieldValue(in, "applies_status") == s}});
-  return ViewMap{{"rows", std::move(rows)},
+  return ViewMap{{"rows", std::move(rows_view)},
+                 {"field_count", std::to_string(rows.size())},
+                 {"preview", FormPreviewHtml(BuilderFieldsJson(rows, nullptr))},
                  {"statuses", std::move(statuses)},
                  {"form_name", FieldValue(in, "name")},
                  {"applies_type", FieldValue(in, "applies_type")},
@@ -96,7 +71,9 @@ ViewMap BuilderNode(const FormFields& in) {
 }
 
 http::Response FormsPage(const FormsPagesDeps& d, const Person& p, int status,
-                         const std::string& error, const FormFields& in) {
+                         const std::string& error, const FormFields& in,
+                         std::optional<std::vector<BuilderRow>> rows = std::nullopt,
+                         const std::map<int, std::string>& row_errors = {}) {
   const PageChrome chrome = ChromeFor(p, "forms");
   auto forms = d.forms->List();
   if (!forms) return InternalError(forms.error(), chrome);
@@ -108,7 +85,7 @@ http::Response FormsPage(const FormsPagesDeps& d, const Person& p, int status,
                               {"generated", std::to_string(f.generated_contacts)},
                               {"public", !f.require_key},
                               {"updated_at", FormatRfc3339(f.updated_at)}});
-  ViewMap ctx = BuilderNode(in);
+  ViewMap ctx = BuilderNode(in, rows ? *rows : ReadBuilderRows(in), row_errors);
   ctx.emplace("forms", std::move(list));
   ctx.emplace("has_forms", !forms->empty());
   ctx.emplace("csrf_token", p.csrf_token);
@@ -123,15 +100,44 @@ std::optional<int64_t> Id(const std::string& v) {
   return id > 0 ? std::optional<int64_t>(id) : std::nullopt;
 }
 
+// The definition's field errors beside their rows (crm::FormService::CheckDefinition, the
+// rules Create applies); nullopt when there are none.
+std::optional<http::Response> FieldErrorsPage(const FormsPagesDeps& d, const Person& p,
+                                              const FormFields& in, const json& def,
+                                              const std::vector<int>& row_of) {
+  auto errors = crm::FormService::CheckDefinition(def, false);
+  if (errors.empty()) return std::nullopt;
+  std::map<int, std::string> by_row;
+  std::string summary;
+  for (const auto& e : errors) {
+    size_t k = 0;
+    if (std::sscanf(e.field.c_str(), "fields[%zu]", &k) == 1 && k < row_of.size()) {
+      std::string& m = by_row[row_of[k]];
+      m += (m.empty() ? "" : "; ") + e.message;
+    }
+    summary += (summary.empty() ? "" : "; ") + e.field + ": " + e.message;
+  }
+  return FormsPage(d, p, 400, "Not created: " + summary, in, std::nullopt, by_row);
+}
+
 http::Response PostForms(const FormsPagesDeps& d, const http::Request& req, const Person& p) {
   auto in = http::ParseForm(req.body);
   if (auto refused = RefuseForgedPost(d.people, req, p, in)) return *refused;
   const PageChrome chrome = ChromeFor(p, "forms");
   std::string action = FieldValue(in, "action");
+  if (const std::string button = FieldValue(in, "builder"); !button.empty()) {
+    std::vector<BuilderRow> rows = ReadBuilderRows(in);
+    std::string error;
+    if (!ApplyBuilderButton(button, rows, &error))
+      return FormsPage(d, p, 400, "Use the builder's buttons.", in);
+    return FormsPage(d, p, error.empty() ? 200 : 400, error, in, rows);
+  }
   if (action == "create") {
     std::string error;
-    json def = Definition(in, &error);
+    std::vector<int> row_of;
+    json def = Definition(in, &error, &row_of);
     if (!error.empty()) return FormsPage(d, p, 400, error, in);
+    if (auto refused = FieldErrorsPage(d, p, in, def, row_of)) return *refused;
     auto made = d.forms->Create(def);
     if (!made) {
       auto status = PersonFacingStatus(made.error());
@@ -281,6 +287,20 @@ ConsoleRoutes FormsRoutes(FormsPagesDeps deps) {
       if (auto refused = OnlyMethods(r, "GET, HEAD, POST", ChromeFor(p, "forms"))) return *refused;
       if (r.method == "POST") return PostForms(*d, r, p);
       return FormsPage(*d, p, 200, "", {});
+    });
+  });
+  // The builder's preview as an HTML fragment (console.js puts it in the page as the person
+  // types); nothing is saved.
+  routes.exact.emplace_back("/console/forms/preview", [d](const http::Request& r) {
+    return WithAdmin(d->people, r, "forms", [&](const Person& p) {
+      if (auto refused = OnlyMethods(r, "POST", ChromeFor(p, "forms"))) return *refused;
+      auto in = http::ParseForm(r.body);
+      if (auto refused = RefuseForgedPost(d->people, r, p, in)) return *refused;
+      http::Response out = http::Response::Html(
+          200, FormPreviewHtml(BuilderFieldsJson(ReadBuilderRows(in), nullptr)));
+      out.Set("Content-Security-Policy", kConsoleCsp);
+      out.Set("Cache-Control", "no-store");
+      return out;
     });
   });
   routes.exact.emplace_back("/console/forms/view", [d](const http::Request& r) {

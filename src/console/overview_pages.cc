@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/console/approvals.h"
+#include "src/console/overview_charts.h"
 #include "src/core/clock.h"
 #include "src/marketing/common.h"
 
@@ -44,8 +45,17 @@ http::Response Overview(const OverviewPagesDeps& d, const Person& p) {
     if (key == "generated_at") continue;
     sections.emplace_back(ViewMap{{"id", key}, {"title", Title(key)}, {"rows", Rows(value)}});
   }
+  // get_contacts_report for the 30 days up to the dashboard's day (UTC).
+  json report = nullptr;
+  if (auto now = marketing::ParseRfc3339(dash->value("generated_at", std::string()))) {
+    const int64_t end = *now - *now % 86400 + 86400;
+    auto r = d.reports->ContactsReport({.from = end - 30 * 86400, .to = end, .interval = "day"});
+    if (!r) return InternalError(r.error(), chrome);
+    report = std::move(*r);
+  }
   return RenderPage(200, "Overview", "overview.mustache",
                     ViewMap{{"sections", std::move(sections)},
+                            {"charts", OverviewCharts(*dash, report)},
                             {"can_export", p.is_admin && d.exporter != nullptr}},
                     chrome);
 }

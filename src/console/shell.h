@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,6 +32,9 @@ struct Person {
   std::string csrf_token;  // the login session's form token
   bool is_admin = false;
   bool can_edit = false;  // an editor or an administrator (a viewer only reads)
+  // What the person's role allows (auth/roles.h): the scopes a confirmation made in the
+  // console is checked against, as a token's are for an assistant.
+  std::set<std::string> scopes;
 };
 
 struct SignInResult {

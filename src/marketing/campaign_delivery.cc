@@ -10,6 +10,7 @@
 #include "src/crm/contacts_repo.h"
 #include "src/crm/email_validation.h"
 #include "src/crm/events.h"
+#include "src/marketing/campaign_activity.h"
 #include "src/marketing/campaigns_repo.h"
 #include "src/marketing/common.h"
 #include "src/marketing/email_events.h"
@@ -379,6 +380,8 @@ Status CampaignDelivery::Clicked(int64_t contact_id, int64_t campaign_id, const 
               AppendCampaignEmailEvent(c, now, crm::events::kEmailOpened, campaign_id, contact_id);
           !e)
         return Fail(e.error());
+    // Every click counts for its link; the recipient's first click is the event.
+    if (auto l = RecordLinkClick(c, campaign_id, contact_id, url, now); !l) return Fail(l.error());
     auto clicked = send_repo::MarkEvent(c, campaign_id, contact_id, "clicked", now);
     if (!clicked || !*clicked) return clicked;
     if (auto e = AppendCampaignEmailEvent(c, now, crm::events::kEmailClicked, campaign_id,

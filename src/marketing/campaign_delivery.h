@@ -103,8 +103,9 @@ class CampaignDelivery {
                                     const std::string& normalised, const std::string& type,
                                     const std::string& message_id);
   Status Opened(int64_t contact_id, int64_t campaign_id);
-  // `url`: the link's target, in the email.clicked event.
-  Status Clicked(int64_t contact_id, int64_t campaign_id, const std::string& url = {});
+  // `url`: the link followed: counted for the report's clicks per link ("" counts none) and
+  // named in the email.clicked event.
+  Status Clicked(int64_t contact_id, int64_t campaign_id, const std::string& url = "");
 
   // Confirmable "resend to the undelivered" (activate_campaign with resend=undelivered):
   // a sent or paused campaign's failed recipients who are still subscribed go out again in

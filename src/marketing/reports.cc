@@ -123,6 +123,23 @@ Result<json> ReportService::CampaignReport(int64_t id) const {
   });
 }
 
+Result<json> ReportService::CampaignOutcomes(int64_t id) const {
+  return db_.Read([&](store::Conn& c) -> Result<json> {
+    auto st = campaign_sends_repo::LoadStats(c, id);
+    if (!st) return Fail(st.error());
+    return ToJson(*st);
+  });
+}
+
+Result<CampaignActivity> ReportService::CampaignActivityReport(int64_t id, int64_t until) const {
+  return db_.Read([&](store::Conn& c) -> Result<marketing::CampaignActivity> {
+    auto k = campaigns_repo::Load(c, id);
+    if (!k) return Fail(k.error());
+    if (!*k) return Fail(Error::NotFound("campaign " + std::to_string(id) + " not found"));
+    return LoadCampaignActivity(c, id, until);
+  });
+}
+
 Result<json> ReportService::AutomationReport(int64_t id) const {
   return db_.Read([&](store::Conn& c) -> Result<json> {
     auto head = reporting_repo::FindAutomationHead(c, id);

@@ -8,6 +8,7 @@
 
 #include "src/core/clock.h"
 #include "src/core/result.h"
+#include "src/marketing/campaign_activity.h"
 #include "src/store/db.h"
 
 namespace crmd::marketing {
@@ -38,6 +39,11 @@ class ReportService {
   Result<nlohmann::json> ContactsReport(const ContactsReportRequest& req) const;
   // Audience and recipient outcomes of one campaign.
   Result<nlohmann::json> CampaignReport(int64_t campaign_id) const;
+  // The recipient outcome counters of one campaign (CampaignReport's "outcomes": queued,
+  // pending, sent, failed, ...), without resolving its audience: for lists of campaigns.
+  Result<nlohmann::json> CampaignOutcomes(int64_t campaign_id) const;
+  // Campaign `id`'s activity over time and per link (campaign_activity.h), up to `until`.
+  Result<CampaignActivity> CampaignActivityReport(int64_t campaign_id, int64_t until) const;
   // Enrolments, completions and per-step drop-off of one automation.
   Result<nlohmann::json> AutomationReport(int64_t automation_id) const;
 

@@ -227,21 +227,32 @@ step('create a webhook and see a delivery in the log', async () => {
 step('build a form and submit its embed code from a page on another origin', async () => {
   await page.goto(`${BASE}/console/forms`);
   await page.type('#form-name', 'Shop footer');
-  // Row 1 is the Email field already; add a first name, a plan and a paragraph.
-  await page.select('#f1_type', 'Input');
-  await page.type('#f1_name', 'first_name');
-  await page.type('#f1_label', 'First name');
-  await page.select('#f2_type', 'Dropdown');
-  await page.type('#f2_name', 'plan');
-  await page.type('#f2_label', 'Plan');
-  await page.type('#f2_options', 'free, pro');
-  await page.select('#f3_type', 'Paragraph');
-  await page.type('#f3_label', 'We write once a week.');
+  // Row 1 is the Email field already and row 2 an empty one; add two more with the
+  // builder's button, fill them, move the paragraph up and watch the preview follow.
+  await clickAndWait('#add-field');
+  await clickAndWait('#add-field');
+  ok(await page.$$eval('.field-row', (r) => r.length) === 4, 'Add a field adds rows');
+  await page.select('#f1_type', 'Paragraph');
+  await page.type('#f1_label', 'We write once a week.');
+  await page.select('#f2_type', 'Input');
+  await page.type('#f2_name', 'first_name');
+  await page.type('#f2_label', 'First name');
+  await page.select('#f3_type', 'Dropdown');
+  await page.type('#f3_name', 'plan');
+  await page.type('#f3_label', 'Plan');
+  await page.type('#f3_options', 'free, pro');
+  await until('the preview to show the plan', async () =>
+    (await page.$eval('#form-preview', (e) => e.textContent)).includes('Plan'), 10000);
+  ok((await page.$eval('#form-preview', (e) => e.innerHTML)).includes('<option>pro</option>'), 'the preview shows the form as a visitor sees it, as typed');
+  await clickAndWait('button[name=builder][value="down:1"]');
+  ok(await page.$eval('#f1_name', (e) => e.value) === 'first_name' && await page.$eval('#f2_label', (e) => e.value) === 'We write once a week.',
+    'Down moves the paragraph below the first name');
+  await shot('05a-form-builder');
   await page.select('#applies-status', 'subscribed');
   await page.type('#applies-tags', 'shop');
   await page.type('#allowed-origins', RECEIVER);
   await page.type('#honeypot', 'website');
-  await clickAndWait('#builder button[type=submit]');
+  await clickAndWait('#builder button[name=action][value=create]');
   ok((await h1()).startsWith('Form: Shop footer'), 'the form page', await h1());
   state.formPage = page.url();
   await shot('05-form-embed-code');
@@ -396,6 +407,8 @@ step('the preference page: leave one list, stay on another, a campaign to each',
   };
   const weekly = await list('Weekly', 'Our news every Monday');
   const offers = await list('Offers', 'Discounts, now and then');
+  state.weeklyId = weekly;
+  state.offersId = offers;
   for (const [email, lists] of [['reader@example.com', ['Weekly', 'Offers']], ['other@example.com', ['Weekly']]]) {
     const r = await rest('POST', '/contact', state.key, { email, lists });
     ok(r.status === 200 || r.status === 201, `${email} on ${lists.join(', ')}`, `${r.status} ${r.text.slice(0, 200)}`);
@@ -447,6 +460,115 @@ step("the reader's contact page: lists with their states and the timeline", asyn
   await shot('13-contact');
 });
 
+// The tracked links of the messages written to the mail folder (quoted-printable undone).
+function trackedLinks() {
+  const dir = process.env.MAIL_DIR;
+  if (!dir || !fs.existsSync(dir)) return [];
+  const out = [];
+  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.eml'))) {
+    const text = fs.readFileSync(path.join(dir, f), 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+    for (const m of text.matchAll(/https?:\/\/[^"\s<>)]+\/t\/c\/[^"\s<>)]+/g)) out.push(m[0]);
+  }
+  return out;
+}
+
+step('a campaign in the console: the message, the preview, Confirm, and the report', async () => {
+  const mcp = new Mcp(state.token);
+  await mcp.initialize();
+  const made = await mcp.tool('create_campaign', {
+    name: 'Spring news', subject: 'Spring at the shop, {{first_name | "friend"}}', from_email: 'news@example.com',
+    html_body: '<h2>Spring is here</h2><p>Hello {{first_name | "friend"}}, the new <a href="https://example.com/spring">spring range</a> is in, and <a href="https://example.com/sale">the sale</a> starts Monday.</p><p><a href="{{unsubscribe_url}}">Manage your emails</a></p>',
+    audience: { lists: [state.weeklyId, state.offersId] }, track_clicks: true, track_opens: true, template_id: 1 });
+  const id = made.structured && made.structured.campaign && made.structured.campaign.id;
+  ok(!!id, 'an assistant made a draft campaign', made.text.slice(0, 200));
+  await page.goto(`${BASE}/console/campaigns`);
+  ok((await page.$$eval('#campaigns tbody tr', (rs) => rs.map((r) => r.textContent))).some((r) => r.includes('Spring news') && r.includes('draft')),
+    'the list shows it as a draft');
+  await clickAndWait(`a[href="/console/campaigns/view?id=${id}"]`);
+  ok(await h1() === 'Campaign: Spring news', 'its page opens', await h1());
+  state.campaignPage = page.url();
+  const frame = await page.$eval('#message iframe', (f) => ({ sandbox: f.getAttribute('sandbox'), src: f.getAttribute('src') }));
+  ok(frame.sandbox === '', 'the message is in a sandboxed frame without scripts', JSON.stringify(frame));
+  const inFrame = await until('the message in the frame', async () => {
+    const f = page.frames().find((x) => x.url().includes('/console/campaigns/preview'));
+    return f && (await f.content()).includes('Spring is here') ? f : null;
+  });
+  ok(!!inFrame, 'the frame shows the message for a real contact');
+  await shot('20-campaign-draft');
+  if (process.env.DOCS_SHOTS) {
+    await page.screenshot({ path: path.join(process.env.DOCS_SHOTS, 'console-campaign.png'), fullPage: true });
+  }
+  await clickAndWait('button[name=action][value=activate]');
+  ok(await h1() === 'Activate the campaign', 'Activate shows the preview first', await h1());
+  const facts = await page.$eval('main table', (t) => t.textContent);
+  ok(facts.includes('Recipients') && facts.includes('2'), 'the preview counts the recipients', facts.slice(0, 300));
+  await shot('21-campaign-confirm');
+  await clickAndWait('button[name=action][value=confirm]');
+  ok((await page.$eval('.notice', (e) => e.textContent)).includes('Activated'), 'Confirm sends it');
+  await until('the campaign sent', async () => {
+    const r = await mcp.tool('get_campaign', { id });
+    return r.structured && r.structured.campaign && r.structured.campaign.status === 'sent';
+  });
+  const links = trackedLinks().filter((l) => l.includes('spring') || l.includes('sale') || l.includes('u='));
+  for (const l of links.slice(0, 3)) await fetch(l, { redirect: 'manual' });
+  await page.goto(state.campaignPage);
+  const report = await page.$eval('#report', (e) => e.textContent);
+  ok(report.includes('Over time') && report.includes('Clicks per link'), 'the report has both charts');
+  ok(await page.$$eval('#report svg.chart[role=img]', (s) => s.length) === 2, 'two SVG charts');
+  const linkRows = await page.$$eval('#report-links tbody tr', (rs) => rs.map((r) => r.textContent));
+  ok(linkRows.length >= 1, 'clicks per link in a table', linkRows.join(' | '));
+  await shot('22-campaign-report');
+  const docs = process.env.DOCS_SHOTS;
+  if (docs) {
+    await page.goto(state.campaignPage);
+    // The charts and their tables (the totals table above them is on the page too).
+    const clip = await page.evaluate(() => {
+      const top = document.getElementById('over-time').getBoundingClientRect().top + window.scrollY - 16;
+      const end = document.getElementById('report').getBoundingClientRect().bottom + window.scrollY + 16;
+      return { x: 0, y: top, width: 1280, height: Math.min(end - top, 1600) };
+    });
+    await page.screenshot({ path: path.join(docs, 'console-campaign-report.png'), clip, captureBeyondViewport: true });
+    console.log('  docs screenshots written');
+  }
+});
+
+step('the template editor: make a template, its live preview follows typing, save', async () => {
+  await page.goto(`${BASE}/console/templates`);
+  await page.type('#tpl-name', 'Plain frame');
+  await page.$eval('#tpl-html', (e) => { e.value = ''; });
+  await page.type('#tpl-html', '<div class="frame">{{content}}</div>');
+  await clickAndWait('#template-new button[type=submit]');
+  ok((await h1()) === 'Template: Plain frame', 'the editor opens on the new template', await h1());
+  state.templatePage = page.url();
+  await page.focus('#tpl-html');
+  await page.keyboard.press('End');
+  await page.type('#tpl-html', '<p>Typed footer line</p>');
+  const followed = await until('the preview to follow typing', async () => {
+    for (const f of page.frames().filter((x) => x.url().includes('/console/templates/preview'))) {
+      if ((await f.content().catch(() => '')).includes('Typed footer line')) return true;
+    }
+    return false;
+  }, 15000).catch(() => false);
+  ok(!!followed, 'the live preview shows what is typed, before saving');
+  await clickAndWait('button[name=action][value=save]');
+  ok((await page.$eval('button[name=action][value=save]', (b) => b.textContent)).includes('revision 2'), 'saved at revision 2');
+  await shot('23-template-editor');
+});
+
+step('lists, tags, automations and the contact page change as the tools do', async () => {
+  await page.goto(`${BASE}/console/lists`);
+  await page.type('#group-name', 'Browser list');
+  await clickAndWait('button[name=action][value=create]');
+  ok((await page.$eval('#groups', (t) => t.textContent)).includes('Browser list'), 'a list made in the console');
+  await shot('24-lists');
+  await page.goto(state.readerPage);
+  await page.type('#add-tag-name', 'from-console');
+  await clickAndWait('#add-tag button[type=submit]');
+  ok((await page.$eval('#tags', (e) => e.textContent)).includes('from-console'), 'a tag added on the contact page');
+  await page.goto(`${BASE}/console/automations`);
+  ok(await h1() === 'Automations and sequences', 'the automations page opens', await h1());
+});
+
 step('revoke the connected app and see its token refused at /mcp', async () => {
   await page.goto(`${BASE}/console/apps`);
   const rows = await page.$$eval('#grants tbody tr', (rs) => rs.map((r) => r.textContent));
@@ -468,10 +590,33 @@ step('the audit log, filtered', async () => {
   await shot('09-audit');
 });
 
+step('axe-core: no serious or critical violation on any console page', async () => {
+  const axeSource = fs.readFileSync(new URL('./node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
+  const pages = ['/console', '/console/approvals', '/console/apps', '/console/contacts/transfer',
+    '/console/api-keys', '/console/webhooks', '/console/hooks', '/console/forms', '/console/campaigns',
+    '/console/lists', '/console/tags', '/console/automations', '/console/templates', '/console/contacts',
+    '/console/suppressions', '/console/people', '/console/audit', '/console/mail-receivers',
+    state.formPage, state.readerPage, state.campaignPage, state.templatePage]
+    .filter(Boolean).map((p) => (p.startsWith(BASE) ? p.slice(BASE.length) : p));
+  for (const p of pages) {
+    await page.goto(`${BASE}${p}`);
+    // Evaluated through the DevTools protocol: the page's CSP (no inline script) stays on.
+    await page.evaluate(axeSource);
+    const found = await page.evaluate(async () => {
+      const r = await window.axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+    });
+    ok(found.length === 0, `axe: ${p}`, found.join(' | '));
+  }
+});
+
 step('readable at 360 px and usable with the keyboard', async () => {
   await page.setViewport({ width: 360, height: 740 });
   for (const p of ['/console', '/console/api-keys', '/console/webhooks', '/console/hooks', '/console/forms', '/console/apps', '/console/audit',
-    '/console/contacts', state.readerPage.slice(BASE.length), state.formPage.slice(BASE.length)]) {
+    '/console/contacts', '/console/campaigns', '/console/lists', '/console/automations', '/console/templates',
+    state.readerPage.slice(BASE.length), state.formPage.slice(BASE.length),
+    state.campaignPage.slice(BASE.length), state.templatePage.slice(BASE.length)]) {
     await page.goto(`${BASE}${p}`);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     ok(width <= 360, `${p} fits 360 px without sideways scrolling`, `${width}px`);

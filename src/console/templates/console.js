@@ -82,3 +82,27 @@ document.addEventListener("click", (event) => {
     timer = setTimeout(() => form.requestSubmit(button), 600);
   });
 })();
+
+// The form builder's preview: as the person types, the builder is posted to
+// /console/forms/preview and the answer (the form as a visitor sees it, HTML crmd escaped)
+// replaces the preview. Without this script the preview follows each button press.
+(() => {
+  const form = document.getElementById("builder");
+  const preview = document.getElementById("form-preview");
+  if (!form || !preview || !window.fetch) return;
+  let timer = null;
+  const refresh = () => {
+    fetch(preview.dataset.preview, { method: "POST", body: new URLSearchParams(new FormData(form)), credentials: "same-origin" })
+      .then((r) => (r.ok ? r.text() : null))
+      .then((html) => { if (html !== null) preview.innerHTML = html; })
+      .catch(() => {});
+  };
+  form.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(refresh, 300);
+  });
+  form.addEventListener("change", () => {
+    clearTimeout(timer);
+    timer = setTimeout(refresh, 100);
+  });
+})();

@@ -83,6 +83,14 @@ const std::vector<std::string> kPages = {
     "/console/audit?action=create_contact",
     "/console/contacts",
     "/console/contacts/transfer",
+    "/console/campaigns",
+    "/console/campaigns/view?id=1",
+    "/console/campaigns/preview?id=1",
+    "/console/lists",
+    "/console/tags",
+    "/console/automations",
+    "/console/automations/view?id=1",
+    "/console/sequences/view?id=1",
     "/console/contacts/import?id=1",
     "/console/contacts/import-errors?id=1",
     "/console/mail-receivers",
@@ -174,8 +182,11 @@ TEST_F(Console, SignInStillReturnsToOrdinaryConsolePaths) {
 
 TEST_F(Console, PostsWithoutASessionAreRefusedAndChangeNothing) {
   Browser b(server_);
-  for (const char* path : {"/console/api-keys", "/console/webhooks", "/console/apps",
-                           "/console/logout", "/console/webhooks/delivery"}) {
+  for (const char* path :
+       {"/console/api-keys", "/console/webhooks", "/console/apps", "/console/logout",
+        "/console/webhooks/delivery", "/console/campaigns/view", "/console/lists", "/console/tags",
+        "/console/automations/view", "/console/sequences/view", "/console/contacts/1",
+        "/console/forms/preview"}) {
     Page page = b.PostForm(path, {{"action", "create"}, {"name", "x"}, {"csrf_token", "x"}});
     EXPECT_EQ(page.status, 403) << path;
   }
