@@ -16,9 +16,10 @@ $APT libkainjow-mustache-dev
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v nginx >/dev/null 2>&1; then
   $APT postgresql postgresql-client nginx
 fi
-# Tests only: the SMTP server and the independent DKIM verifier that tests/unit/mail drives
+# Tests only: the SMTP server, the independent DKIM verifier and the DNS server
+# (tests/support/dns_server.py) that the mail and pre-send tests drive
 # through Debian's /usr/bin/python3.
-$APT python3-aiosmtpd python3-dkim
+$APT python3-aiosmtpd python3-dkim python3-dnslib
 # Benchmarks only (bench/mail/campaign.sh): Postfix's smtp-sink and smtp-source. Postfix's
 # own service is not used. Set CRMD_BENCH=1 to install it.
 if [[ ${CRMD_BENCH:-0} == 1 ]] && ! command -v smtp-sink >/dev/null 2>&1 && [[ ! -x /usr/sbin/smtp-sink ]]; then

@@ -23,6 +23,7 @@
 #include "src/marketing/reports.h"
 #include "src/marketing/sequences.h"
 #include "src/marketing/templates.h"
+#include "src/marketing/test_sends.h"
 
 namespace crmd::marketing {
 
@@ -38,6 +39,10 @@ struct ServicesOptions {
   // Whether a call_webhook step's URL is an outgoing webhook endpoint's (AutomationService);
   // empty: not checked when saved.
   WebhookTargetKnown webhook_target_known;
+  // Test sends (test_sends.h): how a test message goes out now, and whether an address is a
+  // console user's. Empty mailer: test sends are refused.
+  TestMailer test_mailer;
+  ConsoleUserKnown console_user;
 };
 
 struct Services {
@@ -49,8 +54,9 @@ struct Services {
   governance::Services& governance;
   crm::Services& crm;
   const std::unique_ptr<CampaignService> campaigns;
-  const std::unique_ptr<CampaignDelivery> delivery;  // the send queue and delivery events
-  const std::unique_ptr<MailReceivers> receivers;    // provider event receivers
+  const std::unique_ptr<CampaignDelivery> delivery;     // the send queue and delivery events
+  const std::unique_ptr<CampaignTestSends> test_sends;  // a campaign to a few test addresses
+  const std::unique_ptr<MailReceivers> receivers;       // provider event receivers
   const std::unique_ptr<AutomationService> automations;
   const std::unique_ptr<SequenceService> sequences;
   const std::unique_ptr<TemplateService> templates;  // email layouts (templates.h)
