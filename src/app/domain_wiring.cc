@@ -113,7 +113,12 @@ Status BuildDomain(App::Services& s) {
        .http = s.http_client.get(),
        .webhook_target_known = WebhookTargetKnown(),
        .test_mailer = TestMailer(s),
-       .console_user = ConsoleUser(s)});
+       .console_user = ConsoleUser(s),
+       .sender_auth = {.resolver = s.resolver.get(),
+                       .smtp_url = s.config.smtp_url,
+                       .dkim_private_key_file = s.config.dkim_private_key_file,
+                       .dkim_selector = s.config.dkim_selector,
+                       .dkim_domain = s.config.dkim_domain}});
   if (!marketing) return Fail(marketing.error());
   s.marketing = std::move(*marketing);
   return Ok();

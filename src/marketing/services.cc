@@ -35,9 +35,12 @@ AuditSink AuditSinkOf(governance::AuditLog* audit) {
 Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
     : governance(g),
       crm(c),
-      campaigns(std::make_unique<CampaignService>(*g.options.db, *g.options.clock,
-                                                  AuditSinkOf(g.audit.get()), g.idempotency.get(),
-                                                  o.mail, o.mail ? g.settings.get() : nullptr)),
+      sender_auth(std::make_unique<SenderAuthChecks>(o.sender_auth, *g.options.clock)),
+      presend(std::make_unique<PresendChecker>(
+          PresendCheckerOptions{.auth = sender_auth.get(), .validator = c.email_validator.get()})),
+      campaigns(std::make_unique<CampaignService>(
+          *g.options.db, *g.options.clock, AuditSinkOf(g.audit.get()), g.idempotency.get(), o.mail,
+          o.mail ? g.settings.get() : nullptr, presend.get())),
       delivery(std::make_unique<CampaignDelivery>(*g.options.db, *g.options.clock, *c.contacts,
                                                   o.send_policy)),
       test_sends(

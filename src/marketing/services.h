@@ -19,6 +19,8 @@
 #include "src/marketing/campaigns.h"
 #include "src/marketing/contact_history.h"
 #include "src/marketing/mail_receivers.h"
+#include "src/marketing/presend.h"
+#include "src/marketing/presend_content.h"
 #include "src/marketing/recipients_export.h"
 #include "src/marketing/reports.h"
 #include "src/marketing/sequences.h"
@@ -43,6 +45,8 @@ struct ServicesOptions {
   // console user's. Empty mailer: test sends are refused.
   TestMailer test_mailer;
   ConsoleUserKnown console_user;
+  // The pre-send check's DNS lookups (resolver null: sender authentication not checked).
+  SenderAuthOptions sender_auth;
 };
 
 struct Services {
@@ -53,6 +57,8 @@ struct Services {
 
   governance::Services& governance;
   crm::Services& crm;
+  const std::unique_ptr<SenderAuthChecks> sender_auth;  // the pre-send check's DNS part
+  const std::unique_ptr<PresendChecker> presend;        // the pre-send check (presend.h)
   const std::unique_ptr<CampaignService> campaigns;
   const std::unique_ptr<CampaignDelivery> delivery;     // the send queue and delivery events
   const std::unique_ptr<CampaignTestSends> test_sends;  // a campaign to a few test addresses

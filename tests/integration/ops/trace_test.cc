@@ -243,8 +243,9 @@ McpClientOptions Traced(TestServer& server) {
 
 TEST(TraceContext, CampaignActivationTraceReachesTheLogLineOfEachMessage) {
   CapturedLog log;
-  TestServer server(
-      {.configure = FastMail, .approval_policy = testing::AssistantMayConfirmAlone()});
+  TestServer server({.configure = FastMail,
+                     .approval_policy = testing::AssistantMayConfirmAlone(),
+                     .company_address = "1 Test Street, Testville"});
   // Set up without a trace; only the activation carries one.
   McpClient setup(server, {.token = testing::MintTestToken(server)});
   ASSERT_TRUE(setup.Initialize().ok());
@@ -256,7 +257,7 @@ TEST(TraceContext, CampaignActivationTraceReachesTheLogLineOfEachMessage) {
       setup.CallToolOk("create_campaign", {{"name", "Launch"},
                                            {"subject", "Hello"},
                                            {"from_email", "team@example.com"},
-                                           {"text_body", "Hi {{first_name}}"},
+                                           {"text_body", "Hi {{first_name}} {{unsubscribe_url}}"},
                                            {"audience", {{"lists", {list}}}}})["campaign"]["id"];
   McpClient traced(server, Traced(server));
   ASSERT_TRUE(traced.Initialize().ok());

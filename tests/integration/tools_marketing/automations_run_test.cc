@@ -379,7 +379,7 @@ TEST_F(Runs, DeletingAContactClosesWhatItHadOpenInEveryReport) {
   json campaign = Call(*c, "create_campaign",
                        {{"name", "Next year"},
                         {"subject", "Hello"},
-                        {"text_body", "Hi"},
+                        {"text_body", "Hi. Unsubscribe: {{unsubscribe_url}}"},
                         {"audience", {{"lists", {drip}}}},
                         {"send_at", "2099-01-01T00:00:00Z"}});
   int64_t campaign_id = campaign["campaign"]["id"];
