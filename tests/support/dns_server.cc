@@ -73,6 +73,14 @@ void DnsServer::SetTxt(const std::string& name, const std::vector<std::string>& 
   Write();
 }
 
+void DnsServer::Set(const std::string& name, const nlohmann::json& records) {
+  if (records.empty())
+    zone_["records"].erase(name);
+  else
+    zone_["records"][name] = records;
+  Write();
+}
+
 void DnsServer::Drop(const std::string& name) {
   zone_["drop"].push_back(name);
   Write();

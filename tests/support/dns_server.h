@@ -21,6 +21,9 @@ class DnsServer {
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   // Replaces the TXT records of `name` (none: the name no longer exists).
   void SetTxt(const std::string& name, const std::vector<std::string>& values);
+  // Replaces every record of `name`: [{"type": "MX", "value": "mail.x.net", "priority": 10},
+  // {"type": "A", "value": "192.0.2.1"}, ...] (empty: the name no longer exists).
+  void Set(const std::string& name, const nlohmann::json& records);
   // `name` gets no answer at all: the client times out.
   void Drop(const std::string& name);
 
