@@ -72,6 +72,12 @@ class PresendChecker {
                                                 const MailContext& ctx,
                                                 const nlohmann::json& settings, int64_t now) const;
 
+  // The checks of an automation's send_email steps (sender authentication and content of
+  // each message, rendered for nobody; detail.step is the 1-based step), for its
+  // activation preview. Steps that send nothing are not looked at.
+  Result<std::vector<PresendCheck>> ForAutomationSteps(store::Conn& c, const nlohmann::json& steps,
+                                                       const MailContext& ctx) const;
+
  private:
   const PresendCheckerOptions o_;
 };

@@ -30,6 +30,27 @@ AuditSink AuditSinkOf(governance::AuditLog* audit) {
   };
 }
 
+// The pre-send check of an automation's send_email steps, added to its activation preview
+// (presend.h): "checks", and its errors as what only a person may override.
+std::function<Status(store::Conn&, governance::Preview&)> StepChecker(Services& s,
+                                                                      const ServicesOptions& o) {
+  return [presend = s.presend.get(), mail = o.mail, settings = s.governance.settings.get()](
+             store::Conn& c, governance::Preview& p) -> Status {
+    const json& steps = p.preview.value("steps", json::array());
+    bool sends = false;
+    for (const auto& step : steps)
+      sends |= step.is_object() && step.value("type", "") == "send_email";
+    if (!mail || !mail->links || !sends) return Ok();
+    MailContext ctx = *mail;
+    if (auto doc = settings->GetIn(c); doc) ApplySettings(ctx, doc->document);
+    auto checks = presend->ForAutomationSteps(c, steps, ctx);
+    if (!checks) return Fail(checks.error());
+    p.preview["checks"] = ToJson(*checks);
+    p.overridable = OverridableErrors(*checks);
+    return Ok();
+  };
+}
+
 }  // namespace
 
 Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
@@ -105,9 +126,13 @@ Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
            }},
       {.name = "activate_automation",
        .scope = "automations:activate",
-       .preview = [automations](
-                      store::Conn& c,
-                      const json& a) { return automations->PreviewActivate(c, IdArg(a)); },
+       .preview = [automations, checker = StepChecker(s, options)](
+                      store::Conn& c, const json& a) -> Result<governance::Preview> {
+         auto p = automations->PreviewActivate(c, IdArg(a));
+         if (!p) return p;
+         if (auto st = checker(c, *p); !st) return Fail(st.error());
+         return p;
+       },
        .execute =
            [automations](store::Conn& c, const json& a, const governance::Actor& actor) {
              return automations->Activate(c, actor, IdArg(a));

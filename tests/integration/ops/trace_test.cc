@@ -306,7 +306,8 @@ TEST(TraceContext,
                            FastMail(c);
                            FastWebhooks(c);
                          },
-                     .approval_policy = testing::AssistantMayConfirmAlone()});
+                     .approval_policy = testing::AssistantMayConfirmAlone(),
+                     .company_address = "1 Test Street, Testville"});
   McpClient setup(server, {.token = testing::MintTestToken(server)});
   ASSERT_TRUE(setup.Initialize().ok());
   int64_t vip = setup.CallToolOk("create_tag", {{"name", "vip"}})["tag"]["id"];
@@ -325,7 +326,9 @@ TEST(TraceContext,
       "create_automation",
       {{"name", "Welcome"},
        {"trigger", {{"type", "tag_added"}, {"tag_id", vip}}},
-       {"steps", json::array({{{"type", "send_email"}, {"subject", "Welcome"}, {"text_body", "Hi"}},
+       {"steps", json::array({{{"type", "send_email"},
+                               {"subject", "Welcome"},
+                               {"text_body", "Hi {{unsubscribe_url}}"}},
                               {{"type", "call_webhook"}, {"url", step_receiver.url()}},
                               {{"type", "add_tag"}, {"tag_id", welcomed}}})}})["automation"]["id"];
   json preview = setup.CallToolOk("activate_automation", {{"id", automation}});

@@ -101,10 +101,12 @@ int64_t CrmTools::SendingCampaign(McpClient& c, int64_t list) {
 }
 
 int64_t CrmTools::ActiveAutomation(McpClient& c, int64_t tag) {
-  json created = Ok(c, "create_automation",
-                    {{"name", "Tagged " + std::to_string(tag)},
-                     {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
-                     {"steps", {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "b"}}}}});
+  json created =
+      Ok(c, "create_automation",
+         {{"name", "Tagged " + std::to_string(tag)},
+          {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
+          {"steps",
+           {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "b {{unsubscribe_url}}"}}}}});
   int64_t id = created["automation"].value("id", int64_t{0});
   std::string token = Preview(c, "activate_automation", {{"id", id}});
   json done = Ok(c, "confirm_action", {{"confirmation_token", token}});

@@ -217,5 +217,43 @@ TEST_F(Presend, ContentWarnings) {
   EXPECT_TRUE(Ids(checks, "error").empty()) << checks.dump();
 }
 
+TEST_F(Presend, AnAutomationsEmailStepsAreCheckedToo) {
+  auto c = Client();
+  json made = Call(*c, "create_automation",
+                   {{"name", "Welcome"},
+                    {"trigger", {{"type", "contact_created"}}},
+                    {"steps",
+                     {{{"type", "add_tag"}, {"tag_id", AddTag("seen")}},
+                      {{"type", "send_email"},
+                       {"subject", "Welcome"},
+                       {"from_email", std::string("hello@") + kDomain},
+                       {"text_body", "Glad you are here."}}}}});
+  int64_t id = made["automation"]["id"];
+  dns.SetTxt(kDkimName, {OtherKey().dns_txt});
+  json preview = Call(*c, "activate_automation", {{"id", id}});
+  ASSERT_EQ(preview.value("status", ""), "confirmation_required") << preview.dump();
+  json checks = preview["preview"]["checks"];
+  auto errors = Ids(checks, "error");
+  std::sort(errors.begin(), errors.end());
+  EXPECT_EQ(errors, (std::vector<std::string>{"dkim", "unsubscribe"})) << checks.dump();
+  for (const auto& k : checks)
+    if (k["id"] == "unsubscribe") EXPECT_EQ(k["detail"]["step"], 2) << checks.dump();
+  json e =
+      ExpectToolError(*c, "confirm_action", {{"confirmation_token", preview["confirmation_token"]}},
+                      "dependency_blocked");
+  EXPECT_NE(e.dump().find("unsubscribe"), std::string::npos) << e.dump();
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM automations WHERE id = ? AND status = 'active'", {id}), 0);
+
+  dns.SetTxt(kDkimName, {mail::testing::TestRsaKey().dns_txt});
+  json steps = made["automation"]["steps"];
+  steps[1]["text_body"] = "Glad you are here. Leave: {{unsubscribe_url}}";
+  Call(*c, "update_automation",
+       {{"id", id}, {"expected_revision", made["automation"]["revision"]}, {"steps", steps}});
+  preview = Call(*c, "activate_automation", {{"id", id}});
+  EXPECT_TRUE(Ids(preview["preview"]["checks"], "error").empty()) << preview.dump();
+  json done = Call(*c, "confirm_action", {{"confirmation_token", preview["confirmation_token"]}});
+  EXPECT_EQ(done.value("status", ""), "done") << done.dump();
+}
+
 }  // namespace
 }  // namespace crmd::testing
