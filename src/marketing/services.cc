@@ -200,8 +200,12 @@ Status SeedMarketing(Services& s, const governance::Actor& actor) {
            {"preheader", "Three things worth your time"},
            {"from_name", "The Team"},
            {"from_email", "news@example.com"},
-           {"html_body", "<h1>Hello {{first_name}}</h1><p>Here is our news.</p>"},
-           {"text_body", "Hello {{first_name}}, here is our news."},
+           {"html_body",
+            "<h1>Hello {{first_name}}</h1><p>Here is our news.</p>"
+            "<p>{{company_address}} <a href=\"{{unsubscribe_url}}\">Unsubscribe</a></p>"},
+           {"text_body",
+            "Hello {{first_name}}, here is our news.\n\n{{company_address}}\n"
+            "Unsubscribe: {{unsubscribe_url}}"},
            {"audience", {{"lists", {*news}}, {"exclude_tags", {*unsub}}}}});
       if (!k) return Fail(k.error());
     }
@@ -212,7 +216,9 @@ Status SeedMarketing(Services& s, const governance::Actor& actor) {
                                      {{"name", "Spring sale"},
                                       {"subject", "20% off until Sunday"},
                                       {"from_email", "offers@example.com"},
-                                      {"text_body", "Our spring sale has started."},
+                                      {"text_body",
+                                       "Our spring sale has started.\n\nUnsubscribe: "
+                                       "{{unsubscribe_url}}"},
                                       {"audience", {{"tags", {*welcome}}}}});
       if (!k) return Fail(k.error());
     }
@@ -224,11 +230,12 @@ Status SeedMarketing(Services& s, const governance::Actor& actor) {
           {{"name", "Welcome series"},
            {"description", "Greets new subscribers and adds them to the newsletter."},
            {"trigger", {{"type", "tag_added"}, {"tag_id", *welcome}}},
-           {"steps", json::array({{{"type", "send_email"},
-                                   {"subject", "Welcome!"},
-                                   {"text_body", "Thanks for joining."}},
-                                  {{"type", "wait"}, {"days", 3}},
-                                  {{"type", "add_list"}, {"list_id", *news}}})}});
+           {"steps",
+            json::array({{{"type", "send_email"},
+                          {"subject", "Welcome!"},
+                          {"text_body", "Thanks for joining.\n\nUnsubscribe: {{unsubscribe_url}}"}},
+                         {{"type", "wait"}, {"days", 3}},
+                         {{"type", "add_list"}, {"list_id", *news}}})}});
       if (!a) return Fail(a.error());
     }
     have = sequences_repo::NameTaken(c, "Onboarding drip");
