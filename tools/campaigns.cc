@@ -53,6 +53,10 @@ Status RegisterCampaignTools(mcp::ToolRegistry& r, marketing::Services& s) {
       {"activate_campaign",
        [&s](const ToolContext& ctx, const json& a) {
          if (a.contains("test_recipients")) return TestSend(s, ctx, a);
+         // The sender's DNS is looked up here, before the preview's transaction, which then
+         // finds it cached (a slow name server must not hold the database's writer).
+         if (auto k = s.campaigns->Get(IntArg(a, "id")); k && !k->from_email.empty())
+           (void)s.sender_auth->Check(k->from_email);
          // resend=undelivered is its own confirmable action (its preview counts the failed).
          const char* action =
              a.value("resend", "") == "undelivered" ? "resend_campaign" : "activate_campaign";
