@@ -16,9 +16,10 @@ $APT libkainjow-mustache-dev
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v nginx >/dev/null 2>&1; then
   $APT postgresql postgresql-client nginx
 fi
-# Tests only: the SMTP server and the independent DKIM verifier that tests/unit/mail drives
+# Tests only: the SMTP server, the independent DKIM verifier and the DNS server
+# (tests/support/dns_server.py) that the mail and pre-send tests drive
 # through Debian's /usr/bin/python3.
-$APT python3-aiosmtpd python3-dkim
+$APT python3-aiosmtpd python3-dkim python3-dnslib
 # Tests only: the IMAP and POP3 server of the bounce mailbox tests, started by the tests on
 # loopback with their own configuration (tests/integration/tools_marketing/dovecot.h); the
 # package's own service is not used.

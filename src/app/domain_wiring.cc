@@ -31,6 +31,33 @@ marketing::WebhookTargetKnown WebhookTargetKnown() {
   };
 }
 
+// A test send goes out at once through this node's mail runtime (built after the domain,
+// so looked up at the time of the send), DKIM-signed like every campaign message.
+marketing::TestMailer TestMailer(App::Services& s) {
+  return [&s](const mail::Message& m) -> Status {
+    if (!s.mail_runtime) return Fail(Errc::kUnavailable, "mail is not set up on this server");
+    auto bytes = s.mail_runtime->Render(m);
+    if (!bytes) return Fail(Errc::kInvalidArgument, "the test message: " + bytes.error().message);
+    auto transport = s.mail_runtime->NewTransport();
+    auto sent =
+        transport->Send({.mail_from = m.from.address, .recipients = {m.to.address}}, *bytes);
+    if (!sent.ok())
+      return Fail(Errc::kUnavailable, "the relay did not take the test message to " + m.to.address +
+                                          ": " + sent.detail);
+    return Ok();
+  };
+}
+
+// Console users (active ones) may receive test sends.
+marketing::ConsoleUserKnown ConsoleUser(App::Services& s) {
+  return [&s](const std::string& email) -> Result<bool> {
+    if (!s.users) return false;
+    auto user = s.users->FindByEmail(email);
+    if (!user) return Fail(user.error());
+    return *user && (*user)->active();
+  };
+}
+
 }  // namespace
 
 Status BuildDomain(App::Services& s) {
@@ -44,7 +71,8 @@ Status BuildDomain(App::Services& s) {
   if (!governance) return Fail(governance.error());
   s.governance = std::move(*governance);
 
-  s.resolver = crm::MakeSystemResolver();
+  // Email validation and the pre-send check ask dns_server when set, else the system's.
+  s.resolver = crm::MakeSystemResolver({.server = s.config.dns_server});
   s.marketing_usage = std::make_unique<marketing::MarketingUsage>();
   // The suppression list keeps addresses as HMACs under this key: every node, and crmctl,
   // must use the same one, for as long as the entries exist.
@@ -85,7 +113,14 @@ Status BuildDomain(App::Services& s) {
        .receiver_policy = {.window_s = s.config.mail_receiver_window_s,
                            .retention_s = s.config.mail_receiver_retention_s},
        .http = s.http_client.get(),
-       .webhook_target_known = WebhookTargetKnown()});
+       .webhook_target_known = WebhookTargetKnown(),
+       .test_mailer = TestMailer(s),
+       .console_user = ConsoleUser(s),
+       .sender_auth = {.resolver = s.resolver.get(),
+                       .smtp_url = s.config.smtp_url,
+                       .dkim_private_key_file = s.config.dkim_private_key_file,
+                       .dkim_selector = s.config.dkim_selector,
+                       .dkim_domain = s.config.dkim_domain}});
   if (!marketing) return Fail(marketing.error());
   s.marketing = std::move(*marketing);
   return Ok();

@@ -97,6 +97,23 @@ void AddRows(std::vector<PreviewRow>& rows, const std::string& prefix, const jso
   }
 }
 
+// The pre-send check's findings ({id, severity, message}) and whether approving overrides
+// errors ("blocked_by"): then the Approve form asks the person to tick "Send anyway".
+void AddChecks(ViewMap& ctx, const json& preview) {
+  ViewList checks;
+  if (preview.is_object() && preview.contains("checks") && preview["checks"].is_array())
+    for (const auto& c : preview["checks"])
+      if (c.is_object())
+        checks.emplace_back(ViewMap{{"id", c.value("id", "")},
+                                    {"severity", c.value("severity", "")},
+                                    {"message", c.value("message", "")},
+                                    {"error", c.value("severity", "") == "error"}});
+  ctx.emplace("has_checks", !checks.empty());
+  ctx.emplace("checks", std::move(checks));
+  ctx.emplace("blocked", preview.is_object() && preview.contains("blocked_by") &&
+                             preview["blocked_by"].is_array() && !preview["blocked_by"].empty());
+}
+
 ViewList RowsNode(const std::vector<PreviewRow>& rows) {
   ViewList out;
   for (const auto& r : rows) {
@@ -162,7 +179,13 @@ http::Response ShowApproval(const ApprovalPagesDeps& d, const governance::Approv
   ctx.emplace("csrf_token", p.csrf_token);
   if (a.preview.is_object() && a.preview.contains("effect") && a.preview["effect"].is_string())
     ctx.emplace("effect", a.preview["effect"].get<std::string>());
-  ctx.emplace("rows", RowsNode(PreviewRows(a.preview)));
+  json rows_of = a.preview;
+  if (rows_of.is_object()) {
+    rows_of.erase("checks");  // shown in their own section
+    rows_of.erase("blocked_by");
+  }
+  ctx.emplace("rows", RowsNode(PreviewRows(rows_of)));
+  AddChecks(ctx, a.preview);
   return RenderPage(status, "Approve this action?", "approval.mustache", ctx,
                     ChromeFor(p, "approvals"));
 }
@@ -198,7 +221,9 @@ http::Response HandleApproval(const ApprovalPagesDeps& d, const http::Request& r
     return Message(400, "Bad request", "Choose Approve or Deny.", &p);
   bool approve = decision == "approve";
   governance::Actor person{.kind = "user", .subject = p.subject, .request_id = req.request_id};
-  auto st = d.confirmations->Decide(id, person, approve, p.is_admin);
+  // "Send anyway": the person overrides the pre-send check's errors (never the assistant).
+  const bool override_checks = http::FormValue(form, "override").value_or("") == "1";
+  auto st = d.confirmations->Decide(id, person, approve, p.is_admin, override_checks);
   if (!st) {
     const Error& e = st.error();
     switch (e.code) {

@@ -1,5 +1,7 @@
 #include "src/core/config.h"
 
+#include <arpa/inet.h>
+
 #include <cmath>
 #include <concepts>
 #include <cstdlib>
@@ -139,6 +141,7 @@ const Key kKeys[] = {
     {"dkim_private_key_file", &Config::dkim_private_key_file},
     {"dkim_selector", &Config::dkim_selector},
     {"dkim_domain", &Config::dkim_domain},
+    {"dns_server", &Config::dns_server},
     {"max_header_bytes", &Config::max_header_bytes},
     {"max_body_bytes", &Config::max_body_bytes},
     {"read_timeout_s", &Config::read_timeout_s},
@@ -219,6 +222,16 @@ Result<HostPort> SplitHostPort(const std::string& address) {
   return hp;
 }
 
+Status ValidateDnsServer(const std::string& server) {
+  if (server.empty()) return Ok();
+  auto hp = SplitHostPort(server);
+  in_addr addr{};
+  if (!hp || hp->port == 0 || inet_pton(AF_INET, hp->host.c_str(), &addr) != 1)
+    return Fail(Errc::kInvalidArgument,
+                "dns_server must be an IPv4 address and a port, e.g. 127.0.0.1:53: " + server);
+  return Ok();
+}
+
 bool IsLoopbackAddress(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
 }
@@ -267,6 +280,7 @@ Status Config::Validate() const {
                   "dkim_private_key_file, dkim_selector and dkim_domain must be set together");
   }
   if (auto st = CheckBounceMailbox(); !st) return st;
+  if (auto st = ValidateDnsServer(dns_server); !st) return st;
   if (access_token_ttl < 60) return Fail(Errc::kInvalidArgument, "access_token_ttl must be >= 60");
   // Durations, sizes and intervals that 0 or less would break (a 0 s read timeout, a poll
   // loop that never sleeps) must be >= 1; counts and limits where 0 means "none" or

@@ -131,6 +131,9 @@ struct Config {
   std::string dkim_private_key_file;  // PEM, RSA; DKIM is on when all three are set
   std::string dkim_selector;
   std::string dkim_domain;
+  // The DNS server ("a.b.c.d:port") that email validation and the pre-send check ask;
+  // empty: the system's resolver.
+  std::string dns_server;
   // Housekeeping (src/jobs/housekeeping.h): expired rows are deleted every interval.
   int64_t housekeeping_interval_s = 600;  // 0 disables the background sweep
   int64_t retention_days = 30;            // confirmations and webhook attempts kept this long
@@ -178,6 +181,9 @@ struct HostPort {
   uint16_t port = 0;
 };
 Result<HostPort> SplitHostPort(const std::string& address);
+
+// dns_server: empty, or an IPv4 address and a port 1..65535 ("127.0.0.1:5353").
+Status ValidateDnsServer(const std::string& server);
 
 bool IsLoopbackAddress(const std::string& host);
 

@@ -25,6 +25,13 @@ bool Known(const std::string& action) {
 }
 
 constexpr int64_t kMaxThreshold = 100;  // delete_contacts takes at most 100 ids
+// activate_campaign and resend_campaign count recipients.
+constexpr int64_t kMaxRecipientsThreshold = 100'000'000;
+
+int64_t MaxThreshold(const std::string& action) {
+  return action == "activate_campaign" || action == "resend_campaign" ? kMaxRecipientsThreshold
+                                                                      : kMaxThreshold;
+}
 
 }  // namespace
 
@@ -44,16 +51,16 @@ Status ValidateApprovalPolicy(const json& policy) {
       for (const auto& [action, t] : value.items()) {
         const std::string f = field + "." + action;
         if (!Known(action)) return Fail(Errc::kInvalidArgument, f + " is not a confirmable action");
+        const int64_t max = MaxThreshold(action);
         if (!t.is_object() || t.size() != 1 || !t.contains("assistant_may_confirm_up_to"))
-          return Fail(Errc::kInvalidArgument,
-                      f + " must be {\"assistant_may_confirm_up_to\": <0.." +
-                          std::to_string(kMaxThreshold) + ">}");
+          return Fail(
+              Errc::kInvalidArgument,
+              f + " must be {\"assistant_may_confirm_up_to\": <0.." + std::to_string(max) + ">}");
         const json& n = t["assistant_may_confirm_up_to"];
-        if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() > kMaxThreshold)
-          return Fail(Errc::kInvalidArgument, f +
-                                                  ".assistant_may_confirm_up_to must be an integer "
-                                                  "from 0 to " +
-                                                  std::to_string(kMaxThreshold));
+        if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() > max)
+          return Fail(Errc::kInvalidArgument,
+                      f + ".assistant_may_confirm_up_to must be an integer from 0 to " +
+                          std::to_string(max));
       }
     } else if (key == "approved_by") {
       if (value != "administrator" && value != "person")

@@ -37,6 +37,32 @@ std::string BlockedMessage(const std::vector<Blocker>& b) {
   return msg + ". Resolve these first.";
 }
 
+// The names of the overridable problems a stored preview showed ("blocked_by").
+std::set<std::string> ShownProblems(const json& preview) {
+  std::set<std::string> out;
+  if (!preview.is_object() || !preview.contains("blocked_by") || !preview["blocked_by"].is_array())
+    return out;
+  for (const auto& b : preview["blocked_by"])
+    if (b.is_object() && b.contains("name") && b["name"].is_string()) out.insert(b["name"]);
+  return out;
+}
+
+// Whether every problem in `now` was among those shown.
+bool AllShown(const std::vector<Blocker>& now, const std::set<std::string>& shown) {
+  for (const auto& b : now)
+    if (!shown.count(b.name)) return false;
+  return true;
+}
+
+std::string OverridableMessage(const std::vector<Blocker>& b) {
+  std::string msg = "activation is blocked by the pre-send check: ";
+  for (size_t i = 0; i < b.size(); ++i)
+    msg += (i ? "; " : "") + b[i].name + " (" + b[i].reason + ")";
+  return msg +
+         ". Fix these and call the tool again for a fresh preview, or ask the user: only they "
+         "can override them, on the approval page (approval_url)";
+}
+
 constexpr const char* kNextStep =
     "Nothing has changed yet. Show this preview to the user; only after they agree, call "
     "confirm_action with confirmation_token.";
@@ -76,6 +102,47 @@ struct ConfirmationService::Issued {
   }
 };
 
+namespace {
+
+// What confirm_action's audit row keeps: the action, its arguments, and what the pre-send
+// check found (warnings are recorded; overridden errors too).
+// Confirming what the pre-send check blocked: null when nothing is, or the person approved
+// with every problem of now in view; else the dependency_blocked details.
+json Overridden(const Preview& p, const std::optional<approvals_repo::ApprovalRow>& approval,
+                const std::string& shown_preview, const std::string& approval_url) {
+  if (p.overridable.empty()) return nullptr;
+  if (approval && approval->status == "approved" &&
+      AllShown(p.overridable, ShownProblems(json::parse(shown_preview, nullptr, false))))
+    return nullptr;
+  json details = {{"blockers", BlockersJson(p.overridable)}, {"preview", p.preview}};
+  if (!approval_url.empty()) details["approval_url"] = approval_url;
+  return details;
+}
+
+// Approving what the pre-send check blocked: the person must say so, and nothing may be
+// blocked now that the page did not show.
+Status CheckOverride(const Preview& now, const json& shown_preview, bool override_checks) {
+  const auto shown = ShownProblems(shown_preview);
+  if (!AllShown(now.overridable, shown))
+    return Fail(Errc::kStalePreview,
+                "the pre-send check finds problems this page did not show; nothing was "
+                "approved. Ask the assistant for a fresh preview");
+  if (!shown.empty() && !override_checks)
+    return Fail(Errc::kInvalidArgument,
+                "the pre-send check found errors: tick \"Send anyway\" to override them, or "
+                "deny the request");
+  return Ok();
+}
+
+json ConfirmAuditDetails(const std::string& action, const json& args, const Preview& p) {
+  json d = {{"action", action}, {"args", args}};
+  if (p.preview.is_object() && p.preview.contains("checks")) d["checks"] = p.preview["checks"];
+  if (!p.overridable.empty()) d["overridden"] = BlockersJson(p.overridable);
+  return d;
+}
+
+}  // namespace
+
 ConfirmationService::ConfirmationService(ConfirmationOptions options) : o_(std::move(options)) {}
 
 std::string ConfirmationService::ApprovalUrl(const std::string& approval_id) const {
@@ -109,7 +176,11 @@ Result<ConfirmationService::Issued> ConfirmationService::Issue(store::Conn& conn
     ttl = s->document.value("confirmation_ttl_seconds", int64_t{600});
     policy = s->document.value("approval_policy", policy);
   }
-  const bool needs_person = NeedsPerson(policy, spec.name, preview.preview);
+  const bool needs_person =
+      NeedsPerson(policy, spec.name, preview.preview) || !preview.overridable.empty();
+  json shown = preview.preview;
+  if (!preview.overridable.empty() && shown.is_object())
+    shown["blocked_by"] = BlockersJson(preview.overridable);
   Issued out;
   out.token = o_.random->Token(32);
   out.ttl = ttl;
@@ -124,7 +195,7 @@ Result<ConfirmationService::Issued> ConfirmationService::Issue(store::Conn& conn
                                               .args = canonical,
                                               .args_hash = crypto::Sha256Hex(canonical),
                                               .revisions = RevisionsJson(preview.revisions).dump(),
-                                              .preview = preview.preview.dump(),
+                                              .preview = shown.dump(),
                                               .created_at = now,
                                               .expires_at = out.expires_at,
                                               .requires_approval = needs_person});
@@ -176,8 +247,8 @@ ConfirmOutcome ConfirmationService::Confirm(const Actor& actor, const std::set<s
 }
 
 Status ConfirmationService::Decide(const std::string& approval_id, const Actor& person,
-                                   bool approve, bool administrator) {
-  Status st = DecideUncounted(approval_id, person, approve, administrator);
+                                   bool approve, bool administrator, bool override_checks) {
+  Status st = DecideUncounted(approval_id, person, approve, administrator, override_checks);
   if (o_.metrics)
     o_.metrics
         ->Counter("crmd_approvals_total", "Decisions on approval pages, by decision and outcome.",
@@ -204,7 +275,12 @@ ConfirmOutcome ConfirmationService::RequestUncounted(const Actor& actor, const s
     }
     auto issued = Issue(c, actor, spec, args, *p);
     if (!issued) return Fail(issued.error());
-    return issued->ToReply(spec.name, p->preview);
+    json reply = issued->ToReply(spec.name, p->preview);
+    if (!p->overridable.empty()) {
+      reply["blocked_by"] = BlockersJson(p->overridable);
+      reply["next_step"] = OverridableMessage(p->overridable);
+    }
+    return reply;
   });
   bool ok = r.has_value();
   return {std::move(r), ok ? json(nullptr) : details};
@@ -228,13 +304,12 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
     };
     if (!*row) return invalid();
     const confirmations_repo::StoredConfirmation& x = **row;
-    int64_t id = x.id;
     // Bound to the OAuth client and the user who saw the preview.
     if (!crypto::ConstantTimeEqual(x.client_id, actor.client_id) ||
         !crypto::ConstantTimeEqual(x.subject, actor.subject))
       return invalid();
-    std::string status = x.status;
-    int64_t now = o_.clock->NowUnix();
+    const std::string& status = x.status;
+    const int64_t now = o_.clock->NowUnix(), id = x.id;
     if (status == "expired" ||
         ((status == "pending" || status == "approved") && x.expires_at <= now))
       return Fail(Errc::kConfirmationExpired,
@@ -293,6 +368,9 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
       stale = true;
       return issued->ToReply(spec.name, p->preview);  // committed, then reported as an error
     }
+    if (details = Overridden(*p, approval, x.preview, approval ? ApprovalUrl(approval->id) : "");
+        !details.is_null())
+      return Fail(Errc::kDependencyBlocked, OverridableMessage(p->overridable));
     if (approval && approval->status != "approved") {
       details = {{"approval_id", approval->id}, {"approval_url", ApprovalUrl(approval->id)}};
       return Fail(Errc::kApprovalPending,
@@ -314,7 +392,7 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
                            {.action = "confirm_action",
                             .target_type = "confirmation",
                             .target_ids = {id},
-                            .details = {{"action", spec.name}, {"args", args}}});
+                            .details = ConfirmAuditDetails(spec.name, args, *p)});
     if (!st) return Fail(st.error());
     return json{{"status", "done"}, {"action", spec.name}, {"result", *result}};
   });
@@ -401,7 +479,8 @@ Result<std::vector<ApprovalInfo>> ConfirmationService::PendingApprovals(const st
 }
 
 Status ConfirmationService::DecideUncounted(const std::string& approval_id, const Actor& person,
-                                            bool approve, bool administrator) {
+                                            bool approve, bool administrator,
+                                            bool override_checks) {
   return o_.db->Write([&](store::Conn& c) -> Status {
     int64_t now = o_.clock->NowUnix();
     auto a = approvals_repo::Find(c, approval_id);
@@ -443,6 +522,7 @@ Status ConfirmationService::DecideUncounted(const std::string& approval_id, cons
                     "the records changed since this request was made; nothing was approved. "
                     "The assistant is given a fresh preview when it next confirms: approve "
                     "that one instead");
+      if (auto st = CheckOverride(*p, info.preview, override_checks); !st) return st;
     }
     const std::string status = approve ? "approved" : "denied";
     auto done = approvals_repo::Decide(c, row.id, row.subject, status,
@@ -459,7 +539,10 @@ Status ConfirmationService::DecideUncounted(const std::string& approval_id, cons
                                      {"action", row.action},
                                      {"requested_for", row.subject},
                                      {"client_id", row.client_id},
-                                     {"args", info.args}}});
+                                     {"args", info.args},
+                                     {"overridden", approve && override_checks
+                                                        ? info.preview.value("blocked_by", json())
+                                                        : json()}}});
   });
 }
 

@@ -61,6 +61,11 @@ struct Preview {
   nlohmann::json preview;                    // what the caller is shown (records, counts)
   std::map<std::string, int64_t> revisions;  // e.g. "campaign:3" -> 7; checked at confirm
   std::vector<Blocker> blockers;             // non-empty -> dependency_blocked, no token
+  // Problems only a person may override, on the approval page (the pre-send check's
+  // errors, kind "check", name = the check's id): the confirmation then always needs the
+  // person's approval, and confirming is dependency_blocked unless they approved with
+  // every one of these in view (the stored preview's "blocked_by").
+  std::vector<Blocker> overridable;
 };
 
 struct ActionSpec {
@@ -167,8 +172,10 @@ class ConfirmationService {
   // kConfirmationExpired after expiry, kStalePreview when approving and the records
   // changed since the preview (nothing is approved: the assistant must ask again).
   // Recorded in the audit log (approve_action / deny_action) with the person.
+  // Approving a request whose preview has overridable problems ("blocked_by") needs
+  // `override_checks` (kInvalidArgument otherwise): the person says they send anyway.
   Status Decide(const std::string& approval_id, const Actor& person, bool approve,
-                bool administrator = false);
+                bool administrator = false, bool override_checks = false);
   // Marks expired rows; answers how many. Safe to call from a periodic job.
   Result<int64_t> ExpireStale();
 
@@ -178,7 +185,7 @@ class ConfirmationService {
   ConfirmOutcome ConfirmUncounted(const Actor& actor, const std::set<std::string>& scopes,
                                   const std::string& token);
   Status DecideUncounted(const std::string& approval_id, const Actor& person, bool approve,
-                         bool administrator);
+                         bool administrator, bool override_checks);
   void Count(std::string_view step, std::string_view outcome);
 
   struct Issued;

@@ -17,7 +17,7 @@ Result<std::optional<StoredConfirmation>> FindByTokenHash(store::Conn& c,
                                                           const std::string& token_hash) {
   auto row = c.QueryOne(
       "SELECT id, action, scope, client_id, subject, args, args_hash, revisions, status, "
-      "requires_approval, expires_at FROM confirmations WHERE token_hash = ?",
+      "requires_approval, expires_at, preview FROM confirmations WHERE token_hash = ?",
       {token_hash});
   if (!row) return Fail(row.error());
   if (!*row) return std::optional<StoredConfirmation>{};
@@ -32,7 +32,8 @@ Result<std::optional<StoredConfirmation>> FindByTokenHash(store::Conn& c,
                                                               .revisions = x.Str(7),
                                                               .status = x.Str(8),
                                                               .requires_approval = x.Int(9) != 0,
-                                                              .expires_at = x.Int(10)});
+                                                              .expires_at = x.Int(10),
+                                                              .preview = x.Str(11)});
 }
 
 Result<std::optional<ConfirmationInfo>> FindInfo(store::Conn& c, int64_t id) {

@@ -42,6 +42,7 @@ struct StoredConfirmation {
   std::string status;
   bool requires_approval = false;
   int64_t expires_at = 0;
+  std::string preview;  // JSON text: what the caller (and the approval page) was shown
 };
 
 // Inserts a pending confirmation; answers its id. REQUIRES: inside Database::Write.

@@ -1,5 +1,7 @@
 #include "src/governance/settings.h"
 
+#include <set>
+
 #include "src/core/email_address.h"
 #include "src/core/header_text.h"
 #include "src/governance/approval_policy.h"
@@ -21,6 +23,11 @@ const json& DefaultSettings() {
       {"confirmation_ttl_seconds", 600},
       {"soft_bounce_limit", {{"count", 3}, {"days", 7}}},
       {"approval_policy", DefaultApprovalPolicy()},
+      // Who may receive test sends besides console users: addresses and "@domain" entries.
+      {"test_recipients_allowed", json::array()},
+      // The pre-send check's audience shares, in percent: above `warning` a warning, above
+      // `error` an error (100: never). marketing::DefaultPresendThresholds has the defaults.
+      {"presend_thresholds", json::object()},
   };
   return kDefaults;
 }
@@ -39,6 +46,52 @@ bool IsEmailValidationMode(const std::string& mode) {
   return mode == "off" || mode == "syntax" || mode == "dns";
 }
 
+// {"audience_role": {"warning": 10, "error": 50}, ...}: percentages 0..100.
+Status ValidatePresendThresholds(const json& value) {
+  static const std::set<std::string> kChecks = {"audience_role", "audience_disposable",
+                                                "audience_unconfirmed", "audience_unengaged"};
+  if (!value.is_object())
+    return Fail(Errc::kInvalidArgument, "presend_thresholds must be an object");
+  for (const auto& [check, t] : value.items()) {
+    const std::string f = "presend_thresholds." + check;
+    if (!kChecks.count(check))
+      return Fail(Errc::kInvalidArgument,
+                  f + " is not an audience check (audience_role, audience_disposable, "
+                      "audience_unconfirmed, audience_unengaged)");
+    if (!t.is_object()) return Fail(Errc::kInvalidArgument, f + " must be {warning, error}");
+    for (const auto& [level, n] : t.items()) {
+      if (level != "warning" && level != "error")
+        return Fail(Errc::kInvalidArgument, f + "." + level + " is not warning or error");
+      if (!n.is_number() || n.get<double>() < 0 || n.get<double>() > 100)
+        return Fail(Errc::kInvalidArgument, f + "." + level + " must be a percentage 0..100");
+    }
+    if (t.contains("warning") && t.contains("error") &&
+        t["warning"].get<double>() > t["error"].get<double>())
+      return Fail(Errc::kInvalidArgument, f + ".warning must not be above its error threshold");
+  }
+  return Ok();
+}
+
+constexpr size_t kMaxTestRecipientsAllowed = 100;
+
+// An array of at most 100 addresses or "@domain" entries.
+Status ValidateTestRecipientsAllowed(const json& value) {
+  if (!value.is_array() || value.size() > kMaxTestRecipientsAllowed)
+    return Fail(Errc::kInvalidArgument,
+                "test_recipients_allowed must be an array of at most 100 addresses or @domains");
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string field = "test_recipients_allowed." + std::to_string(i);
+    if (!value[i].is_string()) return Fail(Errc::kInvalidArgument, field + " must be a string");
+    const std::string& v = value[i].get_ref<const std::string&>();
+    bool ok = !v.empty() && v.front() == '@' ? v.size() > 1 && NormalizeEmail("x" + v).has_value()
+                                             : NormalizeEmail(v).has_value();
+    if (!ok)
+      return Fail(Errc::kInvalidArgument,
+                  field + " must be an email address or @domain (e.g. @example.com)");
+  }
+  return Ok();
+}
+
 }  // namespace
 
 Status ValidateSettingsPatch(const json& patch) {
@@ -48,6 +101,14 @@ Status ValidateSettingsPatch(const json& patch) {
     if (!d.contains(key)) return Fail(Errc::kInvalidArgument, "unknown setting: " + key);
     if (key == "approval_policy") {
       if (auto st = ValidateApprovalPolicy(value); !st) return st;
+      continue;
+    }
+    if (key == "presend_thresholds") {
+      if (auto st = ValidatePresendThresholds(value); !st) return st;
+      continue;
+    }
+    if (key == "test_recipients_allowed") {
+      if (auto st = ValidateTestRecipientsAllowed(value); !st) return st;
       continue;
     }
     if (key == "soft_bounce_limit") {
@@ -161,6 +222,16 @@ Result<SettingsDoc> SettingsService::Update(const Actor& actor, int64_t expected
                 "approval_policy can only be changed by a person: an operator with `crmctl "
                 "settings approval-policy`, not an assistant (the policy decides what the "
                 "assistant may do alone)");
+  if (patch.contains("test_recipients_allowed") && !MayChangeApprovalPolicy(actor))
+    return Fail(Errc::kPermissionDenied,
+                "test_recipients_allowed can only be changed by a person (`crmctl settings "
+                "test-recipients`), not an assistant: it says who besides console users may "
+                "receive test sends");
+  if (patch.contains("presend_thresholds") && !MayChangeApprovalPolicy(actor))
+    return Fail(Errc::kPermissionDenied,
+                "presend_thresholds can only be changed by a person (`crmctl settings "
+                "presend-thresholds`), not an assistant: its errors are the person's to "
+                "override");
   auto updated = o_.db->Write([&](store::Conn& c) -> Result<SettingsDoc> {
     auto cur = GetIn(c);
     if (!cur) return cur;

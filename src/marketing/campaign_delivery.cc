@@ -436,6 +436,7 @@ Result<governance::Preview> CampaignDelivery::PreviewResend(store::Conn& c, int6
        {{"id", k.id}, {"name", k.name}, {"subject", k.subject}, {"status", ToString(k.status)}}},
       {"resend", "undelivered"},
       {"recipients", plan->recipients},
+      {"count", plan->recipients},  // what assistant_may_confirm_up_to counts
       {"round", k.send_round + 1},
       {"new_status", k.status == CampaignStatus::kPaused ? "paused" : "sending"}};
   p.revisions["campaign:" + std::to_string(k.id)] = k.revision;

@@ -12,6 +12,7 @@
 #include "src/marketing/campaign_render.h"
 #include "src/marketing/campaign_sends_repo.h"
 #include "src/marketing/campaigns_repo.h"
+#include "src/marketing/presend_content.h"
 
 namespace crmd::marketing {
 namespace {
@@ -243,14 +244,16 @@ Status CheckReadyToSend(const Campaign& c) {
 
 CampaignService::CampaignService(store::Database& db, const Clock& clock, AuditSink audit,
                                  governance::Idempotency* idempotency, const MailContext* mail,
-                                 governance::SettingsService* settings)
+                                 governance::SettingsService* settings,
+                                 const PresendChecker* presend)
     : db_(db),
       clock_(clock),
       rows_(
           "campaign", campaigns_repo::Load, [](const Campaign& k) { return ToString(k.status); },
           db, std::move(audit), idempotency),
       mail_(mail),
-      settings_(settings) {}
+      settings_(settings),
+      presend_(presend) {}
 
 Result<CampaignPage> CampaignService::List(std::optional<CampaignStatus> status,
                                            std::string_view cursor, int limit) const {
@@ -426,36 +429,52 @@ Result<governance::Preview> CampaignService::PreviewActivate(store::Conn& c, int
   auto recipients = RecipientSampleJson(c, *sample);
   if (!recipients) return Fail(recipients.error());
   p.preview["recipient_sample"] = std::move(*recipients);
-  if (mail_ && mail_->links) {
-    // The message as the first recipient will get it (what is confirmed is what is sent),
-    // except that its links are signed for no contact (id 0): whoever reviews the preview
-    // can follow them, and neither unsubscribes that person nor counts an open or a click.
-    if (!sample->empty()) {
-      auto contact = crm::contacts_repo::FindContact(c, sample->front());
-      if (!contact) return Fail(contact.error());
-      auto templates = CampaignTemplates::Parse(k);
-      if (!templates) return Fail(templates.error());
-      if (*contact) {
-        MailContext ctx = *mail_;
-        if (settings_) {
-          auto doc = settings_->GetIn(c);
-          if (doc) ApplySettings(ctx, doc->document);
-        }
-        MailRecipient to{.contact_id = 0,
-                         .email = (*contact)->email,
-                         .first_name = (*contact)->first_name,
-                         .last_name = (*contact)->last_name,
-                         .phone = (*contact)->phone,
-                         .custom_fields_json = (*contact)->custom_fields.dump()};
-        auto message = templates->Build(to, k.send_round, ctx);
-        if (!message) return Fail(message.error());
-        p.preview["sample_message"] = MessagePreviewJson(*message);
-        p.preview["sender"] = {{"name", message->from.name}, {"email", message->from.address}};
-      }
-    }
-  }
+  if (auto st = PreviewMessage(c, k, p); !st) return Fail(st.error());
+  // The approval policy's assistant_may_confirm_up_to counts recipients.
+  p.preview["count"] = plan->audience;
   p.revisions[CampaignRevisionKey(k.id)] = k.revision;
   return p;
+}
+
+Status CampaignService::PreviewMessage(store::Conn& c, const Campaign& k,
+                                       governance::Preview& p) const {
+  if (!mail_ || !mail_->links) return Ok();
+  // The message as the first recipient will get it (what is confirmed is what is sent),
+  // except that its links are signed for no contact (id 0): whoever reviews the preview
+  // can follow them, and neither unsubscribes that person nor counts an open or a click.
+  auto sample = campaigns_repo::SampleAudience(c, k.id, 1);
+  if (!sample) return Fail(sample.error());
+  if (sample->empty()) return Ok();
+  auto contact = crm::contacts_repo::FindContact(c, sample->front());
+  if (!contact) return Fail(contact.error());
+  auto templates = CampaignTemplates::Parse(k);
+  if (!templates) return Fail(templates.error());
+  if (!*contact) return Ok();
+  MailContext ctx = *mail_;
+  nlohmann::json settings = nlohmann::json::object();
+  if (settings_) {
+    auto doc = settings_->GetIn(c);
+    if (doc) {
+      ApplySettings(ctx, doc->document);
+      settings = doc->document;
+    }
+  }
+  MailRecipient to{.contact_id = 0,
+                   .email = (*contact)->email,
+                   .first_name = (*contact)->first_name,
+                   .last_name = (*contact)->last_name,
+                   .phone = (*contact)->phone,
+                   .custom_fields_json = (*contact)->custom_fields.dump()};
+  auto message = templates->Build(to, k.send_round, ctx);
+  if (!message) return Fail(message.error());
+  p.preview["sample_message"] = MessagePreviewJson(*message);
+  p.preview["sender"] = {{"name", message->from.name}, {"email", message->from.address}};
+  if (!presend_) return Ok();
+  auto checks = presend_->ForCampaign(c, k, *message, ctx, settings, clock_.NowUnix());
+  if (!checks) return Fail(checks.error());
+  p.preview["checks"] = ToJson(*checks);
+  p.overridable = OverridableErrors(*checks);
+  return Ok();
 }
 
 Result<nlohmann::json> CampaignService::Activate(store::Conn& c, const governance::Actor& actor,

@@ -39,7 +39,8 @@ class SettingsService;
 
 namespace crmd::marketing {
 
-struct MailContext;  // src/marketing/campaign_render.h
+struct MailContext;    // src/marketing/campaign_render.h
+class PresendChecker;  // src/marketing/presend_content.h
 
 enum class CampaignStatus { kDraft, kScheduled, kSending, kSent, kPaused, kCancelled };
 
@@ -95,10 +96,12 @@ class CampaignService {
   // `idempotency` may be null (unit tests): idempotency keys are then ignored.
   // With a mail context (and the settings it reads the sender from), the activation
   // preview shows the message rendered for one real recipient; both must outlive the
-  // service.
+  // service. With a pre-send checker too, the preview lists its checks, and their errors
+  // block the activation unless a person overrides them (presend.h).
   CampaignService(store::Database& db, const Clock& clock, AuditSink audit = {},
                   governance::Idempotency* idempotency = nullptr, const MailContext* mail = nullptr,
-                  governance::SettingsService* settings = nullptr);
+                  governance::SettingsService* settings = nullptr,
+                  const PresendChecker* presend = nullptr);
   CampaignService(const CampaignService&) = delete;
   CampaignService& operator=(const CampaignService&) = delete;
 
@@ -127,11 +130,15 @@ class CampaignService {
   Result<nlohmann::json> Delete(store::Conn& c, const governance::Actor& actor, int64_t id);
 
  private:
+  // The preview's sample_message, sender and pre-send checks (with a mail context).
+  Status PreviewMessage(store::Conn& c, const Campaign& k, governance::Preview& p) const;
+
   store::Database& db_;
   const Clock& clock_;
   RevisionedRows<Campaign> rows_;
   const MailContext* const mail_;
   governance::SettingsService* const settings_;
+  const PresendChecker* const presend_;
 };
 
 }  // namespace crmd::marketing

@@ -30,16 +30,48 @@ AuditSink AuditSinkOf(governance::AuditLog* audit) {
   };
 }
 
+// The pre-send check of an automation's send_email steps, added to its activation preview
+// (presend.h): "checks", and its errors as what only a person may override.
+std::function<Status(store::Conn&, governance::Preview&)> StepChecker(Services& s,
+                                                                      const ServicesOptions& o) {
+  return [presend = s.presend.get(), mail = o.mail, settings = s.governance.settings.get()](
+             store::Conn& c, governance::Preview& p) -> Status {
+    const json& steps = p.preview.value("steps", json::array());
+    bool sends = false;
+    for (const auto& step : steps)
+      sends |= step.is_object() && step.value("type", "") == "send_email";
+    if (!mail || !mail->links || !sends) return Ok();
+    MailContext ctx = *mail;
+    if (auto doc = settings->GetIn(c); doc) ApplySettings(ctx, doc->document);
+    auto checks = presend->ForAutomationSteps(c, steps, ctx);
+    if (!checks) return Fail(checks.error());
+    p.preview["checks"] = ToJson(*checks);
+    p.overridable = OverridableErrors(*checks);
+    return Ok();
+  };
+}
+
 }  // namespace
 
 Services::Services(governance::Services& g, crm::Services& c, ServicesOptions o)
     : governance(g),
       crm(c),
-      campaigns(std::make_unique<CampaignService>(*g.options.db, *g.options.clock,
-                                                  AuditSinkOf(g.audit.get()), g.idempotency.get(),
-                                                  o.mail, o.mail ? g.settings.get() : nullptr)),
+      sender_auth(std::make_unique<SenderAuthChecks>(o.sender_auth, *g.options.clock)),
+      presend(std::make_unique<PresendChecker>(
+          PresendCheckerOptions{.auth = sender_auth.get(), .validator = c.email_validator.get()})),
+      campaigns(std::make_unique<CampaignService>(
+          *g.options.db, *g.options.clock, AuditSinkOf(g.audit.get()), g.idempotency.get(), o.mail,
+          o.mail ? g.settings.get() : nullptr, presend.get())),
       delivery(std::make_unique<CampaignDelivery>(*g.options.db, *g.options.clock, *c.contacts,
                                                   o.send_policy)),
+      test_sends(
+          std::make_unique<CampaignTestSends>(TestSendOptions{.db = g.options.db,
+                                                              .clock = g.options.clock,
+                                                              .mail = o.mail,
+                                                              .settings = g.settings.get(),
+                                                              .audit = AuditSinkOf(g.audit.get()),
+                                                              .mailer = o.test_mailer,
+                                                              .console_user = o.console_user})),
       receivers(std::make_unique<MailReceivers>(*g.options.db, *g.options.clock, *delivery,
                                                 o.receiver_policy, o.http, g.settings.get())),
       automations(std::make_unique<AutomationService>(*g.options.db, *g.options.clock,
@@ -94,9 +126,13 @@ Result<std::unique_ptr<Services>> MakeServices(governance::Services& governance,
            }},
       {.name = "activate_automation",
        .scope = "automations:activate",
-       .preview = [automations](
-                      store::Conn& c,
-                      const json& a) { return automations->PreviewActivate(c, IdArg(a)); },
+       .preview = [automations, checker = StepChecker(s, options)](
+                      store::Conn& c, const json& a) -> Result<governance::Preview> {
+         auto p = automations->PreviewActivate(c, IdArg(a));
+         if (!p) return p;
+         if (auto st = checker(c, *p); !st) return Fail(st.error());
+         return p;
+       },
        .execute =
            [automations](store::Conn& c, const json& a, const governance::Actor& actor) {
              return automations->Activate(c, actor, IdArg(a));
@@ -164,8 +200,12 @@ Status SeedMarketing(Services& s, const governance::Actor& actor) {
            {"preheader", "Three things worth your time"},
            {"from_name", "The Team"},
            {"from_email", "news@example.com"},
-           {"html_body", "<h1>Hello {{first_name}}</h1><p>Here is our news.</p>"},
-           {"text_body", "Hello {{first_name}}, here is our news."},
+           {"html_body",
+            "<h1>Hello {{first_name}}</h1><p>Here is our news.</p>"
+            "<p>{{company_address}} <a href=\"{{unsubscribe_url}}\">Unsubscribe</a></p>"},
+           {"text_body",
+            "Hello {{first_name}}, here is our news.\n\n{{company_address}}\n"
+            "Unsubscribe: {{unsubscribe_url}}"},
            {"audience", {{"lists", {*news}}, {"exclude_tags", {*unsub}}}}});
       if (!k) return Fail(k.error());
     }
@@ -176,7 +216,9 @@ Status SeedMarketing(Services& s, const governance::Actor& actor) {
                                      {{"name", "Spring sale"},
                                       {"subject", "20% off until Sunday"},
                                       {"from_email", "offers@example.com"},
-                                      {"text_body", "Our spring sale has started."},
+                                      {"text_body",
+                                       "Our spring sale has started.\n\nUnsubscribe: "
+                                       "{{unsubscribe_url}}"},
                                       {"audience", {{"tags", {*welcome}}}}});
       if (!k) return Fail(k.error());
     }
@@ -188,11 +230,12 @@ Status SeedMarketing(Services& s, const governance::Actor& actor) {
           {{"name", "Welcome series"},
            {"description", "Greets new subscribers and adds them to the newsletter."},
            {"trigger", {{"type", "tag_added"}, {"tag_id", *welcome}}},
-           {"steps", json::array({{{"type", "send_email"},
-                                   {"subject", "Welcome!"},
-                                   {"text_body", "Thanks for joining."}},
-                                  {{"type", "wait"}, {"days", 3}},
-                                  {{"type", "add_list"}, {"list_id", *news}}})}});
+           {"steps",
+            json::array({{{"type", "send_email"},
+                          {"subject", "Welcome!"},
+                          {"text_body", "Thanks for joining.\n\nUnsubscribe: {{unsubscribe_url}}"}},
+                         {{"type", "wait"}, {"days", 3}},
+                         {{"type", "add_list"}, {"list_id", *news}}})}});
       if (!a) return Fail(a.error());
     }
     have = sequences_repo::NameTaken(c, "Onboarding drip");

@@ -19,10 +19,13 @@
 #include "src/marketing/campaigns.h"
 #include "src/marketing/contact_history.h"
 #include "src/marketing/mail_receivers.h"
+#include "src/marketing/presend.h"
+#include "src/marketing/presend_content.h"
 #include "src/marketing/recipients_export.h"
 #include "src/marketing/reports.h"
 #include "src/marketing/sequences.h"
 #include "src/marketing/templates.h"
+#include "src/marketing/test_sends.h"
 
 namespace crmd::marketing {
 
@@ -38,6 +41,12 @@ struct ServicesOptions {
   // Whether a call_webhook step's URL is an outgoing webhook endpoint's (AutomationService);
   // empty: not checked when saved.
   WebhookTargetKnown webhook_target_known;
+  // Test sends (test_sends.h): how a test message goes out now, and whether an address is a
+  // console user's. Empty mailer: test sends are refused.
+  TestMailer test_mailer;
+  ConsoleUserKnown console_user;
+  // The pre-send check's DNS lookups (resolver null: sender authentication not checked).
+  SenderAuthOptions sender_auth;
 };
 
 struct Services {
@@ -48,9 +57,12 @@ struct Services {
 
   governance::Services& governance;
   crm::Services& crm;
+  const std::unique_ptr<SenderAuthChecks> sender_auth;  // the pre-send check's DNS part
+  const std::unique_ptr<PresendChecker> presend;        // the pre-send check (presend.h)
   const std::unique_ptr<CampaignService> campaigns;
-  const std::unique_ptr<CampaignDelivery> delivery;  // the send queue and delivery events
-  const std::unique_ptr<MailReceivers> receivers;    // provider event receivers
+  const std::unique_ptr<CampaignDelivery> delivery;     // the send queue and delivery events
+  const std::unique_ptr<CampaignTestSends> test_sends;  // a campaign to a few test addresses
+  const std::unique_ptr<MailReceivers> receivers;       // provider event receivers
   const std::unique_ptr<AutomationService> automations;
   const std::unique_ptr<SequenceService> sequences;
   const std::unique_ptr<TemplateService> templates;  // email layouts (templates.h)

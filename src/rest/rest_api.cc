@@ -97,6 +97,7 @@ RestApi::RestApi(RestDeps deps) : deps_(deps), base_(RestBasePath(*deps.config))
     AddMailRoutes(router_, deps_);
     AddMailReceiverRoutes(router_, deps_);
     AddTemplateRoutes(router_, deps_);
+    AddCampaignTestRoutes(router_, deps_);
   }
 }
 

@@ -111,6 +111,8 @@ void AddMailRoutes(RestRouter& router, const RestDeps& deps);  // marketing->del
 void AddMailReceiverRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.marketing. /templates[/{id}] (marketing->templates, any key).
 void AddTemplateRoutes(RestRouter& router, const RestDeps& deps);
+// REQUIRES: deps.marketing. POST /campaigns/{id}/test (marketing->test_sends, any key).
+void AddCampaignTestRoutes(RestRouter& router, const RestDeps& deps);
 // REQUIRES: deps.crm. /suppressions[/{id}] (admin keys).
 void AddSuppressionRoutes(RestRouter& router, const RestDeps& deps);
 // The full receiving URL of an incoming webhook: <issuer><rest base>/hooks/<token>.

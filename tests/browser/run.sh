@@ -58,6 +58,9 @@ if ! "$CRMCTL" --database_url="$DB" user create "$CONSOLE_EMAIL" --admin <<<"$CO
   say "crmctl user create failed"
   exit 1
 fi
+# The postal address every marketing message needs (the pre-send check blocks without it).
+"$CRMCTL" --database_url="$DB" settings company-address "crmd console, 1 Test Street" >"$TMP/crmctl.log" 2>&1 \
+  || { cat "$TMP/crmctl.log" >&2; say "crmctl settings company-address failed"; exit 1; }
 # Webhook targets and the OAuth callback are on loopback (the test's own receiver).
 "$CRMD" --port="$PORT" --database_url="$DB" --log_level=warn --mcp_validate_output=true \
   --allow_private_network_targets=true --webhook_poll_interval_ms=200 \

@@ -122,8 +122,8 @@ if (has('create_campaign') && state.listId) await checks.step('create_campaign',
     subject: 'Our launch, {{first_name | "friend"}}',
     from_name: 'crmd e2e',
     from_email: 'news@example.com',
-    text_body: 'Hello! We launched.',
-    html_body: '<p>Hello! We launched.</p>',
+    text_body: 'Hello! We launched. Unsubscribe: {{unsubscribe_url}}',
+    html_body: '<p>Hello! We launched.</p><p><a href="{{unsubscribe_url}}">Unsubscribe</a></p>',
     audience: { lists: [state.listId], exclude_tags: [state.trialId] },
   }), 'campaign');
   checks.equal(campaign.status, 'draft', 'a new campaign is a draft');

@@ -91,6 +91,9 @@ if ! "$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" --role administrato
   say "crmctl user create failed"
   exit 1
 fi
+# The postal address every marketing message needs (the pre-send check blocks without it).
+"$CRMCTL" --database_url="$DB" settings company-address "crmd e2e, 1 Test Street, Testville" >"$TMP/crmctl.log" 2>&1 \
+  || { cat "$TMP/crmctl.log" >&2; say "crmctl settings company-address failed"; exit 1; }
 
 # A real SMTP server: the assistant session ends with its campaign's messages received here.
 export E2E_MAIL_DIR="$TMP/mail"

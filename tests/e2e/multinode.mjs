@@ -257,7 +257,7 @@ await checks.step('a 300-recipient campaign is sent by both nodes, once per reci
   checks.ok(!bulk.isError, 'contacts imported', bulk.isError ? bulk : '');
   const made = await tool(LB, token, sid, 'create_campaign', {
     name: 'Multinode', subject: 'Hello {{first_name}}', from_email: 'news@example.com',
-    text_body: 'Hi {{first_name}}', audience: { lists: [listId] } });
+    text_body: 'Hi {{first_name}}. Unsubscribe: {{unsubscribe_url}}', audience: { lists: [listId] } });
   const id = made.data?.campaign?.id;
   const preview = await tool(LB, token, sid, 'activate_campaign', { id });
   checks.equal(preview.data?.preview?.audience_size, 300, 'the preview counts 300 recipients');

@@ -46,6 +46,9 @@ for _ in $(seq 1 100); do psql "$DB_READ" -qAtc "SELECT 1" >/dev/null 2>&1 && br
 export E2E_EMAIL=e2e@example.com E2E_PASSWORD=e2e-correct-horse-battery
 "$CRMCTL" --database_url="$DB" user create "$E2E_EMAIL" --role administrator <<<"$E2E_PASSWORD" >"$TMP/crmctl.log" 2>&1 \
   || { cat "$TMP/crmctl.log" >&2; say "crmctl user create failed"; exit 1; }
+# The postal address every marketing message needs (the pre-send check blocks without it).
+"$CRMCTL" --database_url="$DB" settings company-address "multinode, 1 Test Street" >"$TMP/address.log" 2>&1 \
+  || { cat "$TMP/address.log" >&2; say "crmctl settings company-address failed"; exit 1; }
 # This suite is about nodes sharing one database; human approval is e2e.sh's, and only one
 # step of multinode.mjs turns it on: the operator lets the assistant confirm alone.
 "$CRMCTL" --database_url="$DB" settings approval-policy set '{"require_person":[]}' >"$TMP/policy.log" 2>&1 \

@@ -40,13 +40,16 @@ TestServer::TestServer(TestServerOptions options) {
   if (!app)
     throw std::runtime_error("App::Create: " + app.error().message + " " + app.error().detail);
   app_ = std::move(*app);
-  if (!options.approval_policy.is_null()) {
+  if (!options.approval_policy.is_null() || !options.company_address.empty()) {
     governance::SettingsService& settings = *app_->services().governance->settings;
     auto cur = settings.Get();
     if (!cur) throw std::runtime_error("settings: " + cur.error().message);
+    nlohmann::json patch = nlohmann::json::object();
+    if (!options.approval_policy.is_null()) patch["approval_policy"] = options.approval_policy;
+    if (!options.company_address.empty()) patch["company_address"] = options.company_address;
     auto set = settings.Update(
         governance::Actor{.kind = "cli", .subject = "test", .client_id = {}, .request_id = {}},
-        cur->revision, {{"approval_policy", options.approval_policy}});
+        cur->revision, patch);
     if (!set) throw std::runtime_error("approval_policy: " + set.error().message);
   }
   if (options.before_start) options.before_start(app_->services());

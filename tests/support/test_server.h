@@ -39,6 +39,9 @@ struct TestServerOptions {
   // starts; null keeps the product default (every confirmable action needs the person).
   // Suites about other things than human approval pass AssistantMayConfirmAlone().
   nlohmann::json approval_policy;
+  // The settings' company_address (the postal address the pre-send check requires),
+  // set with approval_policy; empty: left unset.
+  std::string company_address;
 };
 
 // {"require_person": []}: the assistant confirms every action alone.

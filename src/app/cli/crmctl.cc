@@ -54,7 +54,9 @@ std::map<std::string, Entry> Commands() {
                   cli::RestoreCommand};
   c["settings"] = {
       "settings show | settings approval-policy show|set JSON|reset   the settings; who approves\n"
-      "       settings company-address [TEXT]   the postal address in email footers",
+      "       settings company-address [TEXT]   the postal address in email footers\n"
+      "       settings test-recipients [ADDRESS|@DOMAIN ...]   who else may get test sends\n"
+      "       settings presend-thresholds [JSON]   the pre-send check's audience thresholds",
       cli::SettingsCommand};
   c["suppression"] = {
       "suppression add <email|domain> [--reason R] | remove <id> | list [--reason R]\n"

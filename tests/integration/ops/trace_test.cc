@@ -243,8 +243,9 @@ McpClientOptions Traced(TestServer& server) {
 
 TEST(TraceContext, CampaignActivationTraceReachesTheLogLineOfEachMessage) {
   CapturedLog log;
-  TestServer server(
-      {.configure = FastMail, .approval_policy = testing::AssistantMayConfirmAlone()});
+  TestServer server({.configure = FastMail,
+                     .approval_policy = testing::AssistantMayConfirmAlone(),
+                     .company_address = "1 Test Street, Testville"});
   // Set up without a trace; only the activation carries one.
   McpClient setup(server, {.token = testing::MintTestToken(server)});
   ASSERT_TRUE(setup.Initialize().ok());
@@ -256,7 +257,7 @@ TEST(TraceContext, CampaignActivationTraceReachesTheLogLineOfEachMessage) {
       setup.CallToolOk("create_campaign", {{"name", "Launch"},
                                            {"subject", "Hello"},
                                            {"from_email", "team@example.com"},
-                                           {"text_body", "Hi {{first_name}}"},
+                                           {"text_body", "Hi {{first_name}} {{unsubscribe_url}}"},
                                            {"audience", {{"lists", {list}}}}})["campaign"]["id"];
   McpClient traced(server, Traced(server));
   ASSERT_TRUE(traced.Initialize().ok());
@@ -305,7 +306,8 @@ TEST(TraceContext,
                            FastMail(c);
                            FastWebhooks(c);
                          },
-                     .approval_policy = testing::AssistantMayConfirmAlone()});
+                     .approval_policy = testing::AssistantMayConfirmAlone(),
+                     .company_address = "1 Test Street, Testville"});
   McpClient setup(server, {.token = testing::MintTestToken(server)});
   ASSERT_TRUE(setup.Initialize().ok());
   int64_t vip = setup.CallToolOk("create_tag", {{"name", "vip"}})["tag"]["id"];
@@ -324,7 +326,9 @@ TEST(TraceContext,
       "create_automation",
       {{"name", "Welcome"},
        {"trigger", {{"type", "tag_added"}, {"tag_id", vip}}},
-       {"steps", json::array({{{"type", "send_email"}, {"subject", "Welcome"}, {"text_body", "Hi"}},
+       {"steps", json::array({{{"type", "send_email"},
+                               {"subject", "Welcome"},
+                               {"text_body", "Hi {{unsubscribe_url}}"}},
                               {{"type", "call_webhook"}, {"url", step_receiver.url()}},
                               {{"type", "add_tag"}, {"tag_id", welcomed}}})}})["automation"]["id"];
   json preview = setup.CallToolOk("activate_automation", {{"id", automation}});

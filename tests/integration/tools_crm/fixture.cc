@@ -12,7 +12,8 @@ using nlohmann::json;
 // The CRM tools' mechanics; human approval has its own suite (tests/integration/approvals).
 CrmTools::CrmTools()
     : server_(TestServerOptions{.configure = [](Config& c) { c.mail_rate_per_second = 0.01; },
-                                .approval_policy = AssistantMayConfirmAlone()}) {
+                                .approval_policy = AssistantMayConfirmAlone(),
+                                .company_address = "1 Test Street, Testville"}) {
   auto db = store::Open(server_.database_url(), 1);
   EXPECT_TRUE(db.has_value());
   if (db) db_ = std::move(*db);
@@ -89,7 +90,7 @@ int64_t CrmTools::SendingCampaign(McpClient& c, int64_t list) {
                     {{"name", "Launch " + std::to_string(list)},
                      {"subject", "Hello"},
                      {"from_email", "team@example.com"},
-                     {"text_body", "Hi"},
+                     {"text_body", "Hi. Unsubscribe: {{unsubscribe_url}}"},
                      {"audience", {{"lists", {list}}}}});
   int64_t id = created["campaign"].value("id", int64_t{0});
   std::string token = Preview(c, "activate_campaign", {{"id", id}});
@@ -100,10 +101,12 @@ int64_t CrmTools::SendingCampaign(McpClient& c, int64_t list) {
 }
 
 int64_t CrmTools::ActiveAutomation(McpClient& c, int64_t tag) {
-  json created = Ok(c, "create_automation",
-                    {{"name", "Tagged " + std::to_string(tag)},
-                     {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
-                     {"steps", {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "b"}}}}});
+  json created =
+      Ok(c, "create_automation",
+         {{"name", "Tagged " + std::to_string(tag)},
+          {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
+          {"steps",
+           {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "b {{unsubscribe_url}}"}}}}});
   int64_t id = created["automation"].value("id", int64_t{0});
   std::string token = Preview(c, "activate_automation", {{"id", id}});
   json done = Ok(c, "confirm_action", {{"confirmation_token", token}});

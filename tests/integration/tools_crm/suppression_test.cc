@@ -181,7 +181,7 @@ TEST_F(Suppression, AComplainedContactDeletedComesBackThroughNoFace) {
                      {{"name", "Launch"},
                       {"subject", "Hello"},
                       {"from_email", "team@example.com"},
-                      {"text_body", "Hi"},
+                      {"text_body", "Hi. Unsubscribe: {{unsubscribe_url}}"},
                       {"audience", {{"lists", {list}}}}});
   int64_t campaign_id = campaign["campaign"].value("id", int64_t{0});
   json preview = Ok(*c, "activate_campaign", {{"id", campaign_id}});

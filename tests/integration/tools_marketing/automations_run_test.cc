@@ -117,17 +117,19 @@ int64_t Millis(Clock_::time_point a, Clock_::time_point b) {
 TEST_F(Runs, AutomationWithAWaitRunsItsStepsInOrderAndStopsOnDeactivation) {
   auto c = Client();
   int64_t vip = AddTag("vip"), done = AddTag("done");
-  json made = Call(*c, "create_automation",
-                   {{"name", "Welcome"},
-                    {"trigger", {{"type", "tag_added"}, {"tag_id", vip}}},
-                    {"steps", json::array({{{"type", "send_email"},
-                                            {"subject", "Hello {{first_name | \"there\"}}"},
-                                            {"html_body", "<p>Hi {{first_name}}, {{email}}</p>"}},
-                                           {{"type", "wait"}, {"seconds", 2}},
-                                           {{"type", "add_tag"}, {"tag_id", done}},
-                                           {{"type", "send_email"},
-                                            {"subject", "Second"},
-                                            {"text_body", "Two days later, {{first_name}}"}}})}});
+  json made = Call(
+      *c, "create_automation",
+      {{"name", "Welcome"},
+       {"trigger", {{"type", "tag_added"}, {"tag_id", vip}}},
+       {"steps",
+        json::array({{{"type", "send_email"},
+                      {"subject", "Hello {{first_name | \"there\"}}"},
+                      {"html_body", "<p>Hi {{first_name}}, {{email}}</p> {{unsubscribe_url}}"}},
+                     {{"type", "wait"}, {"seconds", 2}},
+                     {{"type", "add_tag"}, {"tag_id", done}},
+                     {{"type", "send_email"},
+                      {"subject", "Second"},
+                      {"text_body", "Two days later, {{first_name}} {{unsubscribe_url}}"}}})}});
   int64_t id = made["automation"]["id"];
   Confirm(*c, "activate_automation", {{"id", id}});
 
@@ -188,23 +190,25 @@ TEST_F(Runs, AutomationWithAWaitRunsItsStepsInOrderAndStopsOnDeactivation) {
 TEST_F(Runs, EachTriggerEventEnrolsOnceAndAnEditAppliesToNewEnrolmentsOnly) {
   auto c = Client();
   int64_t vip = AddTag("vip");
-  json made = Call(
-      *c, "create_automation",
-      {{"name", "On signup"},
-       {"trigger", {{"type", "contact_created"}}},
-       {"steps", json::array({{{"type", "wait"}, {"seconds", 2}},
-                              {{"type", "send_email"}, {"subject", "Old"}, {"text_body", "x"}}})}});
+  json made = Call(*c, "create_automation",
+                   {{"name", "On signup"},
+                    {"trigger", {{"type", "contact_created"}}},
+                    {"steps", json::array({{{"type", "wait"}, {"seconds", 2}},
+                                           {{"type", "send_email"},
+                                            {"subject", "Old"},
+                                            {"text_body", "x {{unsubscribe_url}}"}}})}});
   int64_t id = made["automation"]["id"];
   Confirm(*c, "activate_automation", {{"id", id}});
   Signup({{"email", "ann@example.com"}});
   ASSERT_TRUE(WaitUntil(5, [&] { return Count("SELECT COUNT(*) FROM automation_runs") == 1; }));
   // The active automation is edited while ann waits: ann keeps "Old", new signups get "New".
   json got = Call(*c, "get_automation", {{"id", id}});
-  json edited = Call(
-      *c, "update_automation",
-      {{"id", id},
-       {"expected_revision", got["automation"]["revision"]},
-       {"steps", json::array({{{"type", "send_email"}, {"subject", "New"}, {"text_body", "y"}}})}});
+  json edited = Call(*c, "update_automation",
+                     {{"id", id},
+                      {"expected_revision", got["automation"]["revision"]},
+                      {"steps", json::array({{{"type", "send_email"},
+                                              {"subject", "New"},
+                                              {"text_body", "y {{unsubscribe_url}}"}}})}});
   ASSERT_EQ(edited["automation"]["status"], "active") << edited.dump();
   Signup({{"email", "ben@example.com"}, {"tags", {vip}}});  // one event of its type only
   ASSERT_TRUE(WaitUntil(10, [&] { return Messages() >= 2; }));
@@ -349,13 +353,13 @@ TEST_F(Runs, ASequenceEmailRefusedAtRcptBouncesTheContactAndSuppressesItsAddress
 TEST_F(Runs, DeletingAContactClosesWhatItHadOpenInEveryReport) {
   auto c = Client(std::string(kAllMarketingScopes) + ",contacts:read,contacts:delete");
   int64_t vip = AddTag("vip"), drip = AddList("drip");
-  json automation =
-      Call(*c, "create_automation",
-           {{"name", "Slow welcome"},
-            {"trigger", {{"type", "tag_added"}, {"tag_id", vip}}},
-            {"steps",
-             json::array({{{"type", "wait"}, {"seconds", 3600}},
-                          {{"type", "send_email"}, {"subject", "Later"}, {"text_body", "x"}}})}});
+  json automation = Call(*c, "create_automation",
+                         {{"name", "Slow welcome"},
+                          {"trigger", {{"type", "tag_added"}, {"tag_id", vip}}},
+                          {"steps", json::array({{{"type", "wait"}, {"seconds", 3600}},
+                                                 {{"type", "send_email"},
+                                                  {"subject", "Later"},
+                                                  {"text_body", "x {{unsubscribe_url}}"}}})}});
   int64_t automation_id = automation["automation"]["id"];
   Confirm(*c, "activate_automation", {{"id", automation_id}});
   json sequence =
@@ -379,7 +383,7 @@ TEST_F(Runs, DeletingAContactClosesWhatItHadOpenInEveryReport) {
   json campaign = Call(*c, "create_campaign",
                        {{"name", "Next year"},
                         {"subject", "Hello"},
-                        {"text_body", "Hi"},
+                        {"text_body", "Hi. Unsubscribe: {{unsubscribe_url}}"},
                         {"audience", {{"lists", {drip}}}},
                         {"send_at", "2099-01-01T00:00:00Z"}});
   int64_t campaign_id = campaign["campaign"]["id"];

@@ -112,11 +112,12 @@ TEST_F(MarketingConfirmations, ActivateAutomationEnrolsMatchingContactsAndDelete
   auto c = Client();
   int64_t tag = AddTag("vip");
   for (int i = 0; i < 3; ++i) Tagged(AddContact("v" + std::to_string(i) + "@example.com"), tag);
-  json created =
-      Call(*c, "create_automation",
-           {{"name", "VIP"},
-            {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
-            {"steps", {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "b"}}}}});
+  json created = Call(
+      *c, "create_automation",
+      {{"name", "VIP"},
+       {"trigger", {{"type", "tag_added"}, {"tag_id", tag}}},
+       {"steps",
+        {{{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "b {{unsubscribe_url}}"}}}}});
   int64_t id = created["automation"]["id"];
   json preview = Call(*c, "activate_automation", {{"id", id}});
   EXPECT_EQ(preview["preview"]["enrol_now"]["count"], 3);

@@ -15,6 +15,8 @@ TestServerOptions SlowSending(TestServerOptions options) {
   if (!options.configure) options.configure = [](Config& c) { c.mail_rate_per_second = 0.01; };
   // These suites are about the marketing tools; human approval is tests/integration/approvals.
   if (options.approval_policy.is_null()) options.approval_policy = AssistantMayConfirmAlone();
+  // The pre-send check requires a postal address (docs/marketing.md).
+  if (options.company_address.empty()) options.company_address = "1 Test Street, Testville";
   return options;
 }
 
@@ -130,7 +132,7 @@ int64_t MarketingTools::ReadyCampaign(McpClient& c) {
                   {{"name", "Launch"},
                    {"subject", "Hello"},
                    {"from_email", "team@example.com"},
-                   {"text_body", "Hi"},
+                   {"text_body", "Hi. Unsubscribe: {{unsubscribe_url}}"},
                    {"audience", {{"lists", {list}}}}});
   return out["campaign"].value("id", int64_t{0});
 }

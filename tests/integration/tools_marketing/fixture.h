@@ -45,7 +45,8 @@ class MarketingTools : public ::testing::Test {
   int64_t Count(const std::string& sql, const std::vector<store::Value>& params = {});
   void Exec(const std::string& sql, const std::vector<store::Value>& params = {});
 
-  // A campaign ready for activation, audience = one list with two subscribed contacts.
+  // A campaign ready for activation, audience = one list with two subscribed contacts;
+  // its body has the unsubscribe link the pre-send check requires.
   int64_t ReadyCampaign(McpClient& c);
 
   TestServer server_;
