@@ -255,6 +255,7 @@ void WireConsole(App::Services& s) {
                                          .tags = s.crm->tags.get(),
                                          .settings = s.governance->settings.get(),
                                          .mail = &s.mail_context,
+                                         .test_sends = s.marketing->test_sends.get(),
                                          .clock = s.clock.get(),
                                          .people = ConsolePeopleOf(s)}));
   routes.Append(console::AutomationRoutes({.automations = s.marketing->automations.get(),

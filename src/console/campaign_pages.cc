@@ -155,6 +155,7 @@ http::Response CampaignPage(const CampaignPagesDeps& d, const http::Request& req
       {"contact_q", http::PercentEncode(contact)},
       {"preview_for", contact.empty() ? std::string("the first contact of the book") : contact},
       {"can_edit", p.can_edit},
+      {"can_test", p.can_edit && d.test_sends != nullptr},
       {"csrf_token", p.csrf_token}};
   AddCampaignActions(ctx, *k, CampaignInt((*report)["totals"], "undelivered"));
   if (auto notice = CampaignNotice(FieldValue(q, "done")); !notice.empty())

@@ -15,7 +15,10 @@
 //                                    (confirmation_token, approval_id): the person's approval
 //                                    when the policy asks for one (ConfirmationService::
 //                                    Decide, by its own rules) and the confirmation;
-//                                    action=pause (revision)
+//                                    action=pause (revision); action=test (test_recipients:
+//                                    1 to 5 addresses, by comma or space): the campaign as
+//                                    it will go out, to those addresses only (the tools'
+//                                    test_recipients, marketing::CampaignTestSends)
 //   GET  /console/campaigns/preview?id=N[&contact=EMAIL]
 //                                    the message for a real contact (the first of the book,
 //                                    or EMAIL's), links signed for nobody, with a policy of
@@ -32,6 +35,7 @@
 #include "src/marketing/campaign_render.h"
 #include "src/marketing/campaigns.h"
 #include "src/marketing/reports.h"
+#include "src/marketing/test_sends.h"
 
 namespace crmd::console {
 
@@ -42,8 +46,9 @@ struct CampaignPagesDeps {
   crm::ContactService* contacts = nullptr;  // the preview's contact
   crm::GroupService* lists = nullptr;       // the audience's names (null: ids)
   crm::GroupService* tags = nullptr;
-  governance::SettingsService* settings = nullptr;  // sender and company_address
-  const marketing::MailContext* mail = nullptr;     // links of the preview (for nobody)
+  governance::SettingsService* settings = nullptr;     // sender and company_address
+  const marketing::MailContext* mail = nullptr;        // links of the preview (for nobody)
+  marketing::CampaignTestSends* test_sends = nullptr;  // Send test (null: not offered)
   const Clock* clock = nullptr;
   ConsolePeople people;
 };

@@ -41,10 +41,12 @@ std::string AutomationHidden(const std::string& body, const std::string& name) {
 class AutomationPages : public ::testing::Test {
  protected:
   AutomationPages()
-      : server_(TestServerOptions{.configure = [](Config& c) {
-          c.mail_rate_per_second = 0;
-          c.mail_poll_interval_ms = 100;
-        }}) {
+      : server_(TestServerOptions{.configure =
+                                      [](Config& c) {
+                                        c.mail_rate_per_second = 0;
+                                        c.mail_poll_interval_ms = 100;
+                                      },
+                                  .company_address = "1 Test Street, Testville"}) {
     auto& users = *server_.app().services().users;
     EXPECT_TRUE(users.Create("admin@example.com", kAutomationPagesPassword, true));
     EXPECT_TRUE(users.Create("vi@example.com", kAutomationPagesPassword, auth::Role::kViewer, {}));
@@ -68,9 +70,10 @@ TEST_F(AutomationPages, ActivateThroughThePreviewSeeEachStepsOutcomesAndDeactiva
       "create_automation",
       {{"name", "Welcome <vip>"},
        {"trigger", {{"type", "tag_added"}, {"tag_id", vip_}}},
-       {"steps",
-        json::array({{{"type", "add_tag"}, {"tag_id", done_}},
-                     {{"type", "send_email"}, {"subject", "Hi"}, {"text_body", "Hello"}}})}});
+       {"steps", json::array({{{"type", "add_tag"}, {"tag_id", done_}},
+                              {{"type", "send_email"},
+                               {"subject", "Hi"},
+                               {"text_body", "Hello. Unsubscribe: {{unsubscribe_url}}"}}})}});
   const int64_t id = made["automation"].value("id", int64_t{0});
   const std::string path = "/console/automations/view?id=" + std::to_string(id);
   Page list = admin_->Get("/console/automations");

@@ -28,11 +28,13 @@ using nlohmann::json;
 constexpr const char* kCampaignPagesPassword = "correct horse battery staple";
 
 TestServerOptions CampaignFastMail() {
-  return TestServerOptions{.configure = [](Config& c) {
-    c.mail_rate_per_second = 0;
-    c.mail_poll_interval_ms = 100;
-    c.mail_from = "news@example.com";
-  }};
+  return TestServerOptions{.configure =
+                               [](Config& c) {
+                                 c.mail_rate_per_second = 0;
+                                 c.mail_poll_interval_ms = 100;
+                                 c.mail_from = "news@example.com";
+                               },
+                           .company_address = "1 Test Street, Testville"};
 }
 
 std::string CampaignCsrf(const std::string& body) {
@@ -78,14 +80,14 @@ class CampaignPages : public ::testing::Test {
   }
 
   int64_t NewCampaign(const std::string& name, json extra = json::object()) {
-    json fields = {
-        {"name", name},
-        {"subject", "Hello {{first_name}}"},
-        {"from_email", "news@example.com"},
-        {"html_body",
-         "<p>Hello {{first_name}}, read <a href=\"https://example.com/a\">this</a>.</p>"},
-        {"audience", {{"lists", {list_}}}},
-        {"track_clicks", true}};
+    json fields = {{"name", name},
+                   {"subject", "Hello {{first_name}}"},
+                   {"from_email", "news@example.com"},
+                   {"html_body",
+                    "<p>Hello {{first_name}}, read <a href=\"https://example.com/a\">this</a>.</p>"
+                    "<p><a href=\"{{unsubscribe_url}}\">Unsubscribe</a></p>"},
+                   {"audience", {{"lists", {list_}}}},
+                   {"track_clicks", true}};
     fields.update(extra);
     return mcp_->CallToolOk("create_campaign", fields)["campaign"].value("id", int64_t{0});
   }
@@ -360,6 +362,66 @@ TEST_F(CampaignPages, ViewersForgedFormsAndUnsendableCampaignsAreRefused) {
   Browser visitor(server_);
   visitor.set_follow_redirects(false);
   EXPECT_EQ(visitor.Get("/console/campaigns").status, 303);
+}
+
+}  // namespace
+}  // namespace crmd::testing
+
+namespace crmd::testing {
+namespace {
+
+size_t MailFiles(const std::string& dir) {
+  size_t n = 0;
+  if (!std::filesystem::exists(dir)) return 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) n += f.is_regular_file() ? 1 : 0;
+  return n;
+}
+
+std::string MailWith(const std::string& dir, const std::string& needle) {
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(f.path(), std::ios::binary);
+    std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (raw.find(needle) != std::string::npos) return raw;
+  }
+  return "";
+}
+
+TEST_F(CampaignPages, SendTestMailsConsoleUsersOnlyAndChangesNothing) {
+  const int64_t id = NewCampaign("Tested");
+  Page page = admin_->Get(View(id));
+  ASSERT_EQ(page.status, 200);
+  ASSERT_NE(page.body.find("value=\"test\">Send test</button>"), std::string::npos) << page.body;
+  const std::string mail_dir = server_.dir() + "/mail";
+  const size_t before = MailFiles(mail_dir);
+
+  Page refused = admin_->PostForm("/console/campaigns/view",
+                                  {{"csrf_token", CampaignCsrf(page.body)},
+                                   {"id", std::to_string(id)},
+                                   {"action", "test"},
+                                   {"test_recipients", "stranger@elsewhere.example"}});
+  EXPECT_GE(refused.status, 400);
+  EXPECT_LT(refused.status, 500);
+  EXPECT_NE(refused.body.find("test_recipients_allowed"), std::string::npos) << refused.body;
+  EXPECT_EQ(MailFiles(mail_dir), before) << "a refused test sends nothing";
+
+  Page sent = admin_->PostForm("/console/campaigns/view",
+                               {{"csrf_token", CampaignCsrf(page.body)},
+                                {"id", std::to_string(id)},
+                                {"action", "test"},
+                                {"test_recipients", "ed@example.com, admin@example.com"}});
+  ASSERT_EQ(sent.status, 200) << sent.body;
+  EXPECT_NE(sent.body.find("Test sent"), std::string::npos);
+  EXPECT_NE(sent.body.find("ed@example.com"), std::string::npos);
+  EXPECT_EQ(MailFiles(mail_dir), before + 2);
+  const std::string to_ed = MailWith(mail_dir, "To: ed@example.com");
+  ASSERT_FALSE(to_ed.empty());
+  EXPECT_NE(to_ed.find("Subject: [Test] Hello Ada"), std::string::npos) << to_ed.substr(0, 800);
+  EXPECT_EQ(Status(id), "draft") << "a test send leaves the campaign as it was";
+
+  auto viewer = SignedIn("vi@example.com");
+  Page read_only = viewer->Get(View(id));
+  ASSERT_EQ(read_only.status, 200);
+  EXPECT_EQ(read_only.body.find("value=\"test\">Send test</button>"), std::string::npos);
 }
 
 }  // namespace

@@ -58,7 +58,8 @@ class GroupsPages : public ::testing::Test {
     return b.PostForm(path, fields);
   }
 
-  TestServer server_;
+  // The postal address the pre-send check asks for, so the campaign below can be activated.
+  TestServer server_{TestServerOptions{.company_address = "1 Test Street, Testville"}};
   std::unique_ptr<McpClient> mcp_;
   std::unique_ptr<Browser> admin_;
   int64_t news_ = 0;
@@ -126,12 +127,14 @@ TEST_F(GroupsPages, CreateRenameAndDeleteThroughThePreview) {
 
 TEST_F(GroupsPages, ADeletionListsTheDependantsAndAScheduledCampaignBlocksIt) {
   const std::string later = FormatRfc3339(server_.app().services().clock->NowUnix() + 7200);
-  nlohmann::json campaign = mcp_->CallToolOk("create_campaign", {{"name", "Weekly"},
-                                                                 {"subject", "Hi"},
-                                                                 {"from_email", "news@example.com"},
-                                                                 {"html_body", "<p>Hi</p>"},
-                                                                 {"audience", {{"lists", {news_}}}},
-                                                                 {"send_at", later}});
+  nlohmann::json campaign =
+      mcp_->CallToolOk("create_campaign",
+                       {{"name", "Weekly"},
+                        {"subject", "Hi"},
+                        {"from_email", "news@example.com"},
+                        {"html_body", "<p>Hi <a href=\"{{unsubscribe_url}}\">unsubscribe</a></p>"},
+                        {"audience", {{"lists", {news_}}}},
+                        {"send_at", later}});
   const int64_t id = campaign["campaign"].value("id", int64_t{0});
   Page lists = admin_->Get("/console/lists");
   const std::string csrf = GroupsCsrf(lists.body);

@@ -116,7 +116,7 @@ class BounceMailbox : public SinkAndMailbox, public MarketingTools {
                      {{"name", "Launch"},
                       {"subject", "Hello"},
                       {"from_email", "news@example.com"},
-                      {"text_body", "Hi"},
+                      {"text_body", "Hi. Unsubscribe: {{unsubscribe_url}}"},
                       {"audience", {{"lists", {list}}}}});
     int64_t id = made["campaign"].value("id", int64_t{0});
     json preview = Call(*c, "activate_campaign", {{"id", id}});
