@@ -134,6 +134,33 @@ Status CheckOverride(const Preview& now, const json& shown_preview, bool overrid
   return Ok();
 }
 
+// A token that cannot confirm anything: unknown, used, or another principal's.
+Error InvalidConfirmation() {
+  return Error{Errc::kConfirmationInvalid,
+               "this confirmation token is not valid (unknown, already used, or issued to "
+               "another client or user); request a new preview",
+               {}};
+}
+
+// The person's decision on a confirmation that requires one (nullopt when it does not): the
+// approval made for exactly this preview. A denial ends the confirmation at once.
+Result<std::optional<approvals_repo::ApprovalRow>> DecisionFor(
+    store::Conn& c, const confirmations_repo::StoredConfirmation& x) {
+  if (!x.requires_approval) return std::nullopt;
+  auto found = approvals_repo::FindByConfirmation(c, x.id);
+  if (!found) return Fail(found.error());
+  if (!*found) return Fail(InvalidConfirmation());
+  const approvals_repo::ApprovalRow& a = **found;
+  if (a.args_hash != x.args_hash || a.revisions != x.revisions || a.client_id != x.client_id ||
+      a.subject != x.subject)
+    return Fail(InvalidConfirmation());
+  if (a.status == "denied")
+    return Fail(Errc::kApprovalDenied,
+                "the user denied this action on the approval page; do not retry it unless "
+                "the user asks again");
+  return std::move(*found);
+}
+
 json ConfirmAuditDetails(const std::string& action, const json& args, const Preview& p) {
   json d = {{"action", action}, {"args", args}};
   if (p.preview.is_object() && p.preview.contains("checks")) d["checks"] = p.preview["checks"];
@@ -297,11 +324,7 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
     stale = false;
     auto row = confirmations_repo::FindByTokenHash(c, crypto::HashSecret(token));
     if (!row) return Fail(row.error());
-    const auto invalid = [] {
-      return Fail(Errc::kConfirmationInvalid,
-                  "this confirmation token is not valid (unknown, already used, or issued to "
-                  "another client or user); request a new preview");
-    };
+    const auto invalid = [] { return Fail(InvalidConfirmation()); };
     if (!*row) return invalid();
     const confirmations_repo::StoredConfirmation& x = **row;
     // Bound to the OAuth client and the user who saw the preview.
@@ -318,22 +341,9 @@ ConfirmOutcome ConfirmationService::ConfirmUncounted(const Actor& actor,
     // The person's decision, read here and acted on below: a denial ends it at once, a
     // pending approval only once the preview is known to be current (TOOLS.md
     // "Confirmation" 5: rule 2 comes first, whatever the policy).
-    std::optional<approvals_repo::ApprovalRow> approval;
-    if (x.requires_approval) {
-      auto found = approvals_repo::FindByConfirmation(c, id);
-      if (!found) return Fail(found.error());
-      if (!*found) return invalid();
-      const approvals_repo::ApprovalRow& a = **found;
-      // The approval must be the one made for exactly this preview.
-      if (a.args_hash != x.args_hash || a.revisions != x.revisions || a.client_id != x.client_id ||
-          a.subject != x.subject)
-        return invalid();
-      if (a.status == "denied")
-        return Fail(Errc::kApprovalDenied,
-                    "the user denied this action on the approval page; do not retry it unless "
-                    "the user asks again");
-      approval = std::move(**found);
-    }
+    auto decision = DecisionFor(c, x);
+    if (!decision) return Fail(decision.error());
+    std::optional<approvals_repo::ApprovalRow> approval = std::move(*decision);
     auto it = actions_.find(x.action);
     if (it == actions_.end()) return invalid();
     const ActionSpec& spec = it->second;
