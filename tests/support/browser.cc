@@ -193,6 +193,14 @@ std::optional<Form> ParseFirstForm(std::string_view html, std::string_view page_
   return f;
 }
 
+std::string PageHidden(std::string_view html, const std::string& name) {
+  const std::string key = "name=\"" + name + "\" value=\"";
+  size_t at = html.find(key);
+  if (at == std::string_view::npos) return "";
+  at += key.size();
+  return std::string(html.substr(at, html.find('"', at) - at));
+}
+
 std::map<std::string, std::string> QueryParams(std::string_view url) {
   std::map<std::string, std::string> out;
   size_t q = url.find('?');

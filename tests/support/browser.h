@@ -52,6 +52,11 @@ struct Form {
 std::optional<Form> ParseFirstForm(std::string_view html, std::string_view page_url);
 // Decoded query parameters of a URL (first value of each name).
 std::map<std::string, std::string> QueryParams(std::string_view url);
+// The value of the first `name="<name>" value="..."` in `html` (a hidden input as the
+// console writes them), or "" when there is none.
+std::string PageHidden(std::string_view html, const std::string& name);
+// The page's CSRF token (PageHidden of csrf_token).
+inline std::string PageCsrf(std::string_view html) { return PageHidden(html, "csrf_token"); }
 // application/x-www-form-urlencoded body.
 std::string EncodeForm(const std::vector<std::pair<std::string, std::string>>& fields);
 

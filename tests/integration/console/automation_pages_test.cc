@@ -22,22 +22,6 @@ using nlohmann::json;
 
 constexpr const char* kAutomationPagesPassword = "correct horse battery staple";
 
-std::string AutomationCsrf(const std::string& body) {
-  const std::string key = "name=\"csrf_token\" value=\"";
-  size_t at = body.find(key);
-  if (at == std::string::npos) return "";
-  at += key.size();
-  return body.substr(at, body.find('"', at) - at);
-}
-
-std::string AutomationHidden(const std::string& body, const std::string& name) {
-  const std::string key = "name=\"" + name + "\" value=\"";
-  size_t at = body.find(key);
-  if (at == std::string::npos) return "";
-  at += key.size();
-  return body.substr(at, body.find('"', at) - at);
-}
-
 class AutomationPages : public ::testing::Test {
  protected:
   AutomationPages()
@@ -84,20 +68,19 @@ TEST_F(AutomationPages, ActivateThroughThePreviewSeeEachStepsOutcomesAndDeactiva
   Page page = admin_->Get(path);
   ASSERT_EQ(page.status, 200) << page.body;
   EXPECT_NE(page.body.find("<strong>add_tag</strong>"), std::string::npos) << page.body;
-  Page preview =
-      admin_->PostForm("/console/automations/view", {{"csrf_token", AutomationCsrf(page.body)},
-                                                     {"id", std::to_string(id)},
-                                                     {"action", "activate"}});
+  Page preview = admin_->PostForm(
+      "/console/automations/view",
+      {{"csrf_token", PageCsrf(page.body)}, {"id", std::to_string(id)}, {"action", "activate"}});
   ASSERT_EQ(preview.status, 200) << preview.body;
   EXPECT_EQ(server_.app().services().marketing->automations->Get(id)->status,
             marketing::AutomationStatus::kDraft);
-  Page active = admin_->PostForm(
-      "/console/automations/view",
-      {{"csrf_token", AutomationCsrf(preview.body)},
-       {"id", std::to_string(id)},
-       {"action", "confirm"},
-       {"confirmation_token", AutomationHidden(preview.body, "confirmation_token")},
-       {"approval_id", AutomationHidden(preview.body, "approval_id")}});
+  Page active =
+      admin_->PostForm("/console/automations/view",
+                       {{"csrf_token", PageCsrf(preview.body)},
+                        {"id", std::to_string(id)},
+                        {"action", "confirm"},
+                        {"confirmation_token", PageHidden(preview.body, "confirmation_token")},
+                        {"approval_id", PageHidden(preview.body, "approval_id")}});
   ASSERT_EQ(active.status, 200) << active.body;
   EXPECT_NE(active.body.find("Active: it runs from now on."), std::string::npos) << active.body;
 
@@ -117,11 +100,11 @@ TEST_F(AutomationPages, ActivateThroughThePreviewSeeEachStepsOutcomesAndDeactiva
             std::string::npos)
       << ran.body;
 
-  Page off = admin_->PostForm("/console/automations/view",
-                              {{"csrf_token", AutomationCsrf(ran.body)},
-                               {"id", std::to_string(id)},
-                               {"revision", AutomationHidden(ran.body, "revision")},
-                               {"action", "deactivate"}});
+  Page off =
+      admin_->PostForm("/console/automations/view", {{"csrf_token", PageCsrf(ran.body)},
+                                                     {"id", std::to_string(id)},
+                                                     {"revision", PageHidden(ran.body, "revision")},
+                                                     {"action", "deactivate"}});
   ASSERT_EQ(off.status, 200) << off.body;
   EXPECT_EQ(server_.app().services().marketing->automations->Get(id)->status,
             marketing::AutomationStatus::kInactive);
@@ -141,19 +124,19 @@ TEST_F(AutomationPages, SequencesPauseAndActivateAndViewersOnlyRead) {
   Page page = admin_->Get(path);
   ASSERT_EQ(page.status, 200) << page.body;
   EXPECT_NE(page.body.find("<strong>S2</strong> after 48 h 0 min"), std::string::npos) << page.body;
-  Page on = admin_->PostForm("/console/sequences/view",
-                             {{"csrf_token", AutomationCsrf(page.body)},
-                              {"id", std::to_string(id)},
-                              {"revision", AutomationHidden(page.body, "revision")},
-                              {"action", "activate"}});
+  Page on =
+      admin_->PostForm("/console/sequences/view", {{"csrf_token", PageCsrf(page.body)},
+                                                   {"id", std::to_string(id)},
+                                                   {"revision", PageHidden(page.body, "revision")},
+                                                   {"action", "activate"}});
   ASSERT_EQ(on.status, 200) << on.body;
   EXPECT_EQ(server_.app().services().marketing->sequences->Get(id)->status,
             marketing::SequenceStatus::kActive);
-  Page paused = admin_->PostForm("/console/sequences/view",
-                                 {{"csrf_token", AutomationCsrf(on.body)},
-                                  {"id", std::to_string(id)},
-                                  {"revision", AutomationHidden(on.body, "revision")},
-                                  {"action", "pause"}});
+  Page paused =
+      admin_->PostForm("/console/sequences/view", {{"csrf_token", PageCsrf(on.body)},
+                                                   {"id", std::to_string(id)},
+                                                   {"revision", PageHidden(on.body, "revision")},
+                                                   {"action", "pause"}});
   ASSERT_EQ(paused.status, 200) << paused.body;
   EXPECT_EQ(server_.app().services().marketing->sequences->Get(id)->status,
             marketing::SequenceStatus::kPaused);
@@ -163,7 +146,7 @@ TEST_F(AutomationPages, SequencesPauseAndActivateAndViewersOnlyRead) {
   Page read = vi->Get(path);
   ASSERT_EQ(read.status, 200);
   EXPECT_EQ(read.body.find("value=\"activate\""), std::string::npos);
-  EXPECT_EQ(vi->PostForm("/console/sequences/view", {{"csrf_token", AutomationCsrf(read.body)},
+  EXPECT_EQ(vi->PostForm("/console/sequences/view", {{"csrf_token", PageCsrf(read.body)},
                                                      {"id", std::to_string(id)},
                                                      {"action", "activate"}})
                 .status,

@@ -37,22 +37,6 @@ TestServerOptions CampaignFastMail() {
                            .company_address = "1 Test Street, Testville"};
 }
 
-std::string CampaignCsrf(const std::string& body) {
-  const std::string key = "name=\"csrf_token\" value=\"";
-  size_t at = body.find(key);
-  if (at == std::string::npos) return "";
-  at += key.size();
-  return body.substr(at, body.find('"', at) - at);
-}
-
-std::string CampaignHidden(const std::string& body, const std::string& name) {
-  const std::string key = "name=\"" + name + "\" value=\"";
-  size_t at = body.find(key);
-  if (at == std::string::npos) return "";
-  at += key.size();
-  return body.substr(at, body.find('"', at) - at);
-}
-
 class CampaignPages : public ::testing::Test {
  protected:
   CampaignPages() : server_(CampaignFastMail()) {
@@ -134,16 +118,16 @@ class CampaignPages : public ::testing::Test {
   // Activate, then Confirm, as `b` does it from the campaign's page.
   Page ActivateAndConfirm(Browser& b, int64_t id) {
     Page page = b.Get(View(id));
-    Page preview = b.PostForm("/console/campaigns/view", {{"csrf_token", CampaignCsrf(page.body)},
-                                                          {"id", std::to_string(id)},
-                                                          {"action", "activate"}});
+    Page preview = b.PostForm(
+        "/console/campaigns/view",
+        {{"csrf_token", PageCsrf(page.body)}, {"id", std::to_string(id)}, {"action", "activate"}});
     EXPECT_EQ(preview.status, 200) << preview.body;
     return b.PostForm("/console/campaigns/view",
-                      {{"csrf_token", CampaignCsrf(preview.body)},
+                      {{"csrf_token", PageCsrf(preview.body)},
                        {"id", std::to_string(id)},
                        {"action", "confirm"},
-                       {"confirmation_token", CampaignHidden(preview.body, "confirmation_token")},
-                       {"approval_id", CampaignHidden(preview.body, "approval_id")}});
+                       {"confirmation_token", PageHidden(preview.body, "confirmation_token")},
+                       {"approval_id", PageHidden(preview.body, "approval_id")}});
   }
 
   TestServer server_;
@@ -195,25 +179,24 @@ TEST_F(CampaignPages, ListAndPageShowTheCampaignAndItsMessageInASandboxedFrame) 
 TEST_F(CampaignPages, AnAdministratorActivatesThroughThePreviewAndSeesTheReport) {
   int64_t id = NewCampaign("Spring");
   Page page = admin_->Get(View(id));
-  Page preview =
-      admin_->PostForm("/console/campaigns/view", {{"csrf_token", CampaignCsrf(page.body)},
-                                                   {"id", std::to_string(id)},
-                                                   {"action", "activate"}});
+  Page preview = admin_->PostForm(
+      "/console/campaigns/view",
+      {{"csrf_token", PageCsrf(page.body)}, {"id", std::to_string(id)}, {"action", "activate"}});
   ASSERT_EQ(preview.status, 200) << preview.body;
   EXPECT_NE(preview.body.find("<th scope=\"row\">Recipients</th><td>2</td>"), std::string::npos)
       << preview.body;
   EXPECT_NE(preview.body.find("Hello Ada"), std::string::npos);  // the first message's subject
-  EXPECT_FALSE(CampaignHidden(preview.body, "confirmation_token").empty());
-  EXPECT_FALSE(CampaignHidden(preview.body, "approval_id").empty());  // the default policy
-  EXPECT_EQ(Status(id), "draft");                                     // a preview changes nothing
+  EXPECT_FALSE(PageHidden(preview.body, "confirmation_token").empty());
+  EXPECT_FALSE(PageHidden(preview.body, "approval_id").empty());  // the default policy
+  EXPECT_EQ(Status(id), "draft");                                 // a preview changes nothing
 
   Page done =
       admin_->PostForm("/console/campaigns/view",
-                       {{"csrf_token", CampaignCsrf(preview.body)},
+                       {{"csrf_token", PageCsrf(preview.body)},
                         {"id", std::to_string(id)},
                         {"action", "confirm"},
-                        {"confirmation_token", CampaignHidden(preview.body, "confirmation_token")},
-                        {"approval_id", CampaignHidden(preview.body, "approval_id")}});
+                        {"confirmation_token", PageHidden(preview.body, "confirmation_token")},
+                        {"approval_id", PageHidden(preview.body, "approval_id")}});
   ASSERT_EQ(done.status, 200) << done.body;
   EXPECT_NE(done.body.find("Activated: the campaign is on its way."), std::string::npos)
       << done.body;
@@ -233,12 +216,12 @@ TEST_F(CampaignPages, AnAdministratorActivatesThroughThePreviewAndSeesTheReport)
   EXPECT_NE(actions.find("confirm_action"), std::string::npos) << actions;
 
   // The same token again: used.
-  Page again = admin_->PostForm(
-      "/console/campaigns/view",
-      {{"csrf_token", CampaignCsrf(preview.body)},
-       {"id", std::to_string(id)},
-       {"action", "confirm"},
-       {"confirmation_token", CampaignHidden(preview.body, "confirmation_token")}});
+  Page again =
+      admin_->PostForm("/console/campaigns/view",
+                       {{"csrf_token", PageCsrf(preview.body)},
+                        {"id", std::to_string(id)},
+                        {"action", "confirm"},
+                        {"confirmation_token", PageHidden(preview.body, "confirmation_token")}});
   EXPECT_EQ(again.status, 409) << again.body;
 
   Page report = admin_->Get(View(id));
@@ -268,17 +251,17 @@ TEST_F(CampaignPages, AnEditorsActivationWaitsForAnAdministratorOnTheApprovalPag
   int64_t id = NewCampaign("Summer");
   auto ed = SignedIn("ed@example.com");
   Page page = ed->Get(View(id));
-  Page preview = ed->PostForm("/console/campaigns/view", {{"csrf_token", CampaignCsrf(page.body)},
-                                                          {"id", std::to_string(id)},
-                                                          {"action", "activate"}});
+  Page preview = ed->PostForm(
+      "/console/campaigns/view",
+      {{"csrf_token", PageCsrf(page.body)}, {"id", std::to_string(id)}, {"action", "activate"}});
   ASSERT_EQ(preview.status, 200) << preview.body;
-  const std::string approval = CampaignHidden(preview.body, "approval_id");
+  const std::string approval = PageHidden(preview.body, "approval_id");
   ASSERT_FALSE(approval.empty());
   std::vector<std::pair<std::string, std::string>> confirm = {
-      {"csrf_token", CampaignCsrf(preview.body)},
+      {"csrf_token", PageCsrf(preview.body)},
       {"id", std::to_string(id)},
       {"action", "confirm"},
-      {"confirmation_token", CampaignHidden(preview.body, "confirmation_token")},
+      {"confirmation_token", PageHidden(preview.body, "confirmation_token")},
       {"approval_id", approval}};
   Page waiting = ed->PostForm("/console/campaigns/view", confirm);
   EXPECT_EQ(waiting.status, 202) << waiting.body;
@@ -294,7 +277,7 @@ TEST_F(CampaignPages, AnEditorsActivationWaitsForAnAdministratorOnTheApprovalPag
       << approval_page.body;
   Page approved =
       admin_->PostForm("/console/approvals/" + approval,
-                       {{"csrf_token", CampaignCsrf(approval_page.body)}, {"decision", "approve"}});
+                       {{"csrf_token", PageCsrf(approval_page.body)}, {"decision", "approve"}});
   EXPECT_EQ(approved.status, 200) << approved.body;
   Page done = ed->PostForm("/console/campaigns/view", confirm);
   EXPECT_EQ(done.status, 200) << done.body;
@@ -309,18 +292,18 @@ TEST_F(CampaignPages, PauseAndResumeAScheduledCampaign) {
   ASSERT_EQ(done.status, 200) << done.body;
   EXPECT_EQ(Status(id), "scheduled");
   EXPECT_NE(done.body.find("value=\"pause\">Pause</button>"), std::string::npos) << done.body;
-  Page paused = admin_->PostForm("/console/campaigns/view",
-                                 {{"csrf_token", CampaignCsrf(done.body)},
-                                  {"id", std::to_string(id)},
-                                  {"revision", CampaignHidden(done.body, "revision")},
-                                  {"action", "pause"}});
+  Page paused =
+      admin_->PostForm("/console/campaigns/view", {{"csrf_token", PageCsrf(done.body)},
+                                                   {"id", std::to_string(id)},
+                                                   {"revision", PageHidden(done.body, "revision")},
+                                                   {"action", "pause"}});
   EXPECT_EQ(paused.status, 200) << paused.body;
   EXPECT_EQ(Status(id), "paused");
   EXPECT_NE(paused.body.find("value=\"activate\">Resume"), std::string::npos) << paused.body;
   // Pausing again is refused: a paused campaign is not sending.
   Page twice = admin_->PostForm(
       "/console/campaigns/view",
-      {{"csrf_token", CampaignCsrf(done.body)}, {"id", std::to_string(id)}, {"action", "pause"}});
+      {{"csrf_token", PageCsrf(done.body)}, {"id", std::to_string(id)}, {"action", "pause"}});
   EXPECT_EQ(twice.status, 409) << twice.body;
   Page resumed = ActivateAndConfirm(*admin_, id);
   EXPECT_EQ(resumed.status, 200) << resumed.body;
@@ -328,7 +311,7 @@ TEST_F(CampaignPages, PauseAndResumeAScheduledCampaign) {
   // Nothing failed, so there is nothing to resend.
   Page resend = admin_->PostForm(
       "/console/campaigns/view",
-      {{"csrf_token", CampaignCsrf(done.body)}, {"id", std::to_string(id)}, {"action", "resend"}});
+      {{"csrf_token", PageCsrf(done.body)}, {"id", std::to_string(id)}, {"action", "resend"}});
   EXPECT_EQ(resend.status, 409) << resend.body;
 }
 
@@ -338,7 +321,7 @@ TEST_F(CampaignPages, ViewersForgedFormsAndUnsendableCampaignsAreRefused) {
   Page read = vi->Get(View(id));
   ASSERT_EQ(read.status, 200) << read.body;
   EXPECT_EQ(read.body.find("value=\"activate\""), std::string::npos);
-  EXPECT_EQ(vi->PostForm("/console/campaigns/view", {{"csrf_token", CampaignCsrf(read.body)},
+  EXPECT_EQ(vi->PostForm("/console/campaigns/view", {{"csrf_token", PageCsrf(read.body)},
                                                      {"id", std::to_string(id)},
                                                      {"action", "activate"}})
                 .status,
@@ -351,10 +334,9 @@ TEST_F(CampaignPages, ViewersForgedFormsAndUnsendableCampaignsAreRefused) {
             403);
   // No subject: the preview says why, and no token is issued.
   Page page = admin_->Get(View(id));
-  Page refused =
-      admin_->PostForm("/console/campaigns/view", {{"csrf_token", CampaignCsrf(page.body)},
-                                                   {"id", std::to_string(id)},
-                                                   {"action", "activate"}});
+  Page refused = admin_->PostForm(
+      "/console/campaigns/view",
+      {{"csrf_token", PageCsrf(page.body)}, {"id", std::to_string(id)}, {"action", "activate"}});
   EXPECT_EQ(refused.status, 400) << refused.body;
   EXPECT_NE(refused.body.find("subject"), std::string::npos) << refused.body;
   EXPECT_EQ(Status(id), "draft");
@@ -395,7 +377,7 @@ TEST_F(CampaignPages, SendTestMailsConsoleUsersOnlyAndChangesNothing) {
   const size_t before = MailFiles(mail_dir);
 
   Page refused = admin_->PostForm("/console/campaigns/view",
-                                  {{"csrf_token", CampaignCsrf(page.body)},
+                                  {{"csrf_token", PageCsrf(page.body)},
                                    {"id", std::to_string(id)},
                                    {"action", "test"},
                                    {"test_recipients", "stranger@elsewhere.example"}});
@@ -405,7 +387,7 @@ TEST_F(CampaignPages, SendTestMailsConsoleUsersOnlyAndChangesNothing) {
   EXPECT_EQ(MailFiles(mail_dir), before) << "a refused test sends nothing";
 
   Page sent = admin_->PostForm("/console/campaigns/view",
-                               {{"csrf_token", CampaignCsrf(page.body)},
+                               {{"csrf_token", PageCsrf(page.body)},
                                 {"id", std::to_string(id)},
                                 {"action", "test"},
                                 {"test_recipients", "ed@example.com, admin@example.com"}});

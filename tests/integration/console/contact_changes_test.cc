@@ -19,22 +19,6 @@ namespace {
 
 constexpr const char* kContactChangesPassword = "correct horse battery staple";
 
-std::string CsrfIn(const std::string& body) {
-  const std::string key = "name=\"csrf_token\" value=\"";
-  size_t at = body.find(key);
-  if (at == std::string::npos) return "";
-  at += key.size();
-  return body.substr(at, body.find('"', at) - at);
-}
-
-std::string ValueOf(const std::string& body, const std::string& name) {
-  const std::string key = "name=\"" + name + "\" value=\"";
-  size_t at = body.find(key);
-  if (at == std::string::npos) return "";
-  at += key.size();
-  return body.substr(at, body.find('"', at) - at);
-}
-
 class ContactChanges : public ::testing::Test {
  protected:
   ContactChanges() {
@@ -127,7 +111,7 @@ TEST_F(ContactChanges, StatusListsAndTagsChangeThroughTheContactBooksRules) {
   Page page = browser_->Get(path);
   ASSERT_EQ(page.status, 200) << page.body;
   EXPECT_NE(page.body.find("Change the status from subscribed to"), std::string::npos);
-  const std::string csrf = CsrfIn(page.body);
+  const std::string csrf = PageCsrf(page.body);
 
   Page added =
       browser_->PostForm(path, {{"csrf_token", csrf}, {"action", "add_list"}, {"list", "Offers"}});
@@ -154,13 +138,13 @@ TEST_F(ContactChanges, StatusListsAndTagsChangeThroughTheContactBooksRules) {
                                         {"action", "status"},
                                         {"status", "unsubscribed"},
                                         {"reason", "asked by phone"},
-                                        {"revision", ValueOf(fresh.body, "revision")}});
+                                        {"revision", PageHidden(fresh.body, "revision")}});
   ASSERT_EQ(left.status, 200) << left.body;
   EXPECT_EQ(server_.app().services().crm->contacts->Get(k->id)->status, "unsubscribed");
   Page refused = browser_->PostForm(path, {{"csrf_token", csrf},
                                            {"action", "status"},
                                            {"status", "subscribed"},
-                                           {"revision", ValueOf(left.body, "revision")}});
+                                           {"revision", PageHidden(left.body, "revision")}});
   EXPECT_EQ(refused.status, 409) << refused.body;
   EXPECT_EQ(server_.app().services().crm->contacts->Get(k->id)->status, "unsubscribed");
   // A stale revision is refused too.
@@ -169,14 +153,14 @@ TEST_F(ContactChanges, StatusListsAndTagsChangeThroughTheContactBooksRules) {
                                   {"action", "status"},
                                   {"status", "subscribed"},
                                   {"consent", "yes"},
-                                  {"revision", ValueOf(page.body, "revision")}})
+                                  {"revision", PageHidden(page.body, "revision")}})
                 .status,
             409);
 
   // Removing the list and the tag by their ids (the buttons).
   const size_t row = left.body.find("<td>Offers</td>");
   ASSERT_NE(row, std::string::npos) << left.body;
-  const std::string offers = ValueOf(left.body.substr(row), "list");
+  const std::string offers = PageHidden(left.body.substr(row), "list");
   Page removed =
       browser_->PostForm(path, {{"csrf_token", csrf}, {"action", "remove_list"}, {"list", offers}});
   ASSERT_EQ(removed.status, 200) << removed.body;

@@ -15,14 +15,6 @@ namespace {
 
 constexpr const char* kBuilderPassword = "correct horse battery staple";
 
-std::string BuilderCsrf(const std::string& body) {
-  const std::string key = "name=\"csrf_token\" value=\"";
-  size_t at = body.find(key);
-  if (at == std::string::npos) return "";
-  at += key.size();
-  return body.substr(at, body.find('"', at) - at);
-}
-
 size_t RowCount(const std::string& body) {
   size_t n = 0;
   for (size_t at = body.find("class=\"field-row"); at != std::string::npos;
@@ -55,7 +47,7 @@ TEST_F(FormBuilder, ButtonsAddMoveAndRemoveRowsAndThePreviewFollows) {
   EXPECT_EQ(RowCount(fresh.body), 2u);  // the Email field and an empty row
   EXPECT_NE(fresh.body.find("<label for=\"preview-field-0\">Email *</label>"), std::string::npos)
       << fresh.body;
-  const std::string csrf = BuilderCsrf(fresh.body);
+  const std::string csrf = PageCsrf(fresh.body);
   std::vector<std::pair<std::string, std::string>> form = {
       {"csrf_token", csrf},   {"name", "Signup"},       {"f0_type", "Email"},
       {"f0_name", "email"},   {"f0_label", "Email"},    {"f0_required", "on"},
@@ -94,7 +86,7 @@ TEST_F(FormBuilder, ButtonsAddMoveAndRemoveRowsAndThePreviewFollows) {
 
 TEST_F(FormBuilder, EachFieldsErrorStandsBesideItsRow) {
   Page fresh = browser_->Get("/console/forms");
-  Page refused = browser_->PostForm("/console/forms", {{"csrf_token", BuilderCsrf(fresh.body)},
+  Page refused = browser_->PostForm("/console/forms", {{"csrf_token", PageCsrf(fresh.body)},
                                                        {"action", "create"},
                                                        {"name", "Two emails"},
                                                        {"f0_type", "Email"},

@@ -19,22 +19,6 @@ namespace {
 
 constexpr const char* kGroupsPassword = "correct horse battery staple";
 
-std::string GroupsCsrf(const std::string& body) {
-  const std::string key = "name=\"csrf_token\" value=\"";
-  size_t at = body.find(key);
-  if (at == std::string::npos) return "";
-  at += key.size();
-  return body.substr(at, body.find('"', at) - at);
-}
-
-std::string GroupsHidden(const std::string& body, const std::string& name) {
-  const std::string key = "name=\"" + name + "\" value=\"";
-  size_t at = body.find(key);
-  if (at == std::string::npos) return "";
-  at += key.size();
-  return body.substr(at, body.find('"', at) - at);
-}
-
 class GroupsPages : public ::testing::Test {
  protected:
   GroupsPages() {
@@ -71,7 +55,7 @@ TEST_F(GroupsPages, CreateRenameAndDeleteThroughThePreview) {
   EXPECT_NE(lists.body.find(">Lists &amp; tags</a>"), std::string::npos);
   EXPECT_NE(lists.body.find(">News</a></td><td></td><td class=\"num\">2</td>"), std::string::npos)
       << lists.body;
-  const std::string csrf = GroupsCsrf(lists.body);
+  const std::string csrf = PageCsrf(lists.body);
 
   Page made = Post(
       *admin_, "/console/lists",
@@ -111,8 +95,8 @@ TEST_F(GroupsPages, CreateRenameAndDeleteThroughThePreview) {
   EXPECT_TRUE(server_.app().services().crm->lists->Get(crm::Ref{offers->id}).has_value());
   Page deleted = Post(*admin_, "/console/lists",
                       {{"action", "confirm"},
-                       {"confirmation_token", GroupsHidden(preview.body, "confirmation_token")},
-                       {"approval_id", GroupsHidden(preview.body, "approval_id")}},
+                       {"confirmation_token", PageHidden(preview.body, "confirmation_token")},
+                       {"approval_id", PageHidden(preview.body, "approval_id")}},
                       csrf);
   ASSERT_EQ(deleted.status, 200) << deleted.body;
   EXPECT_NE(deleted.body.find("Deleted."), std::string::npos);
@@ -137,7 +121,7 @@ TEST_F(GroupsPages, ADeletionListsTheDependantsAndAScheduledCampaignBlocksIt) {
                         {"send_at", later}});
   const int64_t id = campaign["campaign"].value("id", int64_t{0});
   Page lists = admin_->Get("/console/lists");
-  const std::string csrf = GroupsCsrf(lists.body);
+  const std::string csrf = PageCsrf(lists.body);
   // A draft campaign uses it: listed, not blocking.
   Page preview =
       Post(*admin_, "/console/lists", {{"action", "delete"}, {"id", std::to_string(news_)}}, csrf);
@@ -152,8 +136,8 @@ TEST_F(GroupsPages, ADeletionListsTheDependantsAndAScheduledCampaignBlocksIt) {
   Page activated = Post(*admin_, view,
                         {{"action", "confirm"},
                          {"id", std::to_string(id)},
-                         {"confirmation_token", GroupsHidden(asked.body, "confirmation_token")},
-                         {"approval_id", GroupsHidden(asked.body, "approval_id")}},
+                         {"confirmation_token", PageHidden(asked.body, "confirmation_token")},
+                         {"approval_id", PageHidden(asked.body, "approval_id")}},
                         csrf);
   ASSERT_EQ(activated.status, 200) << activated.body;
   Page blocked =
@@ -163,7 +147,7 @@ TEST_F(GroupsPages, ADeletionListsTheDependantsAndAScheduledCampaignBlocksIt) {
                               "break it</span>"),
             std::string::npos)
       << blocked.body;
-  EXPECT_EQ(GroupsHidden(blocked.body, "confirmation_token"), "");
+  EXPECT_EQ(PageHidden(blocked.body, "confirmation_token"), "");
   EXPECT_TRUE(server_.app().services().crm->lists->Get(crm::Ref{news_}).has_value());
 }
 
@@ -174,10 +158,9 @@ TEST_F(GroupsPages, ViewersReadAndForgedFormsAreRefused) {
   ASSERT_EQ(read.status, 200) << read.body;
   EXPECT_NE(read.body.find(">News</a>"), std::string::npos);
   EXPECT_EQ(read.body.find("value=\"delete\""), std::string::npos);
-  EXPECT_EQ(
-      Post(*vi, "/console/lists", {{"action", "create"}, {"name", "X"}}, GroupsCsrf(read.body))
-          .status,
-      403);
+  EXPECT_EQ(Post(*vi, "/console/lists", {{"action", "create"}, {"name", "X"}}, PageCsrf(read.body))
+                .status,
+            403);
   EXPECT_EQ(admin_->PostForm("/console/lists", {{"action", "create"}, {"name", "X"}}).status, 403);
   EXPECT_FALSE(server_.app().services().crm->lists->Get(crm::Ref{std::string("X")}).has_value());
 }
