@@ -20,25 +20,7 @@ DIR=$(cd "$(dirname "$0")" && pwd)
 ENGINE=${APPS_ENGINE:-sqlite}
 say() { echo "[browser-apps $(date -u +%H:%M:%S)] $*"; }
 
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-if [[ ! -x $CHROMIUM ]]; then
-  say "no Chromium at $CHROMIUM (Debian package chromium; scripts/setup-debian.sh installs it)"
-  exit 1
-fi
-
-stamp="$DIR/node_modules/.browser-lock-sha256"
-want=$(sha256sum "$DIR/package-lock.json" | cut -d' ' -f1)
-if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
-  say "npm ci"
-  if ! (cd "$DIR" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) >/tmp/browser-npm-ci.$$.log 2>&1; then
-    cat /tmp/browser-npm-ci.$$.log >&2
-    say "npm ci failed"
-    exit 1
-  fi
-  rm -f /tmp/browser-npm-ci.$$.log
-  echo "$want" >"$stamp"
-fi
-NODE="$DIR/node_modules/.bin/node"
+source "$DIR/setup.sh"
 
 TMP=$(mktemp -d /tmp/crmd-browser-apps.XXXXXX)
 CRMD_PID=""
