@@ -93,8 +93,9 @@ constexpr Oid kInt8 = 20, kInt2 = 21, kInt4 = 23, kOid = 26, kBool = 16, kFloat4
 // One key for every crmd node on the database: pg_advisory_xact_lock(kWriteLockKey)
 // serialises write transactions cluster-wide (see postgres.h).
 constexpr int64_t kWriteLockKey = 0x63726d6457;  // "crmdW"
-constexpr const char* kWriteLockKeyText = "427121534039";
-static_assert(kWriteLockKey == 427121534039);  // kWriteLockKeyText, as sent
+// The lock's statement, the key written out (a constant: nothing to bind).
+constexpr const char* kWriteLockSql = "SELECT pg_advisory_xact_lock(427121534039)";
+static_assert(kWriteLockKey == 427121534039);  // as written in kWriteLockSql
 
 bool IsConnectionLoss(const char* sqlstate) {
   // Class 08: connection exception; 57P01..57P03: admin shutdown, crash shutdown,
@@ -363,12 +364,11 @@ class PgConn final : public Conn {
   PGresult* ExecFirst(const Prepared& p, const std::vector<const char*>& values, Status* st) {
     const char* begin = std::exchange(deferred_begin_, nullptr);
     const int commands = deferred_lock_ ? 3 : 2;
-    const char* key = kWriteLockKeyText;
     bool ok =
         PQenterPipelineMode(conn_) == 1 &&
         PQsendQueryParams(conn_, begin, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
-        (!deferred_lock_ || PQsendQueryParams(conn_, "SELECT pg_advisory_xact_lock($1::int8)", 1,
-                                              nullptr, &key, nullptr, nullptr, 0) == 1) &&
+        (!deferred_lock_ ||
+         PQsendQueryParams(conn_, kWriteLockSql, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1) &&
         PQsendQueryPrepared(conn_, p.name.c_str(), static_cast<int>(values.size()),
                             values.empty() ? nullptr : values.data(), nullptr, nullptr, 0) == 1 &&
         PQpipelineSync(conn_) == 1;
@@ -411,9 +411,7 @@ class PgConn final : public Conn {
     PQclear(res);
     began_ = static_cast<bool>(st);
     if (st && deferred_lock_) {
-      const char* key = kWriteLockKeyText;
-      res = PQexecParams(conn_, "SELECT pg_advisory_xact_lock($1::int8)", 1, nullptr, &key, nullptr,
-                         nullptr, 0);
+      res = PQexec(conn_, kWriteLockSql);
       st = Check(res, "write lock");
       PQclear(res);
     }
